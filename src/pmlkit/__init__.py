@@ -1,0 +1,133 @@
+"""pmlkit: privacy mechanisms with pointwise maximal leakage (PML) guarantees designed from
+empirical distributions.
+
+The public API is re-exported here and imported lazily, so ``import pmlkit`` stays cheap
+(numpy, scipy, pandas and pyarrow are loaded only when a function that needs them is used).
+
+Where the mathematics lives (paper labels in brackets):
+
+==========================  ==============================================================
+``pmlkit.leakage``          PML, eps_min, eps_max, privacy regions [Def. privacyregions],
+                            maximal leakage, LDP epsilon
+``pmlkit.estimation``       empirical distribution [eq. empiricaldistribution], Weissman
+                            radius [Thm weissman, eq. betastar]
+``pmlkit.sets``             l1-ball [eq. l1uncertaintyset], box, vertex set
+``pmlkit.worstcase``        exact local leakage capacity / sensitivity [Def. localcap,
+                            Def. leakagesensitivity]
+``pmlkit.bounds``           [Thm lipschitz], [Thm l1gamma], [Cor. leakagebound],
+                            [eq. epsmax], [Cor. deltamin]
+``pmlkit.mechanism``        the immutable Mechanism object and its JSON file
+``pmlkit.design``           optimal mechanisms [Thm optimalbinary, Prop. LCCP]
+``pmlkit.additive``         Laplace and Gaussian noise on binary data [Section examples]
+``pmlkit.confidence``       confidence sets for the true distribution (beyond the paper)
+``pmlkit.privatize``        applying a mechanism to data (secure sampling, files, Dask)
+``pmlkit.experiments``      the paper's figures
+``pmlkit.audit``            statistical audit of the guarantees
+==========================  ==============================================================
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+from .errors import (
+    CertificationError,
+    DataError,
+    InfeasibleError,
+    MechanismFileError,
+    PMLError,
+    PMLWarning,
+    TooLargeError,
+    ValidationError,
+)
+
+__version__ = "0.1.0"
+
+# public name -> module that defines it (imported on first access)
+_LAZY: dict[str, str] = {
+    # leakage.py (SPEC section 2)
+    "pml": "leakage",
+    "eps_min": "leakage",
+    "eps_max": "leakage",
+    "privacy_region": "leakage",
+    "privacy_region_thresholds": "leakage",
+    "maximal_leakage": "leakage",
+    "ldp_epsilon": "leakage",
+    # utility.py
+    "mutual_information": "utility",
+    # estimation.py (SPEC section 3)
+    "EmpiricalDistribution": "estimation",
+    "empirical_distribution": "estimation",
+    "l1_radius": "estimation",
+    "l1_failure_probability": "estimation",
+    "l1_radius_known_kappa": "estimation",
+    # bounds.py (SPEC section 4)
+    "delta_min": "bounds",
+    "eps_bound": "bounds",
+    "sensitivity_bound": "bounds",
+    "lipschitz_bound": "bounds",
+    "leakage_bound": "bounds",
+    # sets.py / worstcase.py (SPEC section 4)
+    "UncertaintySet": "sets",
+    "L1Ball": "sets",
+    "Box": "sets",
+    "VertexSet": "sets",
+    "leakage_capacity": "worstcase",
+    "leakage_sensitivity": "worstcase",
+    # mechanism.py
+    "Mechanism": "mechanism",
+    # privatize (issue: privatise real data)
+    "privatize": "privatization",
+}
+
+__all__ = [
+    "CertificationError",
+    "DataError",
+    "InfeasibleError",
+    "MechanismFileError",
+    "PMLError",
+    "PMLWarning",
+    "TooLargeError",
+    "ValidationError",
+    "__version__",
+    *sorted(_LAZY),
+]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pmlkit' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
+
+if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
+    from .bounds import delta_min, eps_bound, leakage_bound, lipschitz_bound, sensitivity_bound
+    from .estimation import (
+        EmpiricalDistribution,
+        empirical_distribution,
+        l1_failure_probability,
+        l1_radius,
+        l1_radius_known_kappa,
+    )
+    from .leakage import (
+        eps_max,
+        eps_min,
+        ldp_epsilon,
+        maximal_leakage,
+        pml,
+        privacy_region,
+        privacy_region_thresholds,
+    )
+    from .mechanism import Mechanism
+    from .privatization import privatize
+    from .sets import Box, L1Ball, UncertaintySet, VertexSet
+    from .utility import mutual_information
+    from .worstcase import leakage_capacity, leakage_sensitivity

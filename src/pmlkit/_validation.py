@@ -1,0 +1,181 @@
+"""Argument checks shared by every public entry point.
+
+Each helper returns the cleaned value (a Python float/int or a float64 array) or raises
+:class:`pmlkit.errors.ValidationError` with a message that names the parameter, quotes the
+offending value and states what is allowed. NaN and inf are always rejected explicitly;
+numpy scalar types (``np.float32``, ``np.int64``, ...) are accepted wherever Python numbers
+are. Nothing is silently repaired: a prior that sums to 0.98 is an error, not renormalised.
+"""
+
+from __future__ import annotations
+
+import numbers
+import operator
+from typing import Any
+
+import numpy as np
+
+from .errors import ValidationError
+
+#: Tolerance on ``|sum - 1|`` for priors and mechanism rows (relative to 1).
+SUM_TOL = 1e-9
+
+__all__ = [
+    "SUM_TOL",
+    "as_distribution",
+    "as_mechanism",
+    "check_count",
+    "check_delta",
+    "check_eps",
+    "check_radius",
+    "check_real",
+    "fmt",
+]
+
+
+def fmt(value: Any) -> str:
+    """Short printable form of an offending value for error messages."""
+    if isinstance(value, np.ndarray):
+        if value.size > 8:
+            return f"array of shape {value.shape}"
+        return np.array2string(value, precision=6, separator=", ")
+    text = repr(value)
+    return text if len(text) <= 80 else text[:77] + "..."
+
+
+def check_real(
+    value: Any,
+    name: str,
+    *,
+    low: float | None = None,
+    high: float | None = None,
+    low_open: bool = False,
+    high_open: bool = False,
+    allow_inf: bool = False,
+) -> float:
+    """Return ``value`` as a Python float after checking type, finiteness and range.
+
+    Parameters
+    ----------
+    value
+        A Python or numpy real number (``bool`` is refused: it is almost always a bug).
+    name
+        The parameter's name, used in the error message.
+    low, high
+        Optional bounds; ``low_open``/``high_open`` make them strict.
+    allow_inf
+        Accept ``+inf`` (never NaN).
+    """
+    if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
+        if isinstance(value, np.ndarray) and value.ndim == 0:
+            return check_real(
+                value.item(), name, low=low, high=high, low_open=low_open,
+                high_open=high_open, allow_inf=allow_inf,
+            )
+        raise ValidationError(f"{name} must be a real number, got {fmt(value)}")
+    x = float(value)
+    if np.isnan(x):
+        raise ValidationError(f"{name} must not be NaN")
+    if np.isinf(x) and not (allow_inf and x > 0):
+        raise ValidationError(f"{name} must be finite, got {x}")
+    lo_txt = "(" if low_open else "["
+    hi_txt = ")" if high_open else "]"
+    rng = f"{lo_txt}{'-inf' if low is None else low:g}, {'inf' if high is None else high:g}{hi_txt}" \
+        if (low is not None or high is not None) else ""
+    if low is not None and (x < low or (low_open and x == low)):
+        raise ValidationError(f"{name} must be in {rng}, got {fmt(value)}")
+    if high is not None and (x > high or (high_open and x == high)):
+        raise ValidationError(f"{name} must be in {rng}, got {fmt(value)}")
+    return x
+
+
+def check_eps(eps: Any, name: str = "eps") -> float:
+    """A privacy parameter: finite and ``>= 0``."""
+    return check_real(eps, name, low=0.0)
+
+
+def check_delta(
+    delta: Any, name: str = "delta", *, allow_zero: bool = False, allow_one: bool = True
+) -> float:
+    """A failure probability in ``(0, 1]`` (by default; the ends are configurable)."""
+    return check_real(delta, name, low=0.0, high=1.0, low_open=not allow_zero,
+                      high_open=not allow_one)
+
+
+def check_radius(beta: Any, name: str = "beta") -> float:
+    """An l1 radius: finite and ``>= 0`` (radii ``>= 2`` cover the whole simplex)."""
+    return check_real(beta, name, low=0.0)
+
+
+def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
+    """An integer count ``>= minimum``; integral floats such as ``1e12`` are accepted."""
+    if isinstance(value, bool | np.bool_):
+        raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    try:
+        out = operator.index(value)
+    except TypeError:
+        if isinstance(value, numbers.Real) and np.isfinite(float(value)) \
+                and float(value).is_integer():
+            out = int(value)
+        else:
+            raise ValidationError(
+                f"{name} must be an integer >= {minimum}, got {fmt(value)}") from None
+    if out < minimum:
+        raise ValidationError(f"{name} must be an integer >= {minimum}, got {out}")
+    return out
+
+
+def _as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
+    try:
+        arr = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(
+            f"{name} must be a {ndim}-D array of real numbers, got {fmt(value)}") from exc
+    if arr.ndim != ndim:
+        raise ValidationError(f"{name} must be {ndim}-D, got an array of shape {arr.shape}")
+    if arr.size == 0:
+        raise ValidationError(f"{name} must not be empty, got shape {arr.shape}")
+    if np.isnan(arr).any():
+        raise ValidationError(f"{name} must not contain NaN, got {fmt(arr)}")
+    if np.isinf(arr).any():
+        raise ValidationError(f"{name} must not contain inf, got {fmt(arr)}")
+    if (arr < 0).any():
+        bad = arr[arr < 0][0]
+        raise ValidationError(f"{name} entries must be >= 0, got {bad!r} in {fmt(arr)}")
+    return arr
+
+
+def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.ndarray:
+    """A probability vector: 1-D, finite, ``>= 0``, ``|sum - 1| <= tol``.
+
+    Returns a new float64 array (never renormalised: a wrong sum is an error)."""
+    arr = _as_float_array(p, name, 1)
+    s = float(arr.sum())
+    if abs(s - 1.0) > tol:
+        raise ValidationError(
+            f"{name} must sum to 1 (tolerance {tol:g}), got sum {s!r} for {fmt(arr)}")
+    return arr.copy()
+
+
+def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np.ndarray:
+    """A row-stochastic matrix (rows = inputs): 2-D, finite, ``>= 0``, rows sum to 1.
+
+    Accepts any 2-D array-like or an object with ``__array__`` such as
+    :class:`pmlkit.Mechanism`. Returns a new float64 array."""
+    arr = _as_float_array(w, name, 2)
+    sums = arr.sum(axis=1)
+    bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
+    if bad.size:
+        i = int(bad[0])
+        raise ValidationError(
+            f"{name} rows must sum to 1 (tolerance {tol:g}), row {i} sums to {sums[i]!r}")
+    return arr.copy()
+
+
+def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism",
+                        pname: str = "prior") -> None:
+    """Raise if a prior's length differs from a mechanism's number of rows."""
+    if w.shape[0] != p.shape[0]:
+        raise ValidationError(
+            f"{pname} has {p.shape[0]} entries but {wname} has {w.shape[0]} rows (inputs); "
+            "they must match")

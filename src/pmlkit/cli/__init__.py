@@ -1,0 +1,1 @@
+"""The ``pmlkit`` command line (click). Entry point: :func:`pmlkit.cli.main.main`."""

@@ -1,0 +1,33 @@
+"""Shared fixtures. The Adult data is read from PMLKIT_DATA or ../shared/data/adult."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, settings
+
+ROOT = Path(__file__).resolve().parents[1]
+
+settings.register_profile(
+    "pmlkit", deadline=None, max_examples=60,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+settings.load_profile("pmlkit")
+
+
+def _adult_dir() -> Path | None:
+    for cand in (os.environ.get("PMLKIT_DATA"), ROOT.parent / "shared" / "data" / "adult"):
+        if cand and (Path(cand) / "adult.data").is_file():
+            return Path(cand)
+    return None
+
+
+@pytest.fixture(scope="session")
+def adult_dir() -> Path:
+    """Folder holding the UCI Adult files; tests that need it skip when it is absent."""
+    path = _adult_dir()
+    if path is None:
+        pytest.skip("UCI Adult data not found (set PMLKIT_DATA or provide ../shared/data/adult)")
+    return path
