@@ -74,14 +74,16 @@ def check_real(
             )
         raise ValidationError(f"{name} must be a real number, got {fmt(value)}")
     x = float(value)
-    if np.isnan(x):
-        raise ValidationError(f"{name} must not be NaN")
-    if np.isinf(x) and not (allow_inf and x > 0):
-        raise ValidationError(f"{name} must be finite, got {x}")
     lo_txt = "(" if low_open else "["
     hi_txt = ")" if high_open else "]"
-    rng = f"{lo_txt}{'-inf' if low is None else low:g}, {'inf' if high is None else high:g}{hi_txt}" \
-        if (low is not None or high is not None) else ""
+    lo_val = "-inf" if low is None else f"{low:g}"
+    hi_val = "inf" if high is None else f"{high:g}"
+    rng = f"{lo_txt}{lo_val}, {hi_val}{hi_txt}"
+    where = f"in {rng}" if (low is not None or high is not None) else "a real number"
+    if np.isnan(x):
+        raise ValidationError(f"{name} must be {where}, got nan (NaN is not allowed)")
+    if np.isinf(x) and not (allow_inf and x > 0):
+        raise ValidationError(f"{name} must be {where} and finite, got {x}")
     if low is not None and (x < low or (low_open and x == low)):
         raise ValidationError(f"{name} must be in {rng}, got {fmt(value)}")
     if high is not None and (x > high or (high_open and x == high)):
