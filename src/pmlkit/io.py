@@ -1,0 +1,414 @@
+"""Reading and writing columns of CSV and Parquet files with pyarrow.
+
+The format is chosen by the file's extension: ``.parquet``/``.pq`` for Parquet, ``.csv``
+(optionally compressed: ``.csv.gz``, ``.csv.bz2``, ...) or ``.data``/``.test``/``.txt``
+(the UCI Adult files) for CSV. Every failure (missing file, missing column, unreadable
+or malformed content) raises :class:`pmlkit.errors.DataError` naming the file and, for a
+missing column, listing the available ones.
+
+Streaming: :func:`iter_batches` yields record batches of bounded size (Parquet
+``iter_batches``, ``pyarrow.csv.open_csv``), so files larger than memory can be processed.
+:class:`AtomicWriter` writes to a temporary file in the target folder and renames it over
+the target only when everything was written (an interrupted run leaves nothing behind).
+
+Headerless CSV files (such as UCI Adult) are read with :class:`CsvOptions`
+(``column_names=[...]``, ``strip_whitespace=True`` for the space after each comma,
+``null_values=["?"]``).
+
+pyarrow is imported inside the functions (``import pmlkit`` stays light).
+"""
+
+from __future__ import annotations
+
+import glob as _glob
+import os
+import tempfile
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import DataError, ValidationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    import pyarrow as pa
+
+__all__ = [
+    "AtomicWriter",
+    "CsvOptions",
+    "expand_inputs",
+    "file_format",
+    "iter_batches",
+    "list_columns",
+    "read_column",
+    "read_table",
+]
+
+_PARQUET = (".parquet", ".pq")
+_CSV = (".csv", ".tsv", ".data", ".test", ".txt")
+_COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+
+#: Default number of rows per streamed batch.
+DEFAULT_BATCH_ROWS = 1 << 20
+
+
+@dataclass(frozen=True)
+class CsvOptions:
+    """How to parse (and write) CSV files.
+
+    Attributes
+    ----------
+    column_names
+        Names for a headerless file (the first line is then data); ``None``: the first
+        line is the header.
+    skip_rows
+        Lines to skip before the header/data (``adult.test`` starts with one junk line).
+    delimiter
+        Field separator.
+    strip_whitespace
+        Strip leading/trailing whitespace from string fields (UCI files put a space after
+        each comma, like pandas' ``skipinitialspace``).
+    null_values
+        Strings read as null (e.g. ``("?",)`` for Adult); ``None``: pyarrow's defaults
+        (empty field, ``NA``, ``NULL``, ...).
+    """
+
+    column_names: tuple[str, ...] | None = None
+    skip_rows: int = 0
+    delimiter: str = ","
+    strip_whitespace: bool = False
+    null_values: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.column_names is not None:
+            names = tuple(str(c) for c in self.column_names)
+            if len(set(names)) != len(names) or not names:
+                raise ValidationError(
+                    f"column_names must be a non-empty list of unique names, got {names!r}")
+            object.__setattr__(self, "column_names", names)
+        if isinstance(self.skip_rows, bool) or not isinstance(self.skip_rows, int) \
+                or self.skip_rows < 0:
+            raise ValidationError(f"skip_rows must be an integer >= 0, got {self.skip_rows!r}")
+        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
+            raise ValidationError(
+                f"delimiter must be a single character, got {self.delimiter!r}")
+        if self.null_values is not None:
+            object.__setattr__(self, "null_values", tuple(str(v) for v in self.null_values))
+
+    def _read_options(self, batch_rows: int | None = None) -> Any:
+        import pyarrow.csv as pacsv
+
+        kw: dict[str, Any] = {"skip_rows": self.skip_rows}
+        if self.column_names is not None:
+            kw["column_names"] = list(self.column_names)
+        if batch_rows is not None:
+            # block_size is in bytes; ~64 bytes per row is a conservative guess
+            kw["block_size"] = int(min(max(batch_rows * 64, 1 << 20), 1 << 30))
+        return pacsv.ReadOptions(**kw)
+
+    def _parse_options(self) -> Any:
+        import pyarrow.csv as pacsv
+
+        return pacsv.ParseOptions(delimiter=self.delimiter)
+
+    def _convert_options(self, columns: Sequence[str] | None,
+                         column_types: Mapping[str, Any] | None) -> Any:
+        import pyarrow.csv as pacsv
+
+        kw: dict[str, Any] = {}
+        if columns is not None:
+            kw["include_columns"] = list(columns)
+        if column_types:
+            kw["column_types"] = dict(column_types)
+        if self.null_values is not None:
+            kw["null_values"] = list(self.null_values)
+            kw["strings_can_be_null"] = True
+        else:
+            kw["strings_can_be_null"] = True
+        return pacsv.ConvertOptions(**kw)
+
+
+def file_format(path: str | os.PathLike[str]) -> str:
+    """``"parquet"`` or ``"csv"`` from the file name's extension (DataError otherwise)."""
+    name = Path(path).name.lower()
+    for comp in _COMPRESSED:
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+            break
+    if name.endswith(_PARQUET):
+        return "parquet"
+    if name.endswith(_CSV):
+        return "csv"
+    raise DataError(
+        f"cannot tell the format of {str(path)!r} from its extension; use one of "
+        f"{', '.join(_PARQUET + _CSV)} (CSV may be compressed: {', '.join(_COMPRESSED)})")
+
+
+def _check_exists(path: Path) -> None:
+    if not path.exists():
+        raise DataError(f"input file {str(path)!r} does not exist")
+    if not path.is_file():
+        raise DataError(f"input path {str(path)!r} is not a file")
+
+
+def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[str]]
+                  ) -> list[Path]:
+    """Files matching a path, a glob pattern (``data/*.parquet``) or a list of them.
+
+    Sorted, de-duplicated; raises DataError if a pattern matches nothing or a plain path
+    does not exist."""
+    items = [pattern] if isinstance(pattern, str | os.PathLike) else list(pattern)
+    if not items:
+        raise DataError("no input files given")
+    out: list[Path] = []
+    for item in items:
+        text = os.fspath(item)
+        if _glob.has_magic(text):
+            hits = sorted(Path(p) for p in _glob.glob(text) if Path(p).is_file())
+            if not hits:
+                raise DataError(f"input pattern {text!r} matches no file")
+            out.extend(hits)
+        else:
+            p = Path(text)
+            _check_exists(p)
+            out.append(p)
+    seen: set[Path] = set()
+    unique = []
+    for p in out:
+        key = p.resolve()
+        if key not in seen:
+            seen.add(key)
+            unique.append(p)
+    return unique
+
+
+def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None) -> list[str]:
+    """The column names of a CSV or Parquet file (reads only the schema / first block)."""
+    path = Path(path)
+    _check_exists(path)
+    fmt_ = file_format(path)
+    try:
+        if fmt_ == "parquet":
+            import pyarrow.parquet as pq
+
+            return list(pq.read_schema(path).names)
+        opts = csv or CsvOptions()
+        if opts.column_names is not None:
+            return list(opts.column_names)
+        import pyarrow.csv as pacsv
+
+        with pacsv.open_csv(path, read_options=opts._read_options(),
+                            parse_options=opts._parse_options()) as reader:
+            return list(reader.schema.names)
+    except DataError:
+        raise
+    except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
+        raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
+            from exc
+
+
+def _short(exc: BaseException) -> str:
+    return " ".join(str(exc).split())[:300] or type(exc).__name__
+
+
+def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]) -> None:
+    missing = [c for c in wanted if c not in available]
+    if missing:
+        raise DataError(
+            f"column {missing[0]!r} not found in {str(path)!r}; available columns: "
+            f"{', '.join(map(repr, available))}")
+
+
+def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
+    if opts is None or not opts.strip_whitespace:
+        return table
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    cols = []
+    for col in table.columns:
+        if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
+            col = pc.utf8_trim_whitespace(col)
+        cols.append(col)
+    return pa.Table.from_arrays(cols, names=table.column_names) if isinstance(
+        table, pa.Table) else pa.RecordBatch.from_arrays(cols, names=table.column_names)
+
+
+def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = None, *,
+               csv: CsvOptions | None = None,
+               column_types: Mapping[str, Any] | None = None) -> pa.Table:
+    """Read (some columns of) a whole CSV or Parquet file into a :class:`pyarrow.Table`.
+
+    Raises DataError for a missing file, a missing column (listing the available ones) or
+    unreadable content."""
+    path = Path(path)
+    _check_exists(path)
+    fmt_ = file_format(path)
+    if columns is not None:
+        columns = [str(c) for c in columns]
+        _missing_columns(path, columns, list_columns(path, csv=csv))
+    try:
+        if fmt_ == "parquet":
+            import pyarrow.parquet as pq
+
+            return pq.read_table(path, columns=columns)
+        import pyarrow.csv as pacsv
+
+        opts = csv or CsvOptions()
+        table = pacsv.read_csv(path, read_options=opts._read_options(),
+                               parse_options=opts._parse_options(),
+                               convert_options=opts._convert_options(columns, column_types))
+        return _strip(table, opts)
+    except DataError:
+        raise
+    except Exception as exc:
+        raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
+            from exc
+
+
+def read_column(path: str | os.PathLike[str], column: str, *,
+                csv: CsvOptions | None = None) -> pa.ChunkedArray:
+    """One column of a CSV or Parquet file (format from the extension).
+
+    Parameters
+    ----------
+    path
+        The file.
+    column
+        The column's name.
+    csv
+        Parsing options for CSV files (headerless files, whitespace, null markers).
+
+    Returns
+    -------
+    pyarrow.ChunkedArray
+
+    Raises
+    ------
+    DataError
+        The file does not exist, the column is not in it (the message lists the available
+        columns) or the file cannot be parsed.
+    """
+    if not isinstance(column, str):
+        raise ValidationError(f"column must be a column name (str), got {column!r}")
+    return read_table(path, [column], csv=csv).column(column)
+
+
+def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = None, *,
+                 batch_rows: int = DEFAULT_BATCH_ROWS, csv: CsvOptions | None = None,
+                 column_types: Mapping[str, Any] | None = None) -> Iterator[pa.RecordBatch]:
+    """Stream a file as record batches of at most ~``batch_rows`` rows (bounded memory).
+
+    Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`; CSV:
+    :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
+    ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
+    first block would otherwise fail on a later block that disagrees)."""
+    path = Path(path)
+    _check_exists(path)
+    fmt_ = file_format(path)
+    if columns is not None:
+        columns = [str(c) for c in columns]
+        _missing_columns(path, columns, list_columns(path, csv=csv))
+    try:
+        if fmt_ == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetFile(path) as pf:
+                yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
+            return
+        import pyarrow.csv as pacsv
+
+        opts = csv or CsvOptions()
+        with pacsv.open_csv(path, read_options=opts._read_options(batch_rows),
+                            parse_options=opts._parse_options(),
+                            convert_options=opts._convert_options(columns, column_types)
+                            ) as reader:
+            for batch in reader:
+                yield _strip(batch, opts)
+    except DataError:
+        raise
+    except Exception as exc:
+        raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
+            from exc
+
+
+class AtomicWriter:
+    """Write record batches to CSV or Parquet atomically.
+
+    Data go to a temporary file ``.<name>.<random>.tmp`` in the target's folder; on a
+    clean exit of the ``with`` block it is fsync'ed and renamed over the target with
+    :func:`os.replace` (atomic on POSIX and Windows within one file system). On any
+    exception the temporary file is deleted and the target is untouched.
+
+    Parameters
+    ----------
+    path
+        The output file (format from its extension).
+    schema
+        The :class:`pyarrow.Schema` of the batches.
+    overwrite
+        Allow replacing an existing ``path`` (refused by default).
+    csv
+        Options for CSV output (only ``delimiter`` is used; a header line is written).
+    """
+
+    def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
+                 overwrite: bool = False, csv: CsvOptions | None = None) -> None:
+        self.path = Path(path)
+        self.format = file_format(self.path)
+        if self.path.exists() and not overwrite:
+            raise DataError(
+                f"output file {str(self.path)!r} already exists; pass overwrite=True "
+                "(--overwrite) to replace it")
+        if not self.path.parent.is_dir():
+            raise DataError(f"output folder {str(self.path.parent)!r} does not exist")
+        self.schema = schema
+        self.csv = csv or CsvOptions()
+        self._tmp: Path | None = None
+        self._writer: Any = None
+        self.rows = 0
+
+    def __enter__(self) -> AtomicWriter:
+        fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp",
+                                   dir=self.path.parent)
+        os.close(fd)
+        self._tmp = Path(tmp)
+        try:
+            if self.format == "parquet":
+                import pyarrow.parquet as pq
+
+                self._writer = pq.ParquetWriter(self._tmp, self.schema)
+            else:
+                import pyarrow.csv as pacsv
+
+                self._writer = pacsv.CSVWriter(
+                    self._tmp, self.schema,
+                    write_options=pacsv.WriteOptions(delimiter=self.csv.delimiter))
+        except BaseException:
+            self._tmp.unlink(missing_ok=True)
+            raise
+        return self
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        """Append a batch (its schema must equal the writer's)."""
+        if self._writer is None:
+            raise RuntimeError("AtomicWriter.write called outside its with-block")
+        if hasattr(batch, "to_batches"):
+            self._writer.write_table(batch)
+        else:
+            self._writer.write_batch(batch)
+        self.rows += batch.num_rows
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        assert self._tmp is not None
+        try:
+            if self._writer is not None:
+                self._writer.close()
+            if exc_type is None:
+                with open(self._tmp, "rb") as fh:
+                    os.fsync(fh.fileno())
+                os.replace(self._tmp, self.path)
+        finally:
+            self._writer = None
+            if self._tmp.exists():
+                self._tmp.unlink(missing_ok=True)
