@@ -1,0 +1,392 @@
+"""Property-based fuzzing (issue 7, item 4) of the entry points that read untrusted input.
+
+* the mechanism JSON loader (:meth:`pmlkit.Mechanism.load` / ``from_dict``): random byte
+  mutations of a valid file, and structural mutations of a valid document (a field replaced
+  by arbitrary JSON) with the SHA-256 digest recomputed so that the deeper checks are
+  reached. Only :class:`~pmlkit.errors.MechanismFileError` may come out, and whatever loads
+  must be a valid mechanism;
+* the CSV/Parquet column reader (:func:`pmlkit.io.read_column`): arbitrary bytes and
+  arbitrary column names give a column or a :class:`~pmlkit.errors.DataError`;
+* the numeric entry points: random floats including NaN, inf, huge and tiny values give a
+  finite (or documented ``inf``) number or a :class:`~pmlkit.errors.PMLError`, never NaN and
+  never a foreign exception.
+
+Every example run is counted in ``EXAMPLES``; a module fixture prints the total at the end,
+which is quoted in the issue's closing note.
+"""
+
+from __future__ import annotations
+
+import collections
+import importlib
+import json
+import math
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from pmlkit.errors import DataError, MechanismFileError, PMLError
+from pmlkit.mechanism import Mechanism
+
+EXAMPLES: collections.Counter[str] = collections.Counter()
+
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.too_slow,
+                                       HealthCheck.function_scoped_fixture])
+
+
+def _has(module: str, *names: str) -> bool:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return False
+    return all(hasattr(mod, n) for n in names)
+
+
+def _needs(module: str, *names: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not _has(module, *names),
+                              reason=f"{module}.{'/'.join(names)} not available yet")
+
+
+# --------------------------------------------------------------------------------------
+# the mechanism JSON loader
+# --------------------------------------------------------------------------------------
+
+def _valid_docs() -> list[dict[str, Any]]:
+    docs = [
+        Mechanism([[0.8, 0.2], [0.3, 0.7]], ("Female", "Male"), ("F", "M"), "user",
+                  {"eps": 0.69, "delta": 1e-9, "m": 1000}).to_dict(),
+        Mechanism([[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]],
+                  (1, 2, 3)).to_dict(),
+    ]
+    if _has("pmlkit.sets", "L1Ball") and _has("pmlkit.worstcase", "leakage_capacity"):
+        from pmlkit.sets import L1Ball
+        from pmlkit.worstcase import leakage_capacity
+
+        w = np.array([[0.6, 0.4], [0.35, 0.65]])
+        ball = L1Ball([0.45, 0.55], 0.05)
+        docs.append(Mechanism(w, designer="user", uncertainty_set=ball.to_dict(),
+                              certified_eps=leakage_capacity(w, ball)).to_dict())
+    return docs
+
+
+DOCS = _valid_docs()
+
+
+def _redigest(doc: dict[str, Any]) -> dict[str, Any]:
+    content = {k: v for k, v in doc.items() if k != "sha256"}
+    try:
+        doc["sha256"] = Mechanism._digest(content)
+    except (TypeError, ValueError):
+        pass  # not representable as strict JSON: the loader must reject it anyway
+    return doc
+
+
+def _check_loaded(mech: Mechanism) -> None:
+    w = np.asarray(mech)
+    assert w.ndim == 2 and np.isfinite(w).all() and (w >= 0).all()
+    assert np.allclose(w.sum(axis=1), 1.0, atol=1e-8)
+    assert len(mech.input_labels) == w.shape[0]
+    assert len(mech.output_labels) == w.shape[1]
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(10**500), max_value=10**500)
+    | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8)
+    | st.sampled_from(["inf", "-inf", "NaN", "Infinity", "l1_ball", "box", "vertices"]),
+    lambda children: st.lists(children, max_size=5)
+    | st.dictionaries(st.text(max_size=8) | st.sampled_from(
+        ["kind", "center", "radius", "lower", "upper", "vertices"]), children, max_size=5),
+    max_leaves=20,
+)
+
+
+def _paths(obj: Any, prefix: tuple = ()) -> list[tuple]:
+    out = [prefix]
+    if isinstance(obj, dict):
+        for k, v in obj.items():
+            out += _paths(v, (*prefix, k))
+    elif isinstance(obj, list):
+        for i, v in enumerate(obj):
+            out += _paths(v, (*prefix, i))
+    return out
+
+
+def _set_at(obj: Any, path: tuple, value: Any) -> Any:
+    if not path:
+        return value
+    head, rest = path[0], path[1:]
+    obj[head] = _set_at(obj[head], rest, value)
+    return obj
+
+
+@FUZZ
+@given(base=st.sampled_from(range(len(DOCS))), data=st.data(), redigest=st.booleans())
+def test_fuzz_loader_structural_mutations(base: int, data: st.DataObject,
+                                          redigest: bool) -> None:
+    EXAMPLES["mechanism loader (structural)"] += 1
+    doc = json.loads(json.dumps(DOCS[base]))
+    path = data.draw(st.sampled_from([p for p in _paths(doc) if p and p[0] != "sha256"]))
+    action = data.draw(st.sampled_from(["replace", "delete"]))
+    if action == "delete":
+        parent = doc
+        for k in path[:-1]:
+            parent = parent[k]
+        del parent[path[-1]]
+    else:
+        doc = _set_at(doc, path, data.draw(json_values))
+    if redigest:
+        doc = _redigest(doc)
+    try:
+        mech = Mechanism.from_dict(doc)
+    except MechanismFileError:
+        return
+    _check_loaded(mech)
+
+
+@FUZZ
+@given(base=st.sampled_from(range(len(DOCS))), data=st.data())
+def test_fuzz_loader_byte_mutations(base: int, data: st.DataObject) -> None:
+    EXAMPLES["mechanism loader (bytes)"] += 1
+    raw = bytearray(json.dumps(DOCS[base], indent=2).encode())
+    for _ in range(data.draw(st.integers(1, 4))):
+        kind = data.draw(st.sampled_from(["flip", "insert", "delete", "truncate"]))
+        i = data.draw(st.integers(0, len(raw) - 1))
+        if kind == "flip":
+            raw[i] = data.draw(st.integers(0, 255))
+        elif kind == "insert":
+            raw[i:i] = data.draw(st.binary(min_size=1, max_size=4))
+        elif kind == "delete":
+            del raw[i]
+        else:
+            del raw[i:]
+        if not raw:
+            break
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "m.json"
+        path.write_bytes(bytes(raw))
+        try:
+            mech = Mechanism.load(path)
+        except MechanismFileError:
+            return
+    _check_loaded(mech)
+
+
+@pytest.mark.parametrize("text", [
+    "[" * 100_000,                                   # nesting deeper than the recursion limit
+    '{"a":' * 100_000,
+], ids=["deep-list", "deep-object"])
+def test_loader_deeply_nested_json(tmp_path: Path, text: str) -> None:
+    path = tmp_path / "m.json"
+    path.write_text(text)
+    with pytest.raises(MechanismFileError):
+        Mechanism.load(path)
+
+
+@pytest.mark.parametrize("field,value", [
+    ("matrix", [[10**400, 0], [0, 1]]),             # a JSON integer too large for a float
+    ("certified_eps", 10**400),
+], ids=["huge-int-matrix", "huge-int-certified-eps"])
+def test_loader_huge_integers(tmp_path: Path, field: str, value: Any) -> None:
+    doc = _redigest({**DOCS[0], field: value})
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(doc))
+    with pytest.raises(MechanismFileError):
+        Mechanism.load(path)
+
+
+# --------------------------------------------------------------------------------------
+# the CSV / Parquet column reader
+# --------------------------------------------------------------------------------------
+
+@_needs("pmlkit.io", "read_column")
+@FUZZ
+@given(content=st.binary(max_size=200) | st.text(max_size=200).map(str.encode),
+       column=st.text(max_size=6), ext=st.sampled_from([".csv", ".parquet"]))
+def test_fuzz_read_column_arbitrary_bytes(content: bytes, column: str, ext: str) -> None:
+    from pmlkit.io import read_column
+
+    EXAMPLES["read_column (arbitrary bytes)"] += 1
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / f"data{ext}"
+        path.write_bytes(content)
+        try:
+            col = read_column(path, column)
+        except DataError:
+            return
+        assert len(col) >= 0
+
+
+@_needs("pmlkit.io", "read_column")
+@FUZZ
+@given(header=st.lists(st.text(st.characters(blacklist_categories=("Cs",),
+                                             blacklist_characters=',"\r\n'),
+                               min_size=1, max_size=5), min_size=1, max_size=4, unique=True),
+       cells=st.lists(st.sampled_from(["a", "b", "", "1", "2.5", "NaN", "null"]),
+                      min_size=4, max_size=4), nrows=st.integers(0, 6),
+       column=st.text(max_size=5))
+def test_fuzz_read_column_csv(header: list[str], cells: list[str], nrows: int,
+                              column: str) -> None:
+    """A well-formed CSV: the column comes back, or a DataError naming the missing column."""
+    from pmlkit.io import read_column
+
+    EXAMPLES["read_column (csv)"] += 1
+    rows = [cells[: len(header)]] * nrows
+    text = ",".join(header) + "\n" + "".join(",".join(r) + "\n" for r in rows)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "data.csv"
+        path.write_text(text, encoding="utf-8")
+        try:
+            col = read_column(path, column)
+        except DataError as exc:
+            if column not in header:
+                assert repr(column) in str(exc) or column in str(exc)
+            return
+    assert column in header
+    assert len(col) <= len(rows)
+
+
+# --------------------------------------------------------------------------------------
+# numeric entry points: random floats incl. NaN / inf / huge / tiny
+# --------------------------------------------------------------------------------------
+
+weird = (st.floats(allow_nan=True, allow_infinity=True)
+         | st.sampled_from([0.0, -0.0, 1.0, 0.5, 1e-300, 5e-324, 1e300, -1e-12, 2.0,
+                            math.nan, math.inf, -math.inf, 1 - 1e-16, 1e-16])
+         | st.integers(-3, 10**6)
+         | st.sampled_from([np.float32(0.3), np.int64(7), np.float64(0.1)]))
+
+
+def _finite_or_inf(x: Any, what: str) -> None:
+    arr = np.asarray(x, dtype=np.float64)
+    assert not np.isnan(arr).any(), f"{what} returned NaN: {x!r}"
+
+
+# (module, function, number of scalar arguments, extra fixed arguments)
+SCALAR_ENTRY_POINTS: list[tuple[str, str, int]] = [
+    ("pmlkit.estimation", "l1_radius", 3),
+    ("pmlkit.estimation", "l1_failure_probability", 3),
+    ("pmlkit.bounds", "delta_min", 4),
+    ("pmlkit.bounds", "eps_bound", 2),
+    ("pmlkit.additive", "laplace_eps", 2),
+    ("pmlkit.additive", "laplace_scale", 2),
+    ("pmlkit.additive", "laplace_eps_uncertain", 3),
+    ("pmlkit.additive", "pldp_sigma", 2),
+]
+
+
+@pytest.mark.parametrize("module,func,nargs", SCALAR_ENTRY_POINTS,
+                         ids=[f"{m.split('.')[-1]}.{f}" for m, f, _ in SCALAR_ENTRY_POINTS])
+def test_fuzz_scalar_entry_points(module: str, func: str, nargs: int) -> None:
+    if not _has(module, func):
+        pytest.skip(f"{module}.{func} not available yet")
+    fn = getattr(importlib.import_module(module), func)
+
+    @FUZZ
+    @given(args=st.tuples(*[weird] * nargs))
+    def run(args: tuple) -> None:
+        EXAMPLES[f"{func}"] += 1
+        try:
+            out = fn(*args)
+        except PMLError:
+            return
+        _finite_or_inf(out, f"{func}{args}")
+
+    run()
+
+
+prob_vectors = st.lists(weird, min_size=0, max_size=5)
+
+
+@_needs("pmlkit.leakage", "eps_min", "pml", "maximal_leakage", "eps_max")
+@FUZZ
+@given(rows=st.lists(st.lists(weird | st.floats(0, 1), min_size=1, max_size=3),
+                     min_size=1, max_size=3),
+       prior=prob_vectors, normalise=st.booleans())
+def test_fuzz_leakage_functions(rows: list[list[float]], prior: list[float],
+                                normalise: bool) -> None:
+    import pmlkit
+
+    EXAMPLES["leakage functions"] += 1
+    if normalise:  # give the validators valid-looking inputs half of the time
+        with np.errstate(all="ignore"):
+            w = np.abs(np.nan_to_num(np.array([r + [0.0] * (3 - len(r)) for r in rows],
+                                              dtype=float), nan=0.5, posinf=1.0))
+            s = w.sum(axis=1, keepdims=True)
+            w = np.where(s > 0, w / np.where(s > 0, s, 1), 1 / 3)
+            p = np.abs(np.nan_to_num(np.array(prior + [0.5] * (len(w) - len(prior)),
+                                              dtype=float)[:len(w)], nan=0.5, posinf=1.0))
+            p = p / p.sum() if p.sum() > 0 else np.full(len(w), 1 / len(w))
+        args: tuple[Any, Any] = (w, p)
+    else:
+        args = (rows, prior)
+    try:
+        out = pmlkit.eps_min(*args)
+    except PMLError:
+        pass
+    else:
+        _finite_or_inf(out, "eps_min")
+    try:
+        values = pmlkit.pml(*args)
+    except PMLError:
+        pass
+    else:  # documented: NaN exactly for the outcomes that never occur (P_Y = 0)
+        py = np.asarray(args[1], dtype=float) @ np.asarray(args[0], dtype=float)
+        assert np.array_equal(np.isnan(values), py == 0), (values, py)
+    for fn1, a in ((pmlkit.maximal_leakage, args[0]), (pmlkit.eps_max, args[1])):
+        try:
+            out = fn1(a)
+        except PMLError:
+            continue
+        _finite_or_inf(out, fn1.__name__)
+
+
+@_needs("pmlkit.additive", "gaussian_violation_probability")
+@FUZZ
+@given(sigma=weird, p=weird, eps=weird)
+def test_fuzz_gaussian_violation_probability(sigma: Any, p: Any, eps: Any) -> None:
+    from pmlkit.additive import gaussian_violation_probability
+
+    EXAMPLES["gaussian_violation_probability"] += 1
+    try:
+        q = float(p)
+        prior: Any = (1 - q, q) if math.isfinite(q) else (p, p)
+        out = gaussian_violation_probability(sigma, prior, eps)
+    except PMLError:
+        return
+    _finite_or_inf(out, "gaussian_violation_probability")
+    assert 0.0 <= out <= 1.0
+
+
+@_needs("pmlkit.sets", "L1Ball")
+@_needs("pmlkit.worstcase", "leakage_capacity")
+@FUZZ
+@given(center=prob_vectors, radius=weird)
+def test_fuzz_l1ball_and_capacity(center: list[Any], radius: Any) -> None:
+    from pmlkit.sets import L1Ball
+    from pmlkit.worstcase import leakage_capacity
+
+    EXAMPLES["L1Ball + leakage_capacity"] += 1
+    try:
+        ball = L1Ball(center, radius)
+    except PMLError:
+        return
+    n = len(center)
+    w = np.full((n, 2), 0.5)
+    out = leakage_capacity(w, ball)
+    _finite_or_inf(out, "leakage_capacity")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _report_example_count(request: pytest.FixtureRequest) -> Any:
+    """After the module: print how many fuzzing examples ran (quoted in the closing note)."""
+    yield
+    reporter = request.config.pluginmanager.get_plugin("terminalreporter")
+    if reporter is not None and EXAMPLES:
+        reporter.write_line(f"fuzzing examples run: {sum(EXAMPLES.values())} "
+                            + json.dumps(dict(EXAMPLES)))
