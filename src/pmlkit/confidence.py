@@ -3,34 +3,72 @@
 The paper (Section distest) turns m samples into the l1-ball of Thm weissman with the
 distribution-free radius of eq. betastar. That ball is valid but loose: it grows with
 ``N log 2`` and ignores how skewed the estimate is. pmlkit goes beyond the paper with other
-sets that contain the true distribution with probability at least ``1 - delta`` (the
-*coverage* of the set), each citing the theorem it relies on in its ``description``:
+sets that contain the true distribution P with probability at least ``1 - delta`` over the
+estimation sample (the set's *coverage*). Each method cites its coverage theorem in the
+returned ``description``:
 
-=============  ===========================================================================
-``"l1"``       the paper's ball ``B_beta*(p_hat)`` (Thm weissman with ``phi >= 2``,
-               eq. betastar); the default, to reproduce the paper.
-=============  ===========================================================================
+================  ========================================================================
+``"l1"``          the paper's ball ``B_beta*(p_hat)`` (Thm weissman with ``phi >= 2``,
+                  eq. betastar); the default, to reproduce the paper.
+``"box-cp"``      exact Clopper-Pearson intervals per category, Bonferroni over the N
+                  categories (N = 2: one interval for P(x1) fixes both coordinates).
+``"box-kl"``      KL-Chernoff intervals ``{q : m kl(p_hat_i || q) <= log(2N/delta)}``
+                  per category, same Bonferroni rule.
+``"box-lower"``   one-sided exact lower bounds only (the upper bounds follow from the
+                  simplex): Bonferroni over N one-sided Clopper-Pearson bounds for N > 2;
+                  for N = 2 one exact lower confidence bound on ``min(P(x1), P(x2))``
+                  (folded binomial). Made for the Laplace calibration, which needs only a
+                  lower bound on ``p_min``.
+``"l1-kappa"``    the distribution-dependent Weissman ball (Thm weissman with
+                  ``phi(kappa_P)``): ``delta_a`` buys an upper bound on ``kappa_P``,
+                  ``delta - delta_a`` the ball; much smaller for skewed P.
+``"auto"``        every candidate at ``delta / k`` and the smallest by a stated criterion
+                  (or a caller's score): valid because of the union bound over the k.
+================  ========================================================================
 
-The worst-case machinery (:mod:`pmlkit.worstcase`) is exact over every set returned here.
+The worst-case machinery (:mod:`pmlkit.worstcase`) is exact over every set returned here
+(``L1Ball`` and ``Box`` of :mod:`pmlkit.sets`).
+
+All computations are vectorised over batches of count vectors (the private ``_batch_*``
+functions), which the coverage audit uses to simulate thousands of samples at once.
 """
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import _as_float_array, check_delta, fmt
+from ._validation import check_delta, check_real, fmt
 from .errors import ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
     from .sets import UncertaintySet
 
-__all__ = ["METHODS", "ConfidenceSet", "confidence_set", "l1_set"]
+__all__ = [
+    "METHODS",
+    "ConfidenceSet",
+    "box_cp_set",
+    "box_kl_set",
+    "box_lower_set",
+    "confidence_set",
+    "l1_kappa_set",
+    "l1_set",
+]
 
 #: Names accepted by :func:`confidence_set`'s ``method``.
-METHODS: tuple[str, ...] = ("l1",)
+METHODS: tuple[str, ...] = ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa", "auto")
+
+#: Candidates of ``"auto"`` when the caller names none (every other method).
+AUTO_CANDIDATES: tuple[str, ...] = ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa")
+
+#: Default share of delta that ``"l1-kappa"`` spends on the upper bound on kappa_P.
+KAPPA_SPLIT = 0.5
+
+_BISECT_STEPS = 80
 
 
 @dataclass(frozen=True)
@@ -40,7 +78,7 @@ class ConfidenceSet:
     Attributes
     ----------
     set
-        The :class:`pmlkit.sets.UncertaintySet` (``L1Ball``, ``Box``, ...).
+        The :class:`pmlkit.sets.UncertaintySet` (``L1Ball`` or ``Box``).
     method
         The method name (one of :data:`METHODS`).
     delta
@@ -54,7 +92,7 @@ class ConfidenceSet:
     p_hat
         The empirical distribution ``counts / m`` (read-only).
     details
-        Method-specific numbers (radius, delta split, ...), JSON-serialisable.
+        Method-specific numbers (radius, delta split, chosen candidate, ...), JSON-ready.
     """
 
     set: UncertaintySet
@@ -80,27 +118,222 @@ class ConfidenceSet:
         }
 
 
-def _as_counts(counts: Any, name: str = "counts") -> np.ndarray:
-    """Validate category counts: 1-D, at least 2 categories, integers >= 0, sum >= 1."""
-    if hasattr(counts, "counts") and not isinstance(counts, np.ndarray):
-        counts = counts.counts  # an EmpiricalDistribution
-    arr = _as_float_array(counts, name, 1)
-    if arr.size < 2:
+# --------------------------------------------------------------------------- validation
+
+def _as_counts(counts: Any) -> np.ndarray:
+    """Counts validated by :meth:`EmpiricalDistribution.from_counts`, plus ``N >= 2``."""
+    from .estimation import EmpiricalDistribution
+
+    if isinstance(counts, EmpiricalDistribution):
+        c = np.asarray(counts.counts, dtype=np.int64)
+    else:
+        c = np.asarray(EmpiricalDistribution.from_counts(counts).counts, dtype=np.int64)
+    if c.size < 2:
         raise ValidationError(
-            f"{name} must have at least 2 categories, got {arr.size} ({fmt(arr)})")
-    if not np.all(arr == np.floor(arr)):
-        bad = arr[arr != np.floor(arr)][0]
-        raise ValidationError(
-            f"{name} must be integers >= 0, got {bad!r} in {fmt(arr)}")
-    if arr.sum() < 1:
-        raise ValidationError(f"{name} must sum to at least 1 sample, got {fmt(arr)}")
-    return arr.astype(np.int64)
+            f"counts must have at least 2 categories (an alphabet of size N >= 2), "
+            f"got {c.size}: {fmt(c)}")
+    return c
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def _readonly(a: Any) -> np.ndarray:
     a = np.array(a, dtype=np.float64)
     a.setflags(write=False)
     return a
+
+
+# ------------------------------------------------------------------ binomial primitives
+
+def _cp_lower(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
+    """One-sided exact (Clopper-Pearson) lower bound: ``P_q[X >= k] = alpha`` for
+    ``X ~ Bin(m, q)``, i.e. the ``alpha`` quantile of ``Beta(k, m - k + 1)``; 0 for k = 0.
+
+    ``P[P_i < lower] <= alpha`` for every true ``P_i`` (Clopper and Pearson, 1934)."""
+    from scipy.special import betaincinv
+
+    k = np.asarray(k, dtype=np.float64)
+    m = np.broadcast_to(np.asarray(m, dtype=np.float64), k.shape)
+    alpha = np.broadcast_to(np.asarray(alpha, dtype=np.float64), k.shape)
+    with np.errstate(invalid="ignore"):
+        q = betaincinv(np.maximum(k, 1.0), m - k + 1.0, alpha)
+    return np.where(k <= 0, 0.0, np.clip(q, 0.0, 1.0))
+
+
+def _cp_upper(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
+    """One-sided exact upper bound, ``1 - _cp_lower(m - k, m, alpha)`` (symmetry)."""
+    k = np.asarray(k, dtype=np.float64)
+    return 1.0 - _cp_lower(np.asarray(m, dtype=np.float64) - k, m, alpha)
+
+
+def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``kl(p || q) = p log(p/q) + (1-p) log((1-p)/(1-q))`` (inf where undefined)."""
+    from scipy.special import xlogy
+
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return xlogy(p, p) - xlogy(p, q) + xlogy(1 - p, 1 - p) - xlogy(1 - p, 1 - q)
+
+
+def _kl_bounds(p: np.ndarray, level: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Inverse binary KL: the interval ``{q : kl(p || q) <= level}`` (vectorised bisection).
+
+    Returns ``(lower, upper)``, each rounded outwards (the bisection keeps the end that
+    lies outside the interval), so the returned interval contains the exact one."""
+    p = np.asarray(p, dtype=np.float64)
+    level = np.broadcast_to(np.asarray(level, dtype=np.float64), p.shape)
+    # upper end: largest q in [p, 1] with kl <= level; kl increases in q there
+    inside, outside = p.copy(), np.ones_like(p)
+    for _ in range(_BISECT_STEPS):  # fixed number of vectorised halvings, not a record loop
+        mid = 0.5 * (inside + outside)
+        ok = _binary_kl(p, mid) <= level
+        inside = np.where(ok, mid, inside)
+        outside = np.where(ok, outside, mid)
+    upper = np.where(_binary_kl(p, np.ones_like(p)) <= level, 1.0, outside)
+    inside, outside = p.copy(), np.zeros_like(p)
+    for _ in range(_BISECT_STEPS):
+        mid = 0.5 * (inside + outside)
+        ok = _binary_kl(p, mid) <= level
+        inside = np.where(ok, mid, inside)
+        outside = np.where(ok, outside, mid)
+    lower = np.where(_binary_kl(p, np.zeros_like(p)) <= level, 0.0, outside)
+    return np.clip(lower, 0.0, 1.0), np.clip(upper, 0.0, 1.0)
+
+
+def _folded_lower(t: np.ndarray, m: np.ndarray, delta: float) -> np.ndarray:
+    """Exact lower confidence bound on ``tau = min(P(x1), P(x2))`` from ``T = min(X, m - X)``.
+
+    ``G(tau, t) = P_tau[T >= t] = P[t <= X <= m - t]`` (``X ~ Bin(m, tau)``) increases in
+    ``tau`` on ``[0, 1/2]``: its derivative is ``m C(m-1, t-1) [tau^(t-1) (1-tau)^(m-t) -
+    tau^(m-t) (1-tau)^(t-1)] >= 0`` for ``t <= m/2``. The bound is
+    ``L(t) = inf{tau in [0, 1/2] : G(tau, t) > delta}`` (``L(0) = 0``; ``1/2`` if no such
+    tau). L is non-decreasing in t, so ``{L(T) > tau} = {T >= t0}`` for some ``t0`` with
+    ``G(tau, t0) <= delta``: ``P[L(T) > tau] <= delta`` for every P. The bisection
+    returns a value ``<= L(t)`` (conservative)."""
+    from scipy.special import betainc
+
+    t = np.asarray(t, dtype=np.float64)
+    m = np.broadcast_to(np.asarray(m, dtype=np.float64), t.shape)
+    tt = np.maximum(t, 1.0)
+
+    def g(tau: np.ndarray) -> np.ndarray:
+        # P[X >= t] - P[X >= m - t + 1]
+        return betainc(tt, m - tt + 1.0, tau) - betainc(m - tt + 1.0, tt, tau)
+
+    below, above = np.zeros_like(t), np.full_like(t, 0.5)
+    for _ in range(_BISECT_STEPS):
+        mid = 0.5 * (below + above)
+        small = g(mid) <= delta
+        below = np.where(small, mid, below)
+        above = np.where(small, above, mid)
+    out = np.where(g(np.full_like(t, 0.5)) <= delta, 0.5, below)
+    return np.where(t <= 0, 0.0, out)
+
+
+# --------------------------------------------------------------- batched constructions
+
+def _tighten(lo: np.ndarray, hi: np.ndarray, p_hat: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """Exact coordinate bounds of ``box ∩ simplex`` (rows of a batch): the same set.
+
+    ``lo_i' = max(lo_i, 1 - sum_{j != i} hi_j)``, ``hi_i' = min(hi_i, 1 - sum_{j != i} lo_j)``.
+    Every box built here contains ``p_hat`` (exact arithmetic), so ``lo' <= p_hat <= hi'``
+    is enforced against rounding only (at most a few ulps)."""
+    s_lo = lo.sum(axis=-1, keepdims=True)
+    s_hi = hi.sum(axis=-1, keepdims=True)
+    lo2 = np.minimum(np.maximum(lo, 1.0 - (s_hi - hi)), p_hat)
+    hi2 = np.maximum(np.minimum(hi, 1.0 - (s_lo - lo)), p_hat)
+    return np.clip(lo2, 0.0, 1.0), np.clip(hi2, 0.0, 1.0)
+
+
+def _batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
+    """Radius of ``"l1"`` for each row of ``counts`` (all rows share it for equal m)."""
+    from .estimation import l1_radius
+
+    m = counts.sum(axis=-1)
+    n = counts.shape[-1]
+    return np.array([l1_radius(delta, int(mm), n) for mm in np.unique(m)])[
+        np.searchsorted(np.unique(m), m)]
+
+
+def _batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """``"box-cp"``: two-sided CP at ``delta/N`` per category (``delta/(2N)`` per tail);
+    N = 2: one interval for P(x1) at ``delta`` (``delta/2`` per tail), mirrored."""
+    m = counts.sum(axis=-1, keepdims=True)
+    n = counts.shape[-1]
+    if n == 2:
+        a = _cp_lower(counts[..., :1], m, delta / 2)
+        b = _cp_upper(counts[..., :1], m, delta / 2)
+        return (np.concatenate([a, 1.0 - b], axis=-1),
+                np.concatenate([b, 1.0 - a], axis=-1))
+    tail = delta / (2 * n)
+    return _tighten(_cp_lower(counts, m, tail), _cp_upper(counts, m, tail), counts / m)
+
+
+def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """``"box-kl"``: ``{q : m kl(p_hat_i || q) <= log(2N/delta)}`` per category; N = 2: one
+    interval for P(x1) with ``log(2/delta)``, mirrored."""
+    m = counts.sum(axis=-1, keepdims=True).astype(np.float64)
+    n = counts.shape[-1]
+    if n == 2:
+        lo1, hi1 = _kl_bounds(counts[..., :1] / m, math.log(2 / delta) / m)
+        return (np.concatenate([lo1, 1.0 - hi1], axis=-1),
+                np.concatenate([hi1, 1.0 - lo1], axis=-1))
+    lo, hi = _kl_bounds(counts / m, math.log(2 * n / delta) / m)
+    return _tighten(lo, hi, counts / m)
+
+
+def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+    """``"box-lower"``: lower bounds only; the upper bounds are implied by the simplex."""
+    m = counts.sum(axis=-1, keepdims=True)
+    n = counts.shape[-1]
+    if n == 2:
+        t = np.minimum(counts[..., :1], m - counts[..., :1])
+        low = _folded_lower(t, m, delta)
+        return (np.concatenate([low, low], axis=-1),
+                np.concatenate([1.0 - low, 1.0 - low], axis=-1))
+    lo = _cp_lower(counts, m, delta / n)
+    return _tighten(lo, np.ones_like(lo), counts / m)
+
+
+def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
+    """Upper bound on ``kappa_P`` valid with probability ``>= 1 - delta_a``.
+
+    For any Q and any category i, every subset A either contains i (then
+    ``1 - Q(A) <= 1 - Q_i``) or not (then ``Q(A) <= 1 - Q_i``), so
+    ``kappa_Q <= min(1/2, 1 - max_i Q_i)``. With one-sided CP lower bounds ``lo_i`` at
+    ``delta_a / N`` each (Bonferroni), ``max_i P_i >= max_i lo_i`` with probability
+    ``>= 1 - delta_a``, hence ``kappa_P <= min(1/2, 1 - max_i lo_i)``."""
+    m = counts.sum(axis=-1, keepdims=True)
+    lo = _cp_lower(counts, m, delta_a / counts.shape[-1])
+    return np.minimum(0.5, 1.0 - lo.max(axis=-1))
+
+
+def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
+                    ) -> tuple[np.ndarray, np.ndarray]:
+    """Radius of ``"l1-kappa"`` per row and the kappa upper bound used."""
+    from .estimation import log_num_subsets, phi
+
+    m = counts.sum(axis=-1).astype(np.float64)
+    n = counts.shape[-1]
+    k_up = _batch_kappa_upper(counts, split * delta)
+    f = np.asarray(phi(k_up), dtype=np.float64)
+    log_term = log_num_subsets(n) - math.log((1.0 - split) * delta)
+    with np.errstate(divide="ignore"):
+        radius = np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_term / (m * f)))
+    return radius, k_up
+
+
+# ----------------------------------------------------------------------- public sets
+
+def _result(c: np.ndarray, uset: Any, method: str, delta: float, description: str,
+            details: dict[str, Any]) -> ConfidenceSet:
+    m = int(c.sum())
+    return ConfidenceSet(set=uset, method=method, delta=delta, m=m, n=int(c.size),
+                         description=description, p_hat=_readonly(c / m), details=details)
+
+
+def _box(lo: np.ndarray, hi: np.ndarray) -> Any:
+    from .sets import Box
+
+    return Box(lo, hi)
 
 
 def l1_set(counts: Any, delta: Any) -> ConfidenceSet:
@@ -119,27 +352,195 @@ def l1_set(counts: Any, delta: Any) -> ConfidenceSet:
     c = _as_counts(counts)
     d = check_delta(delta)
     m, n = int(c.sum()), int(c.size)
-    p_hat = c / m
     beta = float(l1_radius(d, m, n))
-    return ConfidenceSet(
-        set=L1Ball(p_hat, beta),
-        method="l1",
-        delta=d,
-        m=m,
-        n=n,
-        description=(
-            f"l1-ball of radius beta*={beta:.6g} around the empirical distribution "
-            f"(m={m}, N={n}); coverage 1-delta={1 - d:.6g} by Weissman et al. (2003) "
-            "Thm 1 with phi(kappa)>=2 (paper: Thm weissman, eq. betastar)"),
-        p_hat=_readonly(p_hat),
-        details={"radius": beta},
-    )
+    return _result(
+        c, L1Ball(c / m, beta), "l1", d,
+        f"l1-ball of radius beta*={beta:.6g} around the empirical distribution "
+        f"(m={m}, N={n}); coverage 1-delta by Weissman et al. (2003) Thm 1 with "
+        "phi(kappa)>=2 (paper: Thm weissman, eq. betastar)",
+        {"radius": beta})
 
 
-_BUILDERS = {"l1": l1_set}
+def box_cp_set(counts: Any, delta: Any) -> ConfidenceSet:
+    """Box of simultaneous exact Clopper-Pearson intervals (beyond the paper).
+
+    For N > 2: per category i the two-sided exact interval for ``P_i`` from
+    ``X_i ~ Bin(m, P_i)`` at level ``delta / N`` (``lo_i`` = ``delta/(2N)`` quantile of
+    ``Beta(k_i, m-k_i+1)``, ``hi_i`` = ``1 - delta/(2N)`` quantile of ``Beta(k_i+1, m-k_i)``).
+    For N = 2 one interval for ``P(x1)`` at level delta fixes both coordinates
+    (``P(x2) = 1 - P(x1)``): no split.
+
+    Coverage: each one-sided CP bound fails with probability ``<= delta/(2N)`` (Clopper and
+    Pearson, 1934); the union bound over the 2N tails (2 for N = 2) gives ``<= delta``.
+    The box is stored with its exact coordinate bounds over the simplex; it contains
+    ``p_hat``, so it meets the simplex.
+    """
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    lo, hi = _batch_box_cp(c[None, :], d)
+    n = c.size
+    split = "one interval for P(x1), no split (N=2)" if n == 2 else \
+        f"Bonferroni: delta/N={d / n:.3g} per category"
+    return _result(
+        c, _box(lo[0], hi[0]), "box-cp", d,
+        f"box of exact Clopper-Pearson intervals ({split}); coverage 1-delta by the "
+        "Clopper-Pearson (1934) exact binomial bound and the union bound (beyond the paper)",
+        {"lower": lo[0].tolist(), "upper": hi[0].tolist()})
 
 
-def confidence_set(counts: Any, delta: Any, *, method: str = "l1") -> ConfidenceSet:
+def box_kl_set(counts: Any, delta: Any) -> ConfidenceSet:
+    """Box of simultaneous KL (Chernoff) intervals (beyond the paper).
+
+    Per category ``{q : m kl(p_hat_i || q) <= log(2N / delta)}`` with the binary
+    ``kl(a || b) = a log(a/b) + (1-a) log((1-a)/(1-b))``, inverted exactly by vectorised
+    bisection (rounded outwards). N = 2: one interval for ``P(x1)`` with ``log(2/delta)``.
+
+    Coverage: the Chernoff bound ``P[p_hat_i >= a] <= exp(-m kl(a || P_i))`` for
+    ``a >= P_i`` (and its mirror) makes each one-sided bound fail with probability
+    ``<= delta/(2N)``; the union bound over the 2N tails (2 for N = 2) gives ``<= delta``.
+    """
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    lo, hi = _batch_box_kl(c[None, :], d)
+    n = c.size
+    level = math.log(2 / d) if n == 2 else math.log(2 * n / d)
+    return _result(
+        c, _box(lo[0], hi[0]), "box-kl", d,
+        f"box of KL-Chernoff intervals m*kl(p_hat_i||q) <= {level:.6g} "
+        f"({'one interval for P(x1), N=2' if n == 2 else 'Bonferroni over N categories'}); "
+        "coverage 1-delta by the Chernoff bound and the union bound (beyond the paper)",
+        {"lower": lo[0].tolist(), "upper": hi[0].tolist(), "kl_level": level})
+
+
+def box_lower_set(counts: Any, delta: Any) -> ConfidenceSet:
+    """Lower bounds only: ``{Q in simplex : Q_i >= lo_i}`` (beyond the paper).
+
+    N > 2: ``lo_i`` is the one-sided exact (Clopper-Pearson) lower bound at ``delta / N``
+    (Bonferroni); each fails with probability ``<= delta/N``, so all hold with
+    probability ``>= 1 - delta``. The upper bounds ``1 - sum_{j != i} lo_j`` are implied.
+
+    N = 2: one exact lower confidence bound L on ``p_min = min(P(x1), P(x2))`` from the
+    folded binomial ``T = min(X, m - X)``: ``L(t) = inf{tau <= 1/2 : P_tau[t <= X <= m-t] >
+    delta}``; ``P[p_min < L] <= delta`` for every P because ``P_tau[t <= X <= m-t]``
+    increases in ``tau`` on ``[0, 1/2]`` (proof in ``_folded_lower``). The set is the box
+    ``L <= Q_i <= 1 - L``. This is what the Laplace calibration needs (a lower bound on
+    ``p_min``, Prop. Laplaceleakage) and it is slightly tighter than a one-sided CP bound
+    at the full delta.
+    """
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    lo, hi = _batch_box_lower(c[None, :], d)
+    desc = ("exact lower confidence bound on p_min from the folded binomial min(X, m-X) "
+            "(N=2)") if c.size == 2 else (
+        "one-sided exact Clopper-Pearson lower bounds at delta/N per category (Bonferroni), "
+        "upper bounds implied by the simplex")
+    return _result(
+        c, _box(lo[0], hi[0]), "box-lower", d,
+        f"{desc}; coverage 1-delta by the exact binomial tail and the union bound "
+        "(beyond the paper)",
+        {"lower": lo[0].tolist(), "upper": hi[0].tolist()})
+
+
+def l1_kappa_set(counts: Any, delta: Any, *, split: Any = KAPPA_SPLIT) -> ConfidenceSet:
+    """Distribution-dependent Weissman ball (Thm weissman with ``phi(kappa_P)``).
+
+    ``delta_a = split * delta`` buys ``kappa_up = min(1/2, 1 - max_i lo_i)`` with one-sided
+    Clopper-Pearson lower bounds ``lo_i`` at ``delta_a / N`` (so ``kappa_P <= kappa_up``
+    with probability ``>= 1 - delta_a``: any subset A either contains the largest category
+    or not); ``delta_b = delta - delta_a`` sets the radius
+    ``beta = 2 sqrt((log(2^N - 2) - log delta_b) / (m phi(kappa_up)))``.
+
+    Coverage: ``phi`` is decreasing on ``[0, 1/2]``, so on the event
+    ``kappa_P <= kappa_up`` Thm weissman gives ``P[||P - p_hat||_1 >= beta] <= delta_b``;
+    the union bound gives total failure ``<= delta_a + delta_b = delta``. Equal to the
+    paper's ball at ``delta_b`` when the data are not skewed (``kappa_up = 1/2``), much
+    smaller when one category clearly holds more than half of the mass.
+    """
+    from .sets import L1Ball
+
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
+    radius, k_up = _batch_l1_kappa(c[None, :], d, s)
+    m = int(c.sum())
+    beta, ku = float(radius[0]), float(k_up[0])
+    return _result(
+        c, L1Ball(c / m, beta), "l1-kappa", d,
+        f"distribution-dependent l1-ball of radius {beta:.6g}: kappa_P <= {ku:.6g} with "
+        f"probability 1-{s:g}*delta (one-sided Clopper-Pearson, Bonferroni), then Weissman "
+        f"et al. (2003) Thm 1 with phi(kappa_up) at {1 - s:g}*delta; coverage 1-delta by the "
+        "union bound (paper: Thm weissman; beyond the paper)",
+        {"radius": beta, "kappa_upper": ku, "split": s})
+
+
+def _default_score(uset: Any) -> float:
+    lo, hi = uset.coordinate_bounds()
+    return float(np.sum(np.asarray(hi) - np.asarray(lo)))
+
+
+def auto_set(counts: Any, delta: Any, *,
+             candidates: Sequence[str] | None = None,
+             score: Callable[[Any], float] | None = None) -> ConfidenceSet:
+    """The best of k candidate sets, each computed at ``delta / k``.
+
+    Choosing a set after seeing the data is valid only with delta split over the
+    candidates: ``P[P not in chosen] <= P[P outside some candidate] <= k * delta/k``
+    (union bound). The choice minimises ``score(set)``; by default the total width of the
+    exact coordinate bounds, ``sum_i (hi_i - lo_i)`` from ``set.coordinate_bounds()``.
+    A caller may pass, e.g., the certified eps of a fixed mechanism
+    (``lambda s: leakage_capacity(W, s)``).
+    """
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    names = AUTO_CANDIDATES if candidates is None else tuple(candidates)
+    bad = [x for x in names if x not in _BUILDERS or x == "auto"]
+    if not names or bad:
+        raise ValidationError(
+            f"candidates must be a non-empty list of {', '.join(AUTO_CANDIDATES)}, "
+            f"got {fmt(list(names))}")
+    if len(set(names)) != len(names):
+        raise ValidationError(f"candidates must be distinct, got {fmt(list(names))}")
+    scorer = _default_score if score is None else score
+    k = len(names)
+    built = [_BUILDERS[x](c, d / k) for x in names]
+    scores = []
+    for name, cs in zip(names, built, strict=True):
+        v = scorer(cs.set)
+        try:
+            v = float(v)
+        except (TypeError, ValueError):
+            raise ValidationError(
+                f"score must return a real number, got {fmt(v)} for candidate {name!r}"
+            ) from None
+        if math.isnan(v):
+            raise ValidationError(f"score returned NaN for candidate {name!r}")
+        scores.append(v)
+    best = int(np.argmin(scores))
+    chosen = built[best]
+    criterion = "caller's score" if score is not None else \
+        "smallest total coordinate width sum_i (hi_i - lo_i)"
+    return _result(
+        c, chosen.set, "auto", d,
+        f"auto: {k} candidates ({', '.join(names)}) each at delta/{k}={d / k:.3g}, chose "
+        f"{names[best]!r} by {criterion}; valid by the union bound over the {k} candidates. "
+        f"Chosen: {chosen.description}",
+        {"chosen": names[best], "candidates": list(names),
+         "scores": dict(zip(names, scores, strict=True)), "delta_each": d / k,
+         "chosen_details": chosen.details})
+
+
+_BUILDERS: dict[str, Callable[..., ConfidenceSet]] = {
+    "l1": l1_set,
+    "box-cp": box_cp_set,
+    "box-kl": box_kl_set,
+    "box-lower": box_lower_set,
+    "l1-kappa": l1_kappa_set,
+    "auto": auto_set,
+}
+
+
+def confidence_set(counts: Any, delta: Any, *, method: str = "l1",
+                   **options: Any) -> ConfidenceSet:
     """A set containing the true distribution with probability ``>= 1 - delta``.
 
     Parameters
@@ -148,9 +549,14 @@ def confidence_set(counts: Any, delta: Any, *, method: str = "l1") -> Confidence
         Category counts (1-D, integers >= 0, at least 2 categories, at least 1 sample),
         or an :class:`pmlkit.estimation.EmpiricalDistribution`.
     delta
-        Failure probability in ``(0, 1]``.
+        Failure probability in ``(0, 1]`` over the estimation sample.
     method
-        One of :data:`METHODS`. ``"l1"`` is the paper's ball (Thm weissman, eq. betastar).
+        One of :data:`METHODS`: ``"l1"`` (the paper's ball, Thm weissman, eq. betastar),
+        ``"box-cp"``, ``"box-kl"``, ``"box-lower"``, ``"l1-kappa"``, ``"auto"``; see the
+        module docstring and each ``*_set`` function for the coverage theorem.
+    **options
+        Passed to the method: ``split`` for ``"l1-kappa"``; ``candidates`` and ``score``
+        for ``"auto"``.
 
     Returns
     -------
@@ -159,4 +565,10 @@ def confidence_set(counts: Any, delta: Any, *, method: str = "l1") -> Confidence
     if not isinstance(method, str) or method not in _BUILDERS:
         raise ValidationError(
             f"method must be one of {', '.join(METHODS)}, got {fmt(method)}")
-    return _BUILDERS[method](counts, delta)
+    allowed = {"l1-kappa": {"split"}, "auto": {"candidates", "score"}}.get(method, set())
+    extra = sorted(set(options) - allowed)
+    if extra:
+        raise ValidationError(
+            f"method {method!r} takes no option {', '.join(extra)}"
+            + (f" (allowed: {', '.join(sorted(allowed))})" if allowed else ""))
+    return _BUILDERS[method](counts, delta, **options)
