@@ -1,0 +1,134 @@
+"""Closed-form bounds of the paper (Section PMLforsets and distest).
+
+- :func:`lipschitz_bound` (Thm lipschitz), :func:`sensitivity_bound` (Thm l1gamma),
+  :func:`leakage_bound` (Cor. leakagebound), :func:`eps_bound` (eq. epsmax),
+  :func:`delta_min` (Cor. deltamin).
+
+Each returns ``math.inf`` (never NaN, never an exception) where the paper's bound is vacuous,
+and raises :class:`pmlkit.errors.ValidationError` for invalid arguments. Scalar arguments
+give a Python float; array arguments (where natural) give an array (vectorised).
+The exact values these bound are in :mod:`pmlkit.worstcase`.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_distribution, check_count, check_eps, check_real, fmt
+from .errors import ValidationError
+from .estimation import log_num_subsets
+from .leakage import privacy_region
+
+__all__ = ["delta_min", "eps_bound", "leakage_bound", "lipschitz_bound", "sensitivity_bound"]
+
+
+def _nonneg(x: Any, name: str, *, allow_inf: bool = False) -> tuple[np.ndarray, bool]:
+    """Validate a scalar or array of reals ``>= 0``; returns (float array, was_scalar)."""
+    if np.ndim(x) == 0:
+        v = check_real(x, name, low=0.0, allow_inf=allow_inf)
+        return np.asarray(v, dtype=np.float64), True
+    try:
+        arr = np.asarray(x, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{name} must be real numbers, got {fmt(x)}") from exc
+    if np.isnan(arr).any():
+        raise ValidationError(f"{name} must be in [0, inf), got NaN in {fmt(arr)}")
+    if (arr < 0).any() or (not allow_inf and np.isinf(arr).any()):
+        raise ValidationError(f"{name} must be in [0, inf) and finite, got {fmt(arr)}")
+    return arr, False
+
+
+def _out(arr: np.ndarray, scalar: bool) -> Any:
+    return float(arr) if scalar else arr
+
+
+def _neg_log1m(x: np.ndarray) -> np.ndarray:
+    """``-log(1 - x)``, ``inf`` where ``x >= 1``."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x < 1.0, -np.log1p(-np.minimum(x, 1.0)), np.inf)
+
+
+def lipschitz_bound(capacity: Any, distance: Any) -> Any:
+    """Thm lipschitz: ``|eps_min(W, P) - eps_min(W, Q)| <= exp(C(W, P)) ||P - Q||_1``.
+
+    Parameters
+    ----------
+    capacity
+        Local leakage capacity ``C`` (``>= 0``; ``inf`` gives ``inf`` for ``distance > 0``).
+    distance
+        ``||P - Q||_1 >= 0`` (scalar or array).
+    """
+    c = check_real(capacity, "capacity", low=0.0, allow_inf=True)
+    d, scalar = _nonneg(distance, "distance")
+    factor = math.exp(c) if c < 709.0 else math.inf
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = np.where(d == 0, 0.0, factor * d)
+    return _out(np.asarray(out, dtype=np.float64), scalar)
+
+
+def _epsmax_formula(eps: Any, d: Any, name: str) -> Any:
+    e = check_eps(eps)
+    arr, scalar = _nonneg(d, name)
+    return _out(e + _neg_log1m(math.exp(e) * arr / 2.0), scalar)
+
+
+def leakage_bound(eps: Any, distance: Any) -> Any:
+    """Cor. leakagebound: ``eps_min(W, Q) <= eps - log(1 - e^eps ||P - Q||_1 / 2)`` for ``W``
+    eps-PML w.r.t. ``P``; ``inf`` when ``distance >= 2 e^-eps`` (scalar or array
+    ``distance``)."""
+    return _epsmax_formula(eps, distance, "distance")
+
+
+def eps_bound(eps: Any, beta: Any) -> Any:
+    """eq. epsmax: ``eps'(delta) = eps - log(1 - beta*(delta) e^eps / 2)``.
+
+    The guarantee over the ball ``B_beta(p_hat)`` of a mechanism designed eps-PML for
+    ``p_hat`` (Cor. leakagebound with distance ``beta``); ``inf`` when ``beta >= 2 e^-eps``.
+    Scalar or array ``beta``."""
+    return _epsmax_formula(eps, beta, "beta")
+
+
+def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
+    """Thm l1gamma: bound on the sensitivity ``S_p(W, B_beta(p))`` of any ``W`` that is
+    eps-PML w.r.t. ``p``; the region ``k`` of eps is found with
+    :func:`pmlkit.privacy_region`.
+
+    - ``k = 1``: ``-log(1 - beta/2 * (e^eps - 1) / p_min)`` (equality for extremal ``W``);
+    - ``k > 1``: ``-log(1 - beta e^eps / 2)`` (equality when every column has a zero).
+
+    Returns ``inf`` when the theorem does not apply (``beta >= 2 p_min``, in particular when
+    ``p`` has a zero entry) or the log argument is ``<= 0``.
+    """
+    e = check_eps(eps)
+    p = as_distribution(prior)
+    b, scalar = _nonneg(beta, "beta")
+    pmin = float(p.min())
+    k = privacy_region(e, p)
+    if k == 1:
+        x = b / 2.0 * math.expm1(e) / pmin if pmin > 0 else np.full_like(b, np.inf)
+    else:
+        x = b * math.exp(e) / 2.0
+    out = _neg_log1m(np.asarray(x, dtype=np.float64))
+    out = np.where(b >= 2.0 * pmin, np.inf, out)
+    return _out(np.asarray(out, dtype=np.float64), scalar)
+
+
+def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
+    """Cor. deltamin: the failure probability needed to certify ``eps_target`` for an
+    eps-PML mechanism designed on ``m`` samples over ``N = n`` categories.
+
+    ``delta_min = min(1, (2^N - 2) exp(-2 m (e^-eps - e^-eps_target)^2))``, evaluated in
+    logs (``N = 10^4`` works). Requires ``eps_target >= eps`` (scalar or array)."""
+    e = check_eps(eps)
+    t, scalar = _nonneg(eps_target, "eps_target", allow_inf=True)
+    if (t < e).any():
+        raise ValidationError(f"eps_target must be >= eps = {e!r}, got {fmt(eps_target)}")
+    m = check_count(m, "m")
+    n = check_count(n, "n", minimum=2)
+    gap = math.exp(-e) - np.exp(-t)
+    log_d = log_num_subsets(n) - 2.0 * m * gap * gap
+    out = np.where(log_d >= 0, 1.0, np.exp(np.minimum(log_d, 0.0)))
+    return _out(np.asarray(out, dtype=np.float64), scalar)

@@ -1,0 +1,400 @@
+"""Distribution estimation from samples and the Weissman l1 deviation bound (SPEC section 3).
+
+- :func:`empirical_distribution` / :class:`EmpiricalDistribution` (eq. empiricaldistribution)
+- :func:`l1_radius` (eq. betastar) and its inverse :func:`l1_failure_probability`
+  (Thm weissman with the distribution-free ``phi >= 2``)
+- :func:`phi`, :func:`kappa` and :func:`l1_radius_known_kappa` (Thm weissman with
+  ``phi(kappa_P)``, for callers who know ``kappa_P``)
+
+``log(2^N - 2)`` is computed as ``N log 2 + log1p(-2^(1-N))``, so ``N = 10^4`` (and far
+beyond) works without overflow.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_distribution, check_count, check_delta, check_radius, check_real, fmt
+from .errors import DataError, TooLargeError, ValidationError
+
+__all__ = [
+    "KAPPA_EXACT_MAX_N",
+    "EmpiricalDistribution",
+    "empirical_distribution",
+    "kappa",
+    "l1_failure_probability",
+    "l1_radius",
+    "l1_radius_known_kappa",
+    "log_num_subsets",
+    "phi",
+]
+
+#: Largest number of non-zero, non-dominant entries :func:`kappa` solves exactly
+#: (meet in the middle: two lists of ``2^(N/2)`` subset sums).
+KAPPA_EXACT_MAX_N = 40
+
+Label = Any
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _py(x: Any) -> Any:
+    """numpy scalars -> Python scalars (labels are stored as plain Python objects)."""
+    return x.item() if isinstance(x, np.generic) else x
+
+
+@dataclass(frozen=True, eq=False)
+class EmpiricalDistribution:
+    """An empirical distribution ``p_hat(x) = counts[x] / m`` (eq. empiricaldistribution).
+
+    Attributes
+    ----------
+    p
+        float64 read-only probability vector, ``counts / m``.
+    counts
+        int64 read-only counts per category.
+    m
+        Number of samples, ``counts.sum()``.
+    categories
+        Labels, aligned with ``p`` and ``counts``. Order: the caller's ``categories`` when
+        given; otherwise sorted when the labels are mutually comparable, else in order of
+        first appearance.
+    """
+
+    p: np.ndarray
+    counts: np.ndarray
+    m: int
+    categories: tuple[Label, ...]
+
+    @property
+    def n(self) -> int:
+        """Alphabet size ``N`` (number of categories, seen or not)."""
+        return int(self.counts.shape[0])
+
+    @classmethod
+    def from_counts(cls, counts: Any,
+                    categories: Sequence[Any] | None = None) -> EmpiricalDistribution:
+        """Build from counts (non-negative integers, at least one positive).
+
+        ``categories`` defaults to ``0..N-1``; when given its length must match ``counts``.
+        """
+        try:
+            raw = np.asarray(counts)
+        except (TypeError, ValueError) as exc:  # pragma: no cover - numpy accepts almost all
+            raise ValidationError(f"counts must be a 1-D array of integers, got {fmt(counts)}") \
+                from exc
+        if raw.ndim != 1 or raw.size == 0:
+            raise ValidationError(
+                f"counts must be a non-empty 1-D array, got shape {raw.shape}")
+        if raw.dtype == bool or not (np.issubdtype(raw.dtype, np.integer)
+                                     or np.issubdtype(raw.dtype, np.floating)):
+            raise ValidationError(f"counts must be integers, got dtype {raw.dtype}: {fmt(raw)}")
+        if np.issubdtype(raw.dtype, np.floating):
+            if not np.isfinite(raw).all():
+                raise ValidationError(f"counts must be finite, got {fmt(raw)}")
+            if not (raw == np.round(raw)).all():
+                raise ValidationError(f"counts must be integers, got {fmt(raw)}")
+        if (raw < 0).any():
+            raise ValidationError(f"counts must be >= 0, got {fmt(raw)}")
+        c = raw.astype(np.int64)
+        m = int(c.sum())
+        if m < 1:
+            raise ValidationError(f"counts must sum to m >= 1, got sum {m}")
+        if categories is None:
+            cats: tuple[Label, ...] = tuple(range(c.size))
+        else:
+            cats = tuple(_py(x) for x in categories)
+            if len(cats) != c.size:
+                raise ValidationError(
+                    f"categories has {len(cats)} labels but counts has {c.size} entries")
+            if len(set(cats)) != len(cats):
+                raise ValidationError(f"categories must be distinct, got {fmt(cats)}")
+        return cls(_readonly(c / m), _readonly(c), m, cats)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary: categories, counts, p, m, n."""
+        return {"categories": list(self.categories), "counts": self.counts.tolist(),
+                "p": self.p.tolist(), "m": self.m, "n": self.n}
+
+
+def _to_numpy_labels(samples: Any) -> np.ndarray:
+    """Convert list / numpy / pandas / pyarrow input to a 1-D numpy array of labels,
+    raising DataError for nulls. pandas and pyarrow are imported only for their types."""
+    mod = type(samples).__module__.split(".")[0]
+    if mod == "pyarrow":
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(samples, pa.ChunkedArray | pa.Array):
+            nulls = int(samples.null_count)
+            if nulls:
+                raise DataError(f"samples contain {nulls} null value(s); remove or label them "
+                                "explicitly before estimating a distribution")
+            if pa.types.is_floating(samples.type):
+                n_nan = int(pc.sum(pc.is_nan(samples)).as_py() or 0)
+                if n_nan:
+                    raise DataError(f"samples contain {n_nan} NaN value(s); remove or label "
+                                    "them explicitly before estimating a distribution")
+            if pa.types.is_dictionary(samples.type):
+                samples = samples.cast(samples.type.value_type)
+            return np.asarray(samples.to_numpy(zero_copy_only=False))
+        raise ValidationError(f"samples of type {type(samples).__name__} are not supported")
+    if mod == "pandas":
+        import pandas as pd
+
+        if isinstance(samples, pd.Categorical):
+            samples = pd.Series(samples)
+        if isinstance(samples, pd.Index):
+            samples = samples.to_series()
+        if isinstance(samples, pd.DataFrame):
+            raise ValidationError("samples must be one column (1-D), got a DataFrame")
+        if isinstance(samples, pd.Series):
+            nulls = int(samples.isna().sum())
+            if nulls:
+                raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label "
+                                "them explicitly before estimating a distribution")
+            if isinstance(samples.dtype, pd.CategoricalDtype):
+                samples = samples.astype(samples.dtype.categories.dtype)
+            return np.asarray(samples.to_numpy())
+    if isinstance(samples, str | bytes):
+        raise ValidationError("samples must be a sequence of labels, got a single string")
+    if isinstance(samples, np.ndarray):
+        arr = samples
+    else:
+        try:
+            seq = samples if isinstance(samples, list | tuple) else list(samples)
+        except TypeError:
+            raise ValidationError(
+                f"samples must be a 1-D sequence of labels, got {fmt(samples)}") from None
+        # object dtype keeps every label exactly as given (no "1" -> 1 or 1 -> 1.0 casts);
+        # fromiter keeps tuple labels whole instead of broadcasting them
+        arr = np.fromiter(seq, dtype=object, count=len(seq))
+    if arr.ndim != 1:
+        raise ValidationError(f"samples must be 1-D, got an array of shape {arr.shape}")
+    return arr
+
+
+def _null_mask(arr: np.ndarray) -> np.ndarray:
+    if arr.dtype.kind == "f":
+        return np.isnan(arr)
+    if arr.dtype.kind == "O":
+        import pandas as pd  # object arrays only: None / NaN / pd.NA detection
+
+        return np.asarray(pd.isna(arr), dtype=bool)
+    if arr.dtype.kind in "mM":
+        return np.isnat(arr)
+    return np.zeros(arr.shape, dtype=bool)
+
+
+def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Distinct labels (sorted if comparable, else first appearance) and their counts."""
+    try:
+        values, counts = np.unique(arr, return_counts=True)
+        return [_py(v) for v in values], counts.astype(np.int64)
+    except TypeError:
+        pass
+    # mixed, non-comparable labels: hash-based counting (pandas, vectorised in C)
+    import pandas as pd
+
+    codes, uniques = pd.factorize(arr, sort=False)
+    counts = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
+    return [_py(v) for v in uniques], counts
+
+
+def empirical_distribution(samples: Any,
+                           categories: Sequence[Any] | None = None) -> EmpiricalDistribution:
+    """Empirical distribution of raw samples (eq. empiricaldistribution).
+
+    ``p_hat(x) = (1/m) sum_i 1{d_i = x}``.
+
+    Parameters
+    ----------
+    samples
+        1-D labels: list/tuple, numpy array (any dtype incl. object/str), pandas
+        Series/Categorical, pyarrow Array/ChunkedArray. Labels must be hashable. Counting is
+        vectorised (``np.unique``; ``pandas.factorize`` for mixed non-comparable labels).
+    categories
+        The alphabet, in the order wanted. Categories listed but unseen get count 0. When
+        omitted the alphabet is the set of observed labels, sorted when comparable, else in
+        order of first appearance.
+
+    Raises
+    ------
+    ValidationError
+        Empty samples, non-1-D input, duplicated categories.
+    DataError
+        Null/NaN samples (with their count) or a sample not in ``categories`` (naming the
+        value and how many rows have it). Nothing is dropped silently.
+    """
+    arr = _to_numpy_labels(samples)
+    if arr.size == 0:
+        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
+    nulls = _null_mask(arr)
+    if nulls.any():
+        raise DataError(f"samples contain {int(nulls.sum())} null/NaN value(s); remove or "
+                        "label them explicitly before estimating a distribution")
+    labels, counts = _unique_counts(arr)
+    if categories is None:
+        return EmpiricalDistribution.from_counts(counts, labels)
+    cats = [_py(c) for c in categories]
+    if len(cats) == 0:
+        raise ValidationError("categories must not be empty")
+    index: dict[Any, int] = {}
+    for i, c in enumerate(cats):
+        try:
+            if c in index:
+                raise ValidationError(f"categories must be distinct, {c!r} appears twice")
+        except TypeError:
+            raise ValidationError(f"categories must be hashable, got {c!r}") from None
+        index[c] = i
+    full = np.zeros(len(cats), dtype=np.int64)
+    unknown = [(lab, int(cnt)) for lab, cnt in zip(labels, counts, strict=True)
+               if lab not in index]
+    if unknown:
+        lab, cnt = unknown[0]
+        more = f" (and {len(unknown) - 1} other unknown label(s))" if len(unknown) > 1 else ""
+        raise DataError(f"sample value {lab!r} ({cnt} row(s)) is not in categories "
+                        f"{fmt(tuple(cats))}{more}")
+    pos = np.fromiter((index[lab] for lab in labels), dtype=np.int64, count=len(labels))
+    full[pos] = counts
+    return EmpiricalDistribution.from_counts(full, cats)
+
+
+def log_num_subsets(n: Any) -> float:
+    """``log(2^n - 2)`` without overflow: ``n log 2 + log1p(-2^(1-n))``; ``-inf`` for n=1."""
+    n = check_count(n, "n", minimum=1)
+    if n == 1:
+        return -math.inf
+    return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))
+
+
+def l1_radius(delta: Any, m: Any, n: Any) -> float:
+    """Distribution-free l1 radius (eq. betastar, from Thm weissman with ``phi >= 2``).
+
+    ``beta*(delta) = sqrt( 2/m * (log(2^N - 2) - log delta) )``: with probability at least
+    ``1 - delta`` over ``m`` i.i.d. samples, ``||P - P_hat||_1 < beta*``.
+
+    Parameters
+    ----------
+    delta
+        Failure probability in ``(0, 1]``.
+    m
+        Number of samples (integer ``>= 1``).
+    n
+        Alphabet size ``N`` (integer ``>= 2``).
+    """
+    d = check_delta(delta)
+    m = check_count(m, "m")
+    n = check_count(n, "n", minimum=2)
+    return math.sqrt(2.0 / m * (log_num_subsets(n) - math.log(d)))
+
+
+def l1_failure_probability(beta: Any, m: Any, n: Any) -> float:
+    """Inverse of :func:`l1_radius` (Thm weissman, ``phi >= 2``).
+
+    ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs."""
+    b = check_radius(beta)
+    m = check_count(m, "m")
+    n = check_count(n, "n", minimum=2)
+    log_d = log_num_subsets(n) - m * b * b / 2.0
+    return 1.0 if log_d >= 0 else math.exp(log_d)
+
+
+def phi(p: Any) -> Any:
+    """``phi(p) = log((1-p)/p) / (1 - 2p)`` on ``[0, 1/2]`` with ``phi(1/2) = 2`` (Thm weissman).
+
+    Evaluated as ``2 atanh(u) / u`` with ``u = 1 - 2p`` (series ``2(1 + u^2/3 + u^4/5 +
+    u^6/7)`` for ``|u| < 1e-3``), stable near ``1/2``; ``phi(0) = inf``. Vectorised: arrays in,
+    arrays out; a scalar returns a float."""
+    scalar = np.ndim(p) == 0
+    if scalar:
+        x = np.array(check_real(p, "p", low=0.0, high=0.5), dtype=np.float64)
+    else:
+        x = np.asarray(p, dtype=np.float64)
+        if np.isnan(x).any() or (x < 0).any() or (x > 0.5).any():
+            raise ValidationError(f"p must be in [0, 0.5], got {fmt(x)}")
+    u = 1.0 - 2.0 * x
+    with np.errstate(divide="ignore", invalid="ignore"):
+        direct = 2.0 * np.arctanh(u) / u
+    u2 = u * u
+    series = 2.0 * (1.0 + u2 / 3.0 + u2 * u2 / 5.0 + u2 * u2 * u2 / 7.0)
+    out = np.where(np.abs(u) < 1e-3, series, direct)
+    out = np.where(x == 0.0, np.inf, out)
+    return float(out) if scalar else out
+
+
+def kappa(p: Any) -> float:
+    """``kappa_P = max_A min(P(A), 1 - P(A))`` over subsets ``A`` of the alphabet (Thm weissman).
+
+    Exact. Zero entries are dropped (they change no subset sum). If the largest entry is
+    ``>= 1/2`` the answer is ``1 - max p`` (any ``A`` containing it has ``P(A) >= 1/2``).
+    Otherwise it is the subset sum closest to ``1/2`` (a partition problem, NP-hard in
+    general), solved exactly by meet in the middle: the subset sums of each half are
+    enumerated (``2^(N/2)`` each) and, for every sum of one half, the best partner in the
+    sorted other half is found by binary search. Time and memory ``O(2^(N/2) N)``.
+
+    Raises
+    ------
+    TooLargeError
+        More than :data:`KAPPA_EXACT_MAX_N` non-zero entries in the hard case. Use
+        :func:`l1_radius` instead (distribution-free: valid for every ``P`` because
+        ``phi >= 2``), or :func:`l1_radius_known_kappa` with an upper bound on kappa.
+    """
+    q = as_distribution(p, "p")
+    q = q[q > 0]
+    top = float(q.max())
+    if top >= 0.5:
+        return min(0.5, 1.0 - top)
+    n = q.size
+    if n > KAPPA_EXACT_MAX_N:
+        raise TooLargeError(
+            f"kappa is computed exactly only for up to {KAPPA_EXACT_MAX_N} non-zero entries "
+            f"(subset-sum, meet in the middle), got {n}; use l1_radius (distribution-free, "
+            "phi >= 2) or l1_radius_known_kappa with kappa=0.5 instead")
+    half = n // 2
+    a = _subset_sums(q[:half])
+    b = np.sort(_subset_sums(q[half:]))
+    # for each a, the best b is the one nearest 1/2 - a
+    target = 0.5 - a
+    idx = np.searchsorted(b, target)
+    best = np.zeros_like(a)
+    lo = np.clip(idx - 1, 0, b.size - 1)
+    hi = np.clip(idx, 0, b.size - 1)
+    s_lo = a + b[lo]
+    s_hi = a + b[hi]
+    best = np.maximum(np.minimum(s_lo, 1.0 - s_lo), np.minimum(s_hi, 1.0 - s_hi))
+    return float(min(0.5, best.max()))
+
+
+def _subset_sums(v: np.ndarray) -> np.ndarray:
+    """All ``2^len(v)`` subset sums (vectorised doubling)."""
+    sums = np.zeros(1)
+    for x in v:  # loop over at most 20 entries, not over records
+        sums = np.concatenate((sums, sums + x))
+    return sums
+
+
+def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
+    """Distribution-dependent l1 radius (Thm weissman with ``phi(kappa_P)``).
+
+    ``beta = 2 sqrt( (log(2^N - 2) - log delta) / (m phi(kappa)) )``. With ``kappa = 1/2``
+    (``phi = 2``) this is :func:`l1_radius`. Valid only if ``kappa`` is the true ``kappa_P``
+    or an upper bound on it (``phi`` is decreasing). ``kappa = 0`` gives radius 0 (a point
+    mass is always estimated exactly)."""
+    d = check_delta(delta)
+    m = check_count(m, "m")
+    n = check_count(n, "n", minimum=2)
+    k = check_real(kappa, "kappa", low=0.0, high=0.5)
+    f = phi(k)
+    if math.isinf(f):
+        return 0.0
+    return 2.0 * math.sqrt((log_num_subsets(n) - math.log(d)) / (m * f))

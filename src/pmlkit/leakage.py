@@ -1,0 +1,154 @@
+"""Pointwise maximal leakage (PML) of discrete mechanisms (SPEC section 2).
+
+A mechanism is an ``N x M`` row-stochastic matrix ``W[i, j] = P(Y = y_j | X = x_i)`` (a 2-D
+array-like or a :class:`pmlkit.Mechanism`); a prior is a length-``N`` probability vector.
+Natural logarithms throughout.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_distribution, check_eps, check_prior_matches
+from .mechanism import as_matrix
+
+__all__ = [
+    "eps_max",
+    "eps_min",
+    "ldp_epsilon",
+    "maximal_leakage",
+    "pml",
+    "privacy_region",
+    "privacy_region_thresholds",
+]
+
+# below this, P_Y[j] = p @ W[:, j] is recomputed in the log domain (underflow guard)
+_TINY = 1e-250
+
+
+def _log_output_distribution(w: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """``log P_Y`` with ``P_Y = p @ W``; ``-inf`` exactly where ``P_Y = 0``.
+
+    Columns whose plain-float value is below ``1e-250`` are recomputed with a log-sum-exp
+    so that products such as ``1e-200 * 1e-200`` do not underflow to zero."""
+    py = p @ w
+    with np.errstate(divide="ignore"):
+        out = np.log(py)
+    small = np.flatnonzero(py < _TINY)
+    if small.size:
+        sub = w[:, small]
+        with np.errstate(divide="ignore"):
+            terms = np.log(p)[:, None] + np.log(sub)
+        top = terms.max(axis=0)
+        finite = np.isfinite(top)
+        res = np.full(small.size, -np.inf)
+        if finite.any():
+            t = terms[:, finite] - top[finite]
+            res[finite] = top[finite] + np.log(np.exp(t).sum(axis=0))
+        out[small] = res
+    return out
+
+
+def pml(mechanism: Any, prior: Any) -> np.ndarray:
+    """Pointwise maximal leakage of every outcome.
+
+    ``pml[j] = log( max_i W[i, j] / P_Y[j] )`` with ``P_Y = prior @ W`` (Thm. 1 of Saeidian
+    et al. as restated in the paper's Preliminaries; ``D_inf(P_{X|Y=y} || P_X)``).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    prior
+        Length-``N`` probability vector.
+
+    Returns
+    -------
+    numpy.ndarray
+        Length-``M`` float array; ``NaN`` for outcomes with ``P_Y[j] = 0`` (they never occur).
+        Computed as ``log max_i W[i, j] - log P_Y[j]`` with ``log P_Y`` from a log-sum-exp
+        where ``P_Y`` is tiny, so it stays accurate down to the smallest positive floats.
+    """
+    w = as_matrix(mechanism)
+    p = as_distribution(prior)
+    check_prior_matches(w, p)
+    log_py = _log_output_distribution(w, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.log(w.max(axis=0)) - log_py
+    out[~np.isfinite(log_py)] = np.nan
+    return out
+
+
+def eps_min(mechanism: Any, prior: Any) -> float:
+    """Smallest eps such that the mechanism is eps-PML for ``prior``.
+
+    ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (SPEC section 2; the paper's
+    ``epsilon_min(P_{Y|X}, P_X)``). Always in ``[0, eps_max(p)]``; returned as a float."""
+    values = pml(mechanism, prior)
+    return float(max(0.0, np.nanmax(values)))
+
+
+def eps_max(prior: Any) -> float:
+    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``.
+
+    ``inf`` when ``p`` has a zero entry."""
+    p = as_distribution(prior)
+    pmin = float(p.min())
+    return math.inf if pmin == 0.0 else -math.log(pmin)
+
+
+def privacy_region_thresholds(prior: Any) -> np.ndarray:
+    """Thresholds ``eps_0 .. eps_{N-1}`` of the PML privacy regions (Def. privacyregions).
+
+    With ``p`` sorted in decreasing order, ``eps_0 = 0`` and
+    ``eps_k = -log sum_{i <= N-k} p_(i)`` for ``k = 1..N-1``. Computed as
+    ``-log1p(-(sum of the k smallest entries))``, accurate when those entries are tiny.
+
+    Returns
+    -------
+    numpy.ndarray
+        Non-decreasing length-``N`` array.
+    """
+    p = as_distribution(prior)
+    tails = np.cumsum(np.sort(p))[:-1]  # k smallest, k = 1..N-1
+    tails = np.clip(tails, 0.0, 1.0)
+    with np.errstate(divide="ignore"):
+        eps = -np.log1p(-tails)
+    eps = np.maximum.accumulate(np.maximum(eps, 0.0))
+    return np.concatenate(([0.0], eps))
+
+
+def privacy_region(eps: Any, prior: Any) -> int:
+    """The privacy region ``k in 1..N`` of an eps-PML guarantee (Def. privacyregions).
+
+    ``eps`` is in region ``k`` when ``eps_{k-1} <= eps < eps_k``; in region ``N`` when
+    ``eps >= eps_{N-1} = -log max_x p(x)`` (SPEC section 2). In region ``k`` an eps-PML
+    mechanism has at most ``k - 1`` zeros per column (Lemma 2 of Grosse et al.)."""
+    e = check_eps(eps)
+    thresholds = privacy_region_thresholds(prior)
+    return int(np.searchsorted(thresholds, e, side="right"))
+
+
+def maximal_leakage(mechanism: Any) -> float:
+    """Maximal leakage ``log sum_j max_i W[i, j]`` (for comparison with PML)."""
+    w = as_matrix(mechanism)
+    return float(max(0.0, math.log(float(w.max(axis=0).sum()))))
+
+
+def ldp_epsilon(mechanism: Any) -> float:
+    """Local-DP epsilon of a matrix: ``max_j log( max_i W[i, j] / min_i W[i, j] )``.
+
+    All-zero columns are ignored; a column mixing zeros and positive entries gives ``inf``.
+    """
+    w = as_matrix(mechanism)
+    hi = w.max(axis=0)
+    lo = w.min(axis=0)
+    used = hi > 0
+    if not used.any():  # pragma: no cover - impossible for a row-stochastic matrix
+        return 0.0
+    if (lo[used] == 0).any():
+        return math.inf
+    return float(max(0.0, np.max(np.log(hi[used]) - np.log(lo[used]))))

@@ -1,0 +1,498 @@
+"""Uncertainty sets of distributions and exact linear optimisation over them (SPEC section 4).
+
+Every set is a compact convex subset of the probability simplex on ``N`` points:
+
+- :class:`L1Ball` ``{Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset);
+- :class:`Box` ``{Q in simplex : lower <= Q <= upper}`` (beyond the paper: per-category
+  confidence intervals);
+- :class:`VertexSet` the convex hull of finitely many distributions (a polytope given by its
+  vertices, Cor. extremalSet).
+
+The worst case of a mechanism over a set (:mod:`pmlkit.worstcase`) needs, for every column
+``w = W[:, j]``, ``min_{Q in set} Q . w``. For the ball and the box this is a fractional
+knapsack solved exactly by a greedy (SPEC section 4, "Beyond the paper"), with no assumption
+such as ``beta < 2 p_min``; for a vertex set it is the minimum over the vertices.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+import numpy as np
+
+from ._validation import SUM_TOL, as_distribution, as_mechanism, check_count, check_radius, fmt
+from .errors import InfeasibleError, ValidationError
+
+__all__ = ["Box", "L1Ball", "UncertaintySet", "VertexSet", "set_from_dict"]
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a = np.array(a, dtype=np.float64, copy=True)
+    a.setflags(write=False)
+    return a
+
+
+def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
+    """A real ``N x M`` matrix of objectives (columns); a 1-D vector is one column.
+
+    Returns the matrix and whether the input was 1-D."""
+    arr = np.asarray(w, dtype=np.float64)
+    vec = arr.ndim == 1
+    if vec:
+        arr = arr[:, None]
+    if arr.ndim != 2 or arr.shape[0] != n:
+        raise ValidationError(
+            f"W must have {n} rows (one per alphabet entry of the set), got shape "
+            f"{np.shape(w)}")
+    if not np.isfinite(arr).all():
+        raise ValidationError("W must be finite (no NaN or inf)")
+    return arr, vec
+
+
+def _rng(rng: Any) -> np.random.Generator:
+    if isinstance(rng, np.random.Generator):
+        return rng
+    return np.random.default_rng(rng)
+
+
+def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
+    """Fractional knapsack, row-wise: amounts ``a`` with ``0 <= a <= caps`` filling ``budget``
+    in column order (each row of ``caps`` is already in greedy order).
+
+    ``a[k] = clip(budget - sum_{l<k} caps[l], 0, caps[k])``."""
+    before = np.cumsum(caps, axis=1)
+    before -= caps
+    return np.clip(budget - before, 0.0, caps)
+
+
+def _take_count(caps_sorted_small: np.ndarray, budget: float) -> int:
+    """How many greedy steps are enough for *any* order: the smallest ``K`` whose ``K``
+    smallest caps already sum to ``budget`` (``N`` if none)."""
+    cs = np.cumsum(caps_sorted_small)
+    k = int(np.searchsorted(cs, budget, side="left")) + 1
+    return min(k, caps_sorted_small.size)
+
+
+def _top_order(values: np.ndarray, k: int) -> np.ndarray:
+    """Per row, indices of the ``k`` largest ``values`` in decreasing order (M x k).
+
+    Uses ``argpartition`` (O(N)) before sorting only the ``k`` selected entries."""
+    n = values.shape[1]
+    if k < n:
+        part = np.argpartition(-values, k - 1, axis=1)[:, :k]
+    else:
+        part = np.broadcast_to(np.arange(n), values.shape)
+    sel = np.take_along_axis(values, part, axis=1)
+    order = np.argsort(-sel, axis=1, kind="stable")
+    return np.take_along_axis(part, order, axis=1)
+
+
+class UncertaintySet(abc.ABC):
+    """A compact convex set of distributions on ``n`` points (abstract base class).
+
+    Subclasses implement exact linear optimisation (:meth:`min_linear`,
+    :meth:`argmin_linear`), :meth:`coordinate_bounds`, :meth:`contains`, :meth:`sample`
+    and :meth:`to_dict`."""
+
+    kind: ClassVar[str] = ""
+
+    @property
+    @abc.abstractmethod
+    def n(self) -> int:
+        """Alphabet size ``N``."""
+
+    @abc.abstractmethod
+    def argmin_linear(self, W: Any) -> np.ndarray:
+        """A minimiser ``Q_j in set`` of ``Q . W[:, j]`` for every column: ``(M, N)`` array.
+
+        A 1-D ``W`` is treated as one column (result ``(1, N)``)."""
+
+    def min_linear(self, W: Any) -> np.ndarray:
+        """``min_{Q in set} Q . W[:, j]`` for every column ``j``: length-``M`` array (exact)."""
+        w, _ = _as_objective(W, self.n)
+        q = self.argmin_linear(w)
+        return np.einsum("mn,nm->m", q, w)
+
+    def max_linear(self, W: Any) -> np.ndarray:
+        """``max_{Q in set} Q . W[:, j]`` for every column ``j`` (exact)."""
+        w, _ = _as_objective(W, self.n)
+        return -self.min_linear(-w)
+
+    def argmax_linear(self, W: Any) -> np.ndarray:
+        """A maximiser per column: ``(M, N)`` array."""
+        w, _ = _as_objective(W, self.n)
+        return self.argmin_linear(-w)
+
+    @abc.abstractmethod
+    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Exact ``(min_Q Q(x), max_Q Q(x))`` over the set, for every ``x``."""
+
+    @abc.abstractmethod
+    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+        """Whether ``q`` is a distribution in the set (up to ``tol``)."""
+
+    @abc.abstractmethod
+    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+        """``k`` random distributions from the set, ``(k, N)`` (research use; ``rng`` is an
+        int seed or a ``numpy.random.Generator``). Not uniform: see each subclass."""
+
+    @abc.abstractmethod
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able description with a ``"kind"`` key; :func:`set_from_dict` inverts it."""
+
+    def _sample_from_vertices(self, k: int, rng: Any) -> np.ndarray:
+        """Random convex combinations (Dirichlet(1) weights) of ``min(N + 1, 12)`` extreme
+        points, each the minimiser of a random Gaussian linear objective."""
+        k = check_count(k, "k", minimum=0)
+        g = _rng(rng)
+        n = self.n
+        kv = min(n + 1, 12)
+        if k == 0:
+            return np.zeros((0, n))
+        obj = g.standard_normal((n, k * kv))
+        verts = self.argmin_linear(obj).reshape(k, kv, n)
+        lam = g.dirichlet(np.ones(kv), size=k)
+        out = np.einsum("kv,kvn->kn", lam, verts)
+        return np.clip(out, 0.0, None)
+
+
+@dataclass(frozen=True, eq=False)
+class L1Ball(UncertaintySet):
+    """``B_beta(center) = {Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset).
+
+    Parameters
+    ----------
+    center
+        A distribution (zero entries allowed).
+    radius
+        ``beta >= 0``; ``beta >= 2`` is the whole simplex. No assumption ``beta < 2 p_min``.
+
+    Notes
+    -----
+    ``min_Q Q . w`` is a fractional knapsack (SPEC section 4): move a mass of up to
+    ``beta / 2`` from the entries with the largest ``w`` (each gives at most
+    ``center(x)``) to an entry with the smallest ``w``. Exact in ``O(N M)`` plus a sort of the
+    ``K`` entries needed, ``K`` = the number of smallest center entries that hold
+    ``beta / 2`` of mass (``argpartition``).
+    """
+
+    center: np.ndarray
+    radius: float
+    kind: ClassVar[str] = "l1_ball"
+
+    def __post_init__(self) -> None:
+        c = as_distribution(self.center, "center")
+        r = check_radius(self.radius, "radius")
+        object.__setattr__(self, "center", _readonly(c))
+        object.__setattr__(self, "radius", r)
+
+    @property
+    def n(self) -> int:
+        return int(self.center.shape[0])
+
+    def __repr__(self) -> str:
+        return f"L1Ball(center={fmt(np.asarray(self.center))}, radius={self.radius!r})"
+
+    def argmin_linear(self, W: Any) -> np.ndarray:
+        """Minimisers by the fractional-knapsack greedy (see the class notes)."""
+        w, _ = _as_objective(W, self.n)
+        p = np.asarray(self.center)
+        n, m = w.shape
+        budget = min(self.radius / 2.0, 1.0)
+        wt = np.ascontiguousarray(w.T)  # (M, N): one row per objective column
+        q = np.broadcast_to(p, (m, n)).copy()
+        if budget <= 0.0 or n == 1:
+            return q
+        k = _take_count(np.sort(p), budget)
+        top = _top_order(wt, k)  # (M, k) largest objectives first
+        caps = p[top]
+        take = _greedy_fill(caps, budget)
+        rows = np.arange(m)[:, None]
+        q[rows, top] -= take
+        q = np.maximum(q, 0.0)
+        low = np.argmin(wt, axis=1)
+        q[np.arange(m), low] += take.sum(axis=1)
+        return q
+
+    def min_linear(self, W: Any) -> np.ndarray:
+        """``min_{Q in ball} Q . W[:, j]`` per column (greedy, exact, vectorised)."""
+        w, _ = _as_objective(W, self.n)
+        p = np.asarray(self.center)
+        n = w.shape[0]
+        budget = min(self.radius / 2.0, 1.0)
+        base = p @ w
+        if budget <= 0.0 or n == 1:
+            return base
+        wt = np.ascontiguousarray(w.T)
+        k = _take_count(np.sort(p), budget)
+        top = _top_order(wt, k)
+        vals = np.take_along_axis(wt, top, axis=1)
+        caps = p[top]
+        take = _greedy_fill(caps, budget)
+        low = wt.min(axis=1)
+        # Q . w = sum(p w) - sum(take * w_top) + sum(take) * w_min; the gain form below is
+        # exact and never below w_min
+        gain = np.einsum("mk,mk->m", take, vals - low[:, None])
+        return np.maximum(base - gain, low)
+
+    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(max(0, c - beta/2), min(1, c + beta/2))``: mass ``beta/2`` can always be moved
+        into or out of one entry (``N >= 2``); for ``N = 1`` the set is ``{(1)}``."""
+        c = np.asarray(self.center)
+        if self.n == 1:
+            return np.ones(1), np.ones(1)
+        r = self.radius / 2.0
+        return np.clip(c - r, 0.0, 1.0), np.clip(c + r, 0.0, 1.0)
+
+    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+        """``q`` is a distribution (entries ``>= -tol``, ``|sum - 1| <= tol``) with
+        ``||q - center||_1 <= radius + tol``."""
+        arr = np.asarray(q, dtype=np.float64)
+        if arr.shape != (self.n,) or not np.isfinite(arr).all():
+            return False
+        if (arr < -tol).any() or abs(arr.sum() - 1.0) > tol:
+            return False
+        return bool(np.abs(arr - self.center).sum() <= self.radius + tol)
+
+    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+        """Random points of the ball: half are ``c + t (D - c)`` with ``D ~ Dirichlet(1)``
+        and ``t = min(1, u beta / ||D - c||_1)``, ``u ~ U(0, 1)`` (a random direction inside
+        the simplex, random radius); the other half random convex combinations of extreme
+        points (minimisers of random linear objectives), which reach the boundary. Every
+        point is in the set; the law is not uniform."""
+        k = check_count(k, "k", minimum=0)
+        g = _rng(rng)
+        c = np.asarray(self.center)
+        k1 = k // 2
+        d = g.dirichlet(np.ones(self.n), size=k1) - c
+        norm = np.abs(d).sum(axis=1)
+        u = g.random(k1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = np.where(norm > 0, np.minimum(1.0, u * self.radius / norm), 0.0)
+        a = c + t[:, None] * d
+        b = self._sample_from_vertices(k - k1, g)
+        return np.clip(np.concatenate((a, b)), 0.0, None)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "center": self.center.tolist(), "radius": self.radius}
+
+
+@dataclass(frozen=True, eq=False)
+class Box(UncertaintySet):
+    """``{Q in simplex : lower <= Q <= upper}`` (beyond the paper).
+
+    Parameters
+    ----------
+    lower, upper
+        Length-``N`` vectors with ``0 <= lower <= upper <= 1``; the set is non-empty iff
+        ``sum(lower) <= 1 <= sum(upper)`` (checked with tolerance ``1e-9``).
+
+    Notes
+    -----
+    ``min_Q Q . w`` is a fractional knapsack: start from ``lower`` and give the remaining
+    mass ``1 - sum(lower)`` to the entries with the smallest ``w``, each up to
+    ``upper - lower``. Exact.
+    """
+
+    lower: np.ndarray
+    upper: np.ndarray
+    kind: ClassVar[str] = "box"
+
+    def __post_init__(self) -> None:
+        lo = _box_vector(self.lower, "lower")
+        hi = _box_vector(self.upper, "upper")
+        if lo.shape != hi.shape:
+            raise ValidationError(
+                f"lower and upper must have the same length, got {lo.size} and {hi.size}")
+        bad = np.flatnonzero(lo > hi)
+        if bad.size:
+            i = int(bad[0])
+            raise ValidationError(
+                f"lower must be <= upper entrywise, got lower[{i}] = {lo[i]!r} > "
+                f"upper[{i}] = {hi[i]!r}")
+        if lo.sum() > 1.0 + SUM_TOL:
+            raise InfeasibleError(
+                f"box contains no distribution: sum(lower) = {lo.sum()!r} > 1 (the lower "
+                "bounds must sum to at most 1)")
+        if hi.sum() < 1.0 - SUM_TOL:
+            raise InfeasibleError(
+                f"box contains no distribution: sum(upper) = {hi.sum()!r} < 1 (the upper "
+                "bounds must sum to at least 1)")
+        object.__setattr__(self, "lower", _readonly(lo))
+        object.__setattr__(self, "upper", _readonly(hi))
+
+    @property
+    def n(self) -> int:
+        return int(self.lower.shape[0])
+
+    def __repr__(self) -> str:
+        return (f"Box(lower={fmt(np.asarray(self.lower))}, "
+                f"upper={fmt(np.asarray(self.upper))})")
+
+    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        lo = np.asarray(self.lower)
+        caps_all = np.asarray(self.upper) - lo
+        budget = max(0.0, 1.0 - float(lo.sum()))
+        wt = np.ascontiguousarray(w.T)
+        k = _take_count(np.sort(caps_all), budget)
+        order = _top_order(-wt, k)  # smallest objectives first
+        caps = caps_all[order]
+        add = _greedy_fill(caps, budget)
+        return wt, order, add
+
+    def argmin_linear(self, W: Any) -> np.ndarray:
+        w, _ = _as_objective(W, self.n)
+        m = w.shape[1]
+        _, order, add = self._greedy(w)
+        q = np.broadcast_to(np.asarray(self.lower), (m, self.n)).copy()
+        q[np.arange(m)[:, None], order] += add
+        return q
+
+    def min_linear(self, W: Any) -> np.ndarray:
+        w, _ = _as_objective(W, self.n)
+        wt, order, add = self._greedy(w)
+        vals = np.take_along_axis(wt, order, axis=1)
+        return np.asarray(self.lower) @ w + np.einsum("mk,mk->m", add, vals)
+
+    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        """Exact: ``Q(x) >= max(lower(x), 1 - sum(upper) + upper(x))`` and
+        ``Q(x) <= min(upper(x), 1 - sum(lower) + lower(x))``."""
+        lo = np.asarray(self.lower)
+        hi = np.asarray(self.upper)
+        tlo = np.clip(np.maximum(lo, 1.0 - hi.sum() + hi), 0.0, 1.0)
+        thi = np.clip(np.minimum(hi, 1.0 - lo.sum() + lo), 0.0, 1.0)
+        return tlo, np.maximum(thi, tlo)
+
+    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+        arr = np.asarray(q, dtype=np.float64)
+        if arr.shape != (self.n,) or not np.isfinite(arr).all():
+            return False
+        if abs(arr.sum() - 1.0) > tol:
+            return False
+        return bool((arr >= self.lower - tol).all() and (arr <= self.upper + tol).all())
+
+    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+        """Random convex combinations (Dirichlet(1) weights) of ``min(N + 1, 12)`` extreme
+        points of the box, each the greedy minimiser of a random Gaussian objective. Every
+        point is in the set; the law is not uniform."""
+        return self._sample_from_vertices(k, rng)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "lower": self.lower.tolist(), "upper": self.upper.tolist()}
+
+
+def _box_vector(v: Any, name: str) -> np.ndarray:
+    try:
+        arr = np.asarray(v, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"{name} must be a 1-D array of numbers, got {fmt(v)}") from exc
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValidationError(f"{name} must be a non-empty 1-D array, got shape {arr.shape}")
+    if not np.isfinite(arr).all():
+        raise ValidationError(f"{name} must be finite (no NaN or inf), got {fmt(arr)}")
+    bad = np.flatnonzero((arr < 0) | (arr > 1))
+    if bad.size:
+        i = int(bad[0])
+        raise ValidationError(f"{name} entries must be in [0, 1], got {name}[{i}] = {arr[i]!r}")
+    return arr
+
+
+@dataclass(frozen=True, eq=False)
+class VertexSet(UncertaintySet):
+    """The convex hull of the rows of ``vertices`` (``k x N``, each row a distribution).
+
+    A linear function is minimised at a vertex, and PML is convex in the distribution
+    (Prop. epsPMLisconvex, Cor. extremalSet), so the worst case is a max over the vertices.
+    """
+
+    vertices: np.ndarray
+    kind: ClassVar[str] = "vertex_set"
+
+    def __post_init__(self) -> None:
+        v = self.vertices
+        if isinstance(v, np.ndarray | list | tuple) and np.ndim(v) == 1:
+            v = np.asarray(v, dtype=np.float64)[None, :]
+        arr = as_mechanism(v, "vertices")  # rows: non-negative, finite, sum to 1
+        object.__setattr__(self, "vertices", _readonly(arr))
+
+    @property
+    def n(self) -> int:
+        return int(self.vertices.shape[1])
+
+    def __repr__(self) -> str:
+        return f"VertexSet(vertices={fmt(np.asarray(self.vertices))})"
+
+    def argmin_linear(self, W: Any) -> np.ndarray:
+        w, _ = _as_objective(W, self.n)
+        vals = self.vertices @ w
+        return np.asarray(self.vertices)[np.argmin(vals, axis=0)].copy()
+
+    def min_linear(self, W: Any) -> np.ndarray:
+        w, _ = _as_objective(W, self.n)
+        return (self.vertices @ w).min(axis=0)
+
+    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+        v = np.asarray(self.vertices)
+        return v.min(axis=0), v.max(axis=0)
+
+    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+        """Whether ``q`` is (within ``tol`` in l1) a convex combination of the vertices: an
+        LP ``min ||V^T lam - q||_1`` over ``lam`` in the simplex (scipy HiGHS)."""
+        arr = np.asarray(q, dtype=np.float64)
+        if arr.shape != (self.n,) or not np.isfinite(arr).all():
+            return False
+        if (arr < -tol).any() or abs(arr.sum() - 1.0) > tol:
+            return False
+        from scipy.optimize import linprog
+
+        v = np.asarray(self.vertices)
+        k, n = v.shape
+        # variables: lam (k), s (n) with -s <= V^T lam - q <= s
+        c = np.concatenate((np.zeros(k), np.ones(n)))
+        a_ub = np.block([[v.T, -np.eye(n)], [-v.T, -np.eye(n)]])
+        b_ub = np.concatenate((arr, -arr))
+        a_eq = np.concatenate((np.ones(k), np.zeros(n)))[None, :]
+        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0],
+                      bounds=[(0, None)] * (k + n), method="highs")
+        return bool(res.status == 0 and res.fun <= tol)
+
+    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+        """Convex combinations of the vertices with Dirichlet(1) weights."""
+        k = check_count(k, "k", minimum=0)
+        g = _rng(rng)
+        lam = g.dirichlet(np.ones(self.vertices.shape[0]), size=k)
+        return lam @ self.vertices
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "vertices": self.vertices.tolist()}
+
+
+_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
+    "l1_ball": (L1Ball, ("center", "radius")),
+    "box": (Box, ("lower", "upper")),
+    "vertex_set": (VertexSet, ("vertices",)),
+}
+
+
+def set_from_dict(d: Mapping[str, Any]) -> UncertaintySet:
+    """Rebuild a set from its :meth:`UncertaintySet.to_dict` (validating everything again).
+
+    Raises
+    ------
+    ValidationError
+        Unknown ``kind``, missing or unexpected keys, or invalid parameters."""
+    if not isinstance(d, Mapping):
+        raise ValidationError(f"uncertainty set must be a mapping, got {type(d).__name__}")
+    kind = d.get("kind")
+    if kind not in _KINDS:
+        raise ValidationError(
+            f"uncertainty set 'kind' must be one of {sorted(_KINDS)}, got {kind!r}")
+    cls, keys = _KINDS[kind]
+    given = set(d) - {"kind"}
+    if given != set(keys):
+        raise ValidationError(
+            f"uncertainty set of kind {kind!r} needs keys {sorted(keys)}, got {sorted(given)}")
+    return cls(*(d[k] for k in keys))

@@ -1,0 +1,114 @@
+"""Exact worst-case PML over an uncertainty set (Def. localcap, Def. leakagesensitivity).
+
+Beyond the paper (SPEC section 4): the paper bounds the local leakage capacity and
+sensitivity over an l1-ball in closed form (Thm l1gamma, valid for ``beta < 2 p_min``);
+here they are computed exactly for any :class:`pmlkit.sets.UncertaintySet` from the exact
+``min_{Q in set} Q . W[:, j]`` of each column (a fractional-knapsack greedy for balls and
+boxes, a max over vertices for vertex sets), with no assumption on the radius.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from ._validation import as_distribution, check_prior_matches
+from .errors import ValidationError
+from .leakage import eps_min
+from .mechanism import as_matrix
+from .sets import UncertaintySet
+
+__all__ = ["leakage_capacity", "leakage_sensitivity", "worst_case_distribution"]
+
+
+def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
+    if not isinstance(uncertainty_set, UncertaintySet):
+        raise ValidationError(
+            "uncertainty_set must be a pmlkit.sets.UncertaintySet (L1Ball, Box, VertexSet), "
+            f"got {type(uncertainty_set).__name__}; for a single prior use eps_min")
+    if uncertainty_set.n != w.shape[0]:
+        raise ValidationError(
+            f"uncertainty_set is over {uncertainty_set.n} categories but mechanism has "
+            f"{w.shape[0]} rows (inputs); they must match")
+    return uncertainty_set
+
+
+def _column_values(w: np.ndarray, uset: UncertaintySet) -> tuple[np.ndarray, np.ndarray]:
+    """Per column: ``sup_Q log(max_i W[i,j] / Q_Y[j])`` (``-inf`` for columns that no Q in
+    the set can produce) and the exact ``min_Q Q_Y[j]``."""
+    top = w.max(axis=0)
+    qmin = uset.min_linear(w)
+    qmax = uset.max_linear(w)
+    live = (qmax > 0) & (top > 0)
+    vals = np.full(w.shape[1], -np.inf)
+    dead_min = live & (qmin <= 0)
+    ok = live & ~dead_min
+    vals[ok] = np.log(top[ok]) - np.log(qmin[ok])
+    vals[dead_min] = np.inf
+    return vals, qmin
+
+
+def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
+    """Exact local leakage capacity ``C(W, P) = sup_{Q in P} eps_min(W, Q)`` (Def. localcap).
+
+    ``C = max_j [ log max_i W[i, j] - log min_{Q in P} Q . W[:, j] ]`` over the columns ``j``
+    that some ``Q`` in the set gives positive probability (``max_Q Q . W[:, j] > 0``).
+
+    Returns ``inf`` when such a column also has ``min_Q Q . W[:, j] = 0``: on the segment
+    from a ``Q_0`` with ``Q_0 W[:, j] = 0`` to a ``Q_1`` with ``Q_1 W[:, j] > 0`` (inside the
+    convex set) ``Q_Y(j) -> 0`` while staying positive, so ``pml(y_j)`` is unbounded; the
+    supremum is not attained.
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    uncertainty_set
+        :class:`pmlkit.sets.L1Ball`, :class:`~pmlkit.sets.Box` or
+        :class:`~pmlkit.sets.VertexSet` over ``N`` categories. (For one prior use
+        :func:`pmlkit.eps_min`.)
+    """
+    w = as_matrix(mechanism)
+    uset = _check_set(uncertainty_set, w)
+    vals, _ = _column_values(w, uset)
+    best = float(vals.max())
+    return math.inf if best == math.inf else max(0.0, best)
+
+
+def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: UncertaintySet) -> float:
+    """Exact local leakage sensitivity (Def. leakagesensitivity).
+
+    ``S_p(W, P) = sup_{Q in P} eps_min(W, Q) - eps_min(W, p) = C(W, P) - eps_min(W, p)``.
+
+    Raises
+    ------
+    ValidationError
+        When ``prior`` is not in the set (tolerance ``1e-9``): the definition needs
+        ``p in P``."""
+    w = as_matrix(mechanism)
+    p = as_distribution(prior)
+    check_prior_matches(w, p)
+    uset = _check_set(uncertainty_set, w)
+    if not uset.contains(p):
+        raise ValidationError(
+            f"prior must lie in the uncertainty set (Def. leakagesensitivity needs p in P), "
+            f"got prior {p.tolist()!r} outside {uset!r}")
+    cap = leakage_capacity(w, uset)
+    if math.isinf(cap):
+        return math.inf
+    return max(0.0, cap - eps_min(w, p))
+
+
+def worst_case_distribution(mechanism: Any, uncertainty_set: UncertaintySet) -> np.ndarray:
+    """A distribution ``Q*`` in the set attaining the capacity: ``eps_min(W, Q*) = C(W, P)``.
+
+    ``Q*`` minimises ``Q . W[:, j*]`` for the column ``j*`` achieving the maximum in
+    :func:`leakage_capacity`. When the capacity is ``inf`` the supremum is not attained and
+    ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``."""
+    w = as_matrix(mechanism)
+    uset = _check_set(uncertainty_set, w)
+    vals, _ = _column_values(w, uset)
+    j = int(np.argmax(vals))
+    return uset.argmin_linear(w[:, [j]])[0]
