@@ -373,6 +373,9 @@ class AtomicWriter:
                                    dir=self.path.parent)
         os.close(fd)
         self._tmp = Path(tmp)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(self._tmp, 0o666 & ~umask)  # mkstemp makes 0600; use the usual mode
         try:
             if self.format == "parquet":
                 import pyarrow.parquet as pq

@@ -91,6 +91,13 @@ class _SpawnCounter:
     n: int = 0
     lock: threading.Lock = field(default_factory=threading.Lock)
 
+    def __getstate__(self) -> dict[str, int]:  # picklable (Dask ships streams to workers)
+        return {"n": self.n}
+
+    def __setstate__(self, state: dict[str, int]) -> None:
+        self.n = state["n"]
+        self.lock = threading.Lock()
+
     def take(self, k: int) -> range:
         with self.lock:
             start = self.n

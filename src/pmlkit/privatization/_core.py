@@ -1,0 +1,621 @@
+"""The sampling engine: map each input label to an output label drawn from its row.
+
+Algorithm (per record, vectorised over chunks of records)
+---------------------------------------------------------
+For every row ``i`` of the ``N x M`` mechanism ``W`` an alias table (Walker 1977, Vose
+1991) is built once: ``prob[i, j]`` in ``[0, 1]`` and ``alias[i, j]`` in ``{0..M-1}`` such
+that drawing ``j`` uniformly and keeping it with probability ``prob[i, j]`` (else taking
+``alias[i, j]``) yields output ``j`` with probability exactly ``W[i, j]`` (up to float
+rounding, ~1e-16). One uniform ``u`` per record suffices: ``x = u * M``, ``j = floor(x)``,
+``v = x - j``; output ``j`` if ``v < prob[i, j]`` else ``alias[i, j]``. The fractional part
+keeps ``53 - log2(M)`` random bits. Outputs with ``W[i, j] = 0`` are never produced (their
+``prob`` is forced to 0 and their alias points to a positive entry).
+
+Records are processed in chunks of :data:`CHUNK_ROWS` rows so the temporaries stay
+bounded (a few tens of MB) whatever the input size.
+
+Labels
+------
+Inputs are matched against the mechanism's ``input_labels`` by value *and kind* (bool
+labels never match integers and vice versa). A null (None, NaN, pandas NA, Arrow null)
+or a value that is not an input label raises :class:`~pmlkit.errors.DataError` naming the
+value and the number of rows holding it (over the whole input). Nothing is dropped or
+mapped silently; row order and count are kept.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import fmt
+from ..errors import DataError, ValidationError
+from ..mechanism import Mechanism, as_matrix
+from ..rng import RandomSource, resolve_rng
+
+__all__ = [
+    "CHUNK_ROWS",
+    "AliasSampler",
+    "PrivatizationReport",
+    "as_mechanism_object",
+    "privatize",
+    "privatize_with_report",
+]
+
+#: Records processed per chunk (bounded memory).
+CHUNK_ROWS = 1 << 20
+
+
+def as_mechanism_object(mechanism: Any) -> Mechanism:
+    """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
+    (labels ``0..N-1`` / ``0..M-1``)."""
+    if isinstance(mechanism, Mechanism):
+        return mechanism
+    return Mechanism(as_matrix(mechanism))
+
+
+def _label_kind(labels: Sequence[Any]) -> str:
+    kinds = set()
+    for v in labels:
+        if isinstance(v, bool | np.bool_):
+            kinds.add("bool")
+        elif isinstance(v, int | np.integer):
+            kinds.add("int")
+        elif isinstance(v, float | np.floating):
+            kinds.add("float")
+        elif isinstance(v, str):
+            kinds.add("str")
+        else:
+            kinds.add("object")
+    if kinds <= {"int", "float"} and "float" in kinds:
+        return "float"
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+class AliasSampler:
+    """Alias tables of a mechanism's rows and the vectorised one-uniform draw.
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic ``N x M`` matrix (validated by :func:`pmlkit.mechanism.as_matrix`).
+    """
+
+    def __init__(self, matrix: Any) -> None:
+        w = as_matrix(matrix)
+        n, m = w.shape
+        prob = np.zeros((n, m))
+        alias = np.zeros((n, m), dtype=np.intp)
+        for i in range(n):  # loop over rows of the matrix (not records)
+            prob[i], alias[i] = self._vose(w[i])
+        self.n_inputs, self.n_outputs = n, m
+        self.prob_flat = prob.ravel()
+        self.alias_flat = alias.ravel()
+
+    @staticmethod
+    def _vose(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        m = row.size
+        scaled = row * m
+        prob = np.zeros(m)
+        alias = np.arange(m, dtype=np.intp)
+        small = [j for j in range(m) if scaled[j] < 1.0]
+        large = [j for j in range(m) if scaled[j] >= 1.0]
+        while small and large:
+            s, g = small.pop(), large.pop()
+            prob[s] = scaled[s]
+            alias[s] = g
+            scaled[g] = (scaled[g] + scaled[s]) - 1.0
+            (small if scaled[g] < 1.0 else large).append(g)
+        for j in large + small:  # leftovers are 1 up to rounding
+            prob[j] = 1.0
+        best = int(np.argmax(row))
+        zero = row == 0.0
+        prob[zero] = 0.0  # never output an impossible label
+        alias[zero & (row[alias] == 0.0)] = best
+        return prob, alias
+
+    def draw(self, codes: np.ndarray, generator: np.random.Generator) -> np.ndarray:
+        """Output indices for input indices ``codes`` (one uniform per record)."""
+        m = self.n_outputs
+        u = generator.random(codes.shape[0])
+        if m == 1:
+            return np.zeros(codes.shape[0], dtype=np.intp)
+        u *= m
+        j = u.astype(np.intp)
+        u -= j
+        np.minimum(j, m - 1, out=j)  # u*m may round up to m
+        flat = codes.astype(np.intp, copy=False) * m
+        flat += j
+        keep = u < self.prob_flat[flat]
+        return np.where(keep, j, self.alias_flat[flat])
+
+
+class _Encoder:
+    """Map chunks of values to input indices; collect nulls/unknowns over all chunks."""
+
+    def __init__(self, labels: Sequence[Any]) -> None:
+        self.labels = tuple(labels)
+        self.kind = _label_kind(self.labels)
+        self.range_labels = self.kind == "int" and self.labels == tuple(range(len(labels)))
+        self.nulls = 0
+        self.unknown: Counter[Any] = Counter()
+        self._index: Any = None
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.nulls or self.unknown)
+
+    def _pd_index(self) -> Any:
+        if self._index is None:
+            import pandas as pd
+
+            self._index = pd.Index(list(self.labels),
+                                   dtype=object if self.kind in ("bool", "mixed", "object")
+                                   else None)
+        return self._index
+
+    def _kind_ok(self, dtype_kind: str) -> bool:
+        """Whether values of numpy dtype kind can ever equal the labels."""
+        if dtype_kind == "b":
+            return self.kind == "bool"
+        if dtype_kind in "iu":
+            return self.kind in ("int", "float", "mixed")
+        if dtype_kind == "f":
+            return self.kind in ("int", "float", "mixed")
+        if dtype_kind in "US":
+            return self.kind in ("str", "mixed")
+        return True
+
+    def encode_numpy(self, values: np.ndarray) -> np.ndarray | None:
+        """Indices (intp) of a 1-D numpy chunk, or None after recording its problems."""
+        kind = values.dtype.kind
+        if kind in "iu" and self.range_labels:
+            codes = values.astype(np.intp, copy=False)
+            bad = (codes < 0) | (codes >= len(self.labels))
+            if not bad.any():
+                return codes
+            self._record(values[bad], np.zeros(int(bad.sum()), dtype=bool))
+            return None
+        if kind == "b" and self.kind == "bool":
+            lookup = np.full(2, -1, dtype=np.intp)
+            for i, lab in enumerate(self.labels):
+                lookup[int(lab)] = i
+            codes = lookup[values.astype(np.intp)]
+        elif not self._kind_ok(kind):
+            codes = np.full(values.shape[0], -1, dtype=np.intp)
+        else:
+            codes = self._pd_index().get_indexer(values)
+            if kind == "O" and self.kind != "mixed":
+                codes = self._fix_object_kinds(values, codes)
+        bad = codes < 0
+        if not bad.any():
+            return codes
+        self._record(values[bad], _null_mask(values[bad]))
+        return None
+
+    def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
+        """In object arrays True == 1 hashes alike: a bool never matches an int label (and
+        an int never matches a bool label)."""
+        if self.kind not in ("bool", "int", "float"):
+            return codes
+        is_bool = np.fromiter((isinstance(v, bool | np.bool_) for v in values), dtype=bool,
+                              count=values.shape[0])
+        wrong = (codes >= 0) & (is_bool != (self.kind == "bool"))
+        if not wrong.any():
+            return codes
+        codes = codes.copy()
+        codes[wrong] = -1
+        return codes
+
+    def _record(self, bad_values: np.ndarray, null: np.ndarray) -> None:
+        self.nulls += int(null.sum())
+        rest = bad_values[~null]
+        if rest.size:
+            import pandas as pd
+
+            vc = pd.Series(rest, dtype=object).value_counts(dropna=False)
+            for v, c in vc.items():
+                self.unknown[v] += int(c)
+
+    def encode_arrow(self, chunk: Any) -> np.ndarray | None:
+        """Indices of a pyarrow Array chunk (dictionary arrays encode their dictionary)."""
+        import pyarrow as pa
+
+        if pa.types.is_dictionary(chunk.type):
+            dict_codes = self.encode_arrow_values(chunk.dictionary)
+            idx = chunk.indices.to_numpy(zero_copy_only=False)
+            nullmask = chunk.is_null().to_numpy(zero_copy_only=False)
+            if dict_codes is None or nullmask.any():
+                # fall back to decoding for a complete count of the problems
+                return self._encode_arrow_plain(chunk.dictionary_decode())
+            return dict_codes[np.where(nullmask, 0, idx)]
+        return self._encode_arrow_plain(chunk)
+
+    def encode_arrow_values(self, arr: Any) -> np.ndarray | None:
+        saved = (self.nulls, Counter(self.unknown))
+        out = self._encode_arrow_plain(arr)
+        if out is None:
+            self.nulls, self.unknown = saved
+        return out
+
+    def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        t = arr.type
+        ok = ((pa.types.is_boolean(t) and self.kind == "bool")
+              or ((pa.types.is_integer(t) or pa.types.is_floating(t))
+                  and self.kind in ("int", "float"))
+              or ((pa.types.is_string(t) or pa.types.is_large_string(t)
+                   or pa.types.is_string_view(t)) and self.kind == "str"))
+        value_set = None
+        if ok:
+            try:
+                value_set = pa.array(list(self.labels), type=t)
+            except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+                value_set = None
+        nullmask = arr.is_null().to_numpy(zero_copy_only=False)
+        if value_set is None:
+            codes = np.full(len(arr), -1, dtype=np.intp)
+        else:
+            idx = pc.index_in(arr, value_set=value_set)
+            codes = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
+        bad = codes < 0
+        if not bad.any():
+            return codes
+        bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
+        self._record(bad_vals, nullmask[bad])
+        return None
+
+    def error(self, what: str = "values") -> DataError:
+        parts = []
+        if self.unknown:
+            common = self.unknown.most_common()
+            v, c = common[0]
+            msg = (f"{what}: value {fmt(v)} appears in {c} row{'s' if c != 1 else ''} but is "
+                   f"not an input label of the mechanism (input labels: "
+                   f"{', '.join(map(repr, self.labels[:20]))}"
+                   f"{', ...' if len(self.labels) > 20 else ''})")
+            if len(common) > 1:
+                others = ", ".join(f"{fmt(u)} ({n} rows)" for u, n in common[1:6])
+                more = f" and {len(common) - 6} more" if len(common) > 6 else ""
+                msg += f"; other unknown values: {others}{more}"
+            parts.append(msg)
+        if self.nulls:
+            parts.append(f"{what}: {self.nulls} row{'s' if self.nulls != 1 else ''} hold a "
+                         "null/missing value (None/NaN/NA), which cannot be privatised; drop "
+                         "or impute them explicitly first")
+        return DataError("; ".join(parts) + "; nothing was privatised")
+
+
+def _null_mask(values: np.ndarray) -> np.ndarray:
+    import pandas as pd
+
+    return np.asarray(pd.isna(values), dtype=bool)
+
+
+@dataclass(frozen=True)
+class PrivatizationReport:
+    """What a privatisation did: how many rows, with which mechanism and randomness.
+
+    Attributes
+    ----------
+    rows
+        Number of records privatised (``None`` for a lazy Dask result).
+    seeded
+        ``True`` if the randomness was seeded (reproducible research run, *not* for
+        protecting people); ``False`` for the secure default.
+    rng
+        Description of the random source (never its key or state).
+    mechanism_sha256
+        The digest of the mechanism's JSON document.
+    columns
+        The columns privatised (``()`` for a single array/Series).
+    output_counts
+        Count of each output label (``None`` when not computed).
+    """
+
+    rows: int | None
+    seeded: bool
+    rng: str
+    mechanism_sha256: str
+    columns: tuple[str, ...] = ()
+    output_counts: dict[Any, int] | None = field(default=None, compare=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "seeded": self.seeded, "rng": self.rng,
+                "mechanism_sha256": self.mechanism_sha256, "columns": list(self.columns),
+                "output_counts": None if self.output_counts is None
+                else {str(k): v for k, v in self.output_counts.items()}}
+
+
+def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
+    labels = list(mech.output_labels)
+    if like_dtype is not None and like_dtype.kind == "O":
+        out = np.empty(len(labels), dtype=object)
+        out[:] = labels
+        return out
+    kind = _label_kind(labels)
+    if kind in ("mixed", "object"):
+        out = np.empty(len(labels), dtype=object)
+        out[:] = labels
+        return out
+    return np.asarray(labels)
+
+
+def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
+                     generator: np.random.Generator, what: str) -> np.ndarray:
+    if values.ndim != 1:
+        raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
+    enc = _Encoder(mech.input_labels)
+    n = values.shape[0]
+    idx = np.empty(n, dtype=np.intp)
+    for start in range(0, n, CHUNK_ROWS):  # loop over chunks of 2^20 records
+        codes = enc.encode_numpy(values[start:start + CHUNK_ROWS])
+        if codes is None or enc.failed:
+            continue
+        idx[start:start + codes.shape[0]] = sampler.draw(codes, generator)
+    if enc.failed:
+        raise enc.error(what)
+    return idx
+
+
+def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
+                     generator: np.random.Generator, what: str) -> Any:
+    import pyarrow as pa
+
+    chunked = isinstance(arr, pa.ChunkedArray)
+    pieces = arr.chunks if chunked else [arr]
+    enc = _Encoder(mech.input_labels)
+    out_pieces = []
+    for piece in pieces:
+        for start in range(0, len(piece), CHUNK_ROWS):
+            codes = enc.encode_arrow(piece.slice(start, CHUNK_ROWS))
+            if codes is None or enc.failed:
+                continue
+            out_pieces.append(sampler.draw(codes, generator))
+    if enc.failed:
+        raise enc.error(what)
+    out_type = _arrow_output_type(mech, arr.type)
+    out_labels = pa.array(list(mech.output_labels), type=out_type)
+    results = []
+    pos = 0
+    for piece in pieces:
+        n = len(piece)
+        taken = [out_labels.take(pa.array(c)) for c in out_pieces[pos:pos + _n_chunks(n)]]
+        pos += _n_chunks(n)
+        results.append(pa.concat_arrays(taken) if taken else pa.array([], type=out_type))
+    if chunked:
+        return pa.chunked_array(results, type=out_type)
+    return results[0]
+
+
+def _n_chunks(n: int) -> int:
+    return max(0, math.ceil(n / CHUNK_ROWS))
+
+
+def _arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
+    """Arrow type for the output labels: the input's type when the labels fit it."""
+    import pyarrow as pa
+
+    base = in_type.value_type if pa.types.is_dictionary(in_type) else in_type
+    try:
+        pa.array(list(mech.output_labels), type=base)
+        if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+            return base
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
+        pass
+    return pa.array(list(mech.output_labels)).type
+
+
+def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
+                      generator: np.random.Generator, what: str) -> Any:
+    import pandas as pd
+
+    if isinstance(s.dtype, pd.CategoricalDtype):
+        cats = s.cat.categories
+        enc = _Encoder(mech.input_labels)
+        cat_codes = enc.encode_numpy(np.asarray(cats, dtype=object) if cats.dtype == object
+                                     else cats.to_numpy())
+        used = np.unique(s.cat.codes.to_numpy())
+        if cat_codes is None or (used < 0).any():
+            # count problems over the actual values (categories may be unused)
+            vals = s.to_numpy(dtype=object, na_value=None)
+            idx = _privatize_numpy(mech, sampler, vals, generator, what)
+        else:
+            codes = cat_codes[s.cat.codes.to_numpy()]
+            idx = np.empty(codes.shape[0], dtype=np.intp)
+            for start in range(0, codes.shape[0], CHUNK_ROWS):
+                idx[start:start + CHUNK_ROWS] = sampler.draw(codes[start:start + CHUNK_ROWS],
+                                                             generator)
+        out_cats = pd.Index(list(mech.output_labels),
+                            dtype=object if _label_kind(mech.output_labels) == "bool"
+                            else None)
+        cat = pd.Categorical.from_codes(idx, categories=out_cats)
+        return pd.Series(cat, index=s.index, name=s.name)
+    if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
+        vals = s.to_numpy(dtype=object, na_value=None)
+    elif s.dtype.kind in "biuf" and s.dtype != object:
+        vals = s.to_numpy()
+    else:
+        vals = s.to_numpy(dtype=object)
+    idx = _privatize_numpy(mech, sampler, vals, generator, what)
+    out_vals = _output_array(mech, None)[idx]
+    out = pd.Series(out_vals, index=s.index, name=s.name)
+    if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+        try:
+            out = out.astype(s.dtype)
+        except (TypeError, ValueError):
+            pass
+    return out
+
+
+def _mech_digest(mech: Mechanism) -> str:
+    return str(mech.to_dict()["sha256"])
+
+
+def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
+         into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+    """Privatise ``values``; returns (result, columns, rows, output index counts)."""
+    import sys
+
+    sampler = AliasSampler(mech.matrix)
+    gen = source.generator
+    if "dask" in sys.modules and _is_dask(values):
+        from ._dask import privatize_dask
+
+        result, cols = privatize_dask(mech, values, source, columns=columns, into=into)
+        return result, cols, None, None
+    pd = sys.modules.get("pandas")
+    pa = sys.modules.get("pyarrow")
+    if pd is not None and isinstance(values, pd.DataFrame):
+        cols, targets = _columns_into(values, columns, into)
+        out = values.copy()
+        counts = np.zeros(mech.n_outputs, dtype=np.int64)
+        for col, target in zip(cols, targets, strict=True):
+            res = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
+            out[target] = res.to_numpy() if not isinstance(
+                res.dtype, pd.CategoricalDtype) else res.array
+            counts += _counts(mech, res)
+        return out, tuple(cols), len(values), counts
+    if columns is not None or into is not None:
+        raise ValidationError("columns= and into= apply to DataFrames only; got a "
+                              f"{type(values).__name__}")
+    if pd is not None and isinstance(values, pd.Series):
+        res = _privatize_pandas(mech, sampler, values, gen, "values")
+        return res, (), len(values), _counts(mech, res)
+    if pd is not None and isinstance(values, pd.Categorical):
+        res = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
+        return res.array, (), len(values), _counts(mech, res)
+    if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
+        res = _privatize_arrow(mech, sampler, values, gen, "values")
+        return res, (), len(values), None
+    if isinstance(values, np.ndarray):
+        idx = _privatize_numpy(mech, sampler, values, gen, "values")
+        out = _output_array(mech, values.dtype)[idx]
+        return out, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
+    if isinstance(values, list | tuple):
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = list(values)
+        idx = _privatize_numpy(mech, sampler, arr, gen, "values")
+        labels = list(mech.output_labels)
+        return [labels[i] for i in idx.tolist()], (), len(values), \
+            np.bincount(idx, minlength=mech.n_outputs)
+    raise ValidationError(
+        "values must be a numpy array, list, pandas Series/Categorical/DataFrame, pyarrow "
+        f"Array/ChunkedArray or dask DataFrame/Series, got {type(values).__name__}")
+
+
+def _counts(mech: Mechanism, res: Any) -> np.ndarray:
+    import pandas as pd
+
+    vc = pd.Series(res).value_counts()
+    return np.array([int(vc.get(lab, 0)) for lab in mech.output_labels], dtype=np.int64)
+
+
+def _is_dask(values: Any) -> bool:
+    mod = type(values).__module__
+    return mod.startswith("dask")
+
+
+def _columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
+    if columns is None:
+        raise ValidationError("columns= is required to privatise a DataFrame (name the "
+                              "column(s) holding the sensitive labels)")
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    if not cols:
+        raise ValidationError("columns must name at least one column, got []")
+    missing = [c for c in cols if c not in df.columns]
+    if missing:
+        raise DataError(f"column {missing[0]!r} not found; available columns: "
+                        f"{', '.join(map(repr, list(df.columns)))}")
+    if into is None:
+        targets = cols
+    else:
+        targets = [into] if isinstance(into, str) else list(into)
+        if len(targets) != len(cols):
+            raise ValidationError(f"into must give one new name per column: {len(cols)} "
+                                  f"column(s) {cols!r} but into={targets!r}")
+    if len(set(targets)) != len(targets):
+        raise ValidationError(f"into names must be unique, got {targets!r}")
+    return cols, targets
+
+
+def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
+                          columns: str | Sequence[str] | None = None,
+                          into: str | Sequence[str] | None = None
+                          ) -> tuple[Any, PrivatizationReport]:
+    """Like :func:`privatize`, also returning a :class:`PrivatizationReport`.
+
+    The report records whether the run was seeded (research only) or used the secure
+    default, the rng description, the mechanism's digest, the number of rows and the
+    output counts."""
+    mech = as_mechanism_object(mechanism)
+    source = resolve_rng(rng)
+    result, cols, rows, counts = _run(mech, values, source, columns=columns, into=into)
+    report = PrivatizationReport(
+        rows=rows, seeded=source.seeded, rng=source.description,
+        mechanism_sha256=_mech_digest(mech), columns=cols,
+        output_counts=None if counts is None else
+        {lab: int(c) for lab, c in zip(mech.output_labels, counts, strict=True)})
+    _attach_attrs(result, report)
+    return result, report
+
+
+def _attach_attrs(result: Any, report: PrivatizationReport) -> None:
+    attrs = getattr(result, "attrs", None)
+    if isinstance(attrs, dict):
+        attrs["pmlkit_privatization"] = report.to_dict()
+
+
+def privatize(mechanism: Any, values: Any, *, rng: Any = None,
+              columns: str | Sequence[str] | None = None,
+              into: str | Sequence[str] | None = None) -> Any:
+    """Privatise records: replace each input label by an output label drawn from its row.
+
+    For a record with label ``x_i`` the output is ``y_j`` with probability
+    ``W[i, j] = P(Y = y_j | X = x_i)`` (the mechanism's row ``i``), independently across
+    records. Sampling uses alias tables and one uniform per record (see the module
+    docstring), in chunks of :data:`CHUNK_ROWS` rows.
+
+    Parameters
+    ----------
+    mechanism
+        A :class:`pmlkit.Mechanism` (labels from it) or a row-stochastic 2-D array
+        (labels ``0..N-1`` in, ``0..M-1`` out).
+    values
+        The labels: numpy array, list/tuple, pandas Series / Categorical / DataFrame (with
+        ``columns=``), pyarrow Array / ChunkedArray, or a dask Series / DataFrame (lazy
+        result; each partition gets its own independent stream spawned from one root).
+    rng
+        ``None`` (default): cryptographically secure randomness (:mod:`pmlkit.rng`). An
+        int seed or a numpy Generator: reproducible research runs only. Which one was used
+        is recorded: pandas results carry ``result.attrs["pmlkit_privatization"]`` (a
+        :meth:`PrivatizationReport.to_dict`); :func:`privatize_with_report` returns the
+        report for any container; files get a manifest (see :func:`privatize_file`).
+    columns, into
+        DataFrames only: the column(s) to privatise, and optionally new column names to
+        write the outputs into (default: replace the values in place). Every other column
+        and the index are kept.
+
+    Returns
+    -------
+    The same kind of container, same length and order (and pandas index), holding output
+    labels of the mechanism's label type: numpy array, list, pandas Series (same index and
+    name; categorical in, categorical out), pandas Categorical, pyarrow Array/ChunkedArray
+    (same chunking; dictionary input gives plain output), pandas/dask DataFrame.
+
+    Raises
+    ------
+    DataError
+        A value that is not an input label, or a null: the message names the value and
+        the number of rows holding it. Nothing is privatised in that case.
+    ValidationError
+        Bad mechanism, rng, columns or container.
+    """
+    return privatize_with_report(mechanism, values, rng=rng, columns=columns, into=into)[0]
