@@ -1,0 +1,347 @@
+"""Calibrating Laplace and Gaussian noise on binary data from a reference sample
+(paper Section "examples"; SPEC sections 6 and 8).
+
+The two labels of the data are mapped to ``-1``/``+1`` explicitly (``positive`` names the
+label that becomes ``+1``); the estimate ``p_hat = (P(-1), P(+1))`` comes from the ``m``
+samples, and an uncertainty set containing the true prior with probability
+``>= 1 - delta`` (the paper's l1-ball with ``beta*(delta)`` of eq. binarybeta by default,
+any :func:`pmlkit.confidence.confidence_set` method otherwise) turns it into a guarantee.
+The core computations only need a lower bound on ``p_min`` (Laplace) or the interval of
+``P(+1)`` (Gaussian), which every set provides exactly via ``coordinate_bounds()``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .._validation import check_delta, check_eps
+from ..errors import DataError, ValidationError
+from ._args import check_scale
+from .gaussian import _as_eps_array, _delta1, _paper_eps
+from .laplace import laplace_scale, worst_case_p_min
+from .pldp import pldp_eps
+
+__all__ = [
+    "DEFAULT_GAUSSIAN_EPS",
+    "GaussianCalibration",
+    "LaplaceCalibration",
+    "calibrate_gaussian",
+    "calibrate_laplace",
+]
+
+#: eps grid of :func:`calibrate_gaussian` when none is given: 60 points in [0.05, 3].
+DEFAULT_GAUSSIAN_EPS = np.linspace(0.05, 3.0, 60)
+
+
+def _ro(a: Any) -> np.ndarray:
+    out = np.array(a, dtype=np.float64, copy=True)
+    out.setflags(write=False)
+    return out
+
+
+@dataclass(frozen=True)
+class _Binary:
+    labels: tuple[Any, Any]  # (label mapped to -1, label mapped to +1)
+    counts: tuple[int, int]
+    m: int
+
+    @property
+    def p_hat(self) -> tuple[float, float]:
+        return self.counts[0] / self.m, self.counts[1] / self.m
+
+
+def _same_label(a: Any, b: Any) -> bool:
+    """Equal labels; strings and bools only match their own type ("1" != 1, True != 1)."""
+    if isinstance(a, str | bool) or isinstance(b, str | bool):
+        return type(a) is type(b) and a == b
+    try:
+        return bool(a == b)
+    except (TypeError, ValueError):
+        return False
+
+
+def _binary_sample(samples: Any, positive: Any) -> _Binary:
+    """Count a sample with exactly two labels, ``positive`` mapped to ``+1``."""
+    from ..estimation import empirical_distribution
+
+    dist = empirical_distribution(samples)
+    cats = dist.categories
+    if len(cats) != 2:
+        shown = ", ".join(repr(c) for c in cats[:6]) + (", ..." if len(cats) > 6 else "")
+        raise DataError(
+            f"samples must contain exactly two distinct labels (binary data), found "
+            f"{len(cats)}: {shown}")
+    if isinstance(positive, np.generic):
+        positive = positive.item()
+    matches = [i for i, c in enumerate(cats) if _same_label(c, positive)]
+    if len(matches) != 1:
+        raise DataError(
+            f"positive={positive!r} is not one of the two labels of the samples "
+            f"({cats[0]!r}, {cats[1]!r})")
+    i = matches[0]
+    counts = (int(dist.counts[1 - i]), int(dist.counts[i]))
+    return _Binary((cats[1 - i], cats[i]), counts, dist.m)
+
+
+def _confidence(data: _Binary, delta: float, method: Any) -> Any:
+    from ..confidence import METHODS, confidence_set
+
+    if not isinstance(method, str) or method not in METHODS:
+        raise ValidationError(
+            f"confidence must be one of {', '.join(METHODS)}, got {method!r}")
+    return confidence_set(np.array(data.counts), delta, method=method)
+
+
+def _meaning(delta: float, m: int, set_text: str, extra: str = "") -> str:
+    return (f"delta={delta:g} is the probability, over the draw of the m={m} reference "
+            f"samples, that the true distribution lies outside the set ({set_text}){extra}")
+
+
+@dataclass(frozen=True)
+class LaplaceCalibration:
+    """The Laplace scale for an (eps, delta)-PML guarantee on binary data.
+
+    Attributes
+    ----------
+    b
+        Smallest scale meeting eps for every prior in the set (``0.0``: no noise needed,
+        see :func:`pmlkit.additive.laplace_scale`).
+    eps, delta
+        The target: eps-PML with probability ``>= 1 - delta`` over the reference sample.
+    m, labels, counts, p_hat
+        The reference sample: ``labels = (label -> -1, label -> +1)``, counts and estimate
+        in that order.
+    confidence
+        Confidence-set method (``"l1"`` is the paper's ball).
+    beta
+        The l1 radius ``beta*(delta)`` of eq. binarybeta for ``"l1"``; ``None`` otherwise.
+    p_min_lower
+        Smallest ``p_min`` over the set (eq. uncertainlaplace: ``p_hat_min - beta/2``,
+        clipped at 0).
+    uncertainty_set, set_description
+        The set (``to_dict()``) and the theorem its coverage rests on.
+    ldp_scale
+        The eps-LDP scale ``2/eps`` (Remark laplacereducestoldp), for comparison.
+    meaning
+        What ``delta`` means, in words (SPEC section 8).
+    """
+
+    b: float
+    eps: float
+    delta: float
+    m: int
+    labels: tuple[Any, Any]
+    counts: tuple[int, int]
+    p_hat: tuple[float, float]
+    confidence: str
+    beta: float | None
+    p_min_lower: float
+    uncertainty_set: dict[str, Any] = field(repr=False)
+    set_description: str = field(repr=False)
+    ldp_scale: float = 0.0
+    meaning: str = field(default="", repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary (``inf`` written as the string ``"inf"``)."""
+        def num(x: float | None) -> Any:
+            return "inf" if x is not None and np.isinf(x) else x
+        return {
+            "mechanism": "laplace", "b": num(self.b), "eps": self.eps, "delta": self.delta,
+            "m": self.m, "labels": {"-1": self.labels[0], "+1": self.labels[1]},
+            "counts": list(self.counts), "p_hat": list(self.p_hat),
+            "confidence": self.confidence, "beta": self.beta,
+            "p_min_lower": self.p_min_lower, "uncertainty_set": self.uncertainty_set,
+            "set_description": self.set_description, "ldp_scale": num(self.ldp_scale),
+            "meaning": self.meaning,
+        }
+
+
+def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
+                      confidence: str = "l1") -> LaplaceCalibration:
+    """Laplace scale ``b`` so that ``Y = X + Laplace(b)`` is eps-PML w.p. ``>= 1 - delta``.
+
+    With the l1-ball (default, the paper's procedure): ``beta = beta*(delta)`` (eq.
+    binarybeta), ``p_lower = max(p_hat_min - beta/2, 0)`` and ``b`` is the smallest scale
+    with ``eps(b, delta) <= eps`` (eq. uncertainlaplace inverted in closed form,
+    :func:`pmlkit.additive.laplace_scale`). With another ``confidence`` method, ``p_lower`` is
+    the smallest per-category lower bound of that set (exact ``coordinate_bounds()``),
+    which is the smallest ``p_min`` over the set since Prop. Laplaceleakage only depends on
+    ``p_min``.
+
+    Parameters
+    ----------
+    samples
+        Reference sample with exactly two distinct labels (list, numpy, pandas, pyarrow).
+    eps
+        Target eps, ``>= 0``.
+    delta
+        Failure probability over the reference sample, in ``(0, 1)``.
+    positive
+        The label mapped to ``+1`` (the other one becomes ``-1``).
+    confidence
+        A method of :data:`pmlkit.confidence.METHODS` (``"l1"``: the paper's ball).
+
+    Raises
+    ------
+    DataError
+        Samples with other than two labels, nulls, or ``positive`` not among them.
+    ValidationError
+        eps or delta out of range, unknown confidence method.
+    """
+    from ..estimation import l1_radius
+
+    e = check_eps(eps)
+    d = check_delta(delta, allow_one=False)
+    data = _binary_sample(samples, positive)
+    cs = _confidence(data, d, confidence)
+    p_hat_min = min(data.p_hat)
+    if confidence == "l1":
+        beta: float | None = l1_radius(d, data.m, 2)
+        p_lower = worst_case_p_min(p_hat_min, beta)
+    else:
+        beta = None
+        lo, _ = cs.set.coordinate_bounds()
+        p_lower = max(0.0, min(float(np.min(lo)), 0.5))
+    b = laplace_scale(e, p_lower)
+    ldp = 2.0 / e if e > 0 else float("inf")
+    return LaplaceCalibration(
+        b=b, eps=e, delta=d, m=data.m, labels=data.labels, counts=data.counts,
+        p_hat=data.p_hat, confidence=cs.method, beta=beta, p_min_lower=p_lower,
+        uncertainty_set=cs.set.to_dict(), set_description=cs.description, ldp_scale=ldp,
+        meaning=_meaning(d, data.m, cs.method + " set"),
+    )
+
+
+@dataclass(frozen=True)
+class GaussianCalibration:
+    """The achievable (eps, delta)-PML curves of the binary Gaussian mechanism.
+
+    Attributes
+    ----------
+    sigma, delta2
+        Noise standard deviation; probability that the true prior is outside the set.
+    m, labels, counts, p_hat
+        The reference sample (``labels = (label -> -1, label -> +1)``).
+    confidence, beta, q_interval, uncertainty_set, set_description
+        The set: method, l1 radius (``beta*(delta2)`` for ``"l1"``; for other sets the
+        smallest l1 radius around ``p_hat`` containing it, used only by the paper's
+        curve), and its exact interval of ``P(+1)``.
+    eps
+        The inner eps grid; ``delta1[k] = sup_set P_Y(E_eps[k](P))`` (eq. gaussianopt).
+    paper_eps, paper_delta
+        The paper's curve: ``eps* = eps - log(1 - beta e^eps / 2)`` (``inf`` when vacuous),
+        ``delta* = delta1 + delta2 - delta1 delta2``. Label: "paper".
+    direct_eps, direct_delta
+        The direct curve ``(eps, delta1 + delta2 - delta1 delta2)``, valid because
+        ``delta1`` is already a sup over the set. Label: "direct".
+    pldp_eps
+        Baseline: the eps of the (eps, delta)-pLDP Gaussian mechanism with the same sigma at
+        ``delta = direct_delta`` (``0`` where that delta is ``>= 1``: vacuous).
+    meaning
+        What the deltas mean, in words.
+    """
+
+    sigma: float
+    delta2: float
+    m: int
+    labels: tuple[Any, Any]
+    counts: tuple[int, int]
+    p_hat: tuple[float, float]
+    confidence: str
+    beta: float
+    q_interval: tuple[float, float]
+    uncertainty_set: dict[str, Any] = field(repr=False)
+    set_description: str = field(repr=False)
+    eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    delta1: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    paper_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    paper_delta: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    direct_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    direct_delta: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    pldp_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    meaning: str = field(default="", repr=False)
+
+    def curves(self) -> list[dict[str, Any]]:
+        """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``."""
+        rows = []
+        for name, ee, dd in (("paper", self.paper_eps, self.paper_delta),
+                             ("direct", self.direct_eps, self.direct_delta)):
+            for k in range(self.eps.size):
+                rows.append({"curve": name, "inner_eps": float(self.eps[k]),
+                             "eps": "inf" if np.isinf(ee[k]) else float(ee[k]),
+                             "delta": float(dd[k]), "delta1": float(self.delta1[k])})
+        return rows
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able summary with both labelled curves."""
+        return {
+            "mechanism": "gaussian", "sigma": self.sigma, "delta2": self.delta2,
+            "m": self.m, "labels": {"-1": self.labels[0], "+1": self.labels[1]},
+            "counts": list(self.counts), "p_hat": list(self.p_hat),
+            "confidence": self.confidence, "beta": self.beta,
+            "q_interval": list(self.q_interval), "uncertainty_set": self.uncertainty_set,
+            "set_description": self.set_description, "meaning": self.meaning,
+            "curves": self.curves(),
+            "pldp": [{"delta": float(d), "eps": float(e)}
+                     for d, e in zip(self.direct_delta, self.pldp_eps, strict=True)],
+        }
+
+
+def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
+                       eps: Any = None, confidence: str = "l1") -> GaussianCalibration:
+    """Both (eps, delta)-PML curves of ``Y = X + N(0, sigma^2)`` from a reference sample.
+
+    ``delta1(eps)`` is maximised over the set's exact interval of ``P(+1)``
+    (:func:`pmlkit.additive.gaussian_delta1_interval`); the "paper" and "direct" curves are
+    those of :func:`pmlkit.additive.gaussian_tradeoff`. With ``confidence="l1"`` this is
+    exactly :func:`gaussian_tradeoff` at ``p_hat`` and ``m``.
+
+    Parameters
+    ----------
+    samples
+        Reference sample with exactly two distinct labels.
+    sigma
+        ``> 0``.
+    delta2
+        Failure probability of the set, in ``(0, 1)``.
+    positive
+        The label mapped to ``+1``.
+    eps
+        Inner eps grid (scalar or 1-D, values ``>= 0``); default
+        :data:`DEFAULT_GAUSSIAN_EPS`.
+    confidence
+        A method of :data:`pmlkit.confidence.METHODS`.
+    """
+    from ..estimation import l1_radius
+
+    s = check_scale(sigma, "sigma")
+    d2 = check_delta(delta2, "delta2", allow_one=False)
+    grid, _ = _as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
+    data = _binary_sample(samples, positive)
+    cs = _confidence(data, d2, confidence)
+    q_hat = data.p_hat[1]
+    if confidence == "l1":
+        beta = l1_radius(d2, data.m, 2)
+        lo, hi = max(q_hat - beta / 2.0, 0.0), min(q_hat + beta / 2.0, 1.0)
+    else:
+        lows, highs = cs.set.coordinate_bounds()
+        lo, hi = float(lows[1]), float(highs[1])
+        lo, hi = max(0.0, min(lo, q_hat)), min(1.0, max(hi, q_hat))
+        beta = 2.0 * max(q_hat - lo, hi - q_hat)
+    d1 = _delta1(s, lo, hi, grid)
+    delta = d1 + d2 - d1 * d2
+    paper = _paper_eps(grid, beta)
+    pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
+    return GaussianCalibration(
+        sigma=s, delta2=d2, m=data.m, labels=data.labels, counts=data.counts,
+        p_hat=data.p_hat, confidence=cs.method, beta=beta, q_interval=(lo, hi),
+        uncertainty_set=cs.set.to_dict(), set_description=cs.description,
+        eps=_ro(grid), delta1=_ro(d1), paper_eps=_ro(paper), paper_delta=_ro(delta),
+        direct_eps=_ro(grid), direct_delta=_ro(delta), pldp_eps=_ro(pl),
+        meaning=_meaning(d2, data.m, cs.method + " set",
+                         "; each curve's delta adds the probability over the noise that the "
+                         "realised output leaks more than eps (delta1), by the union bound"),
+    )

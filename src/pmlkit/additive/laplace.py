@@ -1,0 +1,178 @@
+"""The binary Laplace mechanism ``Y = X + L``, ``X in {-1, +1}``, ``L ~ Laplace(0, b)``
+(paper Section "examples", subsection "Binary Laplace Mechanism"; SPEC section 6).
+
+Per-outcome leakage (proof of Prop. Laplaceleakage): for ``y >= 0``
+``pml(y) = -log( P(+1) + P(-1) exp(-2 min(y, 1) / b) )`` and symmetrically for ``y < 0``,
+so the supremum is attained for ``|y| >= 1`` and
+
+    eps(b) = 2/b - log( e^{2/b} p_min + 1 - p_min ) = -log( p_min + (1 - p_min) e^{-2/b} ),
+
+which is decreasing in ``b`` and in ``p_min``. The second form is the one evaluated here
+(no overflow of ``e^{2/b}``; ``log1p``/``expm1`` keep small eps accurate).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from .._validation import check_eps, check_radius
+from ._args import check_p_min, check_scale
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..mechanism import Mechanism
+
+__all__ = [
+    "laplace_binarized_channel",
+    "laplace_eps",
+    "laplace_eps_uncertain",
+    "laplace_scale",
+    "laplace_scale_uncertain",
+    "worst_case_p_min",
+]
+
+
+def _eps_of(t: float, p: float) -> float:
+    """``-log(p + (1 - p) e^{-t})`` for ``t = 2/b in [0, inf]``, ``p in [0, 1/2]``."""
+    a = (1.0 - p) * math.expm1(-t)  # in (-1, 0]
+    if a > -0.5:
+        return -math.log1p(a)
+    # p + (1-p) e^{-t} is small: work in logs (p = 0 gives exactly t)
+    log_p = math.log(p) if p > 0 else -math.inf
+    return -float(np.logaddexp(log_p, math.log1p(-p) - t))
+
+
+def laplace_eps(b: Any, p_min: Any) -> float:
+    """Smallest eps such that the binary Laplace mechanism is eps-PML (Prop. Laplaceleakage).
+
+    ``eps(b) = 2/b - log(e^{2/b} p_min + 1 - p_min)``, evaluated as
+    ``-log(p_min + (1 - p_min) e^{-2/b})``.
+
+    Parameters
+    ----------
+    b
+        Laplace scale, ``> 0``.
+    p_min
+        ``min(P(-1), P(+1))`` of the (known) prior, in ``[0, 1/2]``. ``p_min = 0`` gives the
+        LDP value ``2/b``; ``p_min = 1/2`` gives ``log(2 / (1 + e^{-2/b}))``.
+
+    Returns
+    -------
+    float
+        ``eps(b)`` in ``[0, min(2/b, -log p_min)]``.
+    """
+    bb = check_scale(b, "b")
+    p = check_p_min(p_min)
+    return _eps_of(2.0 / bb, p)
+
+
+def laplace_scale(eps: Any, p_min: Any) -> float:
+    """Smallest Laplace scale ``b`` (least noise) with ``laplace_eps(b, p_min) <= eps``.
+
+    ``eps(b)`` is continuous and strictly decreasing in ``b`` from ``-log p_min`` (``b -> 0``)
+    to ``0`` (``b -> inf``), so every ``b`` at or above the root of ``eps(b) = eps`` meets the
+    target: the returned ``b`` is the smallest such scale, i.e. the most useful one. It is
+    the closed-form root of Prop. Laplaceleakage solved for ``b``:
+
+        b = 2 / log( (1 - p_min) / (e^{-eps} - p_min) )   for 0 < eps < -log p_min,
+
+    evaluated as ``-2 / log1p(expm1(-eps) / (1 - p_min))``. With ``p_min = 0`` this is the
+    eps-LDP scale ``2/eps`` (Remark laplacereducestoldp).
+
+    Tolerance: the closed form is accurate to a few ulps (relative error ~1e-15); the
+    result is then nudged up by at most a few ulps so that ``laplace_eps(b, p_min) <= eps``
+    holds as evaluated in floating point (the guarantee is never missed by rounding). The
+    tests check it against a bracketing root-find (``scipy.optimize.brentq``, ``xtol``
+    1e-14 relative).
+
+    Conventions at the ends:
+
+    - ``eps >= eps_max = -log p_min``: every ``b > 0`` meets the target (and so does
+      releasing ``X`` unperturbed, the limit ``b -> 0``); returns ``0.0``, meaning "no
+      noise is needed". ``p_min = 0`` has ``eps_max = inf``.
+    - ``eps = 0``: only infinite noise leaks nothing; returns ``math.inf``.
+
+    Parameters
+    ----------
+    eps
+        Target, ``>= 0``.
+    p_min
+        ``min(P(-1), P(+1))``, in ``[0, 1/2]``.
+    """
+    e = check_eps(eps)
+    p = check_p_min(p_min)
+    eps_max = -math.log(p) if p > 0 else math.inf
+    if e >= eps_max:
+        return 0.0
+    if e == 0.0:
+        return math.inf
+    b = -2.0 / math.log1p(math.expm1(-e) / (1.0 - p))
+    for _ in range(8):  # guard against a 1-ulp overshoot of the target
+        if _eps_of(2.0 / b, p) <= e:
+            break
+        b = math.nextafter(b, math.inf)
+    return b
+
+
+def worst_case_p_min(p_hat_min: Any, beta: Any) -> float:
+    """Smallest ``min(Q(-1), Q(+1))`` over the l1-ball ``B_beta(p_hat)`` of a binary prior.
+
+    Moving ``beta/2`` of mass is the most an l1 distance ``beta`` allows, so the worst case is
+    ``max(p_hat_min - beta/2, 0)`` (eq. uncertainlaplace; clipped at 0 beyond the paper,
+    where the ball reaches a degenerate prior).
+    """
+    p = check_p_min(p_hat_min, "p_hat_min")
+    r = check_radius(beta)
+    return max(p - r / 2.0, 0.0)
+
+
+def laplace_eps_uncertain(b: Any, p_hat_min: Any, beta: Any) -> float:
+    """Worst-case eps of the binary Laplace mechanism over ``B_beta(p_hat)`` (eq. uncertainlaplace).
+
+    ``eps(b, delta) = 2/b - log[ (p_hat_min - beta/2)(e^{2/b} - 1) + 1 ]``: Prop.
+    Laplaceleakage at ``p_min = p_hat_min - beta/2``, valid because ``eps(b)`` decreases in
+    ``p_min``. When ``p_hat_min - beta/2 <= 0`` the ball contains a degenerate prior and the
+    worst case is the LDP value ``2/b`` (the formula at ``p_min = 0``); the paper's formula
+    would be wrong there, pmlkit clips. ``p_hat_min = 1/2``, ``beta = 1`` gives ``2/b``
+    (Remark laplacereducestoldp).
+
+    With ``beta = beta*(delta)`` (eq. binarybeta, :func:`pmlkit.l1_radius` with ``N = 2``)
+    the result holds with probability ``>= 1 - delta`` over the estimation sample.
+    """
+    bb = check_scale(b, "b")
+    return _eps_of(2.0 / bb, worst_case_p_min(p_hat_min, beta))
+
+
+def laplace_scale_uncertain(eps: Any, p_hat_min: Any, beta: Any) -> float:
+    """Smallest ``b`` with ``laplace_eps_uncertain(b, p_hat_min, beta) <= eps``.
+
+    :func:`laplace_scale` at ``p_min = max(p_hat_min - beta/2, 0)`` (eq. uncertainlaplace
+    inverted), with the same conventions (``0.0``: no noise needed; ``inf`` at ``eps = 0``).
+    """
+    e = check_eps(eps)
+    return laplace_scale(e, worst_case_p_min(p_hat_min, beta))
+
+
+def laplace_binarized_channel(b: Any) -> Mechanism:
+    """The 2 x 2 channel of the binary Laplace mechanism thresholded at 0.
+
+    The released bit is ``-1`` if ``X + L < 0`` and ``+1`` otherwise (the paper's binary
+    decision, Section "numex_laplace"). It flips ``X`` with probability
+    ``r = P(L > 1) = e^{-1/b} / 2``:
+
+        W = [[1 - r, r], [r, 1 - r]],   rows/columns labelled (-1, +1).
+
+    This is randomized response with LDP epsilon ``log((1 - r)/r) = log(2 e^{1/b} - 1)``
+    (post-processing: never more than the ``2/b`` of the unthresholded mechanism). Use it
+    with :func:`pmlkit.eps_min`, :func:`pmlkit.ldp_epsilon`, ... and to sample the bit
+    exactly (:func:`pmlkit.additive.laplace_binarized`).
+    """
+    from ..mechanism import Mechanism
+
+    bb = check_scale(b, "b")
+    r = 0.5 * math.exp(-1.0 / bb)
+    w = np.array([[1.0 - r, r], [r, 1.0 - r]])
+    return Mechanism(w, input_labels=(-1, 1), output_labels=(-1, 1),
+                     designer="laplace_binarized", parameters={"b": bb, "threshold": 0.0})
