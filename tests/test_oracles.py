@@ -1,0 +1,282 @@
+"""Outside oracles (issue 7, item 2): pmlkit against libraries it does not share code with.
+
+* ``qif`` (quantitative information flow, optional test dependency; the module is skipped
+  cleanly when it is not installed):
+
+  - maximal leakage       == ``log qif.measure.bayes_vuln.mult_capacity(W)``
+  - mutual information    == ``qif.measure.shannon.add_leakage(p, W)`` (bits) * ``log 2``
+  - local-DP epsilon      == ``qif.measure.d_privacy.smallest_epsilon(W, discrete metric)``
+
+* ``scipy.optimize.linprog`` (HiGHS), a generic LP solver, for the exact worst cases over
+  uncertainty sets on random instances: for a set ``S`` and a column ``w_j``,
+  ``min_{Q in S} Q . w_j`` is an LP, and
+  ``C(W, S) = max_j log( max_i W[i, j] / min_{Q in S} Q . w_j )`` (Def. localcap), because
+  ``eps_min(W, Q)`` is a max over columns of a quantity decreasing in ``Q . w_j``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
+
+import pmlkit
+
+qif = pytest.importorskip("qif")
+
+
+def _has(module: str, *names: str) -> bool:
+    try:
+        mod = importlib.import_module(module)
+    except ImportError:
+        return False
+    return all(hasattr(mod, n) for n in names)
+
+
+def _needs(module: str, *names: str) -> pytest.MarkDecorator:
+    return pytest.mark.skipif(not _has(module, *names),
+                              reason=f"{module}.{'/'.join(names)} not available yet")
+
+
+# --------------------------------------------------------------------------------------
+# random instances
+# --------------------------------------------------------------------------------------
+
+@st.composite
+def mechanisms(draw: st.DrawFn, max_n: int = 6, max_m: int = 6,
+               zeros: bool = True) -> np.ndarray:
+    n = draw(st.integers(2, max_n))
+    m = draw(st.integers(2, max_m))
+    elems = st.floats(0.0, 1.0) if zeros else st.floats(1e-3, 1.0)
+    raw = draw(arrays(np.float64, (n, m), elements=elems))
+    if zeros:  # sprinkle exact zeros, keep every row with some mass
+        mask = draw(arrays(np.bool_, (n, m)))
+        raw = np.where(mask, 0.0, raw)
+    raw[raw.sum(axis=1) == 0, 0] = 1.0
+    raw = raw + 1e-12 * (raw > 0)
+    return raw / raw.sum(axis=1, keepdims=True)
+
+
+@st.composite
+def priors(draw: st.DrawFn, n: int, positive: bool = True) -> np.ndarray:
+    lo = 1e-3 if positive else 0.0
+    raw = draw(arrays(np.float64, (n,), elements=st.floats(lo, 1.0)))
+    if raw.sum() == 0:
+        raw[0] = 1.0
+    return raw / raw.sum()
+
+
+def _random_instance(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
+    w = rng.dirichlet(np.full(m, 0.7), size=n)
+    w[rng.random((n, m)) < 0.15] = 0.0
+    w[w.sum(axis=1) == 0, 0] = 1.0
+    return w / w.sum(axis=1, keepdims=True)
+
+
+# --------------------------------------------------------------------------------------
+# qif
+# --------------------------------------------------------------------------------------
+
+@_needs("pmlkit.leakage", "maximal_leakage")
+@given(w=mechanisms())
+def test_maximal_leakage_is_log_of_qif_multiplicative_capacity(w: np.ndarray) -> None:
+    expected = math.log(qif.measure.bayes_vuln.mult_capacity(w))
+    assert pmlkit.maximal_leakage(w) == pytest.approx(expected, rel=1e-12, abs=1e-12)
+
+
+@_needs("pmlkit.leakage", "maximal_leakage", "eps_min")
+@given(w=mechanisms(), data=st.data())
+def test_maximal_leakage_dominates_pml_and_equals_qif_mult_leakage_bound(
+        w: np.ndarray, data: st.DataObject) -> None:
+    """PML of every outcome is at most maximal leakage (sup over priors of min-entropy
+    leakage, qif's ``mult_leakage`` for a given prior never exceeds its capacity)."""
+    p = data.draw(priors(w.shape[0]))
+    ml = math.log(qif.measure.bayes_vuln.mult_capacity(w))
+    assert math.log(qif.measure.bayes_vuln.mult_leakage(p, w)) <= ml + 1e-12
+    assert pmlkit.eps_min(w, p) <= -math.log(p.min()) + 1e-12
+
+
+@_needs("pmlkit.leakage", "ldp_epsilon")
+@given(w=mechanisms())
+def test_ldp_epsilon_matches_qif_smallest_epsilon(w: np.ndarray) -> None:
+    expected = qif.measure.d_privacy.smallest_epsilon(w, qif.metric.discrete())
+    got = pmlkit.ldp_epsilon(w)
+    if math.isinf(expected):
+        assert math.isinf(got)
+    else:
+        assert got == pytest.approx(expected, rel=1e-10, abs=1e-12)
+
+
+def _mutual_information(w: np.ndarray, p: np.ndarray) -> float:
+    from pmlkit.utility import mutual_information
+
+    return float(mutual_information(w, p))
+
+
+@_needs("pmlkit.utility", "mutual_information")
+@given(w=mechanisms(), data=st.data())
+def test_mutual_information_matches_qif_shannon_leakage(w: np.ndarray,
+                                                       data: st.DataObject) -> None:
+    p = data.draw(priors(w.shape[0], positive=False))
+    expected_bits = qif.measure.shannon.add_leakage(p, w)
+    assert _mutual_information(w, p) == pytest.approx(expected_bits * math.log(2),
+                                                      rel=1e-9, abs=1e-12)
+
+
+@_needs("pmlkit.leakage", "eps_min", "pml")
+@given(w=mechanisms(), data=st.data())
+def test_eps_min_is_max_posterior_to_prior_ratio(w: np.ndarray, data: st.DataObject) -> None:
+    """Brute force by Bayes' rule: ``eps_min = max_y log max_x P(x|y) / P(x)``
+    (``D_inf(P_{X|Y=y} || P_X)``), with the posterior from the joint ``P(x, y)``; qif's
+    ``bayes_vuln.posterior`` (the expected posterior vulnerability) pins the joint."""
+    p = data.draw(priors(w.shape[0]))
+    joint = p[:, None] * w
+    py = joint.sum(axis=0)
+    used = py > 0
+    post = joint[:, used] / py[used]
+    expected = float(np.max(np.log(np.max(post / p[:, None], axis=0))))
+    assert pmlkit.eps_min(w, p) == pytest.approx(max(expected, 0.0), rel=1e-9, abs=1e-12)
+    assert float(post.max(axis=0) @ py[used]) == pytest.approx(
+        qif.measure.bayes_vuln.posterior(p, w), rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# scipy linprog: exact worst cases over uncertainty sets
+# --------------------------------------------------------------------------------------
+
+def _lp_min_over_l1_ball(w_col: np.ndarray, center: np.ndarray, beta: float) -> float:
+    """``min Q . w`` over ``{Q in simplex : ||Q - center||_1 <= beta}`` by linprog.
+
+    Variables ``[Q, u]`` with ``u >= |Q - center|``, ``sum u <= beta``, ``sum Q = 1``."""
+    from scipy.optimize import linprog
+
+    n = center.size
+    c = np.concatenate([w_col, np.zeros(n)])
+    eye = np.eye(n)
+    a_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, n)), np.ones((1, n))]])
+    b_ub = np.concatenate([center, -center, [beta]])
+    a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+    res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0],
+                  bounds=[(0, None)] * (2 * n), method="highs")
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def _lp_min_over_box(w_col: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    from scipy.optimize import linprog
+
+    n = lo.size
+    res = linprog(w_col, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi, strict=True)),
+                  method="highs")
+    assert res.status == 0, res.message
+    return float(res.fun)
+
+
+def _capacity_from_column_minima(w: np.ndarray, minima: np.ndarray) -> float:
+    top = w.max(axis=0)
+    used = top > 0
+    with np.errstate(divide="ignore"):
+        vals = np.log(top[used]) - np.log(np.maximum(minima[used], 0.0))
+    return float(max(0.0, vals.max()))
+
+
+def _l1_instances(seed: int, count: int) -> list[tuple[np.ndarray, np.ndarray, float]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(count):
+        n, m = int(rng.integers(2, 8)), int(rng.integers(2, 6))
+        w = _random_instance(rng, n, m)
+        p = rng.dirichlet(np.full(n, rng.choice([0.3, 1.0, 5.0])))
+        beta = float(rng.choice([0.0, 1e-3, 0.05, 0.3, 1.0, 2.5]) * rng.random())
+        out.append((w, p, beta))
+    return out
+
+
+L1_CASES = _l1_instances(7, 150)
+
+
+@_needs("pmlkit.worstcase", "leakage_capacity", "leakage_sensitivity")
+@_needs("pmlkit.sets", "L1Ball")
+def test_leakage_capacity_over_l1_ball_matches_linprog() -> None:
+    from pmlkit.sets import L1Ball
+    from pmlkit.worstcase import leakage_capacity, leakage_sensitivity
+
+    for w, p, beta in L1_CASES:
+        minima = np.array([_lp_min_over_l1_ball(w[:, j], p, beta) for j in range(w.shape[1])])
+        expected = _capacity_from_column_minima(w, minima)
+        ball = L1Ball(p, beta)
+        got = leakage_capacity(w, ball)
+        if math.isinf(expected) or expected > 30:
+            assert got > 30 or math.isinf(got), (w, p, beta, got, expected)
+            continue
+        # HiGHS' feasibility tolerance is 1e-7, hence 1e-6 on the log
+        assert got == pytest.approx(expected, rel=1e-6, abs=1e-6), (w, p, beta)
+        sens = leakage_sensitivity(w, p, ball)
+        assert sens == pytest.approx(expected - pmlkit.eps_min(w, p), rel=1e-6, abs=1e-6)
+
+
+@_needs("pmlkit.worstcase", "leakage_capacity")
+@_needs("pmlkit.sets", "Box")
+def test_leakage_capacity_over_box_matches_linprog() -> None:
+    from pmlkit.sets import Box
+    from pmlkit.worstcase import leakage_capacity
+
+    rng = np.random.default_rng(11)
+    for _ in range(120):
+        n, m = int(rng.integers(2, 8)), int(rng.integers(2, 6))
+        w = _random_instance(rng, n, m)
+        p = rng.dirichlet(np.ones(n))
+        half = rng.random(n) * rng.choice([0.01, 0.1, 0.5])
+        lo, hi = np.clip(p - half, 0, 1), np.clip(p + half, 0, 1)
+        minima = np.array([_lp_min_over_box(w[:, j], lo, hi) for j in range(m)])
+        expected = _capacity_from_column_minima(w, minima)
+        got = leakage_capacity(w, Box(lo, hi))
+        if math.isinf(expected) or expected > 30:
+            assert got > 30 or math.isinf(got)
+            continue
+        assert got == pytest.approx(expected, rel=1e-6, abs=1e-6), (w, lo, hi)
+
+
+@_needs("pmlkit.worstcase", "leakage_capacity")
+@_needs("pmlkit.sets", "VertexSet")
+def test_leakage_capacity_over_vertex_set_is_max_over_vertices() -> None:
+    """Convexity of eps_min in the prior (Prop. epsPMLisconvex): the sup over a polytope is
+    attained at a vertex; checked against random points of the hull too."""
+    from pmlkit.sets import VertexSet
+    from pmlkit.worstcase import leakage_capacity
+
+    rng = np.random.default_rng(3)
+    for _ in range(60):
+        n, m, k = int(rng.integers(2, 6)), int(rng.integers(2, 5)), int(rng.integers(1, 5))
+        w = _random_instance(rng, n, m)
+        verts = rng.dirichlet(np.ones(n), size=k)
+        got = leakage_capacity(w, VertexSet(verts))
+        at_vertices = max(pmlkit.eps_min(w, v) for v in verts)
+        assert got == pytest.approx(at_vertices, rel=1e-10, abs=1e-12)
+        inside = rng.dirichlet(np.ones(k), size=50) @ verts
+        assert max(pmlkit.eps_min(w, q) for q in inside) <= got + 1e-10
+
+
+@_needs("pmlkit.bounds", "sensitivity_bound")
+@_needs("pmlkit.worstcase", "leakage_sensitivity")
+@_needs("pmlkit.sets", "L1Ball")
+@settings(max_examples=80)
+@given(w=mechanisms(max_n=5, max_m=5), data=st.data())
+def test_sensitivity_bound_dominates_linprog_sensitivity(w: np.ndarray,
+                                                        data: st.DataObject) -> None:
+    """Thm l1gamma: for W eps-PML w.r.t. p and beta < 2 p_min, the exact sensitivity (by LP)
+    is at most the theorem's bound (with eps = eps_min(W, p), the tightest admissible)."""
+    from pmlkit.bounds import sensitivity_bound
+
+    p = data.draw(priors(w.shape[0]))
+    beta = data.draw(st.floats(0.0, 0.999)) * 2 * float(p.min())
+    eps = pmlkit.eps_min(w, p)
+    bound = sensitivity_bound(eps, p, beta)
+    minima = np.array([_lp_min_over_l1_ball(w[:, j], p, beta) for j in range(w.shape[1])])
+    exact = _capacity_from_column_minima(w, minima) - eps
+    assert exact <= bound + 1e-7 * max(1.0, abs(bound))
