@@ -1,0 +1,533 @@
+"""Tests of pmlkit.confidence: each set against an independent computation, its edge cases,
+its coverage by simulation (one-sided binomial test at level 0.001) and its use by the
+worst-case machinery and the designers."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from scipy import optimize, stats
+
+from pmlkit import confidence as C
+from pmlkit.confidence import METHODS, ConfidenceSet, confidence_set
+from pmlkit.errors import ValidationError
+
+# ----------------------------------------------------------------- independent helpers
+
+
+def ref_cp_lower(k: int, m: int, alpha: float) -> float:
+    """One-sided exact lower bound by root-finding the binomial tail P_q[X >= k] = alpha."""
+    if k == 0:
+        return 0.0
+    return optimize.brentq(lambda q: stats.binom.sf(k - 1, m, q) - alpha, 1e-300, 1.0,
+                           xtol=1e-15, rtol=1e-13)
+
+
+def mp_cp_lower(k: int, m: int, alpha: float) -> float:
+    """The same in 40-digit arithmetic (mpmath bisection on the binomial tail sum)."""
+    import mpmath
+
+    if k == 0:
+        return 0.0
+    with mpmath.workdps(40):
+        a = mpmath.mpf(alpha)
+
+        def tail(q):  # P_q[X >= k] = 1 - P_q[X <= k - 1]
+            return 1 - sum(mpmath.binomial(m, i) * q**i * (1 - q) ** (m - i)
+                           for i in range(k))
+
+        lo, hi = mpmath.mpf(0), mpmath.mpf(1)
+        for _ in range(110):
+            mid = (lo + hi) / 2
+            if tail(mid) < a:
+                lo = mid
+            else:
+                hi = mid
+        return float(lo)
+
+
+def ref_kl(p: float, q: float) -> float:
+    out = 0.0
+    if p > 0:
+        out += p * math.log(p / q)
+    if p < 1:
+        out += (1 - p) * math.log((1 - p) / (1 - q))
+    return out
+
+
+def ref_kl_interval(p: float, level: float) -> tuple[float, float]:
+    if p == 0 or ref_kl(p, 1e-300) <= level:
+        lo = 0.0
+    else:
+        lo = optimize.brentq(lambda q: ref_kl(p, q) - level, 1e-300, p, xtol=1e-15)
+    if p == 1 or ref_kl(p, 1 - 1e-16) <= level:
+        hi = 1.0
+    else:
+        hi = optimize.brentq(lambda q: ref_kl(p, q) - level, p, 1 - 1e-16, xtol=1e-15)
+    return lo, hi
+
+
+def brute_kappa(q: np.ndarray) -> float:
+    n = q.size
+    best = 0.0
+    for r in range(n + 1):
+        for a in itertools.combinations(range(n), r):
+            s = float(q[list(a)].sum())
+            best = max(best, min(s, 1 - s))
+    return best
+
+
+def contains_batch(method: str, counts: np.ndarray, delta: float, p: np.ndarray) -> np.ndarray:
+    """Does each row's set contain p? From the batched constructions (checked against the
+    public sets in test_batch_matches_public)."""
+    m = counts.sum(axis=1)
+    if method == "l1":
+        r = C._batch_l1(counts, delta)
+    elif method == "l1-kappa":
+        r, _ = C._batch_l1_kappa(counts, delta)
+    else:
+        lo, hi = getattr(C, f"_batch_{method.replace('-', '_')}")(counts, delta)
+        tol = 1e-12
+        return ((p >= lo - tol) & (p <= hi + tol)).all(axis=1)
+    return np.abs(counts / m[:, None] - p).sum(axis=1) <= r + 1e-12
+
+
+# ------------------------------------------------------------------ the interface
+
+
+def test_methods_and_dataclass():
+    assert METHODS == ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa", "auto")
+    cs = confidence_set([3, 7], 0.1)
+    assert isinstance(cs, ConfidenceSet)
+    assert cs.method == "l1" and cs.m == 10 and cs.n == 2 and cs.delta == 0.1
+    with pytest.raises(AttributeError):
+        cs.delta = 0.2  # frozen
+    with pytest.raises(ValueError):
+        cs.p_hat[0] = 1.0  # read-only
+    for method in METHODS:
+        cs = confidence_set(np.array([5, 0, 2, 13]), np.float32(0.05), method=method)
+        d = json.loads(json.dumps(cs.to_dict()))
+        assert d["method"] == method and d["n"] == 4 and d["m"] == 20
+        assert "coverage" in cs.description
+        assert cs.set.contains(cs.p_hat)
+
+
+def test_accepts_empirical_distribution():
+    from pmlkit.estimation import empirical_distribution
+
+    emp = empirical_distribution(["a", "b", "b", "c"], categories=["a", "b", "c", "d"])
+    cs = confidence_set(emp, 0.1, method="box-cp")
+    assert cs.n == 4 and cs.m == 4
+    np.testing.assert_allclose(cs.p_hat, [0.25, 0.5, 0.25, 0.0])
+
+
+@pytest.mark.parametrize("counts, match", [
+    ([5], "at least 2 categories"),
+    ([0, 0], "m >= 1"),
+    ([1, -1, 3], ">= 0"),
+    ([1.5, 2], "integers"),
+    ([[1, 2]], "1-D"),
+    ([1, float("nan")], "finite"),
+])
+def test_bad_counts(counts, match):
+    with pytest.raises(ValidationError, match=match):
+        confidence_set(counts, 0.1)
+
+
+@pytest.mark.parametrize("delta", [0, -0.1, 1.5, float("nan"), float("inf"), "0.1", True])
+def test_bad_delta(delta):
+    for method in ("l1", "box-cp", "auto"):
+        with pytest.raises(ValidationError, match="delta"):
+            confidence_set([2, 3], delta, method=method)
+
+
+def test_bad_method_and_options():
+    with pytest.raises(ValidationError, match="method must be one of l1, box-cp"):
+        confidence_set([2, 3], 0.1, method="wilson")
+    with pytest.raises(ValidationError, match="takes no option split"):
+        confidence_set([2, 3], 0.1, method="box-cp", split=0.3)
+    with pytest.raises(ValidationError, match="split must be in"):
+        confidence_set([2, 3], 0.1, method="l1-kappa", split=1.0)
+    with pytest.raises(ValidationError, match="candidates"):
+        confidence_set([2, 3], 0.1, method="auto", candidates=["auto"])
+    with pytest.raises(ValidationError, match="candidates"):
+        confidence_set([2, 3], 0.1, method="auto", candidates=[])
+    with pytest.raises(ValidationError, match="distinct"):
+        confidence_set([2, 3], 0.1, method="auto", candidates=["l1", "l1"])
+    with pytest.raises(ValidationError, match="NaN"):
+        confidence_set([2, 3], 0.1, method="auto", score=lambda s: float("nan"))
+
+
+# ---------------------------------------------------- constructions vs independent math
+
+
+def test_l1_radius_closed_form():
+    import mpmath
+
+    for counts, delta in (([3, 7], 1e-9), ([1] * 20, 0.05), (np.ones(10_000, int), 1e-3)):
+        cs = confidence_set(counts, delta)
+        n, m = len(counts), int(np.sum(counts))
+        expect = mpmath.sqrt(2 / mpmath.mpf(m) * (mpmath.log(mpmath.mpf(2) ** n - 2)
+                                                  - mpmath.log(delta)))
+        assert cs.set.radius == pytest.approx(float(expect), rel=1e-12)
+        np.testing.assert_allclose(cs.set.center, np.asarray(counts) / m)
+
+
+@pytest.mark.parametrize("counts", [[0, 1], [1, 0], [3, 17], [10, 10], [200, 0]])
+@pytest.mark.parametrize("delta", [1e-9, 0.05, 0.3])
+def test_box_cp_binary_is_one_exact_interval(counts, delta):
+    cs = confidence_set(counts, delta, method="box-cp")
+    k, m = counts[0], sum(counts)
+    # (scipy's binomtest(...).proportion_ci loses ~1e-10 at delta = 1e-9: 1 - delta/2 is
+    # rounded before the quantile; mpmath is the reference here)
+    lo, hi = cs.set.lower, cs.set.upper
+    assert lo[0] == pytest.approx(mp_cp_lower(k, m, delta / 2), abs=1e-12)
+    assert hi[0] == pytest.approx(1 - mp_cp_lower(m - k, m, delta / 2), abs=1e-12)
+    assert lo[1] == pytest.approx(1 - hi[0], abs=1e-15)
+    assert hi[1] == pytest.approx(1 - lo[0], abs=1e-15)
+
+
+def test_box_cp_bonferroni_matches_root_finding():
+    counts = np.array([0, 1, 7, 30, 62])
+    delta = 0.02
+    cs = confidence_set(counts, delta, method="box-cp")
+    m, n = counts.sum(), counts.size
+    ref_lo = np.array([ref_cp_lower(k, m, delta / (2 * n)) for k in counts])
+    ref_hi = np.array([1 - ref_cp_lower(m - k, m, delta / (2 * n)) for k in counts])
+    # the stored box is the exact coordinate bounds of (CP box ∩ simplex)
+    t_lo = np.maximum(ref_lo, 1 - (ref_hi.sum() - ref_hi))
+    t_hi = np.minimum(ref_hi, 1 - (ref_lo.sum() - ref_lo))
+    np.testing.assert_allclose(cs.set.lower, t_lo, atol=1e-11)
+    np.testing.assert_allclose(cs.set.upper, t_hi, atol=1e-11)
+    # hand-derived closed forms: k = 0 -> upper 1 - a^(1/m) (before tightening)
+    a = delta / (2 * n)
+    assert ref_hi[0] == pytest.approx(1 - a ** (1 / m), rel=1e-9)
+
+
+def test_box_kl_matches_root_finding():
+    counts = np.array([0, 4, 16, 80])
+    delta = 0.05
+    cs = confidence_set(counts, delta, method="box-kl")
+    m, n = counts.sum(), counts.size
+    level = math.log(2 * n / delta) / m
+    ref = np.array([ref_kl_interval(k / m, level) for k in counts])
+    t_lo = np.maximum(ref[:, 0], 1 - (ref[:, 1].sum() - ref[:, 1]))
+    t_hi = np.minimum(ref[:, 1], 1 - (ref[:, 0].sum() - ref[:, 0]))
+    np.testing.assert_allclose(cs.set.lower, t_lo, atol=1e-10)
+    np.testing.assert_allclose(cs.set.upper, t_hi, atol=1e-10)
+    # N = 2: one interval with log(2/delta), no split
+    cs2 = confidence_set([3, 9], delta, method="box-kl")
+    lo, hi = ref_kl_interval(0.25, math.log(2 / delta) / 12)
+    assert cs2.set.lower[0] == pytest.approx(lo, abs=1e-10)
+    assert cs2.set.upper[0] == pytest.approx(hi, abs=1e-10)
+
+
+@pytest.mark.parametrize("k, m", [(0, 5), (1, 1), (3, 10), (24, 100), (50, 100), (333, 1000)])
+@pytest.mark.parametrize("delta", [1e-9, 0.1])
+def test_box_lower_binary_is_folded_binomial_bound(k, m, delta):
+    cs = confidence_set([k, m - k], delta, method="box-lower")
+    t = min(k, m - k)
+
+    def g(tau):  # P[t <= X <= m - t], X ~ Bin(m, tau), by direct summation
+        x = np.arange(t, m - t + 1)
+        return float(stats.binom.pmf(x, m, tau).sum())
+
+    if t == 0:
+        expect = 0.0
+    elif g(0.5) <= delta:
+        expect = 0.5
+    else:
+        expect = optimize.brentq(lambda tau: g(tau) - delta, 1e-300, 0.5, xtol=1e-14)
+    np.testing.assert_allclose(cs.set.lower, [expect, expect], atol=1e-9)
+    np.testing.assert_allclose(cs.set.upper, [1 - expect, 1 - expect], atol=1e-9)
+
+
+def test_box_lower_general_n_matches_one_sided_cp():
+    counts = np.array([2, 0, 9, 39])
+    delta = 0.1
+    cs = confidence_set(counts, delta, method="box-lower")
+    m, n = counts.sum(), counts.size
+    ref = np.array([ref_cp_lower(k, m, delta / n) for k in counts])
+    np.testing.assert_allclose(cs.set.lower, ref, atol=1e-11)
+    np.testing.assert_allclose(cs.set.upper, 1 - (ref.sum() - ref), atol=1e-11)
+
+
+def test_l1_kappa_radius_by_hand():
+    counts = np.array([1980, 15, 5])
+    delta, split = 1e-3, 0.5
+    cs = confidence_set(counts, delta, method="l1-kappa")
+    m, n = 2000, 3
+    lo_max = ref_cp_lower(1980, m, split * delta / n)
+    k_up = min(0.5, 1 - lo_max)
+    phi = math.log((1 - k_up) / k_up) / (1 - 2 * k_up)
+    beta = 2 * math.sqrt((math.log(2 ** n - 2) - math.log((1 - split) * delta)) / (m * phi))
+    assert cs.details["kappa_upper"] == pytest.approx(k_up, rel=1e-9)
+    assert cs.set.radius == pytest.approx(beta, rel=1e-9)
+    # far smaller than the paper's ball for skewed data
+    assert cs.set.radius < 0.8 * confidence_set(counts, delta).set.radius
+
+
+@given(st.lists(st.floats(0.0, 1.0), min_size=2, max_size=8).filter(lambda v: sum(v) > 0))
+def test_kappa_upper_bound_by_brute_force(v):
+    """kappa_Q <= min(1/2, 1 - max_i Q_i) for every Q (the step behind "l1-kappa")."""
+    q = np.asarray(v) / sum(v)
+    assert brute_kappa(q) <= min(0.5, 1 - q.max()) + 1e-12
+
+
+@given(k=st.integers(0, 400), extra=st.integers(0, 400),
+       delta=st.floats(1e-12, 0.5))
+def test_cp_inside_kl_and_folded_tighter(k, extra, delta):
+    """Exact tails are below the Chernoff bound, so the CP interval lies inside the KL
+    interval at the same level; the folded bound on p_min is at least the one-sided CP
+    bound at the full delta (P[t <= X <= m-t] <= P[X >= t])."""
+    m = k + extra
+    if m == 0:
+        return
+    cp = confidence_set([k, m - k], delta, method="box-cp").set
+    kl = confidence_set([k, m - k], delta, method="box-kl").set
+    assert kl.lower[0] <= cp.lower[0] + 1e-12 and cp.upper[0] <= kl.upper[0] + 1e-12
+    low = confidence_set([k, m - k], delta, method="box-lower").set.lower[0]
+    t = min(k, m - k)
+    one_sided = float(C._cp_lower(np.array(t), m, delta))
+    assert low >= one_sided - 1e-9
+
+
+@given(counts=st.lists(st.integers(0, 50), min_size=2, max_size=7).filter(lambda c: sum(c)),
+       delta=st.floats(1e-9, 1.0), method=st.sampled_from(METHODS))
+def test_every_set_contains_p_hat_and_is_valid(counts, delta, method):
+    cs = confidence_set(counts, delta, method=method)
+    assert cs.set.contains(cs.p_hat)
+    lo, hi = cs.set.coordinate_bounds()
+    assert (lo >= 0).all() and (hi <= 1).all() and (lo <= hi).all()
+
+
+def test_box_methods_never_larger_than_needed():
+    """The stored box equals the exact coordinate bounds of box ∩ simplex."""
+    for method in ("box-cp", "box-kl", "box-lower"):
+        s = confidence_set([2, 0, 5, 1, 12], 0.1, method=method).set
+        lo, hi = s.coordinate_bounds()
+        np.testing.assert_allclose(s.lower, lo, atol=1e-12)
+        np.testing.assert_allclose(s.upper, hi, atol=1e-12)
+
+
+# ------------------------------------------------------------------------ edge cases
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_edge_cases(method):
+    # m = 1
+    cs = confidence_set([0, 1, 0], 0.1, method=method)
+    assert cs.m == 1 and cs.set.contains([0, 1, 0])
+    # all mass on one category, many samples: the set must still contain nearby Q
+    cs = confidence_set([0, 500], 1e-6, method=method)
+    lo, hi = cs.set.coordinate_bounds()
+    assert hi[0] > 0 and lo[1] < 1
+    # zero counts on several categories, N = 2 and N = 20
+    cs = confidence_set([7, 0], 0.05, method=method)
+    assert cs.set.contains([1.0, 0.0])
+    counts = np.zeros(20, int)
+    counts[3] = 10_000
+    cs = confidence_set(counts, 0.01, method=method)
+    assert cs.set.contains(counts / counts.sum())
+
+
+def test_all_mass_closed_forms():
+    """k = m: CP lower (delta/2)^(1/m) (N = 2); box-lower's folded bound is 0 (t = 0)."""
+    m, delta = 40, 0.01
+    cs = confidence_set([m, 0], delta, method="box-cp")
+    assert cs.set.lower[0] == pytest.approx((delta / 2) ** (1 / m), rel=1e-12)
+    assert cs.set.upper[0] == 1.0
+    assert confidence_set([m, 0], delta, method="box-lower").set.lower[0] == 0.0
+    # KL for p_hat = 1: -log q <= log(2/delta)/m
+    cs = confidence_set([m, 0], delta, method="box-kl")
+    assert cs.set.lower[0] == pytest.approx((delta / 2) ** (1 / m), rel=1e-10)
+
+
+def test_auto_splits_delta_and_says_so():
+    counts = [40, 5, 3, 2]
+    cs = confidence_set(counts, 0.05, method="auto")
+    k = len(C.AUTO_CANDIDATES)
+    assert cs.details["delta_each"] == pytest.approx(0.05 / k)
+    assert f"delta/{k}" in cs.description and "union bound" in cs.description
+    chosen = cs.details["chosen"]
+    same = confidence_set(counts, 0.05 / k, method=chosen).set
+    assert cs.set.to_dict() == same.to_dict()
+    widths = {}
+    for name in C.AUTO_CANDIDATES:
+        lo, hi = confidence_set(counts, 0.05 / k, method=name).set.coordinate_bounds()
+        widths[name] = float((hi - lo).sum())
+    assert widths[chosen] == pytest.approx(min(widths.values()))
+    # a caller's score: certified eps of randomized response
+    from pmlkit.worstcase import leakage_capacity
+
+    w = np.full((4, 4), 1 / 7)
+    np.fill_diagonal(w, 4 / 7)
+    cs2 = confidence_set(counts, 0.05, method="auto", candidates=["l1", "box-cp"],
+                         score=lambda s: leakage_capacity(w, s))
+    assert cs2.details["delta_each"] == pytest.approx(0.025)
+    caps = {x: leakage_capacity(w, confidence_set(counts, 0.025, method=x).set)
+            for x in ("l1", "box-cp")}
+    assert cs2.details["chosen"] == min(caps, key=caps.get)
+
+
+# ------------------------------------------------------------------- coverage audit
+
+CASES = [
+    (np.array([0.5, 0.5]), (1, 20, 300)),
+    (np.array([0.9, 0.1]), (5, 100)),
+    (np.array([0.995, 0.005]), (10, 200)),
+    (np.array([1.0, 0.0]), (3,)),
+    (np.full(6, 1 / 6), (6, 120)),
+    (np.array([0.8, 0.1, 0.05, 0.03, 0.015, 0.005]), (30, 400)),
+    (np.array([0.999, 0.0005, 0.0003, 0.0002, 0.0, 0.0]), (50,)),
+    (np.full(20, 1 / 20), (200,)),
+    (1 / np.arange(1, 21) / (1 / np.arange(1, 21)).sum(), (100, 2000)),
+]
+METHODS_NO_AUTO = C.AUTO_CANDIDATES
+REPS = 2000
+
+
+@pytest.mark.parametrize("method", METHODS_NO_AUTO)
+def test_coverage_by_simulation(method):
+    """Miss rate P[P_true not in set] consistent with delta: one-sided binomial test at
+    level 0.001 on REPS samples per (P, m, delta), skewed and near-degenerate P included."""
+    rng = np.random.default_rng(20261125)
+    failures = []
+    for p, ms in CASES:
+        for m in ms:
+            counts = rng.multinomial(m, p, size=REPS)
+            for delta in (0.1, 0.3):
+                miss = int((~contains_batch(method, counts, delta, p)).sum())
+                pval = stats.binom.sf(miss - 1, REPS, delta)
+                if pval < 0.001:
+                    failures.append((p.round(3).tolist(), m, delta, miss / REPS))
+    assert not failures, f"{method}: miss rate above delta in {failures}"
+
+
+def test_coverage_is_not_vacuous():
+    """The exact N = 2 sets are not trivially conservative: at delta = 0.3 and m = 300 they
+    miss a visible fraction (so the simulation could detect a bug)."""
+    rng = np.random.default_rng(1)
+    for method, p in (("box-cp", [0.5, 0.5]), ("box-lower", [0.3, 0.7])):
+        counts = rng.multinomial(300, p, size=REPS)
+        miss = (~contains_batch(method, counts, 0.3, np.array(p))).mean()
+        assert 0.1 < miss <= 0.3 + 3 * math.sqrt(0.3 * 0.7 / REPS)
+
+
+def test_auto_coverage_by_union():
+    """auto misses only when some candidate at delta/k misses; that union is rare enough."""
+    rng = np.random.default_rng(7)
+    k = len(METHODS_NO_AUTO)
+    for p, m in ((np.array([0.9, 0.1]), 50), (np.array([0.8, 0.1, 0.05, 0.03, 0.015, 0.005]),
+                                                100)):
+        counts = rng.multinomial(m, p, size=REPS)
+        union = np.zeros(REPS, bool)
+        for name in METHODS_NO_AUTO:
+            union |= ~contains_batch(name, counts, 0.3 / k, p)
+        miss = int(union.sum())
+        assert stats.binom.sf(miss - 1, REPS, 0.3) >= 0.001
+        # and the public auto set is one of those candidates (checked on a few rows)
+        for row in counts[:20]:
+            cs = confidence_set(row, 0.3, method="auto")
+            if not cs.set.contains(p):
+                assert union[(counts == row).all(axis=1)].all()
+
+
+@pytest.mark.parametrize("method", METHODS_NO_AUTO)
+def test_batch_matches_public(method):
+    """The batched constructions used by the simulation are the public sets."""
+    rng = np.random.default_rng(3)
+    p = np.array([0.6, 0.25, 0.1, 0.05])
+    counts = rng.multinomial(40, p, size=25)
+    batch = contains_batch(method, counts, 0.2, p)
+    public = np.array([confidence_set(c, 0.2, method=method).set.contains(p) for c in counts])
+    np.testing.assert_array_equal(batch, public)
+
+
+# ---------------------------------------------------------------------- integration
+
+
+def _capacity_by_lp(w: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
+    """sup over the box ∩ simplex of eps_min(W, Q) by a generic LP per column."""
+    n = w.shape[0]
+    best = -np.inf
+    for j in range(w.shape[1]):
+        res = optimize.linprog(w[:, j], A_eq=np.ones((1, n)), b_eq=[1.0],
+                               bounds=list(zip(lo, hi, strict=True)), method="highs")
+        best = max(best, math.log(w[:, j].max() / res.fun))
+    return best
+
+
+def _capacity_ball_by_lp(w: np.ndarray, c: np.ndarray, r: float) -> float:
+    """The same over an l1-ball ∩ simplex (variables Q and slack s >= |Q - c|)."""
+    n = w.shape[0]
+    a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
+                     [np.zeros((1, n)), np.ones((1, n))]])
+    b_ub = np.concatenate([c, -c, [r]])
+    a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+    best = -np.inf
+    for j in range(w.shape[1]):
+        res = optimize.linprog(np.concatenate([w[:, j], np.zeros(n)]), A_ub=a_ub, b_ub=b_ub,
+                               A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n),
+                               method="highs")
+        best = max(best, math.log(w[:, j].max() / res.fun))
+    return best
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_certified_eps_over_each_set_matches_lp(method):
+    from pmlkit.worstcase import leakage_capacity
+
+    n, eps = 6, math.log(3)
+    w = np.full((n, n), 1.0)
+    np.fill_diagonal(w, math.exp(eps))
+    w /= w.sum(axis=1, keepdims=True)
+    counts = np.array([300, 120, 60, 15, 5, 0]) * 10
+    cs = confidence_set(counts, 1e-6, method=method)
+    got = leakage_capacity(w, cs.set)
+    if hasattr(cs.set, "radius"):
+        ref = _capacity_ball_by_lp(w, np.asarray(cs.set.center), cs.set.radius)
+    else:
+        ref = _capacity_by_lp(w, np.asarray(cs.set.lower), np.asarray(cs.set.upper))
+    assert got == pytest.approx(ref, rel=1e-7)
+    assert got <= eps + 1e-12  # k-RR is eps-LDP, hence eps-PML for every prior
+
+
+def test_tighter_sets_certify_smaller_eps_for_skewed_large_n():
+    """For N = 20, m = 10^4 and a skewed estimate, the box sets certify a smaller eps for
+    k-ary randomized response than the paper's ball at the same delta."""
+    from pmlkit.worstcase import leakage_capacity
+
+    n, eps = 20, math.log(4)
+    w = np.full((n, n), 1.0)
+    np.fill_diagonal(w, math.exp(eps))
+    w /= w.sum(axis=1, keepdims=True)
+    p = 1 / np.arange(1, n + 1) ** 1.5
+    counts = np.round(p / p.sum() * 10_000).astype(int)
+    caps = {x: leakage_capacity(w, confidence_set(counts, 1e-6, method=x).set)
+            for x in ("l1", "box-cp", "box-kl")}
+    assert caps["box-cp"] < caps["l1"] and caps["box-kl"] < caps["l1"]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_design_from_samples_with_each_set(method):
+    """Design with each set, then certify the mechanism over the returned set."""
+    design = pytest.importorskip("pmlkit.design")
+    if not hasattr(design, "design_from_samples"):
+        pytest.skip("pmlkit.design.design_from_samples has not landed yet")
+    from pmlkit.worstcase import leakage_capacity
+
+    rng = np.random.default_rng(5)
+    samples = rng.choice(["a", "b", "c"], size=400, p=[0.6, 0.3, 0.1])
+    eps, delta = math.log(4), 1e-3
+    res = design.design_from_samples(samples, eps, delta, categories=["a", "b", "c"],
+                                     confidence=method)
+    counts = np.array([(samples == x).sum() for x in "abc"])
+    cs = confidence_set(counts, delta, method=method)
+    assert leakage_capacity(res.mechanism, cs.set) <= eps + 1e-7
