@@ -182,4 +182,37 @@ def all_hold(checks: Iterable[Check]) -> bool:
     return all(c.holds for c in checks)
 
 
+def adult_codes(data: pathlib.Path | None, columns: Iterable[str]
+                ) -> dict[str, tuple[np.ndarray, list[Any]]]:
+    """Integer codes of categorical Adult columns, via :func:`pmlkit.datasets.load_adult`.
+
+    Returns ``{column: (codes, categories)}`` with ``codes`` an int array indexing the
+    sorted ``categories``. The data comes from ``data`` (a folder or file), else
+    ``PMLKIT_DATA`` or the loader's cache.
+
+    Raises
+    ------
+    DataError
+        The Adult data (or the loader) cannot be found; the message says where to put it.
+    """
+    from ..errors import DataError
+
+    try:
+        from ..datasets import load_adult
+    except ImportError as exc:  # pragma: no cover - the loader lands with another issue
+        raise DataError(f"the Adult loader pmlkit.datasets.load_adult is not available "
+                        f"({exc})") from exc
+    frame = load_adult(data) if data is not None else load_adult()
+    out: dict[str, tuple[np.ndarray, list[Any]]] = {}
+    for col in columns:
+        try:
+            values = frame[col]
+        except (KeyError, TypeError) as exc:
+            raise DataError(f"the Adult data has no column {col!r}") from exc
+        arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)
+        cats, codes = np.unique(arr.astype(str), return_inverse=True)
+        out[col] = (codes.astype(np.int64), [str(c) for c in cats])
+    return out
+
+
 ComputeFn = Callable[..., "pd.DataFrame"]
