@@ -78,8 +78,9 @@ def laplace_scale(eps: Any, p_min: Any) -> float:
 
         b = 2 / log( (1 - p_min) / (e^{-eps} - p_min) )   for 0 < eps < -log p_min,
 
-    evaluated as ``-2 / log1p(expm1(-eps) / (1 - p_min))``. With ``p_min = 0`` this is the
-    eps-LDP scale ``2/eps`` (Remark laplacereducestoldp).
+    evaluated as ``-2 / log1p(expm1(-eps) / (1 - p_min))``, or for small ``e^{-eps}`` as
+    ``-2 / (-eps + log1p(-p_min e^eps) - log1p(-p_min))`` (no cancellation). With
+    ``p_min = 0`` this is the eps-LDP scale ``2/eps`` (Remark laplacereducestoldp).
 
     Tolerance: the closed form is accurate to a few ulps (relative error ~1e-15); the
     result is then nudged up by at most a few ulps so that ``laplace_eps(b, p_min) <= eps``
@@ -108,7 +109,13 @@ def laplace_scale(eps: Any, p_min: Any) -> float:
         return 0.0
     if e == 0.0:
         return math.inf
-    b = -2.0 / math.log1p(math.expm1(-e) / (1.0 - p))
+    a = math.expm1(-e) / (1.0 - p)  # (e^{-eps} - p)/(1 - p) - 1, in (-1, 0)
+    if a > -0.5:
+        log_ratio = math.log1p(a)
+    else:  # e^{-eps} small: log(e^{-eps} - p) - log(1 - p) without cancellation
+        shift = math.log1p(-math.exp(e + math.log(p))) if p > 0 else 0.0
+        log_ratio = -e + shift - math.log1p(-p)
+    b = -2.0 / log_ratio
     for _ in range(8):  # guard against a 1-ulp overshoot of the target
         if _eps_of(2.0 / b, p) <= e:
             break
