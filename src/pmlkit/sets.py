@@ -63,9 +63,11 @@ def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
     in column order (each row of ``caps`` is already in greedy order).
 
     ``a[k] = clip(budget - sum_{l<k} caps[l], 0, caps[k])``."""
-    before = np.cumsum(caps, axis=1)
-    before -= caps
-    return np.clip(budget - before, 0.0, caps)
+    left = np.cumsum(caps, axis=1)
+    left -= caps
+    np.subtract(budget, left, out=left)
+    np.maximum(left, 0.0, out=left)
+    return np.minimum(left, caps, out=left)
 
 
 def _take_count(caps_sorted_small: np.ndarray, budget: float) -> int:
@@ -79,14 +81,14 @@ def _take_count(caps_sorted_small: np.ndarray, budget: float) -> int:
 def _top_order(values: np.ndarray, k: int) -> np.ndarray:
     """Per row, indices of the ``k`` largest ``values`` in decreasing order (M x k).
 
-    Uses ``argpartition`` (O(N)) before sorting only the ``k`` selected entries."""
+    A full ``argsort`` when ``k`` is a sizeable part of the row; otherwise ``argpartition``
+    (O(N)) followed by a sort of the ``k`` selected entries only."""
     n = values.shape[1]
-    if k < n:
-        part = np.argpartition(-values, k - 1, axis=1)[:, :k]
-    else:
-        part = np.broadcast_to(np.arange(n), values.shape)
+    if 4 * k >= n:
+        return np.argsort(-values, axis=1)[:, :k]
+    part = np.argpartition(-values, k - 1, axis=1)[:, :k]
     sel = np.take_along_axis(values, part, axis=1)
-    order = np.argsort(-sel, axis=1, kind="stable")
+    order = np.argsort(-sel, axis=1)
     return np.take_along_axis(part, order, axis=1)
 
 
@@ -104,27 +106,39 @@ class UncertaintySet(abc.ABC):
     def n(self) -> int:
         """Alphabet size ``N``."""
 
-    @abc.abstractmethod
     def argmin_linear(self, W: Any) -> np.ndarray:
         """A minimiser ``Q_j in set`` of ``Q . W[:, j]`` for every column: ``(M, N)`` array.
 
         A 1-D ``W`` is treated as one column (result ``(1, N)``)."""
+        w, _ = _as_objective(W, self.n)
+        return self._argmin_linear(w)
 
     def min_linear(self, W: Any) -> np.ndarray:
-        """``min_{Q in set} Q . W[:, j]`` for every column ``j``: length-``M`` array (exact)."""
+        """``min_{Q in set} Q . W[:, j]`` for every column ``j``: length-``M`` array (exact).
+
+        ``W`` is any real ``N x M`` matrix (or a length-``N`` vector, one column)."""
         w, _ = _as_objective(W, self.n)
-        q = self.argmin_linear(w)
-        return np.einsum("mn,nm->m", q, w)
+        return self._min_linear(w)
 
     def max_linear(self, W: Any) -> np.ndarray:
-        """``max_{Q in set} Q . W[:, j]`` for every column ``j`` (exact)."""
+        """``max_{Q in set} Q . W[:, j]`` for every column ``j`` (exact), as
+        ``-min_linear(-W)``."""
         w, _ = _as_objective(W, self.n)
-        return -self.min_linear(-w)
+        return -self._min_linear(-w)
 
     def argmax_linear(self, W: Any) -> np.ndarray:
         """A maximiser per column: ``(M, N)`` array."""
         w, _ = _as_objective(W, self.n)
-        return self.argmin_linear(-w)
+        return self._argmin_linear(-w)
+
+    @abc.abstractmethod
+    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+        """Minimisers for a validated float64 ``(N, M)`` matrix."""
+
+    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+        """Minima for a validated float64 ``(N, M)`` matrix (no input checks: fast path used
+        by :mod:`pmlkit.worstcase`)."""
+        return np.einsum("mn,nm->m", self._argmin_linear(w), w)
 
     @abc.abstractmethod
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
@@ -196,45 +210,46 @@ class L1Ball(UncertaintySet):
     def __repr__(self) -> str:
         return f"L1Ball(center={fmt(np.asarray(self.center))}, radius={self.radius!r})"
 
-    def argmin_linear(self, W: Any) -> np.ndarray:
-        """Minimisers by the fractional-knapsack greedy (see the class notes)."""
-        w, _ = _as_objective(W, self.n)
-        p = np.asarray(self.center)
-        n, m = w.shape
-        budget = min(self.radius / 2.0, 1.0)
-        wt = np.ascontiguousarray(w.T)  # (M, N): one row per objective column
-        q = np.broadcast_to(p, (m, n)).copy()
-        if budget <= 0.0 or n == 1:
-            return q
-        k = _take_count(np.sort(p), budget)
-        top = _top_order(wt, k)  # (M, k) largest objectives first
-        caps = p[top]
-        take = _greedy_fill(caps, budget)
-        rows = np.arange(m)[:, None]
-        q[rows, top] -= take
-        q = np.maximum(q, 0.0)
-        low = np.argmin(wt, axis=1)
-        q[np.arange(m), low] += take.sum(axis=1)
-        return q
-
-    def min_linear(self, W: Any) -> np.ndarray:
-        """``min_{Q in ball} Q . W[:, j]`` per column (greedy, exact, vectorised)."""
-        w, _ = _as_objective(W, self.n)
-        p = np.asarray(self.center)
+    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+        """Per column (rows of the result): the entries giving mass, largest ``w`` first,
+        ``(top, take, wt)`` with ``take`` the amounts; ``None`` when nothing moves."""
+        p = self.center
         n = w.shape[0]
         budget = min(self.radius / 2.0, 1.0)
-        base = p @ w
         if budget <= 0.0 or n == 1:
-            return base
-        wt = np.ascontiguousarray(w.T)
-        k = _take_count(np.sort(p), budget)
+            return None
+        wt = w.T  # (M, N) view: one row per objective column
+        k = n if n <= 64 else _take_count(np.sort(p), budget)
         top = _top_order(wt, k)
-        vals = np.take_along_axis(wt, top, axis=1)
-        caps = p[top]
-        take = _greedy_fill(caps, budget)
-        low = wt.min(axis=1)
-        # Q . w = sum(p w) - sum(take * w_top) + sum(take) * w_min; the gain form below is
-        # exact and never below w_min
+        take = _greedy_fill(p[top], budget)
+        return top, take, wt
+
+    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+        m = w.shape[1]
+        q = np.repeat(np.asarray(self.center)[None, :], m, axis=0)
+        g = self._greedy(w)
+        if g is None:
+            return q
+        top, take, wt = g
+        rows = np.arange(m)
+        q[rows[:, None], top] -= take  # (row, entry) pairs are distinct: no lost updates
+        q = np.maximum(q, 0.0)
+        q[rows, np.argmin(wt, axis=1)] += take.sum(axis=1)
+        return q
+
+    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+        """Greedy value ``p . w - sum_k take_k (w_(k) - min w)``, never below ``min w``."""
+        base = self.center @ w
+        g = self._greedy(w)
+        if g is None:
+            return base
+        top, take, wt = g
+        if top.shape[1] == wt.shape[1]:  # full sort: same values, no gather needed
+            vals = np.sort(wt, axis=1)[:, ::-1]
+            low = vals[:, -1].copy()
+        else:
+            vals = np.take_along_axis(wt, top, axis=1)
+            low = wt.min(axis=1)
         gain = np.einsum("mk,mk->m", take, vals - low[:, None])
         return np.maximum(base - gain, low)
 
@@ -333,29 +348,28 @@ class Box(UncertaintySet):
                 f"upper={fmt(np.asarray(self.upper))})")
 
     def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        lo = np.asarray(self.lower)
-        caps_all = np.asarray(self.upper) - lo
+        """Per column: entries receiving mass, smallest ``w`` first, and the amounts."""
+        lo = self.lower
+        caps_all = self.upper - lo
         budget = max(0.0, 1.0 - float(lo.sum()))
-        wt = np.ascontiguousarray(w.T)
-        k = _take_count(np.sort(caps_all), budget)
+        wt = w.T
+        n = w.shape[0]
+        k = n if n <= 64 else _take_count(np.sort(caps_all), budget)
         order = _top_order(-wt, k)  # smallest objectives first
-        caps = caps_all[order]
-        add = _greedy_fill(caps, budget)
+        add = _greedy_fill(caps_all[order], budget)
         return wt, order, add
 
-    def argmin_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
+    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
         m = w.shape[1]
         _, order, add = self._greedy(w)
-        q = np.broadcast_to(np.asarray(self.lower), (m, self.n)).copy()
-        q[np.arange(m)[:, None], order] += add
+        q = np.repeat(np.asarray(self.lower)[None, :], m, axis=0)
+        q[np.arange(m)[:, None], order] += add  # distinct (row, entry) pairs
         return q
 
-    def min_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
+    def _min_linear(self, w: np.ndarray) -> np.ndarray:
         wt, order, add = self._greedy(w)
         vals = np.take_along_axis(wt, order, axis=1)
-        return np.asarray(self.lower) @ w + np.einsum("mk,mk->m", add, vals)
+        return self.lower @ w + np.einsum("mk,mk->m", add, vals)
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Exact: ``Q(x) >= max(lower(x), 1 - sum(upper) + upper(x))`` and
@@ -425,13 +439,11 @@ class VertexSet(UncertaintySet):
     def __repr__(self) -> str:
         return f"VertexSet(vertices={fmt(np.asarray(self.vertices))})"
 
-    def argmin_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
+    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
         vals = self.vertices @ w
         return np.asarray(self.vertices)[np.argmin(vals, axis=0)].copy()
 
-    def min_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
+    def _min_linear(self, w: np.ndarray) -> np.ndarray:
         return (self.vertices @ w).min(axis=0)
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:

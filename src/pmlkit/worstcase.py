@@ -35,19 +35,22 @@ def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
     return uncertainty_set
 
 
-def _column_values(w: np.ndarray, uset: UncertaintySet) -> tuple[np.ndarray, np.ndarray]:
-    """Per column: ``sup_Q log(max_i W[i,j] / Q_Y[j])`` (``-inf`` for columns that no Q in
-    the set can produce) and the exact ``min_Q Q_Y[j]``."""
+def _column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
+    """Per column: ``sup_Q log(max_i W[i,j] / Q_Y[j])``; ``-inf`` for columns that no Q in
+    the set can produce, ``inf`` for columns whose ``min_Q Q_Y[j]`` is 0 but not their max.
+
+    A column ``j`` can occur (``max_Q Q . W[:, j] > 0``) iff ``W[x, j] > 0`` for some ``x``
+    with ``max_Q Q(x) > 0`` (exact ``coordinate_bounds``)."""
     top = w.max(axis=0)
-    qmin = uset.min_linear(w)
-    qmax = uset.max_linear(w)
-    live = (qmax > 0) & (top > 0)
+    possible = uset.coordinate_bounds()[1] > 0
+    live = top > 0 if possible.all() else (w[possible] > 0).any(axis=0)
+    qmin = uset._min_linear(w)
     vals = np.full(w.shape[1], -np.inf)
     dead_min = live & (qmin <= 0)
     ok = live & ~dead_min
     vals[ok] = np.log(top[ok]) - np.log(qmin[ok])
     vals[dead_min] = np.inf
-    return vals, qmin
+    return vals
 
 
 def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
@@ -72,7 +75,7 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
     """
     w = as_matrix(mechanism)
     uset = _check_set(uncertainty_set, w)
-    vals, _ = _column_values(w, uset)
+    vals = _column_values(w, uset)
     best = float(vals.max())
     return math.inf if best == math.inf else max(0.0, best)
 
@@ -109,6 +112,6 @@ def worst_case_distribution(mechanism: Any, uncertainty_set: UncertaintySet) -> 
     ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``."""
     w = as_matrix(mechanism)
     uset = _check_set(uncertainty_set, w)
-    vals, _ = _column_values(w, uset)
+    vals = _column_values(w, uset)
     j = int(np.argmax(vals))
     return uset.argmin_linear(w[:, [j]])[0]
