@@ -1,0 +1,50 @@
+"""Optimal privacy mechanisms under distribution uncertainty (SPEC section 5).
+
+- baselines: :func:`randomized_response`, :func:`identity_mechanism`, the fixed-prior
+  closed forms :func:`extremal_high_privacy`, :func:`extremal_binary`, :func:`k_singular`
+  (:func:`extremal_mechanism` picks the one that applies);
+- :func:`optimal_binary`: Thm optimalbinary (binary data, l1 uncertainty);
+- :func:`robust_polytope` (Prop. LCCP) and :func:`exact_polytope` (any radius, boxes,
+  vertex sets): the robust polytope as linear constraints;
+- :func:`optimal_mechanism`, :func:`optimal_mechanism_for_set`: exact optimal designs for
+  linear (LP) and sub-convex (extreme-ray LP) utilities;
+- :func:`design_from_samples`: samples -> set -> certified mechanism + :class:`Guarantee`.
+
+Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`.
+"""
+
+from __future__ import annotations
+
+from .baselines import (
+    extremal_binary,
+    extremal_high_privacy,
+    extremal_mechanism,
+    identity_mechanism,
+    k_singular,
+    randomized_response,
+)
+from .binary import optimal_binary
+from .guarantee import DesignResult, Guarantee
+from .pipeline import design_from_samples, optimal_mechanism, optimal_mechanism_for_set
+from .polytope import MechanismPolytope, eps_prime, exact_polytope, robust_polytope
+from .subconvex import MAX_EXACT_N
+
+__all__ = [
+    "MAX_EXACT_N",
+    "DesignResult",
+    "Guarantee",
+    "MechanismPolytope",
+    "design_from_samples",
+    "eps_prime",
+    "exact_polytope",
+    "extremal_binary",
+    "extremal_high_privacy",
+    "extremal_mechanism",
+    "identity_mechanism",
+    "k_singular",
+    "optimal_binary",
+    "optimal_mechanism",
+    "optimal_mechanism_for_set",
+    "randomized_response",
+    "robust_polytope",
+]

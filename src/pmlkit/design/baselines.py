@@ -1,0 +1,196 @@
+"""Baselines and fixed-prior closed forms (SPEC section 5, paper Section extremalmech).
+
+- :func:`randomized_response`: k-ary randomized response, eps-LDP (Warner's for k = 2).
+- :func:`identity_mechanism`: ``Y = X`` (no privacy; ``eps_min = eps_max(p)``).
+- :func:`extremal_high_privacy`: the optimal fixed-prior mechanism in the first privacy
+  region ``eps <= log(1/(1 - p_min))`` (grosse2023extremal, Thm 2; paper Example
+  boundExtrMech is an instance).
+- :func:`extremal_binary`: the optimal fixed-prior binary mechanism for every eps.
+- :func:`k_singular`: the k-singular mechanism, optimal for the uniform prior at
+  ``eps = log(N/k)`` (grosse2023extremal, Thm 4; paper Example boundksingular).
+- :func:`extremal_mechanism`: dispatches to whichever closed form applies.
+
+Derivation (used by the docstrings below). For a fixed prior ``p`` a column ``w`` is
+eps-PML iff ``w_i <= e^eps (p . w)`` for all ``i``; normalised to ``p . w = 1`` the
+extreme columns have every entry in ``{0, e^eps}`` but one. In region 1 the column with
+all entries ``e^eps`` except entry ``j``, ``(1 - e^eps (1 - p_j)) / p_j``, is feasible for
+every ``j``; weighting it by ``theta_j = p_j`` makes the rows sum to 1 (solve
+``e^eps (T - theta_i) + theta_i r_i = 1``: ``theta_i = p_i``), which gives the closed form.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_distribution, check_count, check_eps, fmt
+from ..errors import ValidationError
+from ..mechanism import Mechanism
+from ._common import certify
+
+__all__ = [
+    "extremal_binary",
+    "extremal_high_privacy",
+    "extremal_mechanism",
+    "identity_mechanism",
+    "k_singular",
+    "randomized_response",
+]
+
+
+def _point_set(p: np.ndarray) -> Any:
+    from ..sets import L1Ball
+
+    return L1Ball(p, 0.0)
+
+
+def randomized_response(n: Any, eps: Any) -> Mechanism:
+    """k-ary randomized response with ``k = n``: eps-LDP.
+
+    ``W[i, i] = e^eps / (e^eps + n - 1)``, ``W[i, j] = 1 / (e^eps + n - 1)`` for ``i != j``;
+    for ``n = 2`` it is Warner's mechanism ``[[e^eps, 1], [1, e^eps]] / (1 + e^eps)``
+    (paper Remark binarymechisRR). eps-LDP is eps-PML for every prior, so it is certified
+    over the whole simplex (the l1-ball of radius 2 around the uniform distribution).
+
+    Parameters
+    ----------
+    n
+        Number of categories, integer ``>= 2``.
+    eps
+        Privacy parameter ``>= 0``.
+    """
+    from ..sets import L1Ball
+
+    n = check_count(n, "n", minimum=2)
+    eps = check_eps(eps)
+    # divide by e^eps to stay finite for large eps
+    e = math.exp(-eps)
+    off = e / (1.0 + (n - 1) * e)
+    diag = 1.0 / (1.0 + (n - 1) * e)
+    w = np.full((n, n), off)
+    np.fill_diagonal(w, diag)
+    uset = L1Ball(np.full(n, 1.0 / n), 2.0)
+    return certify(w, uset, eps, designer="randomized_response",
+                   parameters={"eps": eps, "n": n, "ldp": True})
+
+
+def identity_mechanism(n: Any) -> Mechanism:
+    """The identity ``Y = X`` (``n x n``): full utility, no privacy.
+
+    Its PML under a prior ``p`` is ``eps_max(p) = -log p_min``; it carries no certificate
+    because it is designed for no set."""
+    n = check_count(n, "n", minimum=1)
+    return Mechanism(np.eye(n), designer="identity", parameters={"n": n})
+
+
+def _check_prior(prior: Any) -> np.ndarray:
+    return as_distribution(prior, "prior")
+
+
+def extremal_high_privacy(prior: Any, eps: Any) -> Mechanism:
+    """Optimal fixed-prior mechanism in the first privacy region (grosse2023extremal Thm 2).
+
+    For ``0 <= eps <= log(1 / (1 - p_min))`` (Def. privacyregions, region 1):
+
+        W[i, j] = e^eps p_j            (i != j)
+        W[j, j] = 1 - e^eps (1 - p_j)
+
+    Every output has PML exactly eps; it maximises every sub-convex utility over
+    ``M(eps, p)``. Certified over the single distribution ``p``.
+
+    Raises
+    ------
+    ValidationError
+        If ``eps`` is above ``log(1/(1 - p_min))`` (outside region 1) or ``p_min = 0``.
+    """
+    p = _check_prior(prior)
+    eps = check_eps(eps)
+    pmin = float(p.min())
+    if pmin <= 0:
+        raise ValidationError(
+            f"prior must have full support for the high-privacy closed form, got {fmt(p)}")
+    limit = -math.log1p(-pmin) if pmin < 1 else math.inf
+    if eps > limit + 1e-12:
+        raise ValidationError(
+            f"eps must be <= log(1/(1 - p_min)) = {limit!r} (first privacy region) for the "
+            f"high-privacy closed form, got {eps!r}")
+    e = math.exp(eps)
+    w = np.tile(e * p, (p.size, 1))
+    np.fill_diagonal(w, np.clip(1.0 - e * (1.0 - p), 0.0, None))
+    w = w / w.sum(axis=1, keepdims=True)  # exact up to rounding
+    return certify(w, _point_set(p), eps + 1e-12, designer="extremal_high_privacy",
+                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0})
+
+
+def extremal_binary(prior: Any, eps: Any) -> Mechanism:
+    """Optimal fixed-prior binary mechanism for every eps (N = 2).
+
+    Order the prior so that ``p1 >= p2``. Region 1 (``eps <= -log p1``): the high-privacy
+    form :func:`extremal_high_privacy`, i.e. Thm optimalbinary with ``beta = 0``
+    ``[[e^eps p2, 1 - e^eps p2], [1 - e^eps p1, e^eps p1]]``. Region 2
+    (``eps > -log p1``): ``[[1 - x, x], [0, 1]]`` with ``x = max(0, (e^-eps - p2) / p1)``
+    (the second column is tight: ``1 = e^eps (p1 x + p2)``; the first has PML
+    ``-log p1 < eps``); it is the identity once ``eps >= -log p2 = eps_max``. Rows and columns
+    are permuted back to the caller's order. Certified over the single distribution ``p``.
+    """
+    p = _check_prior(prior)
+    eps = check_eps(eps)
+    if p.size != 2:
+        raise ValidationError(f"prior must have 2 entries for extremal_binary, got {p.size}")
+    order = np.array([0, 1]) if p[0] >= p[1] else np.array([1, 0])
+    p1, p2 = float(p[order[0]]), float(p[order[1]])
+    if eps <= -math.log(p1):
+        e = math.exp(eps)
+        w = np.array([[e * p2, 1.0 - e * p2], [max(1.0 - e * p1, 0.0), e * p1]])
+    else:
+        x = max(0.0, (math.exp(-eps) - p2) / p1)
+        w = np.array([[1.0 - x, x], [0.0, 1.0]])
+    w = w / w.sum(axis=1, keepdims=True)
+    inv = np.argsort(order)
+    w = w[np.ix_(inv, inv)]
+    return certify(w, _point_set(p), eps + 1e-12, designer="extremal_binary",
+                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0})
+
+
+def k_singular(n: Any, k: Any) -> Mechanism:
+    """The circulant k-singular mechanism: ``W[i, j] = 1/k`` for ``j - i mod n < k``.
+
+    Doubly stochastic with entries in ``{0, 1/k}`` (paper Example boundksingular); optimal
+    for the uniform prior at ``eps = log(n/k)`` (grosse2023extremal Thm 4), where
+    ``I(X;Y) = log(n/k) = eps``. Certified over the uniform distribution at that eps.
+    """
+    n = check_count(n, "n", minimum=1)
+    k = check_count(k, "k", minimum=1)
+    if k > n:
+        raise ValidationError(f"k must be in [1, n] = [1, {n}], got {k}")
+    i = np.arange(n)
+    w = (((i[None, :] - i[:, None]) % n) < k) / k
+    eps = math.log(n / k)
+    return certify(w.astype(np.float64), _point_set(np.full(n, 1.0 / n)), eps + 1e-12,
+                   designer="k_singular", parameters={"eps": eps, "n": n, "k": k,
+                                                      "prior": "uniform", "beta": 0.0})
+
+
+def extremal_mechanism(prior: Any, eps: Any) -> Mechanism | None:
+    """The fixed-prior optimal mechanism in closed form, when one applies, else ``None``.
+
+    In order: binary priors (:func:`extremal_binary`); the first privacy region
+    (:func:`extremal_high_privacy`); the uniform prior at ``eps = log(N/k)`` for an integer
+    k (:func:`k_singular`, matched within 1e-12). Each maximises every sub-convex utility
+    over ``M(eps, p)``."""
+    p = _check_prior(prior)
+    eps = check_eps(eps)
+    n = p.size
+    if n == 2:
+        return extremal_binary(p, eps)
+    pmin = float(p.min())
+    if pmin > 0 and eps <= -math.log1p(-pmin):
+        return extremal_high_privacy(p, eps)
+    if np.allclose(p, 1.0 / n, rtol=0, atol=1e-15):
+        k = n * math.exp(-eps)
+        kr = round(k)
+        if 1 <= kr <= n and abs(k - kr) <= 1e-12 * n:
+            return k_singular(n, kr)
+    return None

@@ -1,0 +1,72 @@
+"""Optimal mechanisms for linear utilities: one LP over the robust polytope (HiGHS).
+
+A linear utility is an expected gain ``U(W, p) = sum_i p_i sum_j g[i, j] W[i, j]``; the
+identity gain is ``P[Y = X]`` ("accuracy"), ``g = -(1 - I)`` is minus the Hamming
+distortion. Over a polytope of mechanisms its maximum is attained at a vertex and found
+exactly by an LP (issue 3, item 5).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_distribution, check_eps, check_prior_matches, fmt
+from ..errors import ValidationError
+from ._common import design_eps, repair_rows, solve_lp
+from .polytope import MechanismPolytope, exact_polytope, robust_polytope
+
+__all__ = ["linear_design_matrix", "mechanism_polytope"]
+
+
+def mechanism_polytope(uset: Any, eps: float, *, n_outputs: int | None = None
+                       ) -> MechanismPolytope:
+    """``M(eps, set)``: Prop. LCCP's 2NM form for an l1-ball with ``beta <= 2 p_min``
+    (:func:`robust_polytope`), else the exact dual form (:func:`exact_polytope`)."""
+    from ..sets import L1Ball
+
+    if isinstance(uset, L1Ball) and uset.radius <= 2 * float(np.min(uset.center)):
+        return robust_polytope(uset.center, eps, uset.radius, n_outputs=n_outputs)
+    return exact_polytope(uset, eps, n_outputs=n_outputs)
+
+
+def gain_matrix(gain: Any, n: int) -> np.ndarray:
+    """Validate a gain matrix ``(N, M)``; ``"accuracy"`` is the identity."""
+    if isinstance(gain, str):
+        if gain == "accuracy":
+            return np.eye(n)
+        raise ValidationError(f"gain must be 'accuracy' or an N x M array, got {gain!r}")
+    try:
+        g = np.asarray(gain, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValidationError(f"gain must be an N x M array of numbers, got {fmt(gain)}") \
+            from exc
+    if g.ndim != 2 or g.shape[0] != n or g.shape[1] < 1:
+        raise ValidationError(f"gain must have shape ({n}, M), got shape {g.shape}")
+    if not np.isfinite(g).all():
+        raise ValidationError("gain must be finite (no NaN or inf)")
+    return g
+
+
+def linear_design_matrix(uset: Any, prior: Any, eps: Any, gain: Any = "accuracy"
+                         ) -> np.ndarray:
+    """The matrix maximising ``sum_i p_i sum_j g[i, j] W[i, j]`` over ``M(eps, set)``.
+
+    Solved at ``eps - 1e-8`` and repaired (see :mod:`pmlkit.design._common`); not yet
+    certified (the callers certify). ``prior`` is the distribution the utility is
+    evaluated at (the estimate)."""
+    eps = check_eps(eps)
+    p = as_distribution(prior, "prior")
+    if p.size != uset.n:
+        raise ValidationError(
+            f"prior has {p.size} entries but the uncertainty set is on {uset.n} points")
+    g = gain_matrix(gain, p.size)
+    poly = mechanism_polytope(uset, design_eps(eps), n_outputs=g.shape[1])
+    c = np.zeros(poly.n_vars)
+    c[poly.layout["W"]] = -(p[:, None] * g).ravel()
+    x = solve_lp(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,
+                 bounds=poly.bounds, what=f"linear-utility design LP ({poly.form})")
+    w = repair_rows(poly.matrix(x))
+    check_prior_matches(w, p)
+    return w

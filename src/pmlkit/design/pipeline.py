@@ -1,0 +1,372 @@
+"""The designers' front doors: :func:`optimal_mechanism`, :func:`optimal_mechanism_for_set`
+and the end-to-end :func:`design_from_samples` (paper Figure flowchart).
+
+Utilities (``utility=``):
+
+- ``"mutual_information"`` (default): ``I(X;Y)`` in nats, sub-convex; exact extreme-ray LP
+  (:mod:`pmlkit.design.subconvex`).
+- ``"accuracy"``: ``P[Y = X] = sum_i p_i W[i, i]``, linear; one LP over the polytope
+  (:mod:`pmlkit.design.linear`). The mechanism is square with outputs = inputs.
+- an ``N x M`` array ``g``: the linear expected gain ``sum_i p_i sum_j g[i, j] W[i, j]``
+  (e.g. ``-(1 - I)`` for minus the Hamming distortion).
+- a callable ``mu(column, prior) -> float``, convex and positively homogeneous in
+  ``column`` (sub-linear); the utility is ``sum_j mu(W[:, j], prior)``. It is evaluated once
+  per candidate ray (up to ``12 * 2^11`` times).
+
+Exact cases (sub-convex): an l1-ball ``B_beta(p)`` with ``beta <= 2 p_min`` (``beta = 0``:
+fixed prior) and ``N <= 12``; plus, for any N, the fixed prior in the first privacy region
+(closed form). Elsewhere (larger N, ``beta > 2 p_min`` e.g. zero counts, boxes, vertex
+sets) the designer returns the best certified candidate among (a) the linear-utility LP
+(accuracy) over the exact set, (b) the fixed-prior design at eps' (eq. LPsubset, l1-balls)
+and (c) the fixed-prior design at the largest eps'' whose exact worst case over the set is
+``<= eps`` (bisection with :func:`pmlkit.worstcase.leakage_capacity`; N <= 12), labelled a
+lower bound in ``parameters["optimality"]`` with a :class:`~pmlkit.errors.PMLWarning`. For
+``N > 12`` this needs ``allow_fallback=True`` (else :class:`~pmlkit.errors.TooLargeError`).
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
+from ..errors import PMLWarning, TooLargeError, ValidationError
+from ..mechanism import Mechanism
+from ._common import CERTIFY_TOL, certify, design_eps
+from .baselines import extremal_mechanism, randomized_response
+from .guarantee import DesignResult, Guarantee
+from .linear import gain_matrix, linear_design_matrix
+from .polytope import eps_prime
+from .subconvex import (
+    MAX_EXACT_N,
+    fixed_prior_rays,
+    l1_ball_rays,
+    ray_lp_matrix,
+    ray_values,
+)
+
+__all__ = ["design_from_samples", "optimal_mechanism", "optimal_mechanism_for_set"]
+
+_BISECT_STEPS = 24
+
+
+class _Utility:
+    """A parsed ``utility=`` argument."""
+
+    def __init__(self, utility: Any, n: int) -> None:
+        self.gain: np.ndarray | None = None
+        self.mu: str | Callable[..., Any] | None = None
+        if isinstance(utility, str):
+            if utility == "mutual_information":
+                self.mu, self.name = utility, utility
+            elif utility == "accuracy":
+                self.gain, self.name = np.eye(n), utility
+            else:
+                raise ValidationError(
+                    "utility must be 'mutual_information', 'accuracy', an N x M gain array "
+                    f"or a callable mu(column, prior), got {utility!r}")
+        elif callable(utility):
+            self.mu = utility
+            self.name = getattr(utility, "__name__", "callable")
+        else:
+            self.gain = gain_matrix(utility, n)
+            self.name = "linear gain"
+
+    @property
+    def linear(self) -> bool:
+        return self.gain is not None
+
+    def value(self, w: np.ndarray, p: np.ndarray) -> float:
+        if self.gain is not None:
+            if self.gain.shape != w.shape:
+                return math.nan
+            return float(p @ (self.gain * w).sum(axis=1))
+        assert self.mu is not None
+        return float(np.sum(ray_values(w, p, self.mu)))
+
+
+def _is_exact_ball(uset: Any) -> bool:
+    from ..sets import L1Ball
+
+    return isinstance(uset, L1Ball) and uset.radius <= 2 * float(np.min(uset.center))
+
+
+def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Utility
+                           ) -> np.ndarray | None:
+    """Exact fixed-prior (at ``c``) sub-convex optimum at ``eps``, or ``None`` if N is too
+    large and no closed form applies. Uncertified; the LP runs at ``eps - 1e-8``."""
+    if c.size <= MAX_EXACT_N:
+        rays = fixed_prior_rays(c, design_eps(eps))
+        return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
+    if np.array_equal(c, p):
+        closed = extremal_mechanism(c, eps)
+        if closed is not None:
+            return np.asarray(closed.matrix)
+    return None
+
+
+def _capacity(w: np.ndarray, uset: Any) -> float:
+    from ..worstcase import leakage_capacity
+
+    return float(leakage_capacity(w, uset))
+
+
+def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
+              ) -> tuple[np.ndarray, str]:
+    """Best certified candidate (see the module docstring) and its description."""
+    from ..sets import L1Ball
+
+    target = eps + CERTIFY_TOL
+    cands: list[tuple[float, np.ndarray, str]] = []
+    w = linear_design_matrix(uset, p, eps, "accuracy")
+    cands.append((util.value(w, p), w, "linear-utility LP (accuracy) over the exact set"))
+    center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
+    lo = 0.0
+    if isinstance(uset, L1Ball):
+        ep = eps_prime(eps, uset.radius)
+        if ep >= 0:
+            w = _fixed_prior_subconvex(center, p, ep, util)
+            if w is not None and _capacity(w, uset) <= target:
+                cands.append((util.value(w, p), w, f"fixed-prior design at eps' = {ep:.6g}"))
+                lo = ep
+    if p.size <= MAX_EXACT_N:
+        hi = eps
+        best = None
+        for _ in range(_BISECT_STEPS):
+            mid = 0.5 * (lo + hi)
+            w = _fixed_prior_subconvex(center, p, mid, util)
+            assert w is not None
+            if _capacity(w, uset) <= target:
+                lo, best = mid, w
+            else:
+                hi = mid
+        if best is not None:
+            cands.append((util.value(best, p), best,
+                          f"fixed-prior design at eps'' = {lo:.6g} (largest whose worst case "
+                          "over the set is <= eps, bisection)"))
+    cands.sort(key=lambda c: -c[0])
+    return cands[0][1], cands[0][2]
+
+
+def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallback: bool,
+            designer: str, labels: Sequence[Any] | None, extra: dict[str, Any]
+            ) -> Mechanism:
+    from ..sets import L1Ball
+
+    n = p.size
+    if uset.n != n:
+        raise ValidationError(
+            f"prior has {n} entries but the uncertainty set is on {uset.n} points")
+    util = _Utility(utility, n)
+    optimality = "exact"
+    if util.linear:
+        w = linear_design_matrix(uset, p, eps, util.gain)
+        method = "linear LP over the robust polytope (HiGHS)"
+    else:
+        w = None
+        if _is_exact_ball(uset):
+            c = np.asarray(uset.center)
+            if n <= MAX_EXACT_N:
+                rays = (fixed_prior_rays(c, design_eps(eps)) if uset.radius == 0
+                        else l1_ball_rays(c, design_eps(eps), uset.radius))
+                w = ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
+                method = f"extreme-ray LP ({rays.shape[1]} rays, HiGHS)"
+            elif uset.radius == 0 and np.array_equal(c, p):
+                closed = extremal_mechanism(c, eps)
+                if closed is not None:
+                    w = np.asarray(closed.matrix)
+                    method = f"closed form ({closed.designer})"
+        if w is None:
+            if n > MAX_EXACT_N and not allow_fallback:
+                raise TooLargeError(
+                    f"the exact sub-convex designer is limited to N <= {MAX_EXACT_N} "
+                    f"(2^N extreme rays), got N = {n}; pass allow_fallback=True for a "
+                    "certified lower bound")
+            w, method = _fallback(uset, p, eps, util)
+            why = ("N > 12" if n > MAX_EXACT_N else
+                   "the set is not an l1-ball with beta <= 2 min(p_hat)")
+            optimality = f"lower bound ({why}): {method}"
+            warnings.warn(f"{designer}: no exact sub-convex optimum for this case ({why}); "
+                          f"returning a certified lower bound: {method}", PMLWarning,
+                          stacklevel=3)
+    params: dict[str, Any] = {
+        "eps": eps,
+        "beta": float(uset.radius) if isinstance(uset, L1Ball) else None,
+        "utility": util.name,
+        "utility_value": util.value(w, p),
+        "optimality": optimality,
+        "method": method,
+        "design_eps": design_eps(eps),
+        "prior": p.tolist(),
+    }
+    if isinstance(uset, L1Ball):
+        params["eps_prime"] = eps_prime(eps, uset.radius)
+    params.update(extra)
+    out_labels = labels if (labels is not None and w.shape[1] == n and util.linear) else None
+    return certify(w, uset, eps, designer=designer, parameters=params,
+                   input_labels=labels, output_labels=out_labels)
+
+
+def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
+                      utility: Any = "mutual_information", allow_fallback: bool = False,
+                      labels: Sequence[Any] | None = None) -> Mechanism:
+    """Optimal eps-PML mechanism for the prior (``beta = 0``) or for every distribution in
+    the l1-ball ``B_beta(prior)`` (eq. optprob, Prop. LCCP).
+
+    Parameters
+    ----------
+    prior
+        The (estimated) distribution, length N; the utility is evaluated at it.
+    eps
+        Target ``>= 0``.
+    beta
+        l1 radius ``>= 0`` (0: fixed prior). Any radius is accepted; exact for sub-convex
+        utilities when ``beta <= 2 min(prior)`` and ``N <= 12`` (see the module docstring).
+    utility
+        ``"mutual_information"``, ``"accuracy"``, an ``N x M`` gain array or a callable
+        ``mu(column, prior)`` (module docstring).
+    allow_fallback
+        For ``N > 12`` with a sub-convex utility: return a certified lower bound (labelled,
+        with a :class:`~pmlkit.errors.PMLWarning`) instead of raising ``TooLargeError``.
+    labels
+        Input labels (default ``0..N-1``).
+
+    Returns
+    -------
+    Mechanism
+        Certified: ``certified_eps = leakage_capacity(W, L1Ball(prior, beta)) <= eps + 1e-9``
+        (else :class:`~pmlkit.errors.CertificationError`). ``parameters`` records the
+        utility value, whether it is exact, the method and eps'.
+    """
+    from ..sets import L1Ball
+
+    p = as_distribution(prior, "prior")
+    eps = check_eps(eps)
+    beta = check_radius(beta)
+    return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
+                   designer="optimal_mechanism", labels=labels, extra={})
+
+
+def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
+                              utility: Any = "mutual_information",
+                              allow_fallback: bool = False,
+                              labels: Sequence[Any] | None = None) -> Mechanism:
+    """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, vertex set).
+
+    ``prior`` (where the utility is evaluated) defaults to the ball's center; it is required
+    for other sets. Linear utilities are exact for every set (:func:`exact_polytope`);
+    sub-convex ones follow the module docstring."""
+    from ..sets import L1Ball, UncertaintySet
+
+    if not isinstance(uncertainty_set, UncertaintySet):
+        raise ValidationError(
+            f"uncertainty_set must be a pmlkit.sets set, got {fmt(uncertainty_set)}")
+    if prior is None:
+        if not isinstance(uncertainty_set, L1Ball):
+            raise ValidationError("prior is required for sets other than L1Ball")
+        prior = uncertainty_set.center
+    p = as_distribution(prior, "prior")
+    eps = check_eps(eps)
+    return _design(uncertainty_set, p, eps, utility, allow_fallback=allow_fallback,
+                   designer="optimal_mechanism_for_set", labels=labels, extra={})
+
+
+def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
+                 ) -> tuple[float | None, float | None, float | None]:
+    """Utility of eps-LDP randomized response and of the fixed-prior design at eps'."""
+    from ..sets import L1Ball
+
+    n = p.size
+    u_rr = None
+    if not util.linear or (util.gain is not None and util.gain.shape == (n, n)):
+        u_rr = util.value(np.asarray(randomized_response(n, eps).matrix), p)
+    ep = u_ep = None
+    if isinstance(uset, L1Ball):
+        ep = eps_prime(eps, uset.radius)
+        if ep >= 0:
+            try:
+                if util.linear:
+                    w = linear_design_matrix(L1Ball(p, 0.0), p, ep, util.gain)
+                else:
+                    w = _fixed_prior_subconvex(p, p, ep, util)
+                u_ep = None if w is None else util.value(w, p)
+            except TooLargeError:
+                u_ep = None
+    return u_rr, ep, u_ep
+
+
+def design_from_samples(samples: Any, eps: Any, delta: Any, *,
+                        categories: Sequence[Any] | None = None,
+                        utility: Any = "mutual_information", confidence: str = "l1",
+                        allow_fallback: bool = False) -> DesignResult:
+    """From samples to a certified mechanism with an (eps, delta)-PML guarantee
+    (paper Figure flowchart).
+
+    1. Estimate ``p_hat`` (:func:`pmlkit.empirical_distribution`, eq.
+       empiricaldistribution). ``samples`` may also be an
+       :class:`~pmlkit.estimation.EmpiricalDistribution` (e.g. from
+       ``EmpiricalDistribution.from_counts(counts, categories)``), used as is.
+    2. Build the set that holds the true distribution with probability ``>= 1 - delta``:
+       ``confidence="l1"`` (default) is the paper's ``B_beta(p_hat)`` with
+       ``beta = beta*(delta)`` (Thm weissman, eq. betastar, :func:`pmlkit.l1_radius`); any
+       other name is passed to :func:`pmlkit.confidence.confidence_set` and the design is
+       over the set it returns.
+    3. Design the optimal mechanism over that set (:func:`optimal_mechanism_for_set`),
+       certified with :func:`pmlkit.worstcase.leakage_capacity`.
+    4. State the :class:`Guarantee`, with the utility of eps-LDP randomized response and of
+       the paper's fixed-prior design at eps' for comparison.
+
+    Returns
+    -------
+    DesignResult
+        ``.mechanism`` (labels = the categories) and ``.guarantee``.
+    """
+    from ..estimation import EmpiricalDistribution, empirical_distribution, l1_radius
+    from ..sets import L1Ball
+
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    if not isinstance(confidence, str):
+        raise ValidationError(f"confidence must be a method name, got {fmt(confidence)}")
+    if isinstance(samples, EmpiricalDistribution):
+        if categories is not None and tuple(categories) != tuple(samples.categories):
+            raise ValidationError(
+                "categories must be omitted (or equal the distribution's) when samples is "
+                "an EmpiricalDistribution")
+        est = samples
+    else:
+        est = empirical_distribution(samples, categories=categories)
+    p = np.asarray(est.p, dtype=np.float64)
+    if est.n < 2:
+        raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
+    if confidence == "l1":
+        beta: float | None = l1_radius(delta, est.m, est.n)
+        uset: Any = L1Ball(p, beta)
+        description = ("Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, "
+                       "eq. betastar): P[||P - p_hat||_1 >= beta] <= delta")
+    else:
+        from ..confidence import confidence_set
+
+        cs = confidence_set(est.counts, delta, method=confidence)
+        uset = cs.set
+        beta = float(uset.radius) if isinstance(uset, L1Ball) else None
+        description = cs.description
+    mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
+                   designer="design_from_samples", labels=est.categories,
+                   extra={"delta": delta, "m": est.m, "confidence": confidence})
+    util = _Utility(utility, est.n)
+    u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
+    assert mech.certified_eps is not None
+    g = Guarantee(
+        eps=eps, delta=delta, m=int(est.m), n=int(est.n), beta=beta, confidence=confidence,
+        set=uset.to_dict(), certified_eps=float(mech.certified_eps),
+        estimate=tuple(float(x) for x in p), categories=tuple(est.categories),
+        utility=util.name, utility_value=float(mech.parameters["utility_value"]),
+        optimality=str(mech.parameters["optimality"]), eps_prime=ep,
+        utility_randomized_response=u_rr, utility_eps_prime_design=u_ep,
+        description=description)
+    return DesignResult(mech, g)

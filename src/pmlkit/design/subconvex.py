@@ -1,0 +1,173 @@
+"""Exact optimal mechanisms for sub-convex utilities: an LP over extreme rays.
+
+A sub-convex utility is ``U(W, p) = sum_j mu(W[:, j], p)`` with ``mu`` convex and positively
+homogeneous (paper eq. subconvexdef). The columns of an eps-PML mechanism over a set ``P``
+lie in the convex cone ``K = {w >= 0 : max_i w_i <= e^eps min_{Q in P} Q . w}``. Normalise a
+column to ``p . w = 1`` (``p`` the estimate); the slice ``K_1`` is a polytope with vertices
+``v_1..v_K``. Writing ``W[:, j] = sum_k c_jk v_k`` and using convexity and homogeneity,
+
+    max U  =  max  sum_k theta_k mu(v_k)   s.t.  sum_k theta_k v_k = 1 (N rows),  theta >= 0,
+
+(grosse2023extremal Thm 6 for a fixed prior), and the optimal mechanism has the columns
+``theta_k v_k`` for ``theta_k > 0`` (at most N of them at a basic solution). The LP is solved
+with HiGHS. Its size is exponential in N, so the designers here are exact up to
+:data:`MAX_EXACT_N` = 12.
+
+Extreme rays (vertices of ``K_1``):
+
+- **Fixed prior** (``P = {p}``): ``K_1 = {0 <= w <= e^eps, p . w = 1}``, a box cut by a
+  hyperplane; every vertex has all entries in ``{0, e^eps}`` but at most one, the free entry
+  ``f``: ``w = e^eps 1_S + r e_f`` with ``r = (1 - e^eps p(S)) / p_f in [0, e^eps]``
+  (:func:`fixed_prior_rays`, ``N 2^(N-1)`` candidates).
+- **l1-ball** ``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP): with ``t = min w`` the
+  constraint is ``w_i <= e^eps' (1 + beta t / 2)`` on the slice, ``eps'`` of
+  eq. optimalepsdash. The lifted polytope ``{(w, t): 0 <= t <= w_k <= e^eps' (1 + beta t/2),
+  p . w = 1}`` projects onto ``K_1``; a vertex needs N + 1 active independent constraints, so
+  either ``t = 0`` and ``w`` is a fixed-prior vertex at eps', or ``t > 0`` and every ``w_k`` is
+  at a bound, ``w = t + (U - t) 1_S`` with ``U = e^eps' (1 + beta t / 2)``, and ``p . w = 1``
+  gives ``t = (1 - p(S) e^eps') / (1 - p(S) + p(S) e^eps' beta / 2)`` (feasible iff
+  ``0 <= t <= U``) (:func:`l1_ball_rays`). Vertices of the lifted polytope that do not
+  project to vertices are still feasible points, which is harmless in the LP. The tests
+  check this list against brute-force vertex enumeration.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from ..errors import PMLError, TooLargeError, ValidationError
+from ..utility import mutual_information_columns
+from ._common import drop_empty_columns, repair_rows, solve_lp
+from .polytope import eps_prime
+
+__all__ = [
+    "MAX_EXACT_N",
+    "fixed_prior_rays",
+    "l1_ball_rays",
+    "ray_lp_matrix",
+    "subset_matrix",
+]
+
+#: Largest alphabet the exact extreme-ray designers accept (2^N subsets).
+MAX_EXACT_N = 12
+
+_RAY_TOL = 1e-12
+
+
+def subset_matrix(n: int) -> np.ndarray:
+    """All ``2^n`` subsets of ``range(n)`` as a boolean ``(2^n, n)`` matrix."""
+    if n > 24:  # pragma: no cover - guarded by MAX_EXACT_N
+        raise TooLargeError(f"cannot enumerate 2^{n} subsets")
+    codes = np.arange(1 << n, dtype=np.int64)
+    return ((codes[:, None] >> np.arange(n)) & 1).astype(bool)
+
+
+def _check_size(n: int) -> None:
+    if n > MAX_EXACT_N:
+        raise TooLargeError(
+            f"the exact sub-convex designer enumerates 2^N extreme rays and is limited to "
+            f"N <= {MAX_EXACT_N}, got N = {n}; pass allow_fallback=True for a certified "
+            "lower bound (best of the eps' design and the linear-utility LP)")
+
+
+def fixed_prior_rays(p: np.ndarray, eps: float) -> np.ndarray:
+    """Vertices of ``{0 <= w <= e^eps, p . w = 1}``: ``(N, K)`` array (one ray a column).
+
+    Candidates ``e^eps 1_S + r e_f`` for every subset ``S`` and free index ``f`` outside it
+    with ``p_f > 0``, kept when ``0 <= r <= e^eps`` (within 1e-12, then clipped). Empty
+    when ``eps`` is so small that no column exists (never for ``eps >= 0``: ``w = 1``)."""
+    n = p.size
+    _check_size(n)
+    e = math.exp(eps)
+    sub = subset_matrix(n).astype(np.float64)  # (2^n, n)
+    ps = sub @ p  # p(S)
+    free = np.flatnonzero(p > 0)
+    # candidates (S, f) with f not in S
+    s_idx, f_pos = np.nonzero(sub[:, free] == 0)
+    f = free[f_pos]
+    r = (1.0 - e * ps[s_idx]) / p[f]
+    ok = (r >= -_RAY_TOL * e) & (r <= e * (1 + _RAY_TOL))
+    s_idx, f, r = s_idx[ok], f[ok], np.clip(r[ok], 0.0, e)
+    v = e * sub[s_idx]
+    v[np.arange(v.shape[0]), f] = r
+    return np.ascontiguousarray(v.T)
+
+
+def l1_ball_rays(p: np.ndarray, eps: float, beta: float) -> np.ndarray:
+    """Vertices of the lifted l1-ball polytope projected to ``w`` (see module docstring).
+
+    Requires ``beta <= 2 p_min``. Returns ``(N, K)``: the fixed-prior rays at ``eps'``
+    (when ``eps' >= 0``) and the two-level rays ``t + (U - t) 1_S``."""
+    n = p.size
+    _check_size(n)
+    if beta > 2 * float(p.min()):
+        raise ValidationError(
+            f"beta must be <= 2 min(p) = {2 * float(p.min())!r} for the exact l1-ball rays, "
+            f"got {beta!r}")
+    ep = eps_prime(eps, beta)
+    e = math.exp(ep)
+    parts = []
+    if ep >= 0:
+        parts.append(fixed_prior_rays(p, ep))
+    sub = subset_matrix(n).astype(np.float64)
+    ps = sub @ p
+    num = 1.0 - ps * e
+    den = 1.0 - ps + ps * e * beta / 2.0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(den > 0, num / den, -1.0)
+    u = e * (1.0 + beta * t / 2.0)
+    ok = (t >= -_RAY_TOL) & (t <= u * (1 + _RAY_TOL)) & (den > 0)
+    t, u, sub = np.clip(t[ok], 0.0, None), u[ok], sub[ok]
+    v = t[:, None] + (u - t)[:, None] * sub
+    parts.append(np.ascontiguousarray(v.T))
+    return np.concatenate(parts, axis=1)
+
+
+MuFn = Callable[[np.ndarray, np.ndarray], Any]
+
+
+def ray_values(rays: np.ndarray, p: np.ndarray, mu: str | MuFn) -> np.ndarray:
+    """``mu(v_k, p)`` for every ray: vectorised for mutual information; a user callable is
+    called once per ray (it takes one column and the prior and returns a number).
+
+    A callable is checked for positive homogeneity on the first ray
+    (``mu(2 v) = 2 mu(v)`` within 1e-9 relative)."""
+    if isinstance(mu, str):
+        if mu == "mutual_information":
+            return mutual_information_columns(rays, p)
+        raise ValidationError(f"utility {mu!r} is not a sub-convex utility name")
+    vals = np.empty(rays.shape[1])
+    for k in range(rays.shape[1]):
+        try:
+            vals[k] = float(mu(rays[:, k].copy(), p.copy()))
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(
+                f"utility callable must return a real number for a column, failed with: "
+                f"{exc}") from exc
+    if not np.isfinite(vals).all():
+        raise ValidationError("utility callable returned NaN or inf for a candidate column")
+    if rays.shape[1]:
+        a = vals[0]
+        b = float(mu(2.0 * rays[:, 0], p.copy()))
+        if not abs(b - 2.0 * a) <= 1e-9 * max(1.0, abs(a)):
+            raise ValidationError(
+                "utility callable must be positively homogeneous (mu(c w) = c mu(w)); got "
+                f"mu(w) = {a!r}, mu(2 w) = {b!r}")
+    return vals
+
+
+def ray_lp_matrix(rays: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Solve ``max values . theta  s.t.  rays @ theta = 1, theta >= 0`` (HiGHS) and return
+    the mechanism with columns ``theta_k v_k`` (rows repaired, empty columns dropped)."""
+    if rays.shape[1] == 0:  # pragma: no cover - w = 1 is always a ray
+        raise PMLError("no feasible extreme ray")
+    n = rays.shape[0]
+    theta = solve_lp(-values, A_eq=rays, b_eq=np.ones(n), bounds=(0, None),
+                     what="extreme-ray LP")
+    keep = theta > 1e-14
+    w = rays[:, keep] * theta[keep]
+    return drop_empty_columns(repair_rows(w))
