@@ -67,7 +67,8 @@ class CsvOptions:
         Field separator.
     strip_whitespace
         Strip leading/trailing whitespace from string fields (UCI files put a space after
-        each comma, like pandas' ``skipinitialspace``).
+        each comma, like pandas' ``skipinitialspace``); ``null_values`` are then matched on
+        the stripped text too.
     null_values
         Strings read as null (e.g. ``("?",)`` for Adult); ``None``: pyarrow's defaults
         (empty field, ``NA``, ``NULL``, ...).
@@ -103,7 +104,7 @@ class CsvOptions:
             kw["column_names"] = list(self.column_names)
         if batch_rows is not None:
             # block_size is in bytes; ~64 bytes per row is a conservative guess
-            kw["block_size"] = int(min(max(batch_rows * 64, 1 << 20), 1 << 30))
+            kw["block_size"] = int(min(max(batch_rows * 64, 1 << 16), 1 << 30))
         return pacsv.ReadOptions(**kw)
 
     def _parse_options(self) -> Any:
@@ -229,6 +230,9 @@ def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.utf8_trim_whitespace(col)
+            if opts.null_values:  # " ?" becomes "?" only after trimming: null it now
+                is_null = pc.is_in(col, value_set=pa.array(opts.null_values, type=col.type))
+                col = pc.if_else(is_null, pa.scalar(None, type=col.type), col)
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names) if isinstance(
         table, pa.Table) else pa.RecordBatch.from_arrays(cols, names=table.column_names)

@@ -265,9 +265,11 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
 
     column_types = None
     if file_format(inp) == "csv":
-        names = list_columns(inp, csv=csv)
-        # keep untouched CSV columns as text (exact round trip, no type guessing per block)
-        column_types = {c: pa.string() for c in names}
+        column_types = {}
+        if file_format(out) == "csv":
+            # CSV to CSV: untouched columns stay text (exact round trip of every field);
+            # to Parquet their types are inferred from the first block (pyarrow open_csv)
+            column_types = {c: pa.string() for c in list_columns(inp, csv=csv)}
         for c in cols:
             if in_type is not None:
                 column_types[c] = in_type
