@@ -6,8 +6,10 @@ Randomness: one root :class:`~pmlkit.rng.RandomSource` is resolved per call and
 AES keys; seeded: ``SeedSequence.spawn``). Each partition's task carries only its own
 child (a pickled generator: with the secure default this sends a key to the worker, so
 run sensitive jobs on a cluster whose connections are encrypted, as for the data
-itself). Streams are never reused: recomputing the lazy result replays the same child
-streams, so the same output is produced, not a fresh draw that could be averaged out.
+itself). A bad label or null fails the partition holding it; the count in the
+message is over that partition. Streams are never reused: recomputing the lazy result
+replays the same child streams, so the same output is produced, not a fresh draw that
+could be averaged out.
 """
 
 from __future__ import annotations
