@@ -326,16 +326,16 @@ class Box(UncertaintySet):
         if bad.size:
             i = int(bad[0])
             raise ValidationError(
-                f"lower must be <= upper entrywise, got lower[{i}] = {lo[i]!r} > "
-                f"upper[{i}] = {hi[i]!r}")
+                f"lower must be <= upper entrywise, got lower[{i}] = {float(lo[i])!r} > "
+                f"upper[{i}] = {float(hi[i])!r}")
         if lo.sum() > 1.0 + SUM_TOL:
             raise InfeasibleError(
-                f"box contains no distribution: sum(lower) = {lo.sum()!r} > 1 (the lower "
-                "bounds must sum to at most 1)")
+                f"box contains no distribution: sum(lower) = {float(lo.sum())!r} > 1 "
+                "(the lower bounds must sum to at most 1)")
         if hi.sum() < 1.0 - SUM_TOL:
             raise InfeasibleError(
-                f"box contains no distribution: sum(upper) = {hi.sum()!r} < 1 (the upper "
-                "bounds must sum to at least 1)")
+                f"box contains no distribution: sum(upper) = {float(hi.sum())!r} < 1 "
+                "(the upper bounds must sum to at least 1)")
         object.__setattr__(self, "lower", _readonly(lo))
         object.__setattr__(self, "upper", _readonly(hi))
 
@@ -410,7 +410,8 @@ def _box_vector(v: Any, name: str) -> np.ndarray:
     bad = np.flatnonzero((arr < 0) | (arr > 1))
     if bad.size:
         i = int(bad[0])
-        raise ValidationError(f"{name} entries must be in [0, 1], got {name}[{i}] = {arr[i]!r}")
+        raise ValidationError(
+            f"{name} entries must be in [0, 1], got {name}[{i}] = {float(arr[i])!r}")
     return arr
 
 
