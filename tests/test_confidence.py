@@ -531,3 +531,59 @@ def test_design_from_samples_with_each_set(method):
     counts = np.array([(samples == x).sum() for x in "abc"])
     cs = confidence_set(counts, delta, method=method)
     assert leakage_capacity(res.mechanism, cs.set) <= eps + 1e-7
+
+
+@given(k=st.integers(0, 3000), extra=st.integers(0, 3000), delta=st.floats(1e-12, 0.9))
+def test_box_lower_beats_the_paper_ball_on_p_min(k, extra, delta):
+    """N = 2: the folded bound on p_min is never below the l1-ball's p_hat_min - beta*/2
+    (Hoeffding: G(tau_H, t) <= P[X >= t] <= delta/2 at tau_H = t/m - beta*/2)."""
+    m = k + extra
+    if m == 0:
+        return
+    low = confidence_set([k, m - k], delta, method="box-lower").set.lower[0]
+    ball = confidence_set([k, m - k], delta).set
+    assert low >= min(k, m - k) / m - ball.radius / 2 - 1e-9
+
+
+# --------------------------------------------------------------- the tighter_sets figure
+
+
+def test_tighter_sets_figure(monkeypatch):
+    from matplotlib.figure import Figure
+
+    from pmlkit.additive import laplace_scale
+    from pmlkit.experiments import tighter_sets as T
+    from pmlkit.experiments.base import Check
+
+    rng = np.random.default_rng(11)
+    codes = {"income": ((rng.random(3000) < 0.24).astype(np.int64), ["<=50K", ">50K"]),
+             "sex": ((rng.random(3000) < 0.67).astype(np.int64), ["Female", "Male"])}
+    monkeypatch.setattr(T, "adult_codes", lambda data, feats: codes)
+    monkeypatch.setattr(T, "M_ADULT", (100, 1000))
+    df = T.compute(iterations=4, seed=3)
+    assert {"set", "n", "m", "delta", "p_hat_kind", "eps_certified", "feature", "eps",
+            "mi_mean", "mi_std"} <= set(df.columns)
+    cert = df[df["kind"] == "certified"]
+    lap = df[df["kind"] == "adult_laplace"]
+    assert cert["feature"].isna().all() and lap["eps_certified"].isna().all()
+    assert set(lap["set"]) == {*T.SETS, "ldp"} and set(lap["m"]) == {100, 1000}
+    # certified eps: between the fixed-prior value and eps0 (k-RR is eps0-LDP)
+    piv = cert.pivot_table(index=["n", "m", "p_hat_kind"], columns="set",
+                           values="eps_certified")
+    for s in T.SETS:
+        assert (piv[s] >= piv["p_hat only"] - 1e-12).all() and (piv[s] <= T.RR_EPS + 1e-9).all()
+    # independent recomputation of one point: k-RR over box-cp, closed form
+    # C = log(e^eps0 / (1 + (e^eps0 - 1) min_i lo_i)) for k-RR (min over the box of Q_j)
+    c = T.counts_of(T.p_hat_of("uniform", 20), 10_000)
+    lo, _ = confidence_set(c, 1e-6, method="box-cp").set.coordinate_bounds()
+    e = math.exp(T.RR_EPS)
+    expect = math.log(e / (1 + (e - 1) * lo.min()))
+    assert piv.loc[(20, 10_000, "uniform"), "box-cp"] == pytest.approx(expect, rel=1e-9)
+    # common random numbers: the ldp rows use b = 2/eps and l1 at m=100 may coincide
+    scale = T.laplace_scale_for("box-lower")
+    b = scale(T.EPS_ADULT, T.DELTA_ADULT, 1000, np.array([0.24]))
+    low = confidence_set([240, 760], T.DELTA_ADULT, method="box-lower").set.lower[0]
+    assert b[0] == pytest.approx(laplace_scale(T.EPS_ADULT, low))
+    checks = T.check(df)
+    assert checks and all(isinstance(ch, Check) for ch in checks)
+    assert isinstance(T.plot(df), Figure)

@@ -136,10 +136,12 @@ def laplace_scale_for(method: str) -> Any:
 
 
 def adult_rows(iterations: int, seed: int, data: pathlib.Path | None, progress: bool,
-               m_grid: tuple[int, ...] = M_ADULT) -> list[dict[str, Any]]:
-    """Part 2: the Adult Laplace experiment under each set (and LDP)."""
+               m_grid: tuple[int, ...] | None = None) -> list[dict[str, Any]]:
+    """Part 2: the Adult Laplace experiment under each set (and LDP); ``m_grid`` defaults
+    to :data:`M_ADULT`."""
     from .laplace_adult import simulate
 
+    m_grid = M_ADULT if m_grid is None else m_grid
     cols = adult_codes(data, FEATURES)
     rows = []
     for feature in FEATURES:
