@@ -102,7 +102,7 @@ def _as_eps_array(eps: Any) -> tuple[np.ndarray, bool]:
     return arr, False
 
 
-def gaussian_pml(y: Any, sigma: Any, prior: Any) -> np.ndarray:
+def gaussian_pml(y: Any, sigma: Any, prior: Any) -> Any:
     """Per-outcome PML of the binary Gaussian mechanism (Section "gauss").
 
     ``pml(y) = log( max_x f(y|x) / f_Y(y) )`` in closed form:
@@ -112,7 +112,7 @@ def gaussian_pml(y: Any, sigma: Any, prior: Any) -> np.ndarray:
     Parameters
     ----------
     y
-        Outcomes (any shape; finite).
+        Outcomes (any shape; finite). A scalar gives a float, an array an array.
     sigma
         Noise standard deviation, ``> 0``.
     prior
@@ -125,7 +125,8 @@ def gaussian_pml(y: Any, sigma: Any, prior: Any) -> np.ndarray:
         raise ValidationError("y must be finite (no NaN or inf)")
     u = 2.0 * np.abs(yy) / (s * s)
     front = np.where(yy >= 0, q, r)
-    return _neg_log_mix(front, 1.0 - front, u)
+    out = _neg_log_mix(front, 1.0 - front, u)
+    return float(out) if out.ndim == 0 else out
 
 
 def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[float, float]:
