@@ -1,0 +1,165 @@
+"""Closed-form bounds (pmlkit.bounds): hand/mpmath values, inf where vacuous, validation,
+and property-based checks that every bound dominates the exact value computed by
+pmlkit.worstcase (itself checked against LPs in test_worstcase.py)."""
+
+from __future__ import annotations
+
+import math
+
+import mpmath
+import numpy as np
+import pytest
+from hypothesis import assume, given
+from hypothesis import strategies as st
+
+import pmlkit as pk
+from pmlkit.errors import ValidationError
+
+
+def test_hand_values():
+    mpmath.mp.dps = 40
+    e, b = mpmath.mpf(1), mpmath.mpf("0.1")
+    assert pk.eps_bound(1.0, 0.1) == pytest.approx(float(e - mpmath.log(1 - b * mpmath.e / 2)),
+                                                   rel=1e-14)
+    assert pk.leakage_bound(1.0, 0.1) == pk.eps_bound(1.0, 0.1)
+    assert pk.lipschitz_bound(1.0, 0.1) == pytest.approx(0.1 * math.e, rel=1e-15)
+    p = [0.4, 0.2, 0.2, 0.2]
+    # region 1 (eps = log 9/8 < -log 0.8)
+    assert pk.sensitivity_bound(math.log(9 / 8), p, 0.1) == pytest.approx(
+        -math.log(1 - 0.05 * (1 / 8) / 0.2), rel=1e-14)
+    # region 2 (-log 0.8 <= eps = 0.5 < -log 0.6)
+    assert pk.sensitivity_bound(0.5, p, 0.1) == pytest.approx(
+        -math.log(1 - 0.05 * math.exp(0.5)), rel=1e-14)
+    # Cor. deltamin, N = 20, m = 1000
+    mpmath.mp.dps = 40
+    ref = (mpmath.mpf(2) ** 20 - 2) * mpmath.exp(
+        -2 * 1000 * (mpmath.exp(-mpmath.log(5)) - mpmath.exp(-mpmath.mpf(2))) ** 2)
+    assert pk.delta_min(math.log(5), 2.0, 1000, 20) == pytest.approx(float(min(1, ref)),
+                                                                    rel=1e-12)
+
+
+def test_vacuous_cases_return_inf_never_nan():
+    p = [0.4, 0.2, 0.2, 0.2]
+    assert pk.sensitivity_bound(0.1, p, 0.4) == math.inf  # beta >= 2 p_min
+    assert pk.sensitivity_bound(0.1, [0.5, 0.5, 0.0], 0.01) == math.inf  # p_min = 0
+    assert pk.sensitivity_bound(3.0, p, 0.39) == math.inf  # log argument <= 0
+    assert pk.eps_bound(1.0, 2 * math.exp(-1.0)) == math.inf
+    assert pk.leakage_bound(1.0, 5.0) == math.inf
+    assert pk.lipschitz_bound(math.inf, 0.1) == math.inf
+    assert pk.lipschitz_bound(math.inf, 0.0) == 0.0
+    assert pk.lipschitz_bound(1e4, 0.1) == math.inf
+    assert pk.delta_min(1.0, 1.0, 10, 5) == 1.0
+    assert pk.delta_min(1.0, math.inf, 10**6, 5) == 0.0
+    out = pk.eps_bound(1.0, np.linspace(0, 3, 31))
+    assert not np.isnan(out).any() and np.isinf(out[-1])
+
+
+def test_vectorised_matches_scalar():
+    betas = np.array([0.0, 0.05, 0.1, 0.5, 1.0])
+    p = [0.4, 0.2, 0.2, 0.2]
+    for f, args in [(pk.eps_bound, (1.0,)), (pk.leakage_bound, (0.3,)),
+                    (pk.lipschitz_bound, (0.7,))]:
+        vec = f(*args, betas)
+        assert isinstance(vec, np.ndarray)
+        np.testing.assert_array_equal(vec, [f(*args, b) for b in betas])
+    np.testing.assert_array_equal(pk.sensitivity_bound(0.5, p, betas),
+                                  [pk.sensitivity_bound(0.5, p, b) for b in betas])
+    targets = np.array([1.0, 1.5, 3.0])
+    np.testing.assert_array_equal(pk.delta_min(1.0, targets, 200, 6),
+                                  [pk.delta_min(1.0, t, 200, 6) for t in targets])
+    assert isinstance(pk.eps_bound(np.float32(1.0), np.float64(0.1)), float)
+    assert isinstance(pk.delta_min(np.int64(1), np.float32(2), np.int64(50), np.int32(4)), float)
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: pk.eps_bound(-0.1, 0.1), "eps"),
+    (lambda: pk.eps_bound(math.nan, 0.1), "eps"),
+    (lambda: pk.eps_bound(1.0, -0.1), "beta"),
+    (lambda: pk.eps_bound(1.0, math.nan), "beta"),
+    (lambda: pk.eps_bound(1.0, [0.1, -0.1]), "beta"),
+    (lambda: pk.leakage_bound(1.0, math.inf), "distance"),
+    (lambda: pk.lipschitz_bound(-1.0, 0.1), "capacity"),
+    (lambda: pk.lipschitz_bound(math.nan, 0.1), "capacity"),
+    (lambda: pk.sensitivity_bound(1.0, [0.5, 0.6], 0.1), "prior"),
+    (lambda: pk.sensitivity_bound(-1.0, [0.5, 0.5], 0.1), "eps"),
+    (lambda: pk.sensitivity_bound(1.0, [0.5, 0.5], -0.1), "beta"),
+    (lambda: pk.delta_min(1.0, 0.5, 10, 3), "eps_target must be >= eps"),
+    (lambda: pk.delta_min(1.0, 2.0, 0, 3), "m must be"),
+    (lambda: pk.delta_min(1.0, 2.0, 10, 1), "n must be"),
+    (lambda: pk.delta_min(1.0, math.nan, 10, 3), "eps_target"),
+])
+def test_invalid_arguments_raise(call, match):
+    with pytest.raises(ValidationError, match=match):
+        call()
+
+
+@given(st.floats(0, 5), st.floats(0, 3), st.integers(1, 10**6), st.integers(2, 10_000))
+def test_delta_min_is_weissman_at_the_epsmax_radius(eps, gap, m, n):
+    # eq. epsmax inverted: beta = 2 (e^-eps - e^-eps'), then delta = l1_failure_probability
+    target = eps + gap
+    beta = 2 * (math.exp(-eps) - math.exp(-target))
+    assert pk.delta_min(eps, target, m, n) == pytest.approx(
+        pk.l1_failure_probability(beta, m, n), rel=1e-9, abs=1e-300)
+
+
+@given(st.floats(0.01, 3), st.floats(1e-12, 0.5), st.integers(10, 10**7), st.integers(2, 500))
+def test_eps_bound_and_delta_min_round_trip(eps, delta, m, n):
+    beta = pk.l1_radius(delta, m, n)
+    target = pk.eps_bound(eps, beta)
+    assume(math.isfinite(target) and target - eps > 1e-6)
+    assert pk.delta_min(eps, target, m, n) == pytest.approx(delta, rel=1e-6)
+
+
+# --- every bound dominates the exact value ------------------------------------------------
+
+@st.composite
+def pml_case(draw):
+    """A mechanism W, a full-support prior p, eps >= eps_min(W, p), beta in [0, 2 p_min)."""
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    n, m = draw(st.integers(2, 6)), draw(st.integers(2, 6))
+    w = rng.random((n, m)) * (rng.random((n, m)) > draw(st.sampled_from([0.0, 0.4])))
+    w[np.arange(n), rng.integers(0, m, n)] += 0.05
+    w /= w.sum(axis=1, keepdims=True)
+    t = draw(st.sampled_from([1.0, 0.5, 0.1, 0.01]))  # mix towards uniform: small eps
+    w = t * w + (1 - t) / m
+    p = rng.dirichlet(np.full(n, 2.0))
+    p = 0.9 * p + 0.1 / n
+    p /= p.sum()
+    eps = pk.eps_min(w, p) + draw(st.sampled_from([0.0, 0.0, 0.05]))
+    beta = draw(st.floats(0, 0.999)) * 2 * p.min()
+    return w, p, eps, beta
+
+
+@given(pml_case())
+def test_sensitivity_bound_dominates_exact_sensitivity(case):
+    # Thm l1gamma (both regions)
+    w, p, eps, beta = case
+    exact = pk.leakage_sensitivity(w, p, pk.L1Ball(p, beta))
+    assert exact <= pk.sensitivity_bound(eps, p, beta) * (1 + 1e-9) + 1e-12
+
+
+@given(pml_case())
+def test_eps_bound_dominates_exact_capacity(case):
+    # eq. epsmax / Cor. leakagebound over the whole ball
+    w, p, eps, beta = case
+    cap = pk.leakage_capacity(w, pk.L1Ball(p, beta))
+    assert cap <= pk.eps_bound(eps, beta) * (1 + 1e-9) + 1e-12
+
+
+@given(pml_case(), st.integers(0, 10**6))
+def test_leakage_and_lipschitz_bounds_at_sampled_distributions(case, seed):
+    # Cor. leakagebound at each Q; Thm lipschitz for pairs P, Q in the ball
+    w, p, eps, beta = case
+    ball = pk.L1Ball(p, max(beta, 0.05))
+    cap = pk.leakage_capacity(w, ball)
+    qs = ball.sample(30, seed)
+    qs /= qs.sum(axis=1, keepdims=True)
+    e_p = pk.eps_min(w, p)
+    for q in qs:
+        d = float(np.abs(q - p).sum())
+        e_q = pk.eps_min(w, q)
+        assert e_q <= pk.leakage_bound(eps, d) * (1 + 1e-9) + 1e-12
+        assert abs(e_q - e_p) <= pk.lipschitz_bound(cap, d) * (1 + 1e-9) + 1e-12
+    q0, q1 = qs[0], qs[1]
+    assert abs(pk.eps_min(w, q0) - pk.eps_min(w, q1)) <= \
+        pk.lipschitz_bound(cap, float(np.abs(q0 - q1).sum())) * (1 + 1e-9) + 1e-12
