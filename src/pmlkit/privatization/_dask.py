@@ -125,3 +125,115 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     for lab, c in zip(labels, counts, strict=True):  # loop over distinct labels only
         full[pos[lab]] = c
     return EmpiricalDistribution.from_counts(full, cats)
+
+
+def _pandas_csv_kwargs(csv: Any) -> dict[str, Any]:
+    if csv is None:
+        return {}
+    kw: dict[str, Any] = {"sep": csv.delimiter, "skiprows": csv.skip_rows or None,
+                          "skipinitialspace": csv.strip_whitespace}
+    if csv.column_names is not None:
+        kw["header"] = None
+        kw["names"] = list(csv.column_names)
+    if csv.null_values is not None:
+        kw["na_values"] = list(csv.null_values)
+        kw["keep_default_na"] = False
+    return {k: v for k, v in kw.items() if v is not None}
+
+
+def privatize_file_dask(mechanism: Any, input: Any, output: Any,
+                        columns: str | Sequence[str], *, into: Any = None, rng: Any = None,
+                        overwrite: bool = False, csv: Any = None, scheduler: str | None = None,
+                        ) -> Any:
+    """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
+
+    ``output`` ending in ``.csv`` gives one CSV file per partition (with a header), else a
+    Parquet dataset. Written to a temporary folder next to ``output`` and renamed into place
+    when complete (nothing partial is left on failure); ``<output>.pmlkit.json`` records the
+    run like :func:`pmlkit.privatization.privatize_file`. ``scheduler``: a
+    ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1 started
+    and closed here. Returns a :class:`pmlkit.privatization.files.FileReport`.
+    """
+    import json
+    import os
+    import shutil
+    import tempfile
+    from pathlib import Path
+
+    import dask.dataframe as dd
+    import distributed
+
+    from ..io import expand_inputs, file_format
+    from ..rng import resolve_rng
+    from ._core import _mech_digest, as_mechanism_object
+    from .files import MANIFEST_SUFFIX, FileReport, _same_file
+
+    mech = as_mechanism_object(mechanism)
+    inputs = expand_inputs(input)
+    out = Path(output)
+    fmts = {file_format(p) for p in inputs}
+    if len(fmts) > 1:
+        raise ValidationError("all inputs must have the same format with --engine dask, got "
+                              f"{sorted(fmts)}")
+    for inp in inputs:
+        if _same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
+            raise DataError(f"output {str(out)!r} would overwrite the input {str(inp)!r}")
+    if out.exists() and not overwrite:
+        raise DataError(f"output {str(out)!r} already exists; pass overwrite=True "
+                        "(--overwrite) to replace it")
+    if not out.parent.is_dir():
+        raise DataError(f"output folder {str(out.parent)!r} does not exist")
+    cols = [columns] if isinstance(columns, str) else list(columns)
+    source = resolve_rng(rng)
+    paths = [str(p) for p in inputs]
+    if fmts == {"parquet"}:
+        ddf = dd.read_parquet(paths)
+    else:
+        ddf = dd.read_csv(paths, **_pandas_csv_kwargs(csv))
+    missing = [c for c in cols if c not in ddf.columns]
+    if missing:
+        raise DataError(f"column {missing[0]!r} not found in {paths[0]!r}; available "
+                        f"columns: {', '.join(map(repr, list(ddf.columns)))}")
+    lazy, _ = privatize_dask(mech, ddf, source, columns=cols, into=into)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    cluster = client = None
+    try:
+        if scheduler is None:
+            cluster = distributed.LocalCluster(host="127.0.0.1", processes=True,
+                                               n_workers=min(2, os.cpu_count() or 1),
+                                               threads_per_worker=1, dashboard_address=None)
+            client = distributed.Client(cluster)
+        else:
+            client = distributed.Client(scheduler)
+        if out.name.lower().endswith(".csv"):
+            lazy.to_csv(str(tmp / "part-*.csv"), index=False)
+        else:
+            lazy.to_parquet(str(tmp), write_index=False)
+        if out.exists():
+            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old",
+                                          dir=out.parent))
+            os.replace(out, trash / out.name)
+            os.replace(tmp, out)
+            shutil.rmtree(trash, ignore_errors=True)
+        else:
+            os.replace(tmp, out)
+    finally:
+        if client is not None:
+            client.close()
+        if cluster is not None:
+            cluster.close()
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    rows = -1
+    if not out.name.lower().endswith(".csv"):
+        import pyarrow.parquet as pq
+
+        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(out.glob("*.parquet")))
+    targets = cols if into is None else ([into] if isinstance(into, str) else list(into))
+    # one entry for the whole dataset (rows = -1 when not cheaply known: CSV output)
+    report = FileReport(((", ".join(paths), str(out), rows),), tuple(cols), tuple(targets),
+                        source.seeded, source.description, _mech_digest(mech))
+    man = out.with_name(out.name + MANIFEST_SUFFIX)
+    man.write_text(json.dumps({**report.to_dict(), "engine": "dask"}, indent=2) + "\n",
+                   encoding="utf-8")
+    return report

@@ -1,0 +1,155 @@
+"""Helpers shared by the ``design``, ``assess`` and ``privatize`` commands.
+
+- :func:`json_option`, :func:`emit`: the ``--json`` flag and output (JSON on stdout; the
+  human-readable text otherwise);
+- :func:`csv_options` / :func:`csv_from_options`: reading headerless CSV files
+  (``--names a,b,c`` or ``--names adult``, ``--skip-rows``, ``--strip``, ``--na``);
+- :func:`read_reference`: the empirical distribution of a reference column;
+- :func:`progress_enabled`, :func:`steps`: tqdm progress bars (on stderr, only when it is a
+  terminal unless forced), for anything that may take more than a second;
+- :func:`load_mechanism`: a mechanism JSON file (checked by :meth:`Mechanism.load`).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+__all__ = [
+    "csv_from_options",
+    "csv_options",
+    "emit",
+    "json_option",
+    "load_mechanism",
+    "progress_enabled",
+    "progress_option",
+    "read_reference",
+    "steps",
+    "to_jsonable",
+]
+
+
+def json_option(fn: F) -> F:
+    """``--json``: machine-readable output on stdout."""
+    return click.option("--json", "as_json", is_flag=True,
+                        help="Print a machine-readable JSON document on stdout.")(fn)
+
+
+def progress_option(fn: F) -> F:
+    """``--progress/--no-progress`` (default: when stderr is a terminal)."""
+    return click.option("--progress/--no-progress", default=None,
+                        help="Progress bars on stderr (default: when stderr is a "
+                             "terminal).")(fn)
+
+
+def progress_enabled(flag: bool | None) -> bool:
+    return sys.stderr.isatty() if flag is None else bool(flag)
+
+
+def csv_options(fn: F) -> F:
+    """Options describing CSV inputs (ignored for Parquet)."""
+    opts = [
+        click.option("--names", default=None, metavar="A,B,...|adult",
+                     help="Column names of a headerless CSV file (comma-separated), or "
+                          "'adult' for the UCI Adult files (names, whitespace, '?' as "
+                          "missing)."),
+        click.option("--skip-rows", type=click.IntRange(min=0), default=None,
+                     help="Lines to skip at the top of CSV files (adult.test: 1)."),
+        click.option("--strip/--no-strip", default=None,
+                     help="Strip spaces around CSV fields (default: on with --names adult)."),
+        click.option("--na", "na_values", multiple=True, metavar="TEXT",
+                     help="Text read as missing in CSV files (repeatable)."),
+    ]
+    for opt in reversed(opts):
+        fn = opt(fn)
+    return fn
+
+
+def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | None,
+                     na_values: Sequence[str], *, path_hint: str = "") -> Any:
+    """Build a :class:`pmlkit.io.CsvOptions` from the :func:`csv_options` values."""
+    from ..io import CsvOptions
+
+    if names is None and skip_rows is None and strip is None and not na_values:
+        return None
+    if names is not None and names.strip().lower() == "adult":
+        from ..datasets import ADULT_COLUMNS
+
+        skip = skip_rows if skip_rows is not None else (
+            1 if path_hint.endswith("adult.test") else 0)
+        return CsvOptions(column_names=ADULT_COLUMNS, skip_rows=skip,
+                          strip_whitespace=True if strip is None else strip,
+                          null_values=tuple(na_values) or ("?",))
+    cols = None if names is None else tuple(c.strip() for c in names.split(","))
+    return CsvOptions(column_names=cols, skip_rows=skip_rows or 0,
+                      strip_whitespace=bool(strip),
+                      null_values=tuple(na_values) or None)
+
+
+def read_reference(path: str, column: str, csv: Any = None,
+                   categories: Sequence[Any] | None = None) -> Any:
+    """Empirical distribution (:func:`pmlkit.empirical_distribution`) of one column."""
+    from ..estimation import empirical_distribution
+    from ..io import read_column
+
+    values = read_column(path, column, csv=csv)
+    return empirical_distribution(values, categories=categories)
+
+
+def load_mechanism(path: str) -> Any:
+    from ..mechanism import Mechanism
+
+    return Mechanism.load(path)
+
+
+def to_jsonable(obj: Any) -> Any:
+    """Make numpy values and non-finite floats JSON-safe (inf -> "inf")."""
+    import numpy as np
+
+    if isinstance(obj, dict):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    return obj
+
+
+def emit(as_json: bool, doc: dict[str, Any], text: str) -> None:
+    """Print ``doc`` as JSON (``--json``) or ``text``."""
+    if as_json:
+        click.echo(json.dumps(to_jsonable(doc), indent=2))
+    else:
+        click.echo(text)
+
+
+@contextmanager
+def steps(total: int, desc: str, enabled: bool) -> Iterator[Callable[[str], None]]:
+    """A tqdm bar over named steps; yields ``advance(label)``."""
+    if not enabled:
+        yield lambda label: None
+        return
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
+
+    def advance(label: str) -> None:
+        bar.set_postfix_str(label)
+        bar.update(1)
+
+    try:
+        yield advance
+    finally:
+        bar.close()
