@@ -7,17 +7,19 @@ matrix it returns over the set it was designed for with
 :data:`CERTIFY_TOL`.
 
 LP repair. HiGHS returns vertices that violate equalities by up to its feasibility
-tolerance (we ask for 1e-10). LP-based designers therefore design at
-``eps - DESIGN_MARGIN`` (``DESIGN_MARGIN = 1e-8``), clip negative entries to 0 and divide
-each row by its sum. Row rescaling by factors ``1 + d_i`` with ``|d_i| <= 1e-9`` changes any
-PML ratio by at most ``(1 + max d)/(1 + min d)``, i.e. eps by about ``2e-9 < 1e-8``, so the
-repaired matrix is certified at ``eps`` with room to spare; the utility lost to the margin is
-of order ``1e-8``.
+tolerance (we ask for 1e-10). LP-based designers clip negative entries to 0 and divide each
+row by its sum. Row rescaling by factors ``1 + d_i`` changes any PML ratio by at most
+``(1 + max d)/(1 + min d)``, i.e. eps by about ``2 max|d_i|`` (``~2e-10``), which the
+certification tolerance of 1e-9 absorbs. Should the repaired matrix still fail
+certification, :func:`solve_certified` solves again at ``eps - 1e-8`` and then
+``eps - 1e-6`` (:data:`MARGINS`; the margin used is recorded as ``design_eps``), and raises
+:class:`CertificationError` only if all fail.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import math
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -25,12 +27,12 @@ import numpy as np
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
 
-__all__ = ["CERTIFY_TOL", "DESIGN_MARGIN", "certify", "repair_rows", "solve_lp"]
+__all__ = ["CERTIFY_TOL", "MARGINS", "certify", "repair_rows", "solve_certified", "solve_lp"]
 
 #: Allowed excess of the certified eps over the target.
 CERTIFY_TOL = 1e-9
-#: LP designs are solved at ``eps - DESIGN_MARGIN`` so that the repaired matrix certifies.
-DESIGN_MARGIN = 1e-8
+#: Margins tried in turn by :func:`solve_certified` (design at ``eps - margin``).
+MARGINS = (0.0, 1e-8, 1e-6)
 
 _HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -38,9 +40,25 @@ _HIGHS_OPTIONS = {
 }
 
 
-def design_eps(eps: float) -> float:
-    """The eps an LP is solved at: ``max(eps - DESIGN_MARGIN, 0)``."""
-    return max(eps - DESIGN_MARGIN, 0.0)
+def solve_certified(build: Callable[[float], np.ndarray], uset: Any, eps: float, *,
+                    what: str) -> tuple[np.ndarray, float]:
+    """Run ``build(eps_design)`` for ``eps_design = max(eps - margin, 0)`` over
+    :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``.
+
+    Returns the matrix and the eps it was designed at; raises :class:`CertificationError`
+    if no margin works."""
+    from ..worstcase import leakage_capacity
+
+    cert = math.nan
+    for margin in MARGINS:
+        ed = max(eps - margin, 0.0)
+        w = build(ed)
+        cert = float(leakage_capacity(w, uset))
+        if cert <= eps + CERTIFY_TOL:
+            return w, ed
+    raise CertificationError(
+        f"{what}: the designed mechanism's worst-case eps over the set is {cert!r}, above "
+        f"the target eps {eps!r} even when designed at eps - {MARGINS[-1]:g}")
 
 
 def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = None,

@@ -14,7 +14,7 @@ import numpy as np
 
 from .._validation import as_distribution, check_eps, check_prior_matches, fmt
 from ..errors import ValidationError
-from ._common import design_eps, repair_rows, solve_lp
+from ._common import repair_rows, solve_lp
 from .polytope import MechanismPolytope, exact_polytope, robust_polytope
 
 __all__ = ["linear_design_matrix", "mechanism_polytope"]
@@ -53,8 +53,8 @@ def linear_design_matrix(uset: Any, prior: Any, eps: Any, gain: Any = "accuracy"
                          ) -> np.ndarray:
     """The matrix maximising ``sum_i p_i sum_j g[i, j] W[i, j]`` over ``M(eps, set)``.
 
-    Solved at ``eps - 1e-8`` and repaired (see :mod:`pmlkit.design._common`); not yet
-    certified (the callers certify). ``prior`` is the distribution the utility is
+    Solved at ``eps`` and repaired (see :mod:`pmlkit.design._common`); not certified here
+    (the callers certify, through ``solve_certified``). ``prior`` is the distribution the utility is
     evaluated at (the estimate)."""
     eps = check_eps(eps)
     p = as_distribution(prior, "prior")
@@ -62,7 +62,7 @@ def linear_design_matrix(uset: Any, prior: Any, eps: Any, gain: Any = "accuracy"
         raise ValidationError(
             f"prior has {p.size} entries but the uncertainty set is on {uset.n} points")
     g = gain_matrix(gain, p.size)
-    poly = mechanism_polytope(uset, design_eps(eps), n_outputs=g.shape[1])
+    poly = mechanism_polytope(uset, eps, n_outputs=g.shape[1])
     c = np.zeros(poly.n_vars)
     c[poly.layout["W"]] = -(p[:, None] * g).ravel()
     x = solve_lp(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,

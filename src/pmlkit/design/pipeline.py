@@ -36,7 +36,7 @@ import numpy as np
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
 from ..errors import PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
-from ._common import CERTIFY_TOL, certify, design_eps
+from ._common import CERTIFY_TOL, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
 from .guarantee import DesignResult, Guarantee
 from .linear import gain_matrix, linear_design_matrix
@@ -98,9 +98,9 @@ def _is_exact_ball(uset: Any) -> bool:
 def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Utility
                            ) -> np.ndarray | None:
     """Exact fixed-prior (at ``c``) sub-convex optimum at ``eps``, or ``None`` if N is too
-    large and no closed form applies. Uncertified; the LP runs at ``eps - 1e-8``."""
+    large and no closed form applies. Not certified here."""
     if c.size <= MAX_EXACT_N:
-        rays = fixed_prior_rays(c, design_eps(eps))
+        rays = fixed_prior_rays(c, eps)
         return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
     if np.array_equal(c, p):
         closed = extremal_mechanism(c, eps)
@@ -122,7 +122,8 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
 
     target = eps + CERTIFY_TOL
     cands: list[tuple[float, np.ndarray, str]] = []
-    w = linear_design_matrix(uset, p, eps, "accuracy")
+    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, e, "accuracy"), uset,
+                           eps, what="linear-utility LP")
     cands.append((util.value(w, p), w, "linear-utility LP (accuracy) over the exact set"))
     center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
     lo = 0.0
@@ -163,18 +164,26 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
             f"prior has {n} entries but the uncertainty set is on {uset.n} points")
     util = _Utility(utility, n)
     optimality = "exact"
+    ed = eps
     if util.linear:
-        w = linear_design_matrix(uset, p, eps, util.gain)
+        w, ed = solve_certified(lambda e: linear_design_matrix(uset, p, e, util.gain), uset,
+                                eps, what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
     else:
         w = None
         if _is_exact_ball(uset):
             c = np.asarray(uset.center)
             if n <= MAX_EXACT_N:
-                rays = (fixed_prior_rays(c, design_eps(eps)) if uset.radius == 0
-                        else l1_ball_rays(c, design_eps(eps), uset.radius))
-                w = ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
-                method = f"extreme-ray LP ({rays.shape[1]} rays, HiGHS)"
+                nrays = [0]
+
+                def build(e: float) -> np.ndarray:
+                    rays = (fixed_prior_rays(c, e) if uset.radius == 0
+                            else l1_ball_rays(c, e, uset.radius))
+                    nrays[0] = rays.shape[1]
+                    return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
+
+                w, ed = solve_certified(build, uset, eps, what=designer)
+                method = f"extreme-ray LP ({nrays[0]} rays, HiGHS)"
             elif uset.radius == 0 and np.array_equal(c, p):
                 closed = extremal_mechanism(c, eps)
                 if closed is not None:
@@ -200,7 +209,7 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
         "utility_value": util.value(w, p),
         "optimality": optimality,
         "method": method,
-        "design_eps": design_eps(eps),
+        "design_eps": ed,
         "prior": p.tolist(),
     }
     if isinstance(uset, L1Ball):
