@@ -1,0 +1,41 @@
+"""The demo (pmlkit.demo, ``pmlkit demo``): its numbers are checked independently."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pmlkit.cli.main import main as cli_main
+from pmlkit.demo import SAMPLE_COUNTS, run, sample
+
+
+def test_demo_numbers():
+    doc = run()
+    assert dict(zip(doc["categories"], doc["counts"], strict=True)) == SAMPLE_COUNTS
+    assert sorted(sample().tolist()) == sorted(
+        [k for k, v in SAMPLE_COUNTS.items() for _ in range(v)])
+    p = np.array(doc["p_hat"])
+    # k-ary RR: W[x, y] = e^eps / (e^eps + 3) on the diagonal, 1 / (e^eps + 3) elsewhere
+    e = 3.0
+    hand = [math.log(e / (e + 3) / ((e * q + (1 - q)) / (e + 3))) for q in p]
+    np.testing.assert_allclose(doc["pml_per_outcome"], hand, rtol=1e-12)
+    assert doc["beta"] == pytest.approx(math.sqrt(2 / 1000 * (math.log(14) - math.log(1e-6))))
+    # worst case for RR: minimise Q(y) -> move beta/2 of mass away from y
+    worst = max(math.log(e / (e + 3) / ((e * max(q - doc["beta"] / 2, 0) + 1
+                                         - max(q - doc["beta"] / 2, 0)) / (e + 3))) for q in p)
+    assert doc["exact_worst_case_eps"] == pytest.approx(worst, rel=1e-12)
+    assert doc["eps_min_at_p_hat"] <= doc["exact_worst_case_eps"] <= doc["paper_bound_epsmax"]
+    assert doc["exact_worst_case_eps"] <= doc["paper_bound_l1gamma"]
+
+
+def test_demo_cli(capsys):
+    assert cli_main(["demo", "--json", "--eps", "0.5"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ldp_eps"] == pytest.approx(0.5)
+    assert cli_main(["demo"]) == 0
+    assert "exact (greedy, pmlkit)" in capsys.readouterr().out
+    assert cli_main(["demo", "--delta", "2"]) == 1
+    assert "delta must be in (0, 1]" in capsys.readouterr().err
