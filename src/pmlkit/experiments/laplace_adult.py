@@ -21,7 +21,11 @@ between methods, ``m`` and ``delta`` are not drowned by Monte-Carlo noise; each 
 its own follows the paper's procedure exactly.
 
 CSV columns: ``feature, m, eps, method, mi_mean, mi_std, b`` (``b`` is the mean scale
-over iterations; for ``ldp`` it is exactly ``2/eps``).
+over iterations; for ``ldp`` it is exactly ``2/eps``), plus ``iterations``.
+
+The eps grid stops at 1: beyond, the worst-case prior's ``eps_max`` is reached for ``sex``
+at large m (no noise is needed, both curves saturate at ``H(X)``); below 0.25 the plug-in
+MI's positive bias (about ``1/(2m)`` nats) is as large as the signal.
 """
 
 from __future__ import annotations
@@ -53,7 +57,7 @@ M_GRID = (500, 1_000, 2_000, 5_000, 10_000, 20_000, 30_000)
 EPS_GRID = (0.25, 0.5, 0.75, 1.0)
 DELTA = 1e-9
 DEFAULT_ITERATIONS = 100
-COLUMNS = ["feature", "m", "eps", "method", "mi_mean", "mi_std", "b"]
+COLUMNS = ["feature", "m", "eps", "method", "mi_mean", "mi_std", "b", "iterations"]
 
 CAPTION = (
     "Empirical mutual information between Adult's binary features (income, sex) and their "
@@ -129,7 +133,7 @@ def simulate(codes: np.ndarray, m_grid: Sequence[int], settings: Sequence[tuple[
             rows.append({"m": int(m), "eps": float(eps), "delta": float(delta),
                          "mi_mean": float(mi.mean()),
                          "mi_std": float(mi.std(ddof=1)) if iterations > 1 else 0.0,
-                         "b": float(b.mean())})
+                         "b": float(b.mean()), "iterations": int(iterations)})
     return rows
 
 
@@ -174,6 +178,25 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     return fig
 
 
+def rises_with_m(df: pd.DataFrame, by: list[str]) -> tuple[bool, str]:
+    """Whether ``mi_mean`` rises with ``m`` along every curve of ``df.groupby(by)``: the
+    last value exceeds the first, and no step down between consecutive ``m`` exceeds two
+    standard errors ``2 sqrt(se_1^2 + se_2^2)``, ``se = mi_std / sqrt(iterations)``."""
+    ok_end, bad = True, []
+    for key, g in df.groupby(by):
+        g = g.sort_values("m")
+        v = g["mi_mean"].to_numpy(float)
+        se = g["mi_std"].to_numpy(float) / np.sqrt(g["iterations"].to_numpy(float))
+        if not v[-1] > v[0]:
+            ok_end = False
+            bad.append(f"{key}: ends below its start")
+        elif np.any(-np.diff(v) > 2.0 * np.hypot(se[1:], se[:-1])):
+            bad.append(f"{key}: falls by more than 2 s.e.")
+    n = df[by].drop_duplicates().shape[0]
+    return ok_end and not bad, (f"{n} curves checked" if not bad
+                                else "violations: " + "; ".join(bad))
+
+
 def check(df: pd.DataFrame) -> list[Check]:
     """PML MI > LDP MI at every (feature, m, eps); PML MI rises with m (gain grows with
     m); PML scale <= LDP scale; LDP scale is exactly 2/eps."""
@@ -186,15 +209,11 @@ def check(df: pd.DataFrame) -> list[Check]:
                      f"{len(diff)} (feature, m, eps) points; smallest gain "
                      f"{diff.min():.3g} nats at feature={worst[0]}, m={worst[1]}, "
                      f"eps={worst[2]:g}"))
-    bad = []
-    for (feat, eps), g in df[df["method"] == "pml"].groupby(["feature", "eps"]):
-        v = g.sort_values("m")["mi_mean"].to_numpy(float)
-        if not np.all(np.diff(v) >= 0):
-            bad.append(f"{feat}, eps={eps:g}")
-    out.append(Check("PML utility rises with m (at every feature and eps)", not bad,
-                     "violations: " + "; ".join(bad) if bad else
-                     f"mean MI non-decreasing in m along all "
-                     f"{df[['feature', 'eps']].drop_duplicates().shape[0]} curves"))
+    ok, detail = rises_with_m(df[df["method"] == "pml"], ["feature", "eps"])
+    out.append(Check("PML utility rises with m: higher at the largest m than at the smallest "
+                     "for every feature and eps, and never falls between consecutive m by more "
+                     "than 2 Monte-Carlo standard errors (the plug-in MI has a positive bias "
+                     "of order 1/(2m) nats)", ok, detail))
     gain = diff.groupby(level=["feature", "eps"]).apply(
         lambda s: float(s.iloc[-1] - s.iloc[0]))
     out.append(Check("the utility gain over LDP grows from the smallest to the largest m",
