@@ -1,0 +1,153 @@
+"""design_from_samples end to end (paper Figure flowchart): estimate, radius, set, design,
+certificate and guarantee, checked against independent recomputation."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+import pmlkit
+from pmlkit.design import (
+    DesignResult,
+    Guarantee,
+    design_from_samples,
+    eps_prime,
+    optimal_mechanism,
+)
+from pmlkit.errors import PMLError, PMLWarning, ValidationError
+from pmlkit.estimation import EmpiricalDistribution
+from pmlkit.mechanism import Mechanism
+from pmlkit.sets import L1Ball, set_from_dict
+
+
+@pytest.fixture(scope="module")
+def samples() -> list[str]:
+    rng = np.random.default_rng(7)
+    return list(rng.choice(["a", "b", "c", "d"], size=3000, p=[0.4, 0.3, 0.2, 0.1]))
+
+
+@pytest.fixture(scope="module")
+def result(samples) -> DesignResult:
+    return design_from_samples(samples, math.log(2), 1e-6)
+
+
+def test_guarantee_recomputed_independently(samples, result):
+    g = result.guarantee
+    assert isinstance(g, Guarantee)
+    cats, counts = np.unique(np.array(samples), return_counts=True)
+    p_hat = counts / counts.sum()
+    assert g.categories == tuple(cats) and g.m == 3000 and g.n == 4
+    np.testing.assert_allclose(g.estimate, p_hat, rtol=0, atol=1e-15)
+    beta = math.sqrt(2 / 3000 * (math.log(2**4 - 2) - math.log(1e-6)))  # eq. betastar
+    assert g.beta == pytest.approx(beta, rel=1e-12)
+    assert g.eps == math.log(2) and g.delta == 1e-6
+    uset = set_from_dict(g.set)
+    assert isinstance(uset, L1Ball) and uset.radius == pytest.approx(beta)
+    cap = pmlkit.leakage_capacity(result.mechanism, uset)
+    assert g.certified_eps == pytest.approx(cap, abs=1e-15)
+    assert cap <= math.log(2) + 1e-9
+    # utilities: the design, eps-LDP randomized response (formula typed here), eps' design
+    assert g.utility_value == pytest.approx(pmlkit.mutual_information(result.mechanism, p_hat))
+    e = 2.0
+    rr = (np.full((4, 4), 1.0) + (e - 1) * np.eye(4)) / (e + 3)
+    assert g.utility_randomized_response == pytest.approx(
+        pmlkit.mutual_information(rr, p_hat), abs=1e-12)
+    ep = eps_prime(math.log(2), beta)
+    assert g.eps_prime == pytest.approx(math.log(2 / (1 + beta)))
+    fixed = optimal_mechanism(p_hat, ep)
+    assert g.utility_eps_prime_design == pytest.approx(
+        pmlkit.mutual_information(fixed, p_hat), abs=1e-9)
+    assert g.utility_value >= g.utility_eps_prime_design - 1e-9
+    assert g.utility_value > g.utility_randomized_response
+    assert g.optimality == "exact"
+
+
+def test_mechanism_labels_and_file(tmp_path, result):
+    m = result.mechanism
+    assert m.input_labels == ("a", "b", "c", "d")
+    assert m.designer == "design_from_samples"
+    assert m.parameters["delta"] == 1e-6 and m.parameters["m"] == 3000
+    back = Mechanism.load(m.save(tmp_path / "m.json"))  # re-verifies the certificate
+    np.testing.assert_array_equal(back.matrix, m.matrix)
+
+
+def test_guarantee_text_and_dict(result):
+    text = str(result.guarantee)
+    assert "PML guarantee" in text and "m = 3000" in text and "randomized response" in text
+    assert "certified" in text and "eps'" in text
+    d = result.guarantee.to_dict()
+    json.dumps(d)
+    assert d["certified_eps"] == result.guarantee.certified_eps
+    assert d["set"]["kind"] == "l1_ball"
+
+
+def test_counts_input_equals_samples(samples, result):
+    cats, counts = np.unique(np.array(samples), return_counts=True)
+    emp = EmpiricalDistribution.from_counts(counts, categories=list(cats))
+    r2 = design_from_samples(emp, math.log(2), 1e-6)
+    np.testing.assert_allclose(r2.mechanism.matrix, result.mechanism.matrix, atol=1e-12)
+
+
+def test_accuracy_utility_labels_outputs(samples):
+    r = design_from_samples(samples, 1.0, 1e-3, utility="accuracy")
+    m = r.mechanism
+    assert m.output_labels == m.input_labels == ("a", "b", "c", "d")
+    p = np.array(r.guarantee.estimate)
+    assert r.guarantee.utility_value == pytest.approx(float(p @ np.diag(m.matrix)))
+    assert r.guarantee.utility_value >= r.guarantee.utility_eps_prime_design - 1e-9
+
+
+def test_small_sample_high_privacy_beats_eps_prime():
+    """Few samples and a high-privacy target: eps' is far below eps, the exact robust
+    design keeps much more utility."""
+    counts = np.array([40, 30, 20, 10]) * 25
+    emp = EmpiricalDistribution.from_counts(counts)
+    r = design_from_samples(emp, 0.1, 1e-2)
+    g = r.guarantee
+    assert g.utility_eps_prime_design is not None
+    assert g.utility_value > g.utility_eps_prime_design
+    print(f"\nm=2500 eps=0.1 delta=0.01: robust {g.utility_value:.4g} nats vs eps' design "
+          f"{g.utility_eps_prime_design:.4g} (eps' = {g.eps_prime:.4g}), RR "
+          f"{g.utility_randomized_response:.4g}")
+
+
+def test_other_confidence_sets():
+    counts = np.array([500, 300, 150, 50])
+    emp = EmpiricalDistribution.from_counts(counts)
+    from pmlkit.confidence import METHODS, confidence_set
+
+    methods = [m for m in METHODS if m.startswith("box")]
+    if not methods:
+        pytest.skip("no box confidence set available")
+    meth = methods[0]
+    with pytest.warns(PMLWarning, match="lower bound"):
+        r = design_from_samples(emp, 1.0, 1e-3, confidence=meth)
+    uset = confidence_set(counts, 1e-3, method=meth).set
+    assert r.guarantee.confidence == meth
+    assert pmlkit.leakage_capacity(r.mechanism, uset) <= 1.0 + 1e-9
+    assert r.guarantee.set == uset.to_dict()
+
+
+@pytest.mark.parametrize("kwargs,match", [
+    ({"eps": -1.0, "delta": 0.1}, "eps"),
+    ({"eps": 1.0, "delta": 0.0}, "delta"),
+    ({"eps": 1.0, "delta": 1.5}, "delta"),
+    ({"eps": 1.0, "delta": math.nan}, "delta"),
+    ({"eps": 1.0, "delta": 0.1, "confidence": "nope"}, "method"),
+    ({"eps": 1.0, "delta": 0.1, "utility": "nope"}, "utility"),
+])
+def test_invalid_arguments(kwargs, match):
+    with pytest.raises(ValidationError, match=match):
+        design_from_samples(["a", "b", "a"], **kwargs)
+
+
+def test_bad_samples():
+    with pytest.raises(PMLError):
+        design_from_samples([], 1.0, 0.1)
+    with pytest.raises(PMLError):
+        design_from_samples(["a", "a"], 1.0, 0.1)  # one category
+    with pytest.raises(PMLError):
+        design_from_samples(["a", "z"], 1.0, 0.1, categories=["a", "b"])
