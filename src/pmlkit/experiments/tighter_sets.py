@@ -169,6 +169,7 @@ def compute(*, iterations: int | None = None, seed: int = 0,
     for col in COLUMNS:
         if col not in df:
             df[col] = np.nan
+    df["n"] = df["n"].astype("Int64")  # integer column with empty cells for the MI rows
     return df[COLUMNS]
 
 
@@ -181,13 +182,15 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     feats = list(dict.fromkeys(lap["feature"].dropna()))
     fig, axes = new_figure(len(ns) + len(feats), width=4.2, height=3.8)
     sets = list(dict.fromkeys(df["set"]))
+    order = [*SETS, "p_hat only", "ldp"]
+    color = {name: f"C{order.index(name) if name in order else len(order)}" for name in sets}
     for ax, n in zip(axes, ns, strict=False):
         g = cert[cert["n"] == n]
-        for i, name in enumerate(sets):
+        for name in sets:
             for kind, ls in (("uniform", "-"), ("skewed", "--")):
                 h = g[(g["set"] == name) & (g["p_hat_kind"] == kind)].sort_values("m")
                 if len(h):
-                    ax.plot(h["m"], h["eps_certified"], ls=ls, marker=".", color=f"C{i}",
+                    ax.plot(h["m"], h["eps_certified"], ls=ls, marker=".", color=color[name],
                             label=name if kind == "uniform" else None)
         ax.set_xscale("log")
         ax.set_xlabel("m")
@@ -196,11 +199,11 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
         ax.legend(fontsize="x-small")
     for ax, feat in zip(axes[len(ns):], feats, strict=False):
         g = lap[lap["feature"] == feat]
-        for i, name in enumerate(sets):
+        for name in sets:
             h = g[g["set"] == name].sort_values("m")
             if len(h):
                 ax.errorbar(h["m"], h["mi_mean"], yerr=h["mi_std"], marker=".",
-                            color=f"C{i}", label=name, capsize=2,
+                            color=color[name], label=name, capsize=2,
                             ls="--" if name == "ldp" else "-")
         ax.set_xscale("log")
         ax.set_xlabel("m")
