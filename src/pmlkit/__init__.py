@@ -77,6 +77,11 @@ _LAZY: dict[str, str] = {
     "leakage_sensitivity": "worstcase",
     # mechanism.py
     "Mechanism": "mechanism",
+    # design/ (SPEC section 5)
+    "design_from_samples": "design",
+    "optimal_mechanism": "design",
+    "optimal_binary": "design",
+    "randomized_response": "design",
     # privatize (issue: privatise real data)
     "privatize": "privatization",
 }
@@ -98,6 +103,7 @@ __all__ = [
     "VertexSet",
     "__version__",
     "delta_min",
+    "design_from_samples",
     "empirical_distribution",
     "eps_bound",
     "eps_max",
@@ -112,10 +118,13 @@ __all__ = [
     "lipschitz_bound",
     "maximal_leakage",
     "mutual_information",
+    "optimal_binary",
+    "optimal_mechanism",
     "pml",
     "privacy_region",
     "privacy_region_thresholds",
     "privatize",
+    "randomized_response",
     "sensitivity_bound",
 ]
 
@@ -135,6 +144,12 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
     from .bounds import delta_min, eps_bound, leakage_bound, lipschitz_bound, sensitivity_bound
+    from .design import (
+        design_from_samples,
+        optimal_binary,
+        optimal_mechanism,
+        randomized_response,
+    )
     from .estimation import (
         EmpiricalDistribution,
         empirical_distribution,
