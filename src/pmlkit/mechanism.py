@@ -153,7 +153,12 @@ class Mechanism:
             object.__setattr__(self, "uncertainty_set",
                                MappingProxyType(dict(self.uncertainty_set)))
         if self.certified_eps is not None:
-            c = float(self.certified_eps)
+            try:
+                c = float(self.certified_eps)
+            except (TypeError, ValueError, OverflowError):
+                raise ValidationError(
+                    f"certified_eps must be a number >= 0 or inf, got {fmt(self.certified_eps)}"
+                ) from None
             if math.isnan(c) or c < 0:
                 raise ValidationError(f"certified_eps must be >= 0 or inf, got {c!r}")
             object.__setattr__(self, "certified_eps", c)
@@ -272,7 +277,7 @@ class Mechanism:
         content = {k: doc[k] for k in expected - {"sha256"}}
         try:
             digest = cls._digest(content)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise MechanismFileError(f"mechanism file holds non-JSON values: {exc}") from exc
         if doc["sha256"] != digest:
             raise MechanismFileError(
@@ -284,6 +289,8 @@ class Mechanism:
         if any(isinstance(v, bool) or not isinstance(v, int | float)
                for r in doc["matrix"] for v in r):
             raise MechanismFileError("mechanism file 'matrix' entries must be numbers")
+        if any(isinstance(v, int) and abs(v) > 1 for r in doc["matrix"] for v in r):
+            raise MechanismFileError("mechanism file 'matrix' entries must be in [0, 1]")
         if not isinstance(doc["designer"], str):
             raise MechanismFileError("mechanism file 'designer' must be a string")
         if not isinstance(doc["parameters"], Mapping):
@@ -296,7 +303,13 @@ class Mechanism:
             cert = math.inf
         if cert is not None and (isinstance(cert, bool) or not isinstance(cert, int | float)):
             raise MechanismFileError(
-                f"mechanism file 'certified_eps' must be a number, got {cert!r}")
+                f"mechanism file 'certified_eps' must be a number, got {fmt(cert)}")
+        if isinstance(cert, int):
+            try:
+                cert = float(cert)
+            except OverflowError:
+                raise MechanismFileError(
+                    f"mechanism file 'certified_eps' is out of range, got {fmt(cert)}") from None
         uset = doc["uncertainty_set"]
         if uset is not None and not isinstance(uset, Mapping):
             raise MechanismFileError("mechanism file 'uncertainty_set' must be an object")
@@ -323,7 +336,8 @@ class Mechanism:
         try:
             uset = set_from_dict(dict(self.uncertainty_set or {}))
             actual = leakage_capacity(self.matrix, uset)
-        except PMLError as exc:
+        except (PMLError, TypeError, KeyError, ValueError) as exc:
+            # a malformed set description in a file is the file's fault, whatever the type
             raise MechanismFileError(f"mechanism file uncertainty_set is invalid: {exc}") from exc
         assert self.certified_eps is not None
         if actual > self.certified_eps + CERTIFY_TOL:
@@ -344,6 +358,10 @@ class Mechanism:
                 from exc
         try:
             doc = json.loads(text, parse_constant=lambda c: c)
+        except RecursionError:
+            raise MechanismFileError(
+                f"mechanism file {str(path)!r} is nested too deeply to be a mechanism file"
+            ) from None
         except json.JSONDecodeError as exc:
             raise MechanismFileError(
                 f"mechanism file {str(path)!r} is not valid JSON: {exc}") from exc
