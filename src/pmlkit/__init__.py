@@ -82,6 +82,9 @@ _LAZY: dict[str, str] = {
     "optimal_mechanism": "design",
     "optimal_binary": "design",
     "randomized_response": "design",
+    # confidence.py (beyond the paper: tighter confidence sets)
+    "ConfidenceSet": "confidence",
+    "confidence_set": "confidence",
     # privatize (issue: privatise real data)
     "privatize": "privatization",
 }
@@ -89,6 +92,7 @@ _LAZY: dict[str, str] = {
 __all__ = [
     "Box",
     "CertificationError",
+    "ConfidenceSet",
     "DataError",
     "EmpiricalDistribution",
     "InfeasibleError",
@@ -102,6 +106,7 @@ __all__ = [
     "ValidationError",
     "VertexSet",
     "__version__",
+    "confidence_set",
     "delta_min",
     "design_from_samples",
     "empirical_distribution",
@@ -144,6 +149,7 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
     from .bounds import delta_min, eps_bound, leakage_bound, lipschitz_bound, sensitivity_bound
+    from .confidence import ConfidenceSet, confidence_set
     from .design import (
         design_from_samples,
         optimal_binary,
