@@ -163,3 +163,24 @@ def test_leakage_and_lipschitz_bounds_at_sampled_distributions(case, seed):
     q0, q1 = qs[0], qs[1]
     assert abs(pk.eps_min(w, q0) - pk.eps_min(w, q1)) <= \
         pk.lipschitz_bound(cap, float(np.abs(q0 - q1).sum())) * (1 + 1e-9) + 1e-12
+
+
+def test_huge_eps_does_not_overflow():
+    # e^eps overflows a float for eps >= 710: the bounds work in logs there
+    assert pk.eps_bound(1000.0, 0.0) == 1000.0
+    assert pk.eps_bound(1000.0, 1e-300) == math.inf  # 1e-300 e^1000 / 2 > 1
+    assert pk.sensitivity_bound(1000.0, [0.5, 0.5], 0.0) == 0.0
+    assert pk.sensitivity_bound(1000.0, [0.5, 0.5], 0.1) == math.inf
+    # delta_min with eps_target close to eps: no cancellation (mpmath reference)
+    mpmath.mp.dps = 50
+    e, t = 1e-9, 1e-9 + 1e-6
+    gap = mpmath.exp(-mpmath.mpf(e)) - mpmath.exp(-mpmath.mpf(t))
+    ref = (mpmath.mpf(2) ** 2 - 2) * mpmath.exp(-2 * mpmath.mpf(10**12) * gap**2)
+    assert pk.delta_min(e, t, 10**12, 2) == pytest.approx(float(ref), rel=1e-7)
+
+
+def test_set_from_dict_rejects_unhashable_kind():
+    from pmlkit.sets import set_from_dict
+
+    with pytest.raises(ValidationError, match="kind"):
+        set_from_dict({"kind": [], "center": [1.0], "radius": 0.1})

@@ -45,6 +45,16 @@ def _out(arr: np.ndarray, scalar: bool) -> Any:
     return float(arr) if scalar else arr
 
 
+def _half_beta_exp(beta: np.ndarray, eps: float) -> np.ndarray:
+    """``beta e^eps / 2`` without overflow: in logs when ``e^eps`` exceeds the float range
+    (only whether it is ``>= 1`` matters then, and ``beta = 0`` still gives 0)."""
+    if eps <= 700.0:
+        return beta * (math.exp(eps) / 2.0)
+    with np.errstate(divide="ignore"):
+        log_x = np.log(beta) + (eps - math.log(2.0))
+    return np.exp(np.minimum(log_x, 1.0))  # > 1 stays > 1: the bound is inf there
+
+
 def _neg_log1m(x: np.ndarray) -> np.ndarray:
     """``-log(1 - x)``, ``inf`` where ``x >= 1``."""
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -72,7 +82,7 @@ def lipschitz_bound(capacity: Any, distance: Any) -> Any:
 def _epsmax_formula(eps: Any, d: Any, name: str) -> Any:
     e = check_eps(eps)
     arr, scalar = _nonneg(d, name)
-    return _out(e + _neg_log1m(math.exp(e) * arr / 2.0), scalar)
+    return _out(e + _neg_log1m(_half_beta_exp(arr, e)), scalar)
 
 
 def leakage_bound(eps: Any, distance: Any) -> Any:
@@ -110,7 +120,7 @@ def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
     if k == 1:
         x = b / 2.0 * math.expm1(e) / pmin if pmin > 0 else np.full_like(b, np.inf)
     else:
-        x = b * math.exp(e) / 2.0
+        x = _half_beta_exp(b, e)
     out = _neg_log1m(np.asarray(x, dtype=np.float64))
     out = np.where(b >= 2.0 * pmin, np.inf, out)
     return _out(np.asarray(out, dtype=np.float64), scalar)
@@ -121,14 +131,17 @@ def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
     eps-PML mechanism designed on ``m`` samples over ``N = n`` categories.
 
     ``delta_min = min(1, (2^N - 2) exp(-2 m (e^-eps - e^-eps_target)^2))``, evaluated in
-    logs (``N = 10^4`` works). Requires ``eps_target >= eps`` (scalar or array)."""
+    logs (``N = 10^4`` works) and with ``expm1`` (no cancellation when ``eps_target`` is close to
+    ``eps``). Requires ``eps_target >= eps`` (scalar or array)."""
     e = check_eps(eps)
     t, scalar = _nonneg(eps_target, "eps_target", allow_inf=True)
     if (t < e).any():
         raise ValidationError(f"eps_target must be >= eps = {e!r}, got {fmt(eps_target)}")
     m = check_count(m, "m")
     n = check_count(n, "n", minimum=2)
-    gap = math.exp(-e) - np.exp(-t)
+    # e^-eps - e^-eps' = e^-eps (1 - e^-(eps' - eps)), with expm1 against cancellation
+    with np.errstate(invalid="ignore"):
+        gap = math.exp(-e) * -np.expm1(-(t - e))
     log_d = log_num_subsets(n) - 2.0 * m * gap * gap
     out = np.where(log_d >= 0, 1.0, np.exp(np.minimum(log_d, 0.0)))
     return _out(np.asarray(out, dtype=np.float64), scalar)

@@ -500,7 +500,7 @@ def set_from_dict(d: Mapping[str, Any]) -> UncertaintySet:
     if not isinstance(d, Mapping):
         raise ValidationError(f"uncertainty set must be a mapping, got {type(d).__name__}")
     kind = d.get("kind")
-    if kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in _KINDS:
         raise ValidationError(
             f"uncertainty set 'kind' must be one of {sorted(_KINDS)}, got {kind!r}")
     cls, keys = _KINDS[kind]
