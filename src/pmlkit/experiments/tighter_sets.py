@@ -85,7 +85,7 @@ def counts_of(p: np.ndarray, m: int) -> np.ndarray:
 def certified_rows() -> list[dict[str, Any]]:
     """Part 1: certified eps of k-RR over each set (see the module docstring)."""
     from ..confidence import confidence_set
-    from ..design.baselines import randomized_response
+    from ..design import randomized_response
     from ..leakage import eps_min
     from ..worstcase import leakage_capacity
 
