@@ -43,6 +43,8 @@ if TYPE_CHECKING:  # pragma: no cover
 DELTA2 = 1e-6
 M_GRID = (100, 1_000, 10_000, 100_000)
 EPS_MAX = 3.0
+#: delta* level at which the skewed and balanced curves are compared
+SKEW_DELTA = 1e-5
 COLUMNS = ["sigma", "p_hat", "m", "method", "eps", "delta"]
 #: slack for comparing two floating-point evaluations of the same probability
 RTOL = 1e-9
@@ -171,7 +173,33 @@ class GaussFigure:
         out.append(Check("for m >= 10^4 the paper's PML curve lies below the pLDP curve",
                          not bad, "above at: " + "; ".join(bad) if bad
                          else f"{n} points compared with the pLDP delta at the same eps"))
+        if self.p_hat != (0.5, 0.5):
+            out.append(self._skew_check(df))
         return out
+
+    def _skew_check(self, df: pd.DataFrame) -> Check:
+        """The skewed estimate needs a larger eps* than p_hat = (.5, .5) to reach
+        delta* <= SKEW_DELTA, on the same inner eps grid (the balanced curve is computed
+        here with :func:`pmlkit.additive.gaussian_tradeoff`)."""
+        from ..additive import gaussian_tradeoff
+
+        ok, parts = True, []
+        for (sigma, m), g in df[df["method"] == "direct"].groupby(["sigma", "m"]):
+            inner = np.sort(g["eps"].to_numpy(float))     # direct: eps_out = inner eps
+            mine = df[(df["method"] == "paper") & (df["sigma"] == sigma) & (df["m"] == m)]
+            reach = mine["eps"][mine["delta"] <= SKEW_DELTA]
+            e_skew = float(reach.min()) if len(reach) else math.inf
+            eo, do = gaussian_tradeoff(float(sigma), (0.5, 0.5), int(m), DELTA2, inner,
+                                       method="paper")
+            eo, do = np.asarray(eo, float), np.asarray(do, float)
+            sel = np.isfinite(eo) & (do <= SKEW_DELTA)
+            e_bal = float(eo[sel].min()) if sel.any() else math.inf
+            ok &= e_skew >= e_bal
+            parts.append(f"m={m}: {e_skew:.3g} vs {e_bal:.3g}")
+        return Check(f"skew costs privacy: the eps* needed for delta* <= {SKEW_DELTA:g} is "
+                     "larger than for p_hat = (0.5, 0.5) at every m (the gain over pLDP "
+                     "shrinks as the estimate becomes more skewed)", ok,
+                     "eps* skewed vs balanced, " + "; ".join(parts))
 
 
 _COMMON = (
