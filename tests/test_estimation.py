@@ -232,3 +232,29 @@ def test_numpy_scalars_accepted():
         pk.l1_failure_probability(-0.1, 10, 3)
     with pytest.raises(ValidationError, match="kappa"):
         pk.l1_radius_known_kappa(0.1, 10, 3, 0.7)
+
+
+def test_counts_match_counter_for_every_input_type_on_random_data():
+    import collections
+
+    rng = np.random.default_rng(11)
+    labels = np.array(["Private", "Self-emp", "Gov", "Never", "Without-pay"])
+    x = labels[rng.integers(0, 5, 20_000)]
+    ref = collections.Counter(x.tolist())
+    expected = [ref[k] for k in sorted(ref)]
+    for obj in (x, x.astype(object), x.tolist(), pa.array(x), pa.chunked_array([x[:7], x[7:]]),
+                pd.Series(x), pd.Categorical(x), pa.array(x).dictionary_encode()):
+        d = pk.empirical_distribution(obj)
+        assert d.categories == tuple(sorted(ref)) and d.counts.tolist() == expected
+
+
+def test_categorical_unused_categories_and_nulls():
+    cat = pd.Categorical(["a", "b", "a"], categories=["z", "b", "a"])
+    d = pk.empirical_distribution(cat)
+    assert d.categories == ("a", "b") and d.counts.tolist() == [2, 1]
+    d = pk.empirical_distribution(cat, categories=["z", "b", "a"])
+    assert d.counts.tolist() == [0, 1, 2]
+    with pytest.raises(DataError, match="1 null"):
+        pk.empirical_distribution(pd.Categorical(["a", None]))
+    with pytest.raises(DataError, match="1 null"):
+        pk.empirical_distribution(np.array(["a", float("nan")], dtype=object))

@@ -126,7 +126,7 @@ class EmpiricalDistribution:
                 "p": self.p.tolist(), "m": self.m, "n": self.n}
 
 
-def _to_numpy_labels(samples: Any) -> np.ndarray:
+def _to_numpy_labels(samples: Any) -> Any:
     """Convert list / numpy / pandas / pyarrow input to a 1-D numpy array of labels,
     raising DataError for nulls. pandas and pyarrow are imported only for their types."""
     mod = type(samples).__module__.split(".")[0]
@@ -146,7 +146,11 @@ def _to_numpy_labels(samples: Any) -> np.ndarray:
                                     "them explicitly before estimating a distribution")
             if pa.types.is_dictionary(samples.type):
                 samples = samples.cast(samples.type.value_type)
-            return np.asarray(samples.to_numpy(zero_copy_only=False))
+            if len(samples) == 0:
+                return np.array([])
+            vc = pc.value_counts(samples)  # hash-based, in C++
+            return _Counted(vc.field("values").to_pylist(),
+                            np.asarray(vc.field("counts"), dtype=np.int64))
         raise ValidationError(f"samples of type {type(samples).__name__} are not supported")
     if mod == "pandas":
         import pandas as pd
@@ -162,8 +166,14 @@ def _to_numpy_labels(samples: Any) -> np.ndarray:
             if nulls:
                 raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label "
                                 "them explicitly before estimating a distribution")
-            if isinstance(samples.dtype, pd.CategoricalDtype):
-                samples = samples.astype(samples.dtype.categories.dtype)
+            if isinstance(samples.dtype, pd.CategoricalDtype):  # count the codes directly
+                if len(samples) == 0:
+                    return np.array([])
+                counts = np.bincount(np.asarray(samples.cat.codes, dtype=np.int64),
+                                     minlength=len(samples.cat.categories))
+                seen = np.flatnonzero(counts)
+                cats = samples.cat.categories
+                return _Counted([_py(cats[i]) for i in seen], counts[seen].astype(np.int64))
             return np.asarray(samples.to_numpy())
     if isinstance(samples, str | bytes):
         raise ValidationError("samples must be a sequence of labels, got a single string")
@@ -183,31 +193,50 @@ def _to_numpy_labels(samples: Any) -> np.ndarray:
     return arr
 
 
+class _Counted:
+    """Labels already counted (pyarrow ``value_counts``), in first-appearance order."""
+
+    def __init__(self, labels: list[Any], counts: np.ndarray) -> None:
+        self.labels = labels
+        self.counts = counts
+
+
 def _null_mask(arr: np.ndarray) -> np.ndarray:
     if arr.dtype.kind == "f":
         return np.isnan(arr)
-    if arr.dtype.kind == "O":
-        import pandas as pd  # object arrays only: None / NaN / pd.NA detection
-
-        return np.asarray(pd.isna(arr), dtype=bool)
     if arr.dtype.kind in "mM":
         return np.isnat(arr)
     return np.zeros(arr.shape, dtype=bool)
 
 
-def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
-    """Distinct labels (sorted if comparable, else first appearance) and their counts."""
+def _sorted_if_comparable(labels: list[Any], counts: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Sort the (few) distinct labels when they are mutually comparable; else keep order."""
     try:
+        order = sorted(range(len(labels)), key=labels.__getitem__)
+    except TypeError:
+        return labels, counts
+    return [labels[i] for i in order], counts[np.asarray(order, dtype=np.int64)]
+
+
+def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
+    """Distinct labels (sorted if comparable, else first appearance) and their counts.
+
+    Native dtypes: ``np.unique``. Object arrays: ``pandas.factorize`` (hash-based, in C),
+    which also flags nulls (None, NaN, pd.NA, NaT) with code -1."""
+    if arr.dtype.kind in "US":  # hashing beats sorting fixed-width strings
+        arr = arr.astype(object)
+    if arr.dtype.kind != "O":
         values, counts = np.unique(arr, return_counts=True)
         return [_py(v) for v in values], counts.astype(np.int64)
-    except TypeError:
-        pass
-    # mixed, non-comparable labels: hash-based counting (pandas, vectorised in C)
     import pandas as pd
 
-    codes, uniques = pd.factorize(arr, sort=False)
+    codes, uniques = pd.factorize(arr, sort=False, use_na_sentinel=True)
+    nulls = int(np.count_nonzero(codes < 0))
+    if nulls:
+        raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label them "
+                        "explicitly before estimating a distribution")
     counts = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
-    return [_py(v) for v in uniques], counts
+    return _sorted_if_comparable([_py(v) for v in uniques], counts)
 
 
 def empirical_distribution(samples: Any,
@@ -221,7 +250,8 @@ def empirical_distribution(samples: Any,
     samples
         1-D labels: list/tuple, numpy array (any dtype incl. object/str), pandas
         Series/Categorical, pyarrow Array/ChunkedArray. Labels must be hashable. Counting is
-        vectorised (``np.unique``; ``pandas.factorize`` for mixed non-comparable labels).
+        vectorised: ``np.unique`` for native numpy dtypes, ``pandas.factorize`` (hashing)
+        for object arrays and lists, ``pyarrow.compute.value_counts`` for pyarrow input.
     categories
         The alphabet, in the order wanted. Categories listed but unseen get count 0. When
         omitted the alphabet is the set of observed labels, sorted when comparable, else in
@@ -236,13 +266,16 @@ def empirical_distribution(samples: Any,
         value and how many rows have it). Nothing is dropped silently.
     """
     arr = _to_numpy_labels(samples)
-    if arr.size == 0:
-        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
-    nulls = _null_mask(arr)
-    if nulls.any():
-        raise DataError(f"samples contain {int(nulls.sum())} null/NaN value(s); remove or "
-                        "label them explicitly before estimating a distribution")
-    labels, counts = _unique_counts(arr)
+    if isinstance(arr, _Counted):
+        labels, counts = _sorted_if_comparable(arr.labels, arr.counts)
+    else:
+        if arr.size == 0:
+            raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
+        nulls = _null_mask(arr)
+        if nulls.any():
+            raise DataError(f"samples contain {int(nulls.sum())} null/NaN value(s); remove "
+                            "or label them explicitly before estimating a distribution")
+        labels, counts = _unique_counts(arr)
     if categories is None:
         return EmpiricalDistribution.from_counts(counts, labels)
     cats = [_py(c) for c in categories]
