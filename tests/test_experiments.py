@@ -457,3 +457,19 @@ def test_cli_reproduce(tmp_path, capsys):
     assert main(["reproduce", "--all", "--iterations", "0", "--out", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--figure NAME" in err and "nope" in err
+
+
+def test_adult_codes_refuse_missing_values_and_code_categories(adult_dir):
+    if not HAS_DATASETS:
+        pytest.skip("pmlkit.datasets not available")
+    from pmlkit.errors import DataError
+    from pmlkit.experiments.base import adult_codes
+
+    raw = pd.read_csv(adult_dir / "adult.data", header=None, skipinitialspace=True)
+    codes, cats = adult_codes(adult_dir, ["sex"])["sex"]
+    assert cats == ["Female", "Male"]
+    assert codes.size == len(raw) and int(codes.sum()) == int((raw[9] == "Male").sum())
+    with pytest.raises(DataError, match="workclass"):
+        adult_codes(adult_dir, ["workclass"])           # has '?' entries
+    with pytest.raises(DataError, match="no column"):
+        adult_codes(adult_dir, ["nope"])

@@ -195,6 +195,8 @@ def adult_codes(data: pathlib.Path | None, columns: Iterable[str]
     DataError
         The Adult data (or the loader) cannot be found; the message says where to put it.
     """
+    import pandas as pd
+
     from ..errors import DataError
 
     try:
@@ -209,7 +211,12 @@ def adult_codes(data: pathlib.Path | None, columns: Iterable[str]
             values = frame[col]
         except (KeyError, TypeError) as exc:
             raise DataError(f"the Adult data has no column {col!r}") from exc
-        arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values)
+        arr = np.asarray(values.to_numpy() if hasattr(values, "to_numpy") else values,
+                         dtype=object)
+        missing = pd.isna(arr)
+        if missing.any():
+            raise DataError(f"the Adult column {col!r} has {int(missing.sum())} missing "
+                            "values; the figures use only complete columns")
         cats, codes = np.unique(arr.astype(str), return_inverse=True)
         out[col] = (codes.astype(np.int64), [str(c) for c in cats])
     return out
