@@ -88,7 +88,7 @@ def _violation(sigma: float, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     eps = np.asarray(eps, dtype=np.float64)
     t_pos, t_neg = _thresholds(sigma, q, eps)
     r = 1.0 - q
-    with np.errstate(invalid="ignore"):
+    with np.errstate(invalid="ignore", over="ignore"):  # +-inf arguments: ndtr gives 0/1
         up = q * ndtr((1.0 - t_pos) / sigma) + r * ndtr((-1.0 - t_pos) / sigma)
         down = q * ndtr((-t_neg - 1.0) / sigma) + r * ndtr((1.0 - t_neg) / sigma)
     return np.clip(up + down, 0.0, 1.0)
