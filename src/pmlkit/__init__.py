@@ -87,6 +87,8 @@ _LAZY: dict[str, str] = {
     "confidence_set": "confidence",
     # privatize (issue: privatise real data)
     "privatize": "privatization",
+    "privatize_with_report": "privatization",
+    "privatize_file": "privatization",
 }
 
 __all__ = [
@@ -129,6 +131,8 @@ __all__ = [
     "privacy_region",
     "privacy_region_thresholds",
     "privatize",
+    "privatize_file",
+    "privatize_with_report",
     "randomized_response",
     "sensitivity_bound",
 ]
@@ -173,7 +177,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         privacy_region_thresholds,
     )
     from .mechanism import Mechanism
-    from .privatization import privatize
+    from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information
     from .worstcase import leakage_capacity, leakage_sensitivity
