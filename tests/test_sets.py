@@ -263,3 +263,27 @@ def test_vertex_validation_and_objective_checks():
         ball.min_linear(np.ones((3, 2)))
     with pytest.raises(ValidationError, match="finite"):
         ball.min_linear([[math.nan], [1.0]])
+
+
+@pytest.mark.parametrize("n", [5, 400])  # full-sort path and argpartition path
+def test_tiny_minimum_keeps_relative_accuracy(n):
+    # one entry with a large objective holds p0 = 0.05; the ball removes all but 1e-11 of
+    # it, so the minimum (~1e-11 + small terms) must not be computed as p.w - gain
+    import mpmath
+
+    mpmath.mp.dps = 50
+    rng = np.random.default_rng(n)
+    p = np.full(n, 0.95 / (n - 1))
+    p[0] = 0.05
+    p /= p.sum()
+    beta = 2 * (p[0] - 1e-11)
+    w = rng.random(n) * 1e-9
+    w[0] = 1.0
+    ball = pk.L1Ball(p, beta)
+    r = mpmath.mpf(beta) / 2
+    # hand-derived optimum: take r from entry 0 (by far the largest objective), move it to
+    # the smallest objective
+    ref = (mpmath.mpf(p[0]) - r) * 1 + mpmath.fsum(mpmath.mpf(p[i]) * mpmath.mpf(w[i])
+                                                   for i in range(1, n)) \
+        + r * mpmath.mpf(w.min())
+    assert ball.min_linear(w)[0] == pytest.approx(float(ref), rel=1e-12)

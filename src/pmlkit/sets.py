@@ -238,20 +238,36 @@ class L1Ball(UncertaintySet):
         return q
 
     def _min_linear(self, w: np.ndarray) -> np.ndarray:
-        """Greedy value ``p . w - sum_k take_k (w_(k) - min w)``, never below ``min w``."""
-        base = self.center @ w
+        """Greedy value ``Q . w`` summed term by term, ``Q = p - take + (sum take) e_min``:
+        no cancellation (``p . w - gain`` would lose the relative accuracy of a tiny
+        minimum, which is what sets the capacity)."""
         g = self._greedy(w)
         if g is None:
-            return base
+            return self.center @ w
         top, take, wt = g
-        if top.shape[1] == wt.shape[1]:  # full sort: same values, no gather needed
+        n = wt.shape[1]
+        full = top.shape[1] == n
+        if full:  # full sort: same values as np.sort, no gather needed
             vals = np.sort(wt, axis=1)[:, ::-1]
             low = vals[:, -1].copy()
         else:
             vals = np.take_along_axis(wt, top, axis=1)
             low = wt.min(axis=1)
-        gain = np.einsum("mk,mk->m", take, vals - low[:, None])
-        return np.maximum(base - gain, low)
+        left = self.center[top]
+        left -= take
+        out = np.einsum("mk,mk->m", left, vals)
+        out += take.sum(axis=1) * low
+        if not full:  # entries outside the selection keep their mass
+            base = self.center @ w
+            rest = base - np.einsum("mk,mk->m", self.center[top], vals)
+            # where that difference cancelled (lost > 4 digits), sum the entries directly
+            bad = np.flatnonzero(rest < 1e-4 * base)
+            if bad.size:
+                sub = wt[bad] * self.center
+                sub[np.arange(bad.size)[:, None], top[bad]] = 0.0
+                rest[bad] = sub.sum(axis=1)
+            out += rest
+        return out
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(max(0, c - beta/2), min(1, c + beta/2))``: mass ``beta/2`` can always be moved
