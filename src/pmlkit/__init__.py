@@ -75,6 +75,7 @@ _LAZY: dict[str, str] = {
     "VertexSet": "sets",
     "leakage_capacity": "worstcase",
     "leakage_sensitivity": "worstcase",
+    "worst_case_distribution": "worstcase",
     # mechanism.py
     "Mechanism": "mechanism",
     # design/ (SPEC section 5)
