@@ -178,9 +178,3 @@ def test_huge_eps_does_not_overflow():
     ref = (mpmath.mpf(2) ** 2 - 2) * mpmath.exp(-2 * mpmath.mpf(10**12) * gap**2)
     assert pk.delta_min(e, t, 10**12, 2) == pytest.approx(float(ref), rel=1e-7)
 
-
-def test_set_from_dict_rejects_unhashable_kind():
-    from pmlkit.sets import set_from_dict
-
-    with pytest.raises(ValidationError, match="kind"):
-        set_from_dict({"kind": [], "center": [1.0], "radius": 0.1})

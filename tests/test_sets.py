@@ -287,3 +287,29 @@ def test_tiny_minimum_keeps_relative_accuracy(n):
                                                    for i in range(1, n)) \
         + r * mpmath.mpf(w.min())
     assert ball.min_linear(w)[0] == pytest.approx(float(ref), rel=1e-12)
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.floats(allow_nan=True, allow_infinity=True)
+    | st.integers(-10**30, 10**30) | st.text(max_size=5),
+    lambda children: st.lists(children, max_size=4)
+    | st.dictionaries(st.text(max_size=3), children, max_size=3),
+    max_leaves=12)
+
+
+@given(st.sampled_from(["l1_ball", "box", "vertex_set"]), st.data())
+def test_set_from_dict_fuzz_only_raises_pml_errors(kind, data):
+    # Mechanism.load feeds untrusted JSON here: only ValidationError may come out
+    keys = {"l1_ball": ("center", "radius"), "box": ("lower", "upper"),
+            "vertex_set": ("vertices",)}[kind]
+    doc = {"kind": data.draw(st.sampled_from([kind, [], {}, None, 3]))}
+    good = {"center": [0.5, 0.5], "radius": 0.1, "lower": [0.1, 0.2], "upper": [0.8, 0.9],
+            "vertices": [[0.5, 0.5]]}
+    for k in keys:
+        doc[k] = data.draw(json_values) if data.draw(st.booleans()) else good[k]
+    try:
+        uset = set_from_dict(doc)
+    except pk.PMLError:
+        return
+    assert isinstance(uset, pk.UncertaintySet)
+    assert np.isfinite(uset.min_linear(np.ones((uset.n, 1)))).all()

@@ -443,9 +443,14 @@ class VertexSet(UncertaintySet):
     kind: ClassVar[str] = "vertex_set"
 
     def __post_init__(self) -> None:
-        v = self.vertices
-        if isinstance(v, np.ndarray | list | tuple) and np.ndim(v) == 1:
-            v = np.asarray(v, dtype=np.float64)[None, :]
+        try:
+            v = np.asarray(self.vertices, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise ValidationError(
+                f"vertices must be a k x N array of distributions, got {fmt(self.vertices)}"
+            ) from exc
+        if v.ndim == 1:  # a single distribution
+            v = v[None, :]
         arr = as_mechanism(v, "vertices")  # rows: non-negative, finite, sum to 1
         object.__setattr__(self, "vertices", _readonly(arr))
 
