@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import pmlkit as pk
 from pmlkit.errors import ValidationError
+from pmlkit.estimation import kappa, phi
 
 
 def test_hand_values():
@@ -178,3 +179,35 @@ def test_huge_eps_does_not_overflow():
     ref = (mpmath.mpf(2) ** 2 - 2) * mpmath.exp(-2 * mpmath.mpf(10**12) * gap**2)
     assert pk.delta_min(e, t, 10**12, 2) == pytest.approx(float(ref), rel=1e-7)
 
+
+
+weird = (st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**20, 10**20)
+         | st.sampled_from([0.0, 1e-300, 5e-324, 1e300, 0.5, 2.0, -0.0, np.float32(0.1),
+                            np.int64(3), True, None, "1", [0.1, 0.2]]))
+
+
+@pytest.mark.parametrize("fn,nargs", [
+    (pk.eps_bound, 2), (pk.leakage_bound, 2), (pk.lipschitz_bound, 2), (pk.delta_min, 4),
+    (pk.l1_radius_known_kappa, 4), (pk.privacy_region, 2), (pk.l1_radius, 3),
+    (pk.l1_failure_probability, 3), (phi, 1), (kappa, 1),
+])
+def test_fuzz_scalar_arguments_only_raise_pml_errors(fn, nargs):
+    @given(st.tuples(*[weird] * nargs))
+    def run(args):
+        try:
+            out = fn(*args)
+        except pk.PMLError:
+            return
+        assert not np.isnan(out).any()
+        assert (np.asarray(out) >= 0).all()
+
+    run()
+
+
+@given(weird, st.lists(weird, min_size=1, max_size=4), weird)
+def test_fuzz_sensitivity_bound(eps, prior, beta):
+    try:
+        out = pk.sensitivity_bound(eps, prior, beta)
+    except pk.PMLError:
+        return
+    assert not np.isnan(out).any() and (np.asarray(out) >= 0).all()
