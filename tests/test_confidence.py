@@ -87,6 +87,9 @@ def contains_batch(method: str, counts: np.ndarray, delta: float, p: np.ndarray)
     """Does each row's set contain p? From the batched constructions (checked against the
     public sets in test_batch_matches_public)."""
     m = counts.sum(axis=1)
+    if method == "l1-box":
+        return (contains_batch("l1", counts, delta / 2, p)
+                & contains_batch("box-cp", counts, delta / 2, p))
     if method == "l1":
         r = C._batch_l1(counts, delta)
     elif method == "l1-kappa":
@@ -101,8 +104,12 @@ def contains_batch(method: str, counts: np.ndarray, delta: float, p: np.ndarray)
 # ------------------------------------------------------------------ the interface
 
 
+ALL_METHODS = (*METHODS[:-1], *(() if "l1-box" in METHODS else ("l1-box",)), "auto")
+
+
 def test_methods_and_dataclass():
-    assert METHODS == ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa", "auto")
+    assert METHODS[:5] == ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa")
+    assert METHODS[-1] == "auto" and set(METHODS) <= set(ALL_METHODS)
     cs = confidence_set([3, 7], 0.1)
     assert isinstance(cs, ConfidenceSet)
     assert cs.method == "l1" and cs.m == 10 and cs.n == 2 and cs.delta == 0.1
@@ -110,7 +117,7 @@ def test_methods_and_dataclass():
         cs.delta = 0.2  # frozen
     with pytest.raises(ValueError):
         cs.p_hat[0] = 1.0  # read-only
-    for method in METHODS:
+    for method in ALL_METHODS:
         cs = confidence_set(np.array([5, 0, 2, 13]), np.float32(0.05), method=method)
         d = json.loads(json.dumps(cs.to_dict()))
         assert d["method"] == method and d["n"] == 4 and d["m"] == 20
@@ -299,7 +306,7 @@ def test_cp_inside_kl_and_folded_tighter(k, extra, delta):
 
 
 @given(counts=st.lists(st.integers(0, 50), min_size=2, max_size=7).filter(lambda c: sum(c)),
-       delta=st.floats(1e-9, 1.0), method=st.sampled_from(METHODS))
+       delta=st.floats(1e-9, 1.0), method=st.sampled_from(ALL_METHODS))
 def test_every_set_contains_p_hat_and_is_valid(counts, delta, method):
     cs = confidence_set(counts, delta, method=method)
     assert cs.set.contains(cs.p_hat)
@@ -319,7 +326,7 @@ def test_box_methods_never_larger_than_needed():
 # ------------------------------------------------------------------------ edge cases
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ALL_METHODS)
 def test_edge_cases(method):
     # m = 1
     cs = confidence_set([0, 1, 0], 0.1, method=method)
@@ -393,7 +400,7 @@ METHODS_NO_AUTO = C.AUTO_CANDIDATES
 REPS = 2000
 
 
-@pytest.mark.parametrize("method", METHODS_NO_AUTO)
+@pytest.mark.parametrize("method", ALL_METHODS[:-1])
 def test_coverage_by_simulation(method):
     """Miss rate P[P_true not in set] consistent with delta: one-sided binomial test at
     level 0.001 on REPS samples per (P, m, delta), skewed and near-degenerate P included."""
@@ -439,7 +446,7 @@ def test_auto_coverage_by_union():
                 assert union[(counts == row).all(axis=1)].all()
 
 
-@pytest.mark.parametrize("method", METHODS_NO_AUTO)
+@pytest.mark.parametrize("method", ALL_METHODS[:-1])
 def test_batch_matches_public(method):
     """The batched constructions used by the simulation are the public sets."""
     rng = np.random.default_rng(3)
@@ -464,9 +471,11 @@ def _capacity_by_lp(w: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> float:
     return best
 
 
-def _capacity_ball_by_lp(w: np.ndarray, c: np.ndarray, r: float) -> float:
-    """The same over an l1-ball ∩ simplex (variables Q and slack s >= |Q - c|)."""
+def _capacity_ball_by_lp(w: np.ndarray, c: np.ndarray, r: float, lo=None, hi=None) -> float:
+    """The same over an l1-ball ∩ simplex (∩ a box if given) (variables Q and slack
+    s >= |Q - c|)."""
     n = w.shape[0]
+    qb = [(0, None)] * n if lo is None else list(zip(lo, hi, strict=True))
     a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
                      [np.zeros((1, n)), np.ones((1, n))]])
     b_ub = np.concatenate([c, -c, [r]])
@@ -474,13 +483,13 @@ def _capacity_ball_by_lp(w: np.ndarray, c: np.ndarray, r: float) -> float:
     best = -np.inf
     for j in range(w.shape[1]):
         res = optimize.linprog(np.concatenate([w[:, j], np.zeros(n)]), A_ub=a_ub, b_ub=b_ub,
-                               A_eq=a_eq, b_eq=[1.0], bounds=[(0, None)] * (2 * n),
+                               A_eq=a_eq, b_eq=[1.0], bounds=qb + [(0, None)] * n,
                                method="highs")
         best = max(best, math.log(w[:, j].max() / res.fun))
     return best
 
 
-@pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("method", ALL_METHODS)
 def test_certified_eps_over_each_set_matches_lp(method):
     from pmlkit.worstcase import leakage_capacity
 
@@ -491,7 +500,10 @@ def test_certified_eps_over_each_set_matches_lp(method):
     counts = np.array([300, 120, 60, 15, 5, 0]) * 10
     cs = confidence_set(counts, 1e-6, method=method)
     got = leakage_capacity(w, cs.set)
-    if hasattr(cs.set, "radius"):
+    if hasattr(cs.set, "radius") and hasattr(cs.set, "lower"):
+        ref = _capacity_ball_by_lp(w, np.asarray(cs.set.center), cs.set.radius,
+                                   cs.set.lower, cs.set.upper)
+    elif hasattr(cs.set, "radius"):
         ref = _capacity_ball_by_lp(w, np.asarray(cs.set.center), cs.set.radius)
     else:
         ref = _capacity_by_lp(w, np.asarray(cs.set.lower), np.asarray(cs.set.upper))
@@ -615,3 +627,81 @@ def test_laplace_calibration_with_each_set(method):
     ref = additive.calibrate_laplace(samples, eps, delta, positive="yes", confidence="l1")
     if method == "box-lower":
         assert cal.b < ref.b
+
+
+# ------------------------------------------------------------------- ball ∩ box set
+
+
+def _lp_min(c, r, lo, hi, w):
+    n = len(c)
+    a_ub = np.block([[np.eye(n), -np.eye(n)], [-np.eye(n), -np.eye(n)],
+                     [np.zeros((1, n)), np.ones((1, n))]])
+    res = optimize.linprog(np.concatenate([w, np.zeros(n)]), A_ub=a_ub,
+                           b_ub=np.concatenate([c, -c, [r]]),
+                           A_eq=np.concatenate([np.ones(n), np.zeros(n)])[None, :], b_eq=[1.0],
+                           bounds=list(zip(lo, hi, strict=True)) + [(0, None)] * n,
+                           method="highs")
+    return res.fun
+
+
+@given(data=st.data(), n=st.integers(2, 7), r=st.floats(0.0, 2.5))
+def test_l1_box_set_linear_optimisation_matches_lp(data, n, r):
+    """Greedy min/argmin and the coordinate bounds of ball ∩ box against HiGHS (whose
+    feasibility tolerance is 1e-7)."""
+    w_c = np.array(data.draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
+    if w_c.sum() == 0:
+        w_c[0] = 1.0
+    c = w_c / w_c.sum()
+    down = np.array(data.draw(st.lists(st.floats(0, 0.4), min_size=n, max_size=n)))
+    up = np.array(data.draw(st.lists(st.floats(0, 0.4), min_size=n, max_size=n)))
+    lo, hi = np.clip(c - down, 0, 1), np.clip(c + up, 0, 1)
+    s = C.L1BoxSet(c, r, lo, hi)
+    w = np.array(data.draw(st.lists(st.floats(-3, 3), min_size=3 * n, max_size=3 * n)))
+    w = w.reshape(n, 3)
+    got = s.min_linear(w)
+    ref = np.array([_lp_min(c, r, lo, hi, w[:, j]) for j in range(3)])
+    np.testing.assert_allclose(got, ref, atol=1e-7)
+    np.testing.assert_allclose(s.max_linear(w), [-_lp_min(c, r, lo, hi, -w[:, j])
+                                                 for j in range(3)], atol=1e-7)
+    q = s.argmin_linear(w)
+    assert all(s.contains(row) for row in q)
+    np.testing.assert_allclose(np.einsum("mn,nm->m", q, w), got, atol=1e-12)
+    blo, bhi = s.coordinate_bounds()
+    eye = np.eye(n)
+    np.testing.assert_allclose(blo, [_lp_min(c, r, lo, hi, eye[i]) for i in range(n)],
+                               atol=1e-7)
+    np.testing.assert_allclose(bhi, [-_lp_min(c, r, lo, hi, -eye[i]) for i in range(n)],
+                               atol=1e-7)
+    assert all(s.contains(x) for x in s.sample(6, rng=1))
+
+
+def test_l1_box_set_validation_and_dict():
+    with pytest.raises(ValidationError, match="center must lie in the box"):
+        C.L1BoxSet([0.5, 0.5], 0.1, [0.6, 0.0], [1.0, 1.0])
+    with pytest.raises(ValidationError, match="radius"):
+        C.L1BoxSet([0.5, 0.5], -0.1, [0.0, 0.0], [1.0, 1.0])
+    with pytest.raises(ValidationError, match="same length"):
+        C.L1BoxSet([0.5, 0.5], 0.1, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
+    s = confidence_set([30, 20, 0], 0.01, method="l1-box").set
+    d = json.loads(json.dumps(s.to_dict()))
+    assert d["kind"] == "l1_box"
+    again = C.L1BoxSet(d["center"], d["radius"], d["lower"], d["upper"])
+    np.testing.assert_allclose(again.coordinate_bounds(), s.coordinate_bounds())
+
+
+def test_l1_box_is_the_intersection_at_half_delta():
+    counts = np.array([400, 300, 200, 60, 40])
+    cs = confidence_set(counts, 1e-4, method="l1-box")
+    ball = confidence_set(counts, 0.5e-4).set
+    box = confidence_set(counts, 0.5e-4, method="box-cp").set
+    assert cs.set.radius == pytest.approx(ball.radius)
+    np.testing.assert_allclose(cs.set.lower, box.lower)
+    np.testing.assert_allclose(cs.set.upper, box.upper)
+    # the intersection is never worse than either part for any mechanism
+    from pmlkit.worstcase import leakage_capacity
+
+    rng = np.random.default_rng(2)
+    for _ in range(5):
+        w = rng.dirichlet(np.ones(4) * 0.5, size=5)
+        cap = leakage_capacity(w, cs.set)
+        assert cap <= min(leakage_capacity(w, ball), leakage_capacity(w, box)) + 1e-9

@@ -22,6 +22,10 @@ returned ``description``:
 ``"l1-kappa"``    the distribution-dependent Weissman ball (Thm weissman with
                   ``phi(kappa_P)``): ``delta_a`` buys an upper bound on ``kappa_P``,
                   ``delta - delta_a`` the ball; much smaller for skewed P.
+``"l1-box"``      the paper's ball at ``delta/2`` intersected with the Clopper-Pearson box
+                  at ``delta/2`` (:class:`L1BoxSet`): close to the better of the two for
+                  every mechanism. Listed in :data:`METHODS` once :mod:`pmlkit.sets`
+                  registers the ``"l1_box"`` kind (so mechanism files can reload it).
 ``"auto"``        every candidate at ``delta / k`` and the smallest by a stated criterion
                   (or a caller's score): valid because of the union bound over the k.
 ================  ========================================================================
@@ -45,7 +49,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
@@ -62,15 +66,27 @@ __all__ = [
     "box_kl_set",
     "box_lower_set",
     "confidence_set",
+    "l1_box_set",
     "l1_kappa_set",
     "l1_set",
 ]
 
-#: Names accepted by :func:`confidence_set`'s ``method``.
-METHODS: tuple[str, ...] = ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa", "auto")
+def _l1_box_registered() -> bool:
+    """Whether :func:`pmlkit.sets.set_from_dict` knows the ``"l1_box"`` kind (then
+    ``"l1-box"`` joins :data:`METHODS`; mechanism files carrying it can be reloaded)."""
+    from .sets import _KINDS
 
-#: Candidates of ``"auto"`` when the caller names none (every other method).
-AUTO_CANDIDATES: tuple[str, ...] = ("l1", "box-cp", "box-kl", "box-lower", "l1-kappa")
+    return "l1_box" in _KINDS
+
+
+#: Candidates of ``"auto"`` when the caller names none (every other listed method).
+AUTO_CANDIDATES: tuple[str, ...] = (
+    "l1", "box-cp", "box-kl", "box-lower", "l1-kappa",
+    *(("l1-box",) if _l1_box_registered() else ()))
+
+#: Names listed for :func:`confidence_set`'s ``method`` (also accepted: ``"l1-box"``, listed
+#: once its set kind is registered in :mod:`pmlkit.sets`).
+METHODS: tuple[str, ...] = (*AUTO_CANDIDATES, "auto")
 
 #: Default share of delta that ``"l1-kappa"`` spends on the upper bound on kappa_P.
 KAPPA_SPLIT = 0.5
@@ -330,6 +346,158 @@ def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
     return radius, k_up
 
 
+# ---------------------------------------------------------- ball ∩ box (a new set kind)
+
+def _ball_box_class() -> type:
+    """The class of l1-ball ∩ box sets, built on first use so that importing
+    :mod:`pmlkit.confidence` does not import :mod:`pmlkit.sets`."""
+    global _BALL_BOX
+    if _BALL_BOX is not None:
+        return _BALL_BOX
+    from .sets import Box, UncertaintySet, _as_objective, _rng
+
+    @dataclass(frozen=True, eq=False)
+    class L1BoxSet(UncertaintySet):
+        """``{Q in simplex : ||Q - center||_1 <= radius, lower <= Q <= upper}`` with
+        ``lower <= center <= upper`` (beyond the paper).
+
+        Exact linear optimisation: write ``Q = center - d + u`` with ``0 <= d <= center -
+        lower``, ``0 <= u <= upper - center`` and ``sum d = sum u = t <= radius/2`` (the same
+        set: ``||Q - center||_1 = 2 t`` at the optimum). For fixed ``t`` the minimum of
+        ``Q . w`` takes ``d`` from the largest ``w`` and puts ``u`` on the smallest (two
+        fractional knapsacks); the gain is concave in ``t`` (slopes ``w_donor - w_receiver``
+        never increase), so the best ``t`` is where the slope turns non-positive, or
+        ``radius/2``. Vectorised over columns, ``O(N log N)`` per column.
+        """
+
+        center: np.ndarray
+        radius: float
+        lower: np.ndarray
+        upper: np.ndarray
+        kind: ClassVar[str] = "l1_box"
+
+        def __post_init__(self) -> None:
+            from .sets import L1Ball
+
+            ball = L1Ball(self.center, self.radius)  # validates center and radius
+            box = Box(self.lower, self.upper)  # validates the bounds
+            c, lo, hi = ball.center, box.lower, box.upper
+            if c.shape != lo.shape:
+                raise ValidationError(
+                    f"center and lower/upper must have the same length, got {c.size} and "
+                    f"{lo.size}")
+            bad = np.flatnonzero((c < lo - 1e-12) | (c > hi + 1e-12))
+            if bad.size:
+                i = int(bad[0])
+                raise ValidationError(
+                    f"center must lie in the box, got center[{i}] = {float(c[i])!r} outside "
+                    f"[{float(lo[i])!r}, {float(hi[i])!r}]")
+            object.__setattr__(self, "center", c)
+            object.__setattr__(self, "radius", float(ball.radius))
+            object.__setattr__(self, "lower", _readonly(np.minimum(lo, c)))
+            object.__setattr__(self, "upper", _readonly(np.maximum(hi, c)))
+
+        @property
+        def n(self) -> int:
+            return int(self.center.shape[0])
+
+        def __repr__(self) -> str:
+            return (f"L1BoxSet(center={fmt(np.asarray(self.center))}, radius={self.radius!r}, "
+                    f"lower={fmt(np.asarray(self.lower))}, "
+                    f"upper={fmt(np.asarray(self.upper))})")
+
+        def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+            c = np.asarray(self.center)
+            n, m_cols = w.shape
+            wt = np.ascontiguousarray(w.T)  # (M, N)
+            rows = np.arange(m_cols)[:, None]
+            od = np.argsort(-wt, axis=1, kind="stable")  # donors: largest w first
+            ou = np.argsort(wt, axis=1, kind="stable")  # receivers: smallest w first
+            cd = (c - self.lower)[od]
+            cu = (self.upper - c)[ou]
+            big_d = np.cumsum(cd, axis=1)
+            big_u = np.cumsum(cu, axis=1)
+            tmax = np.minimum(min(self.radius / 2.0, 1.0),
+                              np.minimum(big_d[:, -1], big_u[:, -1]))
+            knots = np.sort(np.concatenate((np.zeros((m_cols, 1)), big_d, big_u), axis=1),
+                            axis=1)
+            a, b = knots[:, :-1], knots[:, 1:]
+            mid = 0.5 * (a + b)
+            off = 4.0 * np.arange(m_cols)[:, None]  # makes the rows one sorted array
+            kd = np.searchsorted((big_d + off).ravel(), (mid + off).ravel(), side="right")
+            ku = np.searchsorted((big_u + off).ravel(), (mid + off).ravel(), side="right")
+            kd = np.minimum(kd.reshape(mid.shape) - rows * n, n - 1)
+            ku = np.minimum(ku.reshape(mid.shape) - rows * n, n - 1)
+            slope = (np.take_along_axis(wt, np.take_along_axis(od, kd, axis=1), axis=1)
+                     - np.take_along_axis(wt, np.take_along_axis(ou, ku, axis=1), axis=1))
+            useful = (b > a) & (a < tmax[:, None]) & (slope > 0)
+            t = np.max(np.where(useful, np.minimum(b, tmax[:, None]), 0.0), axis=1)
+            take_d = np.clip(t[:, None] - (big_d - cd), 0.0, cd)
+            take_u = np.clip(t[:, None] - (big_u - cu), 0.0, cu)
+            q = np.broadcast_to(c, (m_cols, n)).copy()
+            q[rows, od] -= take_d  # od, ou are permutations of each row: no repeats
+            q[rows, ou] += take_u
+            return np.clip(q, 0.0, 1.0)
+
+        def _min_linear(self, w: np.ndarray) -> np.ndarray:
+            return np.einsum("mn,nm->m", self._argmin_linear(w), w)
+
+        def argmin_linear(self, W: Any) -> np.ndarray:
+            w, _ = _as_objective(W, self.n)
+            return self._argmin_linear(w)
+
+        def min_linear(self, W: Any) -> np.ndarray:
+            w, _ = _as_objective(W, self.n)
+            return self._min_linear(w)
+
+        def max_linear(self, W: Any) -> np.ndarray:
+            w, _ = _as_objective(W, self.n)
+            return -self._min_linear(-w)
+
+        def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+            """Exact: ``Q(x)`` can lose ``min(c(x) - lower(x), radius/2, room elsewhere)``
+            with room elsewhere ``sum_{y != x} (upper(y) - c(y))``, and gain symmetrically."""
+            c = np.asarray(self.center)
+            room_up = self.upper - c
+            room_dn = c - self.lower
+            r = self.radius / 2.0
+            dn = np.minimum(np.minimum(room_dn, r), room_up.sum() - room_up)
+            up = np.minimum(np.minimum(room_up, r), room_dn.sum() - room_dn)
+            return np.clip(c - np.maximum(dn, 0), 0, 1), np.clip(c + np.maximum(up, 0), 0, 1)
+
+        def contains(self, q: Any, tol: float = 1e-9) -> bool:
+            arr = np.asarray(q, dtype=np.float64)
+            if arr.shape != (self.n,) or not np.isfinite(arr).all():
+                return False
+            if abs(arr.sum() - 1.0) > tol:
+                return False
+            return bool((arr >= self.lower - tol).all() and (arr <= self.upper + tol).all()
+                        and np.abs(arr - self.center).sum() <= self.radius + tol)
+
+        def sample(self, k: int, rng: Any = None) -> np.ndarray:
+            """Random convex combinations of extreme points (not uniform)."""
+            _rng(rng)  # validates rng the same way as the other sets
+            return self._sample_from_vertices(k, rng)
+
+        def to_dict(self) -> dict[str, Any]:
+            return {"kind": self.kind, "center": self.center.tolist(), "radius": self.radius,
+                    "lower": self.lower.tolist(), "upper": self.upper.tolist()}
+
+    L1BoxSet.__module__ = __name__
+    L1BoxSet.__qualname__ = "L1BoxSet"
+    _BALL_BOX = L1BoxSet
+    return L1BoxSet
+
+
+_BALL_BOX: Any = None
+
+
+def __getattr__(name: str) -> Any:
+    if name == "L1BoxSet":
+        return _ball_box_class()
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 # ----------------------------------------------------------------------- public sets
 
 def _result(c: np.ndarray, uset: Any, method: str, delta: float, description: str,
@@ -482,6 +650,41 @@ def l1_kappa_set(counts: Any, delta: Any, *, split: Any = KAPPA_SPLIT) -> Confid
         {"radius": beta, "kappa_upper": ku, "split": s})
 
 
+def l1_box_set(counts: Any, delta: Any, *, split: Any = 0.5) -> ConfidenceSet:
+    """The paper's ball intersected with the Clopper-Pearson box (beyond the paper).
+
+    ``B_beta(p_hat) ∩ {lo <= Q <= hi}`` with ``beta = beta*((1 - split) delta)``
+    (:func:`l1_set`) and the box of :func:`box_cp_set` at ``split * delta``.
+
+    Coverage: the ball misses with probability ``<= (1 - split) delta`` (Thm weissman),
+    the box with ``<= split * delta`` (Clopper-Pearson, Bonferroni); the union bound gives
+    ``<= delta`` for the intersection. The ball bounds every subset sum
+    (``||P - p_hat||_1 = 2 max_A (P(A) - p_hat(A))``), the box every single coordinate,
+    so the intersection is close to the better of the two for every mechanism: boxes win
+    for mechanisms driven by single small probabilities (k-ary randomized response),
+    the ball for mechanisms whose columns cover many inputs (fixed-prior optima).
+
+    The set kind ``"l1_box"`` (:class:`L1BoxSet`) must be registered in
+    :func:`pmlkit.sets.set_from_dict` for mechanism files that carry it to reload; until
+    then ``"l1-box"`` is usable from Python but not listed in :data:`METHODS`.
+    """
+    from .estimation import l1_radius
+
+    c = _as_counts(counts)
+    d = check_delta(delta)
+    s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
+    m, n = int(c.sum()), int(c.size)
+    beta = float(l1_radius((1.0 - s) * d, m, n))
+    lo, hi = _batch_box_cp(c[None, :], s * d)
+    uset = _ball_box_class()(c / m, beta, lo[0], hi[0])
+    return _result(
+        c, uset, "l1-box", d,
+        f"intersection of the l1-ball of radius {beta:.6g} (Weissman et al. 2003 Thm 1 with "
+        f"phi>=2 at {1 - s:g}*delta; paper: Thm weissman) and the exact Clopper-Pearson box "
+        f"at {s:g}*delta (Bonferroni); coverage 1-delta by the union bound (beyond the paper)",
+        {"radius": beta, "lower": lo[0].tolist(), "upper": hi[0].tolist(), "split": s})
+
+
 def _default_score(uset: Any) -> float:
     lo, hi = uset.coordinate_bounds()
     return float(np.sum(np.asarray(hi) - np.asarray(lo)))
@@ -544,6 +747,7 @@ _BUILDERS: dict[str, Callable[..., ConfidenceSet]] = {
     "box-kl": box_kl_set,
     "box-lower": box_lower_set,
     "l1-kappa": l1_kappa_set,
+    "l1-box": l1_box_set,
     "auto": auto_set,
 }
 
@@ -573,8 +777,10 @@ def confidence_set(counts: Any, delta: Any, *, method: str = "l1",
     """
     if not isinstance(method, str) or method not in _BUILDERS:
         raise ValidationError(
-            f"method must be one of {', '.join(METHODS)}, got {fmt(method)}")
-    allowed = {"l1-kappa": {"split"}, "auto": {"candidates", "score"}}.get(method, set())
+            f"method must be one of {', '.join(METHODS)}"
+            + ("" if "l1-box" in METHODS else " (or l1-box)") + f", got {fmt(method)}")
+    allowed = {"l1-kappa": {"split"}, "l1-box": {"split"},
+               "auto": {"candidates", "score"}}.get(method, set())
     extra = sorted(set(options) - allowed)
     if extra:
         raise ValidationError(
