@@ -313,3 +313,19 @@ def test_set_from_dict_fuzz_only_raises_pml_errors(kind, data):
         return
     assert isinstance(uset, pk.UncertaintySet)
     assert np.isfinite(uset.min_linear(np.ones((uset.n, 1)))).all()
+
+
+def test_sample_rng_arguments():
+    ball = pk.L1Ball([0.5, 0.5], 0.1)
+    np.testing.assert_array_equal(ball.sample(3, 7), ball.sample(3, np.random.default_rng(7)))
+
+    class Source:  # duck-typed pmlkit.rng.RandomSource
+        generator = np.random.default_rng(7)
+
+    np.testing.assert_array_equal(ball.sample(3, Source()), ball.sample(3, 7))
+    assert ball.sample(2).shape == (2, 2)
+    for bad in ("7", 1.5, True):
+        with pytest.raises(ValidationError, match="rng"):
+            ball.sample(2, bad)
+    with pytest.raises(ValidationError, match="k must be"):
+        ball.sample(-1, 0)

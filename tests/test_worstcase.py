@@ -221,3 +221,11 @@ def test_mechanism_certificate_round_trip(tmp_path):
     low.save(tmp_path / "low.json")
     with pytest.raises(pk.MechanismFileError, match="guarantee does not hold"):
         pk.Mechanism.load(tmp_path / "low.json")
+
+
+def test_accepts_an_object_holding_a_set():
+    # pmlkit.confidence.ConfidenceSet exposes the set as .set
+    class Holder:
+        set = pk.L1Ball(P_EXTR, 0.1)
+
+    assert pk.leakage_capacity(W_EXTR, Holder()) == pk.leakage_capacity(W_EXTR, Holder.set)

@@ -24,6 +24,9 @@ __all__ = ["leakage_capacity", "leakage_sensitivity", "worst_case_distribution"]
 
 
 def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
+    inner = getattr(uncertainty_set, "set", None)  # a pmlkit.confidence.ConfidenceSet
+    if not isinstance(uncertainty_set, UncertaintySet) and isinstance(inner, UncertaintySet):
+        uncertainty_set = inner
     if not isinstance(uncertainty_set, UncertaintySet):
         raise ValidationError(
             "uncertainty_set must be a pmlkit.sets.UncertaintySet (L1Ball, Box, VertexSet), "
@@ -70,8 +73,9 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
         ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     uncertainty_set
         :class:`pmlkit.sets.L1Ball`, :class:`~pmlkit.sets.Box` or
-        :class:`~pmlkit.sets.VertexSet` over ``N`` categories. (For one prior use
-        :func:`pmlkit.eps_min`.)
+        :class:`~pmlkit.sets.VertexSet` over ``N`` categories, or a
+        ``pmlkit.confidence.ConfidenceSet`` (its ``.set`` is used). For one prior use
+        :func:`pmlkit.eps_min`.
     """
     w = as_matrix(mechanism)
     uset = _check_set(uncertainty_set, w)
