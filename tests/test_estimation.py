@@ -258,3 +258,12 @@ def test_categorical_unused_categories_and_nulls():
         pk.empirical_distribution(pd.Categorical(["a", None]))
     with pytest.raises(DataError, match="1 null"):
         pk.empirical_distribution(np.array(["a", float("nan")], dtype=object))
+
+
+def test_counts_that_would_overflow_int64_are_rejected():
+    for bad in ([1e20, 1.0], np.array([2**63 - 1, 2**63 - 1], dtype=np.uint64),
+                np.array([2**62, 2**62], dtype=np.int64)):
+        with pytest.raises(ValidationError, match="2\\*\\*62"):
+            pk.EmpiricalDistribution.from_counts(bad)
+    with pytest.raises(ValidationError, match="integers"):
+        pk.EmpiricalDistribution.from_counts([10**30, 1])

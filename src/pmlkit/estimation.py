@@ -40,6 +40,9 @@ KAPPA_EXACT_MAX_N = 40
 
 Label = Any
 
+# counts are stored as int64; their total must stay far from overflow
+_MAX_TOTAL = float(2**62)
+
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.array(a, copy=True)
@@ -105,6 +108,9 @@ class EmpiricalDistribution:
                 raise ValidationError(f"counts must be integers, got {fmt(raw)}")
         if (raw < 0).any():
             raise ValidationError(f"counts must be >= 0, got {fmt(raw)}")
+        if float(raw.astype(np.float64).sum()) >= _MAX_TOTAL:
+            raise ValidationError(
+                f"counts must sum to less than 2**62 (int64 arithmetic), got {fmt(raw)}")
         c = raw.astype(np.int64)
         m = int(c.sum())
         if m < 1:
