@@ -1,0 +1,527 @@
+"""Bad input, everywhere (issue 7, item 3): one table, tested row by row and rendered into
+``docs/bad_input.md``.
+
+Each :class:`Case` is one public entry point fed one bad input; it states the exact error
+type (a :mod:`pmlkit.errors` class, or for the command line the exit status with a one-line
+``pmlkit: error: ...`` on stderr and no traceback) and a regular expression the message must
+match (it names the parameter and the offending value). ``CASES`` is the single source:
+
+* ``test_bad_input`` runs every row;
+* ``test_doc_table_is_current`` checks that ``docs/bad_input.md`` holds exactly the table
+  rendered from ``CASES`` (regenerate with ``python tests/test_bad_input.py --write``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pmlkit
+from pmlkit.errors import (
+    DataError,
+    MechanismFileError,
+    PMLError,
+    ValidationError,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+DOC = ROOT / "docs" / "bad_input.md"
+BEGIN, END = "<!-- BEGIN GENERATED TABLE -->", "<!-- END GENERATED TABLE -->"
+
+W = [[0.8, 0.2], [0.3, 0.7]]
+P = [0.4, 0.6]
+NAN, INF = math.nan, math.inf
+
+
+@dataclass(frozen=True)
+class Case:
+    """One row of the table: ``call(tmp)`` must fail with ``error`` matching ``match``."""
+
+    entry: str                      # the public entry point, as a user writes it
+    bad: str                        # the bad input, in words
+    call: Callable[[Path], Any]     # receives a fresh temporary folder
+    error: type[PMLError] | int     # exception class, or CLI exit status
+    match: str                      # regex the message (or stderr) must match
+
+    @property
+    def id(self) -> str:
+        return f"{self.entry} | {self.bad}"
+
+    @property
+    def error_text(self) -> str:
+        if isinstance(self.error, int):
+            return f"exit {self.error}, `pmlkit: error: ...`"
+        return f"`{self.error.__name__}`"
+
+
+# --------------------------------------------------------------------------------------
+# files used by the rows
+# --------------------------------------------------------------------------------------
+
+def csv_file(tmp: Path, text: str = "sex,income\nMale,>50K\nFemale,<=50K\nMale,<=50K\n",
+             name: str = "data.csv") -> Path:
+    path = tmp / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def mech_file(tmp: Path, tamper: Callable[[dict], None] | None = None) -> Path:
+    doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male")).to_dict()
+    if tamper is not None:
+        tamper(doc)
+    path = tmp / "mech.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def _set(key: str, value: Any) -> Callable[[dict], None]:
+    def f(doc: dict) -> None:
+        doc[key] = value
+    return f
+
+
+def cli(*args: Any) -> Callable[[Path], Any]:
+    """A CLI row: arguments may be callables of the temporary folder (for files)."""
+    def run(tmp: Path) -> Any:
+        from pmlkit.cli.main import main
+
+        argv = [str(a(tmp)) if callable(a) else str(a) for a in args]
+        return main(argv)
+    return run
+
+
+def _d(mod: str, name: str) -> Callable[..., Any]:
+    """A late-bound function of a submodule (so a missing module skips, not errors)."""
+    def f(*args: Any, **kwargs: Any) -> Any:
+        import importlib
+
+        return getattr(importlib.import_module(mod), name)(*args, **kwargs)
+    f.__name__ = name
+    return f
+
+
+design = "pmlkit.design"
+additive = "pmlkit.additive"
+io = "pmlkit.io"
+conf = "pmlkit.confidence"
+rng = "pmlkit.rng"
+
+samples_ok = ["a", "b", "a", "a", "b"]
+
+
+# --------------------------------------------------------------------------------------
+# THE TABLE
+# --------------------------------------------------------------------------------------
+
+CASES: list[Case] = [
+    # ---- pmlkit top level: leakage (SPEC 2)
+    Case("pmlkit.pml(W, prior)", "prior with NaN", lambda t: pmlkit.pml(W, [NAN, 1.0]),
+         ValidationError, r"prior must not contain NaN"),
+    Case("pmlkit.pml(W, prior)", "prior not summing to 1", lambda t: pmlkit.pml(W, [0.5, 0.4]),
+         ValidationError, r"prior must sum to 1.*0\.9"),
+    Case("pmlkit.pml(W, prior)", "negative prior entry", lambda t: pmlkit.pml(W, [1.5, -0.5]),
+         ValidationError, r"prior entries must be >= 0, got -0\.5"),
+    Case("pmlkit.pml(W, prior)", "prior length != rows of W",
+         lambda t: pmlkit.pml(W, [0.2, 0.3, 0.5]), ValidationError,
+         r"prior has 3 entries but mechanism has 2 rows"),
+    Case("pmlkit.eps_min(W, prior)", "W rows not summing to 1",
+         lambda t: pmlkit.eps_min([[0.5, 0.4], [0.3, 0.7]], P), ValidationError,
+         r"mechanism rows must sum to 1.*row 0 sums to 0\.9"),
+    Case("pmlkit.eps_min(W, prior)", "W with inf", lambda t: pmlkit.eps_min([[INF, 0], [0, 1]], P),
+         ValidationError, r"mechanism must not contain inf"),
+    Case("pmlkit.eps_min(W, prior)", "W 1-D (wrong shape)",
+         lambda t: pmlkit.eps_min([0.5, 0.5], P), ValidationError,
+         r"mechanism must be 2-D, got an array of shape \(2,\)"),
+    Case("pmlkit.eps_min(W, prior)", "empty W", lambda t: pmlkit.eps_min(np.zeros((0, 2)), []),
+         ValidationError, r"mechanism must not be empty"),
+    Case("pmlkit.eps_min(W, prior)", "W of strings",
+         lambda t: pmlkit.eps_min([["a", "b"], ["c", "d"]], P), ValidationError,
+         r"mechanism must be a 2-D array of real numbers"),
+    Case("pmlkit.eps_max(prior)", "empty prior", lambda t: pmlkit.eps_max([]),
+         ValidationError, r"prior must not be empty"),
+    Case("pmlkit.privacy_region(eps, prior)", "eps < 0",
+         lambda t: pmlkit.privacy_region(-0.1, P), ValidationError,
+         r"eps must be in \[0, inf\], got -0\.1"),
+    Case("pmlkit.privacy_region(eps, prior)", "eps NaN",
+         lambda t: pmlkit.privacy_region(NAN, P), ValidationError, r"eps .*nan"),
+    Case("pmlkit.maximal_leakage(W)", "W with negative entry",
+         lambda t: pmlkit.maximal_leakage([[1.2, -0.2], [0.3, 0.7]]), ValidationError,
+         r"mechanism entries must be >= 0, got -0\.2"),
+    Case("pmlkit.ldp_epsilon(W)", "W 3-D", lambda t: pmlkit.ldp_epsilon(np.ones((2, 2, 2)) / 2),
+         ValidationError, r"mechanism must be 2-D"),
+    Case("pmlkit.mutual_information(W, prior)", "prior with inf",
+         lambda t: pmlkit.mutual_information(W, [INF, 0.0]), ValidationError,
+         r"prior must not contain inf"),
+    # ---- estimation (SPEC 3)
+    Case("pmlkit.empirical_distribution(samples)", "empty samples",
+         lambda t: pmlkit.empirical_distribution([]), ValidationError,
+         r"samples must not be empty"),
+    Case("pmlkit.empirical_distribution(samples)", "null (None) in samples",
+         lambda t: pmlkit.empirical_distribution(["a", None, "b"]), DataError,
+         r"(?i)null|missing|None"),
+    Case("pmlkit.empirical_distribution(samples)", "NaN in numeric samples",
+         lambda t: pmlkit.empirical_distribution([1.0, NAN, 2.0]), DataError,
+         r"(?i)null|missing|nan"),
+    Case("pmlkit.empirical_distribution(samples, categories)", "label not in categories",
+         lambda t: pmlkit.empirical_distribution(["a", "c"], categories=["a", "b"]), DataError,
+         r"sample value 'c'.*not in categories"),
+    Case("pmlkit.empirical_distribution(samples)", "2-D samples (numpy)",
+         lambda t: pmlkit.empirical_distribution(np.array([[1, 2], [3, 4]])), ValidationError,
+         r"samples must be 1-D, got an array of shape \(2, 2\)"),
+    Case("pmlkit.empirical_distribution(samples)", "2-D samples (nested list)",
+         lambda t: pmlkit.empirical_distribution([[1, 2], [3, 4]]), ValidationError,
+         r"samples must be 1-D"),
+    Case("pmlkit.EmpiricalDistribution.from_counts(counts)", "negative count",
+         lambda t: pmlkit.EmpiricalDistribution.from_counts([3, -1]), ValidationError,
+         r"counts.*-1"),
+    Case("pmlkit.EmpiricalDistribution.from_counts(counts)", "non-integer count",
+         lambda t: pmlkit.EmpiricalDistribution.from_counts([2.5, 1]), ValidationError,
+         r"counts.*2\.5"),
+    Case("pmlkit.EmpiricalDistribution.from_counts(counts)", "all counts zero",
+         lambda t: pmlkit.EmpiricalDistribution.from_counts([0, 0]), PMLError,
+         r"(?i)counts.*(sample|zero|>= 1|positive)"),
+    Case("pmlkit.l1_radius(delta, m, n)", "delta = 0", lambda t: pmlkit.l1_radius(0.0, 10, 2),
+         ValidationError, r"delta must be in \(0, 1\], got 0\.0"),
+    Case("pmlkit.l1_radius(delta, m, n)", "delta > 1", lambda t: pmlkit.l1_radius(1.5, 10, 2),
+         ValidationError, r"delta must be in \(0, 1\], got 1\.5"),
+    Case("pmlkit.l1_radius(delta, m, n)", "m = 0", lambda t: pmlkit.l1_radius(0.1, 0, 2),
+         ValidationError, r"m must be an integer >= 1, got 0"),
+    Case("pmlkit.l1_radius(delta, m, n)", "m not an integer",
+         lambda t: pmlkit.l1_radius(0.1, 10.5, 2), ValidationError,
+         r"m must be an integer >= 1, got 10\.5"),
+    Case("pmlkit.l1_radius(delta, m, n)", "n = 1", lambda t: pmlkit.l1_radius(0.1, 10, 1),
+         ValidationError, r"n must be an integer >= 2, got 1"),
+    Case("pmlkit.l1_failure_probability(beta, m, n)", "beta < 0",
+         lambda t: pmlkit.l1_failure_probability(-0.1, 10, 2), ValidationError,
+         r"beta must be in \[0, inf\], got -0\.1"),
+    Case("pmlkit.l1_failure_probability(beta, m, n)", "beta inf",
+         lambda t: pmlkit.l1_failure_probability(INF, 10, 2), ValidationError,
+         r"beta must be .*finite, got inf"),
+    # ---- bounds (SPEC 4)
+    Case("pmlkit.eps_bound(eps, beta)", "eps < 0", lambda t: pmlkit.eps_bound(-1.0, 0.1),
+         ValidationError, r"eps must be in \[0, inf\], got -1\.0"),
+    Case("pmlkit.eps_bound(eps, beta)", "beta NaN", lambda t: pmlkit.eps_bound(1.0, NAN),
+         ValidationError, r"beta .*(nan|NaN)"),
+    Case("pmlkit.delta_min(eps, eps_target, m, n)", "eps_target < eps",
+         lambda t: pmlkit.delta_min(1.0, 0.5, 100, 2), ValidationError,
+         r"eps_target must be >= eps = 1\.0, got 0\.5"),
+    Case("pmlkit.sensitivity_bound(eps, prior, beta)", "unnormalised prior",
+         lambda t: pmlkit.sensitivity_bound(0.5, [0.5, 0.6], 0.1), ValidationError,
+         r"prior must sum to 1"),
+    Case("pmlkit.lipschitz_bound(capacity, distance)", "negative distance",
+         lambda t: pmlkit.lipschitz_bound(1.0, -0.1), ValidationError, r"distance.*-0\.1"),
+    Case("pmlkit.leakage_bound(eps, distance)", "eps NaN",
+         lambda t: pmlkit.leakage_bound(NAN, 0.1), ValidationError, r"eps .*(nan|NaN)"),
+    # ---- sets and worst case (SPEC 4)
+    Case("pmlkit.L1Ball(center, radius)", "radius < 0", lambda t: pmlkit.L1Ball(P, -0.1),
+         ValidationError, r"radius must be in \[0, inf\], got -0\.1"),
+    Case("pmlkit.L1Ball(center, radius)", "center not a distribution",
+         lambda t: pmlkit.L1Ball([0.5, 0.6], 0.1), ValidationError, r"center must sum to 1"),
+    Case("pmlkit.Box(lower, upper)", "lower > upper",
+         lambda t: pmlkit.Box([0.6, 0.1], [0.5, 0.9]), PMLError, r"(?i)lower.*upper"),
+    Case("pmlkit.Box(lower, upper)", "box misses the simplex",
+         lambda t: pmlkit.Box([0.0, 0.0], [0.2, 0.2]), PMLError,
+         r"(?i)(empty|simplex|sum)"),
+    Case("pmlkit.VertexSet(vertices)", "vertex not a distribution",
+         lambda t: pmlkit.VertexSet([[0.5, 0.6]]), ValidationError, r"(?i)vert.*sum to 1"),
+    Case("pmlkit.leakage_capacity(W, set)", "set is not an UncertaintySet",
+         lambda t: pmlkit.leakage_capacity(W, [0.4, 0.6]), ValidationError,
+         r"(?i)uncertainty.?set"),
+    Case("pmlkit.leakage_capacity(W, set)", "set dimension != rows of W",
+         lambda t: pmlkit.leakage_capacity(W, pmlkit.L1Ball([0.2, 0.3, 0.5], 0.1)),
+         ValidationError, r"(?i)3.*2|2.*3"),
+    Case("pmlkit.leakage_sensitivity(W, prior, set)", "prior NaN",
+         lambda t: pmlkit.leakage_sensitivity(W, [NAN, 1.0], pmlkit.L1Ball(P, 0.1)),
+         ValidationError, r"prior must not contain NaN"),
+    # ---- Mechanism object and file
+    Case("pmlkit.Mechanism(matrix, labels)", "duplicate labels",
+         lambda t: pmlkit.Mechanism(W, ("a", "a")), ValidationError,
+         r"input_labels must be unique, 'a' appears more than once"),
+    Case("pmlkit.Mechanism(matrix, labels)", "wrong number of labels",
+         lambda t: pmlkit.Mechanism(W, ("a", "b", "c")), ValidationError,
+         r"input_labels has 3 labels but the matrix needs 2"),
+    Case("pmlkit.Mechanism.load(path)", "missing file",
+         lambda t: pmlkit.Mechanism.load(t / "nope.json"), MechanismFileError,
+         r"mechanism file '.*nope\.json' does not exist"),
+    Case("pmlkit.Mechanism.load(path)", "corrupt file (not JSON)",
+         lambda t: pmlkit.Mechanism.load(csv_file(t, "{not json", "m.json")),
+         MechanismFileError, r"is not valid JSON"),
+    Case("pmlkit.Mechanism.load(path)", "tampered matrix (digest mismatch)",
+         lambda t: pmlkit.Mechanism.load(mech_file(t, _set("matrix", [[0.9, 0.1], [0.3, 0.7]]))),
+         MechanismFileError, r"'sha256' does not match its content"),
+    Case("pmlkit.Mechanism.load(path)", "unknown format version",
+         lambda t: pmlkit.Mechanism.load(mech_file(t, _set("format_version", 99))),
+         MechanismFileError, r"'format_version' must be 1, got 99"),
+    Case("pmlkit.Mechanism.load(path)", "JSON array instead of object",
+         lambda t: pmlkit.Mechanism.load(csv_file(t, "[1, 2]", "m.json")),
+         MechanismFileError, r"must hold a JSON object, got list"),
+    Case("pmlkit.Mechanism.load(path)", "binary garbage",
+         lambda t: (t / "m.json").write_bytes(b"\xff\xfe\x00garbage")
+         and pmlkit.Mechanism.load(t / "m.json"), MechanismFileError, r"cannot be read|not valid"),
+    # ---- design (SPEC 5)
+    Case("pmlkit.design_from_samples(samples, eps, delta)", "eps < 0",
+         lambda t: pmlkit.design_from_samples(samples_ok, -1.0, 0.1), ValidationError,
+         r"eps must be in \[0, inf\], got -1\.0"),
+    Case("pmlkit.design_from_samples(samples, eps, delta)", "delta = 0",
+         lambda t: pmlkit.design_from_samples(samples_ok, 1.0, 0.0), ValidationError,
+         r"delta must be in \(0, 1\], got 0\.0"),
+    Case("pmlkit.design_from_samples(samples, eps, delta)", "empty samples",
+         lambda t: pmlkit.design_from_samples([], 1.0, 0.1), ValidationError,
+         r"samples must not be empty"),
+    Case("pmlkit.design_from_samples(samples, eps, delta)", "null in samples",
+         lambda t: pmlkit.design_from_samples(["a", None, "b"], 1.0, 0.1), DataError,
+         r"(?i)null|missing|None"),
+    Case("pmlkit.design_from_samples(samples, eps, delta, categories)", "unknown label",
+         lambda t: pmlkit.design_from_samples(["a", "z"], 1.0, 0.1, categories=["a", "b"]),
+         DataError, r"'z'.*not in categories"),
+    Case("pmlkit.design_from_samples(samples, eps, delta)", "only one category",
+         lambda t: pmlkit.design_from_samples(["a", "a"], 1.0, 0.1), ValidationError,
+         r"at least 2 categories"),
+    Case("pmlkit.design_from_samples(..., confidence)", "unknown confidence method",
+         lambda t: pmlkit.design_from_samples(samples_ok, 1.0, 0.1, confidence="nope"),
+         ValidationError, r"method must be one of .*got 'nope'"),
+    Case("pmlkit.optimal_mechanism(prior, eps, beta)", "beta < 0",
+         lambda t: pmlkit.optimal_mechanism(P, 1.0, beta=-0.1), ValidationError,
+         r"beta must be in \[0, inf\], got -0\.1"),
+    Case("pmlkit.optimal_mechanism(prior, eps, beta)", "unknown utility",
+         lambda t: pmlkit.optimal_mechanism(P, 1.0, utility="nope"), ValidationError,
+         r"utility.*'nope'"),
+    Case("pmlkit.optimal_binary(p_hat, beta, eps)", "p_hat of 3 entries",
+         lambda t: pmlkit.optimal_binary([0.2, 0.3, 0.5], 0.1, 1.0), ValidationError,
+         r"(?i)binary|2 entries|length 2"),
+    Case("pmlkit.randomized_response(n, eps)", "n = 1",
+         lambda t: pmlkit.randomized_response(1, 1.0), ValidationError,
+         r"n must be an integer >= 2, got 1"),
+    Case("pmlkit.randomized_response(n, eps)", "eps inf",
+         lambda t: pmlkit.randomized_response(3, INF), ValidationError,
+         r"eps must be .*finite, got inf"),
+    Case("pmlkit.design.optimal_mechanism_for_set(set, eps)", "not a set",
+         lambda t: _d(design, "optimal_mechanism_for_set")([0.5, 0.5], 1.0), ValidationError,
+         r"uncertainty_set must be a pmlkit.sets set"),
+    Case("pmlkit.design.k_singular(n, k)", "k > n",
+         lambda t: _d(design, "k_singular")(3, 5), ValidationError, r"k.*5"),
+    # ---- confidence sets
+    Case("pmlkit.confidence_set(counts, delta, method)", "unknown method",
+         lambda t: pmlkit.confidence_set([3, 4], 0.1, method="nope"), ValidationError,
+         r"method must be one of .*got 'nope'"),
+    Case("pmlkit.confidence_set(counts, delta)", "delta > 1",
+         lambda t: pmlkit.confidence_set([3, 4], 2.0), ValidationError,
+         r"delta must be in \(0, 1\], got 2\.0"),
+    Case("pmlkit.confidence_set(counts, delta)", "negative count",
+         lambda t: pmlkit.confidence_set([3, -4], 0.1), ValidationError, r"counts.*-4"),
+    Case("pmlkit.confidence_set(counts, delta)", "one category",
+         lambda t: pmlkit.confidence_set([3], 0.1), ValidationError, r"(?i)at least 2"),
+    # ---- additive (SPEC 6)
+    Case("pmlkit.additive.laplace_eps(b, p_min)", "b = 0",
+         lambda t: _d(additive, "laplace_eps")(0.0, 0.3), ValidationError,
+         r"b must be in \(0, inf\], got 0\.0"),
+    Case("pmlkit.additive.laplace_eps(b, p_min)", "p_min > 1/2",
+         lambda t: _d(additive, "laplace_eps")(1.0, 0.7), ValidationError,
+         r"p_min must be in \[0, 0\.5\], got 0\.7"),
+    Case("pmlkit.additive.laplace_scale(eps, p_min)", "eps < 0",
+         lambda t: _d(additive, "laplace_scale")(-1.0, 0.3), ValidationError,
+         r"eps must be in \[0, inf\], got -1\.0"),
+    Case("pmlkit.additive.laplace_eps_uncertain(b, p_hat_min, beta)", "beta NaN",
+         lambda t: _d(additive, "laplace_eps_uncertain")(1.0, 0.3, NAN), ValidationError,
+         r"beta .*nan"),
+    Case("pmlkit.additive.gaussian_violation_probability(sigma, prior, eps)", "sigma < 0",
+         lambda t: _d(additive, "gaussian_violation_probability")(-1.0, (0.5, 0.5), 0.1),
+         ValidationError, r"sigma must be .*got -1\.0"),
+    Case("pmlkit.additive.gaussian_violation_probability(sigma, prior, eps)",
+         "prior not binary", lambda t: _d(additive, "gaussian_violation_probability")(
+             1.0, (0.2, 0.3, 0.5), 0.1), ValidationError, r"prior"),
+    Case("pmlkit.additive.gaussian_tradeoff(sigma, p_hat, m, delta2, eps)", "delta2 = 1",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 100, 1.0, 0.5),
+         ValidationError, r"delta2 must be in \(0, 1\), got 1\.0"),
+    Case("pmlkit.additive.gaussian_tradeoff(sigma, p_hat, m, delta2, eps)", "m = 0",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 0, 0.1, 0.5),
+         ValidationError, r"m must be an integer >= 1, got 0"),
+    Case("pmlkit.additive.gaussian_tradeoff(..., method)", "unknown method",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 100, 0.1, 0.5,
+                                                     method="nope"),
+         ValidationError, r"method must be one of .*'nope'"),
+    Case("pmlkit.additive.pldp_sigma(eps, delta)", "eps < 0",
+         lambda t: _d(additive, "pldp_sigma")(-1.0, 0.1), ValidationError,
+         r"eps must be in \[0, inf\], got -1\.0"),
+    Case("pmlkit.additive.pldp_sigma(eps, delta)", "delta = 0",
+         lambda t: _d(additive, "pldp_sigma")(1.0, 0.0), ValidationError, r"delta.*0\.0"),
+    Case("pmlkit.additive.calibrate_laplace(samples, eps, delta, positive)",
+         "three labels", lambda t: _d(additive, "calibrate_laplace")(
+             ["a", "b", "c"], 1.0, 0.1, positive="a"), DataError,
+         r"exactly two distinct labels"),
+    Case("pmlkit.additive.calibrate_laplace(samples, eps, delta, positive)",
+         "positive label absent", lambda t: _d(additive, "calibrate_laplace")(
+             ["a", "b", "a"], 1.0, 0.1, positive="z"), DataError, r"'z'"),
+    Case("pmlkit.additive.calibrate_laplace(samples, eps, delta, positive)",
+         "null in samples", lambda t: _d(additive, "calibrate_laplace")(
+             ["a", None, "b"], 1.0, 0.1, positive="a"), DataError, r"(?i)null|missing"),
+    Case("pmlkit.additive.calibrate_gaussian(samples, sigma, delta2, positive)",
+         "sigma NaN", lambda t: _d(additive, "calibrate_gaussian")(
+             ["a", "b", "a"], NAN, 0.1, positive="a"), ValidationError, r"sigma .*nan"),
+    Case("pmlkit.additive.laplace_noise(labels, b)", "labels not in {-1, +1}",
+         lambda t: _d(additive, "laplace_noise")([0, 1, 2], 1.0, rng=0), PMLError,
+         r"(?i)-1.*\+?1"),
+    # ---- privatisation and files
+    Case("pmlkit.privatize(mechanism, values)", "value not an input label",
+         lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", "X"], rng=0),
+         DataError, r"'X'"),
+    Case("pmlkit.privatize(mechanism, values)", "null value",
+         lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", None], rng=0),
+         DataError, r"(?i)null|missing"),
+    Case("pmlkit.privatize(mechanism, values, rng)", "rng a float",
+         lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F"], rng=1.5),
+         ValidationError, r"rng.*1\.5"),
+    Case("pmlkit.privatize_file(mechanism, input, output, columns)", "missing input file",
+         lambda t: pmlkit.privatize_file(pmlkit.Mechanism(W, ("Female", "Male")),
+                                         t / "nope.csv", t / "out.csv", columns=["sex"]),
+         DataError, r"nope\.csv"),
+    Case("pmlkit.privatize_file(mechanism, input, output, columns)", "CSV without the column",
+         lambda t: pmlkit.privatize_file(pmlkit.Mechanism(W, ("Female", "Male")),
+                                         csv_file(t), t / "out.csv", columns=["race"]),
+         DataError, r"'race'.*(sex|available)"),
+    Case("pmlkit.io.read_column(path, column)", "missing file",
+         lambda t: _d(io, "read_column")(t / "nope.csv", "sex"), DataError, r"nope\.csv"),
+    Case("pmlkit.io.read_column(path, column)", "wrong column (lists the available ones)",
+         lambda t: _d(io, "read_column")(csv_file(t), "race"), DataError,
+         r"'race'.*sex.*income|'race'.*income.*sex"),
+    Case("pmlkit.io.read_column(path, column)", "corrupt Parquet file",
+         lambda t: _d(io, "read_column")(csv_file(t, "not parquet", "d.parquet"), "sex"),
+         DataError, r"d\.parquet"),
+    Case("pmlkit.io.read_column(path, column)", "unsupported extension",
+         lambda t: _d(io, "read_column")(csv_file(t, "x", "d.xlsx"), "sex"), DataError,
+         r"(?i)\.xlsx|extension|format"),
+    Case("pmlkit.rng.resolve_rng(rng)", "negative seed",
+         lambda t: _d(rng, "resolve_rng")(-1), ValidationError, r"-1"),
+    # ---- the audit
+    Case("pmlkit.audit.run_audit(trials, deltas)", "delta outside (0, 1)",
+         lambda t: _d("pmlkit.audit", "run_audit")(deltas=(1.5,)), ValidationError,
+         r"deltas must be in \(0, 1\), got 1\.5"),
+    # ---- the command line: one line on stderr, no traceback, non-zero exit
+    Case("pmlkit design", "missing reference file",
+         cli("design", "--reference", lambda t: t / "nope.csv", "--column", "sex",
+             "--epsilon", "1", "--delta", "0.1", "--out", lambda t: t / "m.json"),
+         1, r"nope\.csv"),
+    Case("pmlkit design", "CSV without the column",
+         cli("design", "--reference", csv_file, "--column", "race", "--epsilon", "1",
+             "--delta", "0.1", "--out", lambda t: t / "m.json"), 1, r"'race'"),
+    Case("pmlkit design", "eps < 0",
+         cli("design", "--reference", csv_file, "--column", "sex", "--epsilon", "-1",
+             "--delta", "0.1", "--out", lambda t: t / "m.json"), 1, r"eps.*-1"),
+    Case("pmlkit design", "delta NaN",
+         cli("design", "--reference", csv_file, "--column", "sex", "--epsilon", "1",
+             "--delta", "nan", "--out", lambda t: t / "m.json"), 1, r"delta.*nan"),
+    Case("pmlkit design", "eps not a number",
+         cli("design", "--reference", csv_file, "--column", "sex", "--epsilon", "abc",
+             "--delta", "0.1", "--out", lambda t: t / "m.json"), 2, r"epsilon.*abc"),
+    Case("pmlkit assess", "tampered mechanism JSON",
+         cli("assess", "--mechanism",
+             lambda t: mech_file(t, _set("matrix", [[0.9, 0.1], [0.3, 0.7]])),
+             "--prior", "0.4,0.6"), 1, r"sha256"),
+    Case("pmlkit assess", "missing mechanism file",
+         cli("assess", "--mechanism", lambda t: t / "nope.json", "--prior", "0.4,0.6"),
+         1, r"nope\.json"),
+    Case("pmlkit assess", "prior not summing to 1",
+         cli("assess", "--mechanism", mech_file, "--prior", "0.5,0.6"), 1, r"prior.*sum"),
+    Case("pmlkit privatize", "CSV without the column",
+         cli("privatize", "--mechanism", mech_file, "--input", csv_file, "--column", "race",
+             "--output", lambda t: t / "out.csv"), 1, r"'race'"),
+    Case("pmlkit privatize", "unknown label in the data",
+         cli("privatize", "--mechanism", mech_file, "--input",
+             lambda t: csv_file(t, "sex\nMale\nOther\n"), "--column", "sex",
+             "--output", lambda t: t / "out.csv"), 1, r"'Other'"),
+    Case("pmlkit privatize", "corrupt mechanism JSON",
+         cli("privatize", "--mechanism", lambda t: csv_file(t, "{", "m.json"), "--input",
+             csv_file, "--column", "sex", "--output", lambda t: t / "out.csv"),
+         1, r"not valid JSON"),
+    Case("pmlkit calibrate laplace", "three labels in the column",
+         cli("calibrate", "laplace", "--reference",
+             lambda t: csv_file(t, "c\na\nb\nc\n"), "--column", "c", "--positive", "a",
+             "--epsilon", "1", "--delta", "0.1"), 1, r"two distinct labels"),
+    Case("pmlkit calibrate gaussian", "sigma <= 0",
+         cli("calibrate", "gaussian", "--reference", csv_file, "--column", "sex",
+             "--positive", "Male", "--sigma", "0", "--delta", "0.1"), 1, r"sigma"),
+    Case("pmlkit audit", "delta outside (0, 1)", cli("audit", "--delta", "1.5"), 1,
+         r"deltas must be in \(0, 1\), got 1\.5"),
+    Case("pmlkit audit", "trials = 0", cli("audit", "--trials", "0"), 2, r"--trials"),
+    Case("pmlkit reproduce", "unknown figure", cli("reproduce", "--figure", "nope"), 2,
+         r"--figure"),
+    Case("pmlkit nope", "unknown command", cli("nope"), 2, r"(?i)no such command"),
+]
+
+
+# --------------------------------------------------------------------------------------
+# the tests
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("case", CASES, ids=[c.id for c in CASES])
+def test_bad_input(case: Case, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    if isinstance(case.error, int):
+        code = case.call(tmp_path)
+        err = capsys.readouterr().err
+        assert code == case.error, err
+        assert "Traceback" not in err
+        lines = [ln for ln in err.splitlines() if ln.strip()]
+        assert len(lines) == 1 and lines[0].startswith("pmlkit: error: "), err
+        assert re.search(case.match, lines[0]), lines[0]
+        return
+    with pytest.raises(case.error) as info:
+        case.call(tmp_path)
+    assert isinstance(info.value, PMLError)
+    assert re.search(case.match, str(info.value)), str(info.value)
+
+
+def render_table() -> str:
+    """The Markdown table of ``CASES`` (the generated part of docs/bad_input.md)."""
+    def esc(text: str) -> str:
+        return text.replace("|", "\\|")
+
+    lines = ["| Entry point | Bad input | Error | Message matches (regex) |",
+             "|---|---|---|---|"]
+    for c in CASES:
+        lines.append(f"| `{esc(c.entry)}` | {esc(c.bad)} | {c.error_text} | "
+                     f"`{esc(c.match)}` |")
+    return "\n".join(lines)
+
+
+def test_doc_table_is_current() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert BEGIN in text and END in text, f"{DOC} lacks the generated-table markers"
+    current = text.split(BEGIN, 1)[1].split(END, 1)[0].strip()
+    assert current == render_table(), (
+        "docs/bad_input.md is out of date: run `python tests/test_bad_input.py --write`")
+
+
+def test_every_public_name_has_a_row() -> None:
+    """The table covers the public API: every callable re-exported by ``pmlkit`` appears."""
+    entries = " ".join(c.entry for c in CASES)
+    skip = {"UncertaintySet", "ConfidenceSet", "l1_radius_known_kappa", "privacy_region_thresholds",
+            "privatize_with_report"}  # abstract/result classes; share a listed row's checks
+    missing = [n for n in pmlkit.__all__
+               if n not in skip and n[0].islower() and not n.startswith("__")
+               and f"pmlkit.{n}(" not in entries and f"pmlkit.{n}." not in entries]
+    classes = [n for n in pmlkit.__all__ if n[0].isupper() and not n.endswith(("Error",
+               "Warning")) and n not in skip and f"pmlkit.{n}" not in entries]
+    assert not missing and not classes, (missing, classes)
+
+
+def _write() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    head, rest = text.split(BEGIN, 1)
+    tail = rest.split(END, 1)[1]
+    DOC.write_text(f"{head}{BEGIN}\n{render_table()}\n{END}{tail}", encoding="utf-8")
+
+
+if __name__ == "__main__":  # regenerate the doc table
+    if "--write" in sys.argv:
+        _write()
+    else:
+        print(render_table())
