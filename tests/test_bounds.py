@@ -211,3 +211,23 @@ def test_fuzz_sensitivity_bound(eps, prior, beta):
     except pk.PMLError:
         return
     assert not np.isnan(out).any() and (np.asarray(out) >= 0).all()
+
+
+@given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0, 0.999), st.floats(0, 0.999))
+def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, v):
+    # fixed-prior optimal mechanisms (design engineer's LP, an independent implementation)
+    # are eps-PML for p; in region 1 they are extremal, where Thm l1gamma is an equality
+    design = pytest.importorskip("pmlkit.design")
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 6))
+    p = rng.dirichlet(np.full(n, 2.0))
+    t = pk.privacy_region_thresholds(p)
+    eps = u * t[1] if first_region else t[1] + u * (t[-1] + 0.5 - t[1])
+    w = np.asarray(design.optimal_mechanism(p, eps))
+    assert pk.eps_min(w, p) <= eps + 1e-9
+    beta = v * 2 * p.min()
+    exact = pk.leakage_sensitivity(w, p, pk.L1Ball(p, beta))
+    bound = pk.sensitivity_bound(eps, p, beta)
+    assert exact <= bound * (1 + 1e-9) + 1e-12
+    if first_region:
+        assert exact == pytest.approx(bound, rel=1e-7, abs=1e-12)
