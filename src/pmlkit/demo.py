@@ -24,7 +24,8 @@ Part 2, a worst-case tour on a built-in sample (:func:`run`):
 
 1. Estimate a distribution from a built-in deterministic sample of 1,000 records with four
    labels (eq. empiricaldistribution).
-2. Report the PML of k-ary randomized response under that estimate (SPEC section 2).
+2. Report the PML of k-ary randomized response (:func:`pmlkit.design.randomized_response`)
+   under that estimate (SPEC section 2).
 3. Take the l1 radius for ``delta = 1e-6`` (eq. betastar): with probability ``1 - delta``
    the true distribution lies in the ball ``B_beta(p_hat)``.
 4. Compute the exact worst case over the ball (Def. localcap, exact greedy, beyond the
@@ -55,16 +56,11 @@ def sample() -> np.ndarray:
     return labels[order]
 
 
-def _randomized_response(n: int, eps: float) -> np.ndarray:
-    """k-ary randomized response ``((e^eps - 1) I + 1)`` with rows normalised (eps-LDP)."""
-    w = np.expm1(eps) * np.eye(n) + 1.0
-    return w / w.sum(axis=1, keepdims=True)
-
-
 def run(eps: float = math.log(3), delta: float = 1e-6) -> dict[str, Any]:
     """Compute the demo's numbers; returns a JSON-able dict (see :func:`format_report`)."""
     from ._validation import check_delta, check_eps
     from .bounds import eps_bound, sensitivity_bound
+    from .design import randomized_response
     from .estimation import empirical_distribution, l1_radius
     from .leakage import eps_min, ldp_epsilon, pml, privacy_region
     from .sets import L1Ball
@@ -73,7 +69,7 @@ def run(eps: float = math.log(3), delta: float = 1e-6) -> dict[str, Any]:
     eps = check_eps(eps)
     delta = check_delta(delta)
     est = empirical_distribution(sample())
-    w = _randomized_response(est.n, eps)
+    w = randomized_response(est.n, eps).matrix
     e_hat = eps_min(w, est.p)
     beta = l1_radius(delta, est.m, est.n)
     ball = L1Ball(est.p, beta)
