@@ -588,9 +588,10 @@ def test_tighter_sets_figure(monkeypatch):
     lap = df[df["kind"] == "adult_laplace"]
     assert cert["feature"].isna().all() and lap["eps_certified"].isna().all()
     assert set(lap["set"]) == {*T.SETS, "ldp"} and set(lap["m"]) == {100, 1000}
-    # certified eps: between the fixed-prior value and eps0 (k-RR is eps0-LDP)
-    piv = cert.pivot_table(index=["n", "m", "p_hat_kind"], columns="set",
-                           values="eps_certified")
+    # certified eps of k-RR: between the fixed-prior value and eps0 (k-RR is eps0-LDP)
+    assert set(cert["mechanism"]) == set(T.MECHANISMS)
+    piv = cert[cert["mechanism"] == "k-RR"].pivot_table(
+        index=["n", "m", "p_hat_kind"], columns="set", values="eps_certified")
     for s in T.SETS:
         assert (piv[s] >= piv["p_hat only"] - 1e-12).all() and (piv[s] <= T.RR_EPS + 1e-9).all()
     # independent recomputation of one point: k-RR over box-cp, closed form
@@ -600,6 +601,13 @@ def test_tighter_sets_figure(monkeypatch):
     e = math.exp(T.RR_EPS)
     expect = math.log(e / (1 + (e - 1) * lo.min()))
     assert piv.loc[(20, 10_000, "uniform"), "box-cp"] == pytest.approx(expect, rel=1e-9)
+    # the fixed-prior optimum: its eps for p_hat itself is at most OPT_EPS, and every valid
+    # set certifies at least that
+    opt = cert[cert["mechanism"] == "fixed-prior optimum"].pivot_table(
+        index=["n", "m", "p_hat_kind"], columns="set", values="eps_certified")
+    assert (opt["p_hat only"] <= T.OPT_EPS + 1e-7).all()
+    for s in T.SETS:
+        assert (opt[s] >= opt["p_hat only"] - 1e-9).all()
     # common random numbers: the ldp rows use b = 2/eps and l1 at m=100 may coincide
     scale = T.laplace_scale_for("box-lower")
     b = scale(T.EPS_ADULT, T.DELTA_ADULT, 1000, np.array([0.24]))
