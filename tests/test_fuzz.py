@@ -277,6 +277,11 @@ SCALAR_ENTRY_POINTS: list[tuple[str, str, int]] = [
     ("pmlkit.additive", "laplace_scale", 2),
     ("pmlkit.additive", "laplace_eps_uncertain", 3),
     ("pmlkit.additive", "pldp_sigma", 2),
+    ("pmlkit.additive", "pldp_eps", 2),
+    ("pmlkit.additive", "laplace_scale_uncertain", 3),
+    ("pmlkit.bounds", "lipschitz_bound", 2),
+    ("pmlkit.bounds", "leakage_bound", 2),
+    ("pmlkit.estimation", "phi", 1),
 ]
 
 
@@ -336,8 +341,10 @@ def test_fuzz_leakage_functions(rows: list[list[float]], prior: list[float],
     except PMLError:
         pass
     else:  # documented: NaN exactly for the outcomes that never occur (P_Y = 0)
-        py = np.asarray(args[1], dtype=float) @ np.asarray(args[0], dtype=float)
-        assert np.array_equal(np.isnan(values), py == 0), (values, py)
+        # P_Y[j] > 0 exactly when some p_i > 0 has W[i, j] > 0 (no float underflow here)
+        occurs = ((np.asarray(args[1], dtype=float)[:, None] > 0)
+                  & (np.asarray(args[0], dtype=float) > 0)).any(axis=0)
+        assert np.array_equal(np.isnan(values), ~occurs), (values, occurs)
     for fn1, a in ((pmlkit.maximal_leakage, args[0]), (pmlkit.eps_max, args[1])):
         try:
             out = fn1(a)
@@ -361,6 +368,84 @@ def test_fuzz_gaussian_violation_probability(sigma: Any, p: Any, eps: Any) -> No
         return
     _finite_or_inf(out, "gaussian_violation_probability")
     assert 0.0 <= out <= 1.0
+
+
+@_needs("pmlkit.bounds", "sensitivity_bound")
+@FUZZ
+@given(eps=weird, prior=prob_vectors, beta=weird)
+def test_fuzz_sensitivity_bound(eps: Any, prior: list[Any], beta: Any) -> None:
+    from pmlkit.bounds import sensitivity_bound
+
+    EXAMPLES["sensitivity_bound"] += 1
+    try:
+        out = sensitivity_bound(eps, prior, beta)
+    except PMLError:
+        return
+    _finite_or_inf(out, "sensitivity_bound")
+    assert out >= 0
+
+
+@_needs("pmlkit.additive", "gaussian_tradeoff")
+@FUZZ
+@given(sigma=weird, q=weird, m=weird, delta2=weird, eps=weird,
+       method=st.sampled_from(["paper", "direct"]))
+def test_fuzz_gaussian_tradeoff(sigma: Any, q: Any, m: Any, delta2: Any, eps: Any,
+                                method: str) -> None:
+    from pmlkit.additive import gaussian_tradeoff
+
+    EXAMPLES["gaussian_tradeoff"] += 1
+    try:
+        e_out, d_out = gaussian_tradeoff(sigma, q, m, delta2, eps, method=method)
+    except PMLError:
+        return
+    _finite_or_inf(e_out, "gaussian_tradeoff eps")
+    _finite_or_inf(d_out, "gaussian_tradeoff delta")
+    assert 0.0 <= d_out <= 1.0
+
+
+@_needs("pmlkit.confidence", "confidence_set", "METHODS")
+@FUZZ
+@given(counts=st.lists(weird, min_size=0, max_size=5), delta=weird,
+       method=st.sampled_from(["l1", "box-cp", "box-kl", "box-lower", "l1-kappa", "auto"]))
+def test_fuzz_confidence_set(counts: list[Any], delta: Any, method: str) -> None:
+    from pmlkit.confidence import confidence_set
+
+    EXAMPLES["confidence_set"] += 1
+    try:
+        cs = confidence_set(counts, delta, method=method)
+    except PMLError:
+        return
+    lo, hi = cs.set.coordinate_bounds()
+    assert np.isfinite(lo).all() and np.isfinite(hi).all()
+    assert (lo <= hi + 1e-12).all()
+
+
+@_needs("pmlkit.io", "read_column")
+@FUZZ
+@given(names=st.lists(st.text(min_size=1, max_size=4), min_size=1, max_size=3, unique=True),
+       values=st.lists(st.none() | st.text(max_size=3) | st.integers(-5, 5), min_size=0,
+                       max_size=6),
+       column=st.text(max_size=4))
+def test_fuzz_read_column_parquet(names: list[str], values: list[Any], column: str) -> None:
+    """A real Parquet file with random column names, nulls and mixed values."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pmlkit.io import read_column
+
+    EXAMPLES["read_column (parquet)"] += 1
+    strs = [None if v is None else str(v) for v in values]
+    table = pa.table({n: pa.array(strs, type=pa.string()) for n in names})
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "d.parquet"
+        pq.write_table(table, path)
+        try:
+            col = read_column(path, column)
+        except DataError as exc:
+            assert column not in names, exc
+            return
+    assert column in names
+    assert col.to_pylist() == strs
 
 
 @_needs("pmlkit.sets", "L1Ball")
