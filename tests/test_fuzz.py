@@ -475,3 +475,30 @@ def _report_example_count(request: pytest.FixtureRequest) -> Any:
     if reporter is not None and EXAMPLES:
         reporter.write_line(f"fuzzing examples run: {sum(EXAMPLES.values())} "
                             + json.dumps(dict(EXAMPLES)))
+
+
+# --------------------------------------------------------------------------------------
+# inputs the fuzzers found, pinned so that they stay fixed
+# --------------------------------------------------------------------------------------
+
+FOUND: list[tuple[str, str, tuple[Any, ...]]] = [
+    ("pmlkit.additive", "pldp_eps", (1e-300, 0.5)),          # ZeroDivisionError
+    ("pmlkit.additive", "pldp_eps", (1.2711610061536464e308, 0.5)),   # NaN
+    ("pmlkit.additive", "gaussian_violation_probability",
+     (1.3407807929942597e154, (1.0, 0.0), 0.0)),               # NaN (sigma^2 overflows)
+    ("pmlkit.bounds", "sensitivity_bound", (710.0, [1.0], 0.0)),  # OverflowError
+    ("pmlkit.bounds", "eps_bound", (710.0, 0.0)),
+]
+
+
+@pytest.mark.parametrize("module,func,args", FOUND,
+                         ids=[f"{f}{a}" for _, f, a in FOUND])
+def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
+    if not _has(module, func):
+        pytest.skip(f"{module}.{func} not available yet")
+    fn = getattr(importlib.import_module(module), func)
+    try:
+        out = fn(*args)
+    except PMLError:
+        return
+    _finite_or_inf(out, f"{func}{args}")
