@@ -300,13 +300,15 @@ def read_column(path: str | os.PathLike[str], column: str, *,
 
 def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = None, *,
                  batch_rows: int = DEFAULT_BATCH_ROWS, csv: CsvOptions | None = None,
-                 column_types: Mapping[str, Any] | None = None) -> Iterator[pa.RecordBatch]:
+                 column_types: Mapping[str, Any] | None = None,
+                 read_dictionary: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
     """Stream a file as record batches of at most ~``batch_rows`` rows (bounded memory).
 
     Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`; CSV:
     :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
     ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
-    first block would otherwise fail on a later block that disagrees)."""
+    first block would otherwise fail on a later block that disagrees). ``read_dictionary``
+    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels)."""
     path = Path(path)
     _check_exists(path)
     fmt_ = file_format(path)
@@ -317,7 +319,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
         if fmt_ == "parquet":
             import pyarrow.parquet as pq
 
-            with pq.ParquetFile(path) as pf:
+            with pq.ParquetFile(path, read_dictionary=list(read_dictionary or [])) as pf:
                 yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
             return
         import pyarrow.csv as pacsv

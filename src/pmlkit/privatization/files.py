@@ -273,7 +273,11 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
         for c in cols:
             if in_type is not None:
                 column_types[c] = in_type
-    batches = iter_batches(inp, batch_rows=batch_rows, csv=csv, column_types=column_types)
+    # columns replaced in place are read dictionary-encoded: labels are matched once per
+    # dictionary entry instead of once per row (their values are not written back)
+    in_place = [c for c, t in zip(cols, targets, strict=True) if c == t]
+    batches = iter_batches(inp, batch_rows=batch_rows, csv=csv, column_types=column_types,
+                           read_dictionary=in_place if file_format(inp) == "parquet" else None)
     encoders = {c: _Encoder(mech.input_labels) for c in cols}
     writer: AtomicWriter | None = None
     rows = 0
