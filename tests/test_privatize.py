@@ -187,6 +187,16 @@ def test_dataframe_columns_into_keeps_everything_else():
     assert df["sex"].tolist()[:2] == ["Male", "Female"]  # the input was not modified
 
 
+def test_dataframe_duplicate_index_and_dtypes_kept():
+    mech = Mechanism(np.array([[0.5, 0.5], [0.1, 0.9]]), (1, 2), (1, 2))
+    df = pd.DataFrame({"k": np.array([1, 2, 2, 1], dtype=np.int32),
+                       "c": pd.Categorical(["a", "b", "a", "b"])}, index=[7, 7, 3, 3])
+    out = pmlkit.privatize(mech, df, columns="k", into="k_priv", rng=0)
+    assert out.index.tolist() == [7, 7, 3, 3]
+    assert out["k_priv"].dtype == np.int32 and set(out["k_priv"]) <= {1, 2}
+    assert isinstance(out["c"].dtype, pd.CategoricalDtype)
+
+
 def test_unknown_labels_named_with_counts_and_nothing_returned():
     vals = ["Male", "Female", "X", "X", "Y", "Male"]
     with pytest.raises(DataError) as err:

@@ -493,8 +493,7 @@ def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
         counts = np.zeros(mech.n_outputs, dtype=np.int64)
         for col, target in zip(cols, targets, strict=True):
             res = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
-            out[target] = res.to_numpy() if not isinstance(
-                res.dtype, pd.CategoricalDtype) else res.array
+            out[target] = res.array  # positional (no index alignment), dtype kept
             counts += _counts(mech, res)
         return out, tuple(cols), len(values), counts
     if columns is not None or into is not None:
