@@ -267,3 +267,12 @@ def test_counts_that_would_overflow_int64_are_rejected():
             pk.EmpiricalDistribution.from_counts(bad)
     with pytest.raises(ValidationError, match="integers"):
         pk.EmpiricalDistribution.from_counts([10**30, 1])
+
+
+def test_nested_list_is_not_a_label_sequence():
+    with pytest.raises(ValidationError, match="samples must be 1-D"):
+        pk.empirical_distribution([[1, 2], [3, 4]])
+    with pytest.raises(ValidationError, match="hashable"):
+        pk.empirical_distribution([{"a": 1}, {"b": 2}])
+    # tuples are hashable labels
+    assert pk.empirical_distribution([(1, 2), (3, 4), (1, 2)]).counts.tolist() == [2, 1]

@@ -236,7 +236,12 @@ def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
         return [_py(v) for v in values], counts.astype(np.int64)
     import pandas as pd
 
-    codes, uniques = pd.factorize(arr, sort=False, use_na_sentinel=True)
+    try:
+        codes, uniques = pd.factorize(arr, sort=False, use_na_sentinel=True)
+    except TypeError as exc:  # e.g. a nested list: its rows are unhashable
+        raise ValidationError(
+            f"samples must be 1-D with hashable labels (a nested list is 2-D), got a label "
+            f"that cannot be hashed: {exc}") from None
     nulls = int(np.count_nonzero(codes < 0))
     if nulls:
         raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label them "
