@@ -280,3 +280,26 @@ def test_sensitivity_bound_dominates_linprog_sensitivity(w: np.ndarray,
     minima = np.array([_lp_min_over_l1_ball(w[:, j], p, beta) for j in range(w.shape[1])])
     exact = _capacity_from_column_minima(w, minima) - eps
     assert exact <= bound + 1e-7 * max(1.0, abs(bound))
+
+
+@_needs("pmlkit.bounds", "lipschitz_bound", "leakage_bound")
+@_needs("pmlkit.worstcase", "leakage_capacity")
+@_needs("pmlkit.sets", "L1Ball")
+@settings(max_examples=80)
+@given(w=mechanisms(max_n=5, max_m=5), data=st.data())
+def test_lipschitz_and_leakage_bounds_hold(w: np.ndarray, data: st.DataObject) -> None:
+    """Thm lipschitz and Cor. leakagebound on random pairs (P, Q), against exact eps_min:
+    ``|eps_min(W,P) - eps_min(W,Q)| <= exp(C(W, B)) ||P-Q||_1`` with ``C`` the capacity of
+    ``B = B_{||P-Q||}(P)`` (by LP, independent of pmlkit's greedy), and
+    ``eps_min(W,Q) <= eps - log(1 - e^eps ||P-Q||_1 / 2)`` with ``eps = eps_min(W, P)``."""
+    from pmlkit.bounds import leakage_bound, lipschitz_bound
+
+    n = w.shape[0]
+    p = data.draw(priors(n))
+    q = data.draw(priors(n))
+    dist = float(np.abs(p - q).sum())
+    e_p, e_q = pmlkit.eps_min(w, p), pmlkit.eps_min(w, q)
+    minima = np.array([_lp_min_over_l1_ball(w[:, j], p, dist) for j in range(w.shape[1])])
+    cap = _capacity_from_column_minima(w, minima)
+    assert abs(e_p - e_q) <= lipschitz_bound(cap, dist) * (1 + 1e-6) + 1e-9
+    assert e_q <= leakage_bound(e_p, dist) * (1 + 1e-9) + 1e-9
