@@ -148,6 +148,11 @@ class UncertaintySet(abc.ABC):
         by :mod:`pmlkit.worstcase`)."""
         return np.einsum("mn,nm->m", self._argmin_linear(w), w)
 
+    def _support_mask(self) -> np.ndarray | None:
+        """Entries ``x`` with ``max_Q Q(x) > 0``; ``None`` when that is every entry."""
+        possible = self.coordinate_bounds()[1] > 0
+        return None if possible.all() else possible
+
     @abc.abstractmethod
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Exact ``(min_Q Q(x), max_Q Q(x))`` over the set, for every ``x``."""
@@ -218,9 +223,10 @@ class L1Ball(UncertaintySet):
     def __repr__(self) -> str:
         return f"L1Ball(center={fmt(np.asarray(self.center))}, radius={self.radius!r})"
 
-    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
+    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, ...] | None:
         """Per column (rows of the result): the entries giving mass, largest ``w`` first,
-        ``(top, take, wt)`` with ``take`` the amounts; ``None`` when nothing moves."""
+        ``(top, caps, take, wt)``: their centre mass and the amounts taken; ``None`` when
+        nothing moves."""
         p = self.center
         n = w.shape[0]
         budget = min(self.radius / 2.0, 1.0)
@@ -229,8 +235,9 @@ class L1Ball(UncertaintySet):
         wt = w.T  # (M, N) view: one row per objective column
         k = n if n <= 64 else _take_count(np.sort(p), budget)
         top = _top_order(wt, k)
-        take = _greedy_fill(p[top], budget)
-        return top, take, wt
+        caps = p[top]
+        take = _greedy_fill(caps, budget)
+        return top, caps, take, wt
 
     def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
         m = w.shape[1]
@@ -238,7 +245,7 @@ class L1Ball(UncertaintySet):
         g = self._greedy(w)
         if g is None:
             return q
-        top, take, wt = g
+        top, _, take, wt = g
         rows = np.arange(m)
         q[rows[:, None], top] -= take  # (row, entry) pairs are distinct: no lost updates
         q = np.maximum(q, 0.0)
@@ -252,30 +259,32 @@ class L1Ball(UncertaintySet):
         g = self._greedy(w)
         if g is None:
             return self.center @ w
-        top, take, wt = g
-        n = wt.shape[1]
-        full = top.shape[1] == n
+        top, caps, take, wt = g
+        full = top.shape[1] == wt.shape[1]
+        left = caps - take
         if full:  # full sort: same values as np.sort, no gather needed
             vals = np.sort(wt, axis=1)[:, ::-1]
-            low = vals[:, -1].copy()
-        else:
-            vals = np.take_along_axis(wt, top, axis=1)
-            low = wt.min(axis=1)
-        left = self.center[top]
-        left -= take
+            left[:, -1] += take.sum(axis=1)  # the last entry has the smallest objective
+            return np.einsum("mk,mk->m", left, vals)
+        vals = np.take_along_axis(wt, top, axis=1)
         out = np.einsum("mk,mk->m", left, vals)
-        out += take.sum(axis=1) * low
-        if not full:  # entries outside the selection keep their mass
-            base = self.center @ w
-            rest = base - np.einsum("mk,mk->m", self.center[top], vals)
-            # where that difference cancelled (lost > 4 digits), sum the entries directly
-            bad = np.flatnonzero(rest < 1e-4 * base)
-            if bad.size:
-                sub = wt[bad] * self.center
-                sub[np.arange(bad.size)[:, None], top[bad]] = 0.0
-                rest[bad] = sub.sum(axis=1)
-            out += rest
+        out += take.sum(axis=1) * wt.min(axis=1)
+        # entries outside the selection keep their mass
+        base = self.center @ w
+        rest = base - np.einsum("mk,mk->m", caps, vals)
+        # where that difference cancelled (lost > 4 digits), sum the entries directly
+        bad = np.flatnonzero(rest < 1e-4 * base)
+        if bad.size:
+            sub = wt[bad] * self.center
+            sub[np.arange(bad.size)[:, None], top[bad]] = 0.0
+            rest[bad] = sub.sum(axis=1)
+        out += rest
         return out
+
+    def _support_mask(self) -> np.ndarray | None:
+        if self.radius > 0 and self.n > 1:
+            return None  # every entry can receive mass
+        return super()._support_mask()
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """``(max(0, c - beta/2), min(1, c + beta/2))``: mass ``beta/2`` can always be moved

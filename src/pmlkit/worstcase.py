@@ -45,9 +45,11 @@ def _column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
     A column ``j`` can occur (``max_Q Q . W[:, j] > 0``) iff ``W[x, j] > 0`` for some ``x``
     with ``max_Q Q(x) > 0`` (exact ``coordinate_bounds``)."""
     top = w.max(axis=0)
-    possible = uset.coordinate_bounds()[1] > 0
-    live = top > 0 if possible.all() else (w[possible] > 0).any(axis=0)
+    possible = uset._support_mask()
+    live = top > 0 if possible is None else (w[possible] > 0).any(axis=0)
     qmin = uset._min_linear(w)
+    if live.all() and (qmin > 0).all():  # the common case, without masks
+        return np.log(top) - np.log(qmin)
     vals = np.full(w.shape[1], -np.inf)
     dead_min = live & (qmin <= 0)
     ok = live & ~dead_min
