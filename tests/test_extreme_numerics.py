@@ -354,3 +354,39 @@ def mp_pldp_sigma(eps: float, delta: float) -> Any:
 def test_pldp_sigma(eps: float, delta: float) -> None:
     f = _fn("pmlkit.additive", "pldp_sigma")
     _close(f(eps, delta), mp_pldp_sigma(eps, delta), rel=1e-9)
+
+
+# --------------------------------------------------------------------------------------
+# worst case over an l1-ball (SPEC 4, exact greedy) at N = 10,000 with p_min = 1e-12
+# --------------------------------------------------------------------------------------
+
+def mp_min_over_ball(w_col: np.ndarray, p: np.ndarray, beta: float) -> Any:
+    """``min Q . w`` over the l1-ball: move ``beta/2`` of mass (at most ``p_i`` from entry i)
+    from the largest ``w`` entries onto a smallest one (SPEC 4, fractional knapsack), in
+    mpmath; the sort is by the float values, the arithmetic exact."""
+    order = np.argsort(-w_col, kind="stable")
+    budget = M(beta) / 2
+    low = mp.mpf(float(w_col.min()))
+    total = mp.fsum(M(p[i]) * M(w_col[i]) for i in range(p.size))
+    for i in order:
+        if budget <= 0 or M(w_col[i]) <= low:
+            break
+        take = min(budget, M(p[i]))
+        total -= take * (M(w_col[i]) - low)
+        budget -= take
+    return total
+
+
+@pytest.mark.parametrize("beta", [1e-12, 1e-6, 0.3, 1.999999])
+def test_leakage_capacity_n_10000(beta: float) -> None:
+    capacity = _fn("pmlkit.worstcase", "leakage_capacity")
+    ball_cls = _fn("pmlkit.sets", "L1Ball")
+    n = 10_000
+    rng = np.random.default_rng(1)
+    w = rng.dirichlet([0.5, 2.0], size=n)
+    p = rng.dirichlet(np.full(n, 0.3))
+    p[0] = 1e-12
+    p = p / p.sum()
+    ref = max(mp.log(M(w[:, j].max()) / mp_min_over_ball(w[:, j], p, beta))
+              for j in range(2))
+    _close(capacity(w, ball_cls(p, beta)), ref, rel=1e-9)
