@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import math
 
+import mpmath
 import numpy as np
 import pytest
 from hypothesis import given
@@ -229,3 +230,51 @@ def test_accepts_an_object_holding_a_set():
         set = pk.L1Ball(P_EXTR, 0.1)
 
     assert pk.leakage_capacity(W_EXTR, Holder()) == pk.leakage_capacity(W_EXTR, Holder.set)
+
+
+def box_vertices(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """All vertices of {lo <= Q <= hi, sum Q = 1}: every coordinate but one at a bound."""
+    import itertools
+
+    n = lo.size
+    out = []
+    for free in range(n):
+        others = [i for i in range(n) if i != free]
+        for choice in itertools.product((0, 1), repeat=n - 1):
+            q = np.empty(n)
+            for i, c in zip(others, choice, strict=True):
+                q[i] = hi[i] if c else lo[i]
+            q[free] = 1.0 - q[others].sum()
+            if lo[free] - 1e-12 <= q[free] <= hi[free] + 1e-12:
+                out.append(q)
+    return np.array(out)
+
+
+@given(st.integers(0, 2**32 - 1))
+def test_box_capacity_is_max_over_enumerated_vertices(seed):
+    # Prop. epsPMLisconvex / Cor. extremalSet: a convex function peaks at a vertex
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 6)), int(rng.integers(1, 5))
+    w = random_mechanism(rng, n, m)
+    q = rng.dirichlet(np.ones(n))
+    lo = np.clip(q - rng.random(n) * 0.3, 0.0, 1.0)
+    hi = np.clip(q + rng.random(n) * 0.3, 0.0, 1.0)
+    box = pk.Box(lo, hi)
+    cap = pk.leakage_capacity(w, box)
+    if math.isfinite(cap):
+        ref = max(pk.eps_min(w, v / v.sum()) for v in box_vertices(lo, hi))
+        assert cap == pytest.approx(ref, rel=1e-9, abs=1e-12)
+
+
+def test_randomized_response_eps_50_hand_value():
+    # W = [[1-d, d], [d, 1-d]], d = e^-50 / (1 + e^-50); the ball moves beta/2 away from y0
+    mpmath.mp.dps = 60
+    e = mpmath.exp(-50)
+    d = e / (1 + e)
+    w = np.array([[float(1 - d), float(d)], [float(d), float(1 - d)]])
+    beta = 0.5
+    q0 = mpmath.mpf(0.5) - mpmath.mpf(beta) / 2
+    qy = q0 * mpmath.mpf(w[0, 0]) + (1 - q0) * mpmath.mpf(w[1, 0])
+    ref = mpmath.log(mpmath.mpf(w[0, 0]) / qy)
+    got = pk.leakage_capacity(w, pk.L1Ball([0.5, 0.5], beta))
+    assert got == pytest.approx(float(ref), rel=1e-13)
