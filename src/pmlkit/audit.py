@@ -17,7 +17,8 @@ What is a violation, per family (``AuditRow.event`` states it in words):
 ``design``
     The mechanism ``W`` returned for target ``(eps, delta)`` has true PML
     ``eps_min(W, P) > eps + 1e-9`` (:func:`pmlkit.eps_min`). Designers:
-    :func:`pmlkit.design.design_from_samples` (the full path; mutual information for
+    :func:`pmlkit.design.design_from_samples` (the full path, with the confidence sets
+    ``"l1"``, ``"box-cp"`` and ``"auto"``; mutual information for
     ``N <= 8``, the linear accuracy utility for ``N = 9, 10`` to keep the audit fast; the
     guarantee is certified by the same machinery either way), the exact robust design
     ``optimal_mechanism(p_hat, eps, beta=beta*(delta))`` and the paper's fixed-prior design
@@ -61,6 +62,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from itertools import product
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -96,6 +98,9 @@ _DESIGN_SIZES = (100, 1_000, 10_000)
 _DESIGN_EPS = (0.5, 1.0, 2.0)
 _EXACT_MAX_N = 4            # the exact robust designer enumerates 2^N extreme rays
 _MI_MAX_N = 8               # beyond, design_from_samples runs with the (linear) accuracy
+#: Confidence sets of design_from_samples audited: the paper's ball, the nearly tight
+#: Clopper-Pearson box, and the automatic choice.
+_DESIGN_CONFIDENCE = ("l1", "box-cp", "auto")
 _ADDITIVE_SIZES = (50, 200, 1_000, 5_000)
 _LAPLACE_EPS = (0.1, 0.5, 1.0, 2.0)
 _GAUSS_SIGMAS = (1.5, 2.0)
@@ -328,9 +333,12 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
     from .sets import L1Ball
 
     for delta in deltas:
-        full = _Tally("design", "design_from_samples", delta,
-                      "true eps_min(W, P) > eps for the mechanism of design_from_samples "
-                      f"(l1 set; mutual information for N <= {_MI_MAX_N}, accuracy above)")
+        fulls = {conf: _Tally("design", "design_from_samples" + ("" if conf == "l1" else
+                                                                  f"[{conf}]"), delta,
+                              "true eps_min(W, P) > eps for the mechanism of "
+                              f"design_from_samples(confidence={conf!r}) (mutual information "
+                              f"for N <= {_MI_MAX_N}, accuracy above)")
+                 for conf in _DESIGN_CONFIDENCE}
         robust = _Tally("design", "exact robust", delta,
                         "true eps_min(W, P) > eps for optimal_mechanism(p_hat, eps, "
                         "beta=beta*(delta))")
@@ -340,11 +348,12 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
         with warnings.catch_warnings():
             # "certified lower bound" notices: the guarantee is still certified, audit it
             warnings.simplefilter("ignore", PMLWarning)
-            for t, truth in enumerate(truths if radius_scale == 1.0 else ()):
+            for (t, truth), (conf, full) in product(
+                    enumerate(truths if radius_scale == 1.0 else ()), fulls.items()):
                 eps = float(eps_of[t])
                 n = truth.p.size
                 res = _try(design.design_from_samples, truth.samples(), eps, delta,
-                           categories=list(range(n)),
+                           categories=list(range(n)), confidence=conf,
                            utility="mutual_information" if n <= _MI_MAX_N else "accuracy")
                 if res is None:
                     full.refused += 1
@@ -375,7 +384,7 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
                     true_eps = eps_min(w, truth.p)
                     fixed.add(true_eps > eps + EPS_TOL, inside,
                               inside and true_eps > eps + EPS_TOL)
-        tallies += [x for x in (full, robust, fixed) if x.trials or x.refused]
+        tallies += [x for x in (*fulls.values(), robust, fixed) if x.trials or x.refused]
 
 
 def _binary_truths(gen: np.random.Generator, trials: int) -> list[_Truth]:
@@ -611,7 +620,7 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
         "families": fams, "deltas": ds, "concentrations": dict(CONCENTRATIONS),
         "design": {"m": list(_DESIGN_SIZES), "eps": list(_DESIGN_EPS), "N": [2, 10],
                    "exact_max_N": _EXACT_MAX_N, "mutual_information_max_N": _MI_MAX_N,
-                   "trials": t},
+                   "confidence": list(_DESIGN_CONFIDENCE), "trials": t},
         "laplace": {"m": list(_ADDITIVE_SIZES), "eps": list(_LAPLACE_EPS), "trials": 5 * t},
         "gaussian": {"m": list(_ADDITIVE_SIZES), "sigma": list(_GAUSS_SIGMAS),
                      "eps_grid": [float(_GAUSS_GRID[0]), float(_GAUSS_GRID[-1]),
