@@ -110,7 +110,17 @@ def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
     - ``k > 1``: ``-log(1 - beta e^eps / 2)`` (equality when every column has a zero).
 
     Returns ``inf`` when the theorem does not apply (``beta >= 2 p_min``, in particular when
-    ``p`` has a zero entry) or the log argument is ``<= 0``.
+    ``p`` has a zero entry) or the log argument is ``<= 0``. The exact value is
+    :func:`pmlkit.leakage_sensitivity` (no condition on ``beta``).
+
+    Parameters
+    ----------
+    eps
+        The mechanism's PML level w.r.t. ``prior`` (``>= eps_min(W, prior)``), ``>= 0``.
+    prior
+        The centre ``p`` of the ball.
+    beta
+        Radius ``>= 0`` (scalar or array).
     """
     e = check_eps(eps)
     p = as_distribution(prior)
@@ -131,8 +141,18 @@ def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
     eps-PML mechanism designed on ``m`` samples over ``N = n`` categories.
 
     ``delta_min = min(1, (2^N - 2) exp(-2 m (e^-eps - e^-eps_target)^2))``, evaluated in
-    logs (``N = 10^4`` works) and with ``expm1`` (no cancellation when ``eps_target`` is close to
-    ``eps``). Requires ``eps_target >= eps`` (scalar or array)."""
+    logs (``N = 10^4`` works) and with ``expm1`` (no cancellation when ``eps_target`` is
+    close to ``eps``).
+
+    Parameters
+    ----------
+    eps
+        PML level of the mechanism for the estimate ``p_hat``, ``>= 0``.
+    eps_target
+        Level to certify, ``>= eps`` (scalar or array; ``inf`` allowed).
+    m, n
+        Number of samples (``>= 1``) and alphabet size (``>= 2``).
+    """
     e = check_eps(eps)
     t, scalar = _nonneg(eps_target, "eps_target", allow_inf=True)
     if (t < e).any():

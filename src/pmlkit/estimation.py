@@ -345,7 +345,17 @@ def l1_radius(delta: Any, m: Any, n: Any) -> float:
 def l1_failure_probability(beta: Any, m: Any, n: Any) -> float:
     """Inverse of :func:`l1_radius` (Thm weissman, ``phi >= 2``).
 
-    ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs."""
+    ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs.
+
+    Parameters
+    ----------
+    beta
+        l1 radius ``>= 0``.
+    m
+        Number of samples (integer ``>= 1``).
+    n
+        Alphabet size ``N`` (integer ``>= 2``).
+    """
     b = check_radius(beta)
     m = check_count(m, "m")
     n = check_count(n, "n", minimum=2)
@@ -433,7 +443,17 @@ def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
     ``beta = 2 sqrt( (log(2^N - 2) - log delta) / (m phi(kappa)) )``. With ``kappa = 1/2``
     (``phi = 2``) this is :func:`l1_radius`. Valid only if ``kappa`` is the true ``kappa_P``
     or an upper bound on it (``phi`` is decreasing). ``kappa = 0`` gives radius 0 (a point
-    mass is always estimated exactly)."""
+    mass is always estimated exactly).
+
+    Parameters
+    ----------
+    delta
+        Failure probability in ``(0, 1]``.
+    m, n
+        Number of samples (``>= 1``) and alphabet size (``>= 2``).
+    kappa
+        ``kappa_P`` in ``[0, 1/2]`` (see :func:`kappa`).
+    """
     d = check_delta(delta)
     m = check_count(m, "m")
     n = check_count(n, "n", minimum=2)

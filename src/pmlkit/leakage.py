@@ -86,15 +86,38 @@ def eps_min(mechanism: Any, prior: Any) -> float:
     """Smallest eps such that the mechanism is eps-PML for ``prior``.
 
     ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (SPEC section 2; the paper's
-    ``epsilon_min(P_{Y|X}, P_X)``). Always in ``[0, eps_max(p)]``; returned as a float."""
+    ``epsilon_min(P_{Y|X}, P_X)``).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    prior
+        Length-``N`` probability vector.
+
+    Returns
+    -------
+    float
+        In ``[0, eps_max(prior)]``.
+    """
     values = pml(mechanism, prior)
     return float(max(0.0, np.nanmax(values)))
 
 
 def eps_max(prior: Any) -> float:
-    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``.
+    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``
+    (SPEC section 2).
 
-    ``inf`` when ``p`` has a zero entry."""
+    Parameters
+    ----------
+    prior
+        Probability vector.
+
+    Returns
+    -------
+    float
+        ``inf`` when ``prior`` has a zero entry.
+    """
     p = as_distribution(prior)
     pmin = float(p.min())
     return math.inf if pmin == 0.0 else -math.log(pmin)
@@ -126,14 +149,36 @@ def privacy_region(eps: Any, prior: Any) -> int:
 
     ``eps`` is in region ``k`` when ``eps_{k-1} <= eps < eps_k``; in region ``N`` when
     ``eps >= eps_{N-1} = -log max_x p(x)`` (SPEC section 2). In region ``k`` an eps-PML
-    mechanism has at most ``k - 1`` zeros per column (Lemma 2 of Grosse et al.)."""
+    mechanism has at most ``k - 1`` zeros per column (Lemma 2 of Grosse et al.).
+
+    Parameters
+    ----------
+    eps
+        Privacy parameter ``>= 0``.
+    prior
+        Probability vector of length ``N``.
+
+    Returns
+    -------
+    int
+        The region ``k``, ``1 <= k <= N``.
+    """
     e = check_eps(eps)
     thresholds = privacy_region_thresholds(prior)
     return int(np.searchsorted(thresholds, e, side="right"))
 
 
 def maximal_leakage(mechanism: Any) -> float:
-    """Maximal leakage ``log sum_j max_i W[i, j]`` (for comparison with PML)."""
+    """Maximal leakage ``log sum_j max_i W[i, j]`` (for comparison with PML).
+
+    It does not depend on the prior (for a full-support prior it equals
+    ``log E_Y[exp(pml(Y))]``).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    """
     w = as_matrix(mechanism)
     return float(max(0.0, math.log(float(w.max(axis=0).sum()))))
 
@@ -142,6 +187,12 @@ def ldp_epsilon(mechanism: Any) -> float:
     """Local-DP epsilon of a matrix: ``max_j log( max_i W[i, j] / min_i W[i, j] )``.
 
     All-zero columns are ignored; a column mixing zeros and positive entries gives ``inf``.
+    An eps-LDP mechanism is eps-PML for every prior.
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     """
     w = as_matrix(mechanism)
     hi = w.max(axis=0)
