@@ -86,6 +86,13 @@ def test_glob_writes_one_output_per_input(tmp_path, data):
     _check_rows(data, back)
 
 
+def test_single_input_into_new_folder(tmp_path, data):
+    rep = privatize_file(SEX, tmp_path / "d.parquet", str(tmp_path / "new") + "/", "sex",
+                         rng=1)
+    assert rep.files[0][1] == str(tmp_path / "new" / "d.parquet")
+    assert len(pd.read_parquet(tmp_path / "new" / "d.parquet")) == len(data)
+
+
 def test_adult_headerless_csv(tmp_path, adult_dir):
     opts = CsvOptions(column_names=ADULT_COLS, strip_whitespace=True, null_values=("?",))
     rep = privatize_file(SEX, adult_dir / "adult.data", tmp_path / "a.parquet", "sex",

@@ -202,8 +202,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         if into is not None and clash:
             raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
                             "choose a new name")
-    if len(outputs) > 1:
-        outputs[0].parent.mkdir(parents=True, exist_ok=True)
+    if outputs[0] != Path(output):  # writing into a folder: create it
+        Path(output).mkdir(parents=True, exist_ok=True)
 
     source = resolve_rng(rng)
     sampler = AliasSampler(mech.matrix)
