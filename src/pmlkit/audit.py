@@ -59,7 +59,6 @@ typically far below delta: the test checks the guarantee's direction, not its ti
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from itertools import product
@@ -409,6 +408,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
                    radius_scale: float, tallies: list[_Tally]) -> None:
     from .additive import calibrate_laplace, laplace_eps, laplace_scale_uncertain
     from .estimation import l1_radius
+    from .leakage import eps_min
     from .sets import L1Ball
 
     methods = ("l1", "box-lower") if radius_scale == 1.0 else ("l1",)
@@ -435,7 +435,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
                     b = laplace_scale_uncertain(eps, float(truth.p_hat.min()), beta)
                     ins = L1Ball(truth.p_hat, beta).contains(truth.p)
                 if b == 0.0:  # no noise needed: the mechanism releases X itself
-                    true_eps = -math.log(truth.p.min()) if truth.p.min() > 0 else math.inf
+                    true_eps = eps_min(np.eye(2), truth.p)
                 else:
                     true_eps = laplace_eps(b, float(truth.p.min()))
                 bad = true_eps > eps + EPS_TOL
