@@ -26,7 +26,7 @@ from pmlkit.design import (
 )
 from pmlkit.design.subconvex import fixed_prior_rays, l1_ball_rays
 from pmlkit.errors import InfeasibleError, PMLWarning, TooLargeError, ValidationError
-from pmlkit.sets import Box, L1Ball
+from pmlkit.sets import Box, L1Ball, VertexSet
 
 FAST = settings(max_examples=15)
 
@@ -358,20 +358,54 @@ def test_robust_polytope_shape_and_errors():
         robust_polytope([0.5, 0.3, 0.2], -0.5, 0.1)
 
 
-# ============================================================ outside the exact case
-def test_fallback_beyond_two_pmin_is_labelled_lower_bound():
+# ============================================================ any radius, boxes
+@pytest.mark.parametrize("p,eps,beta", [
+    ([0.5, 0.35, 0.15], 0.6, 0.5), ([0.7, 0.3, 0.0], 1.0, 0.2), ([0.5, 0.5, 0.0], 0.3, 1.2),
+    ([0.4, 0.3, 0.2, 0.1], 0.2, 0.6), ([0.6, 0.2, 0.2, 0.0], 1.5, 0.1),
+])
+def test_subconvex_exact_beyond_two_pmin(p, eps, beta):
+    """beta > 2 p_min (zero counts too): three-level rays vs brute-force vertices."""
+    p = np.array(p)
+    m = optimal_mechanism(p, eps, beta=beta)
+    assert m.parameters["optimality"] == "exact"
+    best = best_over_vertices(slice_vertices(p, eps, ball_vertices(p, beta)), p)
+    assert mi(m, p) == pytest.approx(best, abs=1e-7)
+    assert m.certified_eps <= eps + 1e-9
+    ep = eps_prime(eps, beta)
+    if ep >= 0:
+        assert mi(m, p) >= mi(optimal_mechanism(p, ep), p) - 1e-8
+
+
+small_priors = st.lists(st.floats(0.05, 1.0), min_size=3, max_size=4).map(
+    lambda v: np.array(v) / np.sum(v))
+
+
+@FAST
+@given(small_priors, st.floats(0.0, 2.5),
+       st.lists(st.floats(0.0, 0.3), min_size=10, max_size=10))
+def test_subconvex_exact_over_boxes(p, eps, widths):
+    n = p.size
+    lo = np.clip(p - np.array(widths[:n]), 0, 1)
+    hi = np.clip(p + np.array(widths[5:5 + n]), 0, 1)
+    m = optimal_mechanism_for_set(Box(lo, hi), eps, prior=p)
+    assert m.parameters["optimality"] == "exact"
+    best = best_over_vertices(slice_vertices(p, eps, box_vertices(lo, hi)), p)
+    assert mi(m, p) == pytest.approx(best, abs=1e-7)
+    assert m.certified_eps <= eps + 1e-9
+
+
+def test_fallback_for_vertex_sets_is_labelled_lower_bound():
     p = np.array([0.5, 0.35, 0.15])
-    eps, beta = 0.6, 0.5
+    qs = np.array([[0.5, 0.35, 0.15], [0.3, 0.45, 0.25], [0.6, 0.3, 0.1]])
+    eps = 0.6
     with pytest.warns(PMLWarning, match="lower bound"):
-        m = optimal_mechanism(p, eps, beta=beta)
+        m = optimal_mechanism_for_set(VertexSet(qs), eps, prior=p)
     assert m.parameters["optimality"].startswith("lower bound")
     assert m.certified_eps <= eps + 1e-9
-    exact = best_over_vertices(slice_vertices(p, eps, ball_vertices(p, beta)), p)
+    exact = best_over_vertices(slice_vertices(p, eps, qs), p)
     got = mi(m, p)
-    print(f"\nfallback beta={beta} > 2 p_min: {got:.6g} nats, exact optimum {exact:.6g}")
+    print(f"\nfallback over a vertex set: {got:.6g} nats, exact optimum {exact:.6g}")
     assert got <= exact + 1e-8
-    ep = eps_prime(eps, beta)
-    assert got >= mi(optimal_mechanism(p, ep), p) - 1e-8
 
 
 def test_too_large_without_fallback():

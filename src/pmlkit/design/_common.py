@@ -72,18 +72,29 @@ def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = N
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds,
                   method="highs", options=dict(_HIGHS_OPTIONS))
     if res.status == 2:
+        # tight tolerances can make HiGHS declare nearly parallel columns infeasible;
+        # retry with its defaults before concluding (the result is certified anyway)
+        res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds,
+                      method="highs")
+    if res.status == 2:
         raise InfeasibleError(f"{what} is infeasible: {res.message}")
     if res.status != 0 or res.x is None:
         raise PMLError(f"{what} failed (HiGHS status {res.status}): {res.message}")
     return np.asarray(res.x, dtype=np.float64)
 
 
+#: LP entries below this are solver noise and set to 0 (a column holding only noise on a
+#: few rows could otherwise be emptied by a distribution of the set: infinite leakage).
+NOISE = 1e-11
+
+
 def repair_rows(w: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
-    """Clip LP noise (entries below 0) and divide rows by their sums.
+    """Set LP noise (entries below :data:`NOISE`, including negatives) to 0 and divide
+    rows by their sums.
 
     Raises ``PMLError`` if a row sum is further than ``tol`` from 1 (a solver failure,
     never expected)."""
-    w = np.where(w < 0, 0.0, w)
+    w = np.where(w < NOISE, 0.0, w)
     s = w.sum(axis=1)
     if np.any(np.abs(s - 1.0) > tol):
         raise PMLError(f"LP solution rows sum to {s.min()!r}..{s.max()!r}, not 1: "

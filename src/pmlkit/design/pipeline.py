@@ -13,10 +13,12 @@ Utilities (``utility=``):
   ``column`` (sub-linear); the utility is ``sum_j mu(W[:, j], prior)``. It is evaluated once
   per candidate ray (up to ``12 * 2^11`` times).
 
-Exact cases (sub-convex): an l1-ball ``B_beta(p)`` with ``beta <= 2 p_min`` (``beta = 0``:
-fixed prior) and ``N <= 12``; plus, for any N, the fixed prior in the first privacy region
-(closed form). Elsewhere (larger N, ``beta > 2 p_min`` e.g. zero counts, boxes, vertex
-sets) the designer returns the best certified candidate among (a) the linear-utility LP
+Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
+``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
+an l1-ball of any radius (zero counts included) or a box (three-level rays,
+:func:`~pmlkit.design.subconvex.three_level_rays`); for any N, the fixed prior in the first
+privacy region (closed form). Elsewhere (``N > 12``, vertex sets) the designer returns the
+best certified candidate among (a) the linear-utility LP
 (accuracy) over the exact set, (b) the fixed-prior design at eps' (eq. LPsubset, l1-balls)
 and (c) the fixed-prior design at the largest eps'' whose exact worst case over the set is
 ``<= eps`` (bisection with :func:`pmlkit.worstcase.leakage_capacity`; N <= 12), labelled a
@@ -47,6 +49,7 @@ from .subconvex import (
     l1_ball_rays,
     ray_lp_matrix,
     ray_values,
+    three_level_rays,
 )
 
 __all__ = ["design_from_samples", "optimal_mechanism", "optimal_mechanism_for_set"]
@@ -89,10 +92,25 @@ class _Utility:
         return float(np.sum(ray_values(w, p, self.mu)))
 
 
-def _is_exact_ball(uset: Any) -> bool:
-    from ..sets import L1Ball
+def _exact_rays(uset: Any, p: np.ndarray) -> Callable[[float], np.ndarray] | None:
+    """The candidate-ray generator for an exact sub-convex design over ``uset``, or
+    ``None`` (vertex sets): fixed prior -> :func:`fixed_prior_rays` (``N 2^(N-1)``);
+    l1-ball with ``beta <= 2 p_min`` -> :func:`l1_ball_rays` (``~N 2^N``); any other l1-ball
+    or a box -> :func:`three_level_rays` (``3^N``)."""
+    from ..sets import Box, L1Ball
 
-    return isinstance(uset, L1Ball) and uset.radius <= 2 * float(np.min(uset.center))
+    if isinstance(uset, L1Ball):
+        c = np.asarray(uset.center, dtype=np.float64)
+        r = float(uset.radius)
+        if r == 0:
+            return lambda e: fixed_prior_rays(c, e)
+        if r <= 2 * float(c.min()):
+            return lambda e: l1_ball_rays(c, e, r)
+        return lambda e: three_level_rays(uset, e)
+    if isinstance(uset, Box):
+        q0 = p if uset.contains(p) else None
+        return lambda e: three_level_rays(uset, e, q0)
+    return None
 
 
 def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Utility
@@ -171,24 +189,23 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
         method = "linear LP over the robust polytope (HiGHS)"
     else:
         w = None
-        if _is_exact_ball(uset):
-            c = np.asarray(uset.center)
-            if n <= MAX_EXACT_N:
-                nrays = [0]
+        rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
+        if rays_fn is not None:
+            nrays = [0]
 
-                def build(e: float) -> np.ndarray:
-                    rays = (fixed_prior_rays(c, e) if uset.radius == 0
-                            else l1_ball_rays(c, e, uset.radius))
-                    nrays[0] = rays.shape[1]
-                    return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
+            def build(e: float) -> np.ndarray:
+                rays = rays_fn(e)
+                nrays[0] = rays.shape[1]
+                return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
 
-                w, ed = solve_certified(build, uset, eps, what=designer)
-                method = f"extreme-ray LP ({nrays[0]} rays, HiGHS)"
-            elif uset.radius == 0 and np.array_equal(c, p):
-                closed = extremal_mechanism(c, eps)
-                if closed is not None:
-                    w = np.asarray(closed.matrix)
-                    method = f"closed form ({closed.designer})"
+            w, ed = solve_certified(build, uset, eps, what=designer)
+            method = f"extreme-ray LP ({nrays[0]} candidate rays, HiGHS)"
+        elif (isinstance(uset, L1Ball) and uset.radius == 0
+              and np.array_equal(np.asarray(uset.center), p)):
+            closed = extremal_mechanism(p, eps)
+            if closed is not None:
+                w = np.asarray(closed.matrix)
+                method = f"closed form ({closed.designer})"
         if w is None:
             if n > MAX_EXACT_N and not allow_fallback:
                 raise TooLargeError(
@@ -196,8 +213,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
                     f"(2^N extreme rays), got N = {n}; pass allow_fallback=True for a "
                     "certified lower bound")
             w, method = _fallback(uset, p, eps, util)
-            why = ("N > 12" if n > MAX_EXACT_N else
-                   "the set is not an l1-ball with beta <= 2 min(p_hat)")
+            why = (f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else
+                   "exact rays are enumerated for l1-balls and boxes only")
             optimality = f"lower bound ({why}): {method}"
             warnings.warn(f"{designer}: no exact sub-convex optimum for this case ({why}); "
                           f"returning a certified lower bound: {method}", PMLWarning,

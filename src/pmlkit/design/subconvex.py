@@ -29,6 +29,8 @@ Extreme rays (vertices of ``K_1``):
   ``0 <= t <= U``) (:func:`l1_ball_rays`). Vertices of the lifted polytope that do not
   project to vertices are still feasible points, which is harmless in the LP. The tests
   check this list against brute-force vertex enumeration.
+- **Any l1-ball or box** (beyond the paper; ``beta >= 2 p_min``, zero counts): vertices
+  have at most three levels (:func:`three_level_rays`, ``3^N`` candidates).
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ __all__ = [
     "l1_ball_rays",
     "ray_lp_matrix",
     "subset_matrix",
+    "three_level_rays",
 ]
 
 #: Largest alphabet the exact extreme-ray designers accept (2^N subsets).
@@ -117,7 +120,7 @@ def l1_ball_rays(p: np.ndarray, eps: float, beta: float) -> np.ndarray:
     ps = sub @ p
     num = 1.0 - ps * e
     den = 1.0 - ps + ps * e * beta / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t = np.where(den > 0, num / den, -1.0)
     u = e * (1.0 + beta * t / 2.0)
     ok = (t >= -_RAY_TOL) & (t <= u * (1 + _RAY_TOL)) & (den > 0)
@@ -166,8 +169,88 @@ def ray_lp_matrix(rays: np.ndarray, values: np.ndarray) -> np.ndarray:
     if rays.shape[1] == 0:  # pragma: no cover - w = 1 is always a ray
         raise PMLError("no feasible extreme ray")
     n = rays.shape[0]
+    # merge candidates equal up to 1e-9 (ill-conditioned near eps = 0 or degenerate sets)
+    _, first = np.unique(np.round(rays.T, 9), axis=0, return_index=True)
+    rays = rays[:, np.sort(first)]
+    values = values[np.sort(first)]
     theta = solve_lp(-values, A_eq=rays, b_eq=np.ones(n), bounds=(0, None),
                      what="extreme-ray LP")
     keep = theta > 1e-14
     w = rays[:, keep] * theta[keep]
     return drop_empty_columns(repair_rows(w))
+
+
+def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.ndarray:
+    """Candidate extreme columns for an l1-ball of ANY radius or a box (beyond the paper).
+
+    For these sets ``m(w) = min_{Q in set} Q . w`` is linear on each ordering region
+    ``R_pi = {w_pi(1) >= ... >= w_pi(N)}`` (the worst ``Q`` is a greedy that depends only on
+    the order of the entries), so ``K_1 cap R_pi`` is the polytope
+
+        0 <= w_pi(N) <= ... <= w_pi(1) <= e^eps m_pi(w),     q0 . w = 1
+
+    (``q0``: any point of the set, default the ball's center or a point of the box; every
+    feasible non-zero column has ``q0 . w >= m(w) > 0``). A vertex of it has N - 1 of its
+    N + 1 chain inequalities active, so its entries take at most three values:
+
+    1. top ``U`` (PML tight), middle ``B``, bottom ``0`` (two chain links slack);
+    2. top ``U`` (PML tight), bottom ``C > 0`` (``w >= 0`` slack);
+    3. top ``A = 1 / q0(T)``, bottom ``0`` (PML slack; ``T`` = everything gives ``w = 1``).
+
+    Every vertex of ``K_1`` is a vertex of the region containing it, so enumerating the
+    ``3^N`` assignments of entries to (top, middle, bottom) and solving the two linear
+    equations (``q0 . w = 1`` and PML tight, with the worst ``Q``'s block masses from
+    ``uset.argmin_linear`` on a representative vector with the same order) gives a superset
+    of the extreme rays. Candidates are then filtered with the exact worst case
+    (``max w <= e^eps min_Q Q . w``, relative tolerance 1e-9). Returns ``(N, K)``.
+    """
+    from ..sets import Box, L1Ball
+
+    n = int(uset.n)
+    _check_size(n)
+    if not isinstance(uset, L1Ball | Box):
+        raise ValidationError(f"three_level_rays needs an L1Ball or Box, got {uset!r}")
+    if q0 is None:
+        q0 = (np.asarray(uset.center, dtype=np.float64) if isinstance(uset, L1Ball)
+              else uset.argmin_linear(np.zeros(n))[0])
+    e = math.exp(min(eps, 700.0))
+    digits = (np.arange(3**n)[:, None] // (3 ** np.arange(n))[None, :]) % 3  # (K, n)
+    top, mid, bot = digits == 2, digits == 1, digits == 0
+    parts = []
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        # type 1: levels U > B > 0 on (top, mid, bottom), all three non-empty
+        s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
+        if s.any():
+            t_, m_ = top[s], mid[s]
+            q = uset.argmin_linear(digits[s].T.astype(np.float64))  # (K1, n)
+            qt, qm = (q * t_).sum(axis=1), (q * m_).sum(axis=1)
+            ct, cm = t_ @ q0, m_ @ q0
+            det = ct * (-e * qm) - cm * (1.0 - e * qt)
+            u = -e * qm / det
+            b = -(1.0 - e * qt) / det
+            ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
+                & (u >= b * (1 - _RAY_TOL))
+            parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
+        # types 2 and 3 use two blocks: top (digit 2) and the rest; skip duplicates by
+        # taking only assignments without a middle block
+        s = top.any(axis=1) & ~mid.any(axis=1)
+        t_ = top[s]
+        q = uset.argmin_linear(t_.T.astype(np.float64))
+        qt = (q * t_).sum(axis=1)
+        qr = 1.0 - qt
+        ct = t_ @ q0
+        cr = 1.0 - ct
+        det = ct * (-e * qr) - cr * (1.0 - e * qt)
+        u = -e * qr / det
+        c = -(1.0 - e * qt) / det
+        ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
+            & (u >= c * (1 - _RAY_TOL))
+        parts.append(u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok])
+        a = 1.0 / ct
+        ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
+        parts.append(a[ok, None] * t_[ok])
+    v = np.concatenate(parts, axis=0)
+    v = v[np.isfinite(v).all(axis=1)]
+    worst = uset.min_linear(v.T)
+    feas = v.max(axis=1) <= e * worst * (1 + 1e-9)
+    return np.ascontiguousarray(v[feas].T)
