@@ -17,7 +17,7 @@ from pmlkit.design import (
     eps_prime,
     optimal_mechanism,
 )
-from pmlkit.errors import PMLError, ValidationError
+from pmlkit.errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from pmlkit.estimation import EmpiricalDistribution
 from pmlkit.mechanism import Mechanism
 from pmlkit.sets import L1Ball, set_from_dict
@@ -151,3 +151,23 @@ def test_bad_samples():
         design_from_samples(["a", "a"], 1.0, 0.1)  # one category
     with pytest.raises(PMLError):
         design_from_samples(["a", "z"], 1.0, 0.1, categories=["a", "b"])
+
+
+def test_too_large_alphabet():
+    counts = np.arange(1, 14) * 100  # N = 13
+    emp = EmpiricalDistribution.from_counts(counts)
+    with pytest.raises(TooLargeError, match="N <= 12"):
+        design_from_samples(emp, 1.0, 1e-3)
+    with pytest.warns(PMLWarning, match="lower bound"):
+        r = design_from_samples(emp, 1.0, 1e-3, allow_fallback=True)
+    assert r.guarantee.optimality.startswith("lower bound")
+    assert r.guarantee.certified_eps <= 1.0 + 1e-9
+
+
+def test_top_level_names():
+    import pmlkit.design
+
+    assert pmlkit.optimal_mechanism is pmlkit.design.optimal_mechanism
+    assert pmlkit.design_from_samples is pmlkit.design.design_from_samples
+    assert pmlkit.randomized_response is pmlkit.design.randomized_response
+    assert pmlkit.optimal_binary is pmlkit.design.optimal_binary

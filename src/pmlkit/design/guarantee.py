@@ -101,7 +101,9 @@ class Guarantee:
             f"  the mechanism is eps-PML for every distribution in that set: certified "
             f"worst-case eps = {_num(self.certified_eps, 9)} <= eps = {_num(self.eps)}.",
             f"  N = {self.n} categories; estimate p_hat = {{{est}}}",
-            f"  utility ({self.utility}) at p_hat: {_num(self.utility_value)} "
+            f"  utility ({self.utility}"
+            f"{', nats' if self.utility == 'mutual_information' else ''}) at p_hat: "
+            f"{_num(self.utility_value)} "
             f"[{self.optimality}]",
             f"    eps-LDP randomized response:      {_num(self.utility_randomized_response)}",
         ]
