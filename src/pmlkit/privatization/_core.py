@@ -301,7 +301,8 @@ class _Encoder:
                 msg += f"; other unknown values: {others}{more}"
             parts.append(msg)
         if self.nulls:
-            parts.append(f"{what}: {self.nulls} row{'s' if self.nulls != 1 else ''} hold a "
+            verb = "rows hold" if self.nulls != 1 else "row holds"
+            parts.append(f"{what}: {self.nulls} {verb} a "
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
@@ -385,16 +386,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
-    enc = _Encoder(mech.input_labels)
-    out_pieces = []
-    for piece in pieces:
-        for start in range(0, len(piece), CHUNK_ROWS):
-            codes = enc.encode_arrow(piece.slice(start, CHUNK_ROWS))
-            if codes is None or enc.failed:
-                continue
-            out_pieces.append(sampler.draw(codes, generator))
-    if enc.failed:
-        raise enc.error(what)
+    out_pieces = _arrow_indices(mech, sampler, pieces, generator, what)
     out_type = _arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
     results = []
@@ -407,6 +399,22 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     if chunked:
         return pa.chunked_array(results, type=out_type)
     return results[0]
+
+
+def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
+                   generator: np.random.Generator, what: str) -> list[np.ndarray]:
+    """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
+    enc = _Encoder(mech.input_labels)
+    out_pieces = []
+    for piece in pieces:
+        for start in range(0, len(piece), CHUNK_ROWS):
+            codes = enc.encode_arrow(piece.slice(start, CHUNK_ROWS))
+            if codes is None or enc.failed:
+                continue
+            out_pieces.append(sampler.draw(codes, generator))
+    if enc.failed:
+        raise enc.error(what)
+    return out_pieces
 
 
 def _n_chunks(n: int) -> int:
@@ -452,6 +460,23 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                             else None)
         cat = pd.Categorical.from_codes(idx, categories=out_cats)
         return pd.Series(cat, index=s.index, name=s.name)
+    if isinstance(s.array, pd.arrays.ArrowExtensionArray | pd.arrays.ArrowStringArray):
+        # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
+        # than going through Python objects
+        import pyarrow as pa
+
+        pa_arr = pa.array(s.array)
+        pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]
+        parts = _arrow_indices(mech, sampler, pieces, generator, what)
+        idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+            try:
+                out_type = _arrow_output_type(mech, pa_arr.type)
+                taken = pa.array(list(mech.output_labels), type=out_type).take(pa.array(idx))
+                return pd.Series(pd.array(taken, dtype=s.dtype), index=s.index, name=s.name)
+            except (TypeError, ValueError, pa.ArrowException):
+                pass
+        return pd.Series(_output_array(mech, None)[idx], index=s.index, name=s.name)
     if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
         vals = s.to_numpy(dtype=object, na_value=None)
     elif s.dtype.kind in "biuf" and s.dtype != object:
