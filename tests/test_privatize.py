@@ -288,3 +288,17 @@ def test_permutation_mechanism_maps_every_label_exactly(labels, data):
     assert pmlkit.privatize(mech, pd.Series(vals, dtype=object)).tolist() == expected
     assert pmlkit.privatize(mech, pa.array(vals, type=pa.array(labels).type)).to_pylist() \
         == expected
+
+
+def test_arrow_backed_pandas_series():
+    mech = Mechanism(np.array([[0.9, 0.1], [0.2, 0.8]]), (1, 2), (1, 2))
+    s = pd.Series([1, 2, 2, 1] * 50, dtype="int64[pyarrow]", index=np.arange(200)[::-1])
+    out = pmlkit.privatize(mech, s, rng=1)
+    assert out.dtype == s.dtype and out.index.equals(s.index)
+    # same draws as the numpy path from the same seed (same stream, same order)
+    ref = pmlkit.privatize(mech, s.to_numpy(dtype=np.int64), rng=1)
+    assert out.tolist() == ref.tolist()
+    with pytest.raises(DataError, match="1 row holds a null"):
+        pmlkit.privatize(mech, pd.Series([1, None, 2], dtype="int64[pyarrow]"))
+    strs = pd.Series(["Male", "Female"] * 100, dtype=pd.ArrowDtype(pa.string()))
+    assert pmlkit.privatize(SEX, strs, rng=3).dtype == strs.dtype
