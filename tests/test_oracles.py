@@ -71,11 +71,19 @@ def priors(draw: st.DrawFn, n: int, positive: bool = True) -> np.ndarray:
     return raw / raw.sum()
 
 
+def _lp_safe(w: np.ndarray) -> np.ndarray:
+    """Entries below 1e-4 set to 0 (HiGHS' tolerances are absolute, ~1e-7: a 1e-12 entry
+    would be read as 0 by the oracle, not by pmlkit), rows renormalised."""
+    w = np.where(w < 1e-4, 0.0, w)
+    w[w.sum(axis=1) == 0, 0] = 1.0
+    return w / w.sum(axis=1, keepdims=True)
+
+
 def _random_instance(rng: np.random.Generator, n: int, m: int) -> np.ndarray:
     w = rng.dirichlet(np.full(m, 0.7), size=n)
     w[rng.random((n, m)) < 0.15] = 0.0
     w[w.sum(axis=1) == 0, 0] = 1.0
-    return w / w.sum(axis=1, keepdims=True)
+    return _lp_safe(w / w.sum(axis=1, keepdims=True))
 
 
 # --------------------------------------------------------------------------------------
@@ -273,13 +281,14 @@ def test_sensitivity_bound_dominates_linprog_sensitivity(w: np.ndarray,
     is at most the theorem's bound (with eps = eps_min(W, p), the tightest admissible)."""
     from pmlkit.bounds import sensitivity_bound
 
+    w = _lp_safe(w)
     p = data.draw(priors(w.shape[0]))
     beta = data.draw(st.floats(0.0, 0.999)) * 2 * float(p.min())
     eps = pmlkit.eps_min(w, p)
     bound = sensitivity_bound(eps, p, beta)
     minima = np.array([_lp_min_over_l1_ball(w[:, j], p, beta) for j in range(w.shape[1])])
     exact = _capacity_from_column_minima(w, minima) - eps
-    assert exact <= bound + 1e-7 * max(1.0, abs(bound))
+    assert exact <= bound + 1e-6 * max(1.0, abs(bound))  # HiGHS tolerance
 
 
 @_needs("pmlkit.bounds", "lipschitz_bound", "leakage_bound")
@@ -294,6 +303,7 @@ def test_lipschitz_and_leakage_bounds_hold(w: np.ndarray, data: st.DataObject) -
     ``eps_min(W,Q) <= eps - log(1 - e^eps ||P-Q||_1 / 2)`` with ``eps = eps_min(W, P)``."""
     from pmlkit.bounds import leakage_bound, lipschitz_bound
 
+    w = _lp_safe(w)
     n = w.shape[0]
     p = data.draw(priors(n))
     q = data.draw(priors(n))
@@ -301,5 +311,5 @@ def test_lipschitz_and_leakage_bounds_hold(w: np.ndarray, data: st.DataObject) -
     e_p, e_q = pmlkit.eps_min(w, p), pmlkit.eps_min(w, q)
     minima = np.array([_lp_min_over_l1_ball(w[:, j], p, dist) for j in range(w.shape[1])])
     cap = _capacity_from_column_minima(w, minima)
-    assert abs(e_p - e_q) <= lipschitz_bound(cap, dist) * (1 + 1e-6) + 1e-9
+    assert abs(e_p - e_q) <= lipschitz_bound(cap, dist) * (1 + 1e-6) + 1e-6
     assert e_q <= leakage_bound(e_p, dist) * (1 + 1e-9) + 1e-9
