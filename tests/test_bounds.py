@@ -231,3 +231,11 @@ def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, 
     assert exact <= bound * (1 + 1e-9) + 1e-12
     if first_region:
         assert exact == pytest.approx(bound, rel=1e-7, abs=1e-12)
+
+
+def test_single_category_prior_huge_eps():
+    # N = 1: region 1 for every eps; e^eps overflows for eps >= 710
+    assert pk.sensitivity_bound(710.0, [1.0], 0.0) == 0.0
+    assert pk.sensitivity_bound(1000.0, [1.0], 1e-300) == math.inf
+    assert pk.sensitivity_bound(1.0, [1.0], 0.1) == pytest.approx(
+        -math.log(1 - 0.05 * math.expm1(1.0)))

@@ -128,7 +128,12 @@ def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
     pmin = float(p.min())
     k = privacy_region(e, p)
     if k == 1:
-        x = b / 2.0 * math.expm1(e) / pmin if pmin > 0 else np.full_like(b, np.inf)
+        if pmin <= 0:
+            x = np.full_like(b, np.inf)
+        elif e <= 700.0:
+            x = b / 2.0 * math.expm1(e) / pmin
+        else:  # only for N = 1 (region 1 reaches eps = inf): e^eps - 1 = e^eps in floats
+            x = _half_beta_exp(b / pmin, e)
     else:
         x = _half_beta_exp(b, e)
     out = _neg_log1m(np.asarray(x, dtype=np.float64))
