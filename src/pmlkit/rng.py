@@ -37,6 +37,11 @@ kernel's CSPRNG); on machines with AES-NI, AESCounter is the faster of the two (
 brief measured ~48M vs ~34M uniforms/s under load). pmlkit uses the key directly (not randomgen's
 64-bit ``seed`` path), so the key carries the full 128 bits of OS entropy.
 
+Caveats: randomgen implements the AES-CTR construction but is not an audited
+cryptographic library, and the key and state live in the process's memory (and travel to
+Dask workers inside their task). Whoever needs a certified DRBG (e.g. NIST SP 800-90A)
+can pass their own ``numpy.random.Generator`` (it is then recorded as caller-supplied).
+
 Child streams
 -------------
 :meth:`RandomSource.spawn` gives independent streams (for example one per Dask partition
