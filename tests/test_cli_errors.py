@@ -184,5 +184,7 @@ def test_fuzz_cli_never_crashes(args: list[str]) -> None:
 def _report_cli_examples(request: pytest.FixtureRequest) -> object:
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and CLI_EXAMPLES["n"]:
-        reporter.write_line(f"CLI fuzzing examples run: {CLI_EXAMPLES['n']}")
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capman is not None and CLI_EXAMPLES["n"]:
+        with capman.global_and_fixture_disabled():
+            reporter.write_line(f"\nCLI fuzzing examples run: {CLI_EXAMPLES['n']}")

@@ -472,9 +472,11 @@ def _report_example_count(request: pytest.FixtureRequest) -> Any:
     """After the module: print how many fuzzing examples ran (quoted in the closing note)."""
     yield
     reporter = request.config.pluginmanager.get_plugin("terminalreporter")
-    if reporter is not None and EXAMPLES:
-        reporter.write_line(f"fuzzing examples run: {sum(EXAMPLES.values())} "
-                            + json.dumps(dict(EXAMPLES)))
+    capman = request.config.pluginmanager.get_plugin("capturemanager")
+    if reporter is not None and capman is not None and EXAMPLES:
+        with capman.global_and_fixture_disabled():
+            reporter.write_line(f"\nfuzzing examples run: {sum(EXAMPLES.values())} "
+                                + json.dumps(dict(EXAMPLES)))
 
 
 # --------------------------------------------------------------------------------------
