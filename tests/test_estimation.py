@@ -276,3 +276,8 @@ def test_nested_list_is_not_a_label_sequence():
         pk.empirical_distribution([{"a": 1}, {"b": 2}])
     # tuples are hashable labels
     assert pk.empirical_distribution([(1, 2), (3, 4), (1, 2)]).counts.tolist() == [2, 1]
+
+
+def test_nested_pyarrow_column_is_rejected():
+    with pytest.raises(ValidationError, match="hashable labels"):
+        pk.empirical_distribution(pa.array([[1, 2], [3]]))

@@ -152,6 +152,10 @@ def _to_numpy_labels(samples: Any) -> Any:
                                     "them explicitly before estimating a distribution")
             if pa.types.is_dictionary(samples.type):
                 samples = samples.cast(samples.type.value_type)
+            if pa.types.is_nested(samples.type):
+                raise ValidationError(
+                    f"samples must be 1-D with hashable labels, got a pyarrow column of type "
+                    f"{samples.type}")
             if len(samples) == 0:
                 return np.array([])
             vc = pc.value_counts(samples)  # hash-based, in C++
