@@ -281,3 +281,26 @@ def test_nested_list_is_not_a_label_sequence():
 def test_nested_pyarrow_column_is_rejected():
     with pytest.raises(ValidationError, match="hashable labels"):
         pk.empirical_distribution(pa.array([[1, 2], [3]]))
+
+
+labels_st = st.one_of(st.integers(-5, 5), st.text(max_size=2), st.booleans(),
+                      st.tuples(st.integers(0, 2), st.text(max_size=1)),
+                      st.none(), st.just(float("nan")), st.floats(-2, 2))
+
+
+@given(st.lists(labels_st, max_size=30))
+def test_fuzz_labels_match_counter_or_raise_pml_error(values):
+    import collections
+
+    try:
+        d = pk.empirical_distribution(values)
+    except pk.PMLError:
+        has_null = any(v is None or (isinstance(v, float) and v != v) for v in values)
+        assert has_null or not values
+        return
+    ref = collections.Counter(values)  # Python's own notion of equal labels
+    got = dict(zip(d.categories, d.counts.tolist(), strict=True))
+    assert sorted(got.values()) == sorted(ref.values())
+    assert all(got[k] == v for k, v in ref.items())
+    assert d.m == len(values)
+    np.testing.assert_allclose(d.p.sum(), 1.0)
