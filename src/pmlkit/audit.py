@@ -25,7 +25,8 @@ What is a violation, per family (``AuditRow.event`` states it in words):
     at ``eps' = log(e^eps / (1 + beta e^eps / 2))`` (eq. LPsubset; only where the paper's
     condition ``beta < 2 min p_hat`` holds and ``eps' >= 0``; other trials are *refused*).
 ``laplace``
-    The scale ``b`` of :func:`pmlkit.additive.calibrate_laplace` has true PML
+    The scale ``b`` of :func:`pmlkit.additive.calibrate_laplace` (with every confidence
+    set of :data:`pmlkit.confidence.METHODS`) has true PML
     ``laplace_eps(b, min P) > eps + 1e-9`` (Prop. Laplaceleakage at the true prior).
 ``gaussian``
     For each trial, the smallest inner eps on a grid whose claimed delta (method "paper" or
@@ -407,11 +408,12 @@ def _labels(truth: _Truth) -> np.ndarray:
 def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequence[float],
                    radius_scale: float, tallies: list[_Tally]) -> None:
     from .additive import calibrate_laplace, laplace_eps, laplace_scale_uncertain
+    from .confidence import METHODS
     from .estimation import l1_radius
     from .leakage import eps_min
     from .sets import L1Ball
 
-    methods = ("l1", "box-lower") if radius_scale == 1.0 else ("l1",)
+    methods = METHODS if radius_scale == 1.0 else ("l1",)
     for delta in deltas:
         if delta >= 1:
             continue
@@ -538,7 +540,7 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     ----------
     trials
         Trials per (family, delta) for the design family; the cheaper families use more
-        (Laplace 5x, coverage 4x, Gaussian 2x), so that every rate is estimated with
+        (Laplace 3x, coverage 4x, Gaussian 2x), so that every rate is estimated with
         comparable effort. Each trial draws a fresh true distribution and sample.
     seed
         Integer seed of the simulation (research reproducibility; the audit protects no
@@ -603,10 +605,10 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
         _audit_design(truths, small, eps_of, ds, scale, tallies)
         say(f"design: {t} trials per delta")
     if "laplace" in fams:
-        truths = _binary_truths(streams[1], 5 * t)
-        eps_of = [_LAPLACE_EPS[i % len(_LAPLACE_EPS)] for i in range(5 * t)]
+        truths = _binary_truths(streams[1], 3 * t)
+        eps_of = [_LAPLACE_EPS[i % len(_LAPLACE_EPS)] for i in range(3 * t)]
         _audit_laplace(truths, eps_of, ds, scale, tallies)
-        say(f"laplace: {5 * t} trials per delta")
+        say(f"laplace: {3 * t} trials per delta")
     if "gaussian" in fams:
         truths = _binary_truths(streams[2], 2 * t)
         _audit_gaussian(truths, streams[2], ds, scale, tallies)
@@ -621,7 +623,9 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
         "design": {"m": list(_DESIGN_SIZES), "eps": list(_DESIGN_EPS), "N": [2, 10],
                    "exact_max_N": _EXACT_MAX_N, "mutual_information_max_N": _MI_MAX_N,
                    "confidence": list(_DESIGN_CONFIDENCE), "trials": t},
-        "laplace": {"m": list(_ADDITIVE_SIZES), "eps": list(_LAPLACE_EPS), "trials": 5 * t},
+        "laplace": {"m": list(_ADDITIVE_SIZES), "eps": list(_LAPLACE_EPS),
+                    "confidence": "every method of pmlkit.confidence.METHODS",
+                    "trials": 3 * t},
         "gaussian": {"m": list(_ADDITIVE_SIZES), "sigma": list(_GAUSS_SIGMAS),
                      "eps_grid": [float(_GAUSS_GRID[0]), float(_GAUSS_GRID[-1]),
                                   int(_GAUSS_GRID.size)], "trials": 2 * t},

@@ -18,7 +18,7 @@ EXIT_AUDIT_FAILED = 4
 
 @click.command(name="audit")
 @click.option("--trials", type=click.IntRange(min=1), default=60, show_default=True,
-              help="Trials per delta for the designers (5x for Laplace, 4x for coverage, "
+              help="Trials per delta for the designers (3x for Laplace, 4x for coverage, "
                    "2x for the Gaussian).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the simulation (research reproducibility; the audit protects "
