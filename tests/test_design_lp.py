@@ -438,3 +438,15 @@ def test_invalid_arguments(kwargs, err, match):
 def test_infeasible_set():
     with pytest.raises(InfeasibleError, match="lower"):
         optimal_mechanism_for_set(Box([0.6, 0.6], [1.0, 1.0]), 0.5, prior=[0.5, 0.5])
+
+
+@FAST
+@given(st.floats(0.0, 30.0), st.floats(0.0, 4.0))
+def test_eps_prime_formula(eps, beta):
+    """eq. optimalepsdash against mpmath."""
+    import mpmath
+
+    ref = mpmath.log(mpmath.e**eps / (1 + beta * mpmath.e**eps / 2))
+    assert eps_prime(eps, beta) == pytest.approx(float(ref), rel=1e-12, abs=1e-12)
+    with pytest.raises(ValidationError, match="eps"):
+        eps_prime(-1.0, beta)

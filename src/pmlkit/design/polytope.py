@@ -47,9 +47,13 @@ from ..errors import ValidationError
 __all__ = ["MechanismPolytope", "eps_prime", "exact_polytope", "robust_polytope"]
 
 
-def eps_prime(eps: float, beta: float) -> float:
+def eps_prime(eps: Any, beta: Any) -> float:
     """``eps' = log( e^eps / (1 + beta e^eps / 2) )`` (eq. optimalepsdash), computed as
-    ``-log(e^-eps + beta/2)``; may be negative (then ``M(eps', p)`` is empty)."""
+    ``-log(e^-eps + beta/2)``; may be negative (then ``M(eps', p)`` is empty).
+
+    ``eps >= 0`` and ``beta >= 0`` are checked (ValidationError)."""
+    eps = check_eps(eps)
+    beta = check_radius(beta)
     return -math.log(math.exp(-eps) + beta / 2.0)
 
 
