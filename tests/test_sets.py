@@ -329,3 +329,19 @@ def test_sample_rng_arguments():
             ball.sample(2, bad)
     with pytest.raises(ValidationError, match="k must be"):
         ball.sample(-1, 0)
+
+
+def test_column_blocks_give_the_same_minima(monkeypatch):
+    import pmlkit.sets as sets_mod
+
+    rng = np.random.default_rng(9)
+    w = rng.random((6, 23))
+    p = rng.dirichlet(np.ones(6))
+    cases = [pk.L1Ball(p, 0.3), pk.Box(np.clip(p - 0.1, 0, 1), np.clip(p + 0.1, 0, 1)),
+             pk.VertexSet(rng.dirichlet(np.ones(6), size=3))]
+    whole = [u.min_linear(w) for u in cases]
+    monkeypatch.setattr(sets_mod, "_BLOCK", 13)  # 2 columns per block
+    for u, ref in zip(cases, whole, strict=True):
+        np.testing.assert_array_equal(u.min_linear(w), ref)
+    np.testing.assert_allclose(cases[0].min_linear(w),
+                               [lp_ball(p, 0.3, w[:, j]) for j in range(23)], atol=1e-9)

@@ -28,6 +28,9 @@ from .errors import InfeasibleError, ValidationError
 
 __all__ = ["Box", "L1Ball", "UncertaintySet", "VertexSet", "set_from_dict"]
 
+#: Entries per block of columns in :meth:`UncertaintySet.min_linear` (bounds memory).
+_BLOCK = 2**21
+
 
 def _readonly(a: np.ndarray) -> np.ndarray:
     a = np.array(a, dtype=np.float64, copy=True)
@@ -145,7 +148,17 @@ class UncertaintySet(abc.ABC):
 
     def _min_linear(self, w: np.ndarray) -> np.ndarray:
         """Minima for a validated float64 ``(N, M)`` matrix (no input checks: fast path used
-        by :mod:`pmlkit.worstcase`)."""
+        by :mod:`pmlkit.worstcase`). Columns are processed in blocks of about
+        :data:`_BLOCK` entries so that the temporaries of the greedy (a few ``N x M``
+        arrays) stay bounded for large mechanisms."""
+        n, m = w.shape
+        step = max(1, _BLOCK // max(n, 1))
+        if m <= step:
+            return self._min_linear_block(w)
+        return np.concatenate([self._min_linear_block(w[:, j:j + step])
+                               for j in range(0, m, step)])
+
+    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
         return np.einsum("mn,nm->m", self._argmin_linear(w), w)
 
     def _support_mask(self) -> np.ndarray | None:
@@ -252,7 +265,7 @@ class L1Ball(UncertaintySet):
         q[rows, np.argmin(wt, axis=1)] += take.sum(axis=1)
         return q
 
-    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
         """Greedy value ``Q . w`` summed term by term, ``Q = p - take + (sum take) e_min``:
         no cancellation (``p . w - gain`` would lose the relative accuracy of a tiny
         minimum, which is what sets the capacity)."""
@@ -399,7 +412,7 @@ class Box(UncertaintySet):
         q[np.arange(m)[:, None], order] += add  # distinct (row, entry) pairs
         return q
 
-    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
         wt, order, add = self._greedy(w)
         vals = np.take_along_axis(wt, order, axis=1)
         return self.lower @ w + np.einsum("mk,mk->m", add, vals)
@@ -482,7 +495,7 @@ class VertexSet(UncertaintySet):
         vals = self.vertices @ w
         return np.asarray(self.vertices)[np.argmin(vals, axis=0)].copy()
 
-    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
         return (self.vertices @ w).min(axis=0)
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
