@@ -30,7 +30,9 @@ What is a violation, per family (``AuditRow.event`` states it in words):
     ``laplace_eps(b, min P) > eps + 1e-9`` (Prop. Laplaceleakage at the true prior).
 ``gaussian``
     For each trial, the smallest inner eps on a grid whose claimed delta (method "paper" or
-    "direct" of :func:`pmlkit.additive.gaussian_tradeoff`, with ``delta2 = delta / 2``) is
+    "direct" of :func:`pmlkit.additive.gaussian_tradeoff`, with ``delta2 = delta / 2``; and
+    the same two curves of :func:`pmlkit.additive.calibrate_gaussian` over the nearly
+    tight ``"box-cp"`` set) is
     ``<= delta`` is released with its ``eps_out``; the violation is over the sample *and*
     the output: ``{P outside the l1-ball} or {Y in E_eps_out(P)}``, where the output event
     is drawn exactly as ``U < P_Y(E_eps_out(P))`` with ``U`` uniform
@@ -104,6 +106,7 @@ _DESIGN_CONFIDENCE = ("l1", "box-cp", "auto")
 _ADDITIVE_SIZES = (50, 200, 1_000, 5_000)
 _LAPLACE_EPS = (0.1, 0.5, 1.0, 2.0)
 _GAUSS_SIGMAS = (1.5, 2.0)
+_GAUSS_CONFIDENCE = ("box-cp",)   # beyond the paper's ball (calibrate_gaussian)
 _GAUSS_GRID = np.concatenate([np.geomspace(0.01, 1.0, 25), np.geomspace(1.1, 12.0, 20)])
 
 
@@ -223,12 +226,12 @@ class AuditResult:
                 "settings": dict(self.settings), "rows": [r.to_dict() for r in self.rows]}
 
     def __str__(self) -> str:
-        head = (f"{'family':9} {'method':28} {'delta':>8} {'viol/trials':>12} {'rate':>7} "
+        head = (f"{'family':9} {'method':34} {'delta':>8} {'viol/trials':>12} {'rate':>7} "
                 f"{'CP upper':>8} {'p-value':>8} {'inside':>7} {'cond.exc':>8}  result")
         lines = [head, "-" * len(head)]
         for r in self.rows:
             lines.append(
-                f"{r.family:9} {r.method:28} {r.delta:8.2g} "
+                f"{r.family:9} {r.method:34} {r.delta:8.2g} "
                 f"{f'{r.violations}/{r.trials}':>12} {r.rate:7.4f} {r.upper:8.4f} "
                 f"{r.p_value:8.3g} {r.inside:7d} {r.conditional_exceptions:8d}  "
                 f"{'ok' if r.passed else 'FAIL'}"
@@ -448,6 +451,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
 def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequence[float],
                     radius_scale: float, tallies: list[_Tally]) -> None:
     from .additive import (
+        calibrate_gaussian,
         gaussian_delta1,
         gaussian_tradeoff,
         gaussian_tradeoff_interval,
@@ -498,6 +502,34 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                 d1 = float(gaussian_delta1(sigma, truth.p_hat, beta, grid[k]))
                 tally.add(violated, ins, ins and out_prob > d1 + 1e-12)
             tallies.append(tally)
+        if radius_scale != 1.0:
+            continue
+        for conf in _GAUSS_CONFIDENCE:
+            pair = {c: _Tally("gaussian", f"calibrate_gaussian[{conf}, {c}]", delta,
+                              "{P outside the set} or {Y in E_eps_out(P)} (as above) for "
+                              f"calibrate_gaussian(confidence={conf!r}), curve {c!r}")
+                    for c in ("paper", "direct")}
+            for t, truth in enumerate(truths):
+                sigma = sigmas[t]
+                cal = _try(calibrate_gaussian, _labels(truth), sigma, delta2, positive=1,
+                           eps=grid, confidence=conf)
+                for curve, tally in pair.items():
+                    if cal is None:
+                        tally.refused += 1
+                        continue
+                    eps_out = np.asarray(getattr(cal, f"{curve}_eps"))
+                    delta_out = np.asarray(getattr(cal, f"{curve}_delta"))
+                    ok = np.flatnonzero((delta_out <= delta) & np.isfinite(eps_out))
+                    if ok.size == 0:
+                        tally.refused += 1
+                        continue
+                    k = int(ok[0])
+                    ins = _inside(cal.uncertainty_set, truth.p)
+                    out_prob = gaussian_violation_probability(sigma, tuple(truth.p),
+                                                              float(eps_out[k]))
+                    violated = (not ins) or bool(u[d_i, t] < out_prob)
+                    tally.add(violated, ins, ins and out_prob > float(cal.delta1[k]) + 1e-12)
+            tallies.extend(pair.values())
 
 
 def _audit_coverage(truths: list[_Truth], deltas: Sequence[float], radius_scale: float,
@@ -627,6 +659,7 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
                     "confidence": "every method of pmlkit.confidence.METHODS",
                     "trials": 3 * t},
         "gaussian": {"m": list(_ADDITIVE_SIZES), "sigma": list(_GAUSS_SIGMAS),
+                     "confidence": ["l1", *_GAUSS_CONFIDENCE],
                      "eps_grid": [float(_GAUSS_GRID[0]), float(_GAUSS_GRID[-1]),
                                   int(_GAUSS_GRID.size)], "trials": 2 * t},
         "coverage": {"m": list(_ADDITIVE_SIZES), "N": [2, 10], "trials": 4 * t},
