@@ -83,6 +83,21 @@ def mech_file(tmp: Path, tamper: Callable[[dict], None] | None = None) -> Path:
     return path
 
 
+def forged_certificate(tmp: Path) -> Path:
+    """A certified mechanism whose certified eps was lowered and whose digest was recomputed
+    (a deliberate forgery the digest cannot catch; the certificate re-check must)."""
+    ball = pmlkit.L1Ball(P, 0.1)
+    mech = pmlkit.Mechanism(W, uncertainty_set=ball.to_dict(),
+                            certified_eps=pmlkit.leakage_capacity(W, ball))
+    doc = mech.to_dict()
+    doc["certified_eps"] = doc["certified_eps"] / 2
+    doc.pop("sha256")
+    doc["sha256"] = pmlkit.Mechanism._digest(doc)
+    path = tmp / "forged.json"
+    path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
 def _set(key: str, value: Any) -> Callable[[dict], None]:
     def f(doc: dict) -> None:
         doc[key] = value
@@ -258,6 +273,9 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism.load(path)", "tampered matrix (digest mismatch)",
          lambda t: pmlkit.Mechanism.load(mech_file(t, _set("matrix", [[0.9, 0.1], [0.3, 0.7]]))),
          MechanismFileError, r"'sha256' does not match its content"),
+    Case("pmlkit.Mechanism.load(path)", "certified eps understated, digest recomputed",
+         lambda t: pmlkit.Mechanism.load(forged_certificate(t)), MechanismFileError,
+         r"certifies eps .* but its worst case .* the guarantee does not hold"),
     Case("pmlkit.Mechanism.load(path)", "unknown format version",
          lambda t: pmlkit.Mechanism.load(mech_file(t, _set("format_version", 99))),
          MechanismFileError, r"'format_version' must be 1, got 99"),
@@ -554,6 +572,9 @@ CASES: list[Case] = [
          cli("assess", "--mechanism",
              lambda t: mech_file(t, _set("matrix", [[0.9, 0.1], [0.3, 0.7]])),
              "--prior", "0.4,0.6"), 1, r"sha256"),
+    Case("pmlkit assess", "forged certificate (digest recomputed)",
+         cli("assess", "--mechanism", forged_certificate, "--prior", "0.4,0.6"), 1,
+         r"guarantee does not hold"),
     Case("pmlkit assess", "missing mechanism file",
          cli("assess", "--mechanism", lambda t: t / "nope.json", "--prior", "0.4,0.6"),
          1, r"nope\.json"),

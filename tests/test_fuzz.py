@@ -490,6 +490,7 @@ FOUND: list[tuple[str, str, tuple[Any, ...]]] = [
      (1.3407807929942597e154, (1.0, 0.0), 0.0)),               # NaN (sigma^2 overflows)
     ("pmlkit.bounds", "sensitivity_bound", (710.0, [1.0], 0.0)),  # OverflowError
     ("pmlkit.bounds", "eps_bound", (710.0, 0.0)),
+    ("pmlkit.design", "exact_polytope", ("box", 710.0)),        # OverflowError in exp(eps)
 ]
 
 
@@ -499,8 +500,72 @@ def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
     if not _has(module, func):
         pytest.skip(f"{module}.{func} not available yet")
     fn = getattr(importlib.import_module(module), func)
+    if args and args[0] == "box":  # a set argument, built here
+        from pmlkit.sets import Box
+
+        args = (Box([0.2, 0.2], [0.8, 0.8]), *args[1:])
     try:
         out = fn(*args)
     except PMLError:
         return
-    _finite_or_inf(out, f"{func}{args}")
+    if not hasattr(out, "A_ub"):
+        _finite_or_inf(out, f"{func}{args}")
+
+
+# --------------------------------------------------------------------------------------
+# the design paths: whatever comes back must meet its own certificate
+# --------------------------------------------------------------------------------------
+
+@_needs("pmlkit.design", "design_from_samples")
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(counts=st.lists(st.integers(0, 40), min_size=1, max_size=5), eps=weird,
+       delta=weird, conf=st.sampled_from(["l1", "box-cp", "box-kl", "l1-kappa", "auto"]),
+       utility=st.sampled_from(["mutual_information", "accuracy"]))
+def test_fuzz_design_from_samples(counts: list[int], eps: Any, delta: Any, conf: str,
+                                  utility: str) -> None:
+    """Random small samples and parameters: a PMLError, or a mechanism whose certificate
+    holds (``certified_eps <= eps`` and the exact worst case over the recorded set is at
+    most ``certified_eps``)."""
+    import warnings
+
+    from pmlkit.design import design_from_samples
+    from pmlkit.errors import PMLWarning
+    from pmlkit.sets import set_from_dict
+    from pmlkit.worstcase import leakage_capacity
+
+    EXAMPLES["design_from_samples"] += 1
+    samples = np.repeat(np.arange(len(counts)), counts)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PMLWarning)
+            res = design_from_samples(samples, eps, delta, confidence=conf, utility=utility)
+    except PMLError:
+        return
+    mech = res.mechanism
+    _check_loaded(mech)
+    cert = res.guarantee.certified_eps
+    assert cert <= float(eps) + 1e-9
+    uset = set_from_dict(dict(mech.uncertainty_set))
+    assert leakage_capacity(mech, uset) <= cert + 1e-9
+    again = Mechanism.from_dict(json.loads(mech.to_json()))  # the file re-verifies it
+    assert np.array_equal(np.asarray(again), np.asarray(mech))
+
+
+@_needs("pmlkit.additive", "calibrate_laplace", "laplace_eps")
+@FUZZ
+@given(n_neg=st.integers(0, 60), n_pos=st.integers(0, 60), eps=weird, delta=weird,
+       conf=st.sampled_from(["l1", "box-cp", "box-lower", "l1-kappa", "auto"]))
+def test_fuzz_calibrate_laplace(n_neg: int, n_pos: int, eps: Any, delta: Any,
+                                conf: str) -> None:
+    """A PMLError, or a scale meeting eps for the smallest p_min of the returned set."""
+    from pmlkit.additive import calibrate_laplace, laplace_eps
+
+    EXAMPLES["calibrate_laplace"] += 1
+    samples = ["no"] * n_neg + ["yes"] * n_pos
+    try:
+        cal = calibrate_laplace(samples, eps, delta, positive="yes", confidence=conf)
+    except PMLError:
+        return
+    assert cal.b >= 0 and not math.isnan(cal.b)
+    if 0 < cal.b < math.inf:
+        assert laplace_eps(cal.b, cal.p_min_lower) <= cal.eps + 1e-12
