@@ -250,8 +250,9 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     eps
         Target ``>= 0``.
     beta
-        l1 radius ``>= 0`` (0: fixed prior). Any radius is accepted; exact for sub-convex
-        utilities when ``beta <= 2 min(prior)`` and ``N <= 12`` (see the module docstring).
+        l1 radius ``>= 0`` (0: fixed prior). Any radius is accepted (``beta >= 2 min(prior)``
+        and zero entries included); sub-convex utilities are exact for ``N <= 12`` (see the
+        module docstring), linear ones for every N.
     utility
         ``"mutual_information"``, ``"accuracy"``, an ``N x M`` gain array or a callable
         ``mu(column, prior)`` (module docstring).

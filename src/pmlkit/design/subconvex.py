@@ -214,7 +214,11 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         q0 = (np.asarray(uset.center, dtype=np.float64) if isinstance(uset, L1Ball)
               else uset.argmin_linear(np.zeros(n))[0])
     e = math.exp(min(eps, 700.0))
-    digits = (np.arange(3**n)[:, None] // (3 ** np.arange(n))[None, :]) % 3  # (K, n)
+    digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
+    codes = np.arange(3**n, dtype=np.int32)
+    for k in range(n):  # one pass per alphabet entry (n <= 12), vectorised over codes
+        digits[:, k] = codes % 3
+        codes //= 3
     top, mid, bot = digits == 2, digits == 1, digits == 0
     parts = []
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
