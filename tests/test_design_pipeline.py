@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pmlkit
 from pmlkit.design import (
@@ -171,3 +173,20 @@ def test_top_level_names():
     assert pmlkit.design_from_samples is pmlkit.design.design_from_samples
     assert pmlkit.randomized_response is pmlkit.design.randomized_response
     assert pmlkit.optimal_binary is pmlkit.design.optimal_binary
+
+
+@settings(max_examples=12)
+@given(st.lists(st.integers(0, 400), min_size=2, max_size=5).filter(lambda c: sum(c) > 0),
+       st.floats(0.0, 2.0), st.floats(1e-9, 1.0))
+def test_from_counts_certified_and_never_worse(counts, eps, delta):
+    """Any counts (zeros included): certified over the set, and never worse than the
+    paper's eps' design (eq. LPsubset) nor than randomized response."""
+    emp = EmpiricalDistribution.from_counts(counts)
+    r = design_from_samples(emp, eps, delta)
+    g = r.guarantee
+    assert g.certified_eps <= eps + 1e-9
+    assert pmlkit.leakage_capacity(r.mechanism, set_from_dict(g.set)) <= eps + 1e-9
+    assert g.optimality == "exact"
+    if g.utility_eps_prime_design is not None:
+        assert g.utility_value >= g.utility_eps_prime_design - 1e-8
+    assert g.utility_value >= g.utility_randomized_response - 1e-8
