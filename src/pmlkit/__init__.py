@@ -136,6 +136,7 @@ __all__ = [
     "privatize_with_report",
     "randomized_response",
     "sensitivity_bound",
+    "worst_case_distribution",
 ]
 
 
@@ -181,4 +182,4 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
     from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information
-    from .worstcase import leakage_capacity, leakage_sensitivity
+    from .worstcase import leakage_capacity, leakage_sensitivity, worst_case_distribution

@@ -143,7 +143,7 @@ def _as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
         raise ValidationError(f"{name} must not contain inf, got {fmt(arr)}")
     if (arr < 0).any():
         bad = arr[arr < 0][0]
-        raise ValidationError(f"{name} entries must be >= 0, got {bad!r} in {fmt(arr)}")
+        raise ValidationError(f"{name} entries must be >= 0, got {float(bad)!r} in {fmt(arr)}")
     return arr
 
 
@@ -170,7 +170,7 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
     if bad.size:
         i = int(bad[0])
         raise ValidationError(
-            f"{name} rows must sum to 1 (tolerance {tol:g}), row {i} sums to {sums[i]!r}")
+            f"{name} rows must sum to 1 (tolerance {tol:g}), row {i} sums to {float(sums[i])!r}")
     return arr.copy()
 
 
