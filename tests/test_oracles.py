@@ -313,3 +313,41 @@ def test_lipschitz_and_leakage_bounds_hold(w: np.ndarray, data: st.DataObject) -
     cap = _capacity_from_column_minima(w, minima)
     assert abs(e_p - e_q) <= lipschitz_bound(cap, dist) * (1 + 1e-6) + 1e-6
     assert e_q <= leakage_bound(e_p, dist) * (1 + 1e-9) + 1e-9
+
+
+# --------------------------------------------------------------------------------------
+# privatisation samples from W: chi-square goodness of fit (scipy.stats)
+# --------------------------------------------------------------------------------------
+
+@_needs("pmlkit.privatization", "privatize")
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_privatize_output_frequencies_match_the_mechanism(seed: int) -> None:
+    """For each input label, the outputs drawn by :func:`pmlkit.privatize` follow that row
+    of W: Pearson chi-square test per row at level 1e-4 (Bonferroni over the rows), and a
+    row with zeros never produces a zero-probability output. Seeded (research mode)."""
+    from scipy.stats import chisquare
+
+    rng = np.random.default_rng(100 + seed)
+    n, m = int(rng.integers(2, 6)), int(rng.integers(2, 6))
+    w = rng.dirichlet(np.ones(m), size=n)
+    w[0, 0] = 0.0
+    w[0] /= w[0].sum()
+    labels_in = [f"x{i}" for i in range(n)]
+    labels_out = [f"y{j}" for j in range(m)]
+    mech = pmlkit.Mechanism(w, tuple(labels_in), tuple(labels_out))
+    per_row = 20_000
+    values = np.repeat(np.array(labels_in, dtype=object), per_row)
+    rng.shuffle(values)
+    out = np.asarray(pmlkit.privatize(mech, values, rng=seed), dtype=object)
+    assert out.shape == values.shape
+    for i, lab in enumerate(labels_in):
+        got = out[values == lab]
+        counts = np.array([(got == y).sum() for y in labels_out])
+        assert counts.sum() == per_row
+        support = w[i] > 0
+        assert (counts[~support] == 0).all()
+        if support.sum() == 1:  # a deterministic row
+            assert counts[support][0] == per_row
+            continue
+        res = chisquare(counts[support], per_row * w[i][support])
+        assert res.pvalue > 1e-4 / n, (i, counts, per_row * w[i])
