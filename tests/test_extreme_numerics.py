@@ -390,3 +390,30 @@ def test_leakage_capacity_n_10000(beta: float) -> None:
     ref = max(mp.log(M(w[:, j].max()) / mp_min_over_ball(w[:, j], p, beta))
               for j in range(2))
     _close(capacity(w, ball_cls(p, beta)), ref, rel=1e-9)
+
+
+@pytest.mark.parametrize("sigma,q_hat,m,eps", [
+    (1.5, 0.7, 10**12, 0.3),            # m = 10^12: an interval of width ~5e-6
+    (1.5, 1 - 1e-12, 10**12, 0.3),      # p_min = 1e-12 at the edge of the simplex
+    (2.0, 0.5, 10**12, 1e-9),           # eps = 1e-9
+    (2.0, 0.3, 10**4, 50.0),            # eps = 50: nothing violates
+])
+def test_gaussian_delta1_and_tradeoff(sigma: float, q_hat: float, m: int, eps: float) -> None:
+    """``delta_1 = sup`` over the ball of ``P_Y(E_eps(P))``: at least the mpmath value on a
+    201-point grid of the interval (endpoints included), and above it by no more than the
+    grid can miss (the function is smooth on such short intervals)."""
+    delta1 = _fn("pmlkit.additive", "gaussian_delta1")
+    tradeoff = _fn("pmlkit.additive", "gaussian_tradeoff")
+    l1_radius = _fn("pmlkit.estimation", "l1_radius")
+    delta2 = 1e-6
+    beta = l1_radius(delta2, m, 2)
+    lo, hi = max(q_hat - beta / 2, 0.0), min(q_hat + beta / 2, 1.0)
+    grid = [M(lo) + (M(hi) - M(lo)) * k / 200 for k in range(201)]
+    ref = max(mp_gauss_violation(sigma, (1 - q, q), eps) for q in grid)
+    got = delta1(sigma, (1 - q_hat, q_hat), beta, eps)
+    assert math.isfinite(got) and 0.0 <= got <= 1.0
+    assert mp.mpf(got) >= ref - mp.mpf("1e-12") * max(1, ref)
+    assert mp.mpf(got) <= ref + mp.mpf("1e-9")
+    e_out, d_out = tradeoff(sigma, (1 - q_hat, q_hat), m, delta2, eps, method="direct")
+    assert e_out == eps
+    _close(d_out, M(got) + M(delta2) - M(got) * M(delta2), rel=1e-12, abs_=1e-300)
