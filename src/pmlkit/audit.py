@@ -42,6 +42,12 @@ What is a violation, per family (``AuditRow.event`` states it in words):
     The set of :func:`pmlkit.confidence.confidence_set` (each method of
     :data:`pmlkit.confidence.METHODS`) does not contain ``P``.
 
+Why the test is valid: trials are independent; the concentration and the sample size are
+cycled (stratified), so trial ``t`` violates with its own probability ``r_t``, and the
+guarantee says ``r_t <= delta`` for *every* true distribution, hence for every stratum. A
+sum of independent Bernoulli(``r_t <= delta``) is stochastically smaller than
+Binomial(trials, delta), so the exact one-sided binomial test keeps its level.
+
 For every row: the observed violations out of the trials, a one-sided Clopper-Pearson upper
 confidence bound at level ``1 - alpha`` on the violation rate, and the p-value of the exact
 one-sided binomial test of ``H0: rate <= delta`` (rejected when ``p < alpha``, default
