@@ -603,6 +603,13 @@ CASES: list[Case] = [
     Case("pmlkit audit", "trials = 0", cli("audit", "--trials", "0"), 2, r"--trials"),
     Case("pmlkit reproduce", "unknown figure", cli("reproduce", "--figure", "nope"), 2,
          r"--figure"),
+    Case("pmlkit reproduce", "--data folder that does not exist",
+         cli("reproduce", "--figure", "laplace_adult", "--data", lambda t: t / "nowhere",
+             "--out", lambda t: t / "figs", "--iterations", "1"), 1, r"nowhere"),
+    Case("pmlkit demo", "eps NaN", cli("demo", "--eps", "nan"), 1,
+         r"eps must be in \[0, inf\], got nan"),
+    Case("pmlkit demo", "delta > 1", cli("demo", "--delta", "2"), 1,
+         r"delta must be in \(0, 1\], got 2\.0"),
     Case("pmlkit nope", "unknown command", cli("nope"), 2, r"(?i)no such command"),
 ]
 
