@@ -104,7 +104,7 @@ EPS_TOL = 1e-9
 
 _DESIGN_SIZES = (100, 1_000, 10_000)
 _DESIGN_EPS = (0.5, 1.0, 2.0)
-_EXACT_MAX_N = 4            # the exact robust designer enumerates 2^N extreme rays
+_EXACT_MAX_N = 6            # the exact robust designer enumerates 2^N extreme rays
 _MI_MAX_N = 8               # beyond, design_from_samples runs with the (linear) accuracy
 #: Confidence sets of design_from_samples audited: the paper's ball, the nearly tight
 #: Clopper-Pearson box, and the automatic choice.
