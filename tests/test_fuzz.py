@@ -569,3 +569,82 @@ def test_fuzz_calibrate_laplace(n_neg: int, n_pos: int, eps: Any, delta: Any,
     assert cal.b >= 0 and not math.isnan(cal.b)
     if 0 < cal.b < math.inf:
         assert laplace_eps(cal.b, cal.p_min_lower) <= cal.eps + 1e-12
+
+
+# --------------------------------------------------------------------------------------
+# privatisation: random values and random CSV files
+# --------------------------------------------------------------------------------------
+
+PRIV_VALUES = st.sampled_from(["F", "M", "X", "", " F", None, math.nan, 0, 1, 1.0, True,
+                               "f", "nan", "None"])
+
+
+@_needs("pmlkit.privatization", "privatize")
+@FUZZ
+@given(values=st.lists(PRIV_VALUES, max_size=8),
+       container=st.sampled_from(["list", "numpy", "pandas", "pyarrow"]),
+       int_labels=st.booleans())
+def test_fuzz_privatize_values(values: list[Any], container: str, int_labels: bool) -> None:
+    """A PMLError, or one output per record, each an output label of the mechanism, and
+    every input a known label (nothing silently mapped or dropped)."""
+    import pandas as pd
+    import pyarrow as pa
+
+    from pmlkit.privatization import privatize
+
+    EXAMPLES["privatize (values)"] += 1
+    labels = (0, 1) if int_labels else ("F", "M")
+    mech = Mechanism([[0.8, 0.2], [0.3, 0.7]], labels, ("A", "B"))
+    data: Any = values
+    try:
+        if container == "numpy":
+            data = np.array(values, dtype=object)
+        elif container == "pandas":
+            data = pd.Series(values, dtype=object)
+        elif container == "pyarrow":
+            data = pa.array([None if isinstance(v, float) and math.isnan(v) else v
+                             for v in values if not isinstance(v, bool)]
+                            if all(isinstance(v, str) or v is None for v in values)
+                            else [str(v) for v in values])
+    except (pa.ArrowException, TypeError, ValueError):
+        return  # the container itself refused the values
+    try:
+        out = privatize(mech, data, rng=0)
+    except PMLError:
+        return
+    out_list = out.to_pylist() if hasattr(out, "to_pylist") else \
+        list(np.asarray(out, dtype=object).ravel())
+    assert len(out_list) == len(data)
+    assert set(out_list) <= {"A", "B"}
+    # nulls and unknown labels are never privatised silently
+    assert not any(v is None or (isinstance(v, float) and math.isnan(v)) for v in values)
+    assert "X" not in values and "" not in values
+
+
+@_needs("pmlkit.privatization", "privatize_file")
+@FUZZ
+@given(rows=st.lists(st.sampled_from(["F", "M", "X", "", "null", "NA", '"F"', "F,M", " M"]),
+                     max_size=8),
+       header=st.sampled_from(["sex", "sex,other", "other", ""]),
+       out_ext=st.sampled_from([".csv", ".parquet"]))
+def test_fuzz_privatize_file(rows: list[str], header: str, out_ext: str) -> None:
+    """Random CSV files: a DataError (output untouched), or an output with one privatised
+    row per input row, holding only output labels."""
+    from pmlkit.io import read_column
+    from pmlkit.privatization import privatize_file
+
+    EXAMPLES["privatize_file"] += 1
+    mech = Mechanism([[0.8, 0.2], [0.3, 0.7]], ("F", "M"), ("A", "B"))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = Path(tmp) / "in.csv"
+        src.write_text(header + "\n" + "".join(r + "\n" for r in rows), encoding="utf-8")
+        out = Path(tmp) / f"out{out_ext}"
+        try:
+            privatize_file(mech, src, out, "sex", rng=0)
+        except PMLError:
+            assert not out.exists()
+            return
+        col = read_column(out, "sex").to_pylist()
+    assert set(col) <= {"A", "B"}
+    assert "sex" in header.split(",")
+    assert "X" not in rows  # an unknown label is an error, never privatised
