@@ -52,13 +52,17 @@ def bench_linear() -> None:
 
 def bench_subconvex() -> None:
     print("\n2. sub-convex (mutual information), exact robust design (extreme-ray LP)")
-    print(f"{'N':>5} {'rays':>8} {'seconds':>9} {'I (nats)':>9} {'eps design':>11}")
+    print(f"{'N':>5} {'case':>28} {'rays':>8} {'seconds':>9} {'I (nats)':>9} "
+          f"{'eps design':>11}")
     for n in (4, 8, 10, 12):
         rng = np.random.default_rng(n)
         p = rng.dirichlet(np.full(n, 5.0))
-        m, dt = timed(lambda p=p: optimal_mechanism(p, 0.5, beta=p.min()))
-        print(f"{n:>5} {m.parameters['method'].split('(')[1].split()[0]:>8} {dt:>9.2f} "
-              f"{m.parameters['utility_value']:>9.5f} {m.parameters['design_eps']:>11.6g}")
+        for case, beta in (("beta = p_min (2-level rays)", p.min()),
+                           ("beta = 0.3 > 2 p_min (3-level)", 0.3)):
+            m, dt = timed(lambda p=p, beta=beta: optimal_mechanism(p, 0.5, beta=beta))
+            rays = m.parameters["method"].split("(")[1].split()[0]
+            print(f"{n:>5} {case:>28} {rays:>8} {dt:>9.2f} "
+                  f"{m.parameters['utility_value']:>9.5f} {m.parameters['design_eps']:>11.6g}")
 
 
 def adult_counts(path: Path) -> tuple[list[str], np.ndarray]:

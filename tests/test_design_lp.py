@@ -450,3 +450,25 @@ def test_eps_prime_formula(eps, beta):
     assert eps_prime(eps, beta) == pytest.approx(float(ref), rel=1e-12, abs=1e-12)
     with pytest.raises(ValidationError, match="eps"):
         eps_prime(-1.0, beta)
+
+
+@pytest.mark.parametrize("eps", [15.0, 29.0, 35.0, 710.0, 1e6])
+@pytest.mark.parametrize("p,beta", [([0.5, 0.3, 0.2], 0.0), ([0.5, 0.3, 0.2], 0.1),
+                                    ([0.5, 0.3, 0.2], 0.5), ([0.5, 0.5, 0.0], 0.5)])
+def test_large_eps_still_certified(eps, p, beta):
+    """exp(eps) overflows past 709.78 and LP entries of order e^-eps are below HiGHS'
+    tolerance: designs stay certified (capped at eps = 30 / floor-repaired)."""
+    for utility in ("mutual_information", "accuracy"):
+        m = optimal_mechanism(p, eps, beta=beta, utility=utility)
+        assert m.certified_eps <= eps + 1e-9
+        assert pmlkit.leakage_capacity(m, L1Ball(p, beta)) <= eps + 1e-9
+    # with a large budget the fixed prior gets the identity (I = H(X))
+    if beta == 0:
+        h = -sum(x * math.log(x) for x in p if x > 0)
+        assert mi(optimal_mechanism(p, eps), p) == pytest.approx(h, abs=1e-9)
+
+
+def test_randomized_response_huge_eps_is_not_the_identity():
+    m = randomized_response(3, 1e6)
+    assert m.certified_eps == pytest.approx(700.0)
+    assert (m.matrix > 0).all()

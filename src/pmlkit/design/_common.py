@@ -11,8 +11,8 @@ tolerance (we ask for 1e-10). LP-based designers clip negative entries to 0 and 
 row by its sum. Row rescaling by factors ``1 + d_i`` changes any PML ratio by at most
 ``(1 + max d)/(1 + min d)``, i.e. eps by about ``2 max|d_i|`` (``~2e-10``), which the
 certification tolerance of 1e-9 absorbs. Should the repaired matrix still fail
-certification, :func:`solve_certified` solves again at ``eps - 1e-8`` and then
-``eps - 1e-6`` (:data:`MARGINS`; the margin used is recorded as ``design_eps``), and raises
+certification, :func:`solve_certified` solves again at ``eps - 1e-8``, ``eps - 1e-6``
+and ``eps - 1e-4`` (:data:`MARGINS`; the margin used is recorded as ``design_eps``), and raises
 :class:`CertificationError` only if all fail.
 """
 
@@ -27,12 +27,26 @@ import numpy as np
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
 
-__all__ = ["CERTIFY_TOL", "MARGINS", "certify", "repair_rows", "solve_certified", "solve_lp"]
+__all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "exp_capped", "repair_rows",
+           "solve_certified", "solve_lp"]
 
 #: Allowed excess of the certified eps over the target.
 CERTIFY_TOL = 1e-9
+#: LP and extreme-ray designs use ``min(eps, EPS_CAP)``: since ``M(30, P)`` is a subset of
+#: ``M(eps, P)`` for ``eps >= 30``, the result is still certified at eps; the designs differ
+#: only through likelihood ratios above ``e^30 ~ 1.1e13`` (priors with entries below
+#: ~1e-13, or zero-probability categories of a set), and without the cap the LP
+#: coefficients would exceed what HiGHS handles (it treats 1e20 as infinite) or overflow.
+EPS_CAP = 30.0
+
+
+def exp_capped(eps: float) -> float:
+    """``e^min(eps, EPS_CAP)`` (never overflows)."""
+    return math.exp(min(eps, EPS_CAP))
+
+
 #: Margins tried in turn by :func:`solve_certified` (design at ``eps - margin``).
-MARGINS = (0.0, 1e-8, 1e-6)
+MARGINS = (0.0, 1e-8, 1e-6, 1e-4)
 
 _HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -40,13 +54,35 @@ _HIGHS_OPTIONS = {
 }
 
 
+def floor_repair(w: np.ndarray, eps: float) -> np.ndarray | None:
+    """Raise every entry of each column to at least ``e^-eps`` times the column's maximum,
+    taking the added mass from each row's largest entry (rows keep summing to 1).
+
+    Then ``min_i W[i, j] >= e^-eps max_i W[i, j]`` for every column, so
+    ``max_i W[i, j] <= e^eps min_Q Q . W[:, j]`` for EVERY distribution ``Q``: certified over
+    any set. Used for large eps, where the exact optimum has entries of order ``e^-eps``
+    that the LP cannot resolve (HiGHS' absolute tolerance). Valid when the moved mass
+    cannot push a row's largest entry below its column's floor: ``eps >= log(M (M + 1))``;
+    returns ``None`` otherwise."""
+    n, m = w.shape
+    if eps < math.log(m * (m + 1.0)):
+        return None
+    floor = w.max(axis=0) * math.exp(-min(eps, 700.0))
+    add = np.maximum(floor[None, :] - w, 0.0)
+    out = w + add
+    k = np.argmax(w, axis=1)
+    out[np.arange(n), k] -= add.sum(axis=1)
+    return out
+
+
 def solve_certified(build: Callable[[float], np.ndarray], uset: Any, eps: float, *,
                     what: str) -> tuple[np.ndarray, float]:
     """Run ``build(eps_design)`` for ``eps_design = max(eps - margin, 0)`` over
-    :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``.
+    :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``;
+    for large eps, a solution that fails is repaired with :func:`floor_repair` first.
 
     Returns the matrix and the eps it was designed at; raises :class:`CertificationError`
-    if no margin works."""
+    if nothing certifies."""
     from ..worstcase import leakage_capacity
 
     cert = math.nan
@@ -56,6 +92,9 @@ def solve_certified(build: Callable[[float], np.ndarray], uset: Any, eps: float,
         cert = float(leakage_capacity(w, uset))
         if cert <= eps + CERTIFY_TOL:
             return w, ed
+        fixed = floor_repair(w, eps)
+        if fixed is not None and float(leakage_capacity(fixed, uset)) <= eps + CERTIFY_TOL:
+            return fixed, ed
     raise CertificationError(
         f"{what}: the designed mechanism's worst-case eps over the set is {cert!r}, above "
         f"the target eps {eps!r} even when designed at eps - {MARGINS[-1]:g}")
@@ -83,18 +122,22 @@ def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = N
     return np.asarray(res.x, dtype=np.float64)
 
 
-#: LP entries below this are solver noise and set to 0 (a column holding only noise on a
-#: few rows could otherwise be emptied by a distribution of the set: infinite leakage).
-NOISE = 1e-11
+#: A column whose largest entry is below this holds only solver noise and is removed (such
+#: a column, non-zero on a few rows only, could be emptied by a distribution of the set:
+#: infinite leakage). Smaller legitimate entries of other columns are kept: at large eps a
+#: column may rightly span ratios up to e^30.
+NOISE_COLUMN = 1e-9
 
 
 def repair_rows(w: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
-    """Set LP noise (entries below :data:`NOISE`, including negatives) to 0 and divide
+    """Clip negative LP noise to 0, remove noise-only columns (max entry below
+    :data:`NOISE_COLUMN`, set to 0 so that the output alphabet keeps its size) and divide
     rows by their sums.
 
     Raises ``PMLError`` if a row sum is further than ``tol`` from 1 (a solver failure,
     never expected)."""
-    w = np.where(w < NOISE, 0.0, w)
+    w = np.where(w < 0, 0.0, w)
+    w[:, w.max(axis=0) < NOISE_COLUMN] = 0.0
     s = w.sum(axis=1)
     if np.any(np.abs(s - 1.0) > tol):
         raise PMLError(f"LP solution rows sum to {s.min()!r}..{s.max()!r}, not 1: "

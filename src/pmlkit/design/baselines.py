@@ -65,8 +65,9 @@ def randomized_response(n: Any, eps: Any) -> Mechanism:
 
     n = check_count(n, "n", minimum=2)
     eps = check_eps(eps)
-    # divide by e^eps to stay finite for large eps
-    e = math.exp(-eps)
+    # divide by e^eps to stay finite for large eps; beyond eps = 700 the off-diagonal would
+    # underflow to 0 (the identity, not LDP at all), so eps > 700 is built at 700
+    e = math.exp(-min(eps, 700.0))
     off = e / (1.0 + (n - 1) * e)
     diag = 1.0 / (1.0 + (n - 1) * e)
     w = np.full((n, n), off)
@@ -116,7 +117,7 @@ def extremal_high_privacy(prior: Any, eps: Any) -> Mechanism:
         raise ValidationError(
             f"eps must be <= log(1/(1 - p_min)) = {limit!r} (first privacy region) for the "
             f"high-privacy closed form, got {eps!r}")
-    e = math.exp(eps)
+    e = math.exp(min(eps, 700.0))  # no overflow; exact for eps <= 700
     w = np.tile(e * p, (p.size, 1))
     np.fill_diagonal(w, np.clip(1.0 - e * (1.0 - p), 0.0, None))
     w = w / w.sum(axis=1, keepdims=True)  # exact up to rounding

@@ -67,7 +67,7 @@ def optimal_binary(p_hat: Any, beta: Any, eps: Any) -> Mechanism:
         raise ValidationError(
             f"eps must be <= -log(p1 - beta/2) = {limit!r} (Thm optimalbinary: first "
             f"privacy region over the ball), got {eps!r}")
-    e = math.exp(eps)
+    e = math.exp(min(eps, 700.0))  # no overflow; exact for eps <= 700
     h = beta / 2
     w = np.array([[e * (1 - p1 + h), 1 - e * (1 - p1 - h)],
                   [1 - e * (p1 - h), e * (p1 + h)]]) / (1 + beta * e)

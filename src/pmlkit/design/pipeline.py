@@ -38,7 +38,7 @@ import numpy as np
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
 from ..errors import PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
-from ._common import CERTIFY_TOL, certify, solve_certified
+from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
 from .guarantee import DesignResult, Guarantee
 from .linear import gain_matrix, linear_design_matrix
@@ -226,7 +226,7 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
         "utility_value": util.value(w, p),
         "optimality": optimality,
         "method": method,
-        "design_eps": ed,
+        "design_eps": min(ed, EPS_CAP),
         "prior": p.tolist(),
     }
     if isinstance(uset, L1Ball):

@@ -43,6 +43,7 @@ import numpy as np
 
 from .._validation import as_distribution, check_count, check_eps, check_radius, fmt
 from ..errors import ValidationError
+from ._common import exp_capped
 
 __all__ = ["MechanismPolytope", "eps_prime", "exact_polytope", "robust_polytope"]
 
@@ -54,6 +55,8 @@ def eps_prime(eps: Any, beta: Any) -> float:
     ``eps >= 0`` and ``beta >= 0`` are checked (ValidationError)."""
     eps = check_eps(eps)
     beta = check_radius(beta)
+    if beta == 0:
+        return eps
     return -math.log(math.exp(-eps) + beta / 2.0)
 
 
@@ -221,7 +224,7 @@ def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
     tt = np.broadcast_to(t, (n, m))
     ss = np.broadcast_to(s, (n, m))
     b.rows("ub", [tt.ravel(), w.ravel()], [1.0, -1.0], 0.0)
-    b.rows("ub", [w.ravel(), ss.ravel()], [1.0, -math.exp(ep)], 0.0)
+    b.rows("ub", [w.ravel(), ss.ravel()], [1.0, -exp_capped(ep)], 0.0)
     # s_j - sum_i p_i W[i, j] - beta/2 t_j = 0
     b.rows("eq", [s, w.T, t], [1.0, np.broadcast_to(-p, (m, n)), -beta / 2.0], 0.0)
     return b.build(n, m, "Prop. LCCP (2NM form)", eps, ep,
@@ -246,7 +249,7 @@ def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> Mech
     eps = check_eps(eps)
     n = int(uset.n) if hasattr(uset, "n") else 0
     m = _outputs(n_outputs, n)
-    e = math.exp(eps)
+    e = exp_capped(eps)
     if isinstance(uset, L1Ball):
         c = np.asarray(uset.center, dtype=np.float64)
         bud = min(uset.radius / 2.0, 1.0)

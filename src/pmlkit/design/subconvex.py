@@ -35,7 +35,6 @@ Extreme rays (vertices of ``K_1``):
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -43,7 +42,7 @@ import numpy as np
 
 from ..errors import PMLError, TooLargeError, ValidationError
 from ..utility import mutual_information_columns
-from ._common import drop_empty_columns, repair_rows, solve_lp
+from ._common import drop_empty_columns, exp_capped, repair_rows, solve_lp
 from .polytope import eps_prime
 
 __all__ = [
@@ -85,7 +84,7 @@ def fixed_prior_rays(p: np.ndarray, eps: float) -> np.ndarray:
     when ``eps`` is so small that no column exists (never for ``eps >= 0``: ``w = 1``)."""
     n = p.size
     _check_size(n)
-    e = math.exp(eps)
+    e = exp_capped(eps)
     sub = subset_matrix(n).astype(np.float64)  # (2^n, n)
     ps = sub @ p  # p(S)
     free = np.flatnonzero(p > 0)
@@ -112,7 +111,7 @@ def l1_ball_rays(p: np.ndarray, eps: float, beta: float) -> np.ndarray:
             f"beta must be <= 2 min(p) = {2 * float(p.min())!r} for the exact l1-ball rays, "
             f"got {beta!r}")
     ep = eps_prime(eps, beta)
-    e = math.exp(ep)
+    e = exp_capped(ep)
     parts = []
     if ep >= 0:
         parts.append(fixed_prior_rays(p, ep))
@@ -213,7 +212,7 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
     if q0 is None:
         q0 = (np.asarray(uset.center, dtype=np.float64) if isinstance(uset, L1Ball)
               else uset.argmin_linear(np.zeros(n))[0])
-    e = math.exp(min(eps, 700.0))
+    e = exp_capped(eps)
     digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
     codes = np.arange(3**n, dtype=np.int32)
     for k in range(n):  # one pass per alphabet entry (n <= 12), vectorised over codes
