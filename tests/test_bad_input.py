@@ -701,3 +701,38 @@ if __name__ == "__main__":  # regenerate the doc table
         _write()
     else:
         print(render_table())
+
+
+# --------------------------------------------------------------------------------------
+# the converse: numpy scalar types are good input, and give the same answers
+# --------------------------------------------------------------------------------------
+
+NUMPY_SCALAR_CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
+    ("l1_radius", pmlkit.l1_radius, (0.05, 1000, 4)),
+    ("l1_failure_probability", pmlkit.l1_failure_probability, (0.1, 1000, 4)),
+    ("eps_bound", pmlkit.eps_bound, (0.5, 0.1)),
+    ("delta_min", pmlkit.delta_min, (0.5, 0.7, 1000, 4)),
+    ("privacy_region", lambda e: pmlkit.privacy_region(e, P), (0.3,)),
+    ("randomized_response", lambda n, e: np.asarray(pmlkit.randomized_response(n, e)),
+     (3, 1.0)),
+    ("laplace_eps", _d(additive, "laplace_eps"), (1.5, 0.3)),
+    ("laplace_scale", _d(additive, "laplace_scale"), (0.5, 0.3)),
+    ("pldp_sigma", _d(additive, "pldp_sigma"), (1.0, 1e-5)),
+    ("gaussian_violation_probability",
+     lambda s, q, e: _d(additive, "gaussian_violation_probability")(s, (1 - q, q), e),
+     (1.5, 0.3, 0.2)),
+]
+
+
+@pytest.mark.parametrize("name,fn,args", NUMPY_SCALAR_CALLS,
+                         ids=[c[0] for c in NUMPY_SCALAR_CALLS])
+def test_numpy_scalars_are_accepted(name: str, fn: Callable[..., Any],
+                                    args: tuple[Any, ...]) -> None:
+    """np.float64 / np.float32 / np.int64 / 0-d arrays behave as the Python numbers."""
+    expected = np.asarray(fn(*args), dtype=float)
+    for conv in (np.float64, lambda x: np.asarray(x)[()], lambda x: np.array(x)):
+        np_args = tuple(conv(a) if isinstance(a, float) else np.int64(a) for a in args)
+        np.testing.assert_allclose(np.asarray(fn(*np_args), dtype=float), expected,
+                                   rtol=1e-15)
+    f32 = tuple(np.float32(a) if isinstance(a, float) else a for a in args)
+    np.testing.assert_allclose(np.asarray(fn(*f32), dtype=float), expected, rtol=1e-5)
