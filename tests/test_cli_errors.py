@@ -157,7 +157,8 @@ def argv_lists(draw: st.DrawFn) -> list[str]:
     return argv
 
 
-@settings(max_examples=150, deadline=None,
+@settings(max_examples=int(os.environ.get("PMLKIT_FUZZ_EXAMPLES", "0")) or 150, deadline=None,
+          derandomize="PMLKIT_FUZZ_EXAMPLES" not in os.environ,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(args=argv_lists())
 def test_fuzz_cli_never_crashes(args: list[str]) -> None:
