@@ -22,6 +22,8 @@ from pmlkit.errors import ValidationError
 audit = pytest.importorskip("pmlkit.audit")
 pytest.importorskip("pmlkit.design")
 
+pytestmark = pytest.mark.slow  # ~20 s: the default audit runs once per session
+
 
 @pytest.fixture(scope="module")
 def default_result() -> audit.AuditResult:
