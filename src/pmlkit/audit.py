@@ -29,12 +29,12 @@ What is a violation, per family (``AuditRow.event`` states it in words):
     set of :data:`pmlkit.confidence.METHODS`) has true PML
     ``laplace_eps(b, min P) > eps + 1e-9`` (Prop. Laplaceleakage at the true prior).
 ``gaussian``
-    For each trial, the smallest inner eps on a grid whose claimed delta (method "paper" or
-    "direct" of :func:`pmlkit.additive.gaussian_tradeoff`, with ``delta2 = delta / 2``; and
-    the same two curves of :func:`pmlkit.additive.calibrate_gaussian` over the nearly
-    tight ``"box-cp"`` set) is
-    ``<= delta`` is released with its ``eps_out``; the violation is over the sample *and*
-    the output: ``{P outside the l1-ball} or {Y in E_eps_out(P)}``, where the output event
+    For each trial, the curve (method "paper" or "direct" of
+    :func:`pmlkit.additive.gaussian_tradeoff` with ``delta2 = delta / 2``, and the same two
+    curves of :func:`pmlkit.additive.calibrate_gaussian` over the nearly tight ``"box-cp"``
+    set) is computed on a grid of inner eps, and its first point with claimed delta
+    ``<= delta`` is released with its ``eps_out``. The violation is over the sample *and*
+    the output: ``{P outside the set} or {Y in E_eps_out(P)}``, where the output event
     is drawn exactly as ``U < P_Y(E_eps_out(P))`` with ``U`` uniform
     (:func:`pmlkit.additive.gaussian_violation_probability`, closed form). Its probability
     is at most ``delta2 + (1 - delta2) delta1 <= delta`` when the guarantee holds.
