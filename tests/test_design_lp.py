@@ -472,3 +472,38 @@ def test_randomized_response_huge_eps_is_not_the_identity():
     m = randomized_response(3, 1e6)
     assert m.certified_eps == pytest.approx(700.0)
     assert (m.matrix > 0).all()
+
+
+def l1box_vertices(c: np.ndarray, beta: float, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """Vertices of {Q in simplex, ||Q - c||_1 <= beta, lo <= Q <= hi} in (Q, s) space."""
+    n = c.size
+    eye = np.eye(n)
+    z = np.zeros((n, n))
+    a_ub = np.block([[-eye, z], [eye, -eye], [-eye, -eye],
+                     [np.zeros((1, n)), np.ones((1, n))], [eye, z], [-eye, z]])
+    b_ub = np.concatenate([np.zeros(n), c, -c, [beta], hi, -lo])
+    a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
+    v = enumerate_vertices(a_ub, b_ub, a_eq, np.ones(1))[:, :n]
+    return np.unique(np.round(v, 10), axis=0)
+
+
+@pytest.mark.parametrize("c,beta,lo,hi,eps", [
+    ([0.5, 0.3, 0.2], 0.5, [0.35, 0.2, 0.05], [0.7, 0.4, 0.3], 0.4),
+    ([0.6, 0.4, 0.0], 0.6, [0.4, 0.2, 0.0], [0.8, 0.6, 0.1], 1.0),
+    ([0.4, 0.3, 0.2, 0.1], 0.3, [0.3, 0.2, 0.1, 0.0], [0.5, 0.4, 0.3, 0.2], 0.3),
+])
+def test_l1_box_intersection_exact(c, beta, lo, hi, eps):
+    from pmlkit.sets import L1BoxSet
+
+    c, lo, hi = np.array(c), np.array(lo), np.array(hi)
+    uset = L1BoxSet(c, beta, lo, hi)
+    qs = l1box_vertices(c, beta, lo, hi)
+    m = optimal_mechanism_for_set(uset, eps, utility="accuracy")
+    ref = linear_over_vertices(c, eps, qs, np.eye(c.size))
+    assert pmlkit.utility.accuracy(m, c) == pytest.approx(ref, abs=1e-6)
+    assert m.certified_eps <= eps + 1e-9
+    s = optimal_mechanism_for_set(uset, eps)
+    assert s.parameters["optimality"] == "exact"
+    best = best_over_vertices(slice_vertices(c, eps, qs), c)
+    assert mi(s, c) == pytest.approx(best, abs=1e-7)
+    assert s.certified_eps <= eps + 1e-9

@@ -190,3 +190,16 @@ def test_from_counts_certified_and_never_worse(counts, eps, delta):
     if g.utility_eps_prime_design is not None:
         assert g.utility_value >= g.utility_eps_prime_design - 1e-8
     assert g.utility_value >= g.utility_randomized_response - 1e-8
+
+
+def test_every_confidence_method_designs_exactly():
+    from pmlkit.confidence import METHODS, confidence_set
+
+    counts = np.array([500, 300, 150, 50, 0])
+    emp = EmpiricalDistribution.from_counts(counts)
+    for meth in METHODS:
+        r = design_from_samples(emp, 0.5, 1e-3, confidence=meth)
+        uset = confidence_set(counts, 1e-3, method=meth).set
+        assert pmlkit.leakage_capacity(r.mechanism, uset) <= 0.5 + 1e-9, meth
+        assert r.guarantee.optimality == "exact", meth
+        assert r.guarantee.utility_value >= r.guarantee.utility_randomized_response - 1e-9

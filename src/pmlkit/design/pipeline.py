@@ -15,7 +15,7 @@ Utilities (``utility=``):
 
 Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
 ``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
-an l1-ball of any radius (zero counts included) or a box (three-level rays,
+an l1-ball of any radius (zero counts included), a box or their intersection (three-level rays,
 :func:`~pmlkit.design.subconvex.three_level_rays`); for any N, the fixed prior in the first
 privacy region (closed form). Elsewhere (``N > 12``, vertex sets) the designer returns the
 best certified candidate among (a) the linear-utility LP
@@ -97,7 +97,7 @@ def _exact_rays(uset: Any, p: np.ndarray) -> Callable[[float], np.ndarray] | Non
     ``None`` (vertex sets): fixed prior -> :func:`fixed_prior_rays` (``N 2^(N-1)``);
     l1-ball with ``beta <= 2 p_min`` -> :func:`l1_ball_rays` (``~N 2^N``); any other l1-ball
     or a box -> :func:`three_level_rays` (``3^N``)."""
-    from ..sets import Box, L1Ball
+    from ..sets import Box, L1Ball, L1BoxSet
 
     if isinstance(uset, L1Ball):
         c = np.asarray(uset.center, dtype=np.float64)
@@ -107,7 +107,7 @@ def _exact_rays(uset: Any, p: np.ndarray) -> Callable[[float], np.ndarray] | Non
         if r <= 2 * float(c.min()):
             return lambda e: l1_ball_rays(c, e, r)
         return lambda e: three_level_rays(uset, e)
-    if isinstance(uset, Box):
+    if isinstance(uset, Box | L1BoxSet):
         q0 = p if uset.contains(p) else None
         return lambda e: three_level_rays(uset, e, q0)
     return None
@@ -214,7 +214,7 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
                     "certified lower bound")
             w, method = _fallback(uset, p, eps, util)
             why = (f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else
-                   "exact rays are enumerated for l1-balls and boxes only")
+                   "exact rays are enumerated for l1-balls and boxes only, not vertex sets")
             optimality = f"lower bound ({why}): {method}"
             warnings.warn(f"{designer}: no exact sub-convex optimum for this case ({why}); "
                           f"returning a certified lower bound: {method}", PMLWarning,
@@ -282,19 +282,22 @@ def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = No
                               utility: Any = "mutual_information",
                               allow_fallback: bool = False,
                               labels: Sequence[Any] | None = None) -> Mechanism:
-    """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, vertex set).
+    """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, their
+    intersection, vertex set).
 
-    ``prior`` (where the utility is evaluated) defaults to the ball's center; it is required
-    for other sets. Linear utilities are exact for every set (:func:`exact_polytope`);
-    sub-convex ones follow the module docstring."""
-    from ..sets import L1Ball, UncertaintySet
+    ``prior`` (where the utility is evaluated) defaults to the set's center (l1-balls and
+    their intersections with boxes); it is required for other sets. Linear utilities are
+    exact for every set (:func:`exact_polytope`); sub-convex ones follow the module
+    docstring."""
+    from ..sets import UncertaintySet
 
     if not isinstance(uncertainty_set, UncertaintySet):
         raise ValidationError(
             f"uncertainty_set must be a pmlkit.sets set, got {fmt(uncertainty_set)}")
     if prior is None:
-        if not isinstance(uncertainty_set, L1Ball):
-            raise ValidationError("prior is required for sets other than L1Ball")
+        if not hasattr(uncertainty_set, "center"):
+            raise ValidationError(
+                "prior is required for sets without a center (boxes, vertex sets)")
         prior = uncertainty_set.center
     p = as_distribution(prior, "prior")
     eps = check_eps(eps)

@@ -25,6 +25,10 @@ the inner ``min_{Q in set} Q . w`` (an LP) through its dual:
 - box ``{lo <= Q <= hi, sum Q = 1}``: ``min_Q Q . w = max_{nu, a >= 0, b >= 0, a_i - b_i +
   nu <= w_i} (nu + lo . a - hi . b)``, so ``W[i,j] <= e^eps (nu_j + lo . a_j - hi . b_j)``
   with ``a_ij - b_ij + nu_j <= W[i,j]``.
+- l1-ball cut by a box (``L1BoxSet``): ``Q = c - d + u`` with ``0 <= d <= c - lo``,
+  ``0 <= u <= hi - c``, ``sum d = sum u <= b``; the dual of the inner max gives
+  ``W[i,j] <= e^eps (c . W_j - (c - lo) . alpha_j - (hi - c) . gamma_j - b lam_j)`` with
+  ``alpha_ij + nu_j + lam_j >= W[i,j]``, ``gamma_ij >= nu_j - W[i,j]``.
 - vertex set ``conv{v_1..v_R}``: ``W[i,j] <= e^eps v_r . W_j`` for all ``r``
   (Cor. extremalSet).
 
@@ -233,7 +237,8 @@ def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
 
 def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> MechanismPolytope:
     """The exact ``M(eps, set)`` for an :class:`~pmlkit.sets.L1Ball` (any radius),
-    :class:`~pmlkit.sets.Box` or :class:`~pmlkit.sets.VertexSet`, through LP duality.
+    :class:`~pmlkit.sets.Box`, :class:`~pmlkit.sets.L1BoxSet` or
+    :class:`~pmlkit.sets.VertexSet`, through LP duality.
 
     See the module docstring for the derivation. Beyond the paper: no assumption
     ``beta < 2 p_hat(x)``; zero counts allowed. ``x`` starts with ``W`` (row-major); the
@@ -244,7 +249,7 @@ def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> Mech
     ValidationError
         For a set of another type.
     """
-    from ..sets import Box, L1Ball, VertexSet
+    from ..sets import Box, L1Ball, L1BoxSet, VertexSet
 
     eps = check_eps(eps)
     n = int(uset.n) if hasattr(uset, "n") else 0
@@ -282,6 +287,29 @@ def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> Mech
                [1.0, -1.0, np.broadcast_to(-lo, (m, n)), np.broadcast_to(hi, (m, n))], 0.0)
         return b.build(n, m, "exact box (LP dual)", eps, None,
                        {"lower": lo.tolist(), "upper": hi.tolist()})
+    if isinstance(uset, L1BoxSet):
+        c = np.asarray(uset.center, dtype=np.float64)
+        cd = c - np.asarray(uset.lower, dtype=np.float64)  # mass each entry can give
+        cu = np.asarray(uset.upper, dtype=np.float64) - c  # mass each entry can take
+        bud = min(uset.radius / 2.0, 1.0)
+        b, w = _start(n, m)
+        al = b.var("alpha", (n, m), 0.0, np.inf)
+        ga = b.var("gamma", (n, m), 0.0, np.inf)
+        nu = b.var("nu", (m,), -np.inf, np.inf)
+        lam = b.var("lam", (m,), 0.0, np.inf)
+        s = b.var("s", (m,), -np.inf, np.inf)
+        nn = np.broadcast_to(nu, (n, m)).ravel()
+        ll = np.broadcast_to(lam, (n, m)).ravel()
+        # W_ij - alpha_ij - nu_j - lam_j <= 0 ;  nu_j - W_ij - gamma_ij <= 0
+        b.rows("ub", [w.ravel(), al.ravel(), nn, ll], [1.0, -1.0, -1.0, -1.0], 0.0)
+        b.rows("ub", [nn, w.ravel(), ga.ravel()], [1.0, -1.0, -1.0], 0.0)
+        b.rows("ub", [w.ravel(), np.broadcast_to(s, (n, m)).ravel()], [1.0, -e], 0.0)
+        # s_j = c . W_j - cd . alpha_j - cu . gamma_j - bud lam_j
+        b.rows("eq", [s, w.T, al.T, ga.T, lam],
+               [1.0, np.broadcast_to(-c, (m, n)), np.broadcast_to(cd, (m, n)),
+                np.broadcast_to(cu, (m, n)), bud], 0.0)
+        return b.build(n, m, "exact l1-ball cut by a box (LP dual)", eps, None,
+                       {"center": c.tolist(), "radius": float(uset.radius)})
     if isinstance(uset, VertexSet):
         v = np.asarray(uset.vertices, dtype=np.float64)
         r = v.shape[0]

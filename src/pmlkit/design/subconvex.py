@@ -29,8 +29,9 @@ Extreme rays (vertices of ``K_1``):
   ``0 <= t <= U``) (:func:`l1_ball_rays`). Vertices of the lifted polytope that do not
   project to vertices are still feasible points, which is harmless in the LP. The tests
   check this list against brute-force vertex enumeration.
-- **Any l1-ball or box** (beyond the paper; ``beta >= 2 p_min``, zero counts): vertices
-  have at most three levels (:func:`three_level_rays`, ``3^N`` candidates).
+- **Any l1-ball, box, or l1-ball cut by a box** (beyond the paper; ``beta >= 2 p_min``,
+  zero counts): the worst distribution depends only on the order of the column's entries
+  (greedy), so vertices have at most three levels (:func:`three_level_rays`, ``3^N`` candidates).
 """
 
 from __future__ import annotations
@@ -180,7 +181,8 @@ def ray_lp_matrix(rays: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.ndarray:
-    """Candidate extreme columns for an l1-ball of ANY radius or a box (beyond the paper).
+    """Candidate extreme columns for an l1-ball of ANY radius, a box, or an l1-ball cut by a
+    box (``L1BoxSet``) (beyond the paper).
 
     For these sets ``m(w) = min_{Q in set} Q . w`` is linear on each ordering region
     ``R_pi = {w_pi(1) >= ... >= w_pi(N)}`` (the worst ``Q`` is a greedy that depends only on
@@ -203,14 +205,16 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
     of the extreme rays. Candidates are then filtered with the exact worst case
     (``max w <= e^eps min_Q Q . w``, relative tolerance 1e-9). Returns ``(N, K)``.
     """
-    from ..sets import Box, L1Ball
+    from ..sets import Box, L1Ball, L1BoxSet
 
     n = int(uset.n)
     _check_size(n)
-    if not isinstance(uset, L1Ball | Box):
-        raise ValidationError(f"three_level_rays needs an L1Ball or Box, got {uset!r}")
+    if not isinstance(uset, L1Ball | Box | L1BoxSet):
+        raise ValidationError(
+            f"three_level_rays needs an L1Ball, Box or L1BoxSet, got {uset!r}")
     if q0 is None:
-        q0 = (np.asarray(uset.center, dtype=np.float64) if isinstance(uset, L1Ball)
+        q0 = (np.asarray(uset.center, dtype=np.float64)
+              if isinstance(uset, L1Ball | L1BoxSet)
               else uset.argmin_linear(np.zeros(n))[0])
     e = exp_capped(eps)
     digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
