@@ -490,7 +490,7 @@ def l1box_vertices(c: np.ndarray, beta: float, lo: np.ndarray, hi: np.ndarray) -
 @pytest.mark.parametrize("c,beta,lo,hi,eps", [
     ([0.5, 0.3, 0.2], 0.5, [0.35, 0.2, 0.05], [0.7, 0.4, 0.3], 0.4),
     ([0.6, 0.4, 0.0], 0.6, [0.4, 0.2, 0.0], [0.8, 0.6, 0.1], 1.0),
-    ([0.4, 0.3, 0.2, 0.1], 0.3, [0.3, 0.2, 0.1, 0.0], [0.5, 0.4, 0.3, 0.2], 0.3),
+    ([0.45, 0.45, 0.1], 0.4, [0.3, 0.3, 0.0], [0.6, 0.6, 0.2], 0.1),
 ])
 def test_l1_box_intersection_exact(c, beta, lo, hi, eps):
     from pmlkit.sets import L1BoxSet
