@@ -25,6 +25,11 @@ A UTF-8 JSON object, human readable::
     }
 
 ``uncertainty_set`` is the ``to_dict()`` of a :mod:`pmlkit.sets` object or ``null``.
+The designers of :mod:`pmlkit.design` record in ``parameters``: ``eps``, ``beta`` (l1-balls,
+else ``null``), ``utility`` and its ``utility_value`` at the estimate, ``optimality``
+(``"exact"`` or ``"lower bound (...)"``), ``method``, ``design_eps`` (the eps the LP was
+solved at), ``prior`` and ``eps_prime``; :func:`pmlkit.design.design_from_samples` adds
+``delta``, ``m`` and ``confidence``.
 Loading checks the format tag and version, the types, the matrix (finite, ``>= 0``, rows
 sum to 1 within 1e-9), the labels (unique, JSON scalars, sizes matching the matrix) and
 the SHA-256 digest; when a set and a certified eps are recorded, it recomputes the exact
