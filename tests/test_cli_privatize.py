@@ -172,3 +172,19 @@ def test_privatize_dask_engine(capsys, tmp_path, ref):
                                   check_dtype=False)
     assert (tmp_path / "out.parquet.pmlkit.json").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
+
+
+def test_privatize_dask_engine_csv_output(capsys, tmp_path, ref):
+    pytest.importorskip("distributed")
+    SEX.save(tmp_path / "m.json")
+    code, stdout, err = run(capsys, "privatize", "--mechanism", str(tmp_path / "m.json"),
+                            "--input", str(tmp_path / "ref.csv"), "--column", "sex",
+                            "--output", str(tmp_path / "out.csv"), "--engine", "dask",
+                            "--seed", "1", "--progress")
+    assert code == 0, err
+    assert "research only" in err.lower() and "100% Completed" in err
+    assert "SEEDED RUN" in stdout
+    parts = sorted((tmp_path / "out.csv").glob("part-*.csv"))
+    back = pd.concat([pd.read_csv(p) for p in parts], ignore_index=True)
+    assert len(back) == len(ref) and back["age"].tolist() == ref["age"].tolist()
+    assert set(back["sex"]) <= {"Female", "Male"}

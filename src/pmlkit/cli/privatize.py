@@ -76,7 +76,8 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
 
         report = privatize_file_dask(mech, src, output, list(columns),
                                      into=list(into) or None, rng=seed, overwrite=overwrite,
-                                     csv=csv, scheduler=scheduler)
+                                     csv=csv, scheduler=scheduler,
+                                     progress=progress_enabled(progress))
     else:
         from ..privatization.files import privatize_file
 

@@ -144,7 +144,7 @@ def _pandas_csv_kwargs(csv: Any) -> dict[str, Any]:
 def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         columns: str | Sequence[str], *, into: Any = None, rng: Any = None,
                         overwrite: bool = False, csv: Any = None, scheduler: str | None = None,
-                        ) -> Any:
+                        progress: bool = False) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
     ``output`` ending in ``.csv`` gives one CSV file per partition (with a header), else a
@@ -152,7 +152,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     when complete (nothing partial is left on failure); ``<output>.pmlkit.json`` records the
     run like :func:`pmlkit.privatization.privatize_file`. ``scheduler``: a
     ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1 started
-    and closed here. Returns a :class:`pmlkit.privatization.files.FileReport`.
+    and closed here. ``progress``: distributed's progress bar on stderr. Returns a
+    :class:`pmlkit.privatization.files.FileReport`.
     """
     import json
     import os
@@ -206,9 +207,19 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         else:
             client = distributed.Client(scheduler)
         if out.name.lower().endswith(".csv"):
-            lazy.to_csv(str(tmp / "part-*.csv"), index=False)
+            task = lazy.to_csv(str(tmp / "part-*.csv"), index=False, compute=False)
         else:
-            lazy.to_parquet(str(tmp), write_index=False)
+            task = lazy.to_parquet(str(tmp), write_index=False, compute=False)
+        futures = client.compute(task)  # to_csv gives a list of tasks, to_parquet one
+        futures = futures if isinstance(futures, list) else [futures]
+        if progress:  # distributed's text bar writes to stdout: keep stdout for --json
+            import contextlib
+            import sys
+
+            with contextlib.redirect_stdout(sys.stderr):
+                distributed.progress(futures)
+            print(file=sys.stderr)
+        client.gather(futures)
         if out.exists():
             trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old",
                                           dir=out.parent))
