@@ -17,8 +17,9 @@ column:
    randomness), and the same people with eps-LDP randomized response for comparison.
 5. Print the guarantee and the utility of both at the held-out distribution (exact, with
    :mod:`pmlkit.utility`) and measured on the privatised records: mutual information, the
-   accuracy of the best guess of X from Y (``sum_y max_x p(x) W[x, y]``; label-free, since
-   a mutual-information design names its outputs arbitrarily) and ``P[Y = X]``.
+   accuracy of the best guess of X from Y (``sum_y max_x p(x) W[x, y]``, which does not
+   depend on how outputs are named) and ``P[Y = X]`` (outputs are named after the inputs
+   they most likely come from, see :func:`pmlkit.design.optimal_mechanism`).
 
 Part 2, a worst-case tour on a built-in sample (:func:`run`):
 
@@ -240,7 +241,7 @@ def format_pipeline(doc: dict[str, Any]) -> str:
         f"  best guess of X from Y, measured      {d['measured']['best_guess_accuracy']:10.4f}   "
         f"{r['measured']['best_guess_accuracy']:10.4f}",
         f"  P[Y = X] (label match), exact         {d['accuracy']:10.4f}   {r['accuracy']:10.4f}"
-        "   (an MI design names its outputs arbitrarily)",
+        "   (outputs named after their most likely input)",
     ]
     return "\n".join(lines)
 

@@ -232,9 +232,35 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
     if isinstance(uset, L1Ball):
         params["eps_prime"] = eps_prime(eps, uset.radius)
     params.update(extra)
-    out_labels = labels if (labels is not None and w.shape[1] == n and util.linear) else None
+    if util.linear:
+        out_labels = labels if (labels is not None and w.shape[1] == n) else None
+    else:
+        w, out_labels = _name_outputs(w, p, labels)
     return certify(w, uset, eps, designer=designer, parameters=params,
                    input_labels=labels, output_labels=out_labels)
+
+
+def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
+                  ) -> tuple[np.ndarray, list[Any] | None]:
+    """Order and name the outputs of a sub-convex design.
+
+    A sub-convex utility is invariant under permuting the columns, so the LP returns them
+    in arbitrary order. Data engineers expect the privatised column to speak the input's
+    language: each output is named after a distinct input, chosen to maximise
+    ``P[Y = X] = sum_x p(x) W[x, sigma(x)]`` (a linear assignment, Hungarian method), and
+    the columns are sorted in input order. The utility and the guarantee are unchanged.
+    Only possible when there are at most N outputs (always true for a basic LP solution);
+    otherwise the outputs keep integer names.
+    """
+    from scipy.optimize import linear_sum_assignment
+
+    n, m = w.shape
+    if m > n:
+        return w, None
+    rows, cols = linear_sum_assignment(-(p[:, None] * w))
+    order = np.argsort(rows)
+    names = list(range(n)) if labels is None else list(labels)
+    return w[:, cols[order]], [names[int(r)] for r in rows[order]]
 
 
 def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
