@@ -293,10 +293,10 @@ def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndar
     m = counts.sum(axis=-1, keepdims=True).astype(np.float64)
     n = counts.shape[-1]
     if n == 2:
-        lo1, hi1 = _kl_bounds(counts[..., :1] / m, math.log(2 / delta) / m)
+        lo1, hi1 = _kl_bounds(counts[..., :1] / m, (math.log(2) - math.log(delta)) / m)
         return (np.concatenate([lo1, 1.0 - hi1], axis=-1),
                 np.concatenate([hi1, 1.0 - lo1], axis=-1))
-    lo, hi = _kl_bounds(counts / m, math.log(2 * n / delta) / m)
+    lo, hi = _kl_bounds(counts / m, (math.log(2 * n) - math.log(delta)) / m)
     return _tighten(lo, hi, counts / m)
 
 
@@ -337,7 +337,8 @@ def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
     n = counts.shape[-1]
     k_up = _batch_kappa_upper(counts, split * delta)
     f = np.asarray(phi(k_up), dtype=np.float64)
-    log_term = log_num_subsets(n) - math.log((1.0 - split) * delta)
+    # log((1 - split) delta) as a sum: the product underflows for subnormal delta
+    log_term = log_num_subsets(n) - math.log1p(-split) - math.log(delta)
     with np.errstate(divide="ignore"):
         radius = np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_term / (m * f)))
     return radius, k_up

@@ -74,9 +74,12 @@ def _thresholds(sigma: float, q: np.ndarray, eps: np.ndarray) -> tuple[np.ndarra
     e = np.expm1(-eps)  # in (-1, 0]
     r = 1.0 - q
     s2 = sigma * sigma / 2.0
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t_pos = np.where(r + e > 0, -s2 * np.log1p(e / r), np.inf)
-        t_neg = np.where(q + e > 0, -s2 * np.log1p(e / q), np.inf)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        l_pos = np.log1p(e / r)
+        l_neg = np.log1p(e / q)
+        # s2 overflows to inf for sigma > ~1e154; a zero log means the threshold is 0
+        t_pos = np.where(r + e > 0, np.where(l_pos == 0, 0.0, -s2 * l_pos), np.inf)
+        t_neg = np.where(q + e > 0, np.where(l_neg == 0, 0.0, -s2 * l_neg), np.inf)
     return t_pos, t_neg
 
 

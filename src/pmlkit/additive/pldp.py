@@ -63,4 +63,6 @@ def pldp_eps(sigma: Any, delta: Any) -> float:
     s = check_scale(sigma, "sigma") / math.sqrt(2.0)
     d = check_delta(delta, allow_one=False)
     f = _erfcinv(d)
-    return (2.0 * s * f + 1.0) / (s * s)
+    # written as 2f/s + (1/s)/s so that neither s^2 nor 2 s f can overflow or underflow
+    # on its own (tiny sigma gives inf, huge sigma gives a tiny eps, never NaN)
+    return 2.0 * f / s + (1.0 / s) / s
