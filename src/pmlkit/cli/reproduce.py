@@ -48,6 +48,12 @@ def command(figures: tuple[str, ...], all_: bool, out: pathlib.Path, iterations:
     if not figures and not all_:
         raise click.UsageError("give --figure NAME (repeatable) or --all")
     names = list(FIGURES) if all_ else list(figures)
+    if data is not None:
+        # an explicit --data must exist: skipping the Adult figures silently would hide a
+        # typo (without --data, missing data only skips those figures)
+        from ..datasets import find_adult
+
+        find_adult(data)
     show = sys.stderr.isatty() if progress is None else progress
     echo = None if as_json else click.echo
     results = reproduce(names, out, iterations=iterations, seed=seed, data=data,
