@@ -497,11 +497,13 @@ FOUND: list[tuple[str, str, tuple[Any, ...]]] = [
     ("pmlkit.bounds", "eps_bound", (710.0, 0.0)),
     ("pmlkit.design", "exact_polytope", ("box", 710.0)),        # OverflowError in exp(eps)
     ("pmlkit.confidence", "l1_kappa_set", ([1, 1], 5e-324)),     # ValueError: log(0)
+    ("pmlkit.leakage", "eps_max", ([10**400, 0],)),              # OverflowError (validator)
+    ("pmlkit.bounds", "delta_min", (0.0, 0.0, 8.98846567431158e307, 2)),  # NaN: inf * 0
 ]
 
 
 @pytest.mark.parametrize("module,func,args", FOUND,
-                         ids=[f"{f}{a}" for _, f, a in FOUND])
+                         ids=[f"{f}{a}"[:60] for _, f, a in FOUND])
 def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
     if not _has(module, func):
         pytest.skip(f"{module}.{func} not available yet")
