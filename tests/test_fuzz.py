@@ -196,9 +196,11 @@ def test_loader_deeply_nested_json(tmp_path: Path, text: str) -> None:
 @pytest.mark.parametrize("field,value", [
     ("matrix", [[10**400, 0], [0, 1]]),             # a JSON integer too large for a float
     ("certified_eps", 10**400),
-], ids=["huge-int-matrix", "huge-int-certified-eps"])
+    ("uncertainty_set", {"kind": "l1_ball", "center": [10**400, 0], "radius": 0.1}),
+], ids=["huge-int-matrix", "huge-int-certified-eps", "huge-int-set-center"])
 def test_loader_huge_integers(tmp_path: Path, field: str, value: Any) -> None:
-    doc = _redigest({**DOCS[0], field: value})
+    base = DOCS[-1] if field == "uncertainty_set" else DOCS[0]
+    doc = _redigest({**base, field: value})
     path = tmp_path / "m.json"
     path.write_text(json.dumps(doc))
     with pytest.raises(MechanismFileError):
