@@ -73,7 +73,10 @@ def check_real(
                 high_open=high_open, allow_inf=allow_inf,
             )
         raise ValidationError(f"{name} must be a real number, got {fmt(value)}")
-    x = float(value)
+    try:
+        x = float(value)
+    except OverflowError:  # a Python int beyond the float range
+        raise ValidationError(f"{name} must be a finite real number, got {fmt(value)}") from None
     lo_txt = "(" if low_open else "["
     hi_txt = ")" if high_open else "]"
     lo_val = "-inf" if low is None else f"{low:g}"
@@ -130,7 +133,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
 def _as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: huge Python int
         raise ValidationError(
             f"{name} must be a {ndim}-D array of real numbers, got {fmt(value)}") from exc
     if arr.ndim != ndim:

@@ -167,6 +167,10 @@ def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
     # e^-eps - e^-eps' = e^-eps (1 - e^-(eps' - eps)), with expm1 against cancellation
     with np.errstate(invalid="ignore"):
         gap = math.exp(-e) * -np.expm1(-(t - e))
-    log_d = log_num_subsets(n) - 2.0 * m * gap * gap
+    # gap^2 first: 2 m alone may overflow (m ~ 1e308), and inf * 0 would be NaN
+    m_f = float(m) if m < 2**1000 else math.inf
+    with np.errstate(over="ignore", invalid="ignore"):
+        decay = np.where(gap == 0, 0.0, 2.0 * (gap * gap) * m_f)
+    log_d = log_num_subsets(n) - decay
     out = np.where(log_d >= 0, 1.0, np.exp(np.minimum(log_d, 0.0)))
     return _out(np.asarray(out, dtype=np.float64), scalar)
