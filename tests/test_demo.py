@@ -32,10 +32,14 @@ def test_demo_numbers():
 
 
 def test_demo_cli(capsys):
+    """`pmlkit demo` runs the same two parts as `make demo`."""
     assert cli_main(["demo", "--json", "--eps", "0.5"]) == 0
     doc = json.loads(capsys.readouterr().out)
-    assert doc["ldp_eps"] == pytest.approx(0.5)
+    assert doc["pipeline"]["eps"] == pytest.approx(0.5)
+    assert doc["pipeline"]["guarantee"]["certified_eps"] <= 0.5 + 1e-9
+    assert doc["worst_case_tour"]["ldp_eps"] == pytest.approx(math.log(3))
     assert cli_main(["demo"]) == 0
-    assert "exact (greedy, pmlkit)" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "exact (greedy, pmlkit)" in out and "Part 1" in out
     assert cli_main(["demo", "--delta", "2"]) == 1
     assert "delta must be in (0, 1]" in capsys.readouterr().err

@@ -152,3 +152,14 @@ def test_certificate_matches_independent_recomputation(mech):
     worst = float(np.max(np.log(w.max(axis=0))[None, :] - np.log(py)))
     assert mech.certified_eps == pytest.approx(worst, abs=1e-12)
     assert L1Ball([0.3, 0.7], 0.1).to_dict() == dict(mech.uncertainty_set)
+
+
+def test_certificate_above_its_own_target_is_rejected():
+    """A file whose certified eps exceeds its recorded target eps states a false guarantee."""
+    ok = Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), designer="user",
+                   parameters={"eps": 1.2}, certified_eps=1.0986)
+    assert Mechanism.from_dict(ok.to_dict()).certified_eps == 1.0986
+    bad = Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), designer="user",
+                    parameters={"eps": 0.5}, certified_eps=1.0986)
+    with pytest.raises(MechanismFileError, match="above its own target"):
+        Mechanism.from_dict(bad.to_dict())

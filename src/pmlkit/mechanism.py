@@ -330,6 +330,12 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
+        target = mech.parameters.get("eps")
+        if (cert is not None and isinstance(target, int | float)
+                and not isinstance(target, bool) and cert > float(target) + CERTIFY_TOL):
+            raise MechanismFileError(
+                f"mechanism file certifies eps {cert!r}, above its own target "
+                f"parameters.eps = {target!r}: the stated guarantee does not hold")
         if verify and uset is not None and cert is not None:
             mech._verify_certificate()
         return mech
