@@ -238,6 +238,20 @@ def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
         table, pa.Table) else pa.RecordBatch.from_arrays(cols, names=table.column_names)
 
 
+def _open_checked(path: str | os.PathLike[str], columns: Sequence[str] | None,
+                  csv: CsvOptions | None) -> tuple[Path, str, list[str] | None]:
+    """The checks every reader makes first: the file exists, its format is known and the
+    requested columns are in it (DataError otherwise)."""
+    path = Path(path)
+    _check_exists(path)
+    fmt_ = file_format(path)
+    cols = None
+    if columns is not None:
+        cols = [str(c) for c in columns]
+        _missing_columns(path, cols, list_columns(path, csv=csv))
+    return path, fmt_, cols
+
+
 def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = None, *,
                csv: CsvOptions | None = None,
                column_types: Mapping[str, Any] | None = None) -> pa.Table:
@@ -245,12 +259,7 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
 
     Raises DataError for a missing file, a missing column (listing the available ones) or
     unreadable content."""
-    path = Path(path)
-    _check_exists(path)
-    fmt_ = file_format(path)
-    if columns is not None:
-        columns = [str(c) for c in columns]
-        _missing_columns(path, columns, list_columns(path, csv=csv))
+    path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
             import pyarrow.parquet as pq
@@ -309,12 +318,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
     first block would otherwise fail on a later block that disagrees). ``read_dictionary``
     names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels)."""
-    path = Path(path)
-    _check_exists(path)
-    fmt_ = file_format(path)
-    if columns is not None:
-        columns = [str(c) for c in columns]
-        _missing_columns(path, columns, list_columns(path, csv=csv))
+    path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
             import pyarrow.parquet as pq
