@@ -272,6 +272,27 @@ _label_sets = st.one_of(
 )
 
 
+def test_labels_with_trailing_nul_are_not_truncated():
+    """numpy's fixed-width str dtype drops trailing NULs ('\\x00' -> ''): an output label
+    must come back exactly as the mechanism names it, in every container (found by the
+    property test below in CI)."""
+    labels = ("", "00", "\x00", "0", "a\x00")
+    mech = Mechanism(np.eye(5), labels, labels)
+    vals = ["\x00", "", "a\x00", "0", "\x00"]
+    obj = np.empty(len(vals), dtype=object)
+    obj[:] = vals
+    assert pmlkit.privatize(mech, vals) == vals
+    assert pmlkit.privatize(mech, obj).tolist() == vals
+    assert pmlkit.privatize(mech, pd.Series(vals, dtype=object)).tolist() == vals
+    assert pmlkit.privatize(mech, pd.Series(vals, dtype="category")).tolist() == vals
+    assert pmlkit.privatize(mech, pd.Series(vals, dtype="string[pyarrow]")).tolist() == vals
+    assert pmlkit.privatize(mech, pa.array(vals)).to_pylist() == vals
+    # a NUL-terminated output label reached from an ordinary numpy str input
+    shifted = Mechanism(np.eye(2), ("a", "b"), ("a\x00", "b"))
+    assert pmlkit.privatize(shifted, np.array(["a", "b", "a"])).tolist() == \
+        ["a\x00", "b", "a\x00"]
+
+
 @given(_label_sets, st.data())
 def test_permutation_mechanism_maps_every_label_exactly(labels, data):
     """A deterministic permutation matrix: output must be perm(input), row by row, in every

@@ -356,11 +356,15 @@ def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
         out[:] = labels
         return out
     kind = _label_kind(labels)
-    if kind in ("mixed", "object"):
-        out = np.empty(len(labels), dtype=object)
-        out[:] = labels
-        return out
-    return np.asarray(labels)
+    if kind not in ("mixed", "object"):
+        arr = np.asarray(labels)
+        # numpy's fixed-width str/bytes dtypes drop trailing NUL characters ('\x00' would
+        # come back as ''): keep such labels as Python objects rather than change them
+        if arr.dtype.kind not in "US" or arr.tolist() == labels:
+            return arr
+    out = np.empty(len(labels), dtype=object)
+    out[:] = labels
+    return out
 
 
 def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
