@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test lint bench reproduce clean
+.PHONY: demo test fuzz lint bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,11 @@ demo: $(VENV)/.installed
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 	$(BIN)/python -m pytest
+
+# Property tests with fresh random examples (make test runs a fixed, derandomized set).
+FUZZ_EXAMPLES ?= 500
+fuzz: $(VENV)/.installed-test
+	PMLKIT_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) $(BIN)/python -m pytest -q -x
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
