@@ -613,8 +613,23 @@ def test_tighter_sets_figure(monkeypatch):
     b = scale(T.EPS_ADULT, T.DELTA_ADULT, 1000, np.array([0.24]))
     low = confidence_set([240, 760], T.DELTA_ADULT, method="box-lower").set.lower[0]
     assert b[0] == pytest.approx(laplace_scale(T.EPS_ADULT, low))
+    # exact channel MI: for LDP, the hand-derived MI of the flip channel r = e^{-1/b}/2,
+    # b = 2/eps, under each column's own distribution; box-lower (never a lower p_min bound
+    # than the ball, so never more noise) never gives less than l1
+    for feat, (col, _) in codes.items():
+        p1 = col.mean()
+        r = 0.5 * math.exp(-T.EPS_ADULT / 2)
+        py1 = p1 * (1 - r) + (1 - p1) * r
+        h = lambda x: -(x * math.log(x) + (1 - x) * math.log(1 - x))  # noqa: E731
+        ldp = lap[(lap["feature"] == feat) & (lap["set"] == "ldp")]
+        assert np.allclose(ldp["mi_channel_mean"], h(py1) - h(r), rtol=1e-12)
+        ch = lap[lap["feature"] == feat].pivot_table(index="m", columns="set",
+                                                     values="mi_channel_mean")
+        assert (ch["box-lower"] >= ch["l1"] - 1e-15).all()
+        assert (ch["l1"] >= ch["ldp"] - 1e-15).all()
     checks = T.check(df)
     assert checks and all(isinstance(ch, Check) for ch in checks)
+    assert any("plug-in" in ch.detail for ch in checks)
     assert isinstance(T.plot(df), Figure)
 
 
@@ -713,3 +728,38 @@ def test_l1_box_is_the_intersection_at_half_delta():
         w = rng.dirichlet(np.ones(4) * 0.5, size=5)
         cap = leakage_capacity(w, cs.set)
         assert cap <= min(leakage_capacity(w, ball), leakage_capacity(w, box)) + 1e-9
+
+
+def test_adult_channel_mi_mean_matches_its_exact_expectation():
+    """The tighter_sets Adult rows report the mean over shuffles of the exact MI of the
+    released channel. Its expectation is a finite sum over the hypergeometric count K of
+    '+1' among the m rows: E[MI] = sum_k P(K = k) I(k), with I(k) from the hand-derived
+    flip channel r = e^{-1/b}/2 under the population (no Monte Carlo)."""
+    from scipy.stats import hypergeom
+
+    from pmlkit.additive import laplace_scale
+    from pmlkit.experiments import tighter_sets as T
+    from pmlkit.experiments.laplace_adult import simulate
+
+    pop, pos, m, iters = 3000, 720, 100, 400
+    codes = np.r_[np.ones(pos, np.int64), np.zeros(pop - pos, np.int64)]
+    (rec,) = simulate(codes, [m], [(T.EPS_ADULT, T.DELTA_ADULT)], iters,
+                      np.random.default_rng(5), scale=T.laplace_scale_for("box-lower"))
+    p1 = pos / pop
+
+    def h(x):
+        return -(x * math.log(x) + (1 - x) * math.log(1 - x))
+
+    ks = np.arange(m + 1)
+    pk = hypergeom.pmf(ks, pop, pos, m)
+    vals = []
+    for k in ks:
+        t = min(k, m - k)
+        low = confidence_set([t, m - t], T.DELTA_ADULT, method="box-lower").set.lower[0]
+        r = 0.5 * math.exp(-1.0 / laplace_scale(T.EPS_ADULT, low))
+        vals.append(h(p1 * (1 - r) + (1 - p1) * r) - h(r))
+    vals = np.array(vals)
+    expect = float(pk @ vals)
+    sd = math.sqrt(float(pk @ (vals - expect) ** 2))
+    assert rec["mi_channel_std"] == pytest.approx(sd, rel=0.25)
+    assert rec["mi_channel_mean"] == pytest.approx(expect, abs=4 * sd / math.sqrt(iters))

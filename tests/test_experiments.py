@@ -242,6 +242,9 @@ def test_laplace_simulation_matches_the_exact_channel_mutual_information():
                       [p1 * flip, p1 * (1 - flip)]])
     exact = _mi_brute(joint)
     assert r["mi_mean"] == pytest.approx(exact, abs=4 * r["mi_std"] / math.sqrt(8) + 1e-4)
+    # the exact channel MI under the column's distribution: the hand-derived joint itself
+    assert r["mi_channel_mean"] == pytest.approx(exact, rel=1e-12)
+    assert r["mi_channel_std"] == 0.0                            # one b for every iteration
 
 
 def test_laplace_scale_for_pml_matches_the_hand_inverted_formula():
@@ -268,6 +271,7 @@ def test_laplace_without_noise_keeps_all_information():
     (r,) = simulate(codes, [1000], [(5.0, 0.5)], 4, np.random.default_rng(0))
     assert r["b"] == 0.0
     assert r["mi_mean"] == pytest.approx(-(0.6 * math.log(0.6) + 0.4 * math.log(0.4)))
+    assert r["mi_channel_mean"] == pytest.approx(-(0.6 * math.log(0.6) + 0.4 * math.log(0.4)))
     with pytest.raises(ValidationError, match="m must be"):
         simulate(codes, [2000], [(1.0, 0.0)], 2, np.random.default_rng(0))
 

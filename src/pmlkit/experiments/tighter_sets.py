@@ -19,7 +19,11 @@ Beyond the paper (issue 8). Two kinds of rows in one tidy frame (unused columns 
    ``delta = 1e-9``, where the Laplace scale under a set needs only the set's exact lower
    bound on ``p_min``: ``b = laplace_scale(eps, min_i lo_i)``
    (:func:`pmlkit.additive.laplace_scale`, Prop. Laplaceleakage). ``set = "ldp"`` is the
-   eps-LDP scale ``2/eps``.
+   eps-LDP scale ``2/eps``. ``mi_mean, mi_std`` are the paper's plug-in MI on the m
+   rows; ``mi_channel_mean, mi_channel_std`` the exact MI of each iteration's released
+   channel under the whole column (the population the rows are drawn from), which the
+   plug-in estimates with a bias of about ``+1/(2m)`` nats for every set alike: at
+   m = 100 that bias (0.005 nats) is a sixth of the signal and shrinks relative gains.
 
 Each set is valid on its own at ``delta``; ``"auto"`` is the data-driven choice among
 them, paid for by splitting delta over the candidates.
@@ -54,7 +58,7 @@ EPS_ADULT = math.log(2)
 DELTA_ADULT = 1e-9
 DEFAULT_ITERATIONS = 100
 COLUMNS = ["kind", "set", "n", "m", "delta", "p_hat_kind", "eps_certified", "mechanism",
-           "feature", "eps", "mi_mean", "mi_std"]
+           "feature", "eps", "mi_mean", "mi_std", "mi_channel_mean", "mi_channel_std"]
 
 CAPTION = (
     "Tighter confidence sets for the same delta (beyond the paper). Left: certified eps "
@@ -63,7 +67,10 @@ CAPTION = (
     "skewed (Zipf-2) estimate; the paper's set is 'l1' (Weissman, eq. betastar). Right: the "
     "Adult Laplace experiment (income, sex; eps = log 2, delta = 1e-9, 100 shuffles, common "
     "random numbers): empirical mutual information with the Laplace scale set from each "
-    "set's exact lower bound on p_min, against the paper's ball and LDP (b = 2/eps). "
+    "set's exact lower bound on p_min, against the paper's ball and LDP (b = 2/eps); the "
+    "CSV also has the exact MI of each released channel under the whole column "
+    "(mi_channel_*), free of the plug-in's +1/(2m) bias, on which the gain claims are "
+    "checked. "
     "'auto' chooses among the sets after seeing the data, with delta split over them."
 )
 
@@ -161,7 +168,9 @@ def adult_rows(iterations: int, seed: int, data: pathlib.Path | None, progress: 
             for r in recs:
                 rows.append({"kind": "adult_laplace", "set": name, "feature": feature,
                              "m": r["m"], "eps": r["eps"], "delta": DELTA_ADULT,
-                             "mi_mean": r["mi_mean"], "mi_std": r["mi_std"]})
+                             "mi_mean": r["mi_mean"], "mi_std": r["mi_std"],
+                             "mi_channel_mean": r["mi_channel_mean"],
+                             "mi_channel_std": r["mi_channel_std"]})
     return rows
 
 
@@ -235,11 +244,13 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     return fig
 
 
-def mi_gains(df: pd.DataFrame) -> pd.DataFrame:
+def mi_gains(df: pd.DataFrame, values: str = "mi_mean") -> pd.DataFrame:
     """Relative MI gain over the paper's ball, ``MI(set) / MI(l1) - 1``, per feature and m
-    (rows: (feature, m); columns: sets)."""
+    (rows: (feature, m); columns: sets). ``values="mi_mean"`` uses the paper's plug-in MI
+    on the m rows, ``"mi_channel_mean"`` the exact MI of the released channel under the
+    population (see :func:`pmlkit.experiments.laplace_adult.simulate`)."""
     lap = df[df["kind"] == "adult_laplace"]
-    piv = lap.pivot_table(index=["feature", "m"], columns="set", values="mi_mean")
+    piv = lap.pivot_table(index=["feature", "m"], columns="set", values=values)
     return piv.div(piv["l1"], axis=0) - 1.0
 
 
@@ -282,18 +293,21 @@ def check(df: pd.DataFrame) -> list[Check]:
                 "points"))
     lap = df[df["kind"] == "adult_laplace"]
     if len(lap):
-        g = mi_gains(df)
+        g = mi_gains(df, "mi_channel_mean")
+        g_hat = mi_gains(df, "mi_mean")
         cands = [s for s in g.columns if s not in ("l1", "ldp")]
         for m, need in ((1_000, 0.05), (100, 0.15)):
             if m not in g.index.get_level_values("m"):
                 continue
             sub = g.xs(m, level="m")[cands]
+            sub_hat = g_hat.xs(m, level="m")[cands]
             best = sub.max(axis=1)
             out.append(Check(
-                f"Adult Laplace, m = {m}: the best set gives >= {need:.0%} more MI than "
-                "the paper's ball for every feature",
+                f"Adult Laplace, m = {m}: the best set gives >= {need:.0%} more MI (exact "
+                "MI of the released channel) than the paper's ball for every feature",
                 bool((best >= need).all()),
-                "; ".join(f"{f}: +{v:.1%} ({sub.loc[f].idxmax()})" for f, v in best.items())))
+                "; ".join(f"{f}: +{v:.1%} ({sub.loc[f].idxmax()}; paper's plug-in MI "
+                          f"+{sub_hat.loc[f].max():.1%})" for f, v in best.items())))
     return out
 
 
