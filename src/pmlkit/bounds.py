@@ -49,7 +49,8 @@ def _half_beta_exp(beta: np.ndarray, eps: float) -> np.ndarray:
     """``beta e^eps / 2`` without overflow: in logs when ``e^eps`` exceeds the float range
     (only whether it is ``>= 1`` matters then, and ``beta = 0`` still gives 0)."""
     if eps <= 700.0:
-        return beta * (math.exp(eps) / 2.0)
+        with np.errstate(over="ignore"):  # a huge beta overflows to inf: still >= 1
+            return beta * (math.exp(eps) / 2.0)
     with np.errstate(divide="ignore"):
         log_x = np.log(beta) + (eps - math.log(2.0))
     return np.exp(np.minimum(log_x, 1.0))  # > 1 stays > 1: the bound is inf there
