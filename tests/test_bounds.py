@@ -9,7 +9,7 @@ import math
 import mpmath
 import numpy as np
 import pytest
-from hypothesis import assume, given
+from hypothesis import assume, example, given
 from hypothesis import strategies as st
 
 import pmlkit as pk
@@ -214,6 +214,7 @@ def test_fuzz_sensitivity_bound(eps, prior, beta):
 
 
 @given(st.integers(0, 2**32 - 1), st.booleans(), st.floats(0, 0.999), st.floats(0, 0.999))
+@example(0, True, 1e-9, 0.5)
 def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, v):
     # fixed-prior optimal mechanisms (design engineer's LP, an independent implementation)
     # are eps-PML for p; in region 1 they are extremal, where Thm l1gamma is an equality
@@ -230,7 +231,9 @@ def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, 
     bound = pk.sensitivity_bound(eps, p, beta)
     assert exact <= bound * (1 + 1e-9) + 1e-12
     if first_region:
-        assert exact == pytest.approx(bound, rel=1e-7, abs=1e-12)
+        # abs: for eps near 1e-10 the LP (HiGHS, feasibility tolerance 1e-7) may return the
+        # constant mechanism (leakage 0) against a bound of order 1e-11 (found by make fuzz)
+        assert exact == pytest.approx(bound, rel=1e-7, abs=1e-9)
 
 
 def test_single_category_prior_huge_eps():

@@ -670,7 +670,9 @@ def _lp_min(c, r, lo, hi, w):
 @given(data=st.data(), n=st.integers(2, 7), r=st.floats(0.0, 2.5))
 def test_l1_box_set_linear_optimisation_matches_lp(data, n, r):
     """Greedy min/argmin and the coordinate bounds of ball ∩ box against HiGHS (whose
-    feasibility tolerance is 1e-7)."""
+    feasibility tolerance is 1e-7: with |w| <= 3 and the radius constraint met only to
+    1e-7, HiGHS' optimum may be off by a few 1e-7, e.g. 1.19e-7 for r = 0, found by make
+    fuzz)."""
     w_c = np.array(data.draw(st.lists(st.floats(0, 1), min_size=n, max_size=n)))
     if w_c.sum() == 0:
         w_c[0] = 1.0
@@ -683,18 +685,18 @@ def test_l1_box_set_linear_optimisation_matches_lp(data, n, r):
     w = w.reshape(n, 3)
     got = s.min_linear(w)
     ref = np.array([_lp_min(c, r, lo, hi, w[:, j]) for j in range(3)])
-    np.testing.assert_allclose(got, ref, atol=1e-7)
+    np.testing.assert_allclose(got, ref, atol=1e-6)
     np.testing.assert_allclose(s.max_linear(w), [-_lp_min(c, r, lo, hi, -w[:, j])
-                                                 for j in range(3)], atol=1e-7)
+                                                 for j in range(3)], atol=1e-6)
     q = s.argmin_linear(w)
     assert all(s.contains(row) for row in q)
     np.testing.assert_allclose(np.einsum("mn,nm->m", q, w), got, atol=1e-12)
     blo, bhi = s.coordinate_bounds()
     eye = np.eye(n)
     np.testing.assert_allclose(blo, [_lp_min(c, r, lo, hi, eye[i]) for i in range(n)],
-                               atol=1e-7)
+                               atol=1e-6)
     np.testing.assert_allclose(bhi, [-_lp_min(c, r, lo, hi, -eye[i]) for i in range(n)],
-                               atol=1e-7)
+                               atol=1e-6)
     assert all(s.contains(x) for x in s.sample(6, rng=1))
 
 
