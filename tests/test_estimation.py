@@ -261,7 +261,7 @@ def test_categorical_unused_categories_and_nulls():
 
 
 def test_counts_that_would_overflow_int64_are_rejected():
-    for bad in ([1e20, 1.0], np.array([2**63 - 1, 2**63 - 1], dtype=np.uint64),
+    for bad in ([1e20, 1.0], [1.7e308, 1.7e308], np.array([2**63 - 1, 2**63 - 1], dtype=np.uint64),
                 np.array([2**62, 2**62], dtype=np.int64)):
         with pytest.raises(ValidationError, match="2\\*\\*62"):
             pk.EmpiricalDistribution.from_counts(bad)

@@ -108,7 +108,9 @@ class EmpiricalDistribution:
                 raise ValidationError(f"counts must be integers, got {fmt(raw)}")
         if (raw < 0).any():
             raise ValidationError(f"counts must be >= 0, got {fmt(raw)}")
-        if float(raw.astype(np.float64).sum()) >= _MAX_TOTAL:
+        # any single count >= 2**62 fails already (and keeps the float sum from overflowing)
+        big = raw.astype(np.float64)
+        if (big >= _MAX_TOTAL).any() or float(big.sum()) >= _MAX_TOTAL:
             raise ValidationError(
                 f"counts must sum to less than 2**62 (int64 arithmetic), got {fmt(raw)}")
         c = raw.astype(np.int64)
