@@ -68,6 +68,7 @@ def test_radius():
         ([[0.5, 0.5]], "1-D"),
         ([], "empty"),
         (["a", "b"], "real numbers"),
+        ([1.7e308, 1.7e308], "got sum inf"),  # the sum overflows: an error, no warning
     ],
 )
 def test_distribution_rejects(bad, pattern):
@@ -86,5 +87,7 @@ def test_mechanism_rows():
         as_mechanism([[0.5, 0.5], [0.2, 0.7]])
     with pytest.raises(ValidationError, match="2-D"):
         as_mechanism([0.5, 0.5])
+    with pytest.raises(ValidationError, match="row 0 sums to inf"):
+        as_mechanism([[1.7e308, 1.7e308]])
     out = as_mechanism(np.eye(3, dtype=np.float32))
     assert out.dtype == np.float64

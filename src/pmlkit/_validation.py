@@ -155,7 +155,8 @@ def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.
 
     Returns a new float64 array (never renormalised: a wrong sum is an error)."""
     arr = _as_float_array(p, name, 1)
-    s = float(arr.sum())
+    with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
+        s = float(arr.sum())
     if abs(s - 1.0) > tol:
         raise ValidationError(
             f"{name} must sum to 1 (tolerance {tol:g}), got sum {s!r} for {fmt(arr)}")
@@ -168,7 +169,8 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
     Accepts any 2-D array-like or an object with ``__array__`` such as
     :class:`pmlkit.Mechanism`. Returns a new float64 array."""
     arr = _as_float_array(w, name, 2)
-    sums = arr.sum(axis=1)
+    with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
+        sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
     if bad.size:
         i = int(bad[0])
