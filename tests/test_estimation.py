@@ -260,6 +260,7 @@ def test_categorical_unused_categories_and_nulls():
         pk.empirical_distribution(np.array(["a", float("nan")], dtype=object))
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no numpy overflow warning
 def test_counts_that_would_overflow_int64_are_rejected():
     for bad in ([1e20, 1.0], [1.7e308, 1.7e308], np.array([2**63 - 1, 2**63 - 1], dtype=np.uint64),
                 np.array([2**62, 2**62], dtype=np.int64)):

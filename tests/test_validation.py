@@ -58,6 +58,7 @@ def test_radius():
         check_radius(-0.1)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no numpy overflow warning
 @pytest.mark.parametrize(
     "bad, pattern",
     [
@@ -82,6 +83,7 @@ def test_distribution_tolerance_is_documented_1e9():
         as_distribution([0.5, 0.5 + 5e-9])
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no numpy overflow warning
 def test_mechanism_rows():
     with pytest.raises(ValidationError, match="row 1 sums to"):
         as_mechanism([[0.5, 0.5], [0.2, 0.7]])
