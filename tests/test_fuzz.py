@@ -520,7 +520,14 @@ def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
         return
     if hasattr(out, "set"):  # a ConfidenceSet
         out = np.concatenate(out.set.coordinate_bounds())
-    if not hasattr(out, "A_ub"):
+    if hasattr(out, "A_ub"):  # a MechanismPolytope: finite constraints, and non-empty
+        from scipy.optimize import linprog
+
+        assert np.isfinite(out.A_ub.toarray()).all() and np.isfinite(out.b_ub).all()
+        res = linprog(np.zeros(out.n_vars), A_ub=out.A_ub, b_ub=out.b_ub, A_eq=out.A_eq,
+                      b_eq=out.b_eq, bounds=out.bounds, method="highs")
+        assert res.status == 0, res.message  # the uniform mechanism always satisfies it
+    else:
         _finite_or_inf(out, f"{func}{args}")
 
 
