@@ -28,30 +28,10 @@ from pmlkit.confidence import METHODS, confidence_set
 from pmlkit.experiments import tighter_sets as T
 
 
-def _adult_codes(data: Path | None) -> dict:
-    try:
-        return T.adult_codes(data, T.FEATURES)
-    except Exception as exc:  # the loader may not have landed; read the raw file
-        print(f"(pmlkit.datasets unavailable: {exc}; reading adult.data directly)")
-        root = data or Path(__file__).resolve().parents[2] / "shared" / "data" / "adult"
-        raw = pd.read_csv(root / "adult.data", header=None, skipinitialspace=True)
-        raw = raw.dropna()
-        out = {}
-        for name, col in (("sex", 9), ("income", 14)):
-            cats, codes = np.unique(raw[col].astype(str), return_inverse=True)
-            out[name] = (codes.astype(np.int64), list(cats))
-        return out
-
-
 def adult_table(iterations: int, seed: int, data: Path | None) -> pd.DataFrame:
-    codes = _adult_codes(data)
-    orig = T.adult_codes
-    T.adult_codes = lambda d, f: codes  # reuse the figure code on the codes read above
-    try:
-        rows = T.adult_rows(iterations, seed, data, progress=False)
-    finally:
-        T.adult_codes = orig
-    return pd.DataFrame(rows)
+    """The figure's own Adult rows (data: ``--data``, else PMLKIT_DATA, as the loader
+    finds it; ``make bench`` sets it)."""
+    return pd.DataFrame(T.adult_rows(iterations, seed, data, progress=False))
 
 
 def timing() -> pd.DataFrame:
