@@ -34,13 +34,11 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
 
 bench: $(VENV)/.installed-test
-	for f in benchmarks/bench_*.py; do echo "== $$f"; PMLKIT_DATA=$(ADULT) $(BIN)/python $$f || exit 1; done
+	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
-# The Adult data: PMLKIT_DATA if set, else the shared folder beside this checkout.
-ADULT ?= $(if $(PMLKIT_DATA),$(PMLKIT_DATA),$(abspath ../shared/data/adult))
 
 reproduce: $(VENV)/.installed
-	PMLKIT_DATA=$(ADULT) $(BIN)/pmlkit reproduce --all --out figures
+	$(BIN)/pmlkit reproduce --all --out figures
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache

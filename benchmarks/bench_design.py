@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 import pmlkit as pk
+from pmlkit.datasets import adult_cache_dir
 from pmlkit.design import design_from_samples, eps_prime, optimal_mechanism
 from pmlkit.errors import PMLWarning
 from pmlkit.estimation import EmpiricalDistribution
@@ -93,7 +94,7 @@ def bench_gain() -> None:
     print("\n3. mutual information (nats) at p_hat: exact robust design vs eps' design vs RR")
     head = (f"{'data':>12} {'eps':>6} {'beta':>7} {'eps_prime':>8} {'robust':>9} {'':>9} "
             f"{'eps_design':>12} {'ratio':>8} {'RR':>9}")
-    data = Path(os.environ.get("PMLKIT_DATA", ROOT.parent / "shared" / "data" / "adult"))
+    data = Path(os.environ.get("PMLKIT_DATA") or adult_cache_dir())
     path = data / "adult.data"
     if path.is_file():
         _, rows = adult_counts(path)

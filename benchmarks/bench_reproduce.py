@@ -3,7 +3,7 @@ must take under 10 minutes on a 2-core machine).
 
 Run: ``.venv/bin/python benchmarks/bench_reproduce.py [--data PATH] [--figure NAME ...]``.
 Prints the seconds per figure (compute + checks + PNG + CSV) and the total; the Adult
-figures need the data (``--data``, ``PMLKIT_DATA`` or ``../shared/data/adult``).
+figures need the data (``--data`` or ``PMLKIT_DATA``).
 """
 
 from __future__ import annotations
@@ -27,8 +27,6 @@ def main() -> None:
     ap.add_argument("--figure", action="append", default=None)
     args = ap.parse_args()
     data = args.data or os.environ.get("PMLKIT_DATA")
-    if data is None and (ROOT.parent / "shared" / "data" / "adult" / "adult.data").is_file():
-        data = str(ROOT.parent / "shared" / "data" / "adult")
     names = args.figure or list(FIGURES)
     total = 0.0
     print(f"{'figure':<14} {'seconds':>8}  checks")

@@ -1,4 +1,4 @@
-"""Shared fixtures. The Adult data is read from PMLKIT_DATA or ../shared/data/adult."""
+"""Shared fixtures. The Adult data is read from the folder in PMLKIT_DATA, else the cache."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, settings
+
+from pmlkit.datasets import adult_cache_dir
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,7 +30,7 @@ settings.load_profile("pmlkit-fuzz" if _FUZZ else "pmlkit")
 
 
 def _adult_dir() -> Path | None:
-    for cand in (os.environ.get("PMLKIT_DATA"), ROOT.parent / "shared" / "data" / "adult"):
+    for cand in (os.environ.get("PMLKIT_DATA"), adult_cache_dir()):
         if cand and (Path(cand) / "adult.data").is_file():
             return Path(cand)
     return None
@@ -39,5 +41,5 @@ def adult_dir() -> Path:
     """Folder holding the UCI Adult files; tests that need it skip when it is absent."""
     path = _adult_dir()
     if path is None:
-        pytest.skip("UCI Adult data not found (set PMLKIT_DATA or provide ../shared/data/adult)")
+        pytest.skip("UCI Adult data not found (set PMLKIT_DATA to the folder holding adult.data)")
     return path

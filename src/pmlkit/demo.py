@@ -4,8 +4,7 @@ Part 1, the whole path on real data (:func:`adult_pipeline`), on the UCI Adult "
 column:
 
 1. Load Adult (both splits, 48,842 people) with :func:`pmlkit.datasets.load_adult` from
-   ``PMLKIT_DATA``, else ``../shared/data/adult`` next to the repository, else the user
-   cache; SHA-256 checked. Without the data, fall back to
+   ``PMLKIT_DATA``, else the user cache; SHA-256 checked. Without the data, fall back to
    :func:`pmlkit.datasets.synthetic_adult` (same sex marginal) and say so.
 2. Split off a random 10% as the reference sample (the split is seeded: it only decides
    who is in the reference, it is not the privatisation's randomness).
@@ -123,8 +122,7 @@ def _load_sex(data: str | os.PathLike[str] | None) -> tuple[Any, str, bool]:
     elif os.environ.get("PMLKIT_DATA"):
         candidates.append((None, "PMLKIT_DATA"))
     else:
-        repo_data = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "adult"
-        candidates += [(repo_data, "../shared/data/adult"), (None, "user cache")]
+        candidates.append((None, "user cache"))
     reasons = []
     for path, where in candidates:
         try:

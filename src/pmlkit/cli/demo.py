@@ -19,8 +19,8 @@ from ._common import emit, json_option
 @click.option("--delta", type=float, default=1e-6, show_default=True,
               help="Failure probability of the confidence set (eq. betastar).")
 @click.option("--data", type=click.Path(path_type=pathlib.Path), default=None,
-              help="Folder of the UCI Adult files (default: PMLKIT_DATA, ../shared/data/adult "
-                   "or the cache; a synthetic sample with the same marginals otherwise).")
+              help="Folder of the UCI Adult files (default: PMLKIT_DATA or the cache; "
+                   " a synthetic sample with the same marginals otherwise).")
 @json_option
 def command(eps: float, delta: float, data: pathlib.Path | None, as_json: bool) -> None:
     """Design, privatise and compare with LDP on Adult "sex", then show the exact worst
