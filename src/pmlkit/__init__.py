@@ -23,6 +23,8 @@ Where the mathematics lives (paper labels in brackets):
 ``pmlkit.privatize``        applying a mechanism to data (secure sampling, files, Dask)
 ``pmlkit.experiments``      the paper's figures
 ``pmlkit.audit``            statistical audit of the guarantees
+``pmlkit.joint``            several columns of a record and repeated releases (beyond the
+                            paper): product mechanism, joint guarantee, chain-rule bound
 ==========================  ==============================================================
 """
 
@@ -90,6 +92,17 @@ _LAZY: dict[str, str] = {
     "privatize": "privatization",
     "privatize_with_report": "privatization",
     "privatize_file": "privatization",
+    # joint.py (several columns of a record, repeated releases)
+    "ProductMechanism": "joint",
+    "product_mechanism": "joint",
+    "joint_capacity": "joint",
+    "joint_leakage": "joint",
+    "joint_guarantee": "joint",
+    "chain_rule_bound": "joint",
+    "marginal_bound": "joint",
+    "design_joint": "joint",
+    "release_leakage": "joint",
+    "repeated_leakage": "joint",
 }
 
 __all__ = [
@@ -104,18 +117,24 @@ __all__ = [
     "MechanismFileError",
     "PMLError",
     "PMLWarning",
+    "ProductMechanism",
     "TooLargeError",
     "UncertaintySet",
     "ValidationError",
     "VertexSet",
     "__version__",
+    "chain_rule_bound",
     "confidence_set",
     "delta_min",
     "design_from_samples",
+    "design_joint",
     "empirical_distribution",
     "eps_bound",
     "eps_max",
     "eps_min",
+    "joint_capacity",
+    "joint_guarantee",
+    "joint_leakage",
     "l1_failure_probability",
     "l1_radius",
     "l1_radius_known_kappa",
@@ -124,6 +143,7 @@ __all__ = [
     "leakage_capacity",
     "leakage_sensitivity",
     "lipschitz_bound",
+    "marginal_bound",
     "maximal_leakage",
     "mutual_information",
     "optimal_binary",
@@ -134,7 +154,10 @@ __all__ = [
     "privatize",
     "privatize_file",
     "privatize_with_report",
+    "product_mechanism",
     "randomized_response",
+    "release_leakage",
+    "repeated_leakage",
     "sensitivity_bound",
     "worst_case_distribution",
 ]
@@ -168,6 +191,18 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_failure_probability,
         l1_radius,
         l1_radius_known_kappa,
+    )
+    from .joint import (
+        ProductMechanism,
+        chain_rule_bound,
+        design_joint,
+        joint_capacity,
+        joint_guarantee,
+        joint_leakage,
+        marginal_bound,
+        product_mechanism,
+        release_leakage,
+        repeated_leakage,
     )
     from .leakage import (
         eps_max,

@@ -103,6 +103,17 @@ class ProductMechanism:
 
     factors: tuple[Mechanism, ...]
 
+    def __post_init__(self) -> None:
+        if not isinstance(self.factors, tuple | list) or not self.factors:
+            raise ValidationError(
+                f"factors must be a non-empty tuple of Mechanism objects, got {fmt(self.factors)}")
+        for i, f in enumerate(self.factors):
+            if not isinstance(f, Mechanism):
+                raise ValidationError(
+                    f"factors[{i}] must be a pmlkit.Mechanism, got {type(f).__name__}; "
+                    "product_mechanism(...) accepts arrays too")
+        object.__setattr__(self, "factors", tuple(self.factors))
+
     @property
     def input_sizes(self) -> tuple[int, ...]:
         return tuple(f.n_inputs for f in self.factors)
@@ -367,8 +378,7 @@ def _joint_counts(prod: ProductMechanism, reference: Any, columns: Sequence[Any]
                 f"{int(np.flatnonzero(nulls)[0])}); label them explicitly, nothing is "
                 "dropped")
         labels = list(f.input_labels)
-        cat = pd.Categorical(arr, categories=labels)
-        c = np.asarray(cat.codes, dtype=np.int64)
+        c = np.asarray(pd.Index(labels, dtype=object).get_indexer(arr), dtype=np.int64)
         bad = np.flatnonzero(c < 0)
         if bad.size:
             v = arr[int(bad[0])]
@@ -517,7 +527,8 @@ def _column_eps(prod: ProductMechanism, counts: np.ndarray, delta: float,
     from .confidence import confidence_set
     from .worstcase import leakage_capacity
 
-    out, sets = [], []
+    out: list[float] = []
+    sets: list[Any] = []
     for f, c in zip(prod.factors, _marginal_counts(counts, prod.input_sizes), strict=True):
         if c.size < 2:  # a one-letter column leaks nothing
             out.append(0.0)
@@ -1001,9 +1012,10 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
         return _chain_bound(ProductMechanism(tuple(mechs[i] for i in order)),
                             [marg_sets[i] for i in order])
 
+    dirs: list[tuple[float, ...]]
     if k == 2:
-        dirs = [(f, 1.0 - f) for f in np.linspace(0.2, 0.8, splits)] if splits > 1 else \
-            [(0.5, 0.5)]
+        fracs = np.linspace(0.2, 0.8, splits) if splits > 1 else np.array([0.5])
+        dirs = [(float(f), float(1.0 - f)) for f in fracs]
     else:
         dirs = [tuple([1.0 / k] * k)]
         for i in range(k):
