@@ -313,6 +313,17 @@ def test_chain_rule_bound_is_tight_for_fixed_marginals_and_identity_a() -> None:
     assert bound == pytest.approx(exact, rel=1e-9)
 
 
+def test_marginal_sets_alone_would_under_report_the_pair() -> None:
+    # the worst case of B over its own marginal set ignores what y_a reveals: on the pinned
+    # example that gives log 2 + log 2, below the true log(16/3); the bound is above it
+    pa, pb = P3.sum(axis=1), P3.sum(axis=0)
+    sa, sb = L1Ball(pa, 0.0), L1Ball(pb, 0.0)
+    naive = pmlkit.leakage_capacity(RR, sa) + pmlkit.leakage_capacity(RR, sb)
+    true = math.log(16 / 3)
+    assert naive == pytest.approx(math.log(4)) and naive < true
+    assert pmlkit.chain_rule_bound([RR, RR], [sa, sb]) >= true - 1e-12
+
+
 def test_marginal_bound_is_labelled_and_above_the_exact_guarantee() -> None:
     rng = np.random.default_rng(9)
     ws = [random_mech(rng, 3, 3), random_mech(rng, 4, 2), random_mech(rng, 2, 2)]
