@@ -85,3 +85,19 @@ def test_joint_assess_refuses_bad_mechanism_flags(tmp_path: Path, args: list[str
     err = capsys.readouterr().err
     assert code == 1 and "Traceback" not in err
     assert re.search(match, err), err
+
+
+def test_joint_repeat_is_the_leakage_of_the_sequence(tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    m = save(tmp_path, "a", ("x", "y"))
+    code = main(["joint", "repeat", "--mechanism", str(m), "--times", "3", "--prior",
+                 "0.25,0.75", "--json"])
+    assert code == 0
+    doc = json.loads(capsys.readouterr().out)
+    # by hand: three RR(4/5) releases; the type "three y" of x has prob 0.2^3, of y 0.8^3
+    best = max(math.log(max(0.8 ** (3 - j) * 0.2 ** j, 0.2 ** (3 - j) * 0.8 ** j)
+                        / (0.25 * 0.8 ** (3 - j) * 0.2 ** j + 0.75 * 0.2 ** (3 - j) * 0.8 ** j))
+               for j in range(4))
+    assert doc["leakage"] == pytest.approx(best, rel=1e-12)
+    assert doc["releases"] == 3
