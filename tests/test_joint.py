@@ -456,3 +456,9 @@ def test_reference_values_must_be_labels_of_the_mechanisms() -> None:
         pmlkit.joint_guarantee([RR, RR], [[0, 1], [0, 1]], 0.0)
     with pytest.raises(ValidationError, match="same length"):
         pmlkit.joint_guarantee([RR, RR], [[0, 1], [0, 1, 1]], 0.1)
+
+
+def test_too_many_release_classes_are_refused() -> None:
+    w = np.full((3, 40), 1 / 40)
+    with pytest.raises(TooLargeError, match="output classes"):
+        pmlkit.repeated_leakage(w, 12, [0.2, 0.3, 0.5])  # C(51, 12) types

@@ -802,10 +802,11 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
         else:
             groups.append((w, 1))
     total = math.prod(math.comb(w.shape[1] + c - 1, c) for w, c in groups)
-    if total > MAX_RELEASE_CLASSES or total * n > 50 * MAX_RELEASE_CLASSES:
+    if total > MAX_RELEASE_CLASSES or total * n > 4 * MAX_RELEASE_CLASSES:
         raise TooLargeError(
             f"the releases have {total} output classes (types) over N = {n} inputs; at "
-            f"most {MAX_RELEASE_CLASSES} are enumerated")
+            f"most {MAX_RELEASE_CLASSES} classes and {4 * MAX_RELEASE_CLASSES} class x "
+            "input entries are enumerated")
     logv = np.zeros((n, 1))
     for w, c in groups:
         lg = _log_type_columns(w, _types(w.shape[1], c))
