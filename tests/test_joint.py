@@ -462,3 +462,18 @@ def test_too_many_release_classes_are_refused() -> None:
     w = np.full((3, 40), 1 / 40)
     with pytest.raises(TooLargeError, match="output classes"):
         pmlkit.repeated_leakage(w, 12, [0.2, 0.3, 0.5])  # C(51, 12) types
+
+
+def test_a_single_column_given_as_nested_lists_is_one_mechanism() -> None:
+    # regression: [RR] as a list of lists was unpacked into its rows
+    rr = [[0.8, 0.2], [0.2, 0.8]]
+    assert pmlkit.product_mechanism([rr]).shape == (2, 2)
+    assert pmlkit.product_mechanism(rr).shape == (2, 2)
+    assert pmlkit.product_mechanism([rr, rr]).shape == (4, 4)
+    b = pmlkit.marginal_bound([rr], [[0, 1, 1]], 0.1)
+    # one column: the exact worst case over its own set (independent LP)
+    assert b.certified_eps == pytest.approx(
+        lp_capacity_ball(np.asarray(rr), np.array([1 / 3, 2 / 3]),
+                         pmlkit.l1_radius(0.1, 3, 2)), rel=1e-6)
+    assert pmlkit.joint_capacity(rr, L1Ball([0.5, 0.5], 0.1)) == pytest.approx(
+        pmlkit.joint_capacity(np.asarray(rr), L1Ball([0.5, 0.5], 0.1)), rel=1e-15)

@@ -178,6 +178,15 @@ class ProductMechanism:
         return f"ProductMechanism({sizes})"
 
 
+def _is_matrix(obj: Any) -> bool:
+    """Whether a list/tuple is one matrix (a list of rows of numbers), not a list of
+    mechanisms."""
+    try:
+        return np.asarray(obj, dtype=np.float64).ndim == 2
+    except (TypeError, ValueError):
+        return False
+
+
 def product_mechanism(*mechanisms: Any) -> ProductMechanism:
     """The mechanism on the record when each column goes through its own mechanism with
     independent randomness: ``W_1 (x) W_2 (x) ... (x) W_K`` (Kronecker product).
@@ -195,8 +204,9 @@ def product_mechanism(*mechanisms: Any) -> ProductMechanism:
         Rows ``(x_1, ..., x_K)``, columns ``(y_1, ..., y_K)`` (tuples of the factors'
         labels), entries ``prod_k W_k[x_k, y_k]``.
     """
-    if len(mechanisms) == 1 and isinstance(mechanisms[0], list | tuple):
-        mechanisms = tuple(mechanisms[0])
+    if len(mechanisms) == 1 and isinstance(mechanisms[0], list | tuple) \
+            and not _is_matrix(mechanisms[0]):
+        mechanisms = tuple(mechanisms[0])  # product_mechanism([W_A, W_B])
     if not mechanisms:
         raise ValidationError("product_mechanism needs at least 1 mechanism, got none")
     factors: list[Mechanism] = []
@@ -219,6 +229,8 @@ def _as_product(mechanisms: Any) -> ProductMechanism:
             isinstance(mechanisms, np.ndarray) and mechanisms.ndim == 2):
         return product_mechanism(mechanisms)
     if isinstance(mechanisms, Sequence) and not isinstance(mechanisms, str):
+        if _is_matrix(mechanisms):  # one matrix as nested lists: one column
+            return product_mechanism(np.asarray(mechanisms, dtype=np.float64))
         return product_mechanism(*mechanisms)
     raise ValidationError(
         "mechanisms must be a ProductMechanism or a sequence of mechanisms (one per column), "
@@ -709,6 +721,14 @@ def marginal_bound(mechanisms: Any, reference: Any, delta: Any, *,
     if any(c.size < 2 for c in margs):
         raise ValidationError("every column must have at least 2 categories for the bound")
     css = [confidence_set(c, d / k, method=conf) for c in margs]
+    if k == 1:  # one column: its exact worst case
+        bound = joint_capacity(prod, css[0].set)
+        return JointGuarantee(
+            eps=bound, delta=d, m=m, n=prod.n_inputs, columns=tuple(names),
+            sizes=prod.input_sizes, beta=None, confidence=conf,
+            set={"kind": "marginals", "sets": [css[0].set.to_dict()]},
+            certified_eps=bound, kind="exact", column_eps=(bound,),
+            description=css[0].description)
     order = sorted(range(k), key=lambda i: -prod.input_sizes[i])
     reordered = ProductMechanism(tuple(prod.factors[i] for i in order))
     bound = _chain_bound(reordered, [css[i].set for i in order])
