@@ -477,3 +477,8 @@ def test_a_single_column_given_as_nested_lists_is_one_mechanism() -> None:
                          pmlkit.l1_radius(0.1, 3, 2)), rel=1e-6)
     assert pmlkit.joint_capacity(rr, L1Ball([0.5, 0.5], 0.1)) == pytest.approx(
         pmlkit.joint_capacity(np.asarray(rr), L1Ball([0.5, 0.5], 0.1)), rel=1e-15)
+
+
+def test_release_leakage_refuses_a_bare_matrix() -> None:
+    with pytest.raises(ValidationError, match="one per release"):
+        pmlkit.release_leakage([[0.8, 0.2], [0.2, 0.8]], [0.5, 0.5])

@@ -791,7 +791,8 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
     """
     from .worstcase import _column_values
 
-    if isinstance(mechanisms, Mechanism | np.ndarray) or not isinstance(mechanisms, Sequence):
+    if isinstance(mechanisms, Mechanism | np.ndarray) or not isinstance(mechanisms, Sequence) \
+            or _is_matrix(mechanisms):
         raise ValidationError(
             f"mechanisms must be a sequence of mechanisms (one per release), got "
             f"{fmt(mechanisms)}")
