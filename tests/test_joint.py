@@ -482,3 +482,19 @@ def test_a_single_column_given_as_nested_lists_is_one_mechanism() -> None:
 def test_release_leakage_refuses_a_bare_matrix() -> None:
     with pytest.raises(ValidationError, match="one per release"):
         pmlkit.release_leakage([[0.8, 0.2], [0.2, 0.8]], [0.5, 0.5])
+
+
+def test_design_joint_certifies_with_the_bound_when_the_product_is_large(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(J, "EXACT_WORK_MAX", 0)  # force the chain-rule certificate
+    rng = np.random.default_rng(8)
+    a = rng.integers(0, 3, 2000)
+    b = (a + (rng.random(2000) < 0.3)) % 2
+    res = pmlkit.design_joint([a, b], 1.2, 0.05, mode="per-column", splits=2, steps=4)
+    g = res.guarantee
+    assert g.kind == "chain-rule bound" and g.certified_eps <= 1.2 + 1e-9
+    sa, sb = (s for s in g.set["sets"])
+    wa, wb = (np.asarray(m.matrix) for m in res.mechanisms)
+    exact = lp_capacity_marginals(wa, wb, np.asarray(sa["center"]), sa["radius"],
+                                  np.asarray(sb["center"]), sb["radius"])
+    assert exact <= g.certified_eps + 1e-7
