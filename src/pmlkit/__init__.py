@@ -48,7 +48,7 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    # leakage.py (SPEC section 2)
+    # leakage.py (paper: Preliminaries)
     "pml": "leakage",
     "eps_min": "leakage",
     "eps_max": "leakage",
@@ -58,19 +58,19 @@ _LAZY: dict[str, str] = {
     "ldp_epsilon": "leakage",
     # utility.py
     "mutual_information": "utility",
-    # estimation.py (SPEC section 3)
+    # estimation.py (paper: distest)
     "EmpiricalDistribution": "estimation",
     "empirical_distribution": "estimation",
     "l1_radius": "estimation",
     "l1_failure_probability": "estimation",
     "l1_radius_known_kappa": "estimation",
-    # bounds.py (SPEC section 4)
+    # bounds.py (paper: PMLforsets)
     "delta_min": "bounds",
     "eps_bound": "bounds",
     "sensitivity_bound": "bounds",
     "lipschitz_bound": "bounds",
     "leakage_bound": "bounds",
-    # sets.py / worstcase.py (SPEC section 4)
+    # sets.py / worstcase.py (paper: PMLforsets)
     "UncertaintySet": "sets",
     "L1Ball": "sets",
     "Box": "sets",
@@ -80,7 +80,7 @@ _LAZY: dict[str, str] = {
     "worst_case_distribution": "worstcase",
     # mechanism.py
     "Mechanism": "mechanism",
-    # design/ (SPEC section 5)
+    # design/ (paper: optimalbinary)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
     "optimal_binary": "design",
@@ -88,7 +88,7 @@ _LAZY: dict[str, str] = {
     # confidence.py (beyond the paper: tighter confidence sets)
     "ConfidenceSet": "confidence",
     "confidence_set": "confidence",
-    # privatize (issue: privatise real data)
+    # privatize (privatise real data)
     "privatize": "privatization",
     "privatize_with_report": "privatization",
     "privatize_file": "privatization",
