@@ -1,4 +1,4 @@
-"""Bad input, everywhere (issue 7, item 3): one table, tested row by row and rendered into
+"""Bad input, everywhere: one table, tested row by row and rendered into
 ``docs/bad_input.md``.
 
 Each :class:`Case` is one public entry point fed one bad input; it states the exact error
@@ -138,7 +138,7 @@ samples_ok = ["a", "b", "a", "a", "b"]
 # --------------------------------------------------------------------------------------
 
 CASES: list[Case] = [
-    # ---- pmlkit top level: leakage (SPEC 2)
+    # ---- pmlkit top level: leakage
     Case("pmlkit.pml(W, prior)", "prior with NaN", lambda t: pmlkit.pml(W, [NAN, 1.0]),
          ValidationError, r"prior must not contain NaN"),
     Case("pmlkit.pml(W, prior)", "prior not summing to 1", lambda t: pmlkit.pml(W, [0.5, 0.4]),
@@ -176,7 +176,7 @@ CASES: list[Case] = [
     Case("pmlkit.mutual_information(W, prior)", "prior with inf",
          lambda t: pmlkit.mutual_information(W, [INF, 0.0]), ValidationError,
          r"prior must not contain inf"),
-    # ---- estimation (SPEC 3)
+    # ---- estimation
     Case("pmlkit.empirical_distribution(samples)", "empty samples",
          lambda t: pmlkit.empirical_distribution([]), ValidationError,
          r"samples must not be empty"),
@@ -221,7 +221,7 @@ CASES: list[Case] = [
     Case("pmlkit.l1_failure_probability(beta, m, n)", "beta inf",
          lambda t: pmlkit.l1_failure_probability(INF, 10, 2), ValidationError,
          r"beta must be .*finite, got inf"),
-    # ---- bounds (SPEC 4)
+    # ---- bounds
     Case("pmlkit.eps_bound(eps, beta)", "eps < 0", lambda t: pmlkit.eps_bound(-1.0, 0.1),
          ValidationError, r"eps must be in \[0, inf\], got -1\.0"),
     Case("pmlkit.eps_bound(eps, beta)", "beta NaN", lambda t: pmlkit.eps_bound(1.0, NAN),
@@ -236,7 +236,7 @@ CASES: list[Case] = [
          lambda t: pmlkit.lipschitz_bound(1.0, -0.1), ValidationError, r"distance.*-0\.1"),
     Case("pmlkit.leakage_bound(eps, distance)", "eps NaN",
          lambda t: pmlkit.leakage_bound(NAN, 0.1), ValidationError, r"eps .*(nan|NaN)"),
-    # ---- sets and worst case (SPEC 4)
+    # ---- sets and worst case
     Case("pmlkit.L1Ball(center, radius)", "radius < 0", lambda t: pmlkit.L1Ball(P, -0.1),
          ValidationError, r"radius must be in \[0, inf\], got -0\.1"),
     Case("pmlkit.L1Ball(center, radius)", "center not a distribution",
@@ -288,7 +288,7 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism.load(path)", "binary garbage",
          lambda t: (t / "m.json").write_bytes(b"\xff\xfe\x00garbage")
          and pmlkit.Mechanism.load(t / "m.json"), MechanismFileError, r"cannot be read|not valid"),
-    # ---- design (SPEC 5)
+    # ---- design
     Case("pmlkit.design_from_samples(samples, eps, delta)", "eps < 0",
          lambda t: pmlkit.design_from_samples(samples_ok, -1.0, 0.1), ValidationError,
          r"eps must be in \[0, inf\], got -1\.0"),
@@ -374,7 +374,7 @@ CASES: list[Case] = [
     Case("pmlkit.confidence.l1_box_set(counts, delta, split)", "split outside (0, 1)",
          lambda t: _d(conf, "l1_box_set")([3, 4], 0.1, split=0.0), ValidationError,
          r"split.*0"),
-    # ---- additive (SPEC 6)
+    # ---- additive
     Case("pmlkit.additive.laplace_eps(b, p_min)", "b = 0",
          lambda t: _d(additive, "laplace_eps")(0.0, 0.3), ValidationError,
          r"b must be in \(0, inf\], got 0\.0"),
@@ -554,6 +554,40 @@ CASES: list[Case] = [
     Case("pmlkit.audit.run_audit(trials, deltas)", "delta outside (0, 1)",
          lambda t: _d("pmlkit.audit", "run_audit")(deltas=(1.5,)), ValidationError,
          r"deltas must be in \(0, 1\), got 1\.5"),
+    # ---- several columns of a record, repeated releases (pmlkit.joint)
+    Case("pmlkit.product_mechanism(*mechanisms)", "no mechanism",
+         lambda t: pmlkit.product_mechanism(), ValidationError, r"at least 1 mechanism"),
+    Case("pmlkit.ProductMechanism(factors)", "a factor that is not a Mechanism",
+         lambda t: pmlkit.ProductMechanism((W,)), ValidationError,
+         r"factors\[0\] must be a pmlkit\.Mechanism"),
+    Case("pmlkit.joint_capacity(mechanisms, set)", "set on the wrong alphabet",
+         lambda t: pmlkit.joint_capacity([W, W], pmlkit.L1Ball(P, 0.1)), ValidationError,
+         r"over 2 categories but the product mechanism has 4 inputs"),
+    Case("pmlkit.joint_leakage(mechanisms, prior)", "prior of the wrong shape",
+         lambda t: pmlkit.joint_leakage([W, W], np.full((3, 2), 1 / 6)), ValidationError,
+         r"prior has shape \(3, 2\)"),
+    Case("pmlkit.joint_guarantee(mechanisms, reference, delta)",
+         "a value that is not a label of its mechanism",
+         lambda t: pmlkit.joint_guarantee([W, W], {"a": [0, 1], "b": [0, 7]}, 0.1),
+         DataError, r"column 'b' has value 7"),
+    Case("pmlkit.marginal_bound(mechanisms, reference, delta)", "null in a column",
+         lambda t: pmlkit.marginal_bound([W, W], {"a": [0, None], "b": [0, 1]}, 0.1),
+         DataError, r"column 'a' has 1 null"),
+    Case("pmlkit.chain_rule_bound(mechanisms, marginal_sets)", "one set for two columns",
+         lambda t: pmlkit.chain_rule_bound([W, W], [pmlkit.L1Ball(P, 0.1)]),
+         ValidationError, r"marginal_sets has 1 sets but there are 2 mechanisms"),
+    Case("pmlkit.design_joint(reference, eps, delta)", "unknown mode",
+         lambda t: pmlkit.design_joint({"a": [0, 1], "b": [0, 1]}, 1.0, 0.1, mode="x"),
+         ValidationError, r"mode must be 'auto', 'joint' or 'per-column', got 'x'"),
+    Case("pmlkit.release_leakage(mechanisms, prior)", "releases on different columns",
+         lambda t: pmlkit.release_leakage([W, [[1.0], [1.0], [1.0]]], P), ValidationError,
+         r"mechanisms\[1\] has 3 rows, mechanisms\[0\] has 2"),
+    Case("pmlkit.repeated_leakage(mechanism, k, prior)", "k = 0",
+         lambda t: pmlkit.repeated_leakage(W, 0, P), ValidationError,
+         r"k must be an integer >= 1, got 0"),
+    Case("pmlkit.joint.audit_joint(trials)", "trials = 0",
+         lambda t: _d("pmlkit.joint", "audit_joint")(trials=0), ValidationError,
+         r"trials must be an integer >= 1, got 0"),
     # ---- the command line: one line on stderr, no traceback, non-zero exit
     Case("pmlkit design", "missing reference file",
          cli("design", "--reference", lambda t: t / "nope.csv", "--column", "sex",
@@ -674,7 +708,8 @@ def test_every_public_name_has_a_row() -> None:
 
 SUBMODULES = ["pmlkit.design", "pmlkit.additive", "pmlkit.confidence", "pmlkit.io",
               "pmlkit.rng", "pmlkit.datasets", "pmlkit.sets", "pmlkit.worstcase",
-              "pmlkit.utility", "pmlkit.estimation", "pmlkit.bounds", "pmlkit.leakage"]
+              "pmlkit.utility", "pmlkit.estimation", "pmlkit.bounds", "pmlkit.leakage",
+              "pmlkit.joint"]
 # functions that take no user input or only a cache location
 NO_BAD_INPUT = {"secure_generator", "adult_cache_dir", "download_adult", "find_adult",
                 "dask_empirical_distribution"}

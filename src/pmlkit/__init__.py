@@ -23,6 +23,8 @@ Where the mathematics lives (paper labels in brackets):
 ``pmlkit.privatize``        applying a mechanism to data (secure sampling, files, Dask)
 ``pmlkit.experiments``      the paper's figures
 ``pmlkit.audit``            statistical audit of the guarantees
+``pmlkit.joint``            several columns of a record and repeated releases (beyond the
+                            paper): product mechanism, joint guarantee, chain-rule bound
 ==========================  ==============================================================
 """
 
@@ -46,7 +48,7 @@ __version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
-    # leakage.py (SPEC section 2)
+    # leakage.py (paper: Preliminaries)
     "pml": "leakage",
     "eps_min": "leakage",
     "eps_max": "leakage",
@@ -56,19 +58,19 @@ _LAZY: dict[str, str] = {
     "ldp_epsilon": "leakage",
     # utility.py
     "mutual_information": "utility",
-    # estimation.py (SPEC section 3)
+    # estimation.py (paper: distest)
     "EmpiricalDistribution": "estimation",
     "empirical_distribution": "estimation",
     "l1_radius": "estimation",
     "l1_failure_probability": "estimation",
     "l1_radius_known_kappa": "estimation",
-    # bounds.py (SPEC section 4)
+    # bounds.py (paper: PMLforsets)
     "delta_min": "bounds",
     "eps_bound": "bounds",
     "sensitivity_bound": "bounds",
     "lipschitz_bound": "bounds",
     "leakage_bound": "bounds",
-    # sets.py / worstcase.py (SPEC section 4)
+    # sets.py / worstcase.py (paper: PMLforsets)
     "UncertaintySet": "sets",
     "L1Ball": "sets",
     "Box": "sets",
@@ -78,7 +80,7 @@ _LAZY: dict[str, str] = {
     "worst_case_distribution": "worstcase",
     # mechanism.py
     "Mechanism": "mechanism",
-    # design/ (SPEC section 5)
+    # design/ (paper: optimalbinary)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
     "optimal_binary": "design",
@@ -86,10 +88,21 @@ _LAZY: dict[str, str] = {
     # confidence.py (beyond the paper: tighter confidence sets)
     "ConfidenceSet": "confidence",
     "confidence_set": "confidence",
-    # privatize (issue: privatise real data)
+    # privatize (privatise real data)
     "privatize": "privatization",
     "privatize_with_report": "privatization",
     "privatize_file": "privatization",
+    # joint.py (several columns of a record, repeated releases)
+    "ProductMechanism": "joint",
+    "product_mechanism": "joint",
+    "joint_capacity": "joint",
+    "joint_leakage": "joint",
+    "joint_guarantee": "joint",
+    "chain_rule_bound": "joint",
+    "marginal_bound": "joint",
+    "design_joint": "joint",
+    "release_leakage": "joint",
+    "repeated_leakage": "joint",
 }
 
 __all__ = [
@@ -104,18 +117,24 @@ __all__ = [
     "MechanismFileError",
     "PMLError",
     "PMLWarning",
+    "ProductMechanism",
     "TooLargeError",
     "UncertaintySet",
     "ValidationError",
     "VertexSet",
     "__version__",
+    "chain_rule_bound",
     "confidence_set",
     "delta_min",
     "design_from_samples",
+    "design_joint",
     "empirical_distribution",
     "eps_bound",
     "eps_max",
     "eps_min",
+    "joint_capacity",
+    "joint_guarantee",
+    "joint_leakage",
     "l1_failure_probability",
     "l1_radius",
     "l1_radius_known_kappa",
@@ -124,6 +143,7 @@ __all__ = [
     "leakage_capacity",
     "leakage_sensitivity",
     "lipschitz_bound",
+    "marginal_bound",
     "maximal_leakage",
     "mutual_information",
     "optimal_binary",
@@ -134,7 +154,10 @@ __all__ = [
     "privatize",
     "privatize_file",
     "privatize_with_report",
+    "product_mechanism",
     "randomized_response",
+    "release_leakage",
+    "repeated_leakage",
     "sensitivity_bound",
     "worst_case_distribution",
 ]
@@ -168,6 +191,18 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_failure_probability,
         l1_radius,
         l1_radius_known_kappa,
+    )
+    from .joint import (
+        ProductMechanism,
+        chain_rule_bound,
+        design_joint,
+        joint_capacity,
+        joint_guarantee,
+        joint_leakage,
+        marginal_bound,
+        product_mechanism,
+        release_leakage,
+        repeated_leakage,
     )
     from .leakage import (
         eps_max,

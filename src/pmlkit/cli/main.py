@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "reproduce": ("reproduce", "Reproduce the paper's figures."),
     "audit": ("audit", "Audit the guarantees by simulation."),
     "demo": ("demo", "Run the end-to-end demonstration."),
+    "joint": ("joint", "Joint guarantee and design for several columns of a record."),
 }
 
 EXIT_USER_ERROR = 1
