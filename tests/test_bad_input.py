@@ -75,7 +75,10 @@ def csv_file(tmp: Path, text: str = "sex,income\nMale,>50K\nFemale,<=50K\nMale,<
 
 
 def mech_file(tmp: Path, tamper: Callable[[dict], None] | None = None) -> Path:
-    doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male")).to_dict()
+    ball = pmlkit.L1Ball(P, 0.1)  # certified: uncertified files need --allow-uncertified
+    doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male"),
+                           uncertainty_set=ball.to_dict(),
+                           certified_eps=pmlkit.leakage_capacity(W, ball)).to_dict()
     if tamper is not None:
         tamper(doc)
     path = tmp / "mech.json"

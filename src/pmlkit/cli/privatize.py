@@ -18,6 +18,7 @@ from __future__ import annotations
 import click
 
 from ._common import (
+    certificate_line,
     csv_from_options,
     csv_options,
     emit,
@@ -50,6 +51,9 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seeded PCG64 randomness: reproducible, RESEARCH ONLY.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing output.")
+@click.option("--allow-uncertified", is_flag=True,
+              help="Accept a mechanism file without a checkable guarantee (printed as "
+                   "UNCERTIFIED).")
 @click.option("--batch-rows", type=click.IntRange(min=1), default=1 << 20, show_default=True,
               help="Rows per streamed batch (local engine).")
 @csv_options
@@ -57,16 +61,18 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @json_option
 def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
             into: tuple[str, ...], output: str, engine: str, scheduler: str | None,
-            seed: int | None, overwrite: bool, batch_rows: int, names: str | None,
-            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
-            progress: bool | None, as_json: bool) -> int:
+            seed: int | None, overwrite: bool, allow_uncertified: bool, batch_rows: int,
+            names: str | None, skip_rows: int | None, strip: bool | None,
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Privatise columns of CSV/Parquet files with a mechanism."""
     if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
     if into and len(into) != len(columns):
         raise click.UsageError(f"give one --into per --column ({len(columns)} columns, "
                                f"{len(into)} --into)")
-    mech = load_mechanism(mech_path)
+    mech = load_mechanism(mech_path, allow_uncertified=allow_uncertified)
+    if not mech.certified:
+        click.echo(f"pmlkit: warning: {certificate_line(mech)}", err=True)
     if seed is not None:
         click.echo(SEED_WARNING, err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0])
@@ -89,7 +95,9 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
              f"{', '.join(report.into)}, with {mech_path}"]
     lines += [f"  {i} -> {o}" for i, o, _ in report.files]
     lines.append(f"  randomness: {report.rng}")
+    lines.append(f"  {certificate_line(mech)}")
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
-    emit(as_json, {**report.to_dict(), "engine": engine}, "\n".join(lines))
+    emit(as_json, {**report.to_dict(), "engine": engine, "certified": mech.certified},
+         "\n".join(lines))
     return 0
