@@ -10,7 +10,9 @@ Examples::
 The input is never overwritten; the output is written atomically (a temporary file, then a
 rename) and refused if it exists unless ``--overwrite``. Randomness is cryptographically
 secure unless ``--seed`` is given, which makes the output reproducible by anyone who knows
-the seed: research only. ``<output>.pmlkit.json`` records which one was used.
+the seed: research only. ``<output>.pmlkit.json`` records which one was used; for a
+seeded run it holds a salted SHA-256 commitment to the seed, not the seed (the salt is
+printed on stderr only).
 """
 
 from __future__ import annotations
@@ -73,22 +75,29 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
     mech = load_mechanism(mech_path, allow_uncertified=allow_uncertified)
     if not mech.certified:
         click.echo(f"pmlkit: warning: {certificate_line(mech)}", err=True)
+    rng = None
     if seed is not None:
+        from ..rng import resolve_rng
+
         click.echo(SEED_WARNING, err=True)
+        rng = resolve_rng(seed)  # records a salted commitment, never the seed itself
+        click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
+                   "keep it apart from the output to prove later which seed was used)",
+                   err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0])
     src = inputs[0] if len(inputs) == 1 else list(inputs)
     if engine == "dask":
         from ..privatization._dask import privatize_file_dask
 
         report = privatize_file_dask(mech, src, output, list(columns),
-                                     into=list(into) or None, rng=seed, overwrite=overwrite,
+                                     into=list(into) or None, rng=rng, overwrite=overwrite,
                                      csv=csv, scheduler=scheduler,
                                      progress=progress_enabled(progress))
     else:
         from ..privatization.files import privatize_file
 
         report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
-                                rng=seed, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
+                                rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
                                 progress=progress_enabled(progress))
     rows = "unknown number of" if report.rows < 0 else f"{report.rows}"
     lines = [f"privatised {rows} rows, column(s) {', '.join(report.columns)} -> "
