@@ -196,6 +196,13 @@ def _check_parameters(params: Mapping[str, Any]) -> None:
         elif not isinstance(v, list) or not v or not all(_is_number(x) for x in v):
             raise MechanismFileError(
                 f"mechanism file {field!r} must be a non-empty list of numbers, got {fmt(v)}")
+    ref = params.get("reference")
+    if ref is not None and (not isinstance(ref, Mapping) or not all(
+            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+            for v in ref.values())):
+        raise MechanismFileError(
+            "mechanism file 'parameters.reference' must be an object of sizes and hex "
+            f"digests, got {fmt(ref)}")
     if "delta" in params and not 0 < float(params["delta"]) <= 1:
         raise MechanismFileError(
             f"mechanism file 'parameters.delta' must be in (0, 1], got {params['delta']!r}")
@@ -377,6 +384,40 @@ class Mechanism:
             Path(tmp).unlink(missing_ok=True)
             raise
         return path
+
+    #: parameters a minimal record keeps (see :meth:`minimal_record`)
+    MINIMAL_PARAMETERS = ("eps", "utility", "optimality", "method")
+
+    def minimal_record(self) -> Mechanism:
+        """A copy that records only what is needed to re-verify its certificate.
+
+        Kept: the matrix, labels, the uncertainty set, the certified eps and
+        ``parameters`` ``eps``, ``utility``, ``optimality``, ``method``, plus the reference
+        fingerprint's digests (``file_sha256``, ``sample_sha256``; not the record count).
+        Dropped: the estimate (``prior``), ``m``, ``delta``, ``confidence``, ``beta``,
+        ``eps_prime``, ``utility_value`` and sizes.
+
+        Trade-off: the file can still be re-checked (the worst case over its set), but only
+        as "eps over this set": the sample-based ``(eps, delta)`` claim can no longer be
+        rebuilt from the file, so a reader must trust the set's coverage. And it hides less
+        than it may seem: the set itself is built from the estimate (an l1-ball is centred
+        on it; box bounds are functions of counts / m), so the estimate stays readable
+        approximately; what goes is the exact ``m``, ``delta`` and method. See
+        ``docs/threat_model.md``."""
+        params = {k: self.parameters[k] for k in self.MINIMAL_PARAMETERS
+                  if k in self.parameters}
+        ref = self.parameters.get("reference")
+        if isinstance(ref, Mapping):
+            kept = {k: ref[k] for k in ("file_sha256", "sample_sha256") if k in ref}
+            if kept:
+                params["reference"] = kept
+        out = Mechanism(self.matrix, self.input_labels, self.output_labels, self.designer,
+                        params, None if self.uncertainty_set is None
+                        else dict(self.uncertainty_set), self.certified_eps)
+        known = self.__dict__.get("_certified")
+        if known is not None:
+            object.__setattr__(out, "_certified", known)
+        return out
 
     @property
     def certified(self) -> bool:

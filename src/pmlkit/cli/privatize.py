@@ -17,8 +17,11 @@ printed on stderr only).
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
+from ..errors import PMLWarning
 from ._common import (
     certificate_line,
     csv_from_options,
@@ -86,19 +89,26 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
                    err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0])
     src = inputs[0] if len(inputs) == 1 else list(inputs)
-    if engine == "dask":
-        from ..privatization._dask import privatize_file_dask
+    with warnings.catch_warnings(record=True) as caught:  # PMLWarnings: one stderr line
+        warnings.simplefilter("always")
+        if engine == "dask":
+            from ..privatization._dask import privatize_file_dask
 
-        report = privatize_file_dask(mech, src, output, list(columns),
-                                     into=list(into) or None, rng=rng, overwrite=overwrite,
-                                     csv=csv, scheduler=scheduler,
-                                     progress=progress_enabled(progress))
-    else:
-        from ..privatization.files import privatize_file
+            report = privatize_file_dask(mech, src, output, list(columns),
+                                         into=list(into) or None, rng=rng, overwrite=overwrite,
+                                         csv=csv, scheduler=scheduler,
+                                         progress=progress_enabled(progress))
+        else:
+            from ..privatization.files import privatize_file
 
-        report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
-                                rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
-                                progress=progress_enabled(progress))
+            report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
+                                    rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
+                                    progress=progress_enabled(progress))
+    for w in caught:
+        if issubclass(w.category, PMLWarning):
+            click.echo(f"pmlkit: warning: {w.message}", err=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     rows = "unknown number of" if report.rows < 0 else f"{report.rows}"
     lines = [f"privatised {rows} rows, column(s) {', '.join(report.columns)} -> "
              f"{', '.join(report.into)}, with {mech_path}"]

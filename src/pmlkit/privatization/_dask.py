@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._provenance import warn_if_reference_file
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 from ..rng import RandomSource
@@ -187,6 +188,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     cols = [columns] if isinstance(columns, str) else list(columns)
     source = resolve_rng(rng)
     paths = [str(p) for p in inputs]
+    for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
+        warn_if_reference_file(mech, p)
     if fmts == {"parquet"}:
         ddf = dd.read_parquet(paths)
     else:
