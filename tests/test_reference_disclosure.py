@@ -54,7 +54,7 @@ def test_size_is_compared_before_hashing(mech, monkeypatch, tmp_path):
         raise AssertionError("hashed although the sizes differ")
     monkeypatch.setattr(prov, "_digest", boom)
     monkeypatch.setattr(prov, "file_fingerprint", boom)
-    privatize(mech, LABELS + ["Male"])
+    privatize(mech, [*LABELS, "Male"])
     ref = dict(mech.parameters)
     ref["reference"] = {**ref["reference"], "file_size": 10**9, "file_sha256": "0" * 64}
     other = Mechanism(mech.matrix, mech.input_labels, mech.output_labels, mech.designer,
