@@ -113,8 +113,15 @@ def _aes_key(material: bytes) -> int:
 def seed_commitment(seed: int, salt: bytes | str) -> str:
     """``SHA-256("pmlkit-seed/" || salt || decimal seed)`` as hex: the record a seeded
     source keeps instead of its seed (``salt`` as bytes or hex)."""
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValidationError(f"seed must be an integer >= 0, got {fmt(seed)}")
     if isinstance(salt, str):
-        salt = bytes.fromhex(salt)
+        try:
+            salt = bytes.fromhex(salt)
+        except ValueError:
+            raise ValidationError(f"salt must be bytes or a hex string, got {salt!r}") from None
+    if not isinstance(salt, bytes):
+        raise ValidationError(f"salt must be bytes or a hex string, got {fmt(salt)}")
     return hashlib.sha256(b"pmlkit-seed/" + salt + str(int(seed)).encode()).hexdigest()
 
 
