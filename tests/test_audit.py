@@ -1,4 +1,4 @@
-"""The statistical audit (issue 7, item 1): the guarantees hold, and a broken variant fails.
+"""The statistical audit: the guarantees hold, and a broken variant fails.
 
 * With the default settings, for every (family, method, delta) row the one-sided binomial
   test of "violation rate <= claimed delta" does not reject at level 0.001, and the

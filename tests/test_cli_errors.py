@@ -1,4 +1,4 @@
-"""The command line never shows a traceback for a user error (issue 7, item 3).
+"""The command line never shows a traceback for a user error.
 
 * real processes (``python -m pmlkit.cli.main``): exit status and stderr as a user sees them;
 * data-shaped user errors (empty file, header only, nulls, an existing output file);
