@@ -196,3 +196,23 @@ def test_cli_assess_prints_uncertified_on_every_use(tmp_path, capsys):
     code, out, _ = _run(capsys, "assess", "--mechanism", str(tmp_path / "ok.json"),
                         "--prior", "0.4,0.25,0.35")
     assert code == 0 and "certified: worst-case eps" in out and "UNCERTIFIED" not in out
+
+
+@pytest.mark.parametrize("counts", [[40, 25, 35], [7, 0, 3]])
+def test_every_confidence_method_round_trips_certified(counts):
+    # the loader's rebuilt set must equal the designer's for every method, zero counts too
+    import warnings
+
+    from pmlkit.confidence import METHODS
+
+    est = EmpiricalDistribution.from_counts(counts)
+    for method in METHODS:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mech = design_from_samples(est, 1.0, 1e-2, confidence=method).mechanism
+        back = Mechanism.from_dict(json.loads(mech.to_json()))
+        assert back.certified, method
+        doc = mech.to_dict()
+        doc["parameters"]["delta"] = 0.5  # same set claimed at another delta: refused
+        with pytest.raises(MechanismFileError, match="not the set"):
+            Mechanism.from_dict(_resign(doc))
