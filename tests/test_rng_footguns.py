@@ -96,6 +96,8 @@ def test_hand_built_source_over_a_seeded_generator_cannot_be_labelled_secure():
     gen = np.random.default_rng(1)
     with pytest.raises(ValidationError, match="seeded must be True"):
         RandomSource(gen, False, "AESCounter keyed from os.urandom (secure)")
+    with pytest.raises(ValidationError, match="seeded must be True"):  # even with key bytes
+        RandomSource(gen, False, "secure", _material=os.urandom(32))
     with pytest.raises(ValidationError, match="seeded must be True or False"):
         RandomSource(gen, 0, "x")  # type: ignore[arg-type]
     ok = RandomSource(gen, True, "mine")

@@ -199,7 +199,10 @@ class RandomSource:
         if not isinstance(self.seeded, bool):
             raise ValidationError(f"seeded must be True or False, got {fmt(self.seeded)}")
         if not self.seeded:
-            if self._material is None:
+            import randomgen
+
+            if self._material is None or not isinstance(self.generator.bit_generator,
+                                                         randomgen.AESCounter):
                 raise ValidationError(
                     "seeded must be True for a RandomSource built around a caller's generator "
                     "(got seeded=False): only streams pmlkit keys itself from os.urandom are "
