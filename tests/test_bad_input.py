@@ -75,7 +75,10 @@ def csv_file(tmp: Path, text: str = "sex,income\nMale,>50K\nFemale,<=50K\nMale,<
 
 
 def mech_file(tmp: Path, tamper: Callable[[dict], None] | None = None) -> Path:
-    doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male")).to_dict()
+    ball = pmlkit.L1Ball(P, 0.1)  # certified: uncertified files need --allow-uncertified
+    doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male"),
+                           uncertainty_set=ball.to_dict(),
+                           certified_eps=pmlkit.leakage_capacity(W, ball)).to_dict()
     if tamper is not None:
         tamper(doc)
     path = tmp / "mech.json"
@@ -95,6 +98,25 @@ def forged_certificate(tmp: Path) -> Path:
     doc["sha256"] = pmlkit.Mechanism._digest(doc)
     path = tmp / "forged.json"
     path.write_text(json.dumps(doc), encoding="utf-8")
+    return path
+
+
+def forged_file(tmp: Path, edit: Callable[[dict], None], *, designed: bool = False,
+                text_edit: Callable[[str], str] | None = None) -> Path:
+    """A mechanism file edited by ``edit`` with its digest recomputed (anyone can): a
+    hand-made uncertified matrix, or (``designed``) a design from counts [40, 25, 35]."""
+    if designed:
+        est = pmlkit.EmpiricalDistribution.from_counts([40, 25, 35])
+        doc = pmlkit.design_from_samples(est, 1.0, 1e-3).mechanism.to_dict()
+    else:
+        doc = pmlkit.Mechanism(np.eye(2), designer="design_from_samples",
+                               parameters={"eps": 0.69, "delta": 1e-6}).to_dict()
+    edit(doc)
+    doc.pop("sha256")
+    doc["sha256"] = pmlkit.Mechanism._digest(doc)
+    text = json.dumps(doc)
+    path = tmp / "forged.json"
+    path.write_text(text if text_edit is None else text_edit(text), encoding="utf-8")
     return path
 
 
@@ -288,6 +310,45 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism.load(path)", "binary garbage",
          lambda t: (t / "m.json").write_bytes(b"\xff\xfe\x00garbage")
          and pmlkit.Mechanism.load(t / "m.json"), MechanismFileError, r"cannot be read|not valid"),
+    Case("pmlkit.Mechanism.load(path)", "no set and no certificate (uncertified)",
+         lambda t: pmlkit.Mechanism.load(forged_file(t, lambda d: None)), MechanismFileError,
+         r"records no uncertainty_set, so it is UNCERTIFIED.*allow_uncertified=True"),
+    Case("pmlkit.Mechanism.load(path)", "duplicate \"matrix\" key",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: None, designed=True,
+             text_edit=lambda x: x[:-1] + ', "matrix": [[1.0, 0.0], [0.0, 1.0]]}')),
+         MechanismFileError, r"has the key 'matrix' twice"),
+    Case("pmlkit.Mechanism.load(path)", "certified_eps a string, digest recomputed",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d.update(certified_eps="0.5"), designed=True)),
+         MechanismFileError, r"'certified_eps' must be a JSON number, got '0\.5'"),
+    Case("pmlkit.Mechanism.load(path)", "parameters.eps a string, digest recomputed",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["parameters"].update(eps="1.0"), designed=True)),
+         MechanismFileError, r"'parameters\.eps' must be a JSON number"),
+    Case("pmlkit.Mechanism.load(path)", "set radius edited to 0, digest recomputed",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: (d["uncertainty_set"].update(radius=0.0),
+                           d["parameters"].update(beta=0.0)), designed=True)),
+         MechanismFileError, r"'uncertainty_set' is not the set the 'l1' confidence method"),
+    Case("pmlkit.Mechanism.load(path)", "one-vertex set, digest recomputed",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: (d.update(uncertainty_set={"kind": "vertex_set", "vertices": [
+                 d["parameters"]["prior"]]}), d["parameters"].update(beta=None)),
+             designed=True)),
+         MechanismFileError, r"'uncertainty_set' is not the set"),
+    Case("pmlkit.Mechanism.load(path)", "delta recorded without m and confidence",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: [d["parameters"].pop(k) for k in ("m", "confidence")],
+             designed=True)),
+         MechanismFileError, r"records \['delta'\] but not \['m', 'confidence'\]"),
+    Case("pmlkit.rng.seed_commitment(seed, salt)", "salt not hexadecimal",
+         lambda t: _d("pmlkit.rng", "seed_commitment")(7, "not hex"), ValidationError,
+         r"salt must be bytes or a hex string, got 'not hex'"),
+    Case("pmlkit.rng.RandomSource(generator, seeded=False, ...)",
+         "a seeded generator labelled secure",
+         lambda t: _d("pmlkit.rng", "RandomSource")(np.random.default_rng(0), False, "x"),
+         ValidationError, r"seeded must be True .*got seeded=False"),
     # ---- design
     Case("pmlkit.design_from_samples(samples, eps, delta)", "eps < 0",
          lambda t: pmlkit.design_from_samples(samples_ok, -1.0, 0.1), ValidationError,
@@ -624,6 +685,10 @@ CASES: list[Case] = [
          cli("privatize", "--mechanism", mech_file, "--input",
              lambda t: csv_file(t, "sex\nMale\nOther\n"), "--column", "sex",
              "--output", lambda t: t / "out.csv"), 1, r"'Other'"),
+    Case("pmlkit privatize", "uncertified mechanism file without --allow-uncertified",
+         cli("privatize", "--mechanism", lambda t: forged_file(t, lambda d: None), "--input",
+             csv_file, "--column", "sex", "--output", lambda t: t / "out.csv"),
+         1, r"is UNCERTIFIED .*pass --allow-uncertified"),
     Case("pmlkit privatize", "corrupt mechanism JSON",
          cli("privatize", "--mechanism", lambda t: csv_file(t, "{", "m.json"), "--input",
              csv_file, "--column", "sex", "--output", lambda t: t / "out.csv"),

@@ -1,4 +1,4 @@
-"""The command line never shows a traceback for a user error (issue 7, item 3).
+"""The command line never shows a traceback for a user error.
 
 * real processes (``python -m pmlkit.cli.main``): exit status and stderr as a user sees them;
 * data-shaped user errors (empty file, header only, nulls, an existing output file);
@@ -43,7 +43,10 @@ def _files(tmp: Path) -> dict[str, Path]:
                                    encoding="utf-8")
     (tmp / "bad.parquet").write_bytes(b"PAR1 not really parquet")
     (tmp / "bad.json").write_text("{", encoding="utf-8")
-    mech = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male"))
+    ball = pmlkit.L1Ball([0.4, 0.6], 0.1)  # certified: uncertified files need a flag
+    mech = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male"),
+                            uncertainty_set=ball.to_dict(),
+                            certified_eps=pmlkit.leakage_capacity(W, ball))
     mech.save(tmp / "mech.json")
     doc = mech.to_dict()
     doc["matrix"] = [[0.9, 0.1], [0.3, 0.7]]

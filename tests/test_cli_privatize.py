@@ -9,10 +9,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from pmlkit import Mechanism
+from pmlkit import L1Ball, Mechanism, leakage_capacity
 from pmlkit.cli.main import main
 
-SEX = Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("Female", "Male"), ("Female", "Male"))
+_W = np.array([[0.8, 0.2], [0.3, 0.7]])
+_BALL = L1Ball([0.33, 0.67], 0.05)  # certified: uncertified files need --allow-uncertified
+SEX = Mechanism(_W, ("Female", "Male"), ("Female", "Male"), uncertainty_set=_BALL.to_dict(),
+                certified_eps=leakage_capacity(_W, _BALL))
 
 
 def run(capsys, *argv):

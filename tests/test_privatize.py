@@ -106,7 +106,8 @@ def test_seeded_runs_are_reproducible_and_recorded():
     x = np.arange(1000) % 3
     a, rep = privatize_with_report(w, x, rng=9)
     np.testing.assert_array_equal(a, pmlkit.privatize(w, x, rng=9))
-    assert rep.seeded is True and "seed=9" in rep.rng and "research" in rep.rng
+    assert rep.seeded is True and "seeded" in rep.rng and "research" in rep.rng
+    assert "seed=9" not in rep.rng  # the seed itself is withheld (a salted commitment)
     assert rep.rows == 1000 and sum(rep.output_counts.values()) == 1000
     assert rep.output_counts == {j: int((a == j).sum()) for j in range(3)}
 

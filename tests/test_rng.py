@@ -32,11 +32,12 @@ def test_int_seed_is_pcg64_reproducible_and_recorded():
     src = resolve_rng(42)
     assert isinstance(src.generator.bit_generator, np.random.PCG64)
     assert src.seeded is True
-    assert "seed=42" in src.description and "research" in src.description
+    assert "42" not in src.description.split("sha256:")[0] and "research" in src.description
     # identical to numpy's own PCG64(42): an independent reference for "seeded PCG64"
     np.testing.assert_array_equal(src.generator.random(5),
                                   np.random.Generator(np.random.PCG64(42)).random(5))
-    assert resolve_rng(np.int64(42)).description == src.description
+    np.testing.assert_array_equal(resolve_rng(np.int64(42)).generator.random(3),
+                                  resolve_rng(42).generator.random(3))
 
 
 def test_generator_used_as_is_and_source_passthrough():

@@ -30,12 +30,36 @@ else ``null``), ``utility`` and its ``utility_value`` at the estimate, ``optimal
 (``"exact"`` or ``"lower bound (...)"``), ``method``, ``design_eps`` (the eps the LP was
 solved at), ``prior`` and ``eps_prime``; :func:`pmlkit.design.design_from_samples` adds
 ``delta``, ``m`` and ``confidence``.
-Loading checks the format tag and version, the types, the matrix (finite, ``>= 0``, rows
-sum to 1 within 1e-9), the labels (unique, JSON scalars, sizes matching the matrix) and
-the SHA-256 digest; when a set and a certified eps are recorded, it recomputes the exact
-worst-case eps over the set and rejects the file if it exceeds the recorded value by more
-than 1e-9. Any failure raises :class:`pmlkit.errors.MechanismFileError`. The digest catches
-accidental or naive edits; it is not a signature against a deliberate forger.
+Loading is strict, because the digest only catches accidental edits (anyone can recompute
+it; it is not a signature). :meth:`Mechanism.load` refuses, with a one-line
+:class:`pmlkit.errors.MechanismFileError` naming the field:
+
+* a duplicate key in any JSON object (a reader and ``json.loads`` could see different
+  matrices), an unknown format tag or version, missing or unexpected fields;
+* a value of the wrong type: numbers must be JSON numbers (a string such as ``"0.5"`` is
+  not a number, nor is ``true``), labels JSON scalars, ``parameters`` an object;
+* a matrix that is not row-stochastic (finite, ``>= 0``, rows summing to 1 within 1e-9),
+  labels that are not unique or do not match its size, a digest that does not match;
+* a certificate that does not hold: the exact worst-case eps over the recorded set is
+  recomputed and must not exceed ``certified_eps`` (nor may ``certified_eps`` exceed
+  ``parameters.eps``) by more than 1e-9;
+* a sample-based claim that does not follow from what the file records: when
+  ``parameters`` holds ``delta``, it must also hold ``m``, ``confidence`` and ``prior``
+  (the estimate; ``prior * m`` must be the integer counts), and the recorded set must equal
+  the set the library's own confidence-set builder makes from those counts at that delta
+  with that method (a radius edited to 0, a one-point set or a shifted center are caught);
+  an l1-ball's radius must equal ``parameters.beta`` when that is recorded.
+
+A file without an uncertainty set or without a certified eps carries no checkable
+guarantee: it is **uncertified** and loads only with ``allow_uncertified=True`` (the command
+line's ``--allow-uncertified``); :attr:`Mechanism.certified` is then ``False``, and the
+command line says so on every use.
+
+What a file discloses: the matrix, the labels, the estimate (``parameters.prior``), the
+reference sample size ``m`` and the confidence set built from them (see
+``docs/threat_model.md``). ``parameters.reference`` holds a fingerprint of the reference
+sample (SHA-256 and size of its file, or a digest of the in-memory sample) so that
+privatising the reference data itself can be detected.
 """
 
 from __future__ import annotations
@@ -105,6 +129,114 @@ def _jsonable(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
     return obj
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """``object_pairs_hook`` refusing a key that appears twice in one JSON object."""
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise MechanismFileError(
+                f"mechanism file has the key {key!r} twice in one object; a duplicate key "
+                "is ambiguous (readers may keep either value) and is refused")
+        out[key] = value
+    return out
+
+
+def _is_number(v: Any) -> bool:
+    return isinstance(v, int | float) and not isinstance(v, bool)
+
+
+def _file_number(v: Any, field: str, *, allow_inf: bool = False) -> float:
+    """A JSON number from a mechanism file (``"inf"`` too when ``allow_inf``), as float."""
+    if allow_inf and v == "inf":
+        return math.inf
+    if not _is_number(v):
+        raise MechanismFileError(
+            f"mechanism file {field!r} must be a JSON number, got {fmt(v)} of type "
+            f"{type(v).__name__}")
+    try:
+        x = float(v)
+    except OverflowError:
+        raise MechanismFileError(f"mechanism file {field!r} is out of range, got {fmt(v)}") \
+            from None
+    if not math.isfinite(x):
+        raise MechanismFileError(f"mechanism file {field!r} must be finite, got {fmt(v)}")
+    return x
+
+
+#: parameters whose JSON type is checked on load: name -> (kind, allow "inf")
+_PARAM_TYPES: dict[str, tuple[str, bool]] = {
+    "eps": ("number", True), "delta": ("number", False), "beta": ("number?", False),
+    "m": ("int", False), "confidence": ("str", False), "utility": ("str", False),
+    "optimality": ("str", False), "method": ("str", False), "prior": ("numbers", False),
+    "design_eps": ("number", True),
+}
+
+
+def _check_parameters(params: Mapping[str, Any]) -> None:
+    for key, (kind, allow_inf) in _PARAM_TYPES.items():
+        if key not in params:
+            continue
+        v, field = params[key], f"parameters.{key}"
+        if kind == "number?" and v is None:
+            continue
+        if kind in ("number", "number?"):
+            x = _file_number(v, field, allow_inf=allow_inf)
+            if x < 0:
+                raise MechanismFileError(f"mechanism file {field!r} must be >= 0, got {v!r}")
+        elif kind == "int":
+            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+                raise MechanismFileError(
+                    f"mechanism file {field!r} must be an integer >= 1, got {fmt(v)}")
+        elif kind == "str":
+            if not isinstance(v, str):
+                raise MechanismFileError(
+                    f"mechanism file {field!r} must be a string, got {fmt(v)}")
+        elif not isinstance(v, list) or not v or not all(_is_number(x) for x in v):
+            raise MechanismFileError(
+                f"mechanism file {field!r} must be a non-empty list of numbers, got {fmt(v)}")
+    ref = params.get("reference")
+    if ref is not None and (not isinstance(ref, Mapping) or not all(
+            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
+            for v in ref.values())):
+        raise MechanismFileError(
+            "mechanism file 'parameters.reference' must be an object of sizes and hex "
+            f"digests, got {fmt(ref)}")
+    if "delta" in params and not 0 < float(params["delta"]) <= 1:
+        raise MechanismFileError(
+            f"mechanism file 'parameters.delta' must be in (0, 1], got {params['delta']!r}")
+
+
+def _check_set_leaves(obj: Any, field: str = "uncertainty_set") -> None:
+    """Every value of a recorded set other than its ``kind`` is a number or a list of them."""
+    if isinstance(obj, Mapping):
+        for k, v in obj.items():
+            if k == "kind" and field == "uncertainty_set":
+                if not isinstance(v, str):
+                    raise MechanismFileError(
+                        f"mechanism file 'uncertainty_set.kind' must be a string, got {fmt(v)}")
+                continue
+            _check_set_leaves(v, f"{field}.{k}")
+    elif isinstance(obj, list):
+        for v in obj:
+            _check_set_leaves(v, field)
+    elif not _is_number(obj):
+        raise MechanismFileError(
+            f"mechanism file {field!r} must hold JSON numbers, got {fmt(obj)} of type "
+            f"{type(obj).__name__}")
+
+
+def _sets_match(a: Any, b: Any, tol: float = 1e-9) -> bool:
+    """Same structure, same strings, numbers equal within ``tol`` (absolute)."""
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(_sets_match(a[k], b[k], tol) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(_sets_match(x, y, tol)
+                                         for x, y in zip(a, b, strict=True))
+    if _is_number(a) and _is_number(b):
+        return abs(float(a) - float(b)) <= tol
+    return bool(a == b)
 
 
 def as_matrix(mechanism: Any, name: str = "mechanism") -> np.ndarray:
@@ -253,23 +385,84 @@ class Mechanism:
             raise
         return path
 
-    @classmethod
-    def from_dict(cls, doc: Any, *, verify: bool = True) -> Mechanism:
-        """Rebuild and validate a mechanism from its JSON document.
+    #: parameters a minimal record keeps (see :meth:`minimal_record`)
+    MINIMAL_PARAMETERS = ("eps", "utility", "optimality", "method")
 
-        Raises :class:`~pmlkit.errors.MechanismFileError` for anything malformed or tampered.
-        With ``verify=True`` (default) a recorded certified eps is recomputed over the
-        recorded uncertainty set."""
+    def minimal_record(self) -> Mechanism:
+        """A copy that records only what is needed to re-verify its certificate.
+
+        Kept: the matrix, labels, the uncertainty set, the certified eps and
+        ``parameters`` ``eps``, ``utility``, ``optimality``, ``method``, plus the reference
+        fingerprint's digests (``file_sha256``, ``sample_sha256``; not the record count).
+        Dropped: the estimate (``prior``), ``m``, ``delta``, ``confidence``, ``beta``,
+        ``eps_prime``, ``utility_value`` and sizes.
+
+        Trade-off: the file can still be re-checked (the worst case over its set), but only
+        as "eps over this set": the sample-based ``(eps, delta)`` claim can no longer be
+        rebuilt from the file, so a reader must trust the set's coverage. And it hides less
+        than it may seem: the set itself is built from the estimate (an l1-ball is centred
+        on it; box bounds are functions of counts / m), so the estimate stays readable
+        approximately; what goes is the exact ``m``, ``delta`` and method. See
+        ``docs/threat_model.md``."""
+        params = {k: self.parameters[k] for k in self.MINIMAL_PARAMETERS
+                  if k in self.parameters}
+        ref = self.parameters.get("reference")
+        if isinstance(ref, Mapping):
+            kept = {k: ref[k] for k in ("file_sha256", "sample_sha256") if k in ref}
+            if kept:
+                params["reference"] = kept
+        out = Mechanism(self.matrix, self.input_labels, self.output_labels, self.designer,
+                        params, None if self.uncertainty_set is None
+                        else dict(self.uncertainty_set), self.certified_eps)
+        known = self.__dict__.get("_certified")
+        if known is not None:
+            object.__setattr__(out, "_certified", known)
+        return out
+
+    @property
+    def certified(self) -> bool:
+        """Whether the mechanism carries a guarantee pmlkit has checked: an uncertainty set
+        and a certified eps that is at least the exact worst case over that set.
+
+        A file read with :meth:`load` is certified when its checks passed (``verify=True``)
+        and it records both; an in-memory mechanism is checked once, on first access (the
+        designers of :mod:`pmlkit.design` always certify their results)."""
+        known = self.__dict__.get("_certified")
+        if known is None:
+            known = False
+            if self.uncertainty_set is not None and self.certified_eps is not None:
+                try:
+                    self._verify_certificate()
+                    known = True
+                except MechanismFileError:
+                    known = False
+            object.__setattr__(self, "_certified", known)
+        return bool(known)
+
+    @classmethod
+    def from_dict(cls, doc: Any, *, verify: bool = True,
+                  allow_uncertified: bool = False) -> Mechanism:
+        """Rebuild and validate a mechanism from its JSON document (module docstring).
+
+        Raises :class:`~pmlkit.errors.MechanismFileError` for anything malformed, tampered
+        or not following from what the file records. With ``verify=True`` (default) a
+        recorded certified eps is recomputed over the recorded uncertainty set and a
+        recorded sample-based set is rebuilt from its counts, delta and method; with
+        ``verify=False`` neither is done and the result is not :attr:`certified`. A
+        document without an uncertainty set or a certified eps is refused unless
+        ``allow_uncertified=True``."""
         if not isinstance(doc, Mapping):
             raise MechanismFileError(
                 f"mechanism file must hold a JSON object, got {type(doc).__name__}")
         if doc.get("format") != FORMAT_NAME:
             raise MechanismFileError(
                 f"mechanism file 'format' must be {FORMAT_NAME!r}, got {doc.get('format')!r}")
-        if doc.get("format_version") != FORMAT_VERSION:
+        version = doc.get("format_version")
+        if isinstance(version, bool) or not isinstance(version, int) \
+                or version != FORMAT_VERSION:
             raise MechanismFileError(
-                f"mechanism file 'format_version' must be {FORMAT_VERSION}, "
-                f"got {doc.get('format_version')!r}")
+                f"mechanism file 'format_version' must be {FORMAT_VERSION}, got {version!r}"
+                + ("" if type(version) is int else f" of type {type(version).__name__}"))
         expected = {"format", "format_version", "pmlkit_version", "input_labels",
                     "output_labels", "matrix", "designer", "parameters", "uncertainty_set",
                     "certified_eps", "sha256"}
@@ -288,36 +481,31 @@ class Mechanism:
             raise MechanismFileError(
                 "mechanism file 'sha256' does not match its content: the file was edited or "
                 "corrupted after it was written")
+        for key in ("pmlkit_version", "designer"):
+            if not isinstance(doc[key], str):
+                raise MechanismFileError(
+                    f"mechanism file {key!r} must be a string, got {fmt(doc[key])}")
         if not isinstance(doc["matrix"], list) or not all(
                 isinstance(r, list) for r in doc["matrix"]):
             raise MechanismFileError("mechanism file 'matrix' must be a list of rows")
-        if any(isinstance(v, bool) or not isinstance(v, int | float)
-               for r in doc["matrix"] for v in r):
-            raise MechanismFileError("mechanism file 'matrix' entries must be numbers")
+        if any(not _is_number(v) for r in doc["matrix"] for v in r):
+            raise MechanismFileError("mechanism file 'matrix' entries must be JSON numbers")
         if any(isinstance(v, int) and abs(v) > 1 for r in doc["matrix"] for v in r):
             raise MechanismFileError("mechanism file 'matrix' entries must be in [0, 1]")
-        if not isinstance(doc["designer"], str):
-            raise MechanismFileError("mechanism file 'designer' must be a string")
         if not isinstance(doc["parameters"], Mapping):
             raise MechanismFileError("mechanism file 'parameters' must be an object")
+        _check_parameters(doc["parameters"])
         for key in ("input_labels", "output_labels"):
             if not isinstance(doc[key], list):
                 raise MechanismFileError(f"mechanism file {key!r} must be a list")
         cert = doc["certified_eps"]
-        if cert == "inf":
-            cert = math.inf
-        if cert is not None and (isinstance(cert, bool) or not isinstance(cert, int | float)):
-            raise MechanismFileError(
-                f"mechanism file 'certified_eps' must be a number, got {fmt(cert)}")
-        if isinstance(cert, int):
-            try:
-                cert = float(cert)
-            except OverflowError:
-                raise MechanismFileError(
-                    f"mechanism file 'certified_eps' is out of range, got {fmt(cert)}") from None
+        if cert is not None:
+            cert = _file_number(cert, "certified_eps", allow_inf=True)
         uset = doc["uncertainty_set"]
-        if uset is not None and not isinstance(uset, Mapping):
-            raise MechanismFileError("mechanism file 'uncertainty_set' must be an object")
+        if uset is not None:
+            if not isinstance(uset, Mapping):
+                raise MechanismFileError("mechanism file 'uncertainty_set' must be an object")
+            _check_set_leaves(uset)
         try:
             rows = [len(r) for r in doc["matrix"]]
             if len(set(rows)) > 1:
@@ -331,14 +519,107 @@ class Mechanism:
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
         target = mech.parameters.get("eps")
-        if (cert is not None and isinstance(target, int | float)
-                and not isinstance(target, bool) and cert > float(target) + CERTIFY_TOL):
+        if (cert is not None and target is not None and _is_number(target)
+                and cert > float(target) + CERTIFY_TOL):
             raise MechanismFileError(
                 f"mechanism file certifies eps {cert!r}, above its own target "
                 f"parameters.eps = {target!r}: the stated guarantee does not hold")
-        if verify and uset is not None and cert is not None:
-            mech._verify_certificate()
+        if uset is None or cert is None:
+            if not allow_uncertified:
+                what = "uncertainty_set" if uset is None else "certified_eps"
+                claims = {k: mech.parameters[k] for k in ("eps", "delta")
+                          if k in mech.parameters}
+                said = (f"its parameters {claims} are unverified claims" if claims
+                        else "it states no guarantee")
+                raise MechanismFileError(
+                    f"mechanism file records no {what}, so it is UNCERTIFIED ({said}); pass "
+                    "allow_uncertified=True (command line: --allow-uncertified) to use it "
+                    "anyway")
+            object.__setattr__(mech, "_certified", False)
+            return mech
+        if not verify:
+            object.__setattr__(mech, "_certified", False)
+            return mech
+        mech._check_recorded_set()
+        mech._verify_certificate()
+        object.__setattr__(mech, "_certified", True)
         return mech
+
+    def _check_recorded_set(self) -> None:
+        """The recorded set must follow from what the file records (module docstring)."""
+        from .sets import set_from_dict
+
+        assert self.uncertainty_set is not None
+        recorded = dict(self.uncertainty_set)
+        try:
+            uset = set_from_dict(recorded)
+        except (PMLError, TypeError, KeyError, ValueError) as exc:
+            raise MechanismFileError(f"mechanism file uncertainty_set is invalid: {exc}") from exc
+        if uset.n != self.n_inputs:
+            raise MechanismFileError(
+                f"mechanism file 'uncertainty_set' is on {uset.n} points but the matrix has "
+                f"{self.n_inputs} inputs")
+        params = self.parameters
+        beta = params.get("beta")
+        if recorded.get("kind") == "l1_ball" and beta is not None \
+                and abs(float(recorded["radius"]) - float(beta)) > 1e-12:
+            raise MechanismFileError(
+                f"mechanism file 'uncertainty_set.radius' is {recorded['radius']!r} but "
+                f"'parameters.beta' is {beta!r}")
+        sample_keys = ("delta", "m", "confidence", "prior")
+        present = [k for k in sample_keys[:3] if k in params]
+        if not present:
+            return
+        absent = [k for k in sample_keys if k not in params]
+        if absent:
+            raise MechanismFileError(
+                f"mechanism file 'parameters' records {present} but not {absent}: a "
+                "sample-based (eps, delta) claim needs delta, m, confidence and prior to be "
+                "re-checked")
+        expected = self._rebuild_sample_set()
+        if not _sets_match(recorded, expected):
+            raise MechanismFileError(
+                "mechanism file 'uncertainty_set' is not the set the "
+                f"{params['confidence']!r} confidence method gives for delta = "
+                f"{params['delta']!r}, m = {params['m']!r} and the recorded estimate "
+                f"(expected {expected}): the set was edited, so the guarantee does not follow")
+
+    def _rebuild_sample_set(self) -> dict[str, Any]:
+        from .estimation import EmpiricalDistribution, l1_radius
+        from .sets import L1Ball
+
+        params = self.parameters
+        m = int(params["m"])
+        prior = np.asarray(params["prior"], dtype=np.float64)
+        if prior.size != self.n_inputs:
+            raise MechanismFileError(
+                f"mechanism file 'parameters.prior' has {prior.size} entries but the matrix "
+                f"has {self.n_inputs} inputs")
+        counts = prior * m
+        rounded = np.rint(counts)
+        if (np.max(np.abs(counts - rounded)) > 1e-6 * max(1.0, m) ** 0.5
+                or rounded.min() < 0 or int(rounded.sum()) != m):
+            raise MechanismFileError(
+                "mechanism file 'parameters.prior' times 'parameters.m' is not a vector of "
+                f"counts summing to m = {m}: the estimate does not come from m samples")
+        try:
+            est = EmpiricalDistribution.from_counts(rounded.astype(np.int64))
+            if np.max(np.abs(np.asarray(est.p) - prior)) > 1e-12:
+                raise MechanismFileError(
+                    "mechanism file 'parameters.prior' is not counts / m")
+            delta = float(params["delta"])
+            method = params["confidence"]
+            if method == "l1":
+                return L1Ball(np.asarray(est.p), l1_radius(delta, m, est.n)).to_dict()
+            from .confidence import confidence_set
+
+            return dict(confidence_set(est.counts, delta, method=method).set.to_dict())
+        except MechanismFileError:
+            raise
+        except PMLError as exc:
+            raise MechanismFileError(
+                f"mechanism file 'parameters' cannot rebuild the confidence set "
+                f"(confidence={method!r}): {exc}") from exc
 
     def _verify_certificate(self) -> None:
         from .sets import set_from_dict
@@ -357,8 +638,13 @@ class Mechanism:
                 f"the recorded uncertainty set is {actual!r}: the guarantee does not hold")
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, verify: bool = True) -> Mechanism:
-        """Read and validate a mechanism JSON file (see the module docstring)."""
+    def load(cls, path: str | os.PathLike[str], *, verify: bool = True,
+             allow_uncertified: bool = False) -> Mechanism:
+        """Read and validate a mechanism JSON file (see the module docstring).
+
+        Duplicate keys are refused at every level. A file without an uncertainty set or a
+        certified eps is refused unless ``allow_uncertified=True`` (then
+        :attr:`certified` is ``False``)."""
         path = Path(path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -368,7 +654,8 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file {str(path)!r} cannot be read: {exc}") \
                 from exc
         try:
-            doc = json.loads(text, parse_constant=lambda c: c)
+            doc = json.loads(text, parse_constant=lambda c: c,
+                             object_pairs_hook=_no_duplicate_keys)
         except RecursionError:
             raise MechanismFileError(
                 f"mechanism file {str(path)!r} is nested too deeply to be a mechanism file"
@@ -376,5 +663,5 @@ class Mechanism:
         except json.JSONDecodeError as exc:
             raise MechanismFileError(
                 f"mechanism file {str(path)!r} is not valid JSON: {exc}") from exc
-        return cls.from_dict(doc, verify=verify)
+        return cls.from_dict(doc, verify=verify, allow_uncertified=allow_uncertified)
 

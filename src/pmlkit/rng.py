@@ -42,6 +42,29 @@ cryptographic library, and the key and state live in the process's memory (and t
 Dask workers inside their task). Whoever needs a certified DRBG (e.g. NIST SP 800-90A)
 can pass their own ``numpy.random.Generator`` (it is then recorded as caller-supplied).
 
+Foot-guns closed
+----------------
+* **fork.** A secure source alive when the process forks would give every child the same
+  key, hence identical noise. pmlkit registers an :func:`os.register_at_fork` hook that
+  re-keys every live secure :class:`RandomSource` in the child from :func:`os.urandom`
+  (in place, so a generator taken from it before the fork is re-keyed too). Bare
+  generators from :func:`secure_generator` cannot be tracked: give each process its own.
+* **pickle / copy.** Unpickling (or deep-copying) a secure source never replays its
+  stream: the copy is re-keyed from :func:`os.urandom` (its description says so). The one
+  exception is internal: a child stream marked for one task (the Dask engine ships one
+  child per partition, and a recomputed partition must replay its own noise rather than
+  release a second, independent privatisation of the same records).
+* **labels.** ``seeded=False`` (secure) is reserved for streams pmlkit keys itself: building
+  a ``RandomSource(generator, seeded=False, ...)`` by hand raises
+  :class:`~pmlkit.errors.ValidationError`; a caller's generator is always recorded as
+  seeded.
+* **seeds in records.** A seeded source's description never contains the seed (a manifest
+  beside the output that names the seed lets anyone undo the privatisation). It holds a
+  commitment ``SHA-256("pmlkit-seed/" || salt || decimal seed)`` with a random 16-byte salt
+  that is only available in memory (:attr:`RandomSource.seed_salt`, printed on stderr by
+  ``pmlkit privatize --seed``): whoever keeps the salt apart from the data can later prove
+  which seed was used (:func:`seed_commitment`), nobody else can brute-force it.
+
 Child streams
 -------------
 :meth:`RandomSource.spawn` gives independent streams (for example one per Dask partition
@@ -59,6 +82,7 @@ import hmac
 import numbers
 import os
 import threading
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -67,7 +91,7 @@ import numpy as np
 from ._validation import fmt
 from .errors import ValidationError
 
-__all__ = ["RandomSource", "resolve_rng", "secure_generator"]
+__all__ = ["RandomSource", "resolve_rng", "secure_generator", "seed_commitment"]
 
 #: Bytes of OS entropy behind every secure root stream.
 KEY_MATERIAL_BYTES = 32
@@ -77,9 +101,41 @@ def _aes_generator(material: bytes) -> np.random.Generator:
     """A numpy Generator over AESCounter keyed by HMAC-SHA256(material, "aes-key")[:16]."""
     import randomgen
 
-    key = hmac.new(material, b"pmlkit/aes-key", hashlib.sha256).digest()[:16]
-    bit_gen = randomgen.AESCounter(key=int.from_bytes(key, "little"), counter=0)
+    bit_gen = randomgen.AESCounter(key=_aes_key(material), counter=0)
     return np.random.Generator(bit_gen)
+
+
+def _aes_key(material: bytes) -> int:
+    return int.from_bytes(hmac.new(material, b"pmlkit/aes-key", hashlib.sha256).digest()[:16],
+                          "little")
+
+
+def seed_commitment(seed: int, salt: bytes | str) -> str:
+    """``SHA-256("pmlkit-seed/" || salt || decimal seed)`` as hex: the record a seeded
+    source keeps instead of its seed (``salt`` as bytes or hex)."""
+    if isinstance(seed, bool | np.bool_) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ValidationError(f"seed must be an integer >= 0, got {fmt(seed)}")
+    if isinstance(salt, str):
+        try:
+            salt = bytes.fromhex(salt)
+        except ValueError:
+            raise ValidationError(f"salt must be bytes or a hex string, got {salt!r}") from None
+    if not isinstance(salt, bytes):
+        raise ValidationError(f"salt must be bytes or a hex string, got {fmt(salt)}")
+    return hashlib.sha256(b"pmlkit-seed/" + salt + str(int(seed)).encode()).hexdigest()
+
+
+#: live secure sources, re-keyed in a forked child (see "Foot-guns closed")
+_LIVE: weakref.WeakSet[RandomSource] = weakref.WeakSet()
+
+
+def _rekey_after_fork() -> None:
+    for src in list(_LIVE):
+        src._rekey()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_rekey_after_fork)
 
 
 def secure_generator() -> np.random.Generator:
@@ -133,6 +189,63 @@ class RandomSource:
     _material: bytes | None = field(default=None, repr=False)
     _seed_seq: np.random.SeedSequence | None = field(default=None, repr=False)
     _counter: _SpawnCounter = field(default_factory=_SpawnCounter, repr=False)
+    _seed_salt: bytes | None = field(default=None, repr=False)
+    _task: bool = field(default=False, repr=False)
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.generator, np.random.Generator):
+            raise ValidationError(
+                f"generator must be a numpy.random.Generator, got {fmt(self.generator)}")
+        if not isinstance(self.seeded, bool):
+            raise ValidationError(f"seeded must be True or False, got {fmt(self.seeded)}")
+        if not self.seeded:
+            import randomgen
+
+            if self._material is None or not isinstance(self.generator.bit_generator,
+                                                         randomgen.AESCounter):
+                raise ValidationError(
+                    "seeded must be True for a RandomSource built around a caller's generator "
+                    "(got seeded=False): only streams pmlkit keys itself from os.urandom are "
+                    "labelled secure; use resolve_rng(None) for one")
+            _LIVE.add(self)
+
+    @property
+    def seed_salt(self) -> str | None:
+        """Hex salt of the seed commitment in :attr:`description` (int-seeded sources only;
+        kept in memory, never written by pmlkit into an output folder)."""
+        return None if self._seed_salt is None else self._seed_salt.hex()
+
+    def _rekey(self) -> None:
+        """Fresh key material from os.urandom, installed in place (fork hook, unpickling)."""
+        import randomgen
+
+        material = os.urandom(KEY_MATERIAL_BYTES)
+        self.generator.bit_generator.state = randomgen.AESCounter(
+            key=_aes_key(material), counter=0).state
+        object.__setattr__(self, "_material", material)
+        object.__setattr__(self, "_counter", _SpawnCounter())
+
+    def __reduce__(self) -> Any:
+        if self._material is not None and not self._task:
+            # never replay a secure stream in a copy: the copy gets its own key
+            return (_fresh_secure, (f"{self.description} (re-keyed on copy)",))
+        return super().__reduce__()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> RandomSource:
+        import copy
+
+        if self._material is not None and not self._task:
+            return _fresh_secure(f"{self.description} (re-keyed on copy)")
+        return RandomSource(copy.deepcopy(self.generator, memo), self.seeded, self.description,
+                            _material=self._material, _seed_seq=self._seed_seq,
+                            _seed_salt=self._seed_salt, _task=self._task)
+
+    def _for_task(self) -> RandomSource:
+        """This stream, marked to be shipped to exactly one task (Dask partitions): its
+        pickles and copies keep the key so a recomputed task replays the same noise."""
+        return RandomSource(self.generator, self.seeded, self.description,
+                            _material=self._material, _seed_seq=self._seed_seq,
+                            _seed_salt=self._seed_salt, _task=True)
 
     def spawn(self, k: int) -> list[RandomSource]:
         """``k`` independent child streams, never handed out before by this parent.
@@ -170,8 +283,13 @@ class RandomSource:
         return [RandomSource(g, True, f"{self.description} (child stream)") for g in gens]
 
     def to_dict(self) -> dict[str, Any]:
-        """``{"seeded": ..., "description": ...}`` (never the key)."""
+        """``{"seeded": ..., "description": ...}`` (never the key, never the seed)."""
         return {"seeded": self.seeded, "description": self.description}
+
+
+def _fresh_secure(description: str) -> RandomSource:
+    material = os.urandom(KEY_MATERIAL_BYTES)
+    return RandomSource(_aes_generator(material), False, description, _material=material)
 
 
 _SECURE_DESC = "AESCounter keyed from os.urandom (secure)"
@@ -187,7 +305,8 @@ def resolve_rng(rng: Any = None) -> RandomSource:
         ``None``: a cryptographically secure AESCounter generator keyed with 256 bits from
         :func:`os.urandom` (see the module docstring for the reasons). An ``int`` (Python
         or numpy, ``>= 0``): numpy PCG64 seeded with it, recorded as seeded (research
-        only). A :class:`numpy.random.Generator`: used as is, recorded as seeded. A
+        only) with a salted commitment to the seed, never the seed itself. A
+        :class:`numpy.random.Generator`: used as is, recorded as seeded. A
         :class:`RandomSource`: returned unchanged.
 
     Raises
@@ -212,5 +331,8 @@ def resolve_rng(rng: Any = None) -> RandomSource:
     if seed < 0:
         raise ValidationError(f"rng seed must be an integer >= 0, got {seed}")
     ss = np.random.SeedSequence(seed)
+    salt = os.urandom(16)
     return RandomSource(np.random.Generator(np.random.PCG64(ss)), True,
-                        f"PCG64 seed={seed} ({_SEEDED_NOTE})", _seed_seq=ss)
+                        f"PCG64 seeded; seed withheld, commitment sha256:"
+                        f"{seed_commitment(seed, salt)} ({_SEEDED_NOTE})",
+                        _seed_seq=ss, _seed_salt=salt)

@@ -24,6 +24,7 @@ import click
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = [
+    "certificate_line",
     "csv_from_options",
     "csv_options",
     "emit",
@@ -104,10 +105,38 @@ def read_reference(path: str, column: str, csv: Any = None,
     return empirical_distribution(values, categories=categories)
 
 
-def load_mechanism(path: str) -> Any:
+def load_mechanism(path: str, *, allow_uncertified: bool = False) -> Any:
+    """Load a mechanism file strictly; an uncertified one only with ``allow_uncertified``
+    (the error then names the ``--allow-uncertified`` flag)."""
+    from ..errors import MechanismFileError
     from ..mechanism import Mechanism
 
-    return Mechanism.load(path)
+    mech = Mechanism.load(path, allow_uncertified=True)
+    if not mech.certified and not allow_uncertified:
+        raise MechanismFileError(
+            f"mechanism file {path!r} is UNCERTIFIED (it records no uncertainty set or no "
+            "certified eps, so no guarantee can be checked); pass --allow-uncertified to use "
+            "it anyway")
+    return mech
+
+
+def certificate_line(mech: Any) -> str:
+    """One line saying what guarantee a loaded mechanism carries (or that it has none)."""
+    params = mech.parameters
+    if not mech.certified:
+        claims = ", ".join(f"{k} = {params[k]}" for k in ("eps", "delta") if k in params)
+        return ("UNCERTIFIED: this mechanism carries no checked guarantee (no uncertainty set "
+                "or certified eps)" + (f"; its stated {claims} are unverified claims"
+                                       if claims else ""))
+    kind = dict(mech.uncertainty_set).get("kind")
+    text = (f"certified: worst-case eps {mech.certified_eps:.6g} over the recorded {kind} "
+            "set (re-checked on load)")
+    if "delta" in params:
+        text += (f"; the set was rebuilt from m = {params['m']} reference samples with "
+                 f"{params['confidence']!r} at delta = {params['delta']:.3g}")
+    else:
+        text += "; no sample-based delta is recorded"
+    return text
 
 
 def to_jsonable(obj: Any) -> Any:

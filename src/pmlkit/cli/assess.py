@@ -21,6 +21,7 @@ import math
 import click
 
 from ._common import (
+    certificate_line,
     csv_from_options,
     csv_options,
     emit,
@@ -86,12 +87,13 @@ def command(mech_path: str, prior: str | None, reference: str | None, column: st
         raise click.UsageError("give exactly one of --prior or --reference")
     if reference is not None and (column is None or delta is None):
         raise click.UsageError("--reference needs --column and --delta")
-    mech = load_mechanism(mech_path)
+    mech = load_mechanism(mech_path, allow_uncertified=True)
     w = mech.matrix
     doc: dict = {"mechanism_file": mech_path, "input_labels": list(mech.input_labels),
                  "output_labels": list(mech.output_labels)}
     lines = [f"mechanism {mech_path}: {mech.n_inputs} inputs x {mech.n_outputs} outputs "
-             f"(designer {mech.designer})"]
+             f"(designer {mech.designer})", certificate_line(mech)]
+    doc["certified"] = mech.certified
     with steps(3, "assess", progress_enabled(progress)) as advance:
         if prior is not None:
             p = as_distribution(_parse_prior(prior), "prior")
@@ -101,6 +103,7 @@ def command(mech_path: str, prior: str | None, reference: str | None, column: st
         else:
             from ._common import read_reference
 
+            assert reference is not None and column is not None  # checked above
             csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
             est = read_reference(reference, column, csv, categories=mech.input_labels)
             p = np.asarray(est.p)
@@ -119,6 +122,7 @@ def command(mech_path: str, prior: str | None, reference: str | None, column: st
                      f"{_fmt(doc['maximal_leakage'])}; LDP eps of the matrix = "
                      f"{_fmt(doc['ldp_epsilon'])}")
         if est is not None:
+            assert delta is not None
             _assess_set(mech, est, p, float(delta), set_method, target, doc, lines)
         advance("worst case")
     if mech.certified_eps is not None:

@@ -14,6 +14,7 @@ utility of eps-LDP randomized response for comparison, and writes the mechanism 
 from __future__ import annotations
 
 import pathlib
+from typing import Any
 
 import click
 
@@ -56,11 +57,16 @@ def _set_methods() -> list[str]:
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=pathlib.Path),
               help="Where to write the mechanism JSON.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out file.")
+@click.option("--record", type=click.Choice(["full", "minimal"]), default="full",
+              show_default=True,
+              help="full: the estimate, m, delta and method (the (eps, delta) claim can be "
+                   "re-checked); minimal: only what re-verifies eps over the set.")
 @csv_options
 @progress_option
 @json_option
 def command(reference: str, column: str, eps: float, delta: float, utility: str,
             set_method: str, allow_fallback: bool, out: pathlib.Path, overwrite: bool,
+            record: str,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
@@ -78,11 +84,31 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         result = design_from_samples(values, eps, delta, utility=utility,
                                      confidence=set_method, allow_fallback=allow_fallback)
         advance("designed")
-        result.mechanism.save(out)
+        mech = _with_file_fingerprint(result.mechanism, reference)
+        if record == "minimal":
+            mech = mech.minimal_record()
+        mech.save(out)
         advance("saved")
     g = result.guarantee
-    text = (f"{g}\nmechanism ({result.mechanism.n_inputs} inputs x "
-            f"{result.mechanism.n_outputs} outputs) written to {out}")
+    text = (f"{g}\nmechanism ({mech.n_inputs} inputs x {mech.n_outputs} outputs) written to "
+            f"{out}\nthe file discloses the reference estimate and m = {g.m}"
+            + (" (approximately, through the set: --record minimal)" if record == "minimal"
+               else "") + "; privatise only records outside the reference sample")
     emit(as_json, {"mechanism_file": str(out), "guarantee": g.to_dict(),
-                   "mechanism": result.mechanism.to_dict()}, text)
+                   "mechanism": mech.to_dict(), "record": record}, text)
     return 0
+
+
+def _with_file_fingerprint(mech: Any, reference: str) -> Any:
+    """The mechanism with the reference file's size and SHA-256 added to its record (so
+    ``pmlkit privatize`` can warn when it is given the reference file itself)."""
+    from .._provenance import file_fingerprint
+    from ..mechanism import Mechanism
+
+    params = dict(mech.parameters)
+    params["reference"] = {**dict(params.get("reference") or {}),
+                           **file_fingerprint(reference)}
+    out = Mechanism(mech.matrix, mech.input_labels, mech.output_labels, mech.designer,
+                    params, dict(mech.uncertainty_set), mech.certified_eps)
+    object.__setattr__(out, "_certified", mech.certified)
+    return out

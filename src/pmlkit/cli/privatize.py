@@ -10,14 +10,20 @@ Examples::
 The input is never overwritten; the output is written atomically (a temporary file, then a
 rename) and refused if it exists unless ``--overwrite``. Randomness is cryptographically
 secure unless ``--seed`` is given, which makes the output reproducible by anyone who knows
-the seed: research only. ``<output>.pmlkit.json`` records which one was used.
+the seed: research only. ``<output>.pmlkit.json`` records which one was used; for a
+seeded run it holds a salted SHA-256 commitment to the seed, not the seed (the salt is
+printed on stderr only).
 """
 
 from __future__ import annotations
 
+import warnings
+
 import click
 
+from ..errors import PMLWarning
 from ._common import (
+    certificate_line,
     csv_from_options,
     csv_options,
     emit,
@@ -50,6 +56,9 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @click.option("--seed", type=click.IntRange(min=0), default=None,
               help="Seeded PCG64 randomness: reproducible, RESEARCH ONLY.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing output.")
+@click.option("--allow-uncertified", is_flag=True,
+              help="Accept a mechanism file without a checkable guarantee (printed as "
+                   "UNCERTIFIED).")
 @click.option("--batch-rows", type=click.IntRange(min=1), default=1 << 20, show_default=True,
               help="Rows per streamed batch (local engine).")
 @csv_options
@@ -57,39 +66,57 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @json_option
 def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
             into: tuple[str, ...], output: str, engine: str, scheduler: str | None,
-            seed: int | None, overwrite: bool, batch_rows: int, names: str | None,
-            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
-            progress: bool | None, as_json: bool) -> int:
+            seed: int | None, overwrite: bool, allow_uncertified: bool, batch_rows: int,
+            names: str | None, skip_rows: int | None, strip: bool | None,
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Privatise columns of CSV/Parquet files with a mechanism."""
     if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
     if into and len(into) != len(columns):
         raise click.UsageError(f"give one --into per --column ({len(columns)} columns, "
                                f"{len(into)} --into)")
-    mech = load_mechanism(mech_path)
+    mech = load_mechanism(mech_path, allow_uncertified=allow_uncertified)
+    if not mech.certified:
+        click.echo(f"pmlkit: warning: {certificate_line(mech)}", err=True)
+    rng = None
     if seed is not None:
+        from ..rng import resolve_rng
+
         click.echo(SEED_WARNING, err=True)
+        rng = resolve_rng(seed)  # records a salted commitment, never the seed itself
+        click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
+                   "keep it apart from the output to prove later which seed was used)",
+                   err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0])
     src = inputs[0] if len(inputs) == 1 else list(inputs)
-    if engine == "dask":
-        from ..privatization._dask import privatize_file_dask
+    with warnings.catch_warnings(record=True) as caught:  # PMLWarnings: one stderr line
+        warnings.simplefilter("always")
+        if engine == "dask":
+            from ..privatization._dask import privatize_file_dask
 
-        report = privatize_file_dask(mech, src, output, list(columns),
-                                     into=list(into) or None, rng=seed, overwrite=overwrite,
-                                     csv=csv, scheduler=scheduler,
-                                     progress=progress_enabled(progress))
-    else:
-        from ..privatization.files import privatize_file
+            report = privatize_file_dask(mech, src, output, list(columns),
+                                         into=list(into) or None, rng=rng, overwrite=overwrite,
+                                         csv=csv, scheduler=scheduler,
+                                         progress=progress_enabled(progress))
+        else:
+            from ..privatization.files import privatize_file
 
-        report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
-                                rng=seed, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
-                                progress=progress_enabled(progress))
+            report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
+                                    rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
+                                    progress=progress_enabled(progress))
+    for w in caught:
+        if issubclass(w.category, PMLWarning):
+            click.echo(f"pmlkit: warning: {w.message}", err=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     rows = "unknown number of" if report.rows < 0 else f"{report.rows}"
     lines = [f"privatised {rows} rows, column(s) {', '.join(report.columns)} -> "
              f"{', '.join(report.into)}, with {mech_path}"]
     lines += [f"  {i} -> {o}" for i, o, _ in report.files]
     lines.append(f"  randomness: {report.rng}")
+    lines.append(f"  {certificate_line(mech)}")
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
-    emit(as_json, {**report.to_dict(), "engine": engine}, "\n".join(lines))
+    emit(as_json, {**report.to_dict(), "engine": engine, "certified": mech.certified},
+         "\n".join(lines))
     return 0

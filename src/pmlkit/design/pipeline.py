@@ -411,9 +411,15 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
         uset = cs.set
         beta = float(uset.radius) if isinstance(uset, L1Ball) else None
         description = cs.description
+    extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
+    if not isinstance(samples, EmpiricalDistribution):
+        from .._provenance import sample_fingerprint
+
+        fingerprint = sample_fingerprint(samples)  # to warn if the reference is released
+        if fingerprint is not None:
+            extra["reference"] = fingerprint
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
-                   designer="design_from_samples", labels=est.categories,
-                   extra={"delta": delta, "m": est.m, "confidence": confidence})
+                   designer="design_from_samples", labels=est.categories, extra=extra)
     util = _Utility(utility, est.n)
     u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
     assert mech.certified_eps is not None

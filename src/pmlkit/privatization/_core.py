@@ -33,6 +33,7 @@ from typing import Any
 
 import numpy as np
 
+from .._provenance import warn_if_reference_values
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
@@ -598,6 +599,7 @@ def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
     default, the rng description, the mechanism's digest, the number of rows and the
     output counts."""
     mech = as_mechanism_object(mechanism)
+    warn_if_reference_values(mech, values, columns)  # PMLWarning: values are the reference
     source = resolve_rng(rng)
     result, cols, rows, counts = _run(mech, values, source, columns=columns, into=into)
     report = PrivatizationReport(

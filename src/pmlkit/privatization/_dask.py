@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from .._provenance import warn_if_reference_file
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 from ..rng import RandomSource
@@ -33,7 +34,7 @@ def _partition(part: Any, mech: Mechanism, child: RandomSource, columns: Any,
     from ._core import _run
 
     # a private copy of the child's state: recomputing the task replays the same stream
-    child = RandomSource(copy.deepcopy(child.generator), child.seeded, child.description)
+    child = copy.deepcopy(child)  # a task child (RandomSource._for_task) keeps its key
     return _run(mech, part, child, columns=columns, into=into)[0]
 
 
@@ -61,7 +62,7 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     else:
         raise ValidationError(f"unsupported dask collection {type(values).__name__}; pass a "
                               "dask DataFrame or Series")
-    children = source.spawn(values.npartitions)
+    children = [c._for_task() for c in source.spawn(values.npartitions)]
     parts = values.to_delayed()
     fn = dask.delayed(_partition, pure=True)
     out_parts = [fn(p, mech, child, cols or None, targets or None) if cols else
@@ -187,6 +188,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     cols = [columns] if isinstance(columns, str) else list(columns)
     source = resolve_rng(rng)
     paths = [str(p) for p in inputs]
+    for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
+        warn_if_reference_file(mech, p)
     if fmts == {"parquet"}:
         ddf = dd.read_parquet(paths)
     else:

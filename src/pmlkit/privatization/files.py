@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._provenance import warn_if_reference_file
 from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
@@ -213,6 +214,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     bar = _progress_bar(inputs, csv, progress)
     try:
         for inp, out in zip(inputs, outputs, strict=True):
+            warn_if_reference_file(mech, inp)  # PMLWarning: privatising the reference data
             rows = _one_file(mech, sampler, inp, out, cols, targets, source.generator,
                              in_type, overwrite=overwrite, csv=csv, batch_rows=int(batch_rows),
                              bar=bar, meta={"pmlkit": json.dumps({
