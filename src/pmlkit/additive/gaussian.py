@@ -1,5 +1,5 @@
 """The binary Gaussian mechanism ``Y = X + G``, ``X in {-1, +1}``, ``G ~ N(0, sigma^2)``
-(paper Section "examples", subsection "Gaussian Mechanism"; SPEC section 6).
+(paper Section "examples", subsection "Gaussian Mechanism").
 
 Closed forms used throughout (``q = P(+1)``, ``r = P(-1) = 1 - q``):
 
@@ -21,7 +21,11 @@ Closed forms used throughout (``q = P(+1)``, ``r = P(-1) = 1 - q``):
 - The paper's tradeoff: ``eps* = eps - log(1 - beta e^eps / 2)`` (Thm l1gamma as used in
   Section "gauss"), ``delta* = delta_1 + delta_2 - delta_1 delta_2``. The "direct" curve
   ``(eps, delta_1(eps) + delta_2 - delta_1 delta_2)`` is also valid, because ``delta_1`` is
-  already a supremum over the whole set (SPEC section 6), and it is never worse.
+  already a supremum over the whole set (beyond the paper), and it is never worse.
+
+These formulas describe the real-valued mechanism. What pmlkit releases is its grid
+version (:mod:`pmlkit.additive.grid`); the guarantee of the released values is computed
+there from exact cell probabilities (the Gaussian's delta is recomputed for the grid).
 """
 
 from __future__ import annotations
@@ -326,7 +330,7 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
 
     - ``method="paper"`` (Section "gauss"): ``eps_out = eps - log(1 - beta e^eps / 2)``
       (``inf`` when ``beta e^eps / 2 >= 1``), ``delta_out = delta_1 + delta2 - delta_1 delta2``.
-    - ``method="direct"`` (beyond the paper, SPEC section 6): ``eps_out = eps``, same
+    - ``method="direct"`` (beyond the paper): ``eps_out = eps``, same
       ``delta_out``. Valid because ``delta_1`` is already a supremum over the ball: with
       probability ``>= 1 - delta2`` the true prior is in the ball, and then
       ``P[pml(Y) > eps] <= delta_1``; the union bound gives ``delta_out``. At every eps it
