@@ -327,7 +327,7 @@ def _log_mix_pml(log_p_plus: np.ndarray, log_p_minus: np.ndarray, q: float,
     with np.errstate(divide="ignore"):
         lq, lr = np.log(q), np.log(r)
     top = np.maximum(log_p_plus, log_p_minus)
-    return top - np.logaddexp(lq + log_p_plus - top, lr + log_p_minus - top)
+    return -np.logaddexp(lq + log_p_plus - top, lr + log_p_minus - top)
 
 
 def laplace_grid_pml(y: Any, b: Any, prior: Any, granularity: Any = None) -> Any:
