@@ -10,6 +10,7 @@ search over the prior interval.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import mpmath
@@ -138,7 +139,7 @@ def test_discrete_laplace_cell_law_against_mpmath_and_quad(n):
     # tail ratio P(K >= k+1)/P(K >= k) = e^{-1/n}, checked by quadrature of the density
     # over unit cells [k, k+1) (the geometric structure of the cells)
     cells = [integrate.quad(lambda t: math.exp(-t / n), k, k + 1)[0] for k in range(5)]
-    for a, b in zip(cells, cells[1:], strict=False):
+    for a, b in itertools.pairwise(cells):
         assert b / a == pytest.approx(math.exp(-1 / n), rel=1e-12)
 
 
@@ -298,7 +299,7 @@ def test_gaussian_grid_delta1_against_dense_search(sigma, g, lo, hi):
     step = (hi - lo) / 4000
     for eps in (0.1, 0.4, 1.0, 1.7):
         got = gaussian_grid_delta1_interval(sigma, lo, hi, eps, granularity=g)
-        brute = _brute_gauss(gaussian_grid(sigma, g).units, int(round(1 / g)), qs, eps).max()
+        brute = _brute_gauss(gaussian_grid(sigma, g).units, round(1 / g), qs, eps).max()
         # never below any feasible prior's value; above it by at most the slope (<= 2) of
         # the piecewise-linear violation probability times the search step
         assert got >= brute - 1e-12
@@ -339,7 +340,7 @@ def test_calibrate_laplace_states_the_grid_guarantee(n_pos, n_neg, eps, delta):
     assert cal.released_b - cal.b < cal.granularity
     assert cal.grid_eps <= eps + 1e-12
     # the grid eps is the brute-force maximum of the grid PML at the set's worst prior
-    big_n = int(round(1 / cal.granularity))
+    big_n = round(1 / cal.granularity)
     pts = np.array([-big_n - 1, -big_n, -big_n + 1, big_n - 1, big_n, big_n + 1], float)
     p = cal.p_min_lower
     vals = laplace_grid_pml(pts * cal.granularity, cal.b, (p, 1 - p), cal.granularity)
@@ -351,3 +352,27 @@ def test_continuous_and_grid_delta1_agree_to_a_cell_at_the_default_grid():
     got = gaussian_grid_delta1_interval(1.5, 0.2, 0.6, eps)
     cont = gaussian_delta1_interval(1.5, 0.2, 0.6, eps)
     np.testing.assert_allclose(got, cont, atol=2e-3)
+
+
+def test_cli_calibrate_states_the_released_grid(tmp_path):
+    import json
+
+    from click.testing import CliRunner
+
+    from pmlkit.cli.main import cli
+
+    path = tmp_path / "ref.csv"
+    path.write_text("sex\n" + "Male\n" * 700 + "Female\n" * 300)
+    base = ["calibrate", "laplace", "--reference", str(path), "--column", "sex",
+            "--positive", "Male", "--epsilon", "1.0", "--delta", "1e-6"]
+    out = CliRunner().invoke(cli, base, catch_exceptions=False)
+    assert out.exit_code == 0 and "released: values on the grid of step" in out.output
+    doc = json.loads(CliRunner().invoke(cli, [*base, "--json"]).output)
+    assert doc["released_b"] >= doc["b"] and doc["grid_eps"] <= 1.0
+    assert doc["released_b"] == laplace_grid(doc["b"]).scale
+    gauss = ["calibrate", "gaussian", "--reference", str(path), "--column", "sex",
+             "--positive", "Male", "--sigma", "1.5", "--delta", "1e-6", "--points", "3"]
+    out = CliRunner().invoke(cli, gauss, catch_exceptions=False)
+    assert out.exit_code == 0 and "recomputed for the grid" in out.output
+    doc = json.loads(CliRunner().invoke(cli, [*gauss, "--json"]).output)
+    assert doc["granularity"] == 2.0**-10 and doc["released_sigma"] == 1.5

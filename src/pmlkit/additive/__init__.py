@@ -41,14 +41,6 @@ from .gaussian import (
     gaussian_violation_probability,
     gaussian_violation_thresholds,
 )
-from .laplace import (
-    laplace_binarized_channel,
-    laplace_eps,
-    laplace_eps_uncertain,
-    laplace_scale,
-    laplace_scale_uncertain,
-    worst_case_p_min,
-)
 from .grid import (
     GridNoise,
     gaussian_grid,
@@ -58,6 +50,14 @@ from .grid import (
     laplace_grid,
     laplace_grid_eps,
     laplace_grid_pml,
+)
+from .laplace import (
+    laplace_binarized_channel,
+    laplace_eps,
+    laplace_eps_uncertain,
+    laplace_scale,
+    laplace_scale_uncertain,
+    worst_case_p_min,
 )
 from .pldp import pldp_eps, pldp_sigma
 from .sampling import gaussian_binarized, gaussian_noise, laplace_binarized, laplace_noise

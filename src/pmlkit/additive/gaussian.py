@@ -152,7 +152,7 @@ def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[flo
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
     e = check_eps(eps)
-    tp, tn = _thresholds(s, np.float64(q), np.float64(e))
+    tp, tn = _thresholds(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64))
     return float(tp), float(tn)
 
 
@@ -177,13 +177,13 @@ def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
     e = check_eps(eps)
-    return float(_violation(s, np.float64(q), np.float64(e)))
+    return float(_violation(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64)))
 
 
 def _delta1(sigma: float, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
     """``max_{q in [lo, hi]} _violation(sigma, q, eps_k)`` for every ``eps_k`` (vectorised)."""
     if hi - lo <= 0.0:
-        return _violation(sigma, np.float64(lo), eps)
+        return _violation(sigma, np.asarray(lo, dtype=np.float64), eps)
     k = eps.size
     base = np.broadcast_to(np.linspace(lo, hi, _GRID), (k, _GRID))
     # the points where a half-line of E appears/disappears (smooth there, but kept as nodes)

@@ -400,7 +400,7 @@ class _GaussTails:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.cap = int(math.ceil(38.7 * n)) + 2
+        self.cap = math.ceil(38.7 * n) + 2
         k = np.arange(self.cap + 1, dtype=np.float64)
         w = np.exp(-(k * k) / (2.0 * float(n) * float(n)))
         z = 2.0 * float(np.sum(w[::-1])) - 1.0

@@ -11,7 +11,10 @@ The column must hold exactly two labels; ``--positive`` names the one mapped to 
 (labels are compared as text). ``laplace`` prints the smallest Laplace scale ``b`` meeting
 eps-PML with probability ``>= 1 - delta`` (eq. uncertainlaplace inverted) and the eps-LDP
 scale ``2/eps`` beside it; ``gaussian`` prints both (eps, delta)-PML curves of the given
-sigma, "paper" (Section "gauss") and "direct" (beyond the paper: delta_1 is already a sup over the set), with the pLDP baseline.
+sigma, "paper" (Section "gauss") and "direct" (beyond the paper: delta_1 is already a sup
+over the set), with the pLDP baseline. Both state what is released: values on a grid
+(see ``pmlkit.additive.laplace_noise`` / ``gaussian_noise``), with the grid's own eps and
+delta_1.
 """
 
 from __future__ import annotations
