@@ -271,6 +271,9 @@ def _brute_gauss(n: int, big_n: int, q: np.ndarray, eps: float) -> np.ndarray:
     mix = qq * p_plus + (1 - qq) * p_minus
     with np.errstate(divide="ignore", invalid="ignore"):
         pml = np.log(np.maximum(p_plus, p_minus) / mix)
+    # y = 0 has P(0 | +1) = P(0 | -1) exactly, so pml = 0 (the ratio above can round to
+    # 1 + 1e-16 and would count it as leaking at eps = 0)
+    pml = np.where(i == 0, 0.0, pml)
     return np.where(pml > eps, mix, 0.0).sum(axis=1)
 
 
@@ -376,3 +379,27 @@ def test_cli_calibrate_states_the_released_grid(tmp_path):
     assert out.exit_code == 0 and "recomputed for the grid" in out.output
     doc = json.loads(CliRunner().invoke(cli, [*gauss, "--json"]).output)
     assert doc["granularity"] == 2.0**-10 and doc["released_sigma"] == 1.5
+
+
+@settings(max_examples=30, deadline=None)
+@given(lo=st.floats(0.0, 1.0), width=st.floats(0.0, 0.6), t=st.floats(0.0, 1.0),
+       eps=st.floats(0.0, 2.5), sigma=st.sampled_from([0.4, 1.0, 1.7]))
+def test_grid_delta1_bounds_every_prior_in_the_interval(lo, width, t, eps, sigma):
+    """sup over the interval >= the (brute-force) violation probability at any prior in it."""
+    hi = min(lo + width, 1.0)
+    q = lo + t * (hi - lo)
+    g = 0.25
+    grid = gaussian_grid(sigma, g)
+    d1 = gaussian_grid_delta1_interval(sigma, lo, hi, eps, granularity=g)
+    at_q = _brute_gauss(grid.units, 4, np.array([q]), eps)[0]
+    assert d1 >= at_q - 1e-12
+
+
+def test_shapes_and_empty_input():
+    assert laplace_noise(np.empty(0, dtype=int), 1.0, rng=0).shape == (0,)
+    y = gaussian_noise(np.ones((3, 4), dtype=int), 1.0, rng=0)
+    assert y.shape == (3, 4) and y.dtype == np.float64
+    g = laplace_grid(1e9)
+    assert g.units == 10**9 and g.scale == 1e9
+    with pytest.raises(ValidationError, match="grid steps"):
+        laplace_noise([1], 2.0**33, rng=0)

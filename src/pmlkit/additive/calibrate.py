@@ -132,7 +132,7 @@ class LaplaceCalibration:
         The grid :func:`pmlkit.additive.laplace_noise` releases on for scale ``b`` (its
         default for ``b``, or the ``granularity`` asked for) and the scale of the noise it
         actually adds, ``ceil(b/g) g >= b``. ``None`` when no grid release exists for
-        ``b`` (``b = 0``: no noise needed; ``b = inf``; or more than ``2^40`` grid steps).
+        ``b`` (``b = 0``: no noise needed; ``b = inf``; or more than ``2^32`` grid steps).
     grid_eps
         The guarantee of what is released: the exact eps of the grid mechanism at
         ``released_b`` over the set (:func:`pmlkit.additive.laplace_grid_eps` at

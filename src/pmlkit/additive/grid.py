@@ -15,8 +15,9 @@ only values of the grid ``g Z`` with ``g = 2^-j`` (``0 <= j <= 30``, exact in bi
 where the integer ``K`` is drawn from an exactly known discrete law that does not depend on
 ``x``, by a sampler that only uses exact integer arithmetic on uniform integers (no float
 noise is ever added to ``x``). ``x / g = +-2^j`` is an integer, the sum is an exact integer
-and the product by ``2^-j`` is exact in float64 (``|x/g + K| < 2^53``; a larger ``|K|``
-has probability below ``exp(-2^20)``). So the law of every released float is known exactly,
+and the product by ``2^-j`` is exact in float64 (``|x/g + K| < 2^53``; with ``j <= 30``
+and at most ``2^32`` grid steps per unit of scale, a larger ``|K|`` has probability below
+``exp(-2^20)``). So the law of every released float is known exactly,
 and the set of reachable outputs is the same lattice ``g Z`` for both inputs: a value
 reachable from one input is reachable from the other.
 
@@ -90,7 +91,7 @@ MIN_EXPONENT, MAX_EXPONENT = 0, 30
 #: Default granularity relative to the scale: 2^-20 (Laplace), 2^-10 (Gaussian).
 LAPLACE_RELATIVE_BITS, GAUSSIAN_RELATIVE_BITS = 20, 10
 #: Largest scale in grid units: the samplers' integers stay far inside int64.
-MAX_LAPLACE_UNITS, MAX_GAUSSIAN_UNITS = 2**40, 2**14
+MAX_LAPLACE_UNITS, MAX_GAUSSIAN_UNITS = 2**32, 2**14
 
 
 @dataclass(frozen=True)
