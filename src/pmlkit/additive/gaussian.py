@@ -325,6 +325,11 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
                       method: str = "paper") -> tuple[Any, Any]:
     """The ``(eps, delta)``-PML tradeoff of the binary Gaussian mechanism from ``m`` samples.
 
+    This is the real-valued mechanism of the paper. What :func:`pmlkit.additive.gaussian_noise`
+    releases is its grid version, whose ``delta_1`` is
+    :func:`pmlkit.additive.gaussian_grid_delta1_interval` (used by
+    :func:`pmlkit.additive.calibrate_gaussian`); the two differ by about one grid cell's mass.
+
     ``beta = beta*(delta2)`` of eq. binarybeta (:func:`pmlkit.l1_radius` with ``N = 2``:
     ``sqrt(2 (log 2 - log delta2) / m)``); ``delta_1(eps)`` as in :func:`gaussian_delta1`.
 
