@@ -281,9 +281,10 @@ def _discrete_gaussian(gen: np.random.Generator, n: int, size: int) -> np.ndarra
         small = a <= _INT64_SQRT
         sq = a[small] * a[small]
         whole[small], frac[small] = sq // den, sq % den
-        for i in np.nonzero(~small)[0]:  # |Y| > ~8 sigma: Python integers, exact
+        for i in np.nonzero(~small)[0]:  # |Y| > 11 sigma at n = 2^14: Python integers
             w, f = divmod(int(a[i]) ** 2, den)
-            whole[i] = min(w, 2**62)  # survives 2^62 trials of e^-1 with probability 0
+            # capping changes an acceptance probability below e^{-2^62} by less than that
+            whole[i] = min(w, 2**62)
             frac[i] = f
         acc = _bernoulli_exp(gen, whole, frac, den)
         out[todo[acc]] = y[acc]
@@ -415,21 +416,21 @@ class _GaussTails:
         return np.where(c >= 0, self.tail[pos], 1.0 - self.tail[neg])
 
 
-def _first_violation(front: np.ndarray, back: np.ndarray, eps: float, kappa: float,
-                     cap: int) -> np.ndarray:
+def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) -> np.ndarray:
     """Smallest index ``i >= 1`` with ``-log(front + back e^{-i kappa}) > eps`` (``cap``: none).
 
-    A guess from the closed-form threshold, checked and corrected by a vectorised binary
-    search over the integers with the same floating-point predicate (monotone in ``i``).
+    Arrays broadcast. A guess from the closed-form threshold, checked and corrected by a
+    vectorised binary search over the integers with the same floating-point predicate
+    (monotone in ``i``).
     """
-    front = np.asarray(front, dtype=np.float64)
-    back = np.asarray(back, dtype=np.float64)
+    front_b, back_b, eps_b = np.broadcast_arrays(np.asarray(front, dtype=np.float64),
+                                                 np.asarray(back, dtype=np.float64),
+                                                 np.asarray(eps, dtype=np.float64))
 
     def viol(i: np.ndarray) -> np.ndarray:
-        return _neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa) > eps
+        return _neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa) > eps_b
 
-    front_b, back_b = np.broadcast_arrays(front, back)
-    e = math.expm1(-eps)
+    e = np.expm1(-eps_b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         t = -np.log1p(e / back_b) / kappa
     t = np.where((back_b + e > 0) & np.isfinite(t), t, float(cap))
@@ -450,7 +451,7 @@ def _first_violation(front: np.ndarray, back: np.ndarray, eps: float, kappa: flo
         lo = np.where(gap & ~v, mid, lo)
 
 
-def _grid_violation(tails: _GaussTails, grid: GridNoise, q: np.ndarray, eps: float,
+def _grid_violation(tails: _GaussTails, grid: GridNoise, q: Any, eps: Any,
                     a_pos: np.ndarray | None = None,
                     a_neg: np.ndarray | None = None) -> np.ndarray:
     """``P_Y(E_eps)`` on the grid for ``P(+1) = q``; ``a_pos``/``a_neg`` override thresholds.
@@ -499,38 +500,43 @@ def _grid_delta1(grid: GridNoise, lo: float, hi: float, eps: np.ndarray) -> np.n
     # i0: first index whose whole tail beyond it, under either input, is <= _PRUNE_TAIL
     far = np.nonzero(tails.tail <= _PRUNE_TAIL)[0]
     i0 = big_n + int(far[0]) if far.size else cap
-    out = np.empty(eps.size)
-    ends = np.array([lo, hi])
-    for k, e in enumerate(eps):
-        e = float(e)
-        best = float(np.max(_grid_violation(tails, grid, ends, e)))
+    ends = np.array([lo, hi])[None, :]
+    col = eps[:, None]
+    # all eps at once at the two ends of the interval (strict thresholds)
+    ap_all = _first_violation(ends, 1.0 - ends, col, kappa, cap)
+    an_all = _first_violation(1.0 - ends, ends, col, kappa, cap)
+    end_vals = _grid_violation(tails, grid, ends, col, a_pos=ap_all, a_neg=an_all)
+    out = end_vals.max(axis=1)
+    # breakpoints only where a threshold moves inside the interval
+    moving = np.nonzero((ap_all[:, 1] > ap_all[:, 0]) | (an_all[:, 0] > an_all[:, 1]))[0]
+    for k in moving if hi > lo else ():
+        e = float(eps[k])
+        ap, an = ap_all[k], an_all[k]
+        best = float(out[k])
         slack = 0.0
-        if hi > lo:
-            ap = _first_violation(ends, 1.0 - ends, e, kappa, cap)   # at lo, hi
-            an = _first_violation(1.0 - ends, ends, e, kappa, cap)
-            em = math.expm1(-e)
-            # positive side: i violates for q below q_i = (e^-eps - e^-u)/(1 - e^-u)
-            top = min(int(ap[1]), i0 + 1)
-            slack += _PRUNE_TAIL if top < ap[1] else 0.0
-            ip = np.arange(ap[0], top, dtype=np.int64)
-            if ip.size:
-                u = ip.astype(np.float64) * kappa
-                qb = np.clip((em - np.expm1(-u)) / -np.expm1(-u), lo, hi)
-                an_b = _first_violation(1.0 - qb, qb, e, kappa, cap)
-                vals = _grid_violation(tails, grid, qb, e, a_pos=ip, a_neg=an_b)
-                best = max(best, float(vals.max()))
-            # negative side: -i violates for q above q_i = (1 - e^-eps)/(1 - e^-u)
-            top = min(int(an[0]), i0 + 1)
-            slack += _PRUNE_TAIL if top < an[0] else 0.0
-            ineg = np.arange(an[1], top, dtype=np.int64)
-            if ineg.size:
-                u = ineg.astype(np.float64) * kappa
-                qb = np.clip(em / np.expm1(-u), lo, hi)
-                ap_b = _first_violation(qb, 1.0 - qb, e, kappa, cap)
-                vals = _grid_violation(tails, grid, qb, e, a_pos=ap_b, a_neg=ineg)
-                best = max(best, float(vals.max()))
-        out[k] = min(best + slack, 1.0)
-    return out
+        em = math.expm1(-e)
+        # positive side: i violates for q below q_i = (e^-eps - e^-u)/(1 - e^-u)
+        top = min(int(ap[1]), i0 + 1)
+        slack += _PRUNE_TAIL if top < ap[1] else 0.0
+        ip = np.arange(ap[0], top, dtype=np.int64)
+        if ip.size:
+            u = ip.astype(np.float64) * kappa
+            qb = np.clip((em - np.expm1(-u)) / -np.expm1(-u), lo, hi)
+            an_b = _first_violation(1.0 - qb, qb, e, kappa, cap)
+            vals = _grid_violation(tails, grid, qb, e, a_pos=ip, a_neg=an_b)
+            best = max(best, float(vals.max()))
+        # negative side: -i violates for q above q_i = (1 - e^-eps)/(1 - e^-u)
+        top = min(int(an[0]), i0 + 1)
+        slack += _PRUNE_TAIL if top < an[0] else 0.0
+        ineg = np.arange(an[1], top, dtype=np.int64)
+        if ineg.size:
+            u = ineg.astype(np.float64) * kappa
+            qb = np.clip(em / np.expm1(-u), lo, hi)
+            ap_b = _first_violation(qb, 1.0 - qb, e, kappa, cap)
+            vals = _grid_violation(tails, grid, qb, e, a_pos=ap_b, a_neg=ineg)
+            best = max(best, float(vals.max()))
+        out[k] = best + slack
+    return np.minimum(out, 1.0)
 
 
 def gaussian_grid_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any,
