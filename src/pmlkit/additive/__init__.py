@@ -1,5 +1,5 @@
 """Laplace and Gaussian noise on binary data ``X in {-1, +1}`` (paper Section "examples";
-SPEC section 6).
+beyond the paper: releases on an exact grid).
 
 =================================  ==========================================================
 ``laplace_eps(b, p_min)``          Prop. Laplaceleakage
@@ -11,7 +11,10 @@ SPEC section 6).
 ``gaussian_delta1``                eq. gaussianopt, exact 1-D maximisation over the set
 ``gaussian_tradeoff``              the paper's ``(eps*, delta*)`` and the "direct" curve
 ``pldp_sigma`` / ``pldp_eps``      the pLDP baseline (Zhao et al. 2019, Thm 8), Delta = 2
-``laplace_noise`` ...              samplers (secure randomness by default)
+``laplace_noise`` ...              samplers releasing on a grid ``g Z`` (exact integer
+                                   samplers, secure randomness by default)
+``laplace_grid_eps`` ...           the guarantee of the released grid mechanism
+                                   (Laplace eps; Gaussian delta recomputed for the grid)
 ``calibrate_laplace`` ...          from a reference sample to a scale / a curve
 =================================  ==========================================================
 
@@ -38,6 +41,16 @@ from .gaussian import (
     gaussian_violation_probability,
     gaussian_violation_thresholds,
 )
+from .grid import (
+    GridNoise,
+    gaussian_grid,
+    gaussian_grid_delta1_interval,
+    gaussian_grid_pml,
+    gaussian_grid_violation_probability,
+    laplace_grid,
+    laplace_grid_eps,
+    laplace_grid_pml,
+)
 from .laplace import (
     laplace_binarized_channel,
     laplace_eps,
@@ -53,6 +66,7 @@ __all__ = [
     "DEFAULT_GAUSSIAN_EPS",
     "METHODS",
     "GaussianCalibration",
+    "GridNoise",
     "LaplaceCalibration",
     "calibrate_gaussian",
     "calibrate_laplace",
@@ -60,6 +74,10 @@ __all__ = [
     "gaussian_binarized_channel",
     "gaussian_delta1",
     "gaussian_delta1_interval",
+    "gaussian_grid",
+    "gaussian_grid_delta1_interval",
+    "gaussian_grid_pml",
+    "gaussian_grid_violation_probability",
     "gaussian_noise",
     "gaussian_pml",
     "gaussian_tradeoff",
@@ -70,6 +88,9 @@ __all__ = [
     "laplace_binarized_channel",
     "laplace_eps",
     "laplace_eps_uncertain",
+    "laplace_grid",
+    "laplace_grid_eps",
+    "laplace_grid_pml",
     "laplace_noise",
     "laplace_scale",
     "laplace_scale_uncertain",

@@ -1,5 +1,5 @@
 """Calibrating Laplace and Gaussian noise on binary data from a reference sample
-(paper Section "examples"; SPEC sections 6 and 8).
+(paper Section "examples"; the meaning of delta is spelled out in each result).
 
 The two labels of the data are mapped to ``-1``/``+1`` explicitly (``positive`` names the
 label that becomes ``+1``); the estimate ``p_hat = (P(-1), P(+1))`` comes from the ``m``
@@ -12,6 +12,7 @@ The core computations only need a lower bound on ``p_min`` (Laplace) or the inte
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -126,7 +127,17 @@ class LaplaceCalibration:
     ldp_scale
         The eps-LDP scale ``2/eps`` (Remark laplacereducestoldp), for comparison.
     meaning
-        What ``delta`` means, in words (SPEC section 8).
+        What ``delta`` means, in words.
+    granularity, released_b
+        The grid :func:`pmlkit.additive.laplace_noise` releases on for scale ``b`` (its
+        default for ``b``, or the ``granularity`` asked for) and the scale of the noise it
+        actually adds, ``ceil(b/g) g >= b``. ``None`` when no grid release exists for
+        ``b`` (``b = 0``: no noise needed; ``b = inf``; or more than ``2^32`` grid steps).
+    grid_eps
+        The guarantee of what is released: the exact eps of the grid mechanism at
+        ``released_b`` over the set (:func:`pmlkit.additive.laplace_grid_eps` at
+        ``p_min_lower``), never above ``eps`` (a larger scale leaks less). For ``b = 0``
+        the eps of releasing ``X`` itself, ``-log p_min_lower``; ``0`` for ``b = inf``.
     """
 
     b: float
@@ -143,6 +154,9 @@ class LaplaceCalibration:
     set_description: str = field(repr=False)
     ldp_scale: float = 0.0
     meaning: str = field(default="", repr=False)
+    granularity: float | None = None
+    released_b: float | None = None
+    grid_eps: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary (``inf`` written as the string ``"inf"``)."""
@@ -155,12 +169,31 @@ class LaplaceCalibration:
             "confidence": self.confidence, "beta": self.beta,
             "p_min_lower": self.p_min_lower, "uncertainty_set": self.uncertainty_set,
             "set_description": self.set_description, "ldp_scale": num(self.ldp_scale),
-            "meaning": self.meaning,
+            "meaning": self.meaning, "granularity": self.granularity,
+            "released_b": self.released_b, "grid_eps": self.grid_eps,
         }
 
 
+def _laplace_release(b: float, p_lower: float, granularity: Any,
+                     ) -> tuple[float | None, float | None, float | None]:
+    """``(granularity, released_b, grid_eps)`` of the grid release of scale ``b``."""
+    from .grid import laplace_grid, laplace_grid_eps
+
+    if b == 0.0:
+        return None, None, (-math.log(p_lower) if p_lower > 0 else math.inf)
+    if math.isinf(b):
+        return None, None, 0.0
+    try:
+        grid = laplace_grid(b, granularity)
+    except ValidationError:
+        if granularity is not None:
+            raise
+        return None, None, None
+    return grid.granularity, grid.scale, laplace_grid_eps(b, p_lower, grid.granularity)
+
+
 def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
-                      confidence: str = "l1") -> LaplaceCalibration:
+                      confidence: str = "l1", granularity: Any = None) -> LaplaceCalibration:
     """Laplace scale ``b`` so that ``Y = X + Laplace(b)`` is eps-PML w.p. ``>= 1 - delta``.
 
     With the l1-ball (default, the paper's procedure): ``beta = beta*(delta)`` (eq.
@@ -183,6 +216,10 @@ def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
         The label mapped to ``+1`` (the other one becomes ``-1``).
     confidence
         A method of :data:`pmlkit.confidence.METHODS` (``"l1"``: the paper's ball).
+    granularity
+        The grid of the release (see :func:`pmlkit.additive.laplace_noise`); ``None``: the
+        sampler's default for ``b``. The result reports the released scale and the exact
+        eps of the grid mechanism (``grid_eps <= eps``).
 
     Raises
     ------
@@ -207,11 +244,13 @@ def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
         p_lower = max(0.0, min(float(np.min(lo)), 0.5))
     b = laplace_scale(e, p_lower)
     ldp = 2.0 / e if e > 0 else float("inf")
+    g, released, grid_eps = _laplace_release(b, p_lower, granularity)
     return LaplaceCalibration(
         b=b, eps=e, delta=d, m=data.m, labels=data.labels, counts=data.counts,
         p_hat=data.p_hat, confidence=cs.method, beta=beta, p_min_lower=p_lower,
         uncertainty_set=cs.set.to_dict(), set_description=cs.description, ldp_scale=ldp,
         meaning=_meaning(d, data.m, cs.method + " set"),
+        granularity=g, released_b=released, grid_eps=grid_eps,
     )
 
 
@@ -242,6 +281,15 @@ class GaussianCalibration:
         ``delta = direct_delta`` (``0`` where that delta is ``>= 1``: vacuous).
     meaning
         What the deltas mean, in words.
+    granularity, released_sigma
+        The grid :func:`pmlkit.additive.gaussian_noise` releases on for this sigma and the
+        sigma of its discrete Gaussian noise, ``ceil(sigma/g) g``.
+    continuous_delta1
+        ``delta_1`` of the continuous mechanism ``X + N(0, sigma^2)`` (the paper's
+        quantity), for comparison only: ``delta1`` and both curves are those of the grid
+        mechanism that is released (:func:`pmlkit.additive.gaussian_grid_delta1_interval`);
+        rounding to a grid can raise the tail probability, so it is recomputed, not
+        inherited.
     """
 
     sigma: float
@@ -263,6 +311,9 @@ class GaussianCalibration:
     direct_delta: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
     pldp_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
     meaning: str = field(default="", repr=False)
+    granularity: float = 0.0
+    released_sigma: float = 0.0
+    continuous_delta1: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
 
     def curves(self) -> list[dict[str, Any]]:
         """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``."""
@@ -284,6 +335,7 @@ class GaussianCalibration:
             "confidence": self.confidence, "beta": self.beta,
             "q_interval": list(self.q_interval), "uncertainty_set": self.uncertainty_set,
             "set_description": self.set_description, "meaning": self.meaning,
+            "granularity": self.granularity, "released_sigma": self.released_sigma,
             "curves": self.curves(),
             "pldp": [{"delta": float(d), "eps": float(e)}
                      for d, e in zip(self.direct_delta, self.pldp_eps, strict=True)],
@@ -291,13 +343,16 @@ class GaussianCalibration:
 
 
 def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
-                       eps: Any = None, confidence: str = "l1") -> GaussianCalibration:
-    """Both (eps, delta)-PML curves of ``Y = X + N(0, sigma^2)`` from a reference sample.
+                       eps: Any = None, confidence: str = "l1",
+                       granularity: Any = None) -> GaussianCalibration:
+    """Both (eps, delta)-PML curves of the released Gaussian mechanism from a reference sample.
 
-    ``delta1(eps)`` is maximised over the set's exact interval of ``P(+1)``
-    (:func:`pmlkit.additive.gaussian_delta1_interval`); the "paper" and "direct" curves are
-    those of :func:`pmlkit.additive.gaussian_tradeoff`. With ``confidence="l1"`` this is
-    exactly :func:`gaussian_tradeoff` at ``p_hat`` and ``m``.
+    What is released is :func:`pmlkit.additive.gaussian_noise`: ``X`` plus discrete
+    Gaussian noise on the grid ``g Z``. ``delta1(eps)`` is that grid mechanism's violation
+    probability maximised over the set's exact interval of ``P(+1)``
+    (:func:`pmlkit.additive.gaussian_grid_delta1_interval`); the "paper" and "direct"
+    curves are formed from it as in :func:`pmlkit.additive.gaussian_tradeoff`. The
+    continuous mechanism's ``delta1`` is kept as ``continuous_delta1`` for comparison.
 
     Parameters
     ----------
@@ -314,10 +369,15 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         :data:`DEFAULT_GAUSSIAN_EPS`.
     confidence
         A method of :data:`pmlkit.confidence.METHODS`.
+    granularity
+        The release grid (see :func:`pmlkit.additive.gaussian_noise`); ``None``: the
+        sampler's default for ``sigma``.
     """
     from ..estimation import l1_radius
+    from .grid import _grid_delta1, gaussian_grid
 
     s = check_scale(sigma, "sigma")
+    release = gaussian_grid(s, granularity)
     d2 = check_delta(delta2, "delta2", allow_one=False)
     grid, _ = _as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
     data = _binary_sample(samples, positive)
@@ -331,7 +391,8 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         lo, hi = float(lows[1]), float(highs[1])
         lo, hi = max(0.0, min(lo, q_hat)), min(1.0, max(hi, q_hat))
         beta = 2.0 * max(q_hat - lo, hi - q_hat)
-    d1 = _delta1(s, lo, hi, grid)
+    d1 = _grid_delta1(release, lo, hi, grid)
+    d1_cont = _delta1(s, lo, hi, grid)
     delta = d1 + d2 - d1 * d2
     paper = _paper_eps(grid, beta)
     pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
@@ -344,4 +405,6 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         meaning=_meaning(d2, data.m, cs.method + " set",
                          "; each curve's delta adds the probability over the noise that the "
                          "realised output leaks more than eps (delta1), by the union bound"),
+        granularity=release.granularity, released_sigma=release.scale,
+        continuous_delta1=_ro(d1_cont),
     )

@@ -1,5 +1,5 @@
 """The binary Gaussian mechanism ``Y = X + G``, ``X in {-1, +1}``, ``G ~ N(0, sigma^2)``
-(paper Section "examples", subsection "Gaussian Mechanism"; SPEC section 6).
+(paper Section "examples", subsection "Gaussian Mechanism").
 
 Closed forms used throughout (``q = P(+1)``, ``r = P(-1) = 1 - q``):
 
@@ -21,7 +21,11 @@ Closed forms used throughout (``q = P(+1)``, ``r = P(-1) = 1 - q``):
 - The paper's tradeoff: ``eps* = eps - log(1 - beta e^eps / 2)`` (Thm l1gamma as used in
   Section "gauss"), ``delta* = delta_1 + delta_2 - delta_1 delta_2``. The "direct" curve
   ``(eps, delta_1(eps) + delta_2 - delta_1 delta_2)`` is also valid, because ``delta_1`` is
-  already a supremum over the whole set (SPEC section 6), and it is never worse.
+  already a supremum over the whole set (beyond the paper), and it is never worse.
+
+These formulas describe the real-valued mechanism. What pmlkit releases is its grid
+version (:mod:`pmlkit.additive.grid`); the guarantee of the released values is computed
+there from exact cell probabilities (the Gaussian's delta is recomputed for the grid).
 """
 
 from __future__ import annotations
@@ -148,7 +152,7 @@ def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[flo
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
     e = check_eps(eps)
-    tp, tn = _thresholds(s, np.float64(q), np.float64(e))
+    tp, tn = _thresholds(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64))
     return float(tp), float(tn)
 
 
@@ -173,13 +177,13 @@ def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
     e = check_eps(eps)
-    return float(_violation(s, np.float64(q), np.float64(e)))
+    return float(_violation(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64)))
 
 
 def _delta1(sigma: float, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
     """``max_{q in [lo, hi]} _violation(sigma, q, eps_k)`` for every ``eps_k`` (vectorised)."""
     if hi - lo <= 0.0:
-        return _violation(sigma, np.float64(lo), eps)
+        return _violation(sigma, np.asarray(lo, dtype=np.float64), eps)
     k = eps.size
     base = np.broadcast_to(np.linspace(lo, hi, _GRID), (k, _GRID))
     # the points where a half-line of E appears/disappears (smooth there, but kept as nodes)
@@ -321,12 +325,17 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
                       method: str = "paper") -> tuple[Any, Any]:
     """The ``(eps, delta)``-PML tradeoff of the binary Gaussian mechanism from ``m`` samples.
 
+    This is the real-valued mechanism of the paper. What :func:`pmlkit.additive.gaussian_noise`
+    releases is its grid version, whose ``delta_1`` is
+    :func:`pmlkit.additive.gaussian_grid_delta1_interval` (used by
+    :func:`pmlkit.additive.calibrate_gaussian`); the two differ by about one grid cell's mass.
+
     ``beta = beta*(delta2)`` of eq. binarybeta (:func:`pmlkit.l1_radius` with ``N = 2``:
     ``sqrt(2 (log 2 - log delta2) / m)``); ``delta_1(eps)`` as in :func:`gaussian_delta1`.
 
     - ``method="paper"`` (Section "gauss"): ``eps_out = eps - log(1 - beta e^eps / 2)``
       (``inf`` when ``beta e^eps / 2 >= 1``), ``delta_out = delta_1 + delta2 - delta_1 delta2``.
-    - ``method="direct"`` (beyond the paper, SPEC section 6): ``eps_out = eps``, same
+    - ``method="direct"`` (beyond the paper): ``eps_out = eps``, same
       ``delta_out``. Valid because ``delta_1`` is already a supremum over the ball: with
       probability ``>= 1 - delta2`` the true prior is in the ball, and then
       ``P[pml(Y) > eps] <= delta_1``; the union bound gives ``delta_out``. At every eps it

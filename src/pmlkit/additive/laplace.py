@@ -1,5 +1,5 @@
 """The binary Laplace mechanism ``Y = X + L``, ``X in {-1, +1}``, ``L ~ Laplace(0, b)``
-(paper Section "examples", subsection "Binary Laplace Mechanism"; SPEC section 6).
+(paper Section "examples", subsection "Binary Laplace Mechanism").
 
 Per-outcome leakage (proof of Prop. Laplaceleakage): for ``y >= 0``
 ``pml(y) = -log( P(+1) + P(-1) exp(-2 min(y, 1) / b) )`` and symmetrically for ``y < 0``,
@@ -9,6 +9,11 @@ so the supremum is attained for ``|y| >= 1`` and
 
 which is decreasing in ``b`` and in ``p_min``. The second form is the one evaluated here
 (no overflow of ``e^{2/b}``; ``log1p``/``expm1`` keep small eps accurate).
+
+These formulas describe the real-valued mechanism. What pmlkit releases is its grid
+version (:mod:`pmlkit.additive.grid`); the guarantee of the released values is computed
+there from exact cell probabilities (for the Laplace it is this eps at the released
+scale).
 """
 
 from __future__ import annotations

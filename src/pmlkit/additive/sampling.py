@@ -5,14 +5,23 @@ cryptographically secure generator keyed from the operating system; an ``int`` s
 ``numpy.random.Generator`` only when asked (research reproducibility, not for protecting
 people).
 
-Floating-point caveat (Mironov 2012, "On significance of the least significant bits for
-differential privacy"): the continuous guarantees of Prop. Laplaceleakage and Section
-"gauss" are about real-valued noise. Floating-point samples ``x + L`` are not real numbers:
-the set of doubles reachable from ``x = -1`` and from ``x = +1`` differ in their low-order
-bits, so an exact released value can reveal ``x`` with certainty and the PML guarantee can
-fail. Released continuous values should be rounded to a coarse grid (and clamped), or,
-better, use the binarised outputs (:func:`laplace_binarized`, :func:`gaussian_binarized`):
-they release only a bit drawn from the mechanism's 2 x 2 channel
+What is released. :func:`laplace_noise` and :func:`gaussian_noise` release values of the grid
+``g Z``, ``g = 2^-j``: ``Y = (x/g + K) g`` with the integer ``K`` drawn exactly from the
+discrete Laplace or discrete Gaussian law by integer-only samplers
+(:mod:`pmlkit.additive.grid`). A float ``x + noise`` is never computed, every released
+float is exact, and both inputs reach the same set of values. Their guarantee is that of
+the grid mechanism (:func:`pmlkit.additive.laplace_grid_eps`,
+:func:`pmlkit.additive.gaussian_grid_delta1_interval`), which the calibrations report.
+
+Why not raw floats (Mironov 2012, "On significance of the least significant bits for
+differential privacy"): the doubles reachable from ``-1 + L`` and from ``+1 + L`` differ in
+their low-order bits, so a released value can reveal ``x`` with certainty and the PML
+guarantee fails. That release survives only as :func:`unsafe_float_laplace_noise` /
+:func:`unsafe_float_gaussian_noise` for research that never publishes the values (it is
+not exported from ``pmlkit``).
+
+The binarised outputs (:func:`laplace_binarized`, :func:`gaussian_binarized`) release only a
+bit drawn from the mechanism's 2 x 2 channel
 (:func:`pmlkit.additive.laplace_binarized_channel`), whose flip probability is used as is
 (up to the 2^-53 resolution of a uniform double), so the discrete guarantees computed
 from that channel (``pmlkit.eps_min`` ...) apply.
@@ -28,7 +37,14 @@ import numpy as np
 from ..errors import DataError, ValidationError
 from ._args import check_scale
 
-__all__ = ["gaussian_binarized", "gaussian_noise", "laplace_binarized", "laplace_noise"]
+__all__ = [
+    "gaussian_binarized",
+    "gaussian_noise",
+    "laplace_binarized",
+    "laplace_noise",
+    "unsafe_float_gaussian_noise",
+    "unsafe_float_laplace_noise",
+]
 
 
 def _as_pm1(labels: Any) -> np.ndarray:
@@ -56,8 +72,15 @@ def _gen(rng: Any) -> np.random.Generator:
     return resolve_rng(rng).generator
 
 
-def laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
-    """``Y = X + L`` with ``L ~ Laplace(0, b)`` i.i.d. per label (eq. laplacemech).
+def laplace_noise(labels: Any, b: Any, *, granularity: Any = None,
+                  rng: Any = None) -> np.ndarray:
+    """``Y = X + L`` released on the grid ``g Z``: ``L`` discrete Laplace (eq. laplacemech).
+
+    ``Y = (X/g + K) g`` with ``P(K = k) = tanh(1/(2n)) e^{-|k|/n}``, ``n = ceil(b/g)``,
+    sampled exactly with integers only (:mod:`pmlkit.additive.grid`). The per-outcome
+    leakage is largest at ``Y = +-1`` and equals Prop. Laplaceleakage at the released scale
+    ``n g >= b`` (:func:`pmlkit.additive.laplace_grid_eps`), so a ``b`` calibrated for the
+    continuous mechanism keeps its eps.
 
     Parameters
     ----------
@@ -65,6 +88,10 @@ def laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
         Array of -1/+1 (any shape).
     b
         Scale ``> 0`` (e.g. from :func:`pmlkit.additive.laplace_scale`).
+    granularity
+        The grid step ``g = 2^-j``, ``0 <= j <= 30``. Default: the largest power of two
+        ``<= b 2^-20`` (clipped to that range); :func:`pmlkit.additive.laplace_grid` shows
+        the grid and released scale.
     rng
         ``None`` (secure default), an int seed or a ``numpy.random.Generator``; see
         :func:`pmlkit.rng.resolve_rng`.
@@ -72,17 +99,61 @@ def laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
     Returns
     -------
     numpy.ndarray
-        float64, same shape. See the module docstring for the floating-point caveat.
+        float64, same shape, every value an exact multiple of ``g``.
+    """
+    from .grid import indices_to_values, laplace_grid, sample_grid_indices
+
+    x = _as_pm1(labels)
+    grid = laplace_grid(b, granularity)
+    return indices_to_values(sample_grid_indices(x, grid, _gen(rng)), grid, x.shape)
+
+
+def gaussian_noise(labels: Any, sigma: Any, *, granularity: Any = None,
+                   rng: Any = None) -> np.ndarray:
+    """``Y = X + G`` released on the grid ``g Z``: ``G`` discrete Gaussian (Section "gauss").
+
+    ``Y = (X/g + K) g`` with ``P(K = k) ∝ e^{-k^2/(2n^2)}``, ``n = ceil(sigma/g)`` (the
+    released sigma is ``n g``), sampled exactly with integers only. Its (eps, delta)
+    guarantee is the grid's own (:func:`pmlkit.additive.gaussian_grid_delta1_interval`,
+    reported by :func:`pmlkit.additive.calibrate_gaussian`), not the continuous one.
+
+    Parameters
+    ----------
+    labels, rng
+        As for :func:`laplace_noise`.
+    sigma
+        ``> 0``; at most ``2^14`` grid steps.
+    granularity
+        ``g = 2^-j``, ``0 <= j <= 30``. Default: the largest power of two
+        ``<= sigma 2^-10`` (clipped); see :func:`pmlkit.additive.gaussian_grid`.
+    """
+    from .grid import gaussian_grid, indices_to_values, sample_grid_indices
+
+    x = _as_pm1(labels)
+    grid = gaussian_grid(sigma, granularity)
+    return indices_to_values(sample_grid_indices(x, grid, _gen(rng)), grid, x.shape)
+
+
+def unsafe_float_laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
+    """UNSAFE: the float64 value ``x + L``, ``L ~ Laplace(0, b)``. Never publish its output.
+
+    The low-order bits of ``x + L`` depend on ``x``: for outputs in ``[1, 2)``, ``-1 + L``
+    is a multiple of ``2^-51`` while ``1 + L`` is rounded to ``2^-52``, so the last mantissa
+    bit identifies ``x = +1`` in a few percent of releases, and the two inputs reach
+    (almost) disjoint sets of doubles: no PML guarantee holds for the released values. Kept
+    for research that only post-processes the values internally (e.g. thresholds them)
+    and for the tests that demonstrate the attack. Use :func:`laplace_noise` to release.
     """
     x = _as_pm1(labels)
     bb = check_scale(b, "b")
     return x + _gen(rng).laplace(0.0, bb, size=x.shape)
 
 
-def gaussian_noise(labels: Any, sigma: Any, *, rng: Any = None) -> np.ndarray:
-    """``Y = X + G`` with ``G ~ N(0, sigma^2)`` i.i.d. per label (Section "gauss").
+def unsafe_float_gaussian_noise(labels: Any, sigma: Any, *, rng: Any = None) -> np.ndarray:
+    """UNSAFE: the float64 value ``x + G``, ``G ~ N(0, sigma^2)``. Never publish its output.
 
-    Same arguments and caveat as :func:`laplace_noise`.
+    Same flaw as :func:`unsafe_float_laplace_noise` (the low bits reveal ``x``). Use
+    :func:`gaussian_noise` to release.
     """
     x = _as_pm1(labels)
     s = check_scale(sigma, "sigma")

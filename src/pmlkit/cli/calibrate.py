@@ -11,7 +11,10 @@ The column must hold exactly two labels; ``--positive`` names the one mapped to 
 (labels are compared as text). ``laplace`` prints the smallest Laplace scale ``b`` meeting
 eps-PML with probability ``>= 1 - delta`` (eq. uncertainlaplace inverted) and the eps-LDP
 scale ``2/eps`` beside it; ``gaussian`` prints both (eps, delta)-PML curves of the given
-sigma, "paper" (Section "gauss") and "direct" (SPEC section 6), with the pLDP baseline.
+sigma, "paper" (Section "gauss") and "direct" (beyond the paper: delta_1 is already a sup
+over the set), with the pLDP baseline. Both state what is released: values on a grid
+(see ``pmlkit.additive.laplace_noise`` / ``gaussian_noise``), with the grid's own eps and
+delta_1.
 """
 
 from __future__ import annotations
@@ -103,6 +106,9 @@ def laplace(reference: str, column: str, positive: str, set_method: str, eps: fl
         f"  scale: {scale}",
         f"  guarantee: eps = {eps:g}-PML for every prior in the set, which holds with "
         f"probability >= 1 - {delta:g}",
+        *([f"  released: values on the grid of step {res.granularity:g} with discrete "
+           f"Laplace noise of scale {res.released_b:.10g}; its exact eps = "
+           f"{res.grid_eps:.6g} (<= {eps:g})"] if res.released_b is not None else []),
         f"  LDP scale 2/eps = {_g(res.ldp_scale)}{ratio}",
         f"  delta: {res.meaning}",
     ]
@@ -141,6 +147,9 @@ def gaussian(reference: str, column: str, positive: str, set_method: str, sigma:
     lo, hi = res.q_interval
     lines = [
         f"Gaussian mechanism Y = X + N(0, {sigma:g}^2) on column {column!r} of {reference}",
+        f"  released: values on the grid of step {res.granularity:g} with discrete Gaussian "
+        f"noise of sigma {res.released_sigma:.10g}; delta_1 below is that grid "
+        "mechanism's (recomputed for the grid, not the continuous one's)",
         f"  labels: {res.labels[0]!r} -> -1, {res.labels[1]!r} -> +1; m = {res.m} samples; "
         f"p_hat = ({res.p_hat[0]:.6g}, {res.p_hat[1]:.6g})",
         f"  set: {res.confidence}, P(+1) in [{lo:.6g}, {hi:.6g}], l1 radius beta = "
