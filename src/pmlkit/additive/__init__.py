@@ -1,22 +1,22 @@
 """Laplace and Gaussian noise on binary data ``X in {-1, +1}`` (paper Section "examples";
 beyond the paper: releases on an exact grid).
 
-=================================  ==========================================================
-``laplace_eps(b, p_min)``          Prop. Laplaceleakage
-``laplace_scale(eps, p_min)``      its inverse in closed form (smallest b meeting eps)
-``laplace_eps_uncertain``          eq. uncertainlaplace (``p_min -> p_hat_min - beta/2``)
-``laplace_binarized_channel(b)``   2 x 2 channel of the output thresholded at 0
-``gaussian_pml``                   per-outcome PML of ``X + N(0, sigma^2)``
-``gaussian_violation_probability`` ``P_Y(E_eps(P))`` in closed form
-``gaussian_delta1``                eq. gaussianopt, exact 1-D maximisation over the set
-``gaussian_tradeoff``              the paper's ``(eps*, delta*)`` and the "direct" curve
-``pldp_sigma`` / ``pldp_eps``      the pLDP baseline (Zhao et al. 2019, Thm 8), Delta = 2
-``laplace_noise`` ...              samplers releasing on a grid ``g Z`` (exact integer
-                                   samplers, secure randomness by default)
-``laplace_grid_eps`` ...           the guarantee of the released grid mechanism
-                                   (Laplace eps; Gaussian delta recomputed for the grid)
-``calibrate_laplace`` ...          from a reference sample to a scale / a curve
-=================================  ==========================================================
+==================================  ==========================================================
+``laplace_eps(b, p_min)``           Prop. Laplaceleakage
+``laplace_scale(eps, p_min)``       its inverse in closed form (smallest b meeting eps)
+``laplace_eps_uncertain``           eq. uncertainlaplace (``p_min -> p_hat_min - beta/2``)
+``laplace_binarized_channel(b)``    2 x 2 channel of the output thresholded at 0
+``gaussian_pml``                    per-outcome PML of ``X + N(0, sigma^2)``
+``gaussian_violation_probability``  ``P_Y(E_eps(P))`` in closed form
+``gaussian_delta1``                 eq. gaussianopt, exact 1-D maximisation over the set
+``gaussian_tradeoff``               the paper's ``(eps*, delta*)`` and the "direct" curve
+``pldp_sigma`` / ``pldp_eps``       the pLDP baseline (Zhao et al. 2019, Thm 8), Delta = 2
+``laplace_noise`` ...               samplers releasing on a grid ``g Z`` (exact integer
+                                    samplers, secure randomness by default)
+``laplace_grid_eps`` ...            the guarantee of the released grid mechanism
+                                    (Laplace eps; Gaussian delta recomputed for the grid)
+``calibrate_laplace`` ...           from a reference sample to a scale / a curve
+==================================  ==========================================================
 
 scipy is imported only inside the functions that need it.
 """
