@@ -60,8 +60,6 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
 
 FORMAT_NAME = "pmlkit-mechanism"
 FORMAT_VERSION = 1
-#: Slack allowed between a recomputed worst-case eps and the recorded one.
-CERTIFY_TOL = 1e-9
 
 Label = str | int | float | bool
 
@@ -330,6 +328,8 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
+        from .design._common import CERTIFY_TOL
+
         target = mech.parameters.get("eps")
         if (cert is not None and isinstance(target, int | float)
                 and not isinstance(target, bool) and cert > float(target) + CERTIFY_TOL):
@@ -341,6 +341,7 @@ class Mechanism:
         return mech
 
     def _verify_certificate(self) -> None:
+        from .design._common import CERTIFY_TOL
         from .sets import set_from_dict
         from .worstcase import leakage_capacity
 

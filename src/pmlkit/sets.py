@@ -1,4 +1,4 @@
-"""Uncertainty sets of distributions and exact linear optimisation over them (SPEC section 4).
+"""Uncertainty sets of distributions and exact linear optimisation over them.
 
 Every set is a compact convex subset of the probability simplex on ``N`` points:
 
@@ -10,8 +10,10 @@ Every set is a compact convex subset of the probability simplex on ``N`` points:
 
 The worst case of a mechanism over a set (:mod:`pmlkit.worstcase`) needs, for every column
 ``w = W[:, j]``, ``min_{Q in set} Q . w``. For the ball and the box this is a fractional
-knapsack solved exactly by a greedy (SPEC section 4, "Beyond the paper"), with no assumption
-such as ``beta < 2 p_min``; for a vertex set it is the minimum over the vertices.
+knapsack solved exactly by a greedy (beyond the paper, which bounds it in closed form for
+small radii only), with no assumption such as ``beta < 2 p_min``; for a vertex set it is
+the minimum over the vertices; for :class:`L1BoxSet` (ball and box together) a merge of
+two greedies.
 """
 
 from __future__ import annotations
@@ -221,7 +223,7 @@ class L1Ball(UncertaintySet):
 
     Notes
     -----
-    ``min_Q Q . w`` is a fractional knapsack (SPEC section 4): move a mass of up to
+    ``min_Q Q . w`` is a fractional knapsack: move a mass of up to
     ``beta / 2`` from the entries with the largest ``w`` (each gives at most
     ``center(x)``) to an entry with the smallest ``w``. Exact in ``O(N M)`` plus a sort of the
     ``K`` entries needed, ``K`` = the number of smallest center entries that hold
