@@ -388,3 +388,31 @@ def test_single_point_sets_give_exact_eps_min(seed: int, n: int) -> None:
     expected = pmlkit.eps_min(w, p)
     for uset in (Box(p, p), L1BoxSet(p, 0.5, p, p), L1Ball(p, 0.0), VertexSet(p)):
         assert leakage_capacity(w, uset) == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+@settings(max_examples=200)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 12))
+def test_box_tightening_never_shrinks_the_exact_intersection(seed: int,
+                                                                        n: int) -> None:
+    """The boxes of the confidence methods are intersected with the simplex
+    (``lo_i' = max(lo_i, 1 - sum_{j != i} hi_j)``). In exact rationals the new bounds must
+    be at least as loose as that intersection: a lower bound raised by rounding would
+    exclude distributions of the confidence set (and under-state worst cases)."""
+    from pmlkit.confidence import _tighten
+
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    lo = p * rng.random(n) ** 3
+    hi = np.minimum(p + (1 - p) * rng.random(n) ** 3, 1.0)
+    lo2, hi2 = _tighten(lo[None, :], hi[None, :], p[None, :])
+    f_lo = [Fraction(float(x)) for x in lo]
+    f_hi = [Fraction(float(x)) for x in hi]
+    s_lo, s_hi = sum(f_lo), sum(f_hi)
+    blo, bhi = Box(lo, hi).coordinate_bounds()  # the same rule in the set itself
+    for i in range(n):
+        exact_lo = max(f_lo[i], 1 - (s_hi - f_hi[i]))
+        exact_hi = min(f_hi[i], 1 - (s_lo - f_lo[i]))
+        assert Fraction(float(lo2[0, i])) <= exact_lo, i
+        assert Fraction(float(hi2[0, i])) >= exact_hi, i
+        assert f_lo[i] <= Fraction(float(blo[i])) <= exact_lo, i
+        assert exact_hi <= Fraction(float(bhi[i])) <= f_hi[i], i
