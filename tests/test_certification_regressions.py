@@ -67,7 +67,7 @@ def test_mutual_information_design_at_n10_keeps_its_certificate() -> None:
     _check_design(list(range(1, 11)), 1.0, 1e-3, "box-cp", "mutual_information")
 
 
-def test_issue_example_l1_box_design_is_certified_exactly() -> None:
+def test_reported_l1_box_l1_box_design_is_certified_exactly() -> None:
     """Counts [3, 1, 2, 5, 2, 2, 5], eps 1.5, delta 1e-6, l1-box: the old greedy certified
     1.5 for a mechanism whose worst case over the recorded set is 5.35."""
     _check_design([3, 1, 2, 5, 2, 2, 5], 1.5, 1e-6, "l1-box", "mutual_information")

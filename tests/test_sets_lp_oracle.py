@@ -123,6 +123,12 @@ def _check_capacity(uset: UncertaintySet, w: np.ndarray) -> None:
     expected = _lp_capacity(uset, w)
     if math.isinf(expected) or expected > 25:
         assert got > 25, (uset, got, expected)
+        q = worst_case_distribution(w, uset)
+        assert _in_set(uset, q)
+        if math.isinf(got):  # the limit point: some possible output gets probability 0
+            assert (q @ w).min() <= 1e-15
+        else:
+            assert pmlkit.eps_min(w, q) == pytest.approx(got, rel=1e-9)
         return
     # HiGHS' feasibility tolerance 1e-10 on minima >= 1e-13 relative-ish: 1e-6 on the log
     assert got == pytest.approx(expected, rel=1e-6, abs=1e-6), (uset, w, got, expected)
@@ -215,7 +221,7 @@ def _cp_l1_box(counts: list[int], delta: float) -> UncertaintySet:
 # sets on which a greedy can go wrong: big box room (sum(upper - center) far above 4 with
 # small m and large N), zero counts, radius past 2 p_min, pinned and single-point boxes
 ADVERSARIAL: list[tuple[str, Any]] = [
-    ("issue example l1-box", lambda: _cp_l1_box([3, 1, 2, 5, 2, 2, 5], 1e-6)),
+    ("reported l1-box example", lambda: _cp_l1_box([3, 1, 2, 5, 2, 2, 5], 1e-6)),
     ("l1-box N=40 m=40", lambda: _cp_l1_box([1] * 40, 0.05)),
     ("l1-box N=40 zero counts", lambda: _cp_l1_box([0] * 20 + [3] * 20, 1e-6)),
     ("l1-box N=12 one sample", lambda: _cp_l1_box([1] + [0] * 11, 0.5)),
@@ -283,7 +289,7 @@ def test_coordinate_bounds_match_lp(name: str, build: Any) -> None:
 
 # ------------------------------------------------------------------ regressions
 
-def test_issue_example_l1_box_batched_minimum_is_not_too_large() -> None:
+def test_reported_l1_box_l1_box_batched_minimum_is_not_too_large() -> None:
     """The l1-box set of counts [3, 1, 2, 5, 2, 2, 5] at delta = 1e-6 has box room
     ``sum(upper - center) = 4.14``: the old greedy merged the rows of a batch with a fixed
     offset of 4 per row, so rows overlapped and the batched minima of columns 2.. came out
@@ -316,7 +322,7 @@ def _witness(uset: L1BoxSet) -> list[Fraction]:
     return q
 
 
-def test_issue_example_design_certificate_holds() -> None:
+def test_reported_l1_box_design_certificate_holds() -> None:
     """``design_from_samples`` on counts [3, 1, 2, 5, 2, 2, 5], eps = 1.5, delta = 1e-6,
     l1-box: the old code certified 1.5 while the distribution
     Q = (0.15, 0.05, 0.1, lower_3, 0.1, 0.3452395, 0.25) of the recorded set (exact
@@ -329,7 +335,7 @@ def test_issue_example_design_certificate_holds() -> None:
     uset = _cp_l1_box(counts, 1e-6)
     assert res.guarantee.set == uset.to_dict()
     w = np.asarray(res.mechanism.matrix)
-    # the issue's witness: mass moved from category 3 (down to its lower bound) to
+    # the reported witness: mass moved from category 3 (down to its lower bound) to
     # category 5, built and checked in exact rationals
     q = _witness(uset)
     assert _exact_member(q, uset)
@@ -341,8 +347,8 @@ def test_issue_example_design_certificate_holds() -> None:
     assert cert == pytest.approx(_lp_capacity(uset, w), abs=1e-6)
 
 
-def test_issue_example_witness_breaks_a_mechanism_certified_by_the_old_greedy() -> None:
-    """The witness itself: for the mechanism the old code returned (its columns, rounded as
+def test_reported_l1_box_witness_breaks_a_mechanism_certified_by_the_old_greedy() -> None:
+    """The reported witness itself: for the mechanism the old code returned (its columns, rounded as
     printed in the report), Q gives eps_min = 5.35 > 1.5, and the fixed capacity says so."""
     w = np.array([[0.93183162, 0.0, 0.06816838, 0.0],
                   [0.20767129, 0.0, 0.79232871, 0.0],
