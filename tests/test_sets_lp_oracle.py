@@ -111,10 +111,10 @@ def _lp_capacity(uset: UncertaintySet, w: np.ndarray) -> float:
     best = -math.inf
     for j in range(w.shape[1]):
         top = float(w[:, j].max())
-        if top <= 0 or -_lp_min(uset, -w[:, j]) <= 1e-13:
+        if top <= 0 or -_lp_min(uset, -w[:, j]) <= 0:
             continue  # the column never occurs
         lo = _lp_min(uset, w[:, j])
-        best = max(best, math.inf if lo <= 1e-13 else math.log(top) - math.log(lo))
+        best = max(best, math.inf if lo <= 0 else math.log(top) - math.log(lo))
     return max(0.0, best)
 
 
