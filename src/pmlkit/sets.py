@@ -625,7 +625,7 @@ class L1BoxSet(UncertaintySet):
             return np.repeat(c[None, :], m_cols, axis=0)
         rows = np.arange(m_cols)[:, None]
         od = np.argsort(-wt, axis=1, kind="stable")  # donors: largest w first
-        ou = np.argsort(wt, axis=1, kind="stable")  # receivers: smallest w first
+        ou = od[:, ::-1]  # receivers: smallest w first (the order among ties is immaterial)
         cd = (c - lo)[od]
         cu = (hi - c)[ou]
         big_d = np.cumsum(cd, axis=1)
