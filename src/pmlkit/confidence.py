@@ -255,11 +255,18 @@ def _tighten(lo: np.ndarray, hi: np.ndarray, p_hat: np.ndarray
 
     ``lo_i' = max(lo_i, 1 - sum_{j != i} hi_j)``, ``hi_i' = min(hi_i, 1 - sum_{j != i} lo_j)``.
     Every box built here contains ``p_hat`` (exact arithmetic), so ``lo' <= p_hat <= hi'``
-    is enforced against rounding only (at most a few ulps)."""
+    is enforced against rounding only (at most a few ulps). The simplex terms are rounded
+    sums: they are loosened by a bound on their rounding error (lower bounds down, upper
+    bounds up), so that rounding never makes the set smaller than the exact intersection
+    (a raised tiny lower bound would under-state the worst case of a mechanism)."""
+    n = lo.shape[-1]
     s_lo = lo.sum(axis=-1, keepdims=True)
     s_hi = hi.sum(axis=-1, keepdims=True)
-    lo2 = np.minimum(np.maximum(lo, 1.0 - (s_hi - hi)), p_hat)
-    hi2 = np.maximum(np.minimum(hi, 1.0 - (s_lo - lo)), p_hat)
+    ulp = float(np.finfo(np.float64).eps)
+    slack_hi = 2.0 * (n + 4) * ulp * np.maximum(s_hi, 1.0)
+    slack_lo = 2.0 * (n + 4) * ulp * np.maximum(s_lo, 1.0)
+    lo2 = np.minimum(np.maximum(lo, 1.0 - (s_hi - hi) - slack_hi), p_hat)
+    hi2 = np.maximum(np.minimum(hi, 1.0 - (s_lo - lo) + slack_lo), p_hat)
     return np.clip(lo2, 0.0, 1.0), np.clip(hi2, 0.0, 1.0)
 
 

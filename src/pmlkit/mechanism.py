@@ -84,8 +84,6 @@ __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
 
 FORMAT_NAME = "pmlkit-mechanism"
 FORMAT_VERSION = 1
-#: Slack allowed between a recomputed worst-case eps and the recorded one.
-CERTIFY_TOL = 1e-9
 
 Label = str | int | float | bool
 
@@ -518,6 +516,8 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
+        from .design._common import CERTIFY_TOL
+
         target = mech.parameters.get("eps")
         if (cert is not None and target is not None and _is_number(target)
                 and cert > float(target) + CERTIFY_TOL):
@@ -622,6 +622,7 @@ class Mechanism:
                 f"(confidence={method!r}): {exc}") from exc
 
     def _verify_certificate(self) -> None:
+        from .design._common import CERTIFY_TOL
         from .sets import set_from_dict
         from .worstcase import leakage_capacity
 

@@ -1,4 +1,4 @@
-"""Uncertainty sets of distributions and exact linear optimisation over them (SPEC section 4).
+"""Uncertainty sets of distributions and exact linear optimisation over them.
 
 Every set is a compact convex subset of the probability simplex on ``N`` points:
 
@@ -10,8 +10,10 @@ Every set is a compact convex subset of the probability simplex on ``N`` points:
 
 The worst case of a mechanism over a set (:mod:`pmlkit.worstcase`) needs, for every column
 ``w = W[:, j]``, ``min_{Q in set} Q . w``. For the ball and the box this is a fractional
-knapsack solved exactly by a greedy (SPEC section 4, "Beyond the paper"), with no assumption
-such as ``beta < 2 p_min``; for a vertex set it is the minimum over the vertices.
+knapsack solved exactly by a greedy (beyond the paper, which bounds it in closed form for
+small radii only), with no assumption such as ``beta < 2 p_min``; for a vertex set it is
+the minimum over the vertices; for :class:`L1BoxSet` (ball and box together) a merge of
+two greedies.
 """
 
 from __future__ import annotations
@@ -27,6 +29,15 @@ from ._validation import SUM_TOL, as_distribution, as_mechanism, check_count, ch
 from .errors import InfeasibleError, ValidationError
 
 __all__ = ["Box", "L1Ball", "L1BoxSet", "UncertaintySet", "VertexSet", "set_from_dict"]
+
+def _round_slack(*vectors: np.ndarray) -> float:
+    """A bound on the rounding error of ``1 - (sum(v) - v[x])`` for vectors in ``[0, 1]``:
+    recursive summation of ``N`` terms errs by at most ``(N - 1) u sum(v)`` (``u`` the unit
+    roundoff), the two subtractions by a few more ulps; doubled for margin. Coordinate
+    bounds computed from such sums are widened by it, in the safe direction only."""
+    n = max(v.size for v in vectors)
+    total = max([1.0] + [float(v.sum()) for v in vectors])
+    return 2.0 * (n + 4) * float(np.finfo(np.float64).eps) * total
 
 #: Entries per block of columns in :meth:`UncertaintySet.min_linear` (bounds memory).
 _BLOCK = 2**21
@@ -212,7 +223,7 @@ class L1Ball(UncertaintySet):
 
     Notes
     -----
-    ``min_Q Q . w`` is a fractional knapsack (SPEC section 4): move a mass of up to
+    ``min_Q Q . w`` is a fractional knapsack: move a mass of up to
     ``beta / 2`` from the entries with the largest ``w`` (each gives at most
     ``center(x)``) to an entry with the smallest ``w``. Exact in ``O(N M)`` plus a sort of the
     ``K`` entries needed, ``K`` = the number of smallest center entries that hold
@@ -419,11 +430,18 @@ class Box(UncertaintySet):
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Exact: ``Q(x) >= max(lower(x), 1 - sum(upper) + upper(x))`` and
-        ``Q(x) <= min(upper(x), 1 - sum(lower) + lower(x))``."""
+        ``Q(x) <= min(upper(x), 1 - sum(lower) + lower(x))``.
+
+        ``lower`` and ``upper`` bound the set by definition and are returned as they are
+        where they bind; the simplex terms are rounded sums and are loosened by
+        :func:`_round_slack` so that rounding can never tighten a bound past the truth
+        (a single-point box ``lower == upper`` gives back exactly its point, and a zero
+        entry stays exactly zero)."""
         lo = np.asarray(self.lower)
         hi = np.asarray(self.upper)
-        tlo = np.clip(np.maximum(lo, 1.0 - hi.sum() + hi), 0.0, 1.0)
-        thi = np.clip(np.minimum(hi, 1.0 - lo.sum() + lo), 0.0, 1.0)
+        slack = _round_slack(lo, hi)
+        tlo = np.minimum(np.maximum(lo, 1.0 - (hi.sum() - hi) - slack), hi)
+        thi = np.maximum(np.minimum(hi, 1.0 - (lo.sum() - lo) + slack), lo)
         return tlo, np.maximum(thi, tlo)
 
     def contains(self, q: Any, tol: float = 1e-9) -> bool:
@@ -585,63 +603,94 @@ class L1BoxSet(UncertaintySet):
                 f"upper={fmt(np.asarray(self.upper))})")
 
     def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+        """Greedy minimisers, one row per column of ``w``.
+
+        Breakpoints of the piecewise-linear gain are the cumulative donor capacities ``D``
+        and receiver capacities ``U``. They are merged per row by one sort of
+        ``(0, D, U)``; the donor (receiver) active on a segment is the number of ``D``
+        (``U``) knots at or before the segment's left end, an integer count taken from
+        the sorted labels. No value is shifted or compared across rows, so the result of
+        a column never depends on the other columns of the call.
+
+        Entries are written exactly: a donor emptied to its bound gets ``lower`` itself
+        and a saturated receiver ``upper`` itself (not ``center - (center - lower)``,
+        which can miss a tiny bound by an ulp of the centre); only the one partial donor
+        and the one partial receiver carry a rounded amount."""
         c = np.asarray(self.center)
+        lo = np.asarray(self.lower)
+        hi = np.asarray(self.upper)
         n, m_cols = w.shape
-        wt = np.ascontiguousarray(w.T)  # (M, N)
+        wt = w.T  # (M, N)
+        if n == 1 or self.radius <= 0.0:
+            return np.repeat(c[None, :], m_cols, axis=0)
         rows = np.arange(m_cols)[:, None]
         od = np.argsort(-wt, axis=1, kind="stable")  # donors: largest w first
-        ou = np.argsort(wt, axis=1, kind="stable")  # receivers: smallest w first
-        cd = (c - self.lower)[od]
-        cu = (self.upper - c)[ou]
+        ou = od[:, ::-1]  # receivers: smallest w first (the order among ties is immaterial)
+        cd = (c - lo)[od]
+        cu = (hi - c)[ou]
         big_d = np.cumsum(cd, axis=1)
         big_u = np.cumsum(cu, axis=1)
         tmax = np.minimum(min(self.radius / 2.0, 1.0),
                           np.minimum(big_d[:, -1], big_u[:, -1]))
-        knots = np.sort(np.concatenate((np.zeros((m_cols, 1)), big_d, big_u), axis=1),
-                        axis=1)
-        a, b = knots[:, :-1], knots[:, 1:]
-        mid = 0.5 * (a + b)
-        off = 4.0 * np.arange(m_cols)[:, None]  # makes the rows one sorted array
-        kd = np.searchsorted((big_d + off).ravel(), (mid + off).ravel(), side="right")
-        ku = np.searchsorted((big_u + off).ravel(), (mid + off).ravel(), side="right")
-        kd = np.minimum(kd.reshape(mid.shape) - rows * n, n - 1)
-        ku = np.minimum(ku.reshape(mid.shape) - rows * n, n - 1)
+        knots = np.concatenate((np.zeros((m_cols, 1)), big_d, big_u), axis=1)
+        order = np.argsort(knots, axis=1, kind="stable")
+        ks = np.take_along_axis(knots, order, axis=1)
+        kd = np.cumsum((order >= 1) & (order <= n), axis=1)[:, :-1]
+        ku = np.cumsum(order > n, axis=1)[:, :-1]
+        a, b = ks[:, :-1], ks[:, 1:]
+        # on a segment with b > a every knot equal to a precedes it in the sorted order,
+        # so kd / ku index the donor / receiver active on it (n only once exhausted,
+        # which happens at or after tmax: those segments are not useful)
+        kd = np.minimum(kd, n - 1)
+        ku = np.minimum(ku, n - 1)
         slope = (np.take_along_axis(wt, np.take_along_axis(od, kd, axis=1), axis=1)
                  - np.take_along_axis(wt, np.take_along_axis(ou, ku, axis=1), axis=1))
+        # the slopes never increase along a row (donor w non-increasing, receiver w
+        # non-decreasing, rounding of a difference is monotone): useful segments are a
+        # prefix and t is the end of the last one
         useful = (b > a) & (a < tmax[:, None]) & (slope > 0)
-        t = np.max(np.where(useful, np.minimum(b, tmax[:, None]), 0.0), axis=1)
-        take_d = np.clip(t[:, None] - (big_d - cd), 0.0, cd)
-        take_u = np.clip(t[:, None] - (big_u - cu), 0.0, cu)
-        q = np.broadcast_to(c, (m_cols, n)).copy()
-        q[rows, od] -= take_d  # od, ou are permutations of each row: no repeats
-        q[rows, ou] += take_u
-        return np.clip(q, 0.0, 1.0)
+        t = np.max(np.where(useful, np.minimum(b, tmax[:, None]), 0.0), axis=1)[:, None]
+        # cumulative capacity before each donor / receiver (shifted sums: no cancellation)
+        prev_d = np.empty_like(big_d)
+        prev_d[:, 0] = 0.0
+        prev_d[:, 1:] = big_d[:, :-1]
+        prev_u = np.empty_like(big_u)
+        prev_u[:, 0] = 0.0
+        prev_u[:, 1:] = big_u[:, :-1]
+        c_d = c[od]
+        qd = np.where(big_d <= t, lo[od], np.where(prev_d >= t, c_d, c_d - (t - prev_d)))
+        qd = np.maximum(qd, lo[od])
+        q = np.empty((m_cols, n))
+        q[rows, od] = qd  # od is a permutation of each row
+        c_u = c[ou]
+        used_u = prev_u < t
+        qu = np.where(big_u <= t, hi[ou], np.minimum(c_u + (t - prev_u), hi[ou]))
+        # receivers and donors that move are disjoint (a donor moved has w larger than
+        # any receiver moved, as the last useful slope is > 0)
+        cur = np.take_along_axis(q, ou, axis=1)
+        q[rows, ou] = np.where(used_u, qu, cur)
+        return q
 
-    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
         return np.einsum("mn,nm->m", self._argmin_linear(w), w)
-
-    def argmin_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
-        return self._argmin_linear(w)
-
-    def min_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
-        return self._min_linear(w)
-
-    def max_linear(self, W: Any) -> np.ndarray:
-        w, _ = _as_objective(W, self.n)
-        return -self._min_linear(-w)
 
     def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """Exact: ``Q(x)`` can lose ``min(c(x) - lower(x), radius/2, room elsewhere)``
         with room elsewhere ``sum_{y != x} (upper(y) - c(y))``, and gain symmetrically."""
         c = np.asarray(self.center)
-        room_up = self.upper - c
-        room_dn = c - self.lower
+        lo = np.asarray(self.lower)
+        hi = np.asarray(self.upper)
+        room_up = hi - c
+        room_dn = c - lo
         r = self.radius / 2.0
         dn = np.minimum(np.minimum(room_dn, r), room_up.sum() - room_up)
         up = np.minimum(np.minimum(room_up, r), room_dn.sum() - room_dn)
-        return np.clip(c - np.maximum(dn, 0), 0, 1), np.clip(c + np.maximum(up, 0), 0, 1)
+        # rounded amounts are widened by the rounding bound (never past lower / upper,
+        # which hold exactly): rounding may loosen a bound, never tighten it
+        slack = _round_slack(lo, hi)
+        tlo = np.maximum(c - np.maximum(dn, 0.0) - slack, lo)
+        thi = np.minimum(c + np.maximum(up, 0.0) + slack, hi)
+        return np.where(room_dn > 0, tlo, c), np.where(room_up > 0, thi, c)
 
     def contains(self, q: Any, tol: float = 1e-9) -> bool:
         arr = np.asarray(q, dtype=np.float64)
