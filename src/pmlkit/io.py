@@ -42,11 +42,14 @@ __all__ = [
     "list_columns",
     "read_column",
     "read_table",
+    "unique_columns",
 ]
 
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".tsv", ".data", ".test", ".txt")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+#: pyarrow codec names of the compressed-CSV extensions
+_CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 
 #: Default number of rows per streamed batch.
 DEFAULT_BATCH_ROWS = 1 << 20
@@ -121,7 +124,12 @@ class CsvOptions:
             kw["include_columns"] = list(columns)
         if column_types:
             kw["column_types"] = dict(column_types)
-        if self.null_values is not None:
+        if self.null_values == ():
+            # no null markers at all: every cell is text, an empty cell an empty string
+            kw["null_values"] = []
+            kw["strings_can_be_null"] = False
+            kw["quoted_strings_can_be_null"] = False
+        elif self.null_values is not None:
             kw["null_values"] = list(self.null_values)
             kw["strings_can_be_null"] = True
         else:
@@ -413,7 +421,8 @@ class AtomicWriter:
         self.rows += batch.num_rows
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        assert self._tmp is not None
+        if self._tmp is None:  # __enter__ failed before creating the temporary file
+            return
         try:
             if self._writer is not None:
                 self._writer.close()
@@ -425,3 +434,155 @@ class AtomicWriter:
             self._writer = None
             if self._tmp.exists():
                 self._tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------
+# Exact round trip of CSV text (used by pmlkit.privatization.files)
+# --------------------------------------------------------------------------------------
+
+
+def compression_of(path: str | os.PathLike[str]) -> str | None:
+    """The pyarrow codec implied by a CSV file's extension (``.gz`` -> ``"gzip"``), or None."""
+    name = Path(path).name.lower()
+    for ext, codec in _CODECS.items():
+        if name.endswith(ext):
+            return codec
+    return None
+
+
+def default_delimiter(path: str | os.PathLike[str]) -> str:
+    """``"\\t"`` for ``.tsv`` files (compressed or not), ``","`` otherwise."""
+    name = Path(path).name.lower()
+    for comp in _COMPRESSED:
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+    return "\t" if name.endswith(".tsv") else ","
+
+
+def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None
+                   ) -> list[str]:
+    """The column names of a file, refusing a file where a name appears more than once.
+
+    Two columns with the same name make "the column ``sex``" ambiguous: privatising one and
+    writing the other unchanged would release raw data. Names that only look alike
+    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are."""
+    names = list_columns(path, csv=csv)
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        raise DataError(
+            f"column name {dups[0]!r} appears {seen[dups[0]]} times in {str(path)!r}; "
+            "a column to privatise or keep must be unambiguous: rename the duplicate "
+            "columns first")
+    return names
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a CSV file's bytes are laid out beyond its cells: a UTF-8 byte-order mark at
+    the start, and the line terminator (``"\\n"`` or ``"\\r\\n"``, taken from the first
+    line). Writing an output with the input's layout keeps every untouched line's bytes."""
+
+    bom: bool = False
+    newline: str = "\n"
+
+    @classmethod
+    def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
+        import pyarrow as pa
+
+        try:
+            with pa.input_stream(os.fspath(path), compression="detect") as fh:
+                head = fh.read(1 << 16)
+        except Exception:  # unreadable: the reader reports it with the file's name
+            return cls()
+        bom = head.startswith(b"\xef\xbb\xbf")
+        nl = head.find(b"\n")
+        return cls(bom=bom, newline="\r\n" if nl > 0 and head[nl - 1:nl] == b"\r" else "\n")
+
+
+class CsvTextWriter:
+    """Write record batches as CSV text, quoting a field only where CSV needs it.
+
+    A field is quoted when it holds the delimiter, a double quote, CR or LF (inner quotes
+    doubled), or when it is empty in a one-column file (an empty line would be skipped by
+    readers) or is an empty string in ``quote_empty`` columns (to tell it from a missing
+    value, written as an empty field). Everything else is written exactly as it is, so a
+    text cell read without null markers or stripping comes back byte for byte. Non-string
+    columns are converted to text with pyarrow's cast. Vectorised with pyarrow compute
+    (no Python loop over records).
+    """
+
+    def __init__(self, sink: Any, names: Sequence[str], *, delimiter: str = ",",
+                 layout: CsvLayout | None = None,
+                 quote_empty: Sequence[str] = ()) -> None:
+        import re
+
+        self._sink = sink
+        self.names = list(names)
+        self.delimiter = delimiter
+        self.layout = layout or CsvLayout()
+        self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
+        self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
+        import pyarrow as pa
+
+        header = self._join([self._field(pa.array([n], type=pa.string()), i)
+                             for i, n in enumerate(self.names)])
+        if self.layout.bom:
+            sink.write(b"\xef\xbb\xbf")
+        sink.write(header)
+
+    def _field(self, arr: Any, i: int) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            arr = pc.cast(arr, pa.string())
+        needs = pc.match_substring_regex(arr, self._pattern)
+        if len(self.names) == 1 or i in self._quote_empty:
+            needs = pc.or_kleene(needs, pc.equal(pc.binary_length(arr), 0))
+        needs = needs.fill_null(False)
+        if pc.any(needs).as_py():
+            q = pa.scalar('"', type=arr.type)
+            quoted = pc.binary_join_element_wise(
+                q, pc.replace_substring(arr, '"', '""'), q, pa.scalar("", type=arr.type))
+            arr = pc.if_else(needs, quoted, arr)
+        return arr.fill_null("")
+
+    def _join(self, fields: list[Any]) -> Any:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        typ = pa.large_string() if any(pa.types.is_large_string(f.type) for f in fields) \
+            else pa.string()
+        fields = [f if f.type == typ else f.cast(typ) for f in fields]
+        line = fields[0] if len(fields) == 1 else pc.binary_join_element_wise(
+            *fields, pa.scalar(self.delimiter, type=typ))
+        line = pc.binary_join_element_wise(line, pa.scalar("", type=typ),
+                                           pa.scalar(self.layout.newline, type=typ))
+        if isinstance(line, pa.ChunkedArray):
+            line = line.combine_chunks()
+        offsets_type = np.int64 if pa.types.is_large_string(line.type) else np.int32
+        bufs = line.buffers()
+        offs = np.frombuffer(bufs[1], dtype=offsets_type)[line.offset:line.offset + len(line)
+                                                          + 1]
+        if len(line) == 0:
+            return b""
+        if bufs[2] is None:
+            return b""
+        return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        import pyarrow as pa
+
+        if batch.num_rows == 0:
+            return
+        cols = list(batch.columns)
+        if batch.nbytes > (1 << 30):  # 32-bit offsets could overflow: widen
+            cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
+                    for c in cols]
+        self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))
