@@ -67,7 +67,7 @@ class CsvOptions:
     skip_rows
         Lines to skip before the header/data (``adult.test`` starts with one junk line).
     delimiter
-        Field separator.
+        Field separator; ``None``: a tab for ``.tsv`` files, a comma otherwise.
     strip_whitespace
         Strip leading/trailing whitespace from string fields (UCI files put a space after
         each comma, like pandas' ``skipinitialspace``); ``null_values`` are then matched on
@@ -79,7 +79,7 @@ class CsvOptions:
 
     column_names: tuple[str, ...] | None = None
     skip_rows: int = 0
-    delimiter: str = ","
+    delimiter: str | None = None
     strip_whitespace: bool = False
     null_values: tuple[str, ...] | None = None
 
@@ -93,9 +93,12 @@ class CsvOptions:
         if isinstance(self.skip_rows, bool) or not isinstance(self.skip_rows, int) \
                 or self.skip_rows < 0:
             raise ValidationError(f"skip_rows must be an integer >= 0, got {self.skip_rows!r}")
-        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
+        if self.delimiter is not None and (
+                not isinstance(self.delimiter, str) or len(self.delimiter) != 1
+                or self.delimiter in '"\r\n'):
             raise ValidationError(
-                f"delimiter must be a single character, got {self.delimiter!r}")
+                "delimiter must be a single character other than a quote or a line break, "
+                f"got {self.delimiter!r}")
         if self.null_values is not None:
             object.__setattr__(self, "null_values", tuple(str(v) for v in self.null_values))
 
@@ -110,10 +113,14 @@ class CsvOptions:
             kw["block_size"] = int(min(max(batch_rows * 64, 1 << 16), 1 << 30))
         return pacsv.ReadOptions(**kw)
 
-    def _parse_options(self) -> Any:
+    def delimiter_for(self, path: str | os.PathLike[str]) -> str:
+        """The field separator used for ``path``."""
+        return self.delimiter if self.delimiter is not None else default_delimiter(path)
+
+    def _parse_options(self, path: str | os.PathLike[str] = "") -> Any:
         import pyarrow.csv as pacsv
 
-        return pacsv.ParseOptions(delimiter=self.delimiter)
+        return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
     def _convert_options(self, columns: Sequence[str] | None,
                          column_types: Mapping[str, Any] | None) -> Any:
@@ -207,7 +214,7 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
         import pyarrow.csv as pacsv
 
         with pacsv.open_csv(path, read_options=opts._read_options(),
-                            parse_options=opts._parse_options()) as reader:
+                            parse_options=opts._parse_options(path)) as reader:
             return list(reader.schema.names)
     except DataError:
         raise
@@ -277,7 +284,7 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
 
         opts = csv or CsvOptions()
         table = pacsv.read_csv(path, read_options=opts._read_options(),
-                               parse_options=opts._parse_options(),
+                               parse_options=opts._parse_options(path),
                                convert_options=opts._convert_options(columns, column_types))
         return _strip(table, opts)
     except DataError:
@@ -338,7 +345,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
 
         opts = csv or CsvOptions()
         with pacsv.open_csv(path, read_options=opts._read_options(batch_rows),
-                            parse_options=opts._parse_options(),
+                            parse_options=opts._parse_options(path),
                             convert_options=opts._convert_options(columns, column_types)
                             ) as reader:
             for batch in reader:
@@ -404,7 +411,8 @@ class AtomicWriter:
 
                 self._writer = pacsv.CSVWriter(
                     self._tmp, self.schema,
-                    write_options=pacsv.WriteOptions(delimiter=self.csv.delimiter))
+                    write_options=pacsv.WriteOptions(
+                        delimiter=self.csv.delimiter_for(self.path)))
         except BaseException:
             self._tmp.unlink(missing_ok=True)
             raise

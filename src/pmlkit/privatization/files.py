@@ -41,6 +41,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -467,8 +468,9 @@ def _read_csv(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
     """The options that read a CSV input as pure text (no null markers, no stripping)."""
     if file_format(inp) != "csv":
         return csv
-    base = csv if csv is not None else CsvOptions(delimiter=default_delimiter(inp))
-    return dataclasses.replace(base, strip_whitespace=False, null_values=())
+    base = csv if csv is not None else CsvOptions()
+    return dataclasses.replace(base, strip_whitespace=False, null_values=(),
+                               delimiter=base.delimiter_for(inp))
 
 
 def _progress_bar(inputs: list[Path], csv: CsvOptions | None, progress: bool) -> Any:
@@ -517,7 +519,9 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
 def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list[str],
               targets: list[str], gen: np.random.Generator, policy: _Policy, *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
-              compression: str | None) -> _Staged:
+              compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
+    """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
+    row-group range of a Parquet file) into a temporary file next to ``out``."""
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
@@ -574,9 +578,9 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             else:
                 from ..io import CsvLayout, CsvTextWriter, compression_of
 
-                delim = default_delimiter(out) if out.name.lower().split(".")[-1] == "tsv" \
-                    or ".tsv." in out.name.lower() else (
-                        read_csv.delimiter if read_csv is not None else ",")
+                # the declared separator, else by the output's extension (.tsv: tab)
+                delim = csv.delimiter if csv is not None and csv.delimiter is not None \
+                    else default_delimiter(out)
                 layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
                 sink = pa.output_stream(str(tmp), compression=compression_of(out),
                                         buffer_size=1 << 20)
@@ -586,9 +590,12 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
-        batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
-                               column_types=column_types,
-                               read_dictionary=in_place if in_fmt == "parquet" else None)
+        if piece is None:
+            batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
+                                   column_types=column_types,
+                                   read_dictionary=in_place if in_fmt == "parquet" else None)
+        else:
+            batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
         failed = False
         for batch in batches:
             new = _privatize_batch(mech, sampler, batch, cols, targets, encoders, gen, policy,
@@ -634,6 +641,103 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
         tmp.unlink(missing_ok=True)
         raise
     return _Staged(tmp, out, rows, sha, size)
+
+
+def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
+                   read_csv: CsvOptions | None, batch_rows: int, in_place: list[str]) -> Any:
+    """Record batches of one piece: Parquet row groups ``[a, b)`` or CSV bytes ``[a, b)``
+    (a piece after the first starts at a record boundary and has no header)."""
+    import pyarrow as pa
+
+    a, b = piece
+    try:
+        if file_format(inp) == "parquet":
+            import pyarrow.parquet as pq
+
+            with pq.ParquetFile(inp, read_dictionary=in_place) as pf:
+                yield from pf.iter_batches(batch_size=batch_rows, row_groups=range(a, b))
+            return
+        import pyarrow.csv as pacsv
+
+        opts = read_csv or CsvOptions()
+        with open(inp, "rb") as fh:
+            fh.seek(a)
+            data = fh.read(b - a)
+        ropts = opts._read_options(batch_rows)
+        if a > 0:
+            ropts.column_names = list(names)
+            ropts.skip_rows = 0
+        conv = opts._convert_options(None, {n: pa.string() for n in names})
+        with pacsv.open_csv(pa.BufferReader(data), read_options=ropts,
+                            parse_options=opts._parse_options(inp),
+                            convert_options=conv) as reader:
+            yield from reader
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
+
+
+def _parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
+    """Row-group ranges of a Parquet file, each of about ``rows`` rows (at least one row
+    group; an empty file is one empty piece)."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    n = md.num_row_groups
+    if n == 0:
+        return [(0, 0)]
+    out, start, acc = [], 0, 0
+    for i in range(n):
+        acc += md.row_group(i).num_rows
+        if acc >= rows:
+            out.append((start, i + 1))
+            start, acc = i + 1, 0
+    if start < n:
+        out.append((start, n))
+    return out
+
+
+def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
+    """Split an uncompressed CSV file into byte ranges of about ``block_bytes`` that start
+    and end on record boundaries: a line break counts only where the number of double
+    quotes before it is even (a line break inside a quoted field is not a boundary)."""
+    size = path.stat().st_size
+    if size <= block_bytes:
+        return [(0, size)]
+    bounds = [0]
+    parity = 0
+    pos = 0
+    with open(path, "rb") as fh:
+        target = block_bytes
+        while target < size:
+            # quotes between the last position and the target fix the parity there
+            fh.seek(pos)
+            while pos < target:
+                chunk = fh.read(min(1 << 24, target - pos))
+                if not chunk:
+                    break
+                parity ^= chunk.count(b'"') & 1
+                pos += len(chunk)
+            found = None
+            while found is None:
+                win = fh.read(1 << 20)
+                if not win:
+                    break
+                arr = np.frombuffer(win, dtype=np.uint8)
+                q = (np.cumsum(arr == 34) + parity) & 1
+                nl = np.flatnonzero((arr == 10) & (q == 0))
+                if nl.size:
+                    found = pos + int(nl[0]) + 1
+                else:
+                    parity = int(q[-1])
+                    pos += len(win)
+            if found is None or found >= size:
+                break
+            # restart counting just after the boundary (parity there is even)
+            bounds.append(found)
+            pos, parity = found, 0
+            target = found + block_bytes
+    bounds.append(size)
+    return list(itertools.pairwise(bounds))
 
 
 def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[str],
