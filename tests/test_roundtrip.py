@@ -82,7 +82,7 @@ def _write_inputs(tmp: Path, names, data, n, newline, bom):
 def _check(tmp: Path, src: str, dst: Path, names, data, n, newline, bom, into) -> None:
     out_col = "sex" if into is None else into
     out_names = names if into is None else [*names, into]
-    if dst.suffix == ".parquet" or dst.is_dir() and not dst.name.endswith(".csv"):
+    if dst.suffix == ".parquet" or (dst.is_dir() and not dst.name.endswith(".csv")):
         files = sorted(dst.glob("part-*.parquet")) if dst.is_dir() else [dst]
         t = pa.concat_tables([pq.read_table(f) for f in files])
         assert t.column_names == out_names

@@ -30,7 +30,7 @@ from pathlib import Path
 
 from ..errors import DataError
 
-__all__ = ["cleanup_on_signals", "commit", "os_error", "remove_stale", "temp_path"]
+__all__ = ["cleanup_on_signals", "commit", "folder_lock", "os_error", "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -127,6 +127,29 @@ def same_inode(a: Path, st: os.stat_result) -> bool:
     except OSError:
         return False
     return (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino)
+
+
+@contextlib.contextmanager
+def folder_lock(folders: list[Path]) -> Iterator[None]:
+    """Hold an advisory exclusive lock (:func:`fcntl.flock`) on each folder while outputs
+    are published into it, so two runs never interleave publishing data and manifests
+    (a reader would otherwise find one run's data with the other's manifest). No lock
+    file is created; without ``fcntl`` (Windows) this does nothing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    fds = []
+    try:
+        for folder in sorted({os.path.abspath(f) for f in folders}):
+            fd = os.open(folder, os.O_RDONLY)
+            fds.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)  # closing releases the lock
 
 
 @contextlib.contextmanager

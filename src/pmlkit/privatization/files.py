@@ -71,7 +71,15 @@ from ._core import (
     _mech_digest,
     as_mechanism_object,
 )
-from ._publish import cleanup_on_signals, commit, os_error, remove_stale, same_inode, temp_path
+from ._publish import (
+    cleanup_on_signals,
+    commit,
+    folder_lock,
+    os_error,
+    remove_stale,
+    same_inode,
+    temp_path,
+)
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
            "FileReport", "output_paths", "privatize_file"]
@@ -356,6 +364,11 @@ def _manifest_path(out: Path) -> Path:
 
 def _publish_all(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
     """Publish every staged output and its manifest, or none of them."""
+    with folder_lock([st.out.parent for st in staged]):
+        _publish_locked(staged, overwrite=overwrite, manifest=manifest)
+
+
+def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
     published: list[tuple[Path, os.stat_result]] = []
     try:
         for st in staged:
