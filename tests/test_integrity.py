@@ -382,3 +382,79 @@ def test_unknown_label_mapping_is_explicit_and_recorded(tmp_path):
     man = json.loads((tmp_path / "o.csv.pmlkit.json").read_text())
     assert man["privatized"]["sex"]["unknown_as"] == "Female"
     assert man["privatized"]["sex"]["unknown_mapped_rows"] == 2
+
+
+# design: --out guard, categories, missing values, size guard ----------------------------
+
+@pytest.fixture
+def ref_csv(tmp_path):
+    rows = ["sex,country"] + ["Male,NO"] * 60 + ["Female,SE"] * 40 + [",SE"] * 5
+    (tmp_path / "ref.csv").write_text("\n".join(rows) + "\n")
+    return tmp_path / "ref.csv"
+
+
+DESIGN = ("design", "--column", "sex", "--epsilon", "1.0", "--delta", "1e-3")
+
+
+def test_design_out_never_replaces_reference_or_foreign_file(tmp_path, capsys, ref_csv):
+    before = ref_csv.read_bytes()
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", ref_csv,
+                       "--overwrite", "--missing", "keep")
+    assert code == 1 and "is the --reference file" in err and ref_csv.read_bytes() == before
+    (tmp_path / "notes.json").write_text('{"mine": true}')
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
+                       tmp_path / "notes.json", "--overwrite", "--missing", "keep")
+    assert code == 1 and "not a pmlkit mechanism file" in err
+    assert (tmp_path / "notes.json").read_text() == '{"mine": true}'
+    # a previous mechanism may be replaced with --overwrite
+    assert run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "m.json",
+               "--missing", "keep")[0] == 0
+    assert run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "m.json",
+               "--missing", "keep", "--overwrite")[0] == 0
+
+
+def test_design_missing_and_categories(tmp_path, capsys, ref_csv):
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "a.json")
+    assert code == 1 and "5 null" in err and "--missing category" in err
+    code, out, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
+                         tmp_path / "c.json", "--missing", "category",
+                         "--categories", "Female,Male,Other", "--json")
+    assert code == 0, err
+    labels = Mechanism.load(tmp_path / "c.json").input_labels
+    assert labels == ("Female", "Male", "Other", "(missing)")
+    (tmp_path / "cats.txt").write_text("Female\nMale\n\nIceland\n")
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "f.json",
+                       "--missing", "keep", "--categories", f"@{tmp_path / 'cats.txt'}")
+    assert code == 0, err
+    assert Mechanism.load(tmp_path / "f.json").input_labels == ("Female", "Male", "Iceland")
+    # the designed mechanism privatises the missing category and the unseen label
+    (tmp_path / "d.csv").write_text("sex\nMale\n\nFemale\n")
+    code, _, err = run(capsys, "privatize", "--mechanism", tmp_path / "c.json", "--input",
+                       tmp_path / "d.csv", "--column", "sex", "--missing", "category",
+                       "--output", tmp_path / "o.csv")
+    assert code == 0, err
+
+
+def test_design_refuses_an_id_like_column_quickly(tmp_path, capsys):
+    n = 7378
+    (tmp_path / "ids.csv").write_text("id\n" + "\n".join(str(i) for i in range(n)) + "\n")
+    t0 = time.perf_counter()
+    code, _, err = run(capsys, *DESIGN[:2], "id", *DESIGN[3:], "--reference",
+                       tmp_path / "ids.csv", "--out", tmp_path / "m.json", "--allow-fallback")
+    assert time.perf_counter() - t0 < 10
+    assert code == 1 and "7378 distinct values" in err and "--categories" in err
+    assert err.count("\n") == 1 and not (tmp_path / "m.json").exists()
+
+
+def test_cli_privatize_missing_keep_and_unknown_as(tmp_path, capsys):
+    (tmp_path / "d.csv").write_text("id,sex\n1,Male\n2,?\n3,Iceland\n")
+    code, _, err = run(capsys, "privatize", "--mechanism", _save(tmp_path), "--input",
+                       tmp_path / "d.csv", "--column", "sex", "--na", "?", "--missing", "keep",
+                       "--unknown-as", "Female", "--output", tmp_path / "o.csv")
+    assert code == 0, err
+    lines = (tmp_path / "o.csv").read_text().splitlines()
+    assert lines[2] == "2,"  # kept missing
+    code, _, err = run(capsys, "privatize", "--mechanism", _save(tmp_path), "--input",
+                       tmp_path / "d.csv", "--column", "sex", "--unknown-as", "Martian",
+                       "--output", tmp_path / "x.csv")
+    assert code == 2 and "--unknown-as" in err
