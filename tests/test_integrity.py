@@ -416,7 +416,7 @@ def test_design_out_never_replaces_reference_or_foreign_file(tmp_path, capsys, r
 def test_design_missing_and_categories(tmp_path, capsys, ref_csv):
     code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "a.json")
     assert code == 1 and "5 null" in err and "--missing category" in err
-    code, out, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
                          tmp_path / "c.json", "--missing", "category",
                          "--categories", "Female,Male,Other", "--json")
     assert code == 0, err
