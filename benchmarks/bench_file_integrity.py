@@ -52,7 +52,7 @@ def make_data(folder: Path, rows: int, kind: str) -> Path:
             writer = (pq.ParquetWriter(path, t.schema) if kind == "parquet" else
                       pacsv.CSVWriter(path, t.schema,
                                       write_options=pacsv.WriteOptions(quoting_style="none")))
-        writer.write_table(t) if kind == "parquet" else writer.write_table(t)
+        writer.write_table(t)
     assert writer is not None
     writer.close()
     return path
