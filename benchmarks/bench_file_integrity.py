@@ -99,8 +99,8 @@ def time_pmlkit(src: Path, dst: Path, pythonpath: str | None, repeat: int) -> fl
     env = dict(os.environ)
     if pythonpath:
         env["PYTHONPATH"] = pythonpath
-    out = subprocess.run([sys.executable, "-c", PMLKIT_RUN, str(src), str(dst), str(repeat)], env=env,
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", PMLKIT_RUN, str(src), str(dst), str(repeat)],
+                         env=env, capture_output=True, text=True, check=True)
     return float(out.stdout.strip().splitlines()[-1])
 
 
