@@ -91,6 +91,9 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
         click.echo(SEED_WARNING, err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
                            delimiter=delimiter)
+    if missing == "category" and "(missing)" not in mech.input_labels:
+        raise click.UsageError("--missing category needs a mechanism with the input label "
+                               "'(missing)': design it with pmlkit design --missing category")
     unknown_label = None
     if unknown_as is not None:
         hits = [lab for lab in mech.input_labels if str(lab) == unknown_as]
