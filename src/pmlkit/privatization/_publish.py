@@ -55,7 +55,7 @@ def _alive(pid: int) -> bool:
 def remove_stale(final: Path) -> list[Path]:
     """Remove temporary files (or folders) left next to ``final`` by runs that were killed
     (their process no longer exists). Returns what was removed."""
-    removed = []
+    removed: list[Path] = []
     prefix = f".{final.name}{_TAG}"
     try:
         entries = list(final.parent.iterdir())

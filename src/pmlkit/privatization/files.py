@@ -295,7 +295,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise os_error(exc, "create the output folder", output) from exc
+            raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
     sampler = AliasSampler(mech.matrix)
@@ -520,7 +520,7 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     if md.num_row_groups == 0:
         return {}
     rg = md.row_group(0)
-    out = {}
+    out: dict[str, str] = {}
     for j in range(rg.num_columns):
         c = rg.column(j)
         name = c.path_in_schema.split(".")[0]
