@@ -122,7 +122,7 @@ PAIRS = [("csv", "o.csv"), ("csv", "o.parquet"), ("parquet", "o.parquet"),
          ("parquet", "o.csv")]
 
 
-@settings(max_examples=25, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(tables(), st.sampled_from(["\n", "\r\n"]), st.booleans(),
        st.sampled_from([None, "sex_p"]))
 def test_local_round_trip_is_exact(table, newline, bom, into):
@@ -147,7 +147,7 @@ def scheduler():
     cluster.close()
 
 
-@settings(max_examples=4, deadline=None,
+@settings(max_examples=2, deadline=None,
           suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(tables(), st.sampled_from(["\n", "\r\n"]), st.booleans())
 def test_dask_round_trip_is_exact(scheduler, table, newline, bom):
@@ -163,3 +163,25 @@ def test_dask_round_trip_is_exact(scheduler, table, newline, bom):
                                 scheduler=scheduler, block_bytes=64)
             assert out.is_dir()
             _check(tmp, src, out, names, data, n, newline, bom, None)
+
+
+def test_dask_splits_one_file_and_keeps_mostly_empty_text(tmp_path, scheduler):
+    """A single CSV file is split into several pieces; a text column that is empty but
+    for its last row stays text (it used to fail with "Mismatched dtypes")."""
+    import pandas as pd
+
+    from pmlkit.privatization._dask import privatize_file_dask
+
+    n = 3000
+    note = ["" if i < n - 1 else "late text" for i in range(n)]
+    pd.DataFrame({"id": [f"{i:06d}" for i in range(n)], "note": note,
+                  "sex": ["Male", "Female"] * (n // 2)}).to_csv(tmp_path / "d.csv",
+                                                                index=False)
+    sex = Mechanism(SEX.matrix, ("Female", "Male"), ("Female", "Male"))
+    rep = privatize_file_dask(sex, tmp_path / "d.csv", tmp_path / "out", "sex",
+                              block_bytes=8192, scheduler=scheduler)
+    parts = sorted((tmp_path / "out").glob("part-*.parquet"))
+    assert len(parts) > 3 and rep.rows == n
+    t = pa.concat_tables([pq.read_table(p) for p in parts])
+    assert t.column("id").to_pylist()[:2] == ["000000", "000001"]
+    assert t.column("note").to_pylist() == note

@@ -267,7 +267,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     inputs = expand_inputs(input)
     outputs = output_paths(inputs, output)
     for out in outputs:
-        file_format(out)
+        if file_format(out) == "csv" and compression is not None:
+            raise ValidationError(f"compression applies to Parquet outputs, got "
+                                  f"{compression!r} for {str(out)!r}; a CSV output is "
+                                  "compressed by its extension (.csv.gz, .csv.bz2, .csv.zst)")
         for inp in inputs:
             if _same_file(inp, out):
                 raise DataError(f"output {str(out)!r} is the input file {str(inp)!r}; "
