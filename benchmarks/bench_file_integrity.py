@@ -122,6 +122,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as d:
         folder = Path(d)
         for kind, rows in (("csv", args.csv_rows), ("parquet", args.parquet_rows)):
+            if rows <= 0:  # skipped
+                continue
             src = make_data(folder, rows, kind)
             row = {"rows": rows, "bytes": src.stat().st_size}
             best: dict[str, float] = {}
