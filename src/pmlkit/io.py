@@ -13,7 +13,14 @@ the target only when everything was written (an interrupted run leaves nothing b
 
 Headerless CSV files (such as UCI Adult) are read with :class:`CsvOptions`
 (``column_names=[...]``, ``strip_whitespace=True`` for the space after each comma,
-``null_values=["?"]``).
+``null_values=["?"]``). ``null_values=()`` reads every cell as text (no null at all).
+
+Exact round trips (used by :func:`pmlkit.privatization.privatize_file`):
+:func:`unique_columns` refuses files with duplicate column names, :class:`CsvLayout` finds
+a CSV file's byte-order mark and line terminator, and :class:`CsvTextWriter` writes CSV
+quoting only the fields that need it, so cells read as text come back byte for byte.
+Compressed CSV (``.gz``, ``.bz2``, ``.zst``) is read and written by extension; ``.tsv``
+files are tab-separated unless a delimiter is given.
 
 pyarrow is imported inside the functions (``import pmlkit`` stays light).
 """

@@ -628,6 +628,9 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
                     writer.write(new)
             except OSError as exc:
                 raise os_error(exc, "write the output", out) from exc
+            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
+                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
+                                f"{' '.join(str(exc).split())[:300]}") from exc
             rows += new.num_rows
             if bar is not None:
                 bar.update(new.num_rows)
