@@ -172,7 +172,7 @@ def test_dask_overwrite_never_deletes_a_foreign_folder(tmp_path):
 @pytest.fixture
 def big_csv(tmp_path):
     g = np.random.default_rng(0)
-    n = 200_000
+    n = 100_000
     df = pd.DataFrame({"id": np.arange(n), "sex": np.where(g.random(n) < 0.4, "Female",
                                                            "Male")})
     df.to_csv(tmp_path / "big.csv", index=False)
@@ -260,6 +260,15 @@ def test_unwritable_output_is_one_clear_line(tmp_path, capsys, monkeypatch):
     assert code == 1 and err.count("\n") == 1 and "internal error" not in err
 
 
+def _wait_for_temp(folder: Path, proc: subprocess.Popen, timeout: float = 30.0) -> None:
+    """Until a hidden temporary file appears in ``folder`` (or the process ends)."""
+    end = time.monotonic() + timeout
+    while time.monotonic() < end and proc.poll() is None:
+        if any(n.startswith(".") for n in listing(folder)):
+            return
+        time.sleep(0.01)
+
+
 SCRIPT = "import sys; from pmlkit.cli.main import main; sys.exit(main(sys.argv[1:]))"
 
 
@@ -268,28 +277,29 @@ def test_signals_leave_no_partial_output(tmp_path, big_csv):
     before = sha(big_csv)
     out = tmp_path / "out.parquet"
     args = [sys.executable, "-c", SCRIPT, "privatize", "--mechanism", str(mech), "--input",
-            str(big_csv), "--column", "sex", "--output", str(out), "--batch-rows", "20000",
+            str(big_csv), "--column", "sex", "--output", str(out), "--batch-rows", "10000",
             "--overwrite"]
     rnd = random.Random(12)
     for sig in (signal.SIGTERM, signal.SIGHUP, signal.SIGINT):
         proc = subprocess.Popen(args, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-        time.sleep(rnd.uniform(0.3, 1.0))
+        _wait_for_temp(tmp_path, proc)  # the run is writing: kill it at a random point
+        time.sleep(rnd.uniform(0.0, 0.3))
         proc.send_signal(sig)
         proc.wait(timeout=60)
         names = listing(tmp_path)
-        assert not [n for n in names if ".pmlkit-" in n], (sig, names)
+        assert not [n for n in names if n.startswith(".")], (sig, names)  # no temp files
         if "out.parquet" in names:  # finished before the signal: complete and paired
             assert _manifest_matches(out)
         assert sha(big_csv) == before
     # SIGKILL cannot be caught: the next run recognises and removes the leftovers
     proc = subprocess.Popen(args, stderr=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
-    time.sleep(0.8)
+    _wait_for_temp(tmp_path, proc)
     proc.kill()
     proc.wait(timeout=60)
     fake = tmp_path / f".out.parquet.pmlkit-{proc.pid}-deadbeef.tmp"
     fake.write_bytes(b"partial")  # as if the kill had come mid-write
     assert subprocess.run(args, capture_output=True).returncode == 0
-    assert not [n for n in listing(tmp_path) if ".pmlkit-" in n]
+    assert not [n for n in listing(tmp_path) if n.startswith(".")]
     assert _manifest_matches(out) and sha(big_csv) == before
 
 
