@@ -450,3 +450,17 @@ def test_cli_privatize_missing_keep_and_unknown_as(tmp_path, capsys):
                        tmp_path / "d.csv", "--column", "sex", "--unknown-as", "Martian",
                        "--output", tmp_path / "x.csv")
     assert code == 2 and "--unknown-as" in err
+
+
+def test_parquet_compression_can_be_chosen(tmp_path, capsys):
+    pd.DataFrame({"sex": ["Male", "Female"], "x": [1, 2]}).to_parquet(
+        tmp_path / "d.parquet", compression="snappy")
+    code, _, err = run(capsys, "privatize", "--mechanism", _save(tmp_path), "--input",
+                       tmp_path / "d.parquet", "--column", "sex", "--compression", "gzip",
+                       "--output", tmp_path / "o.parquet")
+    assert code == 0, err
+    md = pq.ParquetFile(tmp_path / "o.parquet").metadata.row_group(0)
+    assert {md.column(j).compression for j in range(md.num_columns)} == {"GZIP"}
+    with pytest.raises(ValidationError, match="compression applies to Parquet"):
+        privatize_file(SEX, tmp_path / "d.parquet", tmp_path / "o.csv", "sex",
+                       compression="gzip")
