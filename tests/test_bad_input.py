@@ -1,4 +1,4 @@
-"""Bad input, everywhere (issue 7, item 3): one table, tested row by row and rendered into
+"""Bad input, everywhere: one table, tested row by row and rendered into
 ``docs/bad_input.md``.
 
 Each :class:`Case` is one public entry point fed one bad input; it states the exact error
@@ -145,7 +145,7 @@ samples_ok = ["a", "b", "a", "a", "b"]
 # --------------------------------------------------------------------------------------
 
 CASES: list[Case] = [
-    # ---- pmlkit top level: leakage (SPEC 2)
+    # ---- pmlkit top level: leakage
     Case("pmlkit.pml(W, prior)", "prior with NaN", lambda t: pmlkit.pml(W, [NAN, 1.0]),
          ValidationError, r"prior must not contain NaN"),
     Case("pmlkit.pml(W, prior)", "prior not summing to 1", lambda t: pmlkit.pml(W, [0.5, 0.4]),
@@ -183,7 +183,7 @@ CASES: list[Case] = [
     Case("pmlkit.mutual_information(W, prior)", "prior with inf",
          lambda t: pmlkit.mutual_information(W, [INF, 0.0]), ValidationError,
          r"prior must not contain inf"),
-    # ---- estimation (SPEC 3)
+    # ---- estimation
     Case("pmlkit.empirical_distribution(samples)", "empty samples",
          lambda t: pmlkit.empirical_distribution([]), ValidationError,
          r"samples must not be empty"),
@@ -228,7 +228,7 @@ CASES: list[Case] = [
     Case("pmlkit.l1_failure_probability(beta, m, n)", "beta inf",
          lambda t: pmlkit.l1_failure_probability(INF, 10, 2), ValidationError,
          r"beta must be .*finite, got inf"),
-    # ---- bounds (SPEC 4)
+    # ---- bounds
     Case("pmlkit.eps_bound(eps, beta)", "eps < 0", lambda t: pmlkit.eps_bound(-1.0, 0.1),
          ValidationError, r"eps must be in \[0, inf\], got -1\.0"),
     Case("pmlkit.eps_bound(eps, beta)", "beta NaN", lambda t: pmlkit.eps_bound(1.0, NAN),
@@ -243,7 +243,7 @@ CASES: list[Case] = [
          lambda t: pmlkit.lipschitz_bound(1.0, -0.1), ValidationError, r"distance.*-0\.1"),
     Case("pmlkit.leakage_bound(eps, distance)", "eps NaN",
          lambda t: pmlkit.leakage_bound(NAN, 0.1), ValidationError, r"eps .*(nan|NaN)"),
-    # ---- sets and worst case (SPEC 4)
+    # ---- sets and worst case
     Case("pmlkit.L1Ball(center, radius)", "radius < 0", lambda t: pmlkit.L1Ball(P, -0.1),
          ValidationError, r"radius must be in \[0, inf\], got -0\.1"),
     Case("pmlkit.L1Ball(center, radius)", "center not a distribution",
@@ -295,7 +295,7 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism.load(path)", "binary garbage",
          lambda t: (t / "m.json").write_bytes(b"\xff\xfe\x00garbage")
          and pmlkit.Mechanism.load(t / "m.json"), MechanismFileError, r"cannot be read|not valid"),
-    # ---- design (SPEC 5)
+    # ---- design
     Case("pmlkit.design_from_samples(samples, eps, delta)", "eps < 0",
          lambda t: pmlkit.design_from_samples(samples_ok, -1.0, 0.1), ValidationError,
          r"eps must be in \[0, inf\], got -1\.0"),
@@ -381,7 +381,7 @@ CASES: list[Case] = [
     Case("pmlkit.confidence.l1_box_set(counts, delta, split)", "split outside (0, 1)",
          lambda t: _d(conf, "l1_box_set")([3, 4], 0.1, split=0.0), ValidationError,
          r"split.*0"),
-    # ---- additive (SPEC 6)
+    # ---- additive
     Case("pmlkit.additive.laplace_eps(b, p_min)", "b = 0",
          lambda t: _d(additive, "laplace_eps")(0.0, 0.3), ValidationError,
          r"b must be in \(0, inf\], got 0\.0"),
