@@ -13,7 +13,14 @@ the target only when everything was written (an interrupted run leaves nothing b
 
 Headerless CSV files (such as UCI Adult) are read with :class:`CsvOptions`
 (``column_names=[...]``, ``strip_whitespace=True`` for the space after each comma,
-``null_values=["?"]``).
+``null_values=["?"]``). ``null_values=()`` reads every cell as text (no null at all).
+
+Exact round trips (used by :func:`pmlkit.privatization.privatize_file`):
+:func:`unique_columns` refuses files with duplicate column names, :class:`CsvLayout` finds
+a CSV file's byte-order mark and line terminator, and :class:`CsvTextWriter` writes CSV
+quoting only the fields that need it, so cells read as text come back byte for byte.
+Compressed CSV (``.gz``, ``.bz2``, ``.zst``) is read and written by extension; ``.tsv``
+files are tab-separated unless a delimiter is given.
 
 pyarrow is imported inside the functions (``import pmlkit`` stays light).
 """
@@ -42,11 +49,14 @@ __all__ = [
     "list_columns",
     "read_column",
     "read_table",
+    "unique_columns",
 ]
 
 _PARQUET = (".parquet", ".pq")
 _CSV = (".csv", ".tsv", ".data", ".test", ".txt")
 _COMPRESSED = (".gz", ".bz2", ".zst", ".lz4")
+#: pyarrow codec names of the compressed-CSV extensions
+_CODECS = {".gz": "gzip", ".bz2": "bz2", ".zst": "zstd", ".lz4": "lz4"}
 
 #: Default number of rows per streamed batch.
 DEFAULT_BATCH_ROWS = 1 << 20
@@ -64,7 +74,7 @@ class CsvOptions:
     skip_rows
         Lines to skip before the header/data (``adult.test`` starts with one junk line).
     delimiter
-        Field separator.
+        Field separator; ``None``: a tab for ``.tsv`` files, a comma otherwise.
     strip_whitespace
         Strip leading/trailing whitespace from string fields (UCI files put a space after
         each comma, like pandas' ``skipinitialspace``); ``null_values`` are then matched on
@@ -76,7 +86,7 @@ class CsvOptions:
 
     column_names: tuple[str, ...] | None = None
     skip_rows: int = 0
-    delimiter: str = ","
+    delimiter: str | None = None
     strip_whitespace: bool = False
     null_values: tuple[str, ...] | None = None
 
@@ -90,9 +100,12 @@ class CsvOptions:
         if isinstance(self.skip_rows, bool) or not isinstance(self.skip_rows, int) \
                 or self.skip_rows < 0:
             raise ValidationError(f"skip_rows must be an integer >= 0, got {self.skip_rows!r}")
-        if not isinstance(self.delimiter, str) or len(self.delimiter) != 1:
+        if self.delimiter is not None and (
+                not isinstance(self.delimiter, str) or len(self.delimiter) != 1
+                or self.delimiter in '"\r\n'):
             raise ValidationError(
-                f"delimiter must be a single character, got {self.delimiter!r}")
+                "delimiter must be a single character other than a quote or a line break, "
+                f"got {self.delimiter!r}")
         if self.null_values is not None:
             object.__setattr__(self, "null_values", tuple(str(v) for v in self.null_values))
 
@@ -107,10 +120,14 @@ class CsvOptions:
             kw["block_size"] = int(min(max(batch_rows * 64, 1 << 16), 1 << 30))
         return pacsv.ReadOptions(**kw)
 
-    def _parse_options(self) -> Any:
+    def delimiter_for(self, path: str | os.PathLike[str]) -> str:
+        """The field separator used for ``path``."""
+        return self.delimiter if self.delimiter is not None else default_delimiter(path)
+
+    def _parse_options(self, path: str | os.PathLike[str] = "") -> Any:
         import pyarrow.csv as pacsv
 
-        return pacsv.ParseOptions(delimiter=self.delimiter)
+        return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
     def _convert_options(self, columns: Sequence[str] | None,
                          column_types: Mapping[str, Any] | None) -> Any:
@@ -121,7 +138,12 @@ class CsvOptions:
             kw["include_columns"] = list(columns)
         if column_types:
             kw["column_types"] = dict(column_types)
-        if self.null_values is not None:
+        if self.null_values == ():
+            # no null markers at all: every cell is text, an empty cell an empty string
+            kw["null_values"] = []
+            kw["strings_can_be_null"] = False
+            kw["quoted_strings_can_be_null"] = False
+        elif self.null_values is not None:
             kw["null_values"] = list(self.null_values)
             kw["strings_can_be_null"] = True
         else:
@@ -199,7 +221,7 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
         import pyarrow.csv as pacsv
 
         with pacsv.open_csv(path, read_options=opts._read_options(),
-                            parse_options=opts._parse_options()) as reader:
+                            parse_options=opts._parse_options(path)) as reader:
             return list(reader.schema.names)
     except DataError:
         raise
@@ -269,7 +291,7 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
 
         opts = csv or CsvOptions()
         table = pacsv.read_csv(path, read_options=opts._read_options(),
-                               parse_options=opts._parse_options(),
+                               parse_options=opts._parse_options(path),
                                convert_options=opts._convert_options(columns, column_types))
         return _strip(table, opts)
     except DataError:
@@ -330,7 +352,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
 
         opts = csv or CsvOptions()
         with pacsv.open_csv(path, read_options=opts._read_options(batch_rows),
-                            parse_options=opts._parse_options(),
+                            parse_options=opts._parse_options(path),
                             convert_options=opts._convert_options(columns, column_types)
                             ) as reader:
             for batch in reader:
@@ -396,7 +418,8 @@ class AtomicWriter:
 
                 self._writer = pacsv.CSVWriter(
                     self._tmp, self.schema,
-                    write_options=pacsv.WriteOptions(delimiter=self.csv.delimiter))
+                    write_options=pacsv.WriteOptions(
+                        delimiter=self.csv.delimiter_for(self.path)))
         except BaseException:
             self._tmp.unlink(missing_ok=True)
             raise
@@ -413,7 +436,8 @@ class AtomicWriter:
         self.rows += batch.num_rows
 
     def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        assert self._tmp is not None
+        if self._tmp is None:  # __enter__ failed before creating the temporary file
+            return
         try:
             if self._writer is not None:
                 self._writer.close()
@@ -425,3 +449,194 @@ class AtomicWriter:
             self._writer = None
             if self._tmp.exists():
                 self._tmp.unlink(missing_ok=True)
+
+
+# --------------------------------------------------------------------------------------
+# Exact round trip of CSV text (used by pmlkit.privatization.files)
+# --------------------------------------------------------------------------------------
+
+
+def compression_of(path: str | os.PathLike[str]) -> str | None:
+    """The pyarrow codec implied by a CSV file's extension (``.gz`` -> ``"gzip"``), or None."""
+    name = Path(path).name.lower()
+    for ext, codec in _CODECS.items():
+        if name.endswith(ext):
+            return codec
+    return None
+
+
+def default_delimiter(path: str | os.PathLike[str]) -> str:
+    """``"\\t"`` for ``.tsv`` files (compressed or not), ``","`` otherwise."""
+    name = Path(path).name.lower()
+    for comp in _COMPRESSED:
+        if name.endswith(comp):
+            name = name[: -len(comp)]
+    return "\t" if name.endswith(".tsv") else ","
+
+
+def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None
+                   ) -> list[str]:
+    """The column names of a file, refusing a file where a name appears more than once.
+
+    Two columns with the same name make "the column ``sex``" ambiguous: privatising one and
+    writing the other unchanged would release raw data. Names that only look alike
+    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are."""
+    names = list_columns(path, csv=csv)
+    seen: dict[str, int] = {}
+    for n in names:
+        seen[n] = seen.get(n, 0) + 1
+    dups = [n for n, k in seen.items() if k > 1]
+    if dups:
+        raise DataError(
+            f"column name {dups[0]!r} appears {seen[dups[0]]} times in {str(path)!r}; "
+            "a column to privatise or keep must be unambiguous: rename the duplicate "
+            "columns first")
+    return names
+
+
+@dataclass(frozen=True)
+class CsvLayout:
+    """How a CSV file's bytes are laid out beyond its cells: a UTF-8 byte-order mark at
+    the start, and the line terminator (``"\\n"`` or ``"\\r\\n"``, taken from the first
+    line). Writing an output with the input's layout keeps every untouched line's bytes."""
+
+    bom: bool = False
+    newline: str = "\n"
+
+    @classmethod
+    def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
+        import pyarrow as pa
+
+        try:
+            with pa.input_stream(os.fspath(path), compression="detect") as fh:
+                head = fh.read(1 << 16)
+        except Exception:  # unreadable: the reader reports it with the file's name
+            return cls()
+        bom = head.startswith(b"\xef\xbb\xbf")
+        nl = head.find(b"\n")
+        return cls(bom=bom, newline="\r\n" if nl > 0 and head[nl - 1:nl] == b"\r" else "\n")
+
+
+class CsvTextWriter:
+    """Write record batches as CSV text, quoting a field only where CSV needs it.
+
+    A field is quoted when it holds the delimiter, a double quote, CR or LF (inner quotes
+    doubled), or when it is empty in a one-column file (an empty line would be skipped by
+    readers) or is an empty string in ``quote_empty`` columns (to tell it from a missing
+    value, written as an empty field). Everything else is written exactly as it is, so a
+    text cell read without null markers or stripping comes back byte for byte. Non-string
+    columns are converted to text with pyarrow's cast. Vectorised with pyarrow compute
+    (no Python loop over records).
+    """
+
+    def __init__(self, sink: Any, names: Sequence[str], *, delimiter: str = ",",
+                 layout: CsvLayout | None = None,
+                 quote_empty: Sequence[str] = ()) -> None:
+        import re
+
+        self._sink = sink
+        self.names = list(names)
+        self.delimiter = delimiter
+        self.layout = layout or CsvLayout()
+        self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
+        self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
+        self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
+        import pyarrow as pa
+
+        header = self._join([self._field(pa.array([n], type=pa.string()), i)
+                             for i, n in enumerate(self.names)])
+        if self.layout.bom:
+            sink.write(b"\xef\xbb\xbf")
+        sink.write(header)
+
+    def _field(self, arr: Any, i: int) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            arr = pc.cast(arr, pa.string())
+        needs = pc.match_substring_regex(arr, self._pattern)
+        if len(self.names) == 1 or i in self._quote_empty:
+            needs = pc.or_kleene(needs, pc.equal(pc.binary_length(arr), 0))
+        needs = needs.fill_null(False)
+        if pc.any(needs).as_py():
+            q = pa.scalar('"', type=arr.type)
+            quoted = pc.binary_join_element_wise(
+                q, pc.replace_substring(arr, '"', '""'), q, pa.scalar("", type=arr.type))
+            arr = pc.if_else(needs, quoted, arr)
+        return arr.fill_null("")
+
+    def _join(self, fields: list[Any]) -> Any:
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        typ = pa.large_string() if any(pa.types.is_large_string(f.type) for f in fields) \
+            else pa.string()
+        fields = [f if f.type == typ else f.cast(typ) for f in fields]
+        line = fields[0] if len(fields) == 1 else pc.binary_join_element_wise(
+            *fields, pa.scalar(self.delimiter, type=typ))
+        line = pc.binary_join_element_wise(line, pa.scalar("", type=typ),
+                                           pa.scalar(self.layout.newline, type=typ))
+        if isinstance(line, pa.ChunkedArray):
+            line = line.combine_chunks()
+        offsets_type = np.int64 if pa.types.is_large_string(line.type) else np.int32
+        bufs = line.buffers()
+        offs = np.frombuffer(bufs[1], dtype=offsets_type)[line.offset:line.offset + len(line)
+                                                          + 1]
+        if len(line) == 0:
+            return b""
+        if bufs[2] is None:
+            return b""
+        return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
+
+    def _text(self, arr: Any) -> Any:
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if isinstance(arr, pa.ChunkedArray):
+            arr = arr.combine_chunks()
+        if pa.types.is_dictionary(arr.type):
+            arr = arr.dictionary_decode()
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            arr = pc.cast(arr, pa.string())
+        return arr
+
+    def _plain(self, arr: Any, i: int) -> bool:
+        """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
+        import numpy as np
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if len(self.names) == 1 or i in self._quote_empty:
+            if pc.any(pc.equal(pc.binary_length(arr), 0)).as_py():
+                return False
+        bufs = arr.buffers()
+        if bufs[2] is None or len(arr) == 0:
+            return True
+        otype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+        offs = np.frombuffer(bufs[1], dtype=otype)
+        start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
+        raw = bufs[2].slice(start, stop - start).to_pybytes()
+        return not any(ch in raw for ch in self._specials)
+
+    def write(self, batch: pa.RecordBatch | pa.Table) -> None:
+        import pyarrow as pa
+        import pyarrow.csv as pacsv
+
+        if batch.num_rows == 0:
+            return
+        cols = [self._text(c) for c in batch.columns]
+        if all(self._plain(c, i) for i, c in enumerate(cols)):
+            # nothing to quote: pyarrow's writer (C++) writes the same bytes, faster
+            plain = pa.RecordBatch.from_arrays(cols, names=[str(i) for i in range(len(cols))])
+            pacsv.write_csv(plain, self._sink, write_options=pacsv.WriteOptions(
+                include_header=False, delimiter=self.delimiter, quoting_style="none",
+                eol=self.layout.newline))
+            return
+        if sum(c.nbytes for c in cols) > (1 << 30):  # 32-bit offsets could overflow: widen
+            cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
+                    for c in cols]
+        self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))

@@ -27,6 +27,7 @@ __all__ = [
     "certificate_line",
     "csv_from_options",
     "csv_options",
+    "delimiter_option",
     "emit",
     "json_option",
     "load_mechanism",
@@ -74,11 +75,36 @@ def csv_options(fn: F) -> F:
     return fn
 
 
+def delimiter_option(fn: F) -> F:
+    """``--delimiter``: the CSV field separator (default: tab for .tsv, else comma)."""
+    return click.option("--delimiter", default=None, metavar="CHAR",
+                        help="CSV field separator (a character, or 'tab'); default: tab for "
+                             ".tsv files, a comma otherwise.")(fn)
+
+
+def _delimiter(text: str | None) -> str | None:
+    if text is None:
+        return None
+    value = {"tab": "\t", "\\t": "\t"}.get(text.lower(), text)
+    if len(value) != 1 or value in '"\r\n':
+        raise click.BadParameter(f"must be one character (or 'tab'), got {text!r}",
+                                 param_hint="'--delimiter'")
+    return value
+
+
 def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | None,
-                     na_values: Sequence[str], *, path_hint: str = "") -> Any:
-    """Build a :class:`pmlkit.io.CsvOptions` from the :func:`csv_options` values."""
+                     na_values: Sequence[str], *, path_hint: str = "",
+                     delimiter: str | None = None) -> Any:
+    """Build a :class:`pmlkit.io.CsvOptions` from the :func:`csv_options` values (and
+    ``--delimiter``)."""
+    import dataclasses
+
     from ..io import CsvOptions
 
+    delim = _delimiter(delimiter)
+    if delim is not None:
+        base = csv_from_options(names, skip_rows, strip, na_values, path_hint=path_hint)
+        return dataclasses.replace(base or CsvOptions(), delimiter=delim)
     if names is None and skip_rows is None and strip is None and not na_values:
         return None
     if names is not None and names.strip().lower() == "adult":

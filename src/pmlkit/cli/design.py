@@ -9,6 +9,14 @@ Reads the column, estimates its distribution, builds the confidence set (``--set
 default the paper's l1-ball, Thm weissman) and designs the optimal mechanism over it with
 :func:`pmlkit.design.design_from_samples`; prints the (eps, delta)-PML guarantee and the
 utility of eps-LDP randomized response for comparison, and writes the mechanism JSON.
+
+``--categories a,b,c`` (or ``--categories @file``, one label per line) declares the full
+list of labels: unseen ones count 0, so a rare label absent from the reference still gets
+privatised later. ``--missing`` says what a missing value in the reference column is:
+``error`` (default), ``category`` (the label ``(missing)``, designed like any other) or
+``keep`` (left out: such values stay missing when privatised, which releases missingness
+unprotected). ``--out`` never replaces the reference or a file that is not a pmlkit
+mechanism, even with ``--overwrite``.
 """
 
 from __future__ import annotations
@@ -21,6 +29,7 @@ import click
 from ._common import (
     csv_from_options,
     csv_options,
+    delimiter_option,
     emit,
     json_option,
     progress_enabled,
@@ -56,7 +65,17 @@ def _set_methods() -> list[str]:
               help="Accept a certified lower-bound design when the exact one is too large.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=pathlib.Path),
               help="Where to write the mechanism JSON.")
-@click.option("--overwrite", is_flag=True, help="Replace an existing --out file.")
+@click.option("--overwrite", is_flag=True,
+              help="Replace an existing --out file (only a pmlkit mechanism file).")
+@click.option("--categories", default=None, metavar="A,B,...|@FILE",
+              help="The full list of labels (comma-separated, or @FILE with one per line); "
+                   "labels absent from the reference count 0.")
+@click.option("--missing", type=click.Choice(["error", "category", "keep"]), default="error",
+              show_default=True,
+              help="A missing value in --column: stop (error), design it as the label "
+                   "'(missing)' (category), or leave it out (keep: it stays missing when "
+                   "privatised, which releases missingness unprotected).")
+@delimiter_option
 @click.option("--record", type=click.Choice(["full", "minimal"]), default="full",
               show_default=True,
               help="full: the estimate, m, delta and method (the (eps, delta) claim can be "
@@ -67,23 +86,37 @@ def _set_methods() -> list[str]:
 def command(reference: str, column: str, eps: float, delta: float, utility: str,
             set_method: str, allow_fallback: bool, out: pathlib.Path, overwrite: bool,
             record: str,
+            categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
-    from ..errors import DataError
+    from ..errors import DataError, TooLargeError
     from ..io import read_column
 
-    if out.exists() and not overwrite:
-        raise DataError(f"output file {str(out)!r} already exists; pass --overwrite to "
-                        "replace it")
-    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
+    _check_out(out, pathlib.Path(reference), overwrite)
+    cats = _categories(categories)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
+                           delimiter=delimiter)
     with steps(3, "design", progress_enabled(progress)) as advance:
         values = read_column(reference, column, csv=csv)
         advance("read")
-        result = design_from_samples(values, eps, delta, utility=utility,
-                                     confidence=set_method, allow_fallback=allow_fallback)
+        try:
+            result = design_from_samples(values, eps, delta, utility=utility,
+                                         confidence=set_method, allow_fallback=allow_fallback,
+                                         categories=cats, missing=missing)
+        except DataError as exc:
+            if missing == "error" and "null" in str(exc):
+                raise DataError(f"{exc} (or pass --missing category / --missing keep)") \
+                    from exc
+            raise
+        except TooLargeError as exc:
+            if "distinct values" not in str(exc):
+                raise
+            raise DataError(f"--column {column!r} of {reference!r}: {exc} (then pass the "
+                            "labels with --categories)") from exc
         advance("designed")
+        _check_out(out, pathlib.Path(reference), overwrite)  # nothing replaced meanwhile
         mech = _with_file_fingerprint(result.mechanism, reference)
         if record == "minimal":
             mech = mech.minimal_record()
@@ -112,3 +145,57 @@ def _with_file_fingerprint(mech: Any, reference: str) -> Any:
                     params, dict(mech.uncertainty_set), mech.certified_eps)
     object.__setattr__(out, "_certified", mech.certified)
     return out
+
+
+def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> None:
+    """--out must not be the reference, nor replace anything but a pmlkit mechanism."""
+    import os
+
+    from ..errors import DataError
+
+    if out.exists():
+        try:
+            same = reference.exists() and os.path.samefile(out, reference)
+        except OSError:
+            same = False
+        if same or out.resolve() == reference.resolve():
+            raise DataError(f"--out {str(out)!r} is the --reference file; choose another "
+                            "--out (pmlkit never overwrites its input)")
+        if not overwrite:
+            raise DataError(f"output file {str(out)!r} already exists; pass --overwrite to "
+                            "replace it")
+        if out.is_dir() or not _is_mechanism_file(out):
+            raise DataError(f"--out {str(out)!r} exists and is not a pmlkit mechanism file; "
+                            "--overwrite replaces only mechanism files: choose another --out")
+
+
+def _is_mechanism_file(path: pathlib.Path) -> bool:
+    import json
+
+    try:
+        if path.stat().st_size > (256 << 20):
+            return False
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    return isinstance(doc, dict) and "matrix" in doc and "sha256" in doc
+
+
+def _categories(text: str | None) -> list[str] | None:
+    """``a,b,c`` or ``@file`` (one label per line, blank lines ignored)."""
+    if text is None:
+        return None
+    if text.startswith("@"):
+        path = pathlib.Path(text[1:])
+        try:
+            lines = path.read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise click.BadParameter(f"cannot read {str(path)!r}: {exc.strerror}",
+                                     param_hint="'--categories'") from exc
+        cats = [line for line in lines if line.strip()]
+    else:
+        cats = [c for c in text.split(",")]
+    if not cats or len(set(cats)) != len(cats):
+        raise click.BadParameter(f"must list distinct labels, got {text!r}",
+                                 param_hint="'--categories'")
+    return cats

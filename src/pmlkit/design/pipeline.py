@@ -52,7 +52,16 @@ from .subconvex import (
     three_level_rays,
 )
 
-__all__ = ["design_from_samples", "optimal_mechanism", "optimal_mechanism_for_set"]
+__all__ = ["MAX_DESIGN_CATEGORIES", "design_from_samples", "optimal_mechanism",
+           "optimal_mechanism_for_set"]
+
+#: Most categories :func:`design_from_samples` designs over. Its LPs have ``N^2`` variables
+#: and their cost grows about as ``N^3``: N = 80 takes ~10 s here, N = 150 about a minute,
+#: and a few thousand exhaust the memory. Larger alphabets are refused before any LP is
+#: built (bucket rare values or use a coarser column).
+MAX_DESIGN_CATEGORIES = 150
+#: The label a missing value becomes under ``missing="category"``.
+MISSING_LABEL = "(missing)"
 
 _BISECT_STEPS = 24
 
@@ -355,10 +364,38 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
     return u_rr, ep, u_ep
 
 
+def _apply_missing(samples: Any, missing: str) -> Any:
+    """Missing samples as the label ``"(missing)"`` (category) or left out (keep)."""
+    import sys
+
+    pa = sys.modules.get("pyarrow")
+    if pa is not None and isinstance(samples, pa.Array | pa.ChunkedArray):
+        if samples.null_count == 0:
+            return samples
+        if missing == "keep":
+            return samples.drop_null()
+        try:
+            return samples.fill_null(pa.scalar(MISSING_LABEL, type=samples.type))
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            samples = samples.to_pylist()
+    import pandas as pd
+
+    s = samples if isinstance(samples, pd.Series) else pd.Series(
+        list(samples) if not isinstance(samples, np.ndarray) else samples)
+    mask = s.isna().to_numpy()
+    if not mask.any():
+        return samples
+    if missing == "keep":
+        return s[~mask].reset_index(drop=True)
+    out = s.astype(object)
+    out[mask] = MISSING_LABEL
+    return out
+
+
 def design_from_samples(samples: Any, eps: Any, delta: Any, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
-                        allow_fallback: bool = False) -> DesignResult:
+                        allow_fallback: bool = False, missing: str = "error") -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -376,6 +413,15 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     4. State the :class:`Guarantee`, with the utility of eps-LDP randomized response and of
        the paper's fixed-prior design at eps' for comparison.
 
+    ``categories`` declares the full alphabet (listed but unseen categories count 0; a
+    sample outside it is an error). ``missing`` says what a missing (null/NaN) sample is:
+    ``"error"`` (default: refused, with the count), ``"category"`` (the label
+    ``"(missing)"``, added to ``categories`` if they are given; the mechanism then
+    privatises missing values like any label) or ``"keep"`` (missing samples are left out of
+    the estimate: they stay missing when privatised, so whether a value is missing is
+    released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories raise
+    :class:`~pmlkit.errors.TooLargeError` before any LP is built.
+
     Returns
     -------
     DesignResult
@@ -388,6 +434,14 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     delta = check_delta(delta)
     if not isinstance(confidence, str):
         raise ValidationError(f"confidence must be a method name, got {fmt(confidence)}")
+    if missing not in ("error", "category", "keep"):
+        raise ValidationError(f"missing must be 'error', 'category' or 'keep', got "
+                              f"{fmt(missing)}")
+    if missing != "error" and not isinstance(samples, EmpiricalDistribution):
+        samples = _apply_missing(samples, missing)
+        if missing == "category" and categories is not None \
+                and MISSING_LABEL not in list(categories):
+            categories = [*categories, MISSING_LABEL]
     if isinstance(samples, EmpiricalDistribution):
         if categories is not None and tuple(categories) != tuple(samples.categories):
             raise ValidationError(
@@ -399,6 +453,12 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     p = np.asarray(est.p, dtype=np.float64)
     if est.n < 2:
         raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
+    if est.n > MAX_DESIGN_CATEGORIES:
+        raise TooLargeError(
+            f"the column has {est.n} distinct values; designing a mechanism over more than "
+            f"{MAX_DESIGN_CATEGORIES} categories is infeasible here (the design LPs grow "
+            "with the square of the count): bucket rare values into a coarser category, "
+            "or use a coarser column")
     if confidence == "l1":
         beta: float | None = l1_radius(delta, est.m, est.n)
         uset: Any = L1Ball(p, beta)

@@ -586,6 +586,17 @@ def _columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str
                                   f"column(s) {cols!r} but into={targets!r}")
     if len(set(targets)) != len(targets):
         raise ValidationError(f"into names must be unique, got {targets!r}")
+    names = list(df.columns)
+    for c in dict.fromkeys([*cols, *targets]):
+        if names.count(c) > 1:
+            raise DataError(f"column name {c!r} appears {names.count(c)} times; a column to "
+                            "privatise must be unambiguous: rename the duplicate columns first")
+    if into is not None:
+        clash = [t for t in targets if t in names and t not in cols]
+        if clash:
+            raise DataError(f"into column {clash[0]!r} already exists; choose a new name "
+                            "(pmlkit never overwrites a column it was not asked to "
+                            "privatise)")
     return cols, targets
 
 

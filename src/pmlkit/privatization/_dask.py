@@ -128,51 +128,114 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     return EmpiricalDistribution.from_counts(full, cats)
 
 
-def _pandas_csv_kwargs(csv: Any) -> dict[str, Any]:
-    if csv is None:
-        return {}
-    kw: dict[str, Any] = {"sep": csv.delimiter, "skiprows": csv.skip_rows or None,
-                          "skipinitialspace": csv.strip_whitespace}
-    if csv.column_names is not None:
-        kw["header"] = None
-        kw["names"] = list(csv.column_names)
-    if csv.null_values is not None:
-        kw["na_values"] = list(csv.null_values)
-        kw["keep_default_na"] = False
-    return {k: v for k, v in kw.items() if v is not None}
+def _dask_piece(mech: Mechanism, inp: str, piece: tuple[int, int] | None, part: str,
+                cols: list[str], targets: list[str], child: RandomSource, csv: Any,
+                missing: str, unknown_as: Any, meta: dict[str, str],
+                compression: str | None, batch_rows: int) -> tuple[int, str, int, int]:
+    """One task: privatise a piece of an input into the part file ``part`` (in the run's
+    private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
+    rows mapped by unknown_as)."""
+    import os
+    from pathlib import Path
+
+    from ._core import AliasSampler
+    from .files import _one_file, _Policy
+
+    policy = _Policy(mech, csv, missing, unknown_as)
+    st = _one_file(mech, AliasSampler(mech.matrix), Path(inp), Path(part), cols, targets,
+                   child.generator, policy, csv=csv, batch_rows=batch_rows, bar=None,
+                   meta=meta, compression=compression, piece=piece)
+    os.replace(st.tmp, part)
+    return st.rows, st.sha256, st.size, policy.unknown_rows
+
+
+def _is_previous_output(out: Any) -> bool:
+    """Whether folder ``out`` is a previous pmlkit dask output: its manifest says so and it
+    holds nothing but part files (so ``--overwrite`` never deletes anyone's documents)."""
+    import json
+
+    from .files import MANIFEST_SUFFIX
+
+    man = out.with_name(out.name + MANIFEST_SUFFIX)
+    try:
+        doc = json.loads(man.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return False
+    if not isinstance(doc, dict) or doc.get("engine") != "dask" or "files" not in doc:
+        return False
+    allowed = (".parquet", ".csv", ".gz", ".bz2", ".zst", ".lz4")
+    for p in out.iterdir():
+        if p.is_dir() or not (p.name.startswith("part-") or p.name.startswith("_"))\
+                or not p.name.endswith((*allowed, "_metadata", "_common_metadata")):
+            return False
+    return True
 
 
 def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         columns: str | Sequence[str], *, into: Any = None, rng: Any = None,
                         overwrite: bool = False, csv: Any = None, scheduler: str | None = None,
-                        progress: bool = False) -> Any:
+                        progress: bool = False, missing: str = "error", unknown_as: Any = None,
+                        compression: str | None = None, block_bytes: int = 64 << 20,
+                        batch_rows: int = 1 << 20) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
-    ``output`` ending in ``.csv`` gives one CSV file per partition (with a header), else a
-    Parquet dataset. Written to a temporary folder next to ``output`` and renamed into place
-    when complete (nothing partial is left on failure); ``<output>.pmlkit.json`` records the
-    run like :func:`pmlkit.privatization.privatize_file`. ``scheduler``: a
-    ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1 started
-    and closed here. ``progress``: distributed's progress bar on stderr. Returns a
-    :class:`pmlkit.privatization.files.FileReport`.
+    The same code and policies as :func:`pmlkit.privatization.privatize_file` (untouched
+    columns exact, duplicate names refused, ``missing``, ``unknown_as``, ``compression``)
+    run as one task per *piece*: a Parquet row group, or a block of about ``block_bytes``
+    of an uncompressed CSV file cut at a record boundary (a compressed CSV file is one
+    piece). Each piece writes ``part-NNNNN.csv`` (output name ending in ``.csv``) or
+    ``part-NNNNN.parquet`` into a private temporary folder that is renamed into place when
+    every piece succeeded; ``<output>.pmlkit.json`` is published last and lists every
+    part with its SHA-256. ``--overwrite`` replaces a folder only if it is a previous
+    pmlkit output (its manifest says so and it holds only part files). ``scheduler``: a
+    ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1
+    started and closed here. Returns a :class:`pmlkit.privatization.files.FileReport`.
     """
     import json
     import os
     import shutil
-    import tempfile
     from pathlib import Path
 
-    import dask.dataframe as dd
-    import distributed
+    try:
+        import dask
+        import distributed
+    except ImportError:
+        raise DataError("the dask engine needs the optional dependencies: install them "
+                        "with pip install 'pmlkit[dask]' (or use the local engine)") from None
 
-    from ..io import expand_inputs, file_format
+    from ..io import compression_of, expand_inputs, file_format, unique_columns
     from ..rng import resolve_rng
     from ._core import _mech_digest, as_mechanism_object
-    from .files import MANIFEST_SUFFIX, FileReport, _same_file
+    from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
+    from .files import (
+        MANIFEST_FORMAT,
+        MANIFEST_SUFFIX,
+        MISSING_LABEL,
+        FileReport,
+        _check_missing_policy,
+        _parquet_pieces,
+        _read_csv,
+        _same_file,
+        csv_pieces,
+    )
 
     mech = as_mechanism_object(mechanism)
     inputs = expand_inputs(input)
     out = Path(output)
+    cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
+    targets = cols if into is None else ([into] if isinstance(into, str) else
+                                         [str(t) for t in into])
+    if not cols or len(targets) != len(cols) or len(set(targets)) != len(targets) \
+            or len(set(cols)) != len(cols):
+        raise ValidationError(f"columns and into must be non-empty, unique and of equal "
+                              f"length, got columns={cols!r}, into={targets!r}")
+    missing = _check_missing_policy(missing)
+    if missing == "category" and MISSING_LABEL not in mech.input_labels:
+        raise ValidationError(
+            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}")
+    if unknown_as is not None and unknown_as not in mech.input_labels:
+        raise ValidationError(f"unknown_as must be an input label of the mechanism, got "
+                              f"{unknown_as!r}")
     fmts = {file_format(p) for p in inputs}
     if len(fmts) > 1:
         raise ValidationError("all inputs must have the same format with --engine dask, got "
@@ -180,74 +243,138 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     for inp in inputs:
         if _same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
             raise DataError(f"output {str(out)!r} would overwrite the input {str(inp)!r}")
-    if out.exists() and not overwrite:
-        raise DataError(f"output {str(out)!r} already exists; pass overwrite=True "
-                        "(--overwrite) to replace it")
+    if out.exists():
+        if not overwrite:
+            raise DataError(f"output {str(out)!r} already exists; pass overwrite=True "
+                            "(--overwrite) to replace it")
+        if not out.is_dir() or not _is_previous_output(out):
+            raise DataError(f"output {str(out)!r} exists and is not a previous pmlkit "
+                            "output (no pmlkit manifest next to it, or it holds other "
+                            "files); pmlkit replaces only its own output folders: choose "
+                            "another --output")
     if not out.parent.is_dir():
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
-    cols = [columns] if isinstance(columns, str) else list(columns)
+    for inp in inputs:
+        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        absent = [c for c in cols if c not in available]
+        if absent:
+            raise DataError(f"column {absent[0]!r} not found in {str(inp)!r}; available "
+                            f"columns: {', '.join(map(repr, available))}")
+        clash = [t for t in targets if t in available and t not in cols]
+        if into is not None and clash:
+            raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
+                            "choose a new name")
+    pieces: list[tuple[Path, tuple[int, int] | None]] = []
+    for inp in inputs:
+        if file_format(inp) == "parquet":
+            pieces += [(inp, pc) for pc in _parquet_pieces(inp, batch_rows)]
+        elif compression_of(inp) is None:
+            pieces += [(inp, pc) for pc in csv_pieces(inp, block_bytes)]
+        else:
+            pieces.append((inp, None))
+    out_csv = out.name.lower().endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv"))
+    ext = (".csv" + next((e for e in (".gz", ".bz2", ".zst") if out.name.lower().endswith(e)),
+                         "")) if out_csv else ".parquet"
     source = resolve_rng(rng)
-    paths = [str(p) for p in inputs]
     for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
         warn_if_reference_file(mech, p)
-    if fmts == {"parquet"}:
-        ddf = dd.read_parquet(paths)
-    else:
-        ddf = dd.read_csv(paths, **_pandas_csv_kwargs(csv))
-    missing = [c for c in cols if c not in ddf.columns]
-    if missing:
-        raise DataError(f"column {missing[0]!r} not found in {paths[0]!r}; available "
-                        f"columns: {', '.join(map(repr, list(ddf.columns)))}")
-    lazy, _ = privatize_dask(mech, ddf, source, columns=cols, into=into)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".tmp", dir=out.parent))
+    digest = _mech_digest(mech)
+    privatized = {t: {"column": c, "mechanism": mech.to_dict(), "mechanism_sha256": digest,
+                      "missing": missing, "unknown_as": unknown_as}
+                  for c, t in zip(cols, targets, strict=True)}
+    meta = {"format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
+            "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
+            "privatized": privatized}
+    children = [c._for_task() for c in source.spawn(len(pieces))]  # keyed per task
+    remove_stale(out)
+    remove_stale(out.with_name(out.name + MANIFEST_SUFFIX))
+    tmp = temp_path(out, ".tmpdir")
     cluster = client = None
-    try:
-        if scheduler is None:
-            cluster = distributed.LocalCluster(host="127.0.0.1", processes=True,
-                                               n_workers=min(2, os.cpu_count() or 1),
-                                               threads_per_worker=1, dashboard_address=None)
-            client = distributed.Client(cluster)
-        else:
-            client = distributed.Client(scheduler)
-        if out.name.lower().endswith(".csv"):
-            task = lazy.to_csv(str(tmp / "part-*.csv"), index=False, compute=False)
-        else:
-            task = lazy.to_parquet(str(tmp), write_index=False, compute=False)
-        futures = client.compute(task)  # to_csv gives a list of tasks, to_parquet one
-        futures = futures if isinstance(futures, list) else [futures]
-        if progress:  # distributed's text bar writes to stdout: keep stdout for --json
-            import contextlib
-            import sys
+    paths = [str(p) for p in inputs]
+    with cleanup_on_signals():
+        try:
+            try:
+                tmp.mkdir()
+            except OSError as exc:
+                raise os_error(exc, "write into the output folder", out.parent) from exc
+            if scheduler is None:
+                cluster = distributed.LocalCluster(host="127.0.0.1", processes=True,
+                                                   n_workers=min(2, os.cpu_count() or 1),
+                                                   threads_per_worker=1,
+                                                   dashboard_address=None)
+                client = distributed.Client(cluster)
+            else:
+                client = distributed.Client(scheduler)
+            fn = dask.delayed(_dask_piece, pure=False)
+            parts = [f"part-{i:05d}{ext}" for i in range(len(pieces))]
+            tasks = [fn(mech, str(inp), pc, str(tmp / part), cols, targets, child, csv,
+                        missing, unknown_as, {"pmlkit": json.dumps(meta)}, compression,
+                        batch_rows)
+                     for (inp, pc), part, child in zip(pieces, parts, children, strict=True)]
+            futures = client.compute(tasks)
+            if progress:  # distributed's text bar writes to stdout: keep stdout for --json
+                import contextlib
+                import sys
 
-            with contextlib.redirect_stdout(sys.stderr):
-                distributed.progress(futures)
-            print(file=sys.stderr)
-        client.gather(futures)
-        if out.exists():
-            trash = Path(tempfile.mkdtemp(prefix=f".{out.name}.", suffix=".old",
-                                          dir=out.parent))
-            os.replace(out, trash / out.name)
-            os.replace(tmp, out)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(tmp, out)
-    finally:
-        if client is not None:
-            client.close()
-        if cluster is not None:
-            cluster.close()
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    rows = -1
-    if not out.name.lower().endswith(".csv"):
-        import pyarrow.parquet as pq
-
-        rows = sum(pq.ParquetFile(f).metadata.num_rows for f in sorted(out.glob("*.parquet")))
-    targets = cols if into is None else ([into] if isinstance(into, str) else list(into))
-    # one entry for the whole dataset (rows = -1 when not cheaply known: CSV output)
-    report = FileReport(((", ".join(paths), str(out), rows),), tuple(cols), tuple(targets),
-                        source.seeded, source.description, _mech_digest(mech))
-    man = out.with_name(out.name + MANIFEST_SUFFIX)
-    man.write_text(json.dumps({**report.to_dict(), "engine": "dask"}, indent=2) + "\n",
-                   encoding="utf-8")
+                with contextlib.redirect_stdout(sys.stderr):
+                    distributed.progress(futures)
+                print(file=sys.stderr)
+            results = client.gather(futures)
+            rows = sum(r[0] for r in results)
+            for t in privatized:
+                privatized[t]["unknown_mapped_rows"] = sum(r[3] for r in results)
+            report = FileReport(((", ".join(paths), str(out), rows),), tuple(cols),
+                                tuple(targets), source.seeded, source.description, digest)
+            doc = {**meta, **report.to_dict(), "engine": "dask", "privatized": privatized,
+                   "data": {"folder": out.name, "parts": [
+                       {"file": part, "rows": r[0], "sha256": r[1], "bytes": r[2]}
+                       for part, r in zip(parts, results, strict=True)]}}
+            man = out.with_name(out.name + MANIFEST_SUFFIX)
+            mtmp = temp_path(man)
+            mtmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
+            _publish_folder(tmp, out, overwrite=overwrite)
+            try:
+                commit(mtmp, man, overwrite=overwrite)
+            except BaseException:
+                shutil.rmtree(out, ignore_errors=True)  # the folder this run just published
+                raise
+            finally:
+                mtmp.unlink(missing_ok=True)
+        except OSError as exc:
+            raise os_error(exc, "write the output", out) from exc
+        finally:
+            if client is not None:
+                client.close()
+            if cluster is not None:
+                cluster.close()
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
     return report
+
+
+def _publish_folder(tmp: Any, out: Any, *, overwrite: bool) -> None:
+    """Rename the finished folder into place; an existing (checked) previous output is
+    first moved aside and removed only after the new one is in place."""
+    import os
+    import shutil
+
+    from ._publish import temp_path
+
+    if out.exists() and overwrite:
+        trash = temp_path(out, ".old")
+        os.rename(out, trash)
+        try:
+            os.rename(tmp, out)
+        except BaseException:
+            os.rename(trash, out)
+            raise
+        shutil.rmtree(trash, ignore_errors=True)
+        return
+    try:
+        os.rename(tmp, out)  # fails if out appeared meanwhile and is not empty
+    except OSError as exc:
+        if out.exists():
+            raise DataError(f"output {str(out)!r} already exists (another run may have "
+                            "written it meanwhile); pass overwrite=True (--overwrite) to "
+                            "replace it") from exc
+        raise

@@ -1,21 +1,47 @@
-"""Privatise columns of CSV and Parquet files: streamed, atomic, never over the input.
+"""Privatise columns of CSV and Parquet files: streamed, exact, atomic, never over the input.
 
-Each input file is read in record batches (:func:`pmlkit.io.iter_batches`, bounded
-memory), the named columns are privatised batch by batch with one random stream, and the
-batches are written to a temporary file in the output folder that replaces the output
-only when everything succeeded (:class:`pmlkit.io.AtomicWriter`). Every other column, the
-row order and the row count are kept.
+Each input file is read in record batches (bounded memory), the named columns are
+privatised batch by batch with one random stream, and the batches are written to a
+temporary file next to the output that is published only when everything succeeded
+(:mod:`pmlkit.privatization._publish`). Row order and row count are kept.
 
-Record of the randomness
-------------------------
-Next to every output file a manifest ``<output>.pmlkit.json`` is written (atomically,
-after the data) holding the :class:`FileReport`: input, output, columns, rows, the
-mechanism's digest, whether the run was *seeded* (research only) and the rng description.
-Parquet outputs also carry it in their schema metadata under the key ``pmlkit``.
+Untouched columns come out exactly as they went in
+--------------------------------------------------
+* CSV is read with every column as text: no null markers, no whitespace stripping, no
+  type inference. Only the privatised column follows the declared policy
+  (``csv.null_values``, ``csv.strip_whitespace``, then the mechanism's label type). CSV is
+  written quoting a field only where CSV needs it, with the input's byte-order mark and
+  line terminator, so every untouched cell's text is identical, byte for byte.
+* CSV -> Parquet keeps text as text (``string`` columns).
+* Parquet -> Parquet keeps the schema (types, field metadata), the values and the
+  key-value metadata (pandas' included), and each column's compression codec unless
+  ``compression`` is given.
+* Duplicate column names are refused (which of two ``sex`` columns is sensitive?).
+
+Publishing
+----------
+Without ``overwrite`` an output is published with a hard link that fails if the name
+exists, so concurrent runs cannot replace each other's output. With several inputs either
+every output is published or none (outputs already linked are removed again). Temporary
+files are removed on errors, SIGINT, SIGTERM and SIGHUP, and by the next run after a
+SIGKILL.
+
+The manifest
+------------
+Next to every output file ``<output>.pmlkit.json`` is published after the data (see
+``docs/architecture.md``, "Privatisation manifest"). It records the run (:class:`FileReport`),
+the data file's SHA-256 and size (a reader pairs data and manifest by that digest), and
+under ``"privatized"`` a mapping from each output column to the mechanism that produced it
+(its full JSON document under ``"mechanism"``, its digest, the missing-value policy and any
+mapping of unknown labels). Parquet outputs carry the same document in their key-value
+metadata under the key ``pmlkit``.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import itertools
 import json
 import os
 from collections.abc import Sequence
@@ -29,12 +55,13 @@ from .._provenance import warn_if_reference_file
 from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
-    AtomicWriter,
     CsvOptions,
+    default_delimiter,
     expand_inputs,
     file_format,
     iter_batches,
     list_columns,
+    unique_columns,
 )
 from ..rng import resolve_rng
 from ._core import (
@@ -45,10 +72,26 @@ from ._core import (
     _mech_digest,
     as_mechanism_object,
 )
+from ._publish import (
+    cleanup_on_signals,
+    commit,
+    folder_lock,
+    os_error,
+    remove_stale,
+    same_inode,
+    temp_path,
+)
 
-__all__ = ["MANIFEST_SUFFIX", "FileReport", "output_paths", "privatize_file"]
+__all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
+           "FileReport", "output_paths", "privatize_file"]
 
 MANIFEST_SUFFIX = ".pmlkit.json"
+#: The ``"format"`` entry of every manifest pmlkit writes.
+MANIFEST_FORMAT = "pmlkit-privatization"
+#: The label a missing value becomes under ``missing="category"``.
+MISSING_LABEL = "(missing)"
+#: What to do with a missing value in a privatised column.
+MISSING_POLICIES = ("error", "category", "keep")
 
 
 @dataclass(frozen=True)
@@ -120,13 +163,24 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
+def _check_missing_policy(missing: Any) -> str:
+    if missing not in MISSING_POLICIES:
+        raise ValidationError(f"missing must be one of {', '.join(map(repr, MISSING_POLICIES))}"
+                              f", got {missing!r}")
+    return str(missing)
+
+
 def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any],
                    output: str | os.PathLike[str], columns: str | Sequence[str], *,
                    into: str | Sequence[str] | None = None, rng: Any = None,
                    overwrite: bool = False, csv: CsvOptions | None = None,
                    batch_rows: int = DEFAULT_BATCH_ROWS, progress: bool = False,
-                   manifest: bool = True) -> FileReport:
+                   manifest: bool = True, missing: str = "error", unknown_as: Any = None,
+                   compression: str | None = None) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
+
+    Every column not named in ``columns`` comes out exactly as it went in (see the module
+    docstring); the privatised column alone follows the parsing policy of ``csv``.
 
     Parameters
     ----------
@@ -137,7 +191,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     output
         The output file (one input), or a folder (several inputs: each is written to
         ``output/<input name>``; the folder is created if missing). The format follows the
-        output's extension (CSV in, Parquet out is allowed).
+        output's extension (CSV in, Parquet out is allowed; ``.csv.gz``/``.bz2``/``.zst``
+        are compressed, ``.tsv`` is tab-separated).
     columns
         Column(s) holding the sensitive labels.
     into
@@ -147,23 +202,40 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         ``None`` (secure default), an int seed or a numpy Generator (research only); see
         :func:`pmlkit.privatize`.
     overwrite
-        Replace an existing output (refused by default). The input is never overwritten.
+        Replace an existing output file (refused by default). The input is never
+        overwritten.
     csv
-        Parsing options for CSV inputs (headerless files, whitespace, null markers); CSV
-        outputs are written with a header line.
+        Parsing options for CSV inputs (headerless files, delimiter); ``null_values`` and
+        ``strip_whitespace`` apply to the privatised column(s) only. Without ``csv`` (or
+        with no ``null_values``) an empty cell of a privatised column is missing.
     batch_rows
         Rows per streamed batch (memory bound).
     progress
         Show a tqdm progress bar.
     manifest
         Write ``<output>.pmlkit.json`` recording the run (see the module docstring).
+    missing
+        A missing value in a privatised column: ``"error"`` (default: refuse, with the
+        count), ``"category"`` (it is the label ``"(missing)"``, which the mechanism must
+        have as an input label; an output ``"(missing)"`` is written as missing) or
+        ``"keep"`` (it stays missing in the output: whether a record's value is missing is
+        then released without protection).
+    unknown_as
+        ``None`` (default): a value that is not an input label of the mechanism is an
+        error. An input label: such values are privatised as if they were that label; the
+        number of rows mapped is recorded in the manifest.
+    compression
+        Parquet output codec (``"snappy"``, ``"zstd"``, ``"gzip"``, ``"none"``, ...);
+        default: each column keeps its input codec (Parquet input) or pyarrow's default.
+        CSV outputs are compressed by their extension.
 
     Raises
     ------
     DataError
-        Missing input or column, unknown labels or nulls (naming the value and its row
-        count), output equal to an input, existing output without ``overwrite``. The
-        output is left untouched (no partial file) on any error or interruption.
+        Missing input or column, duplicate column names, unknown labels or nulls (naming
+        the value and its row count), output equal to an input, existing output without
+        ``overwrite``, a file-system error. No output is left behind on any error or
+        interruption; with several inputs either all outputs are published or none.
     """
     mech = as_mechanism_object(mechanism)
     cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
@@ -182,54 +254,241 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
+    missing = _check_missing_policy(missing)
+    if missing == "category" and MISSING_LABEL not in mech.input_labels:
+        raise ValidationError(
+            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
+            "design it from data whose missing values are a category (missing='category')")
+    if unknown_as is not None and unknown_as not in mech.input_labels:
+        raise ValidationError(f"unknown_as must be an input label of the mechanism, got "
+                              f"{unknown_as!r} (input labels: "
+                              f"{', '.join(map(repr, mech.input_labels[:20]))})")
+    if compression is not None and not isinstance(compression, str):
+        raise ValidationError(f"compression must be a codec name, got {compression!r}")
     inputs = expand_inputs(input)
     outputs = output_paths(inputs, output)
     for out in outputs:
-        file_format(out)
+        if file_format(out) == "csv" and compression is not None:
+            raise ValidationError(f"compression applies to Parquet outputs, got "
+                                  f"{compression!r} for {str(out)!r}; a CSV output is "
+                                  "compressed by its extension (.csv.gz, .csv.bz2, .csv.zst)")
         for inp in inputs:
             if _same_file(inp, out):
                 raise DataError(f"output {str(out)!r} is the input file {str(inp)!r}; "
                                 "pmlkit never overwrites its input, choose another output")
+        if out.is_dir():
+            raise DataError(f"output {str(out)!r} is a folder; name an output file")
         if out.exists() and not overwrite:
             raise DataError(f"output file {str(out)!r} already exists; pass overwrite=True "
                             "(--overwrite) to replace it")
-    for inp in inputs:  # fail fast on a missing column in any file
-        available = list_columns(inp, csv=csv)
-        missing = [c for c in cols if c not in available]
-        if missing:
-            raise DataError(f"column {missing[0]!r} not found in {str(inp)!r}; available "
-                            f"columns: {', '.join(map(repr, available))}")
+        man = _manifest_path(out)
+        if manifest and man.exists() and not out.exists() and not overwrite:
+            raise DataError(f"manifest {str(man)!r} already exists without its data file; "
+                            "remove it or pass overwrite=True (--overwrite)")
+    for inp in inputs:  # fail fast on a missing or ambiguous column in any file
+        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        missing_cols = [c for c in cols if c not in available]
+        if missing_cols:
+            raise DataError(f"column {missing_cols[0]!r} not found in {str(inp)!r}; "
+                            f"available columns: {', '.join(map(repr, available))}")
         clash = [t for t in targets if t in available and t not in cols]
         if into is not None and clash:
             raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
                             "choose a new name")
     if outputs[0] != Path(output):  # writing into a folder: create it
-        Path(output).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(output).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
     sampler = AliasSampler(mech.matrix)
-    in_type = _arrow_type_for(mech.input_labels)
     digest = _mech_digest(mech)
+    mech_doc = mech.to_dict()
+    policy = _Policy(mech, csv, missing, unknown_as)
     done = []
     bar = _progress_bar(inputs, csv, progress)
+    staged: list[_Staged] = []
     try:
-        for inp, out in zip(inputs, outputs, strict=True):
-            warn_if_reference_file(mech, inp)  # PMLWarning: privatising the reference data
-            rows = _one_file(mech, sampler, inp, out, cols, targets, source.generator,
-                             in_type, overwrite=overwrite, csv=csv, batch_rows=int(batch_rows),
-                             bar=bar, meta={"pmlkit": json.dumps({
-                                 "columns": cols, "into": targets, "seeded": source.seeded,
-                                 "rng": source.description, "mechanism_sha256": digest})})
-            done.append((str(inp), str(out), rows))
-            if manifest:
-                single = FileReport(((str(inp), str(out), rows),), tuple(cols),
-                                    tuple(targets), source.seeded, source.description, digest)
-                _write_manifest(out, single)
+        with cleanup_on_signals():
+            try:
+                for inp, out in zip(inputs, outputs, strict=True):
+                    warn_if_reference_file(mech, inp)  # PMLWarning: the reference data
+                    remove_stale(out)
+                    remove_stale(_manifest_path(out))
+                    policy.unknown_rows = 0
+                    privatized = {t: {"column": c, "mechanism": mech_doc,
+                                      "mechanism_sha256": digest, "missing": missing,
+                                      "unknown_as": unknown_as}
+                                  for c, t in zip(cols, targets, strict=True)}
+                    meta = {"format": MANIFEST_FORMAT, "version": 1, "columns": cols,
+                            "into": targets, "seeded": source.seeded,
+                            "rng": source.description, "mechanism_sha256": digest,
+                            "privatized": privatized}
+                    st = _one_file(mech, sampler, inp, out, cols, targets, source.generator,
+                                   policy, csv=csv, batch_rows=int(batch_rows), bar=bar,
+                                   meta={"pmlkit": json.dumps(meta)},
+                                   compression=compression)
+                    staged.append(st)
+                    for t in privatized:
+                        privatized[t]["unknown_mapped_rows"] = policy.unknown_rows
+                    single = FileReport(((str(inp), str(out), st.rows),), tuple(cols),
+                                        tuple(targets), source.seeded, source.description,
+                                        digest)
+                    st.manifest_doc = {**meta, **single.to_dict(), "engine": "local",
+                                       "privatized": privatized,
+                                       "data": {"file": out.name, "sha256": st.sha256,
+                                                "bytes": st.size}}
+                    done.append((str(inp), str(out), st.rows))
+                _publish_all(staged, overwrite=overwrite, manifest=manifest)
+            finally:
+                for st in staged:
+                    st.tmp.unlink(missing_ok=True)
     finally:
         if bar is not None:
             bar.close()
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
                       source.description, digest)
+
+
+@dataclass
+class _Staged:
+    """A finished temporary output waiting to be published."""
+
+    tmp: Path
+    out: Path
+    rows: int
+    sha256: str
+    size: int
+    manifest_doc: dict[str, Any] = dataclasses.field(default_factory=dict)
+
+
+def _manifest_path(out: Path) -> Path:
+    return out.with_name(out.name + MANIFEST_SUFFIX)
+
+
+def _publish_all(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
+    """Publish every staged output and its manifest, or none of them."""
+    with folder_lock([st.out.parent for st in staged]):
+        _publish_locked(staged, overwrite=overwrite, manifest=manifest)
+
+
+def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
+    published: list[tuple[Path, os.stat_result]] = []
+    try:
+        for st in staged:
+            info = os.stat(st.tmp)
+            try:
+                commit(st.tmp, st.out, overwrite=overwrite)
+            except OSError as exc:
+                raise os_error(exc, "write the output", st.out) from exc
+            published.append((st.out, info))
+            if not manifest:
+                continue
+            man = _manifest_path(st.out)
+            mtmp = temp_path(man)
+            try:
+                mtmp.write_text(json.dumps(st.manifest_doc, indent=2) + "\n", encoding="utf-8")
+                minfo = os.stat(mtmp)
+                commit(mtmp, man, overwrite=overwrite)
+            except OSError as exc:
+                raise os_error(exc, "write the manifest", man) from exc
+            finally:
+                mtmp.unlink(missing_ok=True)
+            published.append((man, minfo))
+            if not same_inode(st.out, info):  # another --overwrite run replaced the data
+                raise DataError(f"output {str(st.out)!r} was replaced by another run while "
+                                "this one was publishing it; run again")
+    except BaseException as exc:
+        removed = []
+        for path, info in reversed(published):
+            if same_inode(path, info):  # only what this run published
+                path.unlink(missing_ok=True)
+                removed.append(str(path))
+        if isinstance(exc, DataError) and removed and len(staged) > 1:
+            raise DataError(f"{exc}; none of the {len(staged)} outputs was published "
+                            "(those already written were removed)") from exc
+        raise
+
+
+class _Policy:
+    """How the privatised column is read: CSV text to labels, missing values, unknowns."""
+
+    def __init__(self, mech: Any, csv: CsvOptions | None, missing: str,
+                 unknown_as: Any) -> None:
+        import pyarrow as pa
+
+        self.mech = mech
+        self.csv = csv
+        self.missing = missing
+        self.unknown_as = unknown_as
+        self.in_type = _arrow_type_for(mech.input_labels)
+        self.unknown_rows = 0
+        labels = [lab for lab in mech.input_labels]
+        self.label_set = None
+        if self.in_type is not None:
+            self.label_set = pa.array(labels, type=self.in_type)
+
+    def from_text(self, arr: Any) -> Any:
+        """CSV text of a privatised column -> labels (strip, null markers, label type)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        opts = self.csv or CsvOptions()
+        if opts.strip_whitespace:
+            arr = pc.utf8_trim_whitespace(arr)
+        nulls = opts.null_values if opts.null_values else ("",)
+        is_null = pc.is_in(arr, value_set=pa.array(list(nulls), type=arr.type))
+        arr = pc.if_else(is_null, pa.scalar(None, type=arr.type), arr)
+        if self.in_type is not None and not pa.types.is_string(self.in_type):
+            try:
+                arr = pc.cast(arr, self.in_type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # not all labels: the encoder names the offending values
+        return arr
+
+    def prepare(self, arr: Any) -> tuple[Any, Any]:
+        """Apply the missing-value and unknown-label policies; returns (values to encode,
+        mask of rows whose output must be missing, or None)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_dictionary(arr.type):
+            if self.missing == "error" and self.unknown_as is None:
+                return arr, None
+            arr = arr.dictionary_decode()
+        keep_mask = None
+        if self.missing == "category" and arr.null_count:
+            try:
+                arr = arr.fill_null(pa.scalar(MISSING_LABEL, type=arr.type))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise DataError(f"missing='category' needs a text column, this one is "
+                                f"{arr.type}") from exc
+        elif self.missing == "keep" and arr.null_count:
+            keep_mask = arr.is_null()
+            arr = arr.fill_null(pa.scalar(self.mech.input_labels[0], type=arr.type)) \
+                if self.label_set is not None else arr
+        if self.unknown_as is not None and self.label_set is not None:
+            try:
+                known = pc.is_in(arr, value_set=self.label_set.cast(arr.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                known = None
+            if known is not None:
+                unknown = pc.and_(pc.invert(known), arr.is_valid())
+                n = pc.sum(unknown).as_py() or 0
+                if n:
+                    self.unknown_rows += int(n)
+                    arr = pc.if_else(unknown, pa.scalar(self.unknown_as, type=arr.type), arr)
+        return arr, keep_mask
+
+
+def _read_csv(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
+    """The options that read a CSV input as pure text (no null markers, no stripping)."""
+    if file_format(inp) != "csv":
+        return csv
+    base = csv if csv is not None else CsvOptions()
+    return dataclasses.replace(base, strip_whitespace=False, null_values=(),
+                               delimiter=base.delimiter_for(inp))
 
 
 def _progress_bar(inputs: list[Path], csv: CsvOptions | None, progress: bool) -> Any:
@@ -250,51 +509,130 @@ def _progress_bar(inputs: list[Path], csv: CsvOptions | None, progress: bool) ->
                 desc="privatising", leave=False)
 
 
-def _write_manifest(out: Path, report: FileReport) -> None:
-    path = out.with_name(out.name + MANIFEST_SUFFIX)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        tmp.write_text(json.dumps(report.to_dict(), indent=2) + "\n", encoding="utf-8")
-        os.replace(tmp, path)
-    finally:
-        tmp.unlink(missing_ok=True)
+def _sha256(path: Path) -> tuple[str, int]:
+    h = hashlib.sha256()
+    size = 0
+    with open(path, "rb") as fh:
+        while chunk := fh.read(1 << 22):
+            h.update(chunk)
+            size += len(chunk)
+    return h.hexdigest(), size
+
+
+def _parquet_codecs(pf: Any) -> dict[str, str]:
+    """Each column's codec in the first row group (what the input was compressed with)."""
+    md = pf.metadata
+    if md.num_row_groups == 0:
+        return {}
+    rg = md.row_group(0)
+    out: dict[str, str] = {}
+    for j in range(rg.num_columns):
+        c = rg.column(j)
+        name = c.path_in_schema.split(".")[0]
+        codec = str(c.compression).lower()
+        out.setdefault(name, "none" if codec == "uncompressed" else codec)
+    return out
 
 
 def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list[str],
-              targets: list[str], gen: np.random.Generator, in_type: Any, *, overwrite: bool,
-              csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str]) -> int:
+              targets: list[str], gen: np.random.Generator, policy: _Policy, *,
+              csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
+              compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
+    """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
+    row-group range of a Parquet file) into a temporary file next to ``out``."""
     import pyarrow as pa
 
-    column_types = None
-    if file_format(inp) == "csv":
-        column_types = {}
-        if file_format(out) == "csv":
-            # CSV to CSV: untouched columns stay text (exact round trip of every field);
-            # to Parquet their types are inferred from the first block (pyarrow open_csv)
-            column_types = {c: pa.string() for c in list_columns(inp, csv=csv)}
-        for c in cols:
-            if in_type is not None:
-                column_types[c] = in_type
-    # columns replaced in place are read dictionary-encoded: labels are matched once per
-    # dictionary entry instead of once per row (their values are not written back)
-    in_place = [c for c, t in zip(cols, targets, strict=True) if c == t]
-    batches = iter_batches(inp, batch_rows=batch_rows, csv=csv, column_types=column_types,
-                           read_dictionary=in_place if file_format(inp) == "parquet" else None)
+    in_fmt, out_fmt = file_format(inp), file_format(out)
+    read_csv = _read_csv(inp, csv)
+    names = list_columns(inp, csv=read_csv)
+    base_meta: dict[Any, Any] = {}
+    codecs: dict[str, str] = {}
+    if in_fmt == "csv":
+        fields = [pa.field(n, pa.string()) for n in names]
+        column_types = {n: pa.string() for n in names}
+        in_place: list[str] = []
+    else:
+        import pyarrow.parquet as pq
+
+        with pq.ParquetFile(inp) as pf:
+            schema = pf.schema_arrow
+            codecs = _parquet_codecs(pf)
+        fields = list(schema)
+        base_meta = dict(schema.metadata or {})
+        column_types = None
+        # columns replaced in place are read dictionary-encoded (labels matched once per
+        # dictionary entry) unless a policy needs to see every value
+        in_place = [c for c, t in zip(cols, targets, strict=True) if c == t]
+    out_fields = list(fields)
+    for c, t in zip(cols, targets, strict=True):
+        src = fields[names.index(c)]
+        if out_fmt == "csv":
+            typ = pa.string()
+        else:
+            src_type = src.type.value_type if pa.types.is_dictionary(src.type) else src.type
+            typ = _arrow_output_type(mech, policy.in_type if in_fmt == "csv" and
+                                     policy.in_type is not None else src_type)
+        f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
+        if t in names:
+            out_fields[names.index(t)] = f
+        else:
+            out_fields.append(f)
+            codecs.setdefault(t, codecs.get(c, "snappy"))
+    schema = pa.schema(out_fields, metadata={**base_meta, **meta} if out_fmt == "parquet"
+                       else None)
     encoders = {c: _Encoder(mech.input_labels) for c in cols}
-    writer: AtomicWriter | None = None
+    tmp = temp_path(out)
+    sink: Any = None
+    writer: Any = None
     rows = 0
     try:
+        try:
+            if out_fmt == "parquet":
+                import pyarrow.parquet as pq
+
+                codec: Any = compression if compression is not None else (
+                    {n: codecs.get(n, "snappy") for n in schema.names} if codecs else "snappy")
+                writer = pq.ParquetWriter(str(tmp), schema, compression=codec)
+            else:
+                from ..io import CsvLayout, CsvTextWriter, compression_of
+
+                # the declared separator, else by the output's extension (.tsv: tab)
+                delim = csv.delimiter if csv is not None and csv.delimiter is not None \
+                    else default_delimiter(out)
+                layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
+                sink = pa.output_stream(str(tmp), compression=compression_of(out),
+                                        buffer_size=1 << 20)
+                writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
+                                       quote_empty=targets)
+        except OSError as exc:
+            raise os_error(exc, "write the output", out) from exc
+        except (ValueError, TypeError, pa.ArrowException) as exc:
+            raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
+        if piece is None:
+            batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
+                                   column_types=column_types,
+                                   read_dictionary=in_place if in_fmt == "parquet" else None)
+        else:
+            batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
+        failed = False
         for batch in batches:
-            new = _privatize_batch(mech, sampler, batch, cols, targets, encoders, gen)
+            new = _privatize_batch(mech, sampler, batch, cols, targets, encoders, gen, policy,
+                                   from_text=in_fmt == "csv", schema=schema)
             if new is None:  # a problem was found: keep counting it, write nothing
+                failed = True
                 continue
-            if writer is None:
-                schema = new.schema.with_metadata({**(new.schema.metadata or {}), **meta}) \
-                    if file_format(out) == "parquet" else new.schema
-                writer = AtomicWriter(out, schema, overwrite=overwrite,
-                                      csv=CsvOptions(delimiter=(csv or CsvOptions()).delimiter))
-                writer.__enter__()
-            writer.write(new.replace_schema_metadata(writer.schema.metadata))
+            if failed:
+                continue
+            try:
+                if out_fmt == "parquet":
+                    writer.write_batch(new)
+                else:
+                    writer.write(new)
+            except OSError as exc:
+                raise os_error(exc, "write the output", out) from exc
+            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
+                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
+                                f"{' '.join(str(exc).split())[:300]}") from exc
             rows += new.num_rows
             if bar is not None:
                 bar.update(new.num_rows)
@@ -302,48 +640,142 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
         if bad:
             c, e = bad[0]
             raise e.error(f"column {c!r} of {str(inp)!r}")
-        if writer is None:  # empty file: write the schema only
-            schema = _empty_schema(mech, inp, cols, targets, csv, column_types)
-            writer = AtomicWriter(out, schema, overwrite=overwrite)
-            writer.__enter__()
-    except BaseException as exc:
-        if writer is not None:
-            writer.__exit__(type(exc), exc, exc.__traceback__)
+        try:
+            if out_fmt == "parquet":
+                writer.close()
+            else:
+                sink.close()
+            writer = sink = None
+            with open(tmp, "rb") as fh:
+                os.fsync(fh.fileno())
+            sha, size = _sha256(tmp)
+        except OSError as exc:
+            raise os_error(exc, "write the output", out) from exc
+    except BaseException:
+        try:
+            if out_fmt == "parquet" and writer is not None:
+                writer.close()
+            if sink is not None:
+                sink.close()
+        except Exception:
+            pass
+        tmp.unlink(missing_ok=True)
         raise
-    writer.__exit__(None, None, None)
-    return rows
+    return _Staged(tmp, out, rows, sha, size)
 
 
-def _empty_schema(mech: Any, inp: Path, cols: list[str], targets: list[str],
-                  csv: CsvOptions | None, column_types: Any) -> Any:
+def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
+                   read_csv: CsvOptions | None, batch_rows: int, in_place: list[str]) -> Any:
+    """Record batches of one piece: Parquet row groups ``[a, b)`` or CSV bytes ``[a, b)``
+    (a piece after the first starts at a record boundary and has no header)."""
     import pyarrow as pa
 
-    from ..io import read_table
+    a, b = piece
+    try:
+        if file_format(inp) == "parquet":
+            import pyarrow.parquet as pq
 
-    table = read_table(inp, csv=csv, column_types=column_types)
-    out_type = _arrow_output_type(mech, _arrow_type_for(mech.input_labels) or pa.string())
-    fields = list(table.schema)
-    names = [f.name for f in fields]
-    for c, t in zip(cols, targets, strict=True):
-        f = pa.field(t, out_type)
-        if t in names:
-            fields[names.index(t)] = f
-        else:
-            fields.append(f)
-        del c
-    return pa.schema(fields)
+            with pq.ParquetFile(inp, read_dictionary=in_place) as pf:
+                yield from pf.iter_batches(batch_size=batch_rows, row_groups=range(a, b))
+            return
+        import pyarrow.csv as pacsv
+
+        opts = read_csv or CsvOptions()
+        with open(inp, "rb") as fh:
+            fh.seek(a)
+            data = fh.read(b - a)
+        ropts = opts._read_options(batch_rows)
+        if a > 0:
+            ropts.column_names = list(names)
+            ropts.skip_rows = 0
+        conv = opts._convert_options(None, {n: pa.string() for n in names})
+        with pacsv.open_csv(pa.BufferReader(data), read_options=ropts,
+                            parse_options=opts._parse_options(inp),
+                            convert_options=conv) as reader:
+            yield from reader
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
+
+
+def _parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
+    """Row-group ranges of a Parquet file, each of about ``rows`` rows (at least one row
+    group; an empty file is one empty piece)."""
+    import pyarrow.parquet as pq
+
+    md = pq.ParquetFile(path).metadata
+    n = md.num_row_groups
+    if n == 0:
+        return [(0, 0)]
+    out, start, acc = [], 0, 0
+    for i in range(n):
+        acc += md.row_group(i).num_rows
+        if acc >= rows:
+            out.append((start, i + 1))
+            start, acc = i + 1, 0
+    if start < n:
+        out.append((start, n))
+    return out
+
+
+def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
+    """Split an uncompressed CSV file into byte ranges of about ``block_bytes`` that start
+    and end on record boundaries: a line break counts only where the number of double
+    quotes before it is even (a line break inside a quoted field is not a boundary)."""
+    size = path.stat().st_size
+    if size <= block_bytes:
+        return [(0, size)]
+    bounds = [0]
+    parity = 0
+    pos = 0
+    with open(path, "rb") as fh:
+        target = block_bytes
+        while target < size:
+            # quotes between the last position and the target fix the parity there
+            fh.seek(pos)
+            while pos < target:
+                chunk = fh.read(min(1 << 24, target - pos))
+                if not chunk:
+                    break
+                parity ^= chunk.count(b'"') & 1
+                pos += len(chunk)
+            found = None
+            while found is None:
+                win = fh.read(1 << 20)
+                if not win:
+                    break
+                arr = np.frombuffer(win, dtype=np.uint8)
+                q = (np.cumsum(arr == 34) + parity) & 1
+                nl = np.flatnonzero((arr == 10) & (q == 0))
+                if nl.size:
+                    found = pos + int(nl[0]) + 1
+                else:
+                    parity = int(q[-1])
+                    pos += len(win)
+            if found is None or found >= size:
+                break
+            # restart counting just after the boundary (parity there is even)
+            bounds.append(found)
+            pos, parity = found, 0
+            target = found + block_bytes
+    bounds.append(size)
+    return list(itertools.pairwise(bounds))
 
 
 def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[str],
                      targets: list[str], encoders: dict[str, _Encoder],
-                     gen: np.random.Generator) -> Any:
+                     gen: np.random.Generator, policy: _Policy, *, from_text: bool,
+                     schema: Any) -> Any:
     import pyarrow as pa
+    import pyarrow.compute as pc
 
     arrays = list(batch.columns)
     names = list(batch.schema.names)
     failed = False
     for c, t in zip(cols, targets, strict=True):
-        arr = batch.column(names.index(c)) if c in names else batch.column(c)
+        arr = batch.column(names.index(c))
+        if from_text:
+            arr = policy.from_text(arr)
+        arr, keep_mask = policy.prepare(arr)
         enc = encoders[c]
         codes = enc.encode_arrow(arr)
         if codes is None or any(e.failed for e in encoders.values()):
@@ -352,9 +784,17 @@ def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[st
         if failed:
             continue
         idx = sampler.draw(codes, gen)
-        out_type = _arrow_output_type(mech, arr.type)
-        labels = pa.array(list(mech.output_labels), type=out_type)
+        out_type = schema.field(t).type
+        try:
+            labels = pa.array(list(mech.output_labels), type=out_type)
+        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+            labels = pa.array(list(mech.output_labels)).cast(out_type)
         new = labels.take(pa.array(idx))
+        if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
+            miss = pa.array(idx == mech.output_labels.index(MISSING_LABEL))
+            new = pc.if_else(miss, pa.scalar(None, type=out_type), new)
+        if keep_mask is not None:
+            new = pc.if_else(keep_mask, pa.scalar(None, type=out_type), new)
         if t in names:
             arrays[names.index(t)] = new
         else:
@@ -362,4 +802,4 @@ def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[st
             arrays.append(new)
     if failed:
         return None
-    return pa.RecordBatch.from_arrays(arrays, names=names)
+    return pa.RecordBatch.from_arrays(arrays, schema=schema)

@@ -1,0 +1,179 @@
+"""Publishing outputs: temporary files, no-replace commits, signals and stale leftovers.
+
+Every output is first written to a hidden temporary file next to its final name,
+``.<name>.pmlkit-<pid>-<random>.tmp``, and only then *committed*:
+
+* without ``overwrite`` by :func:`os.link` of the finished temporary file to the final
+  name, which fails if that name exists (so two runs racing for one output cannot both
+  win, and nothing that appeared meanwhile is replaced);
+* with ``overwrite`` by :func:`os.replace` (atomic: a reader sees the old or the new file,
+  never a mix).
+
+While a :func:`cleanup_on_signals` block runs, SIGTERM and SIGHUP raise ``SystemExit``
+(SIGINT already raises ``KeyboardInterrupt``), so the ``finally`` blocks remove the
+temporary files. A run killed with SIGKILL cannot clean up: its temporary files carry its
+process id, and the next run writing next to them removes those whose process is gone
+(:func:`remove_stale`).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import shutil
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from ..errors import DataError
+
+__all__ = ["cleanup_on_signals", "commit", "folder_lock", "os_error", "remove_stale", "temp_path"]
+
+_TAG = ".pmlkit-"
+
+
+def temp_path(final: Path, suffix: str = ".tmp") -> Path:
+    """A fresh hidden temporary name in ``final``'s folder, tagged with this process id."""
+    return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # exists but belongs to someone else
+        return True
+    return True
+
+
+def remove_stale(final: Path) -> list[Path]:
+    """Remove temporary files (or folders) left next to ``final`` by runs that were killed
+    (their process no longer exists). Returns what was removed."""
+    removed: list[Path] = []
+    prefix = f".{final.name}{_TAG}"
+    try:
+        entries = list(final.parent.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        if not p.name.startswith(prefix):
+            continue
+        rest = p.name[len(prefix):]
+        pid_text = rest.split("-", 1)[0]
+        if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+            removed.append(p)
+        except OSError:
+            pass
+    return removed
+
+
+def os_error(exc: OSError, what: str, path: Path | str) -> DataError:
+    """One clear line for a file-system error (permissions, disk full, ...)."""
+    reason = exc.strerror or type(exc).__name__
+    if exc.errno == errno.ENOSPC:
+        reason = "no space left on the device"
+    elif exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+        reason = f"permission denied ({exc.strerror})"
+    return DataError(f"cannot {what} {str(path)!r}: {reason}; nothing was written there")
+
+
+def commit(tmp: Path, final: Path, *, overwrite: bool) -> None:
+    """Publish the finished temporary file ``tmp`` under ``final`` (see the module docs).
+
+    Raises DataError if ``final`` exists and ``overwrite`` is False (``tmp`` is kept for the
+    caller to remove)."""
+    if overwrite:
+        if final.is_dir():
+            raise DataError(f"output {str(final)!r} is a folder; pmlkit replaces files only")
+        os.replace(tmp, final)
+        return
+    try:
+        os.link(tmp, final)
+    except FileExistsError:
+        raise DataError(f"output file {str(final)!r} already exists (another run may have "
+                        "written it meanwhile); pass overwrite=True (--overwrite) to replace "
+                        "it") from None
+    except OSError as exc:
+        if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV,
+                             errno.EMLINK):
+            raise
+        # a file system without hard links: claim the name exclusively, then replace it
+        try:
+            fd = os.open(final, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o666)
+        except FileExistsError:
+            raise DataError(f"output file {str(final)!r} already exists; pass "
+                            "overwrite=True (--overwrite) to replace it") from None
+        os.close(fd)
+        os.replace(tmp, final)
+        return
+    tmp.unlink(missing_ok=True)
+
+
+def same_inode(a: Path, st: os.stat_result) -> bool:
+    try:
+        s = os.stat(a)
+    except OSError:
+        return False
+    return (s.st_dev, s.st_ino) == (st.st_dev, st.st_ino)
+
+
+@contextlib.contextmanager
+def folder_lock(folders: list[Path]) -> Iterator[None]:
+    """Hold an advisory exclusive lock (:func:`fcntl.flock`) on each folder while outputs
+    are published into it, so two runs never interleave publishing data and manifests
+    (a reader would otherwise find one run's data with the other's manifest). No lock
+    file is created; without ``fcntl`` (Windows) this does nothing."""
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover
+        yield
+        return
+    fds = []
+    try:
+        for folder in sorted({os.path.abspath(f) for f in folders}):
+            fd = os.open(folder, os.O_RDONLY)
+            fds.append(fd)
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        for fd in fds:
+            os.close(fd)  # closing releases the lock
+
+
+@contextlib.contextmanager
+def cleanup_on_signals() -> Iterator[None]:
+    """Turn SIGTERM/SIGHUP into ``SystemExit(128 + signal)`` for the block's duration (main
+    thread only), so that temporary files are removed by the ``finally`` blocks."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    saved = {}
+    for name in ("SIGTERM", "SIGHUP"):
+        sig = getattr(signal, name, None)
+        if sig is None:
+            continue
+        try:
+            saved[sig] = signal.signal(sig, handler)
+        except (ValueError, OSError):  # pragma: no cover - not settable here
+            pass
+    try:
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
