@@ -29,7 +29,10 @@ from pmlkit.cli.main import main
 from pmlkit.errors import DataError, ValidationError
 from pmlkit.privatization import privatize_file
 
-SEX = Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("Female", "Male"), ("Female", "Male"))
+_W = np.array([[0.8, 0.2], [0.3, 0.7]])
+_BALL = pmlkit.L1Ball([0.33, 0.67], 0.05)  # certified: uncertified files need --allow-uncertified
+SEX = Mechanism(_W, ("Female", "Male"), ("Female", "Male"), uncertainty_set=_BALL.to_dict(),
+                certified_eps=pmlkit.leakage_capacity(_W, _BALL))
 NULL_WORDS = ["NA", "NULL", "null", "nan", "NaN", "N/A", "n/a", "#N/A", "-nan"]
 
 
