@@ -1,76 +1,100 @@
-"""Statistical audit of pmlkit's (eps, delta) guarantees by simulation (issue 7).
+"""Audit of pmlkit's (eps, delta) guarantees: exact sums where they are cheap, simulation
+elsewhere.
 
-A guarantee "(eps, delta)-PML from m samples" (SPEC section 8) is a statement about the
-probability, over the estimation sample (and, for the Gaussian, over the output), that the
-released mechanism leaks more than eps about the *true* distribution. :func:`run_audit`
-checks such statements by drawing the truth ourselves:
+A guarantee "(eps, delta)-PML from m samples" is a statement about the probability, over
+the estimation sample (and, for the Gaussian, over the output), that the released mechanism
+leaks more than eps about the *true* distribution; that probability is at most the
+probability that the confidence set misses the truth, plus the output tail. An audit with
+power must look where a guarantee is weakest: at the true distributions that make the
+confidence set miss most often, at tiny samples, at the edge of each set, and at what is
+actually written to disk. :func:`run_audit` has six families.
 
-1. draw a true distribution ``P`` (Dirichlet with concentrations 0.1 "near-degenerate",
-   0.5 "skewed", 1 "flat", 5 "concentrated"; N from 2 to 10; binary for the additive
-   mechanisms), then ``m`` i.i.d. samples of ``P``;
-2. run the library's design path on the sample for a target ``(eps, delta)``;
-3. compute, exactly, what the returned mechanism leaks under the true ``P``;
-4. count *violations* and compare the rate with the claimed delta.
-
-What is a violation, per family (``AuditRow.event`` states it in words):
-
+``exact`` (no statistics needed)
+    For every confidence method of :data:`pmlkit.confidence.METHODS`, the probability
+    ``P[P not in set]`` is computed *exactly*, as a sum over every sample outcome, and
+    compared with delta directly. N = 2: for each m in :data:`EXACT_M_BINARY` (1 to
+    10^4) the set of each count ``k`` is an interval ``[a_k, b_k]`` of ``Q(x1)``, so the
+    failure probability at ``q`` is a sum of binomial probabilities over the uncovered
+    counts (two CDF tails when the ends are monotone in ``k``). As a function of ``q`` it
+    only jumps up where ``q`` leaves some interval, so the worst-case truths are the points
+    just outside every interval end (all ends for ``m <= 1300``, the 300 smallest and
+    largest counts and 700 spread counts above), plus a grid. N = 3..5 (sizes in
+    :data:`EXACT_M_MULTI`): every multinomial outcome is enumerated, and the worst case is
+    searched over distributions just outside every set's coordinate bounds, the uniform
+    one, random Dirichlet draws and a local random search around the best. The value at
+    each candidate is exact; the supremum is approached from below (a value above delta is
+    a proof of failure). The sets are built in batch with the constructions
+    :mod:`pmlkit.confidence` uses, and at one delta one outcome per batch is compared with
+    the public :func:`pmlkit.confidence.confidence_set` (a mismatch fails the row).
 ``design``
-    The mechanism ``W`` returned for target ``(eps, delta)`` has true PML
-    ``eps_min(W, P) > eps + 1e-9`` (:func:`pmlkit.eps_min`). Designers:
-    :func:`pmlkit.design.design_from_samples` (the full path, with the confidence sets
-    ``"l1"``, ``"box-cp"`` and ``"auto"``; mutual information for
-    ``N <= 8``, the linear accuracy utility for ``N = 9, 10`` to keep the audit fast; the
-    guarantee is certified by the same machinery either way), the exact robust design
-    ``optimal_mechanism(p_hat, eps, beta=beta*(delta))`` and the paper's fixed-prior design
-    at ``eps' = log(e^eps / (1 + beta e^eps / 2))`` (eq. LPsubset; only where the paper's
-    condition ``beta < 2 min p_hat`` holds and ``eps' >= 0``; other trials are *refused*).
+    ``design_from_samples`` with every confidence method (a third of the trials each;
+    mutual information for ``N <= 8``, the linear accuracy for ``N = 9..12``), the exact
+    robust design ``optimal_mechanism(p_hat, eps, beta=beta*(delta))`` and the paper's
+    fixed-prior design at ``eps' = log(e^eps / (1 + beta e^eps / 2))`` (eq. LPsubset; only
+    where ``beta < 2 min p_hat`` and ``eps' >= 0``; other trials are *refused*). Violation:
+    ``eps_min(W, P) > eps + 1e-9`` at the true ``P``. Every design is also checked at its
+    own worst case: a generic HiGHS LP, independent of the library's greedy minimisers,
+    finds for each output the distribution of the certified set with the smallest output
+    probability; leaking more than the certified eps there is a false certificate.
 ``laplace``
-    The scale ``b`` of :func:`pmlkit.additive.calibrate_laplace` (with every confidence
-    set of :data:`pmlkit.confidence.METHODS`) has true PML
-    ``laplace_eps(b, min P) > eps + 1e-9`` (Prop. Laplaceleakage at the true prior).
+    The scale ``b`` of :func:`pmlkit.additive.calibrate_laplace` (every confidence
+    method) has true PML ``laplace_eps(b, min P) > eps + 1e-9`` (Prop. Laplaceleakage).
 ``gaussian``
     For each trial, the curve (method "paper" or "direct" of
     :func:`pmlkit.additive.gaussian_tradeoff` with ``delta2 = delta / 2``, and the same two
-    curves of :func:`pmlkit.additive.calibrate_gaussian` over the nearly tight ``"box-cp"``
-    set) is computed on a grid of inner eps, and its first point with claimed delta
-    ``<= delta`` is released with its ``eps_out``. The violation is over the sample *and*
-    the output: ``{P outside the set} or {Y in E_eps_out(P)}``, where the output event
-    is drawn exactly as ``U < P_Y(E_eps_out(P))`` with ``U`` uniform
-    (:func:`pmlkit.additive.gaussian_violation_probability`, closed form). Its probability
-    is at most ``delta2 + (1 - delta2) delta1 <= delta`` when the guarantee holds.
+    curves of :func:`pmlkit.additive.calibrate_gaussian` over the ``"box-cp"`` set) is
+    computed on a grid of inner eps, and its first point with claimed delta ``<= delta``
+    is released with its ``eps_out``. The violation is over the sample *and* the output:
+    ``{P outside the set} or {Y in E_eps_out(P)}``, the output event drawn exactly as
+    ``U < P_Y(E_eps_out(P))`` with ``U`` uniform
+    (:func:`pmlkit.additive.gaussian_violation_probability`). Its probability is at most
+    ``delta2 + (1 - delta2) delta1 <= delta`` when the guarantee holds.
 ``coverage``
-    The set of :func:`pmlkit.confidence.confidence_set` (each method of
-    :data:`pmlkit.confidence.METHODS`) does not contain ``P``.
+    Simulated coverage of every method's set for ``N`` up to 10 and ``m`` up to 5000.
+``release``
+    The end-to-end path: design from a reference sample, save the mechanism file, load it
+    back, privatise a CSV of fresh records (disjoint from the reference sample) in a
+    temporary folder with :func:`pmlkit.privatize_file`, read the output back. Violation:
+    the mechanism read back from the file leaks more than eps at the true ``P``.
+    Exceptions: a file that does not give back the designed mechanism, altered or
+    reordered records, released values or (input, output) pairs the mechanism cannot
+    produce, a released column that fails a chi-square goodness-of-fit test against the
+    mechanism at level 1e-6, a false certificate at the LP worst case.
 
-Why the test is valid: trials are independent; the concentration and the sample size are
-cycled (stratified), so trial ``t`` violates with its own probability ``r_t``, and the
-guarantee says ``r_t <= delta`` for *every* true distribution, hence for every stratum. A
-sum of independent Bernoulli(``r_t <= delta``) is stochastically smaller than
-Binomial(trials, delta), so the exact one-sided binomial test keeps its level.
+True distributions of the simulations: Dirichlet with concentrations 0.1
+"near-degenerate", 0.5 "skewed", 1 "flat", 5 "concentrated", and "edge" distributions
+whose smaller half of categories have probabilities ``u / m`` with ``u`` in ``[0.2, 3]``
+(categories seen 0 to 3 times: where the sets' lower ends and the worst cases sit);
+``m`` from 5 to 10^4 for the designs, ``N`` up to 12.
 
-For every row: the observed violations out of the trials, a one-sided Clopper-Pearson upper
-confidence bound at level ``1 - alpha`` on the violation rate, and the p-value of the exact
-one-sided binomial test of ``H0: rate <= delta`` (rejected when ``p < alpha``, default
-``alpha = 0.001``). The *conditional check* is deterministic: in every trial where ``P``
-lies in the set the mechanism was certified for, the mechanism must be eps-PML for ``P``
-(its true leakage at most the certified eps, and for the Gaussian ``P_Y(E_eps_out(P)) <=
-delta1``); any exception is a bug, whatever delta says.
+Why the simulated tests are valid: trials are independent; the kind of truth and the
+sample size are cycled (stratified), so trial ``t`` violates with its own probability
+``r_t``, and the guarantee says ``r_t <= delta`` for *every* true distribution. A sum of
+independent Bernoulli(``r_t <= delta``) is stochastically smaller than Binomial(trials,
+delta), so the exact one-sided binomial test keeps its level. Each simulated row reports
+the violations out of the trials, a one-sided Clopper-Pearson upper confidence bound at
+level ``1 - alpha`` and the p-value of the exact one-sided binomial test of
+``H0: rate <= delta`` (rejected when ``p < alpha``, default ``alpha = 0.001``). The
+*conditional check* is deterministic: in every trial where ``P`` lies in the set the
+mechanism was certified for, the mechanism must be eps-PML for ``P`` (and for the Gaussian
+``P_Y(E_eps_out(P)) <= delta1``); any exception is a bug, whatever delta says. An ``exact``
+row instead reports the number of cases (N, m) whose exact failure probability exceeds
+delta, the largest failure probability found (``rate``) and where (``worst_case``).
 
-``radius_scale`` multiplies every l1 radius: it exists to show that the audit *can* fail (a
-deliberately broken variant, e.g. ``radius_scale=0.25``); only the rows whose radius can be
-scaled are run then.
+``radius_scale`` shrinks every confidence set towards its estimate (an l1 radius times the
+factor, a box's bounds pulled towards the estimate): values below 1 build deliberately
+broken variants that the audit must reject (``benchmarks/bench_audit_power.py`` sweeps it).
+The release path runs only as shipped (``radius_scale = 1``).
 
-The observable deltas (0.05, 0.3) make violations frequent enough to be seen in a few
-hundred trials; the paper's delta (1e-6) is audited too (violations there would be a
-disaster). Because the paper's radius (Weissman's bound) is conservative, observed rates are
-typically far below delta: the test checks the guarantee's direction, not its tightness.
+The observable deltas (0.05, 0.3) make violations frequent enough to be seen; the paper's
+delta (1e-6) is audited too (violations there would be a disaster).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from itertools import product
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -104,6 +128,7 @@ EPS_TOL = 1e-9
 
 _DESIGN_SIZES = (5, 30, 100, 1_000, 10_000)
 _DESIGN_MAX_N = 12
+_HARD_SIZES = (5, 10, 20, 30, 50)
 _DESIGN_EPS = (0.5, 1.0, 2.0)
 _EXACT_MAX_N = 6            # the exact robust designer enumerates 2^N extreme rays
 _MI_MAX_N = 8               # beyond, design_from_samples runs with the (linear) accuracy
@@ -239,6 +264,13 @@ class AuditResult:
                 f"{'CP upper':>8} {'p-value':>8} {'inside':>7} {'cond.exc':>8}  result")
         lines = [head, "-" * len(head)]
         for r in self.rows:
+            if r.exact:  # rate = largest exact failure probability found; no test needed
+                lines.append(
+                    f"{r.family:9} {r.method:34} {r.delta:8.2g} "
+                    f"{f'{r.violations}/{r.trials}':>12} {r.rate:7.4g} {'exact':>8} "
+                    f"{'-':>8} {r.inside:7d} {r.conditional_exceptions:8d}  "
+                    f"{'ok' if r.passed else 'FAIL'} (worst: {r.worst_case})")
+                continue
             lines.append(
                 f"{r.family:9} {r.method:34} {r.delta:8.2g} "
                 f"{f'{r.violations}/{r.trials}':>12} {r.rate:7.4f} {r.upper:8.4f} "
@@ -246,7 +278,9 @@ class AuditResult:
                 f"{'ok' if r.passed else 'FAIL'}"
                 + (f" ({r.refused} refused)" if r.refused else ""))
         lines.append(f"alpha = {self.alpha:g} (one-sided binomial test of rate <= delta; "
-                     f"Clopper-Pearson upper bound at level 1 - alpha); radius_scale = "
+                     f"Clopper-Pearson upper bound at level 1 - alpha; 'exact' rows: cases "
+                     f"with an exact failure probability > delta / cases, rate = the largest "
+                     f"found); radius_scale = "
                      f"{self.radius_scale:g}; randomness: {self.rng}")
         lines.append("overall: " + ("PASSED" if self.passed else "FAILED"))
         return "\n".join(lines)
@@ -360,7 +394,7 @@ def _lp_worst_case(w: np.ndarray, uset: Any, inner: np.ndarray) -> tuple[float, 
     n, m_out = w.shape
     if isinstance(uset, VertexSet):
         verts = np.asarray(uset.vertices)
-        vals = [float(np.nanmax(np.where(np.isnan(v := pml(w, q)), -np.inf, v)))
+        vals = [float(np.nanmax(np.where(np.isnan(pq := pml(w, q)), -np.inf, pq)))
                 for q in verts]
         j = int(np.argmax(vals))
         return vals[j], verts[j]
@@ -371,10 +405,11 @@ def _lp_worst_case(w: np.ndarray, uset: Any, inner: np.ndarray) -> tuple[float, 
         raise ValidationError(f"no LP for a set of kind {uset.kind!r}")
     eye = identity(n, format="csr")
     if ball:  # variables (Q, t): |Q - c| <= t, sum t <= r
-        c = np.asarray(uset.center, dtype=np.float64)
+        u: Any = uset
+        c = np.asarray(u.center, dtype=np.float64)
         a_ub = vstack([hstack([eye, -eye]), hstack([-eye, -eye]),
                        csr_matrix(np.concatenate([np.zeros(n), np.ones(n)])[None, :])])
-        b_ub = np.concatenate([c, -c, [uset.radius]])
+        b_ub = np.concatenate([c, -c, [float(u.radius)]])
         a_eq = csr_matrix(np.concatenate([np.ones(n), np.zeros(n)])[None, :])
         bnds = [(float(a), float(b)) for a, b in zip(lo, hi, strict=True)] + [(0, 2)] * n
         width = 2 * n
@@ -393,7 +428,7 @@ def _lp_worst_case(w: np.ndarray, uset: Any, inner: np.ndarray) -> tuple[float, 
                                            "dual_feasibility_tolerance": 1e-10})
     if res.status != 0:  # pragma: no cover - the set is non-empty by construction
         raise PMLError(f"the worst-case LP failed: {res.message}")
-    best, arg = -np.inf, inner
+    best, arg = -math.inf, np.asarray(inner, dtype=np.float64)
     for i, y in enumerate(cols):
         q = np.clip(res.x[i * width:i * width + n], 0.0, None)
         q = q / q.sum()
@@ -402,7 +437,7 @@ def _lp_worst_case(w: np.ndarray, uset: Any, inner: np.ndarray) -> tuple[float, 
             if uset.contains(cand, tol=1e-12):
                 break
         py = float(cand @ w[:, y])
-        v = np.inf if py <= 0 else float(pml(w, cand)[y])
+        v = math.inf if py <= 0 else float(pml(w, cand)[y])
         if v > best:
             best, arg = v, cand
     return best, arg
@@ -457,13 +492,17 @@ def _design_one(truth: _Truth, eps: float, delta: float, conf: str, radius_scale
     cs = confidence_set(truth.counts, delta, method=conf)
     uset = _shrunk(cs.set, truth.p_hat, radius_scale)
     mech = design.optimal_mechanism_for_set(uset, eps, prior=truth.p_hat, utility=util)
+    assert mech.certified_eps is not None  # every designer certifies
     return mech, float(mech.certified_eps), uset
 
 
 def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[float],
-                  deltas: Sequence[float], radius_scale: float, tallies: list[_Tally]) -> None:
+                  deltas: Sequence[float], radius_scale: float, tallies: list[_Tally],
+                  hard: Sequence[_Truth] = ()) -> None:
     """``truths`` (N in 2..12) feed ``design_from_samples`` with every confidence method (a
-    third of the trials each, shifted so that the methods see different truths); ``small``
+    third of the trials each, shifted so that the methods see different truths), and so do
+    ``hard`` ones (N = 7..12 from 5 to 50 samples: wide sets over many categories, where
+    worst cases are hardest to certify; a twelfth of the trials per method); ``small``
     (N <= _EXACT_MAX_N) the exact robust design and the paper's fixed-prior design at eps'.
 
     Besides the true P, every design is checked at its own worst case: a generic LP finds
@@ -498,9 +537,13 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
                     f"confidence={conf!r}) (mutual information for N <= {_MI_MAX_N}, "
                     "accuracy above); conditional exceptions also count a false certificate "
                     "at the LP worst case of the set, and a CertificationError or crash")
-                for i in range(per if truths else 0):
-                    t = (j * per + i) % len(truths)
-                    truth, eps = truths[t], float(eps_of[t])
+                n_hard = max(1, len(hard) // len(METHODS)) if hard else 0
+                cases = [(truths[(j * per + i) % len(truths)], float(eps_of[(j * per + i)
+                                                                             % len(truths)]))
+                         for i in range(per if truths else 0)]
+                cases += [(hard[(j * n_hard + i) % len(hard)], _DESIGN_EPS[i % 3])
+                          for i in range(n_hard)]
+                for truth, eps in cases:
                     where = f"N={truth.p.size}, m={truth.m}, eps={eps:g}"
                     try:
                         w, cert, uset = _design_one(truth, eps, delta, conf, radius_scale)
@@ -989,8 +1032,9 @@ def _spot_check(counts: np.ndarray, rep: _Rep, delta: float, method: str,
         ref = set_from_dict(cs.set.to_dict())
         if method == "auto" and rep.chosen is not None:
             if cs.details["chosen"] != AUTO_CANDIDATES[int(rep.chosen[i])]:
+                mine_name = AUTO_CANDIDATES[int(rep.chosen[i])]
                 bad.append(f"counts {counts[i].tolist()}: auto chose "
-                           f"{cs.details['chosen']!r}, the batch {AUTO_CANDIDATES[int(rep.chosen[i])]!r}")
+                           f"{cs.details['chosen']!r}, the batch {mine_name!r}")
                 continue
         lo_a, hi_a = mine.coordinate_bounds()
         lo_b, hi_b = ref.coordinate_bounds()
@@ -1076,7 +1120,7 @@ def _multi_candidates(counts: np.ndarray, rep: _Rep, gen: np.random.Generator
     distribution whose ``Q(x)`` lies just beyond the set's bound on ``Q(x)`` (the rest of
     the mass spread like the outcome's counts), the uniform distribution and random
     Dirichlet draws (concentrations 1 and 0.3)."""
-    k, n = counts.shape
+    n = counts.shape[1]
     lo, hi = _coordinate_bounds(rep)
     rest = counts + 0.5
     out = [np.full((1, n), 1.0 / n), gen.dirichlet(np.ones(n), _MULTI_RANDOM),
@@ -1179,7 +1223,7 @@ def _audit_exact(gen: np.random.Generator, deltas: Sequence[float], radius_scale
                 q = _binary_candidates(a, b, m)
                 f = _binary_failure(q, a, b, m)
                 j = int(np.argmax(f))
-                tally.add(float(f[j]), f"N=2, m={m}, P=({q[j]:.6g}, {1 - q[j]:.6g})")
+                tally.add(float(f[j]), f"N=2, m={m}, P=({q[j]!r}, {1 - q[j]!r})")
             for n, sizes in EXACT_M_MULTI:
                 for m in sizes:
                     counts = comps[n, m]
@@ -1189,9 +1233,12 @@ def _audit_exact(gen: np.random.Generator, deltas: Sequence[float], radius_scale
                                                         _spot_rows(counts.shape[0], m + n))
                     small = rep.scaled(radius_scale)
                     q0 = _multi_candidates(counts, small, gen)
-                    best_q, best_v = _refine(q0, lambda q, c=counts, r=small:
-                                             _multi_failure(q, c, r), gen)
-                    tally.add(best_v, f"N={n}, m={m}, P={fmt(np.round(best_q, 6))}")
+                    def fail(q: np.ndarray, c: np.ndarray = counts, r: _Rep = small
+                             ) -> np.ndarray:
+                        return _multi_failure(q, c, r)
+
+                    best_q, best_v = _refine(q0, fail, gen)
+                    tally.add(best_v, f"N={n}, m={m}, P={[float(x) for x in best_q]!r}")
             tallies.append(tally)
 
 
@@ -1271,8 +1318,9 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     if "design" in fams:
         truths = _draw_truths(streams[0], t, _DESIGN_SIZES, 2, _DESIGN_MAX_N)
         small = _draw_truths(streams[0], t, _DESIGN_SIZES, 2, _EXACT_MAX_N)
+        hard = _draw_truths(streams[0], max(1, t // 12) * 7, _HARD_SIZES, 7, _DESIGN_MAX_N)
         eps_of = [_DESIGN_EPS[i % len(_DESIGN_EPS)] for i in range(t)]
-        _audit_design(truths, small, eps_of, ds, scale, tallies)
+        _audit_design(truths, small, eps_of, ds, scale, tallies, hard)
         say(f"design: {t} trials per delta")
     if "laplace" in fams:
         truths = _binary_truths(streams[1], 3 * t)
@@ -1299,9 +1347,13 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
 
     settings = {
         "families": fams, "deltas": ds, "concentrations": dict(CONCENTRATIONS),
-        "design": {"m": list(_DESIGN_SIZES), "eps": list(_DESIGN_EPS), "N": [2, 10],
+        "truths": [*CONCENTRATIONS, "edge"],
+        "design": {"m": list(_DESIGN_SIZES), "eps": list(_DESIGN_EPS), "N": [2, _DESIGN_MAX_N],
+                   "hard": {"m": list(_HARD_SIZES), "N": [7, _DESIGN_MAX_N],
+                            "trials": max(1, t // 12)},
                    "exact_max_N": _EXACT_MAX_N, "mutual_information_max_N": _MI_MAX_N,
-                   "confidence": list(_DESIGN_CONFIDENCE), "trials": t},
+                   "confidence": "every method of pmlkit.confidence.METHODS",
+                   "trials": t, "worst_case": "HiGHS LP over the certified set"},
         "laplace": {"m": list(_ADDITIVE_SIZES), "eps": list(_LAPLACE_EPS),
                     "confidence": "every method of pmlkit.confidence.METHODS",
                     "trials": 3 * t},
@@ -1309,7 +1361,12 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
                      "confidence": ["l1", *_GAUSS_CONFIDENCE],
                      "eps_grid": [float(_GAUSS_GRID[0]), float(_GAUSS_GRID[-1]),
                                   int(_GAUSS_GRID.size)], "trials": 2 * t},
-        "coverage": {"m": list(_ADDITIVE_SIZES), "N": [2, 10], "trials": 4 * t},
+        "coverage": {"m": list(_ADDITIVE_SIZES), "N": [2, 10], "trials": 2 * t},
+        "exact": {"binary_m": list(EXACT_M_BINARY),
+                  "multinomial": {str(n): list(ms) for n, ms in EXACT_M_MULTI}},
+        "release": {"m": list(_RELEASE_SIZES), "N": [2, _RELEASE_MAX_N],
+                    "records": _RELEASE_ROWS, "trials": max(1, t // 4),
+                    "run": scale == 1.0},
     }
     return AuditResult(rows=tuple(x.row(a) for x in tallies), trials=t, seed=seed_value,
                        alpha=a, radius_scale=scale, rng=source.description,
