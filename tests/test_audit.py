@@ -65,7 +65,7 @@ def default_result() -> audit.AuditResult:
 
 @pytest.fixture(scope="module")
 def broken_result() -> audit.AuditResult:
-    return audit.run_audit(trials=30, deltas=(0.05,), radius_scale=0.7,
+    return audit.run_audit(trials=16, deltas=(0.05,), radius_scale=0.7,
                            families=("exact", "coverage", "design"))
 
 

@@ -17,8 +17,9 @@ actually written to disk. :func:`run_audit` has six families.
     failure probability at ``q`` is a sum of binomial probabilities over the uncovered
     counts (two CDF tails when the ends are monotone in ``k``). As a function of ``q`` it
     only jumps up where ``q`` leaves some interval, so the worst-case truths are the points
-    just outside every interval end (all ends for ``m <= 1300``, the 300 smallest and
-    largest counts and 700 spread counts above), plus a grid. N = 3..5 (sizes in
+    just outside every interval end, plus a grid (every end up to ``m = 1300``; above, the
+    ends of the 300 smallest and 300 largest counts and of 700 spread ones; a third of
+    that, from ``m = 434``, for sets whose ends are not monotone in the count). N = 3..5 (sizes in
     :data:`EXACT_M_MULTI`): every multinomial outcome is enumerated, and the worst case is
     searched over distributions just outside every set's coordinate bounds, the uniform
     one, random Dirichlet draws and a local random search around the best. The value at
@@ -27,7 +28,7 @@ actually written to disk. :func:`run_audit` has six families.
     :mod:`pmlkit.confidence` uses, and at one delta one outcome per batch is compared with
     the public :func:`pmlkit.confidence.confidence_set` (a mismatch fails the row).
 ``design``
-    ``design_from_samples`` with every confidence method (a third of the trials each;
+    ``design_from_samples`` with every confidence method (a quarter of the trials each;
     mutual information for ``N <= 8``, the linear accuracy for ``N = 9..12``), the exact
     robust design ``optimal_mechanism(p_hat, eps, beta=beta*(delta))`` and the paper's
     fixed-prior design at ``eps' = log(e^eps / (1 + beta e^eps / 2))`` (eq. LPsubset; only
@@ -500,7 +501,7 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
                   deltas: Sequence[float], radius_scale: float, tallies: list[_Tally],
                   hard: Sequence[_Truth] = ()) -> None:
     """``truths`` (N in 2..12) feed ``design_from_samples`` with every confidence method (a
-    third of the trials each, shifted so that the methods see different truths), and so do
+    quarter of the trials each, shifted so that the methods see different truths), and so do
     ``hard`` ones (N = 7..12 from 5 to 50 samples: wide sets over many categories, where
     worst cases are hardest to certify; a twelfth of the trials per method); ``small``
     (N <= _EXACT_MAX_N) the exact robust design and the paper's fixed-prior design at eps'.
@@ -518,7 +519,7 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
     from .leakage import eps_min
     from .sets import L1Ball
 
-    per = max(1, -(-len(truths) // 3))
+    per = max(1, -(-len(truths) // 4))
     for delta in deltas:
         robust = _Tally("design", "exact robust", delta,
                         "true eps_min(W, P) > eps for optimal_mechanism(p_hat, eps, "
@@ -887,10 +888,10 @@ def _audit_release(truths: list[_Truth], eps_of: Sequence[float], gen: np.random
 
 #: Sample sizes of the exact binary (N = 2) coverage sums: every m up to 20, then up to 10^4.
 EXACT_M_BINARY: tuple[int, ...] = (*range(1, 21), 25, 30, 40, 50, 70, 100, 150, 200, 300,
-                                   500, 1_000, 3_000, 10_000)
+                                   500, 1_000, 10_000)
 #: (N, sample sizes) of the exact multinomial coverage sums (every outcome enumerated).
 EXACT_M_MULTI: tuple[tuple[int, tuple[int, ...]], ...] = (
-    (3, (1, 3, 8, 20)), (4, (2, 6, 10)), (5, (4,)))
+    (3, (1, 3, 8, 16)), (4, (2, 6)), (5, (4,)))
 _ETA = 1e-11            # a candidate worst case sits this far outside a set's boundary
 _BIN_KEEP = 300         # m > 1000: endpoints of the 300 smallest / largest counts, ...
 _BIN_SPREAD = 700       # ... and of this many counts spread over the rest
@@ -1223,7 +1224,7 @@ def _audit_exact(gen: np.random.Generator, deltas: Sequence[float], radius_scale
                 q = _binary_candidates(a, b, m)
                 f = _binary_failure(q, a, b, m)
                 j = int(np.argmax(f))
-                tally.add(float(f[j]), f"N=2, m={m}, P=({q[j]!r}, {1 - q[j]!r})")
+                tally.add(float(f[j]), f"N=2, m={m}, P=({float(q[j])!r}, {float(1 - q[j])!r})")
             for n, sizes in EXACT_M_MULTI:
                 for m in sizes:
                     counts = comps[n, m]

@@ -20,7 +20,7 @@ EXIT_AUDIT_FAILED = 4
 
 @click.command(name="audit")
 @click.option("--trials", type=click.IntRange(min=1), default=60, show_default=True,
-              help="Trials per delta for the designers (a third per confidence method; 3x "
+              help="Trials per delta for the designers (a quarter per confidence method; 3x "
                    "for Laplace, 2x for coverage and the Gaussian, 1/4 for the release path; "
                    "the exact sums do not depend on it).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
