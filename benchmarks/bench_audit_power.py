@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import time
+from typing import Any
 
 import numpy as np
 
@@ -44,7 +45,7 @@ def main() -> None:
         timing[s] = time.perf_counter() - t0
         for r in res.rows:
             table.setdefault(f"{r.family}:{r.method}", {})[s] = (not r.passed, r.rate)
-    summary = {}
+    summary: dict[str, dict[str, Any]] = {}
     for name, row in table.items():
         rejected = [s for s in scales if s in row and row[s][0]]
         largest = max(rejected) if rejected else None
@@ -63,10 +64,10 @@ def main() -> None:
         marks = " ".join(f"{('REJ' if row[s][0] else 'ok'):>5}" if s in row else f"{'':>5}"
                          for s in scales)
         info = summary[name]
-        largest = info["largest_rejected_scale"]
+        top = info["largest_rejected_scale"]
         gap = f" (not rejected at {info['not_rejected_below']})" if info[
             "not_rejected_below"] else ""
-        print(f"{name:44} {marks}  {largest if largest is not None else '-'}{gap}")
+        print(f"{name:44} {marks}  {top if top is not None else '-'}{gap}")
     print("seconds per scale: " + ", ".join(f"{s:.2f}: {t:.1f}" for s, t in timing.items()))
 
 
