@@ -596,13 +596,19 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
 
 
 def _binary_truths(gen: np.random.Generator, trials: int) -> list[_Truth]:
-    """Binary true priors ``(P(-1), P(+1))`` from Beta(a, a) with the same concentrations."""
-    names = list(CONCENTRATIONS)
+    """Binary true priors ``(P(-1), P(+1))`` from Beta(a, a) with the same concentrations,
+    and "edge" priors whose smaller probability is ``u / m``, ``u`` uniform in
+    ``[0.2, 3]`` (where the lower confidence bound on ``p_min``, and so the Laplace scale,
+    is most fragile)."""
+    names = [*CONCENTRATIONS, "edge"]
     out = []
     for t in range(trials):
         name = names[t % len(names)]
         m = int(_ADDITIVE_SIZES[(t // len(names)) % len(_ADDITIVE_SIZES)])
-        q = float(gen.beta(CONCENTRATIONS[name], CONCENTRATIONS[name]))
+        if name == "edge":
+            q = _edge_truth(gen, 2, m)[1]
+        else:
+            q = float(gen.beta(CONCENTRATIONS[name], CONCENTRATIONS[name]))
         p = np.array([1.0 - q, q])
         out.append(_Truth(p, gen.multinomial(m, p), m, name))
     return out
