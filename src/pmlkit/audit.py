@@ -782,19 +782,31 @@ def _release_one(truth: _Truth, eps: float, delta: float, conf: str, folder: Any
     with :func:`pmlkit.privatize_file`, read the output back. Returns the true eps of the
     mechanism read back from the file, its certified eps, whether the truth lies in the
     set the file records, and a description of anything wrong with the release."""
-    import pandas as pd
-
     from . import design
     from .estimation import EmpiricalDistribution
-    from .mechanism import Mechanism
-    from .privatization import privatize_file
-    from .sets import set_from_dict
 
     n = truth.p.size
     labels = [f"c{i}" for i in range(n)]
     res = design.design_from_samples(
         EmpiricalDistribution.from_counts(truth.counts, categories=labels), eps, delta,
         confidence=conf, utility="mutual_information" if n <= _MI_MAX_N else "accuracy")
+    try:  # from here on, a refusal is the release path refusing its own valid design
+        return _release_rest(truth, res, labels, folder, gen)
+    except PMLError as exc:
+        return 0.0, float(res.guarantee.certified_eps), False, (
+            f"the release path refused its own design: {type(exc).__name__}: {exc}")
+
+
+def _release_rest(truth: _Truth, res: Any, labels: list[str], folder: Any,
+                  gen: np.random.Generator) -> tuple[float, float, bool, str]:
+    """:func:`_release_one` after the design: file, privatisation, read back, checks."""
+    import pandas as pd
+
+    from .mechanism import Mechanism
+    from .privatization import privatize_file
+    from .sets import set_from_dict
+
+    n = truth.p.size
     path = folder / "mechanism.json"
     res.mechanism.save(path)
     mech = Mechanism.load(path)
