@@ -1275,9 +1275,10 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     Parameters
     ----------
     trials
-        Trials per (family, delta) for the design family; the cheaper families use more
-        (Laplace 3x, coverage 4x, Gaussian 2x), so that every rate is estimated with
-        comparable effort. Each trial draws a fresh true distribution and sample.
+        Trials per delta of the design family (a quarter per confidence method, plus
+        ``trials // 12`` hard cases each); the cheaper families use more (Laplace 3x,
+        coverage and Gaussian 2x), the release path ``trials // 4``. The ``exact`` family
+        does not depend on it. Each trial draws a fresh true distribution and sample.
     seed
         Integer seed of the simulation (research reproducibility; the audit protects no
         one, so a seeded PCG64 via :func:`pmlkit.rng.resolve_rng` is appropriate). ``None``
@@ -1289,8 +1290,10 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     alpha
         Level of the one-sided binomial test and of the Clopper-Pearson bound.
     radius_scale
-        Multiplies every l1 radius (``1`` = the library as shipped). Values ``< 1`` build a
-        deliberately broken variant that the audit must reject; only the l1-based rows run.
+        Shrinks every confidence set towards its estimate (``1`` = the library as
+        shipped): l1 radii times the factor, box bounds pulled towards the estimate.
+        Values ``< 1`` build deliberately broken variants that the audit must reject (the
+        Gaussian rows shrink the l1 ball only; the release path is skipped).
     progress
         Optional callback receiving one line per finished family.
 
@@ -1303,7 +1306,8 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     -----
     Beyond the paper: the paper proves its guarantees but reports no audit. Violations are
     computed exactly from the true distribution (no Monte Carlo over outputs except the one
-    uniform draw that realises the Gaussian output event).
+    uniform draw that realises the Gaussian output event, and the released file of the
+    release path); the ``exact`` family has no Monte Carlo at all.
     """
     from .rng import resolve_rng
 
