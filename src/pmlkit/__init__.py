@@ -90,6 +90,8 @@ _LAZY: dict[str, str] = {
     "privatize": "privatization",
     "privatize_with_report": "privatization",
     "privatize_file": "privatization",
+    # inference.py (the analyst's side: estimating P from released data)
+    "estimate_distribution": "inference",
 }
 
 __all__ = [
@@ -114,6 +116,7 @@ __all__ = [
     "design_from_samples",
     "empirical_distribution",
     "eps_bound",
+    "estimate_distribution",
     "eps_max",
     "eps_min",
     "l1_failure_probability",
