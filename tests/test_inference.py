@@ -19,7 +19,6 @@ from hypothesis import strategies as st
 
 import pmlkit
 from pmlkit import Mechanism
-from pmlkit.design.baselines import randomized_response
 from pmlkit.errors import DataError, ValidationError
 from pmlkit.inference import (
     DistributionEstimate,
@@ -360,9 +359,9 @@ def test_tables_need_column_and_estimate_it():
 def test_unknown_label_and_null_are_errors():
     with pytest.raises(DataError, match=r"value 'Z' appears in 2 rows but is not an output "
                                         r"label"):
-        estimate_distribution(VALUES + ["Z", "Z"], MECH)
+        estimate_distribution([*VALUES, "Z", "Z"], MECH)
     with pytest.raises(DataError, match="1 row holds a null"):
-        estimate_distribution(VALUES + [None], MECH)
+        estimate_distribution([*VALUES, None], MECH)
     # an input label is not an output label
     with pytest.raises(DataError, match="'a'"):
         estimate_distribution(["a"], MECH)

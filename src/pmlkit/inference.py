@@ -812,7 +812,8 @@ def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
     method = _check_method(method)
     confidence = _check_confidence(confidence)
     mech = mechanism if isinstance(mechanism, Mechanism) else Mechanism(as_matrix(mechanism))
-    kw = {"method": method, "confidence": confidence, "tol": tol, "max_iter": max_iter}
+    kw: dict[str, Any] = {"method": method, "confidence": confidence, "tol": tol,
+                          "max_iter": max_iter}
     if isinstance(released, Mapping):
         if by is not None or column is not None:
             raise ValidationError("by= and column= need the released rows, not counts")
