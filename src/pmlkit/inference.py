@@ -72,6 +72,7 @@ __all__ = [
     "GroupedEstimates",
     "estimate_distribution",
     "estimate_from_counts",
+    "find_mechanism",
     "identifiable",
 ]
 
@@ -846,3 +847,100 @@ def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
     counts = np.bincount(gidx * m + codes, minlength=len(groups) * m).reshape(-1, m)
     ests = tuple(estimate_from_counts(counts[g], mech, **kw) for g in range(len(groups)))
     return GroupedEstimates(by_name, tuple(groups), ests)
+
+
+# -- finding the mechanism of a released file -------------------------------------------
+
+#: Key under which a privatised file's manifest (``<file>.pmlkit.json``) and its Parquet
+#: key-value metadata carry the mechanisms: a mapping column -> mechanism JSON document.
+MECHANISM_KEY = "mechanism"
+
+
+def _from_mapping(doc: Any, column: str, where: str) -> Mechanism | None:
+    """The mechanism of ``column`` in a manifest-like document, or None if absent."""
+    if not isinstance(doc, Mapping) or MECHANISM_KEY not in doc:
+        return None
+    mechs = doc[MECHANISM_KEY]
+    if not isinstance(mechs, Mapping):
+        raise DataError(f"{where}: {MECHANISM_KEY!r} must map column names to mechanism "
+                        f"documents, got {type(mechs).__name__}")
+    key: Any = column
+    if key not in mechs:
+        # the released column may be an --into name: map it back to its source column
+        cols, into = doc.get("columns"), doc.get("into")
+        if isinstance(cols, list) and isinstance(into, list) and column in into \
+                and len(cols) == len(into):
+            key = cols[into.index(column)]
+    if key not in mechs:
+        raise DataError(f"{where} records no mechanism for column {column!r} (it has: "
+                        f"{', '.join(map(repr, mechs))}); pass the mechanism file explicitly")
+    mech = Mechanism.from_dict(mechs[key])
+    digest = doc.get("mechanism_sha256")
+    if isinstance(digest, str) and len(mechs) == 1 and mech.to_dict()["sha256"] != digest:
+        raise DataError(f"{where}: the recorded mechanism does not match the recorded "
+                        "mechanism_sha256: the record was edited or corrupted")
+    return mech
+
+
+def find_mechanism(path: Any, column: str) -> tuple[Mechanism, str]:
+    """The mechanism a privatised file's column was released through, and where it was
+    found.
+
+    Looks, in order, at the manifest ``<path>.pmlkit.json`` written next to the output by
+    ``pmlkit privatize`` and, for Parquet, at the file's key-value metadata (key
+    ``"mechanism"``, or inside the JSON under key ``"pmlkit"``). Both carry under
+    ``"mechanism"`` a mapping ``column -> mechanism JSON document`` (the document of
+    :meth:`pmlkit.Mechanism.to_dict`, checked by :meth:`pmlkit.Mechanism.from_dict`, digest
+    included). Raises :class:`~pmlkit.errors.DataError` when neither records it.
+    """
+    import json
+    from pathlib import Path
+
+    from .io import file_format
+
+    p = Path(path)
+    if not p.is_file():
+        raise DataError(f"input file {str(p)!r} does not exist")
+    manifest = p.with_name(p.name + ".pmlkit.json")
+    if manifest.is_file():
+        try:
+            doc = json.loads(manifest.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+            raise DataError(f"manifest {str(manifest)!r} cannot be read: {exc}") from exc
+        mech = _from_mapping(doc, column, f"manifest {str(manifest)!r}")
+        if mech is not None:
+            return mech, f"manifest {manifest}"
+    if file_format(p) == "parquet":
+        import pyarrow.parquet as pq
+
+        try:
+            meta = pq.read_schema(p).metadata or {}
+        except Exception as exc:  # pyarrow raises several types for a bad file
+            raise DataError(f"cannot read {str(p)!r} as PARQUET: {exc}") from exc
+        where = f"Parquet metadata of {str(p)!r}"
+        for raw, wrap in ((meta.get(MECHANISM_KEY.encode()), True),
+                          (meta.get(b"pmlkit"), False)):
+            if raw is None:
+                continue
+            try:
+                doc = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+                raise DataError(f"{where} cannot be read: {exc}") from exc
+            if wrap:
+                outer = meta.get(b"pmlkit")
+                extra: dict[str, Any] = {}
+                if outer is not None:
+                    try:
+                        ex = json.loads(outer.decode("utf-8"))
+                        if isinstance(ex, Mapping):
+                            extra = {k: ex[k] for k in ("columns", "into", "mechanism_sha256")
+                                     if k in ex}
+                    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+                        extra = {}
+                doc = {**extra, MECHANISM_KEY: doc}
+            mech = _from_mapping(doc, column, where)
+            if mech is not None:
+                return mech, f"Parquet metadata of {p}"
+    raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
+                    f"{manifest.name!r} nor Parquet metadata names the mechanism of column "
+                    f"{column!r}; pass it with --mechanism FILE")
