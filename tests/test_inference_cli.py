@@ -96,7 +96,7 @@ def test_mechanism_found_in_parquet_metadata(capsys, tmp_path, released):
             b"mechanism": json.dumps({"sex": SEX.to_dict()}).encode()}
     pq.write_table(table.replace_schema_metadata(meta), tmp_path / "meta.parquet")
     mech, where = find_mechanism(tmp_path / "meta.parquet", "sex")
-    assert "Parquet metadata" in where
+    assert "Parquet metadata" in where and mech.input_labels == ("Female", "Male")
     code, out, err = run(capsys, "estimate", "--input", str(tmp_path / "meta.parquet"),
                          "--column", "sex", "--json")
     assert code == 0, err
