@@ -631,7 +631,7 @@ def _unknown_error(enc: Any, mech: Mechanism, what: str) -> DataError:
                f"not an output label of the mechanism (output labels: {shown})")
         if len(common) > 1:
             msg += "; other unknown values: " + ", ".join(
-                f"{fmt(u)} ({k} rows)" for u, k in common[1:6])
+                f"{fmt(u)} ({k} row{'s' if k != 1 else ''})" for u, k in common[1:6])
         parts.append(msg)
     if enc.nulls:
         parts.append(f"{what}: {enc.nulls} row{'s hold' if enc.nulls != 1 else ' holds'} a "
