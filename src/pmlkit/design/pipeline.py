@@ -63,7 +63,11 @@ class _Utility:
     def __init__(self, utility: Any, n: int) -> None:
         self.gain: np.ndarray | None = None
         self.mu: str | Callable[..., Any] | None = None
-        if isinstance(utility, str):
+        # an object with value(w, p) and design_matrix(rays, p), e.g. EstimationError
+        self.custom: Any = None
+        if hasattr(utility, "design_matrix") and hasattr(utility, "value"):
+            self.custom, self.name = utility, str(getattr(utility, "name", "custom"))
+        elif isinstance(utility, str):
             if utility == "mutual_information":
                 self.mu, self.name = utility, utility
             elif utility == "accuracy":
@@ -84,6 +88,8 @@ class _Utility:
         return self.gain is not None
 
     def value(self, w: np.ndarray, p: np.ndarray) -> float:
+        if self.custom is not None:
+            return float(self.custom.value(w, p))
         if self.gain is not None:
             if self.gain.shape != w.shape:
                 return math.nan
@@ -119,6 +125,8 @@ def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Util
     large and no closed form applies. Not certified here."""
     if c.size <= MAX_EXACT_N:
         rays = fixed_prior_rays(c, eps)
+        if util.custom is not None:
+            return np.asarray(util.custom.design_matrix(rays, p))
         return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
     if np.array_equal(c, p):
         closed = extremal_mechanism(c, eps)
@@ -196,6 +204,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
             def build(e: float) -> np.ndarray:
                 rays = rays_fn(e)
                 nrays[0] = rays.shape[1]
+                if util.custom is not None:
+                    return np.asarray(util.custom.design_matrix(rays, p))
                 return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
 
             w, ed = solve_certified(build, uset, eps, what=designer)
