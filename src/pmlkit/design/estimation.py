@@ -48,8 +48,8 @@ def estimation_mse(mechanism: Any, prior: Any, n: int) -> float:
     """Asymptotic expected squared error ``tr C(W) / n`` of the maximum-likelihood estimate
     of ``prior`` from ``n`` records released through ``mechanism`` (``inf`` when not
     identified). See the module docstring."""
-    from ..mechanism import as_matrix
     from .._validation import as_distribution
+    from ..mechanism import as_matrix
 
     w = as_matrix(mechanism)
     p = as_distribution(prior)
