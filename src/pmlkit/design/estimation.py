@@ -130,7 +130,7 @@ class EstimationError:
         # start: the average of LP vertices for several objectives (spread over the
         # polytope, so that the start identifies P whenever some feasible point does)
         rng = np.random.default_rng(0)
-        starts = [lp(rng.standard_normal(k)) for _ in range(2 * n)]
+        starts = [lp(np.asarray(rng.standard_normal(k))) for _ in range(2 * n)]
         theta = np.mean(starts, axis=0)
         fval = objective(theta)
         if not math.isfinite(fval):
