@@ -12,6 +12,9 @@ Utilities (``utility=``):
 - a callable ``mu(column, prior) -> float``, convex and positively homogeneous in
   ``column`` (sub-linear); the utility is ``sum_j mu(W[:, j], prior)``. It is evaluated once
   per candidate ray (up to ``12 * 2^11`` times).
+- an object with ``value(w, p)`` and ``design_matrix(rays, p)``, such as
+  :class:`pmlkit.design.estimation.EstimationError` (minus the expected squared error of
+  the estimated distribution): it designs over the same candidate rays itself.
 
 Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
 ``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
