@@ -142,6 +142,40 @@ def test_inversion_is_the_krr_closed_form_and_exactly_unbiased():
     np.testing.assert_allclose(mean, p_true, atol=1e-12)  # E[P_inv] = P exactly
 
 
+def test_inversion_of_a_non_square_mechanism_sums_to_one_and_is_unbiased():
+    # M > N: plain least squares (W W^T)^{-1} W c/n does not sum to 1 (it gave 1.014 for
+    # counts (3, 4, 0)); the constrained inversion does, and stays exactly unbiased
+    w = np.array([[0.5, 0.5, 0.0], [0.2, 0.3, 0.5]])
+    r = estimate_from_counts([3, 4, 0], w, method="inversion")
+    assert r.estimate.sum() == pytest.approx(1.0, abs=1e-12)
+    p_true = np.array([0.7, 0.3])
+    q = p_true @ w
+    mean = np.zeros(2)
+    second = np.zeros(2)
+    n = 5
+    for c in compositions(n, 3):
+        e = estimate_from_counts(c, w, method="inversion").estimate
+        pr = multinomial_pmf(c, q)
+        mean += pr * e
+        second += pr * (e - p_true) ** 2
+    np.testing.assert_allclose(mean, p_true, atol=1e-12)
+    # the Wald sd is the exact standard deviation at q = c/n; at the true q it is exact:
+    # compare the enumerated variance with the formula evaluated at the truth (by hand)
+    g = w @ w.T
+    a = np.linalg.solve(g, w)
+    k = np.linalg.solve(g, np.ones(2))
+    k /= k.sum()
+    b = a - np.outer(k, a.sum(axis=0))
+    var = np.diag(b @ (np.diag(q) - np.outer(q, q)) @ b.T) / n
+    np.testing.assert_allclose(second, var, atol=1e-12)
+
+
+def test_one_category_is_certain():
+    r = estimate_from_counts([5], [[1.0]])
+    assert r.estimate.tolist() == [1.0] and r.lower.tolist() == [1.0]
+    assert r.upper.tolist() == [1.0]
+
+
 def test_against_multi_freq_ldpy_on_krr():
     grr = pytest.importorskip("multi_freq_ldpy.pure_frequency_oracles.GRR")
     k, eps = 5, 1.0

@@ -15,9 +15,11 @@ objective is ``max_x g_x - n``: it bounds ``L(P_hat) - L(P)`` from above, so sto
 when ``max_x g_x / n - 1 <= tol`` *certifies* that the mean log-likelihood per record is
 within ``tol`` of its maximum (reported as ``converged``, with ``iterations``).
 
-``method="inversion"``: the unbiased least-squares inversion ``P = (W W^T)^{-1} W c / n``
-(needs rank ``W = N``). Its entries sum to 1 (the rows of ``W`` do) but can be negative:
-``in_simplex`` says whether it stayed in the simplex. ``E[P] = P`` exactly.
+``method="inversion"``: the unbiased least-squares inversion, ``min ||W^T P - c/n||^2``
+subject to ``sum P = 1`` (for a square ``W``: ``P = W^{-T} c / n``; needs rank ``W = N``).
+It is linear in ``c / n`` and the constraint holds for the true ``P``, so ``E[P] = P``
+exactly; its entries can be negative: ``in_simplex`` says whether it stayed in the
+simplex.
 
 Identification
 --------------
@@ -40,8 +42,8 @@ conservative there (about 97.5% instead of 95%). The intervals are pointwise (on
 category at a time), not simultaneous.
 
 ``method="inversion"``: Wald intervals ``P_x +- z_{(1+conf)/2} sd_x`` with the exact
-covariance of the inversion, ``A (diag q - q q^T) A^T / n`` (``A = (W W^T)^{-1} W``)
-evaluated at ``q = c / n``, clipped to ``[0, 1]``. They are a normal approximation: poor
+covariance of the inversion ``P = B c/n + k``, ``B (diag q - q q^T) B^T / n``, evaluated
+at ``q = c / n``, clipped to ``[0, 1]``. They are a normal approximation: poor
 for small ``n`` or categories near 0.
 
 Mechanisms of rank ``< N`` (``identified=False``): the **identified set** of each
@@ -505,13 +507,21 @@ def _identified_set(w: np.ndarray, c: np.ndarray, q_mle: np.ndarray, confidence:
 
 def _inversion(w: np.ndarray, c: np.ndarray, confidence: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Least squares ``min ||W^T P - c/n||^2`` subject to ``sum P = 1`` (exactly unbiased:
+    linear in ``c/n``, and the constraint holds for the true ``P``), with its Wald
+    intervals from the exact covariance ``B (diag q - q q^T) B^T / n``."""
     from scipy.stats import norm
 
     n_rec = float(c.sum())
     qhat = c / n_rec
-    a = np.linalg.solve(w @ w.T, w)  # (W W^T)^{-1} W
-    p = a @ qhat
-    cov = (a * qhat) @ a.T - np.outer(p, p)  # A (diag q - q q^T) A^T, since A q = p
+    g = w @ w.T
+    a = np.linalg.solve(g, w)  # (W W^T)^{-1} W: unconstrained least squares
+    k = np.linalg.solve(g, np.ones(w.shape[0]))
+    k /= k.sum()
+    # P = A q + k (1 - 1^T A q) = B q + k with B = A - k 1^T A (exact for sum = 1)
+    b = a - np.outer(k, a.sum(axis=0))
+    p = b @ qhat + k
+    cov = (b * qhat) @ b.T - np.outer(b @ qhat, b @ qhat)  # B (diag q - q q^T) B^T
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0) / n_rec)
     z = float(norm.ppf(0.5 + confidence / 2))
     return p, np.clip(p - z * sd, 0.0, 1.0), np.clip(p + z * sd, 0.0, 1.0)
@@ -584,7 +594,10 @@ def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
                                     **common)
     p, it, conv = _em(w, c, tol, max_iter)
     ll = _loglik(c, p @ w)
-    if ident:
+    if n_in == 1:  # one category: P = (1,) whatever the data
+        lo, hi = np.ones(1), np.ones(1)
+        how = "profile likelihood"
+    elif ident:
         lo, hi = _profile_intervals(w, c, p, confidence)
         lo = np.minimum(lo, p)
         hi = np.maximum(hi, p)
