@@ -95,3 +95,24 @@ def test_frank_wolfe_beats_random_feasible_points():
         lam = rng.dirichlet(np.ones(len(verts)))
         theta = lam @ np.array(verts)
         assert best <= estimation_mse(rays * theta, p, 1) * (1 + 2e-3)
+
+
+def test_beyond_exact_rays_falls_back_to_a_certified_full_rank_candidate():
+    import warnings
+
+    from pmlkit.errors import PMLWarning
+
+    rng = np.random.default_rng(0)
+    p = rng.dirichlet(np.ones(13))
+    samples = rng.choice(13, size=20_000, p=p)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PMLWarning)
+        res = pmlkit.design_from_samples(samples, 1.0, 1e-6, utility=EstimationError(10_000),
+                                         allow_fallback=True)
+    pe = np.asarray(res.guarantee.estimate)
+    uset = pmlkit.L1Ball(pe, res.guarantee.beta)
+    assert pmlkit.leakage_capacity(res.mechanism.matrix, uset) <= 1.0 + 1e-9
+    assert res.mechanism.parameters["optimality"].startswith("lower bound")
+    # identified, and no worse than eps-LDP randomized response (also certified)
+    assert estimation_mse(res.mechanism.matrix, pe, 10_000) <= \
+        estimation_mse(krr(13, 1.0), pe, 10_000) * (1 + 1e-9)

@@ -178,6 +178,19 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
             cands.append((util.value(best, p), best,
                           f"fixed-prior design at eps'' = {lo:.6g} (largest whose worst case "
                           "over the set is <= eps, bisection)"))
+    if util.custom is not None:
+        # randomized response at the largest LDP level whose worst case over the set is
+        # <= eps (bisection): full rank, so it identifies P when the others do not
+        lo_rr, hi_rr = eps, max(eps, 1.0) * 32.0
+        for _ in range(_BISECT_STEPS):
+            mid = 0.5 * (lo_rr + hi_rr)
+            if _capacity(np.asarray(randomized_response(p.size, mid).matrix), uset) <= target:
+                lo_rr = mid
+            else:
+                hi_rr = mid
+        w = np.asarray(randomized_response(p.size, lo_rr).matrix)
+        cands.append((util.value(w, p), w, f"randomized response at LDP eps {lo_rr:.6g} "
+                      "(largest whose worst case over the set is <= eps, bisection)"))
     cands.sort(key=lambda c: -c[0])
     return cands[0][1], cands[0][2]
 
