@@ -35,7 +35,7 @@ import numpy as np
 
 import pmlkit as pk
 from pmlkit.design.baselines import randomized_response
-from pmlkit.design.estimation import EstimationError
+from pmlkit.design.estimation import EstimationError, estimation_mse
 from pmlkit.errors import PMLWarning
 from pmlkit.inference import _em, estimate_from_counts
 
@@ -146,6 +146,9 @@ def part2(quick: bool) -> None:
               f"{m_est:>10.3e} {m_mi / m_rr:>8.3f} {m_est / m_rr:>9.3f} "
               f"{np.linalg.matrix_rank(w_mi):>8} {np.linalg.matrix_rank(w_est):>8} "
               f"{dt:>12.1f}", flush=True)
+        asym = [estimation_mse(w, p, n) for w in (w_rr, w_mi, w_est)]
+        print(f"{'':>15} asymptotic tr C / n: k-RR {asym[0]:.3e}, MI-opt {asym[1]:.3e}, "
+              f"est {asym[2]:.3e}; est/k-RR {asym[2] / asym[0]:.3f}", flush=True)
 
 
 def main() -> None:
