@@ -275,6 +275,34 @@ def test_inversion_refuses_rank_deficient():
 
 # -- interval coverage -------------------------------------------------------------------
 
+@pytest.mark.parametrize("counts", [(30, 70), (0, 50), (12, 0), (500, 480), (3, 1)])
+def test_binary_profile_interval_matches_root_finding(counts):
+    """N = 2: the profile is the likelihood of (t, 1 - t) itself; its level set is found
+    here with brentq and the chi-square quantile from scipy, independently."""
+    from scipy.optimize import brentq, minimize_scalar
+    from scipy.stats import chi2
+
+    w = np.array([[0.75, 0.25], [0.3, 0.7]])
+    c = np.array(counts, dtype=float)
+
+    def ll(t: float) -> float:
+        return loglik(w, c, np.array([t, 1 - t]))
+
+    opt = minimize_scalar(lambda t: -ll(t), bounds=(0, 1), method="bounded",
+                          options={"xatol": 1e-12})
+    t_hat = min((opt.x, 0.0, 1.0), key=lambda t: -ll(t))
+    h = ll(t_hat) - chi2.ppf(0.95, 1) / 2
+    lo = 0.0 if ll(0.0) >= h else brentq(lambda t: ll(t) - h, 0.0, t_hat, xtol=1e-14)
+    hi = 1.0 if ll(1.0) >= h else brentq(lambda t: ll(t) - h, t_hat, 1.0, xtol=1e-14)
+    r = estimate_from_counts(c, w)
+    assert r.estimate[0] == pytest.approx(t_hat, abs=1e-5)
+    # never narrower than the exact interval, and wider only by the documented bisection
+    # tolerance max(1e-6, 1e-3 |end - estimate|) (N = 2 has no inner EM: no other slack)
+    assert r.lower[0] <= lo + 1e-12 and r.upper[0] >= hi - 1e-12
+    assert lo - r.lower[0] <= max(1e-6, 1e-3 * (t_hat - lo)) + 1e-9
+    assert r.upper[0] - hi <= max(1e-6, 1e-3 * (hi - t_hat)) + 1e-9
+
+
 @pytest.mark.parametrize("k,eps,n,p", [
     (2, 1.0, 30, [0.5, 0.5]),
     (2, 1.0, 30, [0.05, 0.95]),
