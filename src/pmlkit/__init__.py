@@ -103,6 +103,8 @@ _LAZY: dict[str, str] = {
     "design_joint": "joint",
     "release_leakage": "joint",
     "repeated_leakage": "joint",
+    # inference.py (the analyst's side: estimating P from released data)
+    "estimate_distribution": "inference",
 }
 
 __all__ = [
@@ -132,6 +134,7 @@ __all__ = [
     "eps_bound",
     "eps_max",
     "eps_min",
+    "estimate_distribution",
     "joint_capacity",
     "joint_guarantee",
     "joint_leakage",

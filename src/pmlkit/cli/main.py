@@ -27,6 +27,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "design": ("design", "Design a mechanism from a reference sample."),
     "assess": ("assess", "Assess the PML of a mechanism under a prior or an uncertainty set."),
     "privatize": ("privatize", "Privatise columns of CSV/Parquet files with a mechanism."),
+    "estimate": ("estimate", "Estimate the true distribution behind a released column."),
     "calibrate": ("calibrate", "Calibrate Laplace/Gaussian noise on binary data."),
     "reproduce": ("reproduce", "Reproduce the paper's figures."),
     "audit": ("audit", "Audit the guarantees by simulation."),

@@ -12,6 +12,9 @@ Utilities (``utility=``):
 - a callable ``mu(column, prior) -> float``, convex and positively homogeneous in
   ``column`` (sub-linear); the utility is ``sum_j mu(W[:, j], prior)``. It is evaluated once
   per candidate ray (up to ``12 * 2^11`` times).
+- an object with ``value(w, p)`` and ``design_matrix(rays, p)``, such as
+  :class:`pmlkit.design.estimation.EstimationError` (minus the expected squared error of
+  the estimated distribution): it designs over the same candidate rays itself.
 
 Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
 ``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
@@ -72,7 +75,11 @@ class _Utility:
     def __init__(self, utility: Any, n: int) -> None:
         self.gain: np.ndarray | None = None
         self.mu: str | Callable[..., Any] | None = None
-        if isinstance(utility, str):
+        # an object with value(w, p) and design_matrix(rays, p), e.g. EstimationError
+        self.custom: Any = None
+        if hasattr(utility, "design_matrix") and hasattr(utility, "value"):
+            self.custom, self.name = utility, str(getattr(utility, "name", "custom"))
+        elif isinstance(utility, str):
             if utility == "mutual_information":
                 self.mu, self.name = utility, utility
             elif utility == "accuracy":
@@ -93,6 +100,8 @@ class _Utility:
         return self.gain is not None
 
     def value(self, w: np.ndarray, p: np.ndarray) -> float:
+        if self.custom is not None:
+            return float(self.custom.value(w, p))
         if self.gain is not None:
             if self.gain.shape != w.shape:
                 return math.nan
@@ -128,6 +137,8 @@ def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Util
     large and no closed form applies. Not certified here."""
     if c.size <= MAX_EXACT_N:
         rays = fixed_prior_rays(c, eps)
+        if util.custom is not None:
+            return np.asarray(util.custom.design_matrix(rays, p))
         return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
     if np.array_equal(c, p):
         closed = extremal_mechanism(c, eps)
@@ -176,6 +187,19 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
             cands.append((util.value(best, p), best,
                           f"fixed-prior design at eps'' = {lo:.6g} (largest whose worst case "
                           "over the set is <= eps, bisection)"))
+    if util.custom is not None:
+        # randomized response at the largest LDP level whose worst case over the set is
+        # <= eps (bisection): full rank, so it identifies P when the others do not
+        lo_rr, hi_rr = eps, max(eps, 1.0) * 32.0
+        for _ in range(_BISECT_STEPS):
+            mid = 0.5 * (lo_rr + hi_rr)
+            if _capacity(np.asarray(randomized_response(p.size, mid).matrix), uset) <= target:
+                lo_rr = mid
+            else:
+                hi_rr = mid
+        w = np.asarray(randomized_response(p.size, lo_rr).matrix)
+        cands.append((util.value(w, p), w, f"randomized response at LDP eps {lo_rr:.6g} "
+                      "(largest whose worst case over the set is <= eps, bisection)"))
     cands.sort(key=lambda c: -c[0])
     return cands[0][1], cands[0][2]
 
@@ -205,6 +229,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
             def build(e: float) -> np.ndarray:
                 rays = rays_fn(e)
                 nrays[0] = rays.shape[1]
+                if util.custom is not None:
+                    return np.asarray(util.custom.design_matrix(rays, p))
                 return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
 
             w, ed = solve_certified(build, uset, eps, what=designer)
