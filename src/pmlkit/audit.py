@@ -673,6 +673,7 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
     from .additive import (
         calibrate_gaussian,
         gaussian_delta1,
+        gaussian_grid_violation_probability,
         gaussian_tradeoff,
         gaussian_tradeoff_interval,
         gaussian_violation_probability,
@@ -745,8 +746,10 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                         continue
                     k = int(ok[0])
                     ins = _inside(cal.uncertainty_set, truth.p)
-                    out_prob = gaussian_violation_probability(sigma, tuple(truth.p),
-                                                              float(eps_out[k]))
+                    # the calibration states the guarantee of the released grid mechanism
+                    # (what gaussian_noise outputs), so its true tail is the grid's
+                    out_prob = gaussian_grid_violation_probability(
+                        sigma, tuple(truth.p), float(eps_out[k]), cal.granularity)
                     violated = (not ins) or bool(u[d_i, t] < out_prob)
                     tally.add(violated, ins, ins and out_prob > float(cal.delta1[k]) + 1e-12)
             tallies.extend(pair.values())
