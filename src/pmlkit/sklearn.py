@@ -273,9 +273,9 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 raise ValidationError(f"column {label!r}: {exc}") from exc
             mechs.append(res.mechanism)
             guars.append(res.guarantee)
-        self.columns_ = tuple(cols)
-        self.mechanisms_ = tuple(mechs)
-        self.guarantees_ = tuple(guars)
+        self.columns_: tuple[int, ...] = tuple(cols)
+        self.mechanisms_: tuple[Any, ...] = tuple(mechs)
+        self.guarantees_: tuple[Any, ...] = tuple(guars)
         return self
 
     def transform(self, X: Any) -> Any:
