@@ -357,6 +357,13 @@ class Mechanism:
         return (f"Mechanism({self.n_inputs}x{self.n_outputs}, designer={self.designer!r}"
                 f"{cert})")
 
+    def _repr_html_(self) -> str:
+        """Notebook view: the labelled matrix as a heat-coloured table, the guarantee, and
+        the PML of each outcome under the recorded estimate (labels are HTML-escaped)."""
+        from ._html import mechanism_html
+
+        return mechanism_html(self)
+
     def with_labels(self, input_labels: Sequence[Any],
                     output_labels: Sequence[Any] | None = None) -> Mechanism:
         """A copy with new labels (outputs default to the new input labels when square)."""
