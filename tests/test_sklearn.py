@@ -132,6 +132,20 @@ def test_numpy_and_polars_give_the_values_of_the_pandas_path() -> None:
     out = p.transform(pl.from_pandas(X.reset_index(drop=True)))
     assert isinstance(out, pl.DataFrame) and out.columns == ["sex", "edu", "age"]
     assert out.to_pandas().to_numpy().tolist() == by_pandas.to_numpy().tolist()
+    with pytest.raises(ValidationError, match=r"LazyFrame.*collect"):
+        p.transform(pl.from_pandas(X).lazy())
+
+
+def test_arrow_table_gives_the_values_of_the_pandas_path() -> None:
+    pa = pytest.importorskip("pyarrow")
+    kwargs = {"eps": 1.0, "delta": 1e-3, "columns": ["sex", "edu"], "rng": 11}
+    by_pandas = PMLPrivatizer(**kwargs).fit(REF).transform(X)
+    table = pa.Table.from_pandas(X, preserve_index=False)
+    out = PMLPrivatizer(**kwargs).fit(pa.Table.from_pandas(REF, preserve_index=False)
+                                      ).transform(table)
+    assert isinstance(out, pa.Table) and out.column_names == ["sex", "edu", "age"]
+    assert out.to_pydict() == {k: list(v) for k, v in by_pandas.to_dict("list").items()}
+    assert out.column("age").equals(table.column("age"))
 
 
 def test_privatising_the_reference_warns_and_reference_avoids_it() -> None:

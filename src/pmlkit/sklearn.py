@@ -4,7 +4,7 @@
 given to ``fit``, or ``reference=``) with :func:`pmlkit.design_from_samples`, and
 ``transform`` replaces each record's label by an output drawn from the mechanism's row
 with :func:`pmlkit.privatize` (cryptographically secure randomness unless ``rng`` is a
-seed). It works on 2-D numpy arrays, pandas DataFrames and polars DataFrames, inside
+seed). It works on 2-D numpy arrays, pandas, polars DataFrames and Arrow Tables, inside
 ``Pipeline`` and ``ColumnTransformer``, and it clones, pickles and grid-searches.
 
 What the guarantee is, honestly:
@@ -48,6 +48,11 @@ def _kind(X: Any) -> str:
         return "pandas"
     if mod == "polars" and type(X).__name__ == "DataFrame":
         return "polars"
+    if mod == "polars" and type(X).__name__ == "LazyFrame":
+        raise ValidationError(
+            "X is a polars LazyFrame: PMLPrivatizer needs the rows, call X.collect() first")
+    if mod == "pyarrow" and type(X).__name__ == "Table":
+        return "arrow"
     return "numpy"
 
 
@@ -155,6 +160,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             return list(X.columns)
         if kind == "polars":
             return list(X.columns)
+        if kind == "arrow":
+            return list(X.column_names)
         return None
 
     @staticmethod
@@ -164,6 +171,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             return X.iloc[:, j]
         if kind == "polars":
             return X.to_series(j).to_numpy()
+        if kind == "arrow":
+            return X.column(j)
         return X[:, j]
 
     def _resolve_columns(self, names: list[Any] | None, n: int) -> list[int]:
@@ -303,6 +312,10 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
             return X.with_columns([pl.Series(names[j], np.asarray(o))  # type: ignore[index]
                                    for j, o in zip(self.columns_, outs, strict=True)])
+        if kind == "arrow":
+            for j, o in zip(self.columns_, outs, strict=True):
+                X = X.set_column(j, names[j], o)  # type: ignore[index]
+            return X
         cols = [X[:, j] for j in range(X.shape[1])]
         for j, o in zip(self.columns_, outs, strict=True):
             cols[j] = np.asarray(o)
