@@ -216,3 +216,17 @@ def test_pipeline_columntransformer_gridsearch_clone_pickle() -> None:
         assert a.to_dict() == b.to_dict() and b.certified
     frame = data[["sex", "edu"]]
     assert back.transform(frame).equals(fitted.transform(frame))
+
+
+def test_joint_guarantee_is_the_library_joint_guarantee() -> None:
+    """Two perfectly correlated columns: the record leaks more than either column."""
+    rng = np.random.default_rng(8)
+    a = rng.choice(["x", "y"], 3000)
+    ref = pd.DataFrame({"a": a, "b": np.where(a == "x", "u", "v")})
+    p = PMLPrivatizer(eps=0.7, delta=1e-2, reference=ref).fit(ref.iloc[:5])
+    g = p.joint_guarantee()
+    direct = pmlkit.joint_guarantee(list(p.mechanisms_), ref, 1e-2)
+    assert g.to_dict() == direct.to_dict()
+    assert g.columns == ("a", "b") and g.certified_eps > max(g.column_eps) + 0.1
+    with pytest.raises(ValidationError, match="reference must be given"):
+        PMLPrivatizer(eps=0.7, delta=1e-2).fit(ref).joint_guarantee()

@@ -15,8 +15,8 @@ What the guarantee is, honestly:
 * The columns are privatised independently, but a record's columns are not independent of
   each other: per-column eps do **not** add up to a guarantee about the whole record, and
   the failure probabilities add up to ``K delta``. For the whole record use
-  :func:`pmlkit.joint_guarantee` on ``pmlkit.product_mechanism(*mechanisms_)`` (or design
-  with :func:`pmlkit.design_joint`).
+  :meth:`PMLPrivatizer.joint_guarantee` (:func:`pmlkit.joint_guarantee` on the fitted
+  mechanisms), or design the columns together with :func:`pmlkit.design_joint`.
 * The fitted mechanisms record the reference counts. Privatising the reference records
   themselves (``fit_transform`` on the same data, or a ``Pipeline`` fit that privatises its
   training data) puts those people's labels in the counts outside any mechanism; pmlkit
@@ -326,6 +326,41 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         for j, c in enumerate(cols):
             res[:, j] = c
         return res
+
+    def joint_guarantee(self, reference: Any = None, delta: Any = None) -> Any:
+        """The exact ``(eps, delta)``-PML guarantee of releasing all privatised columns of a
+        record together (:func:`pmlkit.joint_guarantee`): what the per-column
+        ``guarantees_`` do not give, since per-column eps do not add up.
+
+        Parameters
+        ----------
+        reference
+            The joint reference sample, with the columns of ``X`` (default: the
+            ``reference`` given to the constructor). Required when the transformer was
+            fitted on its own data: that data is not kept.
+        delta
+            Failure probability (default: the transformer's ``delta``).
+        """
+        from .joint import joint_guarantee
+
+        check_is_fitted(self, "mechanisms_")
+        ref = self.reference if reference is None else reference
+        if ref is None:
+            raise ValidationError(
+                "reference must be given: the transformer keeps no copy of the data it was "
+                "fitted on, got reference=None")
+        if _kind(ref) == "numpy":
+            ref = _as_2d_numpy(ref, "reference")
+        if ref.shape[1] != self.n_features_in_:
+            raise ValidationError(
+                f"reference has {ref.shape[1]} columns, but PMLPrivatizer was fitted on "
+                f"{self.n_features_in_}")
+        names = self._names(ref)
+        data = {str(names[j]) if names is not None else f"column {j}":
+                np.asarray(self._column(ref, j)) for j in self.columns_}
+        return joint_guarantee(self.mechanisms_, data,
+                               self.delta if delta is None else delta,
+                               confidence=self.confidence)
 
     def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
         """The input feature names: privatisation keeps every column in place."""
