@@ -27,6 +27,9 @@ from .errors import ValidationError
 
 __all__ = ["plot_gaussian_curve", "plot_mechanism", "plot_pml"]
 
+#: Labels are written on the axes of a heatmap up to this many rows / columns.
+MAX_TICKS = 60
+
 
 def _axes(ax: Any) -> Any:
     if ax is None:
@@ -72,9 +75,11 @@ def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
     w = m.matrix
     im = ax.imshow(w, cmap=cmap, vmin=0.0, vmax=1.0, aspect="auto", interpolation="nearest")
     xl = [str(v) for v in m.output_labels]
-    ax.set_xticks(range(m.n_outputs), xl, rotation=45 if max(map(len, xl)) > 6 else 0,
-                  ha="right" if max(map(len, xl)) > 6 else "center")
-    ax.set_yticks(range(m.n_inputs), [str(v) for v in m.input_labels])
+    if m.n_outputs <= MAX_TICKS:  # beyond that, matplotlib's default index ticks
+        ax.set_xticks(range(m.n_outputs), xl, rotation=45 if max(map(len, xl)) > 6 else 0,
+                      ha="right" if max(map(len, xl)) > 6 else "center")
+    if m.n_inputs <= MAX_TICKS:
+        ax.set_yticks(range(m.n_inputs), [str(v) for v in m.input_labels])
     ax.set_xlabel("output y")
     ax.set_ylabel("input x")
     if annotate is None:
