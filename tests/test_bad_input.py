@@ -160,6 +160,12 @@ rng = "pmlkit.rng"
 samples_ok = ["a", "b", "a", "a", "b"]
 
 
+def _sk(**kwargs: Any) -> Any:
+    from pmlkit.sklearn import PMLPrivatizer
+
+    return PMLPrivatizer(**kwargs)
+
+
 # --------------------------------------------------------------------------------------
 # THE TABLE
 # --------------------------------------------------------------------------------------
@@ -754,6 +760,31 @@ CASES: list[Case] = [
     Case("pmlkit.joint.audit_joint(trials)", "trials = 0",
          lambda t: _d("pmlkit.joint", "audit_joint")(trials=0), ValidationError,
          r"trials must be an integer >= 1, got 0"),
+    # ---- scikit-learn transformer and pictures (pmlkit.sklearn, pmlkit.plotting)
+    Case("pmlkit.sklearn.PMLPrivatizer.fit(X)", "eps < 0",
+         lambda t: _sk(eps=-1).fit([["a"], ["b"]]), ValidationError, r"eps must be .*-1"),
+    Case("pmlkit.sklearn.PMLPrivatizer.fit(X)", "1-D X",
+         lambda t: _sk().fit(["a", "b"]), ValidationError, r"must be 2-D.*Reshape"),
+    Case("pmlkit.sklearn.PMLPrivatizer.fit(X)", "more distinct labels than max_categories",
+         lambda t: _sk(max_categories=2).fit([["a"], ["b"], ["c"]]), ValidationError,
+         r"column 0 has 3 distinct labels, more than max_categories = 2"),
+    Case("pmlkit.sklearn.PMLPrivatizer.fit(X)", "columns= naming no column",
+         lambda t: _sk(columns=[5]).fit([["a"], ["b"]]), ValidationError,
+         r"columns entry 5 is out of range"),
+    Case("pmlkit.sklearn.PMLPrivatizer.transform(X)", "label not seen in the reference",
+         lambda t: _sk(delta=0.5).fit([["a"], ["b"]]).transform([["z"]]), DataError, r"'z'"),
+    Case("pmlkit.sklearn.PMLPrivatizer.transform(X)", "other number of columns than fit",
+         lambda t: _sk(delta=0.5).fit([["a"], ["b"]]).transform([["a", "b"]]),
+         ValidationError, r"X has 2 features, but PMLPrivatizer is expecting 1"),
+    Case("pmlkit.plotting.plot_mechanism(mech)", "rows not summing to 1",
+         lambda t: _d("pmlkit.plotting", "plot_mechanism")([[0.5, 0.4], [0.3, 0.7]]),
+         ValidationError, r"mech rows must sum to 1"),
+    Case("pmlkit.plotting.plot_pml(mech, prior)", "no prior and none recorded",
+         lambda t: _d("pmlkit.plotting", "plot_pml")(W), ValidationError,
+         r"prior must be given"),
+    Case("pmlkit.plotting.plot_gaussian_curve(calibration)", "not a GaussianCalibration",
+         lambda t: _d("pmlkit.plotting", "plot_gaussian_curve")({"sigma": 1}),
+         ValidationError, r"calibration must be a GaussianCalibration.*got dict"),
     # ---- the command line: one line on stderr, no traceback, non-zero exit
     Case("pmlkit design", "missing reference file",
          cli("design", "--reference", lambda t: t / "nope.csv", "--column", "sex",
@@ -936,7 +967,7 @@ def test_every_public_name_has_a_row() -> None:
 SUBMODULES = ["pmlkit.design", "pmlkit.additive", "pmlkit.confidence", "pmlkit.io",
               "pmlkit.rng", "pmlkit.datasets", "pmlkit.sets", "pmlkit.worstcase",
               "pmlkit.utility", "pmlkit.estimation", "pmlkit.bounds", "pmlkit.leakage",
-              "pmlkit.joint"]
+              "pmlkit.joint", "pmlkit.plotting"]
 # functions that take no user input or only a cache location
 NO_BAD_INPUT = {"secure_generator", "adult_cache_dir", "download_adult", "find_adult",
                 "dask_empirical_distribution"}

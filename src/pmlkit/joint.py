@@ -523,6 +523,12 @@ class JointGuarantee:
             lines.append(f"  set coverage: {self.description}")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Notebook view: the guarantee as a table, with its non-additivity warning."""
+        from ._html import joint_guarantee_html
+
+        return joint_guarantee_html(self)
+
 
 def _check_confidence(confidence: Any) -> str:
     from .confidence import METHODS

@@ -298,6 +298,39 @@ class Mechanism:
                 raise ValidationError(f"certified_eps must be >= 0 or inf, got {c!r}")
             object.__setattr__(self, "certified_eps", c)
 
+    # -- pickle / copy ---------------------------------------------------------------
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle every field exactly (the matrix as a numpy array, labels, designer,
+        parameters, set, certified eps) plus the certification status.
+
+        A mechanism pickled as certified is re-verified when it is unpickled (the exact
+        worst case over the recorded set is recomputed, as :meth:`load` does), so a
+        certificate is never dropped and never taken on trust from the byte stream; one
+        pickled as not certified stays not certified; one never checked is checked on
+        first use of :attr:`certified`, as before."""
+        return (_unpickle_mechanism,
+                (self.matrix, self.input_labels, self.output_labels, self.designer,
+                 dict(self.parameters),
+                 None if self.uncertainty_set is None else dict(self.uncertainty_set),
+                 self.certified_eps, self.__dict__.get("_certified")))
+
+    def __copy__(self) -> Mechanism:
+        return self  # immutable
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Mechanism:
+        import copy
+
+        out = Mechanism(self.matrix.copy(), self.input_labels, self.output_labels,
+                        self.designer, copy.deepcopy(dict(self.parameters), memo),
+                        None if self.uncertainty_set is None
+                        else copy.deepcopy(dict(self.uncertainty_set), memo),
+                        self.certified_eps)
+        known = self.__dict__.get("_certified")
+        if known is not None:  # same data in the same process: the status carries over
+            object.__setattr__(out, "_certified", known)
+        memo[id(self)] = out
+        return out
+
     # -- array protocol --------------------------------------------------------------
     def __array__(self, dtype: Any = None, copy: bool | None = None) -> np.ndarray:
         if dtype is None and not copy:
@@ -321,6 +354,13 @@ class Mechanism:
         cert = "" if self.certified_eps is None else f", certified_eps={self.certified_eps:.6g}"
         return (f"Mechanism({self.n_inputs}x{self.n_outputs}, designer={self.designer!r}"
                 f"{cert})")
+
+    def _repr_html_(self) -> str:
+        """Notebook view: the labelled matrix as a heat-coloured table, the guarantee, and
+        the PML of each outcome under the recorded estimate (labels are HTML-escaped)."""
+        from ._html import mechanism_html
+
+        return mechanism_html(self)
 
     def with_labels(self, input_labels: Sequence[Any],
                     output_labels: Sequence[Any] | None = None) -> Mechanism:
@@ -666,3 +706,27 @@ class Mechanism:
                 f"mechanism file {str(path)!r} is not valid JSON: {exc}") from exc
         return cls.from_dict(doc, verify=verify, allow_uncertified=allow_uncertified)
 
+
+
+def _unpickle_mechanism(matrix: Any, input_labels: Any, output_labels: Any, designer: Any,
+                        parameters: Any, uncertainty_set: Any, certified_eps: Any,
+                        certified: bool | None) -> Mechanism:
+    """Rebuild a pickled :class:`Mechanism` (see :meth:`Mechanism.__reduce__`).
+
+    Every field is validated again by the constructor; a mechanism pickled as certified must
+    pass the certificate check again, else :class:`~pmlkit.errors.MechanismFileError`."""
+    mech = Mechanism(matrix, input_labels, output_labels, designer, parameters,
+                     uncertainty_set, certified_eps)
+    if certified is True:
+        if mech.uncertainty_set is None or mech.certified_eps is None:
+            raise MechanismFileError(
+                "pickled mechanism claims to be certified but records no uncertainty_set or "
+                "no certified_eps")
+        try:
+            mech._verify_certificate()
+        except MechanismFileError as exc:
+            raise MechanismFileError(f"pickled mechanism: {exc}") from None
+        object.__setattr__(mech, "_certified", True)
+    elif certified is False:
+        object.__setattr__(mech, "_certified", False)
+    return mech

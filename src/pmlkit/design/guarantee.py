@@ -24,7 +24,7 @@ class Guarantee:
     lies in ``set`` (for ``confidence="l1"`` the ball ``B_beta(p_hat)`` of Thm weissman with
     ``beta = beta*(delta)``, eq. betastar), and the mechanism is eps-PML for every
     distribution in ``set``: its exact worst case over the set is ``certified_eps <= eps``
-    (Def. localcap, computed by :func:`pmlkit.worstcase.leakage_capacity`). SPEC section 8.
+    (Def. localcap, computed by :func:`pmlkit.worstcase.leakage_capacity`).
 
     Attributes
     ----------
@@ -114,6 +114,12 @@ class Guarantee:
             lines.append(f"  set coverage: {self.description}")
         return "\n".join(lines)
 
+    def _repr_html_(self) -> str:
+        """Notebook view: the guarantee as a table (strings HTML-escaped)."""
+        from .._html import guarantee_html
+
+        return guarantee_html(self)
+
 
 @dataclass(frozen=True, eq=False)
 class DesignResult:
@@ -125,3 +131,7 @@ class DesignResult:
 
     def __str__(self) -> str:
         return f"{self.mechanism!r}\n{self.guarantee}"
+
+    def _repr_html_(self) -> str:
+        """Notebook view: the mechanism's table followed by its guarantee's."""
+        return self.mechanism._repr_html_() + self.guarantee._repr_html_()

@@ -1,0 +1,370 @@
+"""A scikit-learn transformer that privatises categorical columns with PML guarantees.
+
+:class:`PMLPrivatizer` designs one mechanism per column from a reference sample (the data
+given to ``fit``, or ``reference=``) with :func:`pmlkit.design_from_samples`, and
+``transform`` replaces each record's label by an output drawn from the mechanism's row
+with :func:`pmlkit.privatize` (cryptographically secure randomness unless ``rng`` is a
+seed). It works on 2-D numpy arrays, pandas, polars DataFrames and Arrow Tables, inside
+``Pipeline`` and ``ColumnTransformer``, and it clones, pickles and grid-searches.
+
+What the guarantee is, honestly:
+
+* Each privatised column ``k`` is ``(eps, delta)``-PML about that column: with probability
+  at least ``1 - delta`` over the reference sample, its mechanism is eps-PML for the true
+  distribution of that column (``guarantees_[k]``).
+* The columns are privatised independently, but a record's columns are not independent of
+  each other: per-column eps do **not** add up to a guarantee about the whole record, and
+  the failure probabilities add up to ``K delta``. For the whole record use
+  :meth:`PMLPrivatizer.joint_guarantee` (:func:`pmlkit.joint_guarantee` on the fitted
+  mechanisms), or design the columns together with :func:`pmlkit.design_joint`.
+* The fitted mechanisms record the reference counts. Privatising the reference records
+  themselves (``fit_transform`` on the same data, or a ``Pipeline`` fit that privatises its
+  training data) puts those people's labels in the counts outside any mechanism; pmlkit
+  warns (:class:`~pmlkit.errors.PMLWarning`) when it sees it. Design from a disjoint or
+  public sample with ``reference=``.
+
+scikit-learn is imported only by this module (install ``pmlkit[sklearn]``).
+"""
+
+from __future__ import annotations
+
+import numbers
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+from sklearn.base import BaseEstimator, TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from ._validation import check_delta, check_eps, fmt
+from .errors import ValidationError
+
+__all__ = ["PMLPrivatizer"]
+
+
+def _kind(X: Any) -> str:
+    mod = type(X).__module__.split(".")[0]
+    if mod == "pandas" and getattr(X, "ndim", 0) == 2:
+        return "pandas"
+    if mod == "polars" and type(X).__name__ == "DataFrame":
+        return "polars"
+    if mod == "polars" and type(X).__name__ == "LazyFrame":
+        raise ValidationError(
+            "X is a polars LazyFrame: PMLPrivatizer needs the rows, call X.collect() first")
+    if mod == "pyarrow" and type(X).__name__ == "Table":
+        return "arrow"
+    return "numpy"
+
+
+def _as_2d_numpy(X: Any, name: str = "X") -> np.ndarray:
+    """A 2-D numpy array of ``X`` (lists, arrays), refusing sparse and 1-D input."""
+    if hasattr(X, "tocsr") or hasattr(X, "toarray"):
+        raise ValidationError(
+            f"{name} must be dense: PMLPrivatizer privatises categorical labels, got a "
+            f"sparse {type(X).__name__}")
+    arr = np.asarray(X)
+    if arr.ndim != 2:
+        raise ValidationError(
+            f"{name} must be 2-D (n_samples, n_features), got an array of shape {arr.shape}; "
+            "Reshape your data: a single column with X.reshape(-1, 1)")
+    if arr.dtype.kind == "c":
+        raise ValidationError(f"{name} must hold labels: Complex data not supported")
+    return arr
+
+
+class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
+    """Privatise categorical columns, one certified PML mechanism per column.
+
+    Parameters
+    ----------
+    eps
+        Target PML eps of each column's mechanism (``>= 0``).
+    delta
+        Failure probability of each column's confidence set, in ``(0, 1]``.
+    confidence
+        How the set of plausible distributions is built: ``"l1"`` (default; the l1-ball of
+        the Weissman bound) or a :mod:`pmlkit.confidence` method name.
+    utility
+        ``"mutual_information"`` (alias ``"mi"``), ``"accuracy"``, or what
+        :func:`pmlkit.design_from_samples` accepts.
+    columns
+        The columns to privatise: ``None`` (all), names (pandas/polars) or integer
+        positions. Every other column is passed through unchanged.
+    categories
+        ``"auto"``: each column's categories are the labels seen in the reference sample.
+        Or one list per privatised column: the full alphabet, so that labels absent from
+        the reference can still be privatised (they get probability 0 in the estimate).
+    reference
+        ``None``: design from the data given to ``fit``. Otherwise a sample with the same
+        columns to design from (keep it disjoint from the records you release); ``fit``
+        then only records the columns of ``X``.
+    rng
+        ``None`` (default): cryptographically secure randomness, fresh for every
+        ``transform``. An int seed or numpy Generator: reproducible research runs only.
+        One stream serves all columns of a call, so columns never share uniforms.
+    max_categories
+        Refuse columns with more distinct labels than this (a design's cost grows quickly
+        with the alphabet; bin continuous columns first, e.g. with ``KBinsDiscretizer``).
+    allow_fallback
+        Passed to :func:`pmlkit.design_from_samples`.
+
+    Attributes
+    ----------
+    mechanisms_
+        Tuple of fitted :class:`pmlkit.Mechanism`, one per privatised column.
+    guarantees_
+        Tuple of their :class:`pmlkit.design.Guarantee` (per column; see the module
+        docstring for the whole record).
+    columns_
+        Integer positions of the privatised columns.
+    n_features_in_, feature_names_in_
+        As in scikit-learn.
+    """
+
+    def __init__(self, eps: float = 1.0, delta: float = 1e-6, *, confidence: str = "l1",
+                 utility: Any = "mutual_information", columns: Any = None,
+                 categories: Any = "auto", reference: Any = None, rng: Any = None,
+                 max_categories: int = 16, allow_fallback: bool = False) -> None:
+        self.eps = eps
+        self.delta = delta
+        self.confidence = confidence
+        self.utility = utility
+        self.columns = columns
+        self.categories = categories
+        self.reference = reference
+        self.rng = rng
+        self.max_categories = max_categories
+        self.allow_fallback = allow_fallback
+
+    # -- scikit-learn metadata -----------------------------------------------------------
+    def __sklearn_tags__(self) -> Any:
+        tags = super().__sklearn_tags__()
+        tags.input_tags.categorical = True   # labels, not measurements
+        tags.input_tags.string = True        # string labels are fine
+        tags.input_tags.allow_nan = False    # a null is not a label: refused, never guessed
+        # fresh randomness on every transform, unless seeded (research runs only)
+        tags.non_deterministic = not isinstance(self.rng, numbers.Integral)
+        tags.transformer_tags.preserves_dtype = []  # output dtype is the label type
+        return tags
+
+    def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
+        return {"X_types": ["categorical", "string", "2darray"],
+                "non_deterministic": not isinstance(self.rng, numbers.Integral),
+                "allow_nan": False, "preserves_dtype": []}
+
+    # -- helpers ---------------------------------------------------------------------------
+    @staticmethod
+    def _names(X: Any) -> list[Any] | None:
+        kind = _kind(X)
+        if kind == "pandas":
+            return list(X.columns)
+        if kind == "polars":
+            return list(X.columns)
+        if kind == "arrow":
+            return list(X.column_names)
+        return None
+
+    @staticmethod
+    def _column(X: Any, j: int) -> Any:
+        kind = _kind(X)
+        if kind == "pandas":
+            return X.iloc[:, j]
+        if kind == "polars":
+            return X.to_series(j).to_numpy()
+        if kind == "arrow":
+            return X.column(j)
+        return X[:, j]
+
+    def _resolve_columns(self, names: list[Any] | None, n: int) -> list[int]:
+        if self.columns is None:
+            return list(range(n))
+        cols = self.columns
+        if isinstance(cols, str | numbers.Integral) or not isinstance(cols, Sequence | np.ndarray):
+            cols = [cols]
+        out: list[int] = []
+        for c in cols:
+            if isinstance(c, numbers.Integral) and not isinstance(c, bool):
+                if not -n <= int(c) < n:
+                    raise ValidationError(
+                        f"columns entry {c!r} is out of range for X with {n} columns")
+                out.append(int(c) % n)
+            elif names is not None and c in names:
+                out.append(names.index(c))
+            else:
+                raise ValidationError(
+                    f"columns entry {c!r} is not a column of X"
+                    + ("" if names is None else f" (columns: {fmt(names)})")
+                    + "; give integer positions for arrays")
+        if len(set(out)) != len(out):
+            raise ValidationError(f"columns must not repeat a column, got {fmt(self.columns)}")
+        return out
+
+    def _check_X(self, X: Any, *, reset: bool) -> tuple[Any, list[Any] | None]:
+        kind = _kind(X)
+        if kind == "numpy":
+            X = _as_2d_numpy(X)
+        names = self._names(X)
+        n_rows, n_cols = X.shape
+        if n_cols == 0:
+            raise ValidationError(
+                f"X has 0 feature(s) (shape=({n_rows}, 0)) while a minimum of 1 is required.")
+        if reset:
+            if n_rows < 2:
+                raise ValidationError(
+                    f"X has {n_rows} sample(s) (n_samples = {n_rows}); a design needs a "
+                    "reference sample with at least 2 categories per column")
+            self.n_features_in_ = n_cols
+            if names is not None and all(isinstance(c, str) for c in names):
+                self.feature_names_in_ = np.asarray(names, dtype=object)
+            elif hasattr(self, "feature_names_in_"):
+                del self.feature_names_in_
+        else:
+            if n_cols != self.n_features_in_:
+                raise ValidationError(
+                    f"X has {n_cols} features, but PMLPrivatizer is expecting "
+                    f"{self.n_features_in_} features as input")
+            fitted = getattr(self, "feature_names_in_", None)
+            if fitted is not None and names is not None and list(fitted) != list(names):
+                raise ValidationError(
+                    "The feature names should match those that were passed during fit: "
+                    f"fitted {fmt(list(fitted))}, got {fmt(names)}")
+        return X, names
+
+    # -- fit / transform -------------------------------------------------------------------
+    def fit(self, X: Any, y: Any = None) -> PMLPrivatizer:
+        """Design one certified mechanism per privatised column (``y`` is ignored)."""
+        from .design import design_from_samples
+
+        eps = check_eps(self.eps)
+        delta = check_delta(self.delta)
+        if not isinstance(self.max_categories, numbers.Integral) or self.max_categories < 2:
+            raise ValidationError(
+                f"max_categories must be an integer >= 2, got {fmt(self.max_categories)}")
+        utility = "mutual_information" if self.utility == "mi" else self.utility
+        X, names = self._check_X(X, reset=True)
+        cols = self._resolve_columns(names, X.shape[1])
+        ref = X if self.reference is None else self.reference
+        if ref is not X:
+            if _kind(ref) == "numpy":
+                ref = _as_2d_numpy(ref, "reference")
+            ref_names = self._names(ref)
+            if ref.shape[1] != X.shape[1] or (
+                    names is not None and ref_names is not None and ref_names != names):
+                raise ValidationError(
+                    "reference must have the same columns as X: got "
+                    f"{fmt(ref_names or ref.shape[1])}, expected {fmt(names or X.shape[1])}")
+        cats = self.categories
+        if isinstance(cats, str):
+            if cats != "auto":
+                raise ValidationError(f"categories must be 'auto' or one list per column, "
+                                      f"got {cats!r}")
+            cats = [None] * len(cols)
+        elif len(cats) != len(cols):
+            raise ValidationError(
+                f"categories must hold one list per privatised column ({len(cols)}), got "
+                f"{len(cats)}")
+        mechs, guars = [], []
+        for j, c in zip(cols, cats, strict=True):
+            col = self._column(ref, j)
+            label = names[j] if names is not None else j
+            n_distinct = len(c) if c is not None else len(np.unique(np.asarray(col)))
+            if n_distinct > self.max_categories:
+                raise ValidationError(
+                    f"column {label!r} has {n_distinct} distinct labels, more than "
+                    f"max_categories = {self.max_categories}; PMLPrivatizer privatises "
+                    "categorical columns: bin continuous ones first (e.g. KBinsDiscretizer) "
+                    "or raise max_categories")
+            try:
+                res = design_from_samples(col, eps, delta, categories=c, utility=utility,
+                                          confidence=self.confidence,
+                                          allow_fallback=self.allow_fallback)
+            except ValidationError as exc:
+                raise ValidationError(f"column {label!r}: {exc}") from exc
+            mechs.append(res.mechanism)
+            guars.append(res.guarantee)
+        self.columns_: tuple[int, ...] = tuple(cols)
+        self.mechanisms_: tuple[Any, ...] = tuple(mechs)
+        self.guarantees_: tuple[Any, ...] = tuple(guars)
+        return self
+
+    def transform(self, X: Any) -> Any:
+        """Privatise the fitted columns of ``X``; returns the same kind of container with
+        the same shape, order, index and column names (other columns unchanged).
+
+        Raises :class:`~pmlkit.errors.DataError` (a ``ValueError``) for a label the
+        column's mechanism does not know or a null; nothing is returned then."""
+        from .privatization import privatize
+        from .rng import resolve_rng
+
+        check_is_fitted(self, "mechanisms_")
+        X, names = self._check_X(X, reset=False)
+        source = resolve_rng(self.rng)  # one stream for every column of this call
+        kind = _kind(X)
+        outs = [privatize(m, self._column(X, j), rng=source)
+                for j, m in zip(self.columns_, self.mechanisms_, strict=True)]
+        if kind == "pandas":
+            out = X.copy()
+            for j, o in zip(self.columns_, outs, strict=True):
+                out.isetitem(j, o)
+            return out
+        if kind == "polars":
+            import polars as pl
+
+            return X.with_columns([pl.Series(names[j], np.asarray(o))  # type: ignore[index]
+                                   for j, o in zip(self.columns_, outs, strict=True)])
+        if kind == "arrow":
+            for j, o in zip(self.columns_, outs, strict=True):
+                X = X.set_column(j, names[j], o)  # type: ignore[index]
+            return X
+        cols = [X[:, j] for j in range(X.shape[1])]
+        for j, o in zip(self.columns_, outs, strict=True):
+            cols[j] = np.asarray(o)
+        dtypes = {c.dtype for c in cols}
+        if len(dtypes) == 1:
+            return np.column_stack(cols)
+        res = np.empty(X.shape, dtype=object)  # mixed label types: never coerce them
+        for j, c in enumerate(cols):
+            res[:, j] = c
+        return res
+
+    def joint_guarantee(self, reference: Any = None, delta: Any = None) -> Any:
+        """The exact ``(eps, delta)``-PML guarantee of releasing all privatised columns of a
+        record together (:func:`pmlkit.joint_guarantee`): what the per-column
+        ``guarantees_`` do not give, since per-column eps do not add up.
+
+        Parameters
+        ----------
+        reference
+            The joint reference sample, with the columns of ``X`` (default: the
+            ``reference`` given to the constructor). Required when the transformer was
+            fitted on its own data: that data is not kept.
+        delta
+            Failure probability (default: the transformer's ``delta``).
+        """
+        from .joint import joint_guarantee
+
+        check_is_fitted(self, "mechanisms_")
+        ref = self.reference if reference is None else reference
+        if ref is None:
+            raise ValidationError(
+                "reference must be given: the transformer keeps no copy of the data it was "
+                "fitted on, got reference=None")
+        if _kind(ref) == "numpy":
+            ref = _as_2d_numpy(ref, "reference")
+        if ref.shape[1] != self.n_features_in_:
+            raise ValidationError(
+                f"reference has {ref.shape[1]} columns, but PMLPrivatizer was fitted on "
+                f"{self.n_features_in_}")
+        names = self._names(ref)
+        data = {str(names[j]) if names is not None else f"column {j}":
+                np.asarray(self._column(ref, j)) for j in self.columns_}
+        return joint_guarantee(self.mechanisms_, data,
+                               self.delta if delta is None else delta,
+                               confidence=self.confidence)
+
+    def get_feature_names_out(self, input_features: Any = None) -> np.ndarray:
+        """The input feature names: privatisation keeps every column in place."""
+        from sklearn.utils.validation import _check_feature_names_in
+
+        check_is_fitted(self, "mechanisms_")
+        return np.asarray(_check_feature_names_in(self, input_features), dtype=object)
