@@ -9,6 +9,7 @@ are. Nothing is silently repaired: a prior that sums to 0.98 is an error, not re
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
 from typing import Any
@@ -121,7 +122,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
     except TypeError:
         if isinstance(value, numbers.Real) and np.isfinite(float(value)) \
                 and float(value).is_integer():
-            out = int(value)
+            out = int(math.floor(value))  # exact for an integral Real (Fraction, Decimal)
         else:
             raise ValidationError(
                 f"{name} must be an integer >= {minimum}, got {fmt(value)}") from None

@@ -518,14 +518,14 @@ def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
     pd = sys.modules.get("pandas")
     pa = sys.modules.get("pyarrow")
     if pd is not None and isinstance(values, pd.DataFrame):
-        cols, targets = _columns_into(values, columns, into)
+        df_cols, targets = _columns_into(values, columns, into)
         out = values.copy()
         counts = np.zeros(mech.n_outputs, dtype=np.int64)
-        for col, target in zip(cols, targets, strict=True):
+        for col, target in zip(df_cols, targets, strict=True):
             res = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
             out[target] = res.array  # positional (no index alignment), dtype kept
             counts += _counts(mech, res)
-        return out, tuple(cols), len(values), counts
+        return out, tuple(df_cols), len(values), counts
     if columns is not None or into is not None:
         raise ValidationError("columns= and into= apply to DataFrames only; got a "
                               f"{type(values).__name__}")
