@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV   := .venv
 BIN    := $(VENV)/bin
 
-.PHONY: demo test fuzz lint bench reproduce clean
+.PHONY: demo test fuzz lint docs bench reproduce clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,8 +21,11 @@ $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 demo: $(VENV)/.installed
 	$(BIN)/python -m pmlkit.demo
 
+# Linters, type checks, the documentation build (warnings are errors) and the tests.
 test: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy src
+	$(BIN)/sphinx-build -q -E -a -W --keep-going -b html docs docs/_build/html
 	$(BIN)/python -m pytest
 
 # Property tests with fresh random examples (make test runs a fixed, derandomized set).
@@ -32,6 +35,10 @@ fuzz: $(VENV)/.installed-test
 
 lint: $(VENV)/.installed-test
 	$(BIN)/ruff check src tests benchmarks
+	$(BIN)/mypy src
+
+docs: $(VENV)/.installed-test
+	$(BIN)/sphinx-build -q -E -a -W --keep-going -b html docs docs/_build/html
 
 bench: $(VENV)/.installed-test
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
@@ -41,4 +48,4 @@ reproduce: $(VENV)/.installed
 	$(BIN)/pmlkit reproduce --all --out figures
 
 clean:
-	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache
+	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .mypy_cache docs/_build
