@@ -122,7 +122,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
     except TypeError:
         if isinstance(value, numbers.Real) and np.isfinite(float(value)) \
                 and float(value).is_integer():
-            out = int(math.floor(value))  # exact for an integral Real (Fraction, Decimal)
+            out = operator.index(math.floor(value))  # exact for an integral Fraction, Decimal
         else:
             raise ValidationError(
                 f"{name} must be an integer >= {minimum}, got {fmt(value)}") from None
