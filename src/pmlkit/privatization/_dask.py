@@ -131,7 +131,8 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
 def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | None, part: str,
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
                 missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
-                compression: str | None, batch_rows: int) -> tuple[int, str, int, int]:
+                compression: str | None, batch_rows: int
+                ) -> tuple[int, str, int, dict[str, int]]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
     private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
     rows mapped by unknown_as)."""
