@@ -720,8 +720,9 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
         else:
             out_fields.append(f)
             codecs.setdefault(t, codecs.get(c, "snappy"))
-    schema = pa.schema(out_fields, metadata={**base_meta, **meta} if out_fmt == "parquet"
-                       else None)
+    # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
+    merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
+    schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
     encoders = {c: _Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
     sink: Any = None
