@@ -346,3 +346,20 @@ def test_assess_several_mechanisms_reports_the_combined_release(
     code, _, err = run(capsys, "assess", "--mechanism", str(tmp_path / "m1.json"),
                        "--mechanism", str(tmp_path / "o.json"), "--prior", "0.3,0.7")
     assert code == 2 and "releases of the same column" in err
+
+
+def test_dask_engine_two_columns_with_their_own_mechanisms(
+        files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    pytest.importorskip("distributed")
+    out = files["dir"] / "dout.parquet"
+    code, _, err = run(capsys, *two_column(
+        files, out, "--mechanism", f"a={files['a']}", "--mechanism", f"b={files['b']}",
+        "--no-joint-guarantee", "--engine", "dask"))
+    assert code == 0, err
+    import pandas as pd
+
+    back = pd.concat([pd.read_parquet(p) for p in sorted(out.glob("part-*.parquet"))])
+    assert len(back) == 300 and set(back["a"]) <= {"x", "y"} and set(back["b"]) <= {"u", "v"}
+    man = json.loads((files["dir"] / "dout.parquet.pmlkit.json").read_text())
+    assert man["privatized"]["b"]["mechanism_sha256"] == B.to_dict()["sha256"]
+    assert man["joint_guarantee"] is None and man["engine"] == "dask"
