@@ -228,6 +228,26 @@ def test_a_release_plan_refuses_other_mechanisms_and_other_columns(
     bad.write_text(json.dumps(doc))
     code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
     assert code == 2 and "column 'b' is not in the release plan" in err
+    # a forged (lowered) joint guarantee is recomputed and refused
+    doc = json.loads(plan.read_text())
+    doc["mechanism_files"] = {c: str(plan.parent / f) for c, f in
+                              doc["mechanism_files"].items()}
+    doc["mechanism_sha256"]["a"] = A.to_dict()["sha256"]  # a.json was replaced above
+    true_eps = pmlkit.joint_capacity([A, Mechanism.load(doc["mechanism_files"]["b"])],
+                                     pmlkit.sets.set_from_dict(doc["joint_guarantee"]["set"]))
+    # the swapped file's digest written into the plan: the planned eps no longer holds
+    bad.write_text(json.dumps(doc))
+    code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
+    assert code == 1 and "does not hold for its mechanisms" in err, err
+    for claim, expect in ((true_eps / 2, 1), (true_eps, 0)):  # lowered: refused
+        forged = dict(doc, joint_guarantee=dict(doc["joint_guarantee"], eps=claim,
+                                                certified_eps=claim))
+        bad.write_text(json.dumps(forged))
+        code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
+        assert code == expect, err
+        assert ("does not hold for its mechanisms" in err) == (expect == 1)
+    assert code == 0, err
+    out.unlink()
     # a plan without digests cannot tie its guarantee to files
     doc = json.loads(plan.read_text())
     del doc["mechanism_sha256"]

@@ -180,7 +180,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
             "(pmlkit joint design), --joint-reference FILE --delta D, or "
             "--no-joint-guarantee")
     elif plan is not None:
-        joint_doc = _plan_guarantee(plan, plan_path or "", released, earlier)
+        joint_doc = _plan_guarantee(plan, plan_path or "", released, mechs, earlier)
     elif joint_reference is not None:
         assert delta is not None
         joint_doc = _compute_guarantee(joint_reference, delta, released, mechs, earlier,
@@ -370,9 +370,11 @@ def _load_plan(path: str, allow_uncertified: bool) -> dict[str, Any]:
 
 
 def _plan_guarantee(plan: dict[str, Any], path: str, released: list[str],
-                    earlier: dict[str, Any]) -> dict[str, Any]:
+                    mechs: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
     """The plan's joint guarantee, if it covers exactly the released columns (this pass's
-    and an earlier pass's) and their mechanisms (this pass's were checked on loading)."""
+    and an earlier pass's) and their mechanisms (this pass's were checked on loading), and
+    if its certified eps holds: the worst case of the mechanisms over the recorded set(s)
+    is recomputed (a forged or edited number is refused, as for mechanism files)."""
     from ..errors import DataError
 
     if sorted(plan["columns"]) != sorted(released):
@@ -383,7 +385,35 @@ def _plan_guarantee(plan: dict[str, Any], path: str, released: list[str],
         if m.to_dict()["sha256"] != plan["sha256"][c]:
             raise DataError(f"column {c!r} was privatised by an earlier pass with a "
                             f"mechanism other than the release plan's {path!r}")
-    return dict(plan["guarantee"])
+    g = dict(plan["guarantee"])
+    ms = [earlier[c] if c in earlier else mechs[c] for c in plan["columns"]]
+    _recheck(g, ms, f"release plan {path!r}")
+    return g
+
+
+def _recheck(g: dict[str, Any], ms: list[Any], where: str) -> None:
+    """Recompute a recorded joint guarantee's worst case over its recorded set(s)."""
+    from ..errors import DataError, PMLError
+    from ..joint import chain_rule_bound, joint_capacity
+    from ..sets import set_from_dict
+
+    try:
+        claimed, eps = float(g["certified_eps"]), float(g["eps"])
+        setd = g["set"]
+        if g.get("kind") == "exact":
+            value = joint_capacity(ms, set_from_dict(setd))
+        elif g.get("kind") == "chain-rule bound":
+            value = chain_rule_bound(ms, [set_from_dict(s) for s in setd["sets"]])
+        else:
+            raise DataError(f"unknown guarantee kind {g.get('kind')!r}")
+    except (PMLError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{where}: its joint guarantee cannot be checked: "
+                        f"{' '.join(str(exc).split())}") from exc
+    tol = 1e-9 * max(1.0, abs(value))
+    if not (value <= claimed + tol and value <= eps + tol):
+        raise DataError(f"{where}: its joint guarantee does not hold for its mechanisms: "
+                        f"the worst case over its recorded set is {value:.9g}, it claims "
+                        f"{min(claimed, eps):.9g} (the plan was edited or forged)")
 
 
 def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict[str, Any],
