@@ -170,6 +170,8 @@ def test_a_single_plain_mechanism_for_two_columns_with_a_joint_guarantee(
                        str(data), "--column", "a", "--column", "b", "--output", str(out),
                        "--joint-reference", str(data), "--delta", "0.1")
     assert code == 0, err
+    # the manifest then discloses the data's own joint estimate: said on stderr
+    assert "--joint-reference is an input being privatised" in err
     man = json.loads((files["dir"] / "same_out.csv.pmlkit.json").read_text())
     g = pmlkit.joint_guarantee([A, A], {"a": ["x", "y", "x"] * 50, "b": ["y", "x", "x"] * 50},
                                0.1)

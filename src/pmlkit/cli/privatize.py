@@ -183,6 +183,12 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         joint_doc = _plan_guarantee(plan, plan_path or "", released, mechs, earlier)
     elif joint_reference is not None:
         assert delta is not None
+        if _is_an_input(joint_reference, inputs):
+            click.echo("pmlkit: warning: --joint-reference is an input being privatised: the "
+                       "manifest's joint guarantee records this sample's joint estimate and "
+                       "size, so the released records are not protected against anyone "
+                       "holding the manifest; use a reference disjoint from (or as public "
+                       "as) the released records", err=True)
         joint_doc = _compute_guarantee(joint_reference, delta, released, mechs, earlier,
                                        names, skip_rows, strip, na_values, delimiter)
     else:
@@ -430,6 +436,17 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
             for c in released}
     ms = [earlier[c] if c in earlier else mechs[c] for c in released]
     return joint_guarantee(ms, data, delta, columns=released).to_dict()
+
+
+def _is_an_input(path: str, inputs: tuple[str, ...]) -> bool:
+    from ..io import expand_inputs
+
+    try:
+        ref = Path(path).resolve()
+        return any(p.resolve() == ref for p in
+                   expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)))
+    except (OSError, ValueError):
+        return False
 
 
 def _earlier_columns(inputs: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]:
