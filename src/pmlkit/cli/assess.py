@@ -12,11 +12,17 @@ the estimate ``p_hat``, then over the confidence set around it (``--set``, defau
 l1-ball of Thm weissman): the exact worst case ``C(W, P)`` (Def. localcap), the exact
 sensitivity ``S(W, P)`` and the paper's closed-form bounds (eq. epsmax, Thm l1gamma,
 Thm lipschitz); ``--target EPS`` adds ``delta_min`` (Cor. deltamin).
+
+``--mechanism`` repeated for the same column (a re-run of the release through another
+mechanism, with fresh randomness) reports each mechanism as above and then the exact
+leakage of the combined release (:func:`pmlkit.release_leakage`): per-release eps do not
+add up, the combined value is the one to sign off.
 """
 
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import click
 
@@ -57,8 +63,10 @@ def _set_methods() -> list[str]:
 
 
 @click.command(name="assess")
-@click.option("--mechanism", "mech_path", required=True, type=click.Path(dir_okay=False),
-              help="Mechanism JSON file (from pmlkit design or Mechanism.save).")
+@click.option("--mechanism", "mech_paths", required=True, multiple=True,
+              type=click.Path(dir_okay=False),
+              help="Mechanism JSON file (from pmlkit design or Mechanism.save); repeat it "
+                   "for releases of the same column through several mechanisms.")
 @click.option("--prior", default=None, metavar="P1,P2,...",
               help="A known prior, in the order of the mechanism's input labels.")
 @click.option("--reference", default=None, type=click.Path(dir_okay=False),
@@ -73,22 +81,68 @@ def _set_methods() -> list[str]:
 @csv_options
 @progress_option
 @json_option
-def command(mech_path: str, prior: str | None, reference: str | None, column: str | None,
-            delta: float | None, set_method: str, target: float | None, names: str | None,
-            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
-            progress: bool | None, as_json: bool) -> int:
+def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | None,
+            column: str | None, delta: float | None, set_method: str, target: float | None,
+            names: str | None, skip_rows: int | None, strip: bool | None,
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Assess the PML of a mechanism under a prior or a confidence set."""
+    if (prior is None) == (reference is None):
+        raise click.UsageError("give exactly one of --prior or --reference")
+    if reference is not None and (column is None or delta is None):
+        raise click.UsageError("--reference needs --column and --delta")
+    mechs = [load_mechanism(f, allow_uncertified=True) for f in mech_paths]
+    for f, m in zip(mech_paths, mechs, strict=True):
+        if m.input_labels != mechs[0].input_labels:
+            raise click.BadParameter(
+                f"{f} has input labels {', '.join(map(str, m.input_labels[:20]))} but "
+                f"{mech_paths[0]} has {', '.join(map(str, mechs[0].input_labels[:20]))}: "
+                "several mechanisms are releases of the same column", param_hint="'--mechanism'")
+    docs, texts, sets = [], [], []
+    for f, m in zip(mech_paths, mechs, strict=True):
+        doc, lines, cs = _assess_one(f, m, prior, reference, column, delta, set_method,
+                                     target, names, skip_rows, strip, na_values, progress)
+        docs.append(doc)
+        texts.append("\n".join(lines))
+        sets.append(cs)
+    if len(mechs) == 1:
+        emit(as_json, docs[0], texts[0])
+        return 0
+    from ..joint import release_leakage
+
+    p = docs[0]["prior"]
+    combined: dict = {"mechanism_files": list(mech_paths),
+                      "eps_min": release_leakage([m.matrix for m in mechs], prior=p)}
+    lines = [f"combined release of the column through {', '.join(mech_paths)} (fresh "
+             "randomness each):",
+             f"  exact eps_min of the combined release = {_fmt(combined['eps_min'])} under "
+             f"{'the given prior' if prior is not None else 'the estimate p_hat'}"]
+    if sets[0] is not None:
+        combined["worst_case_eps"] = release_leakage([m.matrix for m in mechs],
+                                                     uncertainty_set=sets[0].set)
+        lines.append(f"  exact worst-case eps of the combined release over the "
+                     f"{set_method} confidence set = {_fmt(combined['worst_case_eps'])}")
+    warning = ("per-release eps do not add up: the combined release's eps is the one to "
+               "sign off, not the sum of the per-mechanism values above")
+    lines.append(f"  warning: {warning}")
+    emit(as_json, {"mechanisms": docs, "combined": combined, "warning": warning},
+         "\n\n".join([*texts, "\n".join(lines)]))
+    return 0
+
+
+def _assess_one(mech_path: str, mech, prior: str | None, reference: str | None,
+                column: str | None, delta: float | None, set_method: str,
+                target: float | None, names: str | None, skip_rows: int | None,
+                strip: bool | None, na_values: tuple[str, ...],
+                progress: bool | None) -> tuple[dict, list[str], Any]:
+    """One mechanism's report (the single-mechanism output); returns (doc, text lines,
+    the confidence set or None)."""
     import numpy as np
 
     from .._validation import as_distribution, check_prior_matches
     from ..leakage import eps_min, ldp_epsilon, maximal_leakage, pml
 
-    if (prior is None) == (reference is None):
-        raise click.UsageError("give exactly one of --prior or --reference")
-    if reference is not None and (column is None or delta is None):
-        raise click.UsageError("--reference needs --column and --delta")
-    mech = load_mechanism(mech_path, allow_uncertified=True)
     w = mech.matrix
+    cs = None
     doc: dict = {"mechanism_file": mech_path, "input_labels": list(mech.input_labels),
                  "output_labels": list(mech.output_labels)}
     lines = [f"mechanism {mech_path}: {mech.n_inputs} inputs x {mech.n_outputs} outputs "
@@ -123,16 +177,15 @@ def command(mech_path: str, prior: str | None, reference: str | None, column: st
                      f"{_fmt(doc['ldp_epsilon'])}")
         if est is not None:
             assert delta is not None
-            _assess_set(mech, est, p, float(delta), set_method, target, doc, lines)
+            cs = _assess_set(mech, est, p, float(delta), set_method, target, doc, lines)
         advance("worst case")
     if mech.certified_eps is not None:
         lines.append(f"recorded certified eps in the file: {_fmt(mech.certified_eps)}")
-    emit(as_json, doc, "\n".join(lines))
-    return 0
+    return doc, lines, cs
 
 
 def _assess_set(mech, est, p, delta: float, set_method: str, target: float | None,
-                doc: dict, lines: list[str]) -> None:
+                doc: dict, lines: list[str]) -> Any:
     from ..bounds import delta_min, eps_bound, lipschitz_bound, sensitivity_bound
     from ..confidence import confidence_set
     from ..leakage import eps_min
@@ -168,3 +221,4 @@ def _assess_set(mech, est, p, delta: float, set_method: str, target: float | Non
         lines.append(f"  delta needed to certify eps {target:g} from eps_min {_fmt(e0)} "
                      f"with m = {est.m}: {dm:.3g} (Cor. deltamin)")
     doc["set"] = res
+    return cs

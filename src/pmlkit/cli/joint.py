@@ -96,7 +96,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
     from ..mechanism import Mechanism
 
     cols, files = _parse_mechanisms(mechs)
-    # assessing computes the leakage itself: an uncertified file is read (strictly) too
+    # only the channels matter: the guarantee is computed here, not read from the files
     mechanisms = [Mechanism.load(f, allow_uncertified=True) for f in files]
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
@@ -165,6 +165,8 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
     plan = {
         "format": "pmlkit-release-plan", "version": 1, "columns": cols,
         "mode": res.mode, "mechanism_files": {k: p.name for k, p in paths.items()},
+        # pins the mechanisms the guarantee was computed for (pmlkit privatize checks it)
+        "mechanism_sha256": {k: m.to_dict()["sha256"] for k, m in targets.items()},
         "split": list(res.split),
         "joint_categories": [list(c) for c in res.categories]
         if res.joint_mechanism is not None else None,
@@ -214,7 +216,7 @@ def repeat(mechs: tuple[str, ...], times: int, prior: str | None, reference: str
         raise click.UsageError("give exactly one of --prior or --reference")
     if reference is not None and (column is None or delta is None):
         raise click.UsageError("--reference needs --column and --delta")
-    loaded = [Mechanism.load(f, allow_uncertified=True) for f in mechs]
+    loaded = [Mechanism.load(f, allow_uncertified=True) for f in mechs]  # channels only
     labels = loaded[0].input_labels
     for f, m in zip(mechs, loaded, strict=True):
         if m.input_labels != labels:

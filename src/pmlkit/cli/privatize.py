@@ -4,6 +4,11 @@ Examples::
 
     pmlkit privatize --mechanism sex.json --input adult.test --names adult \\
         --column sex --output adult_test_private.parquet
+    pmlkit privatize --plan plan/release-plan.json --input adult.test --names adult \\
+        --column sex --column income --output adult_test_private.parquet
+    pmlkit privatize --mechanism sex=sex.json --mechanism income=income.json \\
+        --joint-reference adult.data --delta 1e-6 --input adult.test --names adult \\
+        --column sex --column income --output adult_test_private.parquet
     pmlkit privatize --mechanism sex.json --input 'data/part-*.parquet' --column sex \\
         --output private/ --engine dask --scheduler tcp://10.0.0.5:8786
 
@@ -19,11 +24,28 @@ secure unless ``--seed`` is given, which makes the output reproducible by anyone
 the seed: research only. ``<output>.pmlkit.json`` records which one was used; for a
 seeded run it holds a salted SHA-256 commitment to the seed, not the seed (the salt is
 printed on stderr only).
+
+Several columns
+---------------
+Each column goes through its own mechanism: ``--mechanism COL=FILE`` per column, or a
+release plan (``--plan``, written by ``pmlkit joint design``); one plain
+``--mechanism FILE`` serves every column. Per-column eps do not add up (the pair can leak
+more than their sum), so a release of several columns needs its joint guarantee: from the
+plan (which must cover exactly the released columns and mechanisms), computed here from a
+joint reference sample (``--joint-reference FILE --delta D``, :func:`pmlkit.joint_guarantee`),
+or explicitly waived with ``--no-joint-guarantee`` (recorded as ``null``). Columns an
+earlier pass privatised in a Parquet input count as part of the release; privatising one
+of them again is a repeated release, refused unless ``--allow-repeat``
+(see ``pmlkit joint repeat``).
 """
 
 from __future__ import annotations
 
+import json
+import os
 import warnings
+from pathlib import Path
+from typing import Any
 
 import click
 
@@ -40,14 +62,34 @@ from ._common import (
     progress_option,
 )
 
+NOT_ADDITIVE_WARNING = (
+    "per-column eps do not add up: a release of several columns of each record can leak "
+    "more than their sum (the joint guarantee is the number to sign off)")
+
 SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who knows the "
                 "seed can undo the privatisation. Use it for research only, never to protect "
                 "people (omit --seed for the secure default).")
 
 
 @click.command(name="privatize")
-@click.option("--mechanism", "mech_path", required=True, type=click.Path(dir_okay=False),
-              help="Mechanism JSON file (from pmlkit design).")
+@click.option("--mechanism", "mech_specs", multiple=True, metavar="[COLUMN=]FILE",
+              help="Mechanism JSON file (from pmlkit design): COLUMN=FILE for one column "
+                   "(repeatable), or one FILE for every --column.")
+@click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+              help="Release plan (release-plan.json from pmlkit joint design): the "
+                   "column -> mechanism mapping and the joint guarantee.")
+@click.option("--joint-reference", "joint_reference", default=None,
+              type=click.Path(dir_okay=False),
+              help="Joint reference sample (CSV/Parquet) to compute the joint guarantee "
+                   "of several columns here (with --delta).")
+@click.option("--delta", type=float, default=None,
+              help="Failure probability of the joint confidence set (--joint-reference).")
+@click.option("--no-joint-guarantee", "no_joint", is_flag=True,
+              help="Release several columns without a joint guarantee (recorded as null; "
+                   "the per-column eps do not add up).")
+@click.option("--allow-repeat", is_flag=True,
+              help="Privatise again a column an earlier pass privatised (a repeated "
+                   "release: see pmlkit joint repeat).")
 @click.option("--input", "inputs", required=True, multiple=True, metavar="FILE_OR_GLOB",
               help="Input CSV/Parquet file or glob pattern (repeatable).")
 @click.option("--column", "columns", required=True, multiple=True,
@@ -83,7 +125,9 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @csv_options
 @progress_option
 @json_option
-def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
+def command(mech_specs: tuple[str, ...], plan_path: str | None,
+            joint_reference: str | None, delta: float | None, no_joint: bool,
+            allow_repeat: bool, inputs: tuple[str, ...], columns: tuple[str, ...],
             into: tuple[str, ...], output: str, engine: str, scheduler: str | None,
             seed: int | None, overwrite: bool, allow_uncertified: bool, batch_rows: int,
             missing: str, unknown_as: str | None, compression: str | None,
@@ -96,9 +140,61 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
     if into and len(into) != len(columns):
         raise click.UsageError(f"give one --into per --column ({len(columns)} columns, "
                                f"{len(into)} --into)")
-    mech = load_mechanism(mech_path, allow_uncertified=allow_uncertified)
-    if not mech.certified:
-        click.echo(f"pmlkit: warning: {certificate_line(mech)}", err=True)
+    if delta is not None and joint_reference is None:
+        raise click.UsageError("--delta needs --joint-reference")
+    if joint_reference is not None and delta is None:
+        raise click.UsageError("--joint-reference needs --delta")
+    routes = [n for n, on in (("--plan", plan_path is not None),
+                              ("--joint-reference", joint_reference is not None),
+                              ("--no-joint-guarantee", no_joint)) if on]
+    if len(routes) > 1:
+        raise click.UsageError(f"give only one of --plan, --joint-reference and "
+                               f"--no-joint-guarantee, got {' and '.join(routes)}")
+    cols = list(columns)
+    if len(set(cols)) != len(cols):
+        raise click.UsageError(f"--column names a column twice: {', '.join(cols)}")
+    plan = _load_plan(plan_path, allow_uncertified) if plan_path is not None else None
+    files, mechs = _column_mechanisms(mech_specs, cols, plan, allow_uncertified)
+    for f in dict.fromkeys(files.values()):
+        m = mechs[next(c for c in cols if files[c] == f)]
+        if not m.certified:
+            click.echo(f"pmlkit: warning: {f}: {certificate_line(m)}", err=True)
+    earlier, earlier_outputs = _earlier_columns(inputs)
+    released = list(dict.fromkeys([*earlier, *cols]))
+    repeated = [c for c in cols if c in earlier or c in earlier_outputs]
+    joint_doc = None
+    if len(released) < 2:
+        if routes and routes[0] != "--plan":  # a plan may just supply the mechanism
+            raise click.UsageError(
+                f"{routes[0]} applies to a release of several columns; only "
+                f"{released[0]!r} is privatised")
+    elif repeated and routes and routes[0] != "--no-joint-guarantee":
+        raise click.UsageError(
+            f"column {repeated[0]!r} was privatised by an earlier pass: a joint guarantee "
+            "of distinct columns does not cover a repeated release; compute its leakage "
+            "with pmlkit joint repeat and pass --no-joint-guarantee")
+    elif not routes:
+        raise click.UsageError(
+            f"{len(released)} columns are released ({', '.join(released)}) but no joint "
+            "guarantee was computed, and per-column eps do not add up: give --plan FILE "
+            "(pmlkit joint design), --joint-reference FILE --delta D, or "
+            "--no-joint-guarantee")
+    elif plan is not None:
+        joint_doc = _plan_guarantee(plan, plan_path or "", released, mechs, earlier)
+    elif joint_reference is not None:
+        assert delta is not None
+        if _is_an_input(joint_reference, inputs):
+            click.echo("pmlkit: warning: --joint-reference is an input being privatised: the "
+                       "manifest's joint guarantee records this sample's joint estimate and "
+                       "size, so the released records are not protected against anyone "
+                       "holding the manifest; use a reference disjoint from (or as public "
+                       "as) the released records", err=True)
+        joint_doc = _compute_guarantee(joint_reference, delta, released, mechs, earlier,
+                                       names, skip_rows, strip, na_values, delimiter)
+    else:
+        click.echo(f"pmlkit: warning: --no-joint-guarantee: no joint guarantee for columns "
+                   f"{', '.join(released)}; {NOT_ADDITIVE_WARNING}", err=True)
+    mech = mechs[cols[0]]
     rng = None
     if seed is not None:
         from ..rng import resolve_rng
@@ -110,48 +206,266 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
                    err=True)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
                            delimiter=delimiter)
-    if missing == "category" and "(missing)" not in mech.input_labels:
-        raise click.UsageError("--missing category needs a mechanism with the input label "
-                               "'(missing)': design it with pmlkit design --missing category")
-    unknown_label = None
+    for c in cols:
+        if missing == "category" and "(missing)" not in mechs[c].input_labels:
+            raise click.UsageError(
+                f"--missing category needs a mechanism with the input label '(missing)' "
+                f"(column {c}): design it with pmlkit design --missing category")
+    unknown_label: Any = None
     if unknown_as is not None:
-        hits = [lab for lab in mech.input_labels if str(lab) == unknown_as]
-        if not hits:
-            raise click.BadParameter(
-                f"{unknown_as!r} is not an input label of the mechanism (input labels: "
-                f"{', '.join(map(str, mech.input_labels[:20]))})", param_hint="'--unknown-as'")
-        unknown_label = hits[0]
+        unknown_label = {}
+        for c in cols:
+            hits = [lab for lab in mechs[c].input_labels if str(lab) == unknown_as]
+            if not hits:
+                raise click.BadParameter(
+                    f"{unknown_as!r} is not an input label of the mechanism of column {c} "
+                    f"(input labels: {', '.join(map(str, mechs[c].input_labels[:20]))})",
+                    param_hint="'--unknown-as'")
+            unknown_label[c] = hits[0]
+    mapping = mechs if len(set(map(id, mechs.values()))) > 1 else mech
     src = inputs[0] if len(inputs) == 1 else list(inputs)
     with warnings.catch_warnings(record=True) as caught:  # PMLWarnings: one stderr line
         warnings.simplefilter("always")
         if engine == "dask":
             from ..privatization._dask import privatize_file_dask
 
-            report = privatize_file_dask(mech, src, output, list(columns),
+            report = privatize_file_dask(mapping, src, output, cols,
                                          into=list(into) or None, rng=rng, overwrite=overwrite,
                                          csv=csv, scheduler=scheduler,
                                          progress=progress_enabled(progress), missing=missing,
-                                         unknown_as=unknown_label, compression=compression)
+                                         unknown_as=unknown_label, compression=compression,
+                                         joint_guarantee=joint_doc, repeat=allow_repeat)
         else:
             from ..privatization.files import privatize_file
 
-            report = privatize_file(mech, src, output, list(columns), into=list(into) or None,
+            report = privatize_file(mapping, src, output, cols, into=list(into) or None,
                                     rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
                                     progress=progress_enabled(progress), missing=missing,
-                                    unknown_as=unknown_label, compression=compression)
+                                    unknown_as=unknown_label, compression=compression,
+                                    joint_guarantee=joint_doc, repeat=allow_repeat)
     for w in caught:
         if issubclass(w.category, PMLWarning):
             click.echo(f"pmlkit: warning: {w.message}", err=True)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     rows = "unknown number of" if report.rows < 0 else f"{report.rows}"
+    used = ", ".join(dict.fromkeys(files.values())) if len(set(files.values())) == 1 \
+        else ", ".join(f"{c}: {files[c]}" for c in cols)
     lines = [f"privatised {rows} rows, column(s) {', '.join(report.columns)} -> "
-             f"{', '.join(report.into)}, with {mech_path}"]
+             f"{', '.join(report.into)}, with {used}"]
     lines += [f"  {i} -> {o}" for i, o, _ in report.files]
     lines.append(f"  randomness: {report.rng}")
-    lines.append(f"  {certificate_line(mech)}")
+    for f in dict.fromkeys(files.values()):
+        m = mechs[next(c for c in cols if files[c] == f)]
+        lines.append(f"  {f}: {certificate_line(m)}" if len(files) > 1 and
+                     len(set(files.values())) > 1 else f"  {certificate_line(m)}")
+    if len(released) > 1:
+        if joint_doc is not None:
+            lines.append(f"  joint guarantee of columns {', '.join(joint_doc['columns'])}: "
+                         f"({joint_doc['eps']:.6g}, {joint_doc['delta']:.3g})-PML for the "
+                         f"whole record [{joint_doc.get('kind', 'exact')}]")
+        else:
+            lines.append("  NO JOINT GUARANTEE (--no-joint-guarantee)")
+        lines.append(f"  warning: {NOT_ADDITIVE_WARNING}")
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
-    emit(as_json, {**report.to_dict(), "engine": engine, "certified": mech.certified},
+    emit(as_json, {**report.to_dict(), "engine": engine,
+                   "certified": all(m.certified for m in mechs.values()),
+                   "mechanism_files": files,
+                   **({"warning": NOT_ADDITIVE_WARNING} if len(released) > 1 else {})},
          "\n".join(lines))
     return 0
+
+
+def _column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: dict[str, Any] | None,
+                       allow_uncertified: bool) -> tuple[dict[str, str], dict[str, Any]]:
+    """Each --column's mechanism file and loaded mechanism, from --mechanism (COL=FILE,
+    or one FILE for every column) and/or the plan (whose mechanisms --mechanism must
+    then equal)."""
+    plain: list[str] = []
+    named: dict[str, str] = {}
+    for s in specs:
+        col, sep, file = s.partition("=")
+        if sep and col in cols:
+            if col in named:
+                raise click.BadParameter(f"column {col!r} is given two mechanisms "
+                                         f"({named[col]} and {file})",
+                                         param_hint="'--mechanism'")
+            named[col] = file
+        elif sep and not os.path.exists(s):
+            raise click.BadParameter(f"{s!r} names column {col!r}, which is not a --column "
+                                     f"(columns: {', '.join(cols)})",
+                                     param_hint="'--mechanism'")
+        else:
+            plain.append(s)
+    if len(plain) > 1:
+        raise click.BadParameter(
+            f"{len(plain)} plain mechanism files given ({', '.join(plain)}): give one FILE "
+            "for every column, or COLUMN=FILE for each column", param_hint="'--mechanism'")
+    if plain and named:
+        raise click.BadParameter(f"mix of a plain FILE ({plain[0]}) and COLUMN=FILE: give "
+                                 "COLUMN=FILE for each column", param_hint="'--mechanism'")
+    if plan is None and not specs:
+        raise click.UsageError("give --mechanism FILE (or COLUMN=FILE per column) or --plan")
+    if plan is None:
+        lacking = [c for c in cols if c not in named]
+        if named and lacking:
+            raise click.BadParameter(f"no mechanism for column {lacking[0]!r}: give "
+                                     "COLUMN=FILE for each --column", param_hint="'--mechanism'")
+        files = {c: named.get(c, plain[0] if plain else "") for c in cols}
+    else:
+        outside = [c for c in cols if c not in plan["files"]]
+        if outside:
+            raise click.BadParameter(f"column {outside[0]!r} is not in the release plan "
+                                     f"(its columns: {', '.join(plan['columns'])})",
+                                     param_hint="'--plan'")
+        files = {c: named.get(c, plain[0] if plain else plan["files"][c]) for c in cols}
+    loaded: dict[str, Any] = {}
+    for f in dict.fromkeys(files.values()):
+        loaded[f] = load_mechanism(f, allow_uncertified=allow_uncertified)
+    mechs = {c: loaded[files[c]] for c in cols}
+    if plan is not None:
+        for c in cols:
+            got = mechs[c].to_dict()["sha256"]
+            if got != plan["sha256"][c]:
+                raise click.BadParameter(
+                    f"the mechanism of column {c!r} ({files[c]}) is not the one the release "
+                    f"plan's joint guarantee was computed for (digest {got[:12]}... against "
+                    f"{plan['sha256'][c][:12]}...)", param_hint="'--plan'")
+    return files, mechs
+
+
+def _load_plan(path: str, allow_uncertified: bool) -> dict[str, Any]:
+    """A release plan of ``pmlkit joint design``: its columns, mechanism files (relative to
+    the plan's folder), digests and joint guarantee, checked for consistency."""
+    from ..errors import DataError
+
+    where = f"release plan {path!r}"
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise DataError(f"{where} does not exist") from None
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
+        raise DataError(f"{where} cannot be read: {' '.join(str(exc).split())}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != "pmlkit-release-plan":
+        raise DataError(f"{where} is not a release plan (format 'pmlkit-release-plan', "
+                        "written by pmlkit joint design)")
+    cols, files, digests = doc.get("columns"), doc.get("mechanism_files"), \
+        doc.get("mechanism_sha256")
+    g = doc.get("joint_guarantee")
+    if doc.get("mode") == "joint" or (isinstance(files, dict) and "joint" in files):
+        raise DataError(f"{where} releases the tuple of columns through one joint "
+                        "mechanism; pmlkit privatize releases each column through its own "
+                        "mechanism: design the plan with pmlkit joint design --mode "
+                        "per-column")
+    if not isinstance(cols, list) or not isinstance(files, dict) \
+            or not isinstance(g, dict) or not all(isinstance(c, str) for c in cols) \
+            or sorted(files) != sorted(cols):
+        raise DataError(f"{where} is malformed: it needs 'columns', 'mechanism_files' for "
+                        "each column and 'joint_guarantee'")
+    if not isinstance(digests, dict) or sorted(digests) != sorted(cols):
+        raise DataError(f"{where} records no mechanism digests (mechanism_sha256), so its "
+                        "guarantee cannot be tied to the mechanism files; write it again "
+                        "with pmlkit joint design")
+    if list(g.get("columns") or []) != cols or not isinstance(g.get("eps"), int | float):
+        raise DataError(f"{where}: its joint guarantee does not cover its columns "
+                        f"{', '.join(cols)}")
+    base = Path(path).parent
+    return {"columns": cols, "guarantee": g, "sha256": {c: str(digests[c]) for c in cols},
+            "files": {c: str(base / str(files[c])) for c in cols}}
+
+
+def _plan_guarantee(plan: dict[str, Any], path: str, released: list[str],
+                    mechs: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
+    """The plan's joint guarantee, if it covers exactly the released columns (this pass's
+    and an earlier pass's) and their mechanisms (this pass's were checked on loading), and
+    if its certified eps holds: the worst case of the mechanisms over the recorded set(s)
+    is recomputed (a forged or edited number is refused, as for mechanism files)."""
+    from ..errors import DataError
+
+    if sorted(plan["columns"]) != sorted(released):
+        raise DataError(f"release plan {path!r} covers columns {', '.join(plan['columns'])} "
+                        f"but the release holds {', '.join(released)}; its joint guarantee "
+                        "does not apply")
+    for c, m in earlier.items():
+        if m.to_dict()["sha256"] != plan["sha256"][c]:
+            raise DataError(f"column {c!r} was privatised by an earlier pass with a "
+                            f"mechanism other than the release plan's {path!r}")
+    g = dict(plan["guarantee"])
+    ms = [earlier[c] if c in earlier else mechs[c] for c in plan["columns"]]
+    _recheck(g, ms, f"release plan {path!r}")
+    return g
+
+
+def _recheck(g: dict[str, Any], ms: list[Any], where: str) -> None:
+    """Recompute a recorded joint guarantee's worst case over its recorded set(s)."""
+    from ..errors import DataError, PMLError
+    from ..joint import chain_rule_bound, joint_capacity
+    from ..sets import set_from_dict
+
+    try:
+        claimed, eps = float(g["certified_eps"]), float(g["eps"])
+        setd = g["set"]
+        if g.get("kind") == "exact":
+            value = joint_capacity(ms, set_from_dict(setd))
+        elif g.get("kind") == "chain-rule bound":
+            value = chain_rule_bound(ms, [set_from_dict(s) for s in setd["sets"]])
+        else:
+            raise DataError(f"unknown guarantee kind {g.get('kind')!r}")
+    except (PMLError, KeyError, TypeError, ValueError) as exc:
+        raise DataError(f"{where}: its joint guarantee cannot be checked: "
+                        f"{' '.join(str(exc).split())}") from exc
+    tol = 1e-9 * max(1.0, abs(value))
+    if not (value <= claimed + tol and value <= eps + tol):
+        raise DataError(f"{where}: its joint guarantee does not hold for its mechanisms: "
+                        f"the worst case over its recorded set is {value:.9g}, it claims "
+                        f"{min(claimed, eps):.9g} (the plan was edited or forged)")
+
+
+def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict[str, Any],
+                       earlier: dict[str, Any], names: str | None, skip_rows: int | None,
+                       strip: bool | None, na_values: tuple[str, ...],
+                       delimiter: str | None) -> dict[str, Any]:
+    """The exact joint guarantee of the released columns over a joint reference sample."""
+    from ..io import read_column
+    from ..joint import joint_guarantee
+
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=path,
+                           delimiter=delimiter)
+    data = {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False)
+            for c in released}
+    ms = [earlier[c] if c in earlier else mechs[c] for c in released]
+    return joint_guarantee(ms, data, delta, columns=released).to_dict()
+
+
+def _is_an_input(path: str, inputs: tuple[str, ...]) -> bool:
+    from ..io import expand_inputs
+
+    try:
+        ref = Path(path).resolve()
+        return any(p.resolve() == ref for p in
+                   expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)))
+    except (OSError, ValueError):
+        return False
+
+
+def _earlier_columns(inputs: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]:
+    """Source columns an earlier privatize pass released in the (Parquet) inputs, with
+    their mechanisms, and the output columns it wrote."""
+    from ..io import expand_inputs
+    from ..mechanism import Mechanism
+    from ..privatization.files import previous_privatization
+
+    out: dict[str, Any] = {}
+    outputs: set[str] = set()
+    for p in expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)):
+        prev = previous_privatization(p)
+        if prev is None:
+            continue
+        for target, entry in prev["privatized"].items():
+            if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), dict):
+                continue
+            outputs.add(str(target))
+            out.setdefault(str(entry.get("column", target)),
+                           Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
+    return out, outputs

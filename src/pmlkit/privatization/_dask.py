@@ -128,10 +128,11 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     return EmpiricalDistribution.from_counts(full, cats)
 
 
-def _dask_piece(mech: Mechanism, inp: str, piece: tuple[int, int] | None, part: str,
+def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | None, part: str,
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
-                missing: str, unknown_as: Any, meta: dict[str, str],
-                compression: str | None, batch_rows: int) -> tuple[int, str, int, int]:
+                missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
+                compression: str | None, batch_rows: int
+                ) -> tuple[int, str, int, dict[str, int]]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
     private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
     rows mapped by unknown_as)."""
@@ -141,12 +142,14 @@ def _dask_piece(mech: Mechanism, inp: str, piece: tuple[int, int] | None, part: 
     from ._core import AliasSampler
     from .files import _one_file, _Policy
 
-    policy = _Policy(mech, csv, missing, unknown_as)
-    st = _one_file(mech, AliasSampler(mech.matrix), Path(inp), Path(part), cols, targets,
-                   child.generator, policy, csv=csv, batch_rows=batch_rows, bar=None,
+    policies = {c: _Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
+    samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
+    st = _one_file(mechs, samplers, Path(inp), Path(part), cols, targets,
+                   child.generator, policies, csv=csv, batch_rows=batch_rows, bar=None,
                    meta=meta, compression=compression, piece=piece)
     os.replace(st.tmp, part)
-    return st.rows, st.sha256, st.size, policy.unknown_rows
+    return (st.rows, st.sha256, st.size,
+            {c: p.unknown_rows for c, p in policies.items()})
 
 
 def _is_previous_output(out: Any) -> bool:
@@ -176,7 +179,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         overwrite: bool = False, csv: Any = None, scheduler: str | None = None,
                         progress: bool = False, missing: str = "error", unknown_as: Any = None,
                         compression: str | None = None, block_bytes: int = 64 << 20,
-                        batch_rows: int = 1 << 20) -> Any:
+                        batch_rows: int = 1 << 20, joint_guarantee: Any = None,
+                        repeat: bool = False) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
     The same code and policies as :func:`pmlkit.privatization.privatize_file` (untouched
@@ -189,7 +193,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     part with its SHA-256. ``--overwrite`` replaces a folder only if it is a previous
     pmlkit output (its manifest says so and it holds only part files). ``scheduler``: a
     ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1
-    started and closed here. Returns a :class:`pmlkit.privatization.files.FileReport`.
+    started and closed here. ``mechanism`` may map each column to its own mechanism and
+    ``joint_guarantee`` / ``repeat`` are recorded and checked as by ``privatize_file``.
+    Returns a :class:`pmlkit.privatization.files.FileReport`.
     """
     import json
     import os
@@ -205,7 +211,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
 
     from ..io import compression_of, expand_inputs, file_format, unique_columns
     from ..rng import resolve_rng
-    from ._core import _mech_digest, as_mechanism_object
+    from ._core import _mech_digest
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
     from .files import (
         MANIFEST_FORMAT,
@@ -213,13 +219,18 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         MISSING_LABEL,
         FileReport,
         _check_missing_policy,
+        _check_repeat,
+        _check_unknown_as,
+        _column_mechanisms,
+        _joint_record,
+        _merged_meta,
         _parquet_pieces,
         _read_csv,
         _same_file,
         csv_pieces,
+        previous_privatization,
     )
 
-    mech = as_mechanism_object(mechanism)
     inputs = expand_inputs(input)
     out = Path(output)
     cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
@@ -229,13 +240,14 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             or len(set(cols)) != len(cols):
         raise ValidationError(f"columns and into must be non-empty, unique and of equal "
                               f"length, got columns={cols!r}, into={targets!r}")
+    mechs = _column_mechanisms(mechanism, cols)
+    joint_doc = _joint_record(joint_guarantee)
     missing = _check_missing_policy(missing)
-    if missing == "category" and MISSING_LABEL not in mech.input_labels:
-        raise ValidationError(
-            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}")
-    if unknown_as is not None and unknown_as not in mech.input_labels:
-        raise ValidationError(f"unknown_as must be an input label of the mechanism, got "
-                              f"{unknown_as!r}")
+    for c, mech in mechs.items():
+        if missing == "category" and MISSING_LABEL not in mech.input_labels:
+            raise ValidationError(f"missing='category' needs a mechanism with the input "
+                                  f"label {MISSING_LABEL!r} (column {c!r})")
+    unknown = _check_unknown_as(unknown_as, mechs)
     fmts = {file_format(p) for p in inputs}
     if len(fmts) > 1:
         raise ValidationError("all inputs must have the same format with --engine dask, got "
@@ -264,6 +276,10 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         if into is not None and clash:
             raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
                             "choose a new name")
+    previous = [previous_privatization(inp) for inp in inputs]
+    for inp, prev in zip(inputs, previous, strict=True):
+        _check_repeat(prev, cols, targets, inp, repeat)
+    prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:
         if file_format(inp) == "parquet":
@@ -277,14 +293,18 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                          "")) if out_csv else ".parquet"
     source = resolve_rng(rng)
     for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
-        warn_if_reference_file(mech, p)
-    digest = _mech_digest(mech)
-    privatized = {t: {"column": c, "mechanism": mech.to_dict(), "mechanism_sha256": digest,
-                      "missing": missing, "unknown_as": unknown_as}
+        for m in {id(m): m for m in mechs.values()}.values():
+            warn_if_reference_file(m, p)
+    digests = {c: _mech_digest(m) for c, m in mechs.items()}
+    digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
+    privatized = {t: {"column": c, "mechanism": mechs[c].to_dict(),
+                      "mechanism_sha256": digests[c], "missing": missing,
+                      "unknown_as": unknown[c]}
                   for c, t in zip(cols, targets, strict=True)}
-    meta = {"format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
-            "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
-            "privatized": privatized}
+    meta = _merged_meta(prev, {
+        "format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
+        "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
+        "joint_guarantee": joint_doc, "privatized": privatized})
     children = [c._for_task() for c in source.spawn(len(pieces))]  # keyed per task
     remove_stale(out)
     remove_stale(out.with_name(out.name + MANIFEST_SUFFIX))
@@ -307,8 +327,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                 client = distributed.Client(scheduler)
             fn = dask.delayed(_dask_piece, pure=False)
             parts = [f"part-{i:05d}{ext}" for i in range(len(pieces))]
-            tasks = [fn(mech, str(inp), pc, str(tmp / part), cols, targets, child, csv,
-                        missing, unknown_as, {"pmlkit": json.dumps(meta)}, compression,
+            tasks = [fn(mechs, str(inp), pc, str(tmp / part), cols, targets, child, csv,
+                        missing, unknown, {"pmlkit": json.dumps(meta)}, compression,
                         batch_rows)
                      for (inp, pc), part, child in zip(pieces, parts, children, strict=True)]
             futures = client.compute(tasks)
@@ -321,11 +341,13 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                 print(file=sys.stderr)
             results = client.gather(futures)
             rows = sum(r[0] for r in results)
-            for t in privatized:
-                privatized[t]["unknown_mapped_rows"] = sum(r[3] for r in results)
+            for c, t in zip(cols, targets, strict=True):
+                privatized[t]["unknown_mapped_rows"] = sum(r[3][c] for r in results)
+            meta["privatized"].update(privatized)
             report = FileReport(((", ".join(paths), str(out), rows),), tuple(cols),
-                                tuple(targets), source.seeded, source.description, digest)
-            doc = {**meta, **report.to_dict(), "engine": "dask", "privatized": privatized,
+                                tuple(targets), source.seeded, source.description, digest,
+                                tuple(digests[c] for c in cols), joint_doc)
+            doc = {**meta, **report.to_dict(), "engine": "dask",
                    "data": {"folder": out.name, "parts": [
                        {"file": part, "rows": r[0], "sha256": r[1], "bytes": r[2]}
                        for part, r in zip(parts, results, strict=True)]}}

@@ -44,7 +44,7 @@ import hashlib
 import itertools
 import json
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +83,7 @@ from ._publish import (
 )
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
-           "FileReport", "output_paths", "privatize_file"]
+           "FileReport", "output_paths", "previous_privatization", "privatize_file"]
 
 MANIFEST_SUFFIX = ".pmlkit.json"
 #: The ``"format"`` entry of every manifest pmlkit writes.
@@ -107,7 +107,14 @@ class FileReport:
     seeded, rng
         Whether the randomness was seeded (research only) and its description.
     mechanism_sha256
-        Digest of the mechanism used.
+        Digest of the mechanism used when every column went through the same one;
+        ``None`` when the columns went through different mechanisms (see
+        ``mechanisms_sha256``).
+    mechanisms_sha256
+        Digest of each column's mechanism, in the order of ``columns``.
+    joint_guarantee
+        The joint guarantee of the release (``JointGuarantee.to_dict()``), or ``None``
+        when none was given.
     """
 
     files: tuple[tuple[str, str, int], ...]
@@ -115,7 +122,9 @@ class FileReport:
     into: tuple[str, ...]
     seeded: bool
     rng: str
-    mechanism_sha256: str
+    mechanism_sha256: str | None
+    mechanisms_sha256: tuple[str, ...] = ()
+    joint_guarantee: Mapping[str, Any] | None = None
 
     @property
     def rows(self) -> int:
@@ -125,7 +134,12 @@ class FileReport:
         return {"files": [{"input": i, "output": o, "rows": r} for i, o, r in self.files],
                 "columns": list(self.columns), "into": list(self.into), "rows": self.rows,
                 "seeded": self.seeded, "rng": self.rng,
-                "mechanism_sha256": self.mechanism_sha256}
+                "mechanism_sha256": self.mechanism_sha256,
+                "mechanisms_sha256": dict(zip(
+                    self.columns, self.mechanisms_sha256 or
+                    (self.mechanism_sha256,) * len(self.columns), strict=True)),
+                "joint_guarantee": None if self.joint_guarantee is None
+                else dict(self.joint_guarantee)}
 
 
 def _arrow_type_for(labels: Sequence[Any]) -> Any:
@@ -170,13 +184,116 @@ def _check_missing_policy(missing: Any) -> str:
     return str(missing)
 
 
+def _column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
+    """One mechanism object per privatised column: a single mechanism serves every
+    column; a mapping must name exactly the columns."""
+    if isinstance(mechanism, Mapping):
+        keys = [str(k) for k in mechanism]
+        if sorted(keys) != sorted(cols):
+            extra = [k for k in keys if k not in cols]
+            lacking = [c for c in cols if c not in keys]
+            what = (f"names {extra[0]!r}, which is not among columns {cols!r}" if extra
+                    else f"has no mechanism for column {lacking[0]!r}")
+            raise ValidationError(f"mechanism must map every privatised column to its "
+                                  f"mechanism; the mapping {what}")
+        return {str(k): as_mechanism_object(m) for k, m in mechanism.items()}
+    mech = as_mechanism_object(mechanism)
+    return {c: mech for c in cols}
+
+
+def _check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, Any]:
+    """``unknown_as`` per column: one label for every column, or a mapping column -> label
+    (columns it does not name stop on unknown values)."""
+    per = ({str(k): v for k, v in unknown_as.items()} if isinstance(unknown_as, Mapping)
+           else {c: unknown_as for c in mechs})
+    for c, lab in per.items():
+        if c not in mechs:
+            raise ValidationError(f"unknown_as names column {c!r}, which is not privatised "
+                                  f"(columns: {list(mechs)!r})")
+        if lab is not None and lab not in mechs[c].input_labels:
+            raise ValidationError(f"unknown_as must be an input label of the mechanism of "
+                                  f"column {c!r}, got {lab!r} (input labels: "
+                                  f"{', '.join(map(repr, mechs[c].input_labels[:20]))})")
+    return {c: per.get(c) for c in mechs}
+
+
+def _joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
+    if joint_guarantee is None:
+        return None
+    if hasattr(joint_guarantee, "to_dict"):
+        joint_guarantee = joint_guarantee.to_dict()
+    if not isinstance(joint_guarantee, Mapping) or "eps" not in joint_guarantee \
+            or "columns" not in joint_guarantee:
+        raise ValidationError(f"joint_guarantee must be a JointGuarantee or its to_dict(), "
+                              f"got {type(joint_guarantee).__name__}")
+    return dict(joint_guarantee)
+
+
+def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | None:
+    """The ``pmlkit`` record an earlier ``privatize`` pass left in a Parquet file's
+    key-value metadata (``None`` for CSV files and files without one)."""
+    p = Path(path)
+    if file_format(p) != "parquet":
+        return None
+    import pyarrow.parquet as pq
+
+    try:
+        meta = pq.read_schema(p).metadata or {}
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise DataError(f"cannot read {str(p)!r} as PARQUET: {exc}") from exc
+    raw = meta.get(b"pmlkit")
+    if raw is None:
+        return None
+    try:
+        doc = json.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
+        raise DataError(f"the 'pmlkit' metadata of {str(p)!r} cannot be read: {exc}") from exc
+    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT \
+            or not isinstance(doc.get("privatized"), dict):
+        raise DataError(f"the 'pmlkit' metadata of {str(p)!r} is not a privatisation record "
+                        "pmlkit can extend; refusing to replace it")
+    return doc
+
+
+def _check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
+                  where: Path, repeat: bool) -> None:
+    """Refuse privatising again a column an earlier pass privatised (or released from),
+    unless ``repeat``: that is a repeated release of the same values."""
+    if prev is None or repeat:
+        return
+    section = prev["privatized"]
+    sources = {str(e.get("column")): t for t, e in section.items() if isinstance(e, Mapping)}
+    for c, t in zip(cols, targets, strict=True):
+        hit = (c if c in section else t if t in section else
+               sources[c] if c in sources else None)
+        if hit is not None:
+            raise DataError(
+                f"column {c!r} of {str(where)!r} was already privatised by an earlier pass "
+                f"(output column {hit!r}); privatising it again is a repeated release whose "
+                "leakage adds up: compute it with pmlkit joint repeat, then pass "
+                "repeat=True (--allow-repeat) to record both passes")
+
+
+def _merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
+    """This pass's record merged over an earlier pass's: earlier ``privatized`` entries
+    are kept (unless this pass replaced their column) and every earlier record is kept
+    whole under ``previous_passes``."""
+    if prev is None:
+        return meta
+    earlier = {k: v for k, v in prev.items() if k != "previous_passes"}
+    passes = [*(prev.get("previous_passes") or []), earlier]
+    return {**meta, "privatized": {**prev["privatized"], **meta["privatized"]},
+            "previous_passes": passes}
+
+
 def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any],
                    output: str | os.PathLike[str], columns: str | Sequence[str], *,
                    into: str | Sequence[str] | None = None, rng: Any = None,
                    overwrite: bool = False, csv: CsvOptions | None = None,
                    batch_rows: int = DEFAULT_BATCH_ROWS, progress: bool = False,
                    manifest: bool = True, missing: str = "error", unknown_as: Any = None,
-                   compression: str | None = None) -> FileReport:
+                   compression: str | None = None, joint_guarantee: Any = None,
+                   repeat: bool = False) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -185,7 +302,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     Parameters
     ----------
     mechanism
-        A :class:`pmlkit.Mechanism` (or row-stochastic matrix with labels ``0..N-1``).
+        A :class:`pmlkit.Mechanism` (or row-stochastic matrix with labels ``0..N-1``)
+        applied to every column, or a mapping ``{column: mechanism}`` naming exactly the
+        ``columns`` (each column through its own mechanism, independent randomness).
     input
         A file, a glob pattern (``"data/part-*.parquet"``) or a list of them.
     output
@@ -228,6 +347,16 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         Parquet output codec (``"snappy"``, ``"zstd"``, ``"gzip"``, ``"none"``, ...);
         default: each column keeps its input codec (Parquet input) or pyarrow's default.
         CSV outputs are compressed by their extension.
+    joint_guarantee
+        The guarantee of the whole release (a :class:`pmlkit.JointGuarantee` or its
+        ``to_dict()``), recorded in the manifest under ``"joint_guarantee"``. Per-column
+        eps do not add up: with several columns, compute it (:func:`pmlkit.joint_guarantee`
+        or ``pmlkit joint design``). Recorded as given; ``None`` records ``null``.
+    repeat
+        A Parquet input privatised by an earlier pass keeps that pass's record (its
+        ``privatized`` entries are merged with this pass's, and the earlier record is kept
+        under ``"previous_passes"``). Privatising again a column that pass privatised (or
+        released from) is a repeated release and is refused unless ``repeat=True``.
 
     Raises
     ------
@@ -237,10 +366,13 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         ``overwrite``, a file-system error. No output is left behind on any error or
         interruption; with several inputs either all outputs are published or none.
     """
-    mech = as_mechanism_object(mechanism)
     cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
     if not cols:
         raise ValidationError("columns must name at least one column, got []")
+    if len(set(cols)) != len(cols):
+        raise ValidationError(f"columns names must be unique, got columns={cols!r}")
+    mechs = _column_mechanisms(mechanism, cols)
+    joint_doc = _joint_record(joint_guarantee)
     if into is None:
         targets = list(cols)
     else:
@@ -255,14 +387,13 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
     missing = _check_missing_policy(missing)
-    if missing == "category" and MISSING_LABEL not in mech.input_labels:
-        raise ValidationError(
-            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
-            "design it from data whose missing values are a category (missing='category')")
-    if unknown_as is not None and unknown_as not in mech.input_labels:
-        raise ValidationError(f"unknown_as must be an input label of the mechanism, got "
-                              f"{unknown_as!r} (input labels: "
-                              f"{', '.join(map(repr, mech.input_labels[:20]))})")
+    for c, mech in mechs.items():
+        if missing == "category" and MISSING_LABEL not in mech.input_labels:
+            raise ValidationError(
+                f"missing='category' needs a mechanism with the input label "
+                f"{MISSING_LABEL!r} (column {c!r}); design it from data whose missing "
+                "values are a category (missing='category')")
+    unknown = _check_unknown_as(unknown_as, mechs)
     if compression is not None and not isinstance(compression, str):
         raise ValidationError(f"compression must be a codec name, got {compression!r}")
     inputs = expand_inputs(input)
@@ -295,6 +426,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         if into is not None and clash:
             raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
                             "choose a new name")
+    previous = [previous_privatization(inp) for inp in inputs]
+    for inp, prev in zip(inputs, previous, strict=True):
+        _check_repeat(prev, cols, targets, inp, repeat)
     if outputs[0] != Path(output):  # writing into a folder: create it
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
@@ -302,41 +436,46 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
-    sampler = AliasSampler(mech.matrix)
-    digest = _mech_digest(mech)
-    mech_doc = mech.to_dict()
-    policy = _Policy(mech, csv, missing, unknown_as)
+    samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
+    digests = {c: _mech_digest(m) for c, m in mechs.items()}
+    digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
+    mech_docs = {c: m.to_dict() for c, m in mechs.items()}
+    policies = {c: _Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
     try:
         with cleanup_on_signals():
             try:
-                for inp, out in zip(inputs, outputs, strict=True):
-                    warn_if_reference_file(mech, inp)  # PMLWarning: the reference data
+                for inp, out, prev in zip(inputs, outputs, previous, strict=True):
+                    for m in {id(m): m for m in mechs.values()}.values():
+                        warn_if_reference_file(m, inp)  # PMLWarning: the reference data
                     remove_stale(out)
                     remove_stale(_manifest_path(out))
-                    policy.unknown_rows = 0
-                    privatized = {t: {"column": c, "mechanism": mech_doc,
-                                      "mechanism_sha256": digest, "missing": missing,
-                                      "unknown_as": unknown_as}
+                    for pol in policies.values():
+                        pol.unknown_rows = 0
+                    privatized = {t: {"column": c, "mechanism": mech_docs[c],
+                                      "mechanism_sha256": digests[c], "missing": missing,
+                                      "unknown_as": unknown[c]}
                                   for c, t in zip(cols, targets, strict=True)}
-                    meta = {"format": MANIFEST_FORMAT, "version": 1, "columns": cols,
-                            "into": targets, "seeded": source.seeded,
-                            "rng": source.description, "mechanism_sha256": digest,
-                            "privatized": privatized}
-                    st = _one_file(mech, sampler, inp, out, cols, targets, source.generator,
-                                   policy, csv=csv, batch_rows=int(batch_rows), bar=bar,
+                    meta = _merged_meta(prev, {
+                        "format": MANIFEST_FORMAT, "version": 1, "columns": cols,
+                        "into": targets, "seeded": source.seeded,
+                        "rng": source.description, "mechanism_sha256": digest,
+                        "joint_guarantee": joint_doc, "privatized": privatized})
+                    st = _one_file(mechs, samplers, inp, out, cols, targets,
+                                   source.generator, policies, csv=csv,
+                                   batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
                                    compression=compression)
                     staged.append(st)
-                    for t in privatized:
-                        privatized[t]["unknown_mapped_rows"] = policy.unknown_rows
+                    for c, t in zip(cols, targets, strict=True):
+                        privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
+                    meta["privatized"].update(privatized)
                     single = FileReport(((str(inp), str(out), st.rows),), tuple(cols),
                                         tuple(targets), source.seeded, source.description,
-                                        digest)
+                                        digest, tuple(digests[c] for c in cols), joint_doc)
                     st.manifest_doc = {**meta, **single.to_dict(), "engine": "local",
-                                       "privatized": privatized,
                                        "data": {"file": out.name, "sha256": st.sha256,
                                                 "bytes": st.size}}
                     done.append((str(inp), str(out), st.rows))
@@ -348,7 +487,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         if bar is not None:
             bar.close()
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
-                      source.description, digest)
+                      source.description, digest, tuple(digests[c] for c in cols), joint_doc)
 
 
 @dataclass
@@ -534,12 +673,14 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
-def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list[str],
-              targets: list[str], gen: np.random.Generator, policy: _Policy, *,
+def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
+              out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
+              policies: Mapping[str, _Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
-    row-group range of a Parquet file) into a temporary file next to ``out``."""
+    row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
+    goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``)."""
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
@@ -570,7 +711,8 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             typ = pa.string()
         else:
             src_type = src.type.value_type if pa.types.is_dictionary(src.type) else src.type
-            typ = _arrow_output_type(mech, policy.in_type if in_fmt == "csv" and
+            policy = policies[c]
+            typ = _arrow_output_type(mechs[c], policy.in_type if in_fmt == "csv" and
                                      policy.in_type is not None else src_type)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
@@ -578,9 +720,10 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
         else:
             out_fields.append(f)
             codecs.setdefault(t, codecs.get(c, "snappy"))
-    schema = pa.schema(out_fields, metadata={**base_meta, **meta} if out_fmt == "parquet"
-                       else None)
-    encoders = {c: _Encoder(mech.input_labels) for c in cols}
+    # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
+    merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
+    schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
+    encoders = {c: _Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
     sink: Any = None
     writer: Any = None
@@ -616,8 +759,8 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
         failed = False
         for batch in batches:
-            new = _privatize_batch(mech, sampler, batch, cols, targets, encoders, gen, policy,
-                                   from_text=in_fmt == "csv", schema=schema)
+            new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
+                                   policies, from_text=in_fmt == "csv", schema=schema)
             if new is None:  # a problem was found: keep counting it, write nothing
                 failed = True
                 continue
@@ -761,9 +904,10 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[str],
-                     targets: list[str], encoders: dict[str, _Encoder],
-                     gen: np.random.Generator, policy: _Policy, *, from_text: bool,
+def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                     batch: Any, cols: list[str], targets: list[str],
+                     encoders: dict[str, _Encoder], gen: np.random.Generator,
+                     policies: Mapping[str, _Policy], *, from_text: bool,
                      schema: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
@@ -773,6 +917,7 @@ def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[st
     failed = False
     for c, t in zip(cols, targets, strict=True):
         arr = batch.column(names.index(c))
+        mech, policy = mechs[c], policies[c]
         if from_text:
             arr = policy.from_text(arr)
         arr, keep_mask = policy.prepare(arr)
@@ -783,7 +928,7 @@ def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[st
             continue
         if failed:
             continue
-        idx = sampler.draw(codes, gen)
+        idx = samplers[c].draw(codes, gen)
         out_type = schema.field(t).type
         try:
             labels = pa.array(list(mech.output_labels), type=out_type)
