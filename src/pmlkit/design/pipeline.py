@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
-from ..errors import PMLWarning, TooLargeError, ValidationError
+from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
@@ -171,8 +171,127 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
     return cands[0][1], cands[0][2]
 
 
-def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallback: bool,
-            designer: str, labels: Sequence[Any] | None, extra: dict[str, Any]
+def _ray_count(uset: Any, n: int) -> float:
+    """How many candidate rays :func:`_exact_rays` would generate (``inf``: none)."""
+    from ..sets import Box, L1Ball, L1BoxSet
+
+    if isinstance(uset, L1Ball):
+        c = np.asarray(uset.center, dtype=np.float64)
+        r = float(uset.radius)
+        if r == 0:
+            return n * 2.0 ** (n - 1)
+        if r <= 2 * float(c.min()):
+            return (n + 1) * 2.0 ** n
+        return 3.0 ** n
+    if isinstance(uset, Box | L1BoxSet):
+        return 3.0 ** n
+    return math.inf
+
+
+def _budget(max_seconds: Any, gap: Any, allow_fallback: bool | None, designer: str
+            ) -> tuple[float, float]:
+    """Validate the design budget; warn about the deprecated ``allow_fallback``."""
+    if allow_fallback is not None:
+        warnings.warn(
+            f"{designer}: allow_fallback is deprecated and has no effect: the sub-convex "
+            "designer now scales to large alphabets by column generation and reports its "
+            "certified optimality gap; use max_seconds= and gap= to bound the work",
+            DeprecationWarning, stacklevel=4)
+    if max_seconds is None:
+        secs = math.inf
+    else:
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, int | float) \
+                or not max_seconds > 0:
+            raise ValidationError(
+                f"max_seconds must be a number of seconds > 0 (or None for no limit), got "
+                f"{fmt(max_seconds)}")
+        secs = float(max_seconds)
+    if isinstance(gap, bool) or not isinstance(gap, int | float) or not 0 <= gap < 1:
+        raise ValidationError(
+            f"gap must be a relative optimality gap in [0, 1), e.g. 1e-6, got {fmt(gap)}")
+    return secs, float(gap)
+
+
+def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
+               max_seconds: float, gap: float
+               ) -> tuple[np.ndarray, float, str, float | None]:
+    """Sub-convex design by column generation (:mod:`pmlkit.design.colgen`).
+
+    Returns the certified matrix, the eps it was designed at, a description of the method
+    and the certified relative optimality gap (``None`` when no bound is available: a
+    user callable on an alphabet too large to enumerate)."""
+    import time
+
+    from ..sets import L1Ball
+    from .colgen import (
+        MAX_ENUMERATED,
+        BranchAndBoundOracle,
+        EnumerationOracle,
+        column_generation,
+        relative_gap,
+    )
+
+    n = p.size
+    mu = util.mu
+    assert mu is not None
+    rays_fn = _exact_rays(uset, p) if _ray_count(uset, n) <= MAX_ENUMERATED else None
+    if rays_fn is None and isinstance(uset, L1Ball) and uset.radius == 0 \
+            and np.array_equal(np.asarray(uset.center), p):
+        closed = extremal_mechanism(p, eps)
+        if closed is not None:  # proved optimal (first privacy region)
+            return np.asarray(closed.matrix), eps, f"closed form ({closed.designer})", 0.0
+    if rays_fn is None and mu != "mutual_information":
+        w, method = _fallback(uset, p, eps, util)
+        warnings.warn(
+            f"{designer}: a user utility on N = {n} categories cannot be priced exactly "
+            f"(only mutual information can beyond {MAX_ENUMERATED} candidate rays); "
+            f"returning the best certified candidate, without an optimality bound: {method}",
+            PMLWarning, stacklevel=4)
+        return w, eps, f"no optimality bound: {method}", None
+
+    deadline = time.monotonic() + max_seconds
+    runs: dict[float, Any] = {}
+
+    def mu_values(cols: np.ndarray) -> np.ndarray:
+        return ray_values(cols, p, mu)  # type: ignore[arg-type]
+
+    def build(e: float) -> np.ndarray:
+        start = None
+        if rays_fn is not None:
+            rays = rays_fn(e)
+            oracle: Any = EnumerationOracle(rays, mu_values(rays))
+        else:
+            oracle = BranchAndBoundOracle(uset, p, e)
+            # start from the accuracy design: never below the old fallback's candidates
+            try:
+                wl = linear_design_matrix(uset, p, e, "accuracy")
+                wl = wl[:, wl.max(axis=0) > 1e-12]
+                start = wl / (p @ wl)[None, :]
+            except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
+                start = None
+        # later margins (re-designs at eps - margin) get at least a few seconds
+        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
+        runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
+        return runs[e].matrix
+
+    w, ed = solve_certified(build, uset, eps, what=designer)
+    first = runs[eps]
+    value = util.value(w, p)
+    g = relative_gap(first.upper_bound, value)
+    method = (f"column generation over the extreme rays ({first.oracle} pricing, "
+              f"{first.columns} columns, {first.iterations} rounds, HiGHS)")
+    if g > gap:
+        warnings.warn(
+            f"{designer}: stopped by the time budget (max_seconds) with a certified "
+            f"optimality gap of {g:.3g} (requested {gap:g}): the mechanism's utility is "
+            f"within {100 * g:.3g}% of the optimum; raise max_seconds to close it",
+            PMLWarning, stacklevel=4)
+    return w, ed, method, g
+
+
+def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
+            allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
+            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6
             ) -> Mechanism:
     from ..sets import L1Ball
 
@@ -181,50 +300,31 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
         raise ValidationError(
             f"prior has {n} entries but the uncertainty set is on {uset.n} points")
     util = _Utility(utility, n)
-    optimality = "exact"
+    secs, gap_target = _budget(max_seconds, gap, allow_fallback, designer)
     ed = eps
+    opt_gap: float | None
     if util.linear:
         w, ed = solve_certified(lambda e: linear_design_matrix(uset, p, e, util.gain), uset,
                                 eps, what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
+        # optimal to solver tolerance at the design eps; a margin below eps is not bounded
+        opt_gap = 0.0 if ed == eps else None
     else:
-        w = None
-        rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
-        if rays_fn is not None:
-            nrays = [0]
-
-            def build(e: float) -> np.ndarray:
-                rays = rays_fn(e)
-                nrays[0] = rays.shape[1]
-                return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
-
-            w, ed = solve_certified(build, uset, eps, what=designer)
-            method = f"extreme-ray LP ({nrays[0]} candidate rays, HiGHS)"
-        elif (isinstance(uset, L1Ball) and uset.radius == 0
-              and np.array_equal(np.asarray(uset.center), p)):
-            closed = extremal_mechanism(p, eps)
-            if closed is not None:
-                w = np.asarray(closed.matrix)
-                method = f"closed form ({closed.designer})"
-        if w is None:
-            if n > MAX_EXACT_N and not allow_fallback:
-                raise TooLargeError(
-                    f"the exact sub-convex designer is limited to N <= {MAX_EXACT_N} "
-                    f"(2^N extreme rays), got N = {n}; pass allow_fallback=True for a "
-                    "certified lower bound")
-            w, method = _fallback(uset, p, eps, util)
-            why = (f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else
-                   "exact rays are enumerated for l1-balls and boxes only, not vertex sets")
-            optimality = f"lower bound ({why}): {method}"
-            warnings.warn(f"{designer}: no exact sub-convex optimum for this case ({why}); "
-                          f"returning a certified lower bound: {method}", PMLWarning,
-                          stacklevel=3)
+        w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
+                                            max_seconds=secs, gap=gap_target)
+    if opt_gap is None:
+        optimality = f"lower bound (no optimality certificate): {method}"
+    elif opt_gap == 0.0:
+        optimality = "exact"
+    else:
+        optimality = f"certified within {opt_gap:.3g} (relative) of the optimum"
     params: dict[str, Any] = {
         "eps": eps,
         "beta": float(uset.radius) if isinstance(uset, L1Ball) else None,
         "utility": util.name,
         "utility_value": util.value(w, p),
         "optimality": optimality,
+        "optimality_gap": opt_gap,
         "method": method,
         "design_eps": min(ed, EPS_CAP),
         "prior": p.tolist(),
@@ -264,8 +364,9 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
 
 
 def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
-                      utility: Any = "mutual_information", allow_fallback: bool = False,
-                      labels: Sequence[Any] | None = None) -> Mechanism:
+                      utility: Any = "mutual_information", allow_fallback: bool | None = None,
+                      labels: Sequence[Any] | None = None, max_seconds: float | None = 60.0,
+                      gap: float = 1e-6) -> Mechanism:
     """Optimal eps-PML mechanism for the prior (``beta = 0``) or for every distribution in
     the l1-ball ``B_beta(prior)`` (eq. optprob, Prop. LCCP).
 
@@ -283,10 +384,15 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
         ``"mutual_information"``, ``"accuracy"``, an ``N x M`` gain array or a callable
         ``mu(column, prior)`` (module docstring).
     allow_fallback
-        For ``N > 12`` with a sub-convex utility: return a certified lower bound (labelled,
-        with a :class:`~pmlkit.errors.PMLWarning`) instead of raising ``TooLargeError``.
+        Deprecated, no effect (a :class:`DeprecationWarning`): every N is designed by column
+        generation with a certified optimality gap.
     labels
         Input labels (default ``0..N-1``).
+    max_seconds, gap
+        Budget of a sub-convex design: column generation stops once the certified relative
+        optimality gap is ``<= gap`` or after about ``max_seconds`` (``None``: no limit),
+        in which case a :class:`~pmlkit.errors.PMLWarning` states the gap reached.
+        ``parameters["optimality_gap"]`` records it (0: optimal to solver tolerance).
 
     Returns
     -------
@@ -301,13 +407,16 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     eps = check_eps(eps)
     beta = check_radius(beta)
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
-                   designer="optimal_mechanism", labels=labels, extra={})
+                   designer="optimal_mechanism", labels=labels, extra={},
+                   max_seconds=max_seconds, gap=gap)
 
 
 def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
                               utility: Any = "mutual_information",
-                              allow_fallback: bool = False,
-                              labels: Sequence[Any] | None = None) -> Mechanism:
+                              allow_fallback: bool | None = None,
+                              labels: Sequence[Any] | None = None,
+                              max_seconds: float | None = 60.0, gap: float = 1e-6
+                              ) -> Mechanism:
     """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, their
     intersection, vertex set).
 
@@ -328,7 +437,8 @@ def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = No
     p = as_distribution(prior, "prior")
     eps = check_eps(eps)
     return _design(uncertainty_set, p, eps, utility, allow_fallback=allow_fallback,
-                   designer="optimal_mechanism_for_set", labels=labels, extra={})
+                   designer="optimal_mechanism_for_set", labels=labels, extra={},
+                   max_seconds=max_seconds, gap=gap)
 
 
 def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
@@ -358,7 +468,8 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
 def design_from_samples(samples: Any, eps: Any, delta: Any, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
-                        allow_fallback: bool = False) -> DesignResult:
+                        allow_fallback: bool | None = None,
+                        max_seconds: float | None = 60.0, gap: float = 1e-6) -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -413,7 +524,8 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
         description = cs.description
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories,
-                   extra={"delta": delta, "m": est.m, "confidence": confidence})
+                   extra={"delta": delta, "m": est.m, "confidence": confidence},
+                   max_seconds=max_seconds, gap=gap)
     util = _Utility(utility, est.n)
     u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
     assert mech.certified_eps is not None
