@@ -53,7 +53,7 @@ from ._common import drop_empty_columns, repair_rows
 __all__ = ["ColgenResult", "column_generation"]
 
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
-MAX_ENUMERATED = 600_000
+MAX_ENUMERATED = 2_000_000
 
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -307,7 +307,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     value, y, theta = master.solve()
     while True:
         it += 1
-        atol = 1e-9 * max(1.0, abs(value))
+        # pricing only has to prove the requested gap: a quarter of it as absolute slack
+        atol = max(0.25 * gap * abs(value), 1e-12)
         # the bound only matters once it can prove the requested gap: ask for columns
         # first, then a full bound when no improving column is found quickly
         new, vals, best = oracle.price(y, want=want, deadline=deadline, atol=atol)
