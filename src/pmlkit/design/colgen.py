@@ -55,6 +55,8 @@ __all__ = ["ColgenResult", "column_generation"]
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
 MAX_ENUMERATED = 2_000_000
 
+_DEBUG = False
+
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
 
@@ -161,6 +163,36 @@ class BranchAndBoundOracle:
 
     name = "branch and bound"
 
+    def heuristic(self, y: np.ndarray, want: int, atol: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Improving columns among three-level points whose blocks are contiguous in the
+        order of ``y_x / p_x`` (an entry with a small ratio gains most from a large
+        ``w_x``: ``g_x(a) = p_x a (log a - y_x / p_x)``): ``O(N^2)`` candidates."""
+        from ..utility import mutual_information_columns
+        from .subconvex import block_rays
+
+        n, p = self.n, self.p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(p > 0, y / np.where(p > 0, p, 1.0), np.inf)
+        order = np.argsort(r, kind="stable")
+        i, j = np.triu_indices(n + 1, k=1)  # top = order[:i], mid = order[i:j]
+        keep = i >= 1
+        i, j = i[keep], j[keep]
+        rank = np.empty(n, dtype=np.int64)
+        rank[order] = np.arange(n)
+        top = rank[None, :] < i[:, None]
+        mid = (rank[None, :] >= i[:, None]) & (rank[None, :] < j[:, None])
+        cols = block_rays(self.uset, self.eps, top, mid, q0=p)
+        if not cols.shape[1]:
+            return cols, np.zeros(0)
+        cols = cols / (p @ cols)[None, :]
+        vals = np.asarray(mutual_information_columns(cols, p), dtype=np.float64)
+        rc = vals - y @ cols
+        k = min(want, rc.size)
+        idx = np.argpartition(-rc, k - 1)[:k]
+        idx = idx[rc[idx] > atol]
+        return cols[:, idx], vals[idx]
+
     def __init__(self, uset: Any, p: np.ndarray, eps: float) -> None:
         from scipy.sparse import csr_matrix, vstack
 
@@ -179,6 +211,7 @@ class BranchAndBoundOracle:
         self.bounds = np.array(poly.bounds, dtype=np.float64)
         self.bounds[:n, 1] = np.inf
         self.n, self.p, self.nv = n, p, poly.n_vars
+        self.uset, self.eps = uset, eps
         self.cap = self._caps()
 
     def _lp(self, c: np.ndarray, bounds: np.ndarray) -> np.ndarray | None:
@@ -305,13 +338,27 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     upper = math.inf
     it = 0
     value, y, theta = master.solve()
+    # keep the last part of the budget for the bound (branch and bound pricing)
+    heur_until = t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) else math.inf
     while True:
         it += 1
         # pricing only has to prove the requested gap: a quarter of it as absolute slack
         atol = max(0.25 * gap * abs(value), 1e-12)
         # the bound only matters once it can prove the requested gap: ask for columns
         # first, then a full bound when no improving column is found quickly
-        new, vals, best = oracle.price(y, want=want, deadline=deadline, atol=atol)
+        best = math.inf
+        new = np.zeros((n, 0))
+        if hasattr(oracle, "heuristic") and time.monotonic() < heur_until:
+            new, vals = oracle.heuristic(y, want, atol)
+            if _DEBUG:
+                print("round", it, "value", value, "heuristic columns", new.shape[1])
+        if not new.shape[1] or master.add(new, vals) == 0:
+            new, vals, best = oracle.price(y, want=want, deadline=deadline, atol=atol)
+        else:
+            value, y, theta = master.solve()
+            if time.monotonic() > deadline:
+                break
+            continue
         if math.isfinite(best):
             upper = min(upper, float(np.sum(y)) + max(0.0, best))
         if relative_gap(upper, value) <= gap:

@@ -200,6 +200,61 @@ def _block_masses(uset: Any, top: np.ndarray, mid: np.ndarray | None
     return (q * tf).sum(axis=1), (q * mf).sum(axis=1)
 
 
+def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
+               q0: np.ndarray | None = None) -> np.ndarray:
+    """Columns of ``K_1`` with entries on three levels for the given blocks (rows of the
+    boolean ``(K, N)`` masks ``top``, ``mid``; the rest is the bottom block), for any set
+    with ``argmin_linear`` / ``min_linear``: the points of :func:`three_level_rays` (types 1
+    to 3) for these assignments, filtered by the exact worst case. Used as heuristic
+    columns by the column-generation designer for alphabets too large to enumerate.
+    Returns ``(N, K')``."""
+    n = int(uset.n)
+    if q0 is None:
+        q0 = (np.asarray(uset.center, dtype=np.float64) if hasattr(uset, "center")
+              else uset.argmin_linear(np.zeros(n))[0])
+    e = exp_capped(eps)
+    top = np.asarray(top, dtype=bool)
+    mid = np.asarray(mid, dtype=bool) & ~top
+    bot = ~(top | mid)
+    parts = [np.zeros((0, n))]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
+        if s.any():
+            t_, m_ = top[s], mid[s]
+            qt, qm_ = _block_masses(uset, t_, m_)
+            assert qm_ is not None
+            ct, cm = t_ @ q0, m_ @ q0
+            det = ct * (-e * qm_) - cm * (1.0 - e * qt)
+            u = -e * qm_ / det
+            b = -(1.0 - e * qt) / det
+            ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
+                & (u >= b * (1 - _RAY_TOL))
+            parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
+        s = top.any(axis=1)
+        if s.any():
+            t_ = top[s]
+            qt, _ = _block_masses(uset, t_, None)
+            qr = 1.0 - qt
+            ct = t_ @ q0
+            cr = 1.0 - ct
+            det = ct * (-e * qr) - cr * (1.0 - e * qt)
+            u = -e * qr / det
+            c = -(1.0 - e * qt) / det
+            ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
+                & (u >= c * (1 - _RAY_TOL))
+            parts.append(u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok])
+            a = 1.0 / ct
+            ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
+            parts.append(a[ok, None] * t_[ok])
+    v = np.concatenate(parts, axis=0)
+    v = v[np.isfinite(v).all(axis=1) & (v.max(axis=1) > 0)]
+    if not v.shape[0]:
+        return np.zeros((n, 0))
+    worst = uset.min_linear(v.T)
+    feas = (v.max(axis=1) <= e * worst * (1 + 1e-9)) & (worst > 0)
+    return np.ascontiguousarray(v[feas].T)
+
+
 #: Use the block-sum path of :func:`three_level_rays` for l1-balls and boxes (the
 #: benchmark switches it off to time the former per-candidate path).
 _AGGREGATED = True
