@@ -163,18 +163,12 @@ class BranchAndBoundOracle:
 
     name = "branch and bound"
 
-    def heuristic(self, y: np.ndarray, want: int, atol: float
-                  ) -> tuple[np.ndarray, np.ndarray]:
-        """Improving columns among three-level points whose blocks are contiguous in the
-        order of ``y_x / p_x`` (an entry with a small ratio gains most from a large
-        ``w_x``: ``g_x(a) = p_x a (log a - y_x / p_x)``): ``O(N^2)`` candidates."""
-        from ..utility import mutual_information_columns
+    def contiguous(self, order: np.ndarray) -> np.ndarray:
+        """Three-level points of ``K_1`` whose blocks (top, middle, bottom) are contiguous
+        in ``order``: ``O(N^2)`` candidates, normalised to ``p . w = 1``."""
         from .subconvex import block_rays
 
         n, p = self.n, self.p
-        with np.errstate(divide="ignore", invalid="ignore"):
-            r = np.where(p > 0, y / np.where(p > 0, p, 1.0), np.inf)
-        order = np.argsort(r, kind="stable")
         i, j = np.triu_indices(n + 1, k=1)  # top = order[:i], mid = order[i:j]
         keep = i >= 1
         i, j = i[keep], j[keep]
@@ -183,9 +177,27 @@ class BranchAndBoundOracle:
         top = rank[None, :] < i[:, None]
         mid = (rank[None, :] >= i[:, None]) & (rank[None, :] < j[:, None])
         cols = block_rays(self.uset, self.eps, top, mid, q0=p)
+        return cols / (p @ cols)[None, :] if cols.shape[1] else cols
+
+    def start(self) -> np.ndarray:
+        """Initial columns: contiguous blocks in the order of decreasing and increasing
+        ``p`` (no duals yet)."""
+        o = np.argsort(-self.p, kind="stable")
+        return np.concatenate([self.contiguous(o), self.contiguous(o[::-1])], axis=1)
+
+    def heuristic(self, y: np.ndarray, want: int, atol: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """Improving columns among the contiguous-block points in the order of
+        ``y_x / p_x`` (an entry with a small ratio gains most from a large ``w_x``:
+        ``g_x(a) = p_x a (log a - y_x / p_x)``)."""
+        from ..utility import mutual_information_columns
+
+        p = self.p
+        with np.errstate(divide="ignore", invalid="ignore"):
+            r = np.where(p > 0, y / np.where(p > 0, p, 1.0), np.inf)
+        cols = self.contiguous(np.argsort(r, kind="stable"))
         if not cols.shape[1]:
             return cols, np.zeros(0)
-        cols = cols / (p @ cols)[None, :]
         vals = np.asarray(mutual_information_columns(cols, p), dtype=np.float64)
         rc = vals - y @ cols
         k = min(want, rc.size)
@@ -332,6 +344,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     init = [np.ones((n, 1))]
     if start is not None and start.size:
         init.append(start)
+    if hasattr(oracle, "start"):
+        init.append(oracle.start())
     cols = np.concatenate(init, axis=1)
     master.add(cols, mu_values(cols))
     want = max(2 * n, 10)
