@@ -54,6 +54,9 @@ __all__ = ["ColgenResult", "column_generation"]
 
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
 MAX_ENUMERATED = 2_000_000
+#: Largest alphabet whose ``3^N`` three-level candidates are enumerated (in chunks; only
+#: the feasible ones are kept: up to a fifth of them at eps = log 2, ~1.1 million at N = 13).
+MAX_THREE_LEVEL_N = 13
 
 _DEBUG = False
 

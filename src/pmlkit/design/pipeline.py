@@ -225,6 +225,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     from ..sets import L1Ball
     from .colgen import (
         MAX_ENUMERATED,
+        MAX_THREE_LEVEL_N,
         BranchAndBoundOracle,
         EnumerationOracle,
         column_generation,
@@ -234,7 +235,11 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     n = p.size
     mu = util.mu
     assert mu is not None
-    rays_fn = _exact_rays(uset, p) if _ray_count(uset, n) <= MAX_ENUMERATED else None
+    count = _ray_count(uset, n)
+    # three-level candidates are generated in chunks and only the feasible ones kept (a
+    # few percent), so their code count may exceed the memory limit of the others
+    enumerable = count <= MAX_ENUMERATED or (count == 3.0 ** n and n <= MAX_THREE_LEVEL_N)
+    rays_fn = _exact_rays(uset, p) if enumerable else None
     if rays_fn is None and isinstance(uset, L1Ball) and uset.radius == 0 \
             and np.array_equal(np.asarray(uset.center), p):
         closed = extremal_mechanism(p, eps)

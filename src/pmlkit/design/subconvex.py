@@ -260,7 +260,8 @@ def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
 _AGGREGATED = True
 
 
-def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int) -> np.ndarray:
+def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int, start: int = 0,
+                            stop: int | None = None) -> np.ndarray:
     """The candidates of :func:`three_level_rays` for an l1-ball or a box, ``(K, N)``,
     before the feasibility filter, computed from per-code block sums only.
 
@@ -270,8 +271,8 @@ def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int) -> np.n
     built for the surviving candidates only (a few percent)."""
     from ..sets import L1Ball
 
-    size = 3**n
-    codes = np.arange(size, dtype=np.int64)
+    codes = np.arange(start, 3**n if stop is None else stop, dtype=np.int64)
+    size = codes.size
     rem = codes.copy()
     ht = np.zeros(size, dtype=bool)
     hm = np.zeros(size, dtype=bool)
@@ -387,10 +388,15 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
               else uset.argmin_linear(np.zeros(n))[0])
     e = exp_capped(eps)
     if _AGGREGATED and isinstance(uset, L1Ball | Box):
-        v = _three_level_aggregated(uset, e, np.asarray(q0, dtype=np.float64), n)
-        worst = uset.min_linear(v.T)
-        feas = v.max(axis=1) <= e * worst * (1 + 1e-9)
-        return np.ascontiguousarray(v[feas].T)
+        # in chunks of 3^12 codes: memory holds one chunk and the surviving rays
+        out = []
+        step = 3**12
+        for a in range(0, 3**n, step):
+            v = _three_level_aggregated(uset, e, np.asarray(q0, dtype=np.float64), n, a,
+                                        min(a + step, 3**n))
+            worst = uset.min_linear(v.T)
+            out.append(v[v.max(axis=1) <= e * worst * (1 + 1e-9)])
+        return np.ascontiguousarray(np.concatenate(out, axis=0).T)
     digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
     codes = np.arange(3**n, dtype=np.int32)
     for k in range(n):  # one pass per alphabet entry (n <= 12), vectorised over codes
