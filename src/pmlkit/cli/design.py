@@ -52,7 +52,11 @@ def _set_methods() -> list[str]:
 @click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--allow-fallback", is_flag=True,
-              help="Accept a certified lower-bound design when the exact one is too large.")
+              help="Deprecated, no effect: large columns are designed with a certified "
+                   "optimality gap (see --max-seconds).")
+@click.option("--max-seconds", type=float, default=60.0, show_default=True,
+              help="Time budget of a mutual-information design; when it runs out the "
+                   "certified optimality gap reached is reported.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=pathlib.Path),
               help="Where to write the mechanism JSON.")
 @click.option("--overwrite", is_flag=True, help="Replace an existing --out file.")
@@ -60,7 +64,8 @@ def _set_methods() -> list[str]:
 @progress_option
 @json_option
 def command(reference: str, column: str, eps: float, delta: float, utility: str,
-            set_method: str, allow_fallback: bool, out: pathlib.Path, overwrite: bool,
+            set_method: str, allow_fallback: bool, max_seconds: float, out: pathlib.Path,
+            overwrite: bool,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
@@ -76,7 +81,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         values = read_column(reference, column, csv=csv)
         advance("read")
         result = design_from_samples(values, eps, delta, utility=utility,
-                                     confidence=set_method, allow_fallback=allow_fallback)
+                                     confidence=set_method, max_seconds=max_seconds)
         advance("designed")
         result.mechanism.save(out)
         advance("saved")

@@ -13,17 +13,19 @@ Utilities (``utility=``):
   ``column`` (sub-linear); the utility is ``sum_j mu(W[:, j], prior)``. It is evaluated once
   per candidate ray (up to ``12 * 2^11`` times).
 
-Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
-``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
-an l1-ball of any radius (zero counts included), a box or their intersection (three-level rays,
-:func:`~pmlkit.design.subconvex.three_level_rays`); for any N, the fixed prior in the first
-privacy region (closed form). Elsewhere (``N > 12``, vertex sets) the designer returns the
-best certified candidate among (a) the linear-utility LP
-(accuracy) over the exact set, (b) the fixed-prior design at eps' (eq. LPsubset, l1-balls)
-and (c) the fixed-prior design at the largest eps'' whose exact worst case over the set is
-``<= eps`` (bisection with :func:`pmlkit.worstcase.leakage_capacity`; N <= 12), labelled a
-lower bound in ``parameters["optimality"]`` with a :class:`~pmlkit.errors.PMLWarning`. For
-``N > 12`` this needs ``allow_fallback=True`` (else :class:`~pmlkit.errors.TooLargeError`).
+Sub-convex utilities are designed by column generation over the extreme rays of the set's
+cone of eps-PML columns (:mod:`pmlkit.design.colgen`), which certifies a relative
+optimality gap (``parameters["optimality_gap"]``, ``DesignResult.optimality_gap``; 0 when
+optimal to solver tolerance). Pricing is exact by enumeration of the candidate rays while
+they are few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball,
+box or their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for
+vertex sets, mutual information is priced by spatial branch and bound, which bounds the gap
+at any time. ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
+carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
+accuracy design's utility (its columns start the search). For the fixed prior in the first
+privacy region the closed form is used for any N. A user callable on an alphabet too large
+to enumerate has no bound: the best certified candidate is returned with a warning and
+``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
 """
 
 from __future__ import annotations
