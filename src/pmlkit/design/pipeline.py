@@ -349,25 +349,52 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
 
 def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
                   ) -> tuple[np.ndarray, list[Any] | None]:
-    """Order and name the outputs of a sub-convex design.
+    """Order and name the outputs of a sub-convex design so that a released label means
+    what it says.
 
     A sub-convex utility is invariant under permuting the columns, so the LP returns them
-    in arbitrary order. Data engineers expect the privatised column to speak the input's
-    language: each output is named after a distinct input, chosen to maximise
-    ``P[Y = X] = sum_x p(x) W[x, sigma(x)]`` (a linear assignment, Hungarian method), and
-    the columns are sorted in input order. The utility and the guarantee are unchanged.
-    Only possible when there are at most N outputs (always true for a basic LP solution);
-    otherwise the outputs keep integer names.
+    in arbitrary order. Output ``j`` is named after input ``x`` only when ``x`` is a strict
+    majority of its sources, ``P[X = x | Y = j] > 1/2`` under the estimate (if two outputs
+    have the same majority source, the one holding more of its mass ``p(x) W[x, j]`` gets
+    the name). Any other output is a merged output, named after the inputs it stands for:
+    ``"a | b | c"`` (its sources in decreasing posterior probability, those with at least
+    5% of it, at most 6 names and ``+k more``). Named outputs come first, in input order.
+    The utility and the guarantee are unchanged.
     """
-    from scipy.optimize import linear_sum_assignment
-
     n, m = w.shape
-    if m > n:
-        return w, None
-    rows, cols = linear_sum_assignment(-(p[:, None] * w))
-    order = np.argsort(rows)
     names = list(range(n)) if labels is None else list(labels)
-    return w[:, cols[order]], [names[int(r)] for r in rows[order]]
+    joint = p[:, None] * w
+    py = joint.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        post = np.where(py > 0, joint / np.where(py > 0, py, 1.0), 0.0)
+    mode = np.argmax(post, axis=0)
+    share = post[mode, np.arange(m)]
+    named: dict[int, int] = {}  # output -> input
+    taken: set[int] = set()
+    for j in sorted(range(m), key=lambda j: -joint[mode[j], j]):
+        x = int(mode[j])
+        if share[j] > 0.5 and x not in taken:
+            named[j] = x
+            taken.add(x)
+    out: list[Any] = [None] * m
+    for j, x in named.items():
+        out[j] = names[x]
+    used = {(type(v).__name__, v) for v in out if v is not None}
+    for j in range(m):
+        if out[j] is not None:
+            continue
+        src = np.argsort(-post[:, j], kind="stable")
+        src = [int(x) for x in src if post[x, j] >= 0.05] or [int(mode[j])]
+        text = " | ".join(str(names[x]) for x in src[:6])
+        if len(src) > 6:
+            text += f" | +{len(src) - 6} more"
+        label, k = text, 2
+        while ("str", label) in used:
+            label, k = f"{text} ({k})", k + 1
+        used.add(("str", label))
+        out[j] = label
+    order = sorted(range(m), key=lambda j: (j not in named, named.get(j, 0), -py[j]))
+    return w[:, order], [out[j] for j in order]
 
 
 def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
