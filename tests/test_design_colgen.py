@@ -202,3 +202,24 @@ def test_vertex_set_by_branch_and_bound_matches_brute_force():
     got = mi(m.matrix, p)
     assert m.parameters["optimality_gap"] <= 1e-6
     assert got >= sampled - 1e-9
+
+
+def test_summary_by_hand():
+    from pmlkit import Mechanism, summarize_mechanism
+
+    w = np.array([[1.0, 0.0], [0.0, 1.0], [0.1, 0.9]])
+    mech = Mechanism(w, ("a", "b", "c"), ("a", "b"))
+    s = summarize_mechanism(mech, [0.5, 0.3, 0.2])
+    assert s.outputs_used == 2
+    assert s.shared_outputs == (("b", ("b", "c")),)
+    # "a" can also come from c (0.1): nothing is released unchanged with certainty
+    assert s.unchanged_with_certainty == 0.0
+    assert s.expected_accuracy == pytest.approx(0.5 + 0.3)
+    py_a, py_b = 0.5 + 0.02, 0.3 + 0.18
+    assert dict(s.pml_per_outcome)["a"] == pytest.approx(math.log(1 / py_a))
+    assert dict(s.pml_per_outcome)["b"] == pytest.approx(math.log(1 / py_b))
+    w2 = np.array([[1.0, 0.0], [0.0, 1.0], [0.0, 1.0]])
+    s2 = summarize_mechanism(Mechanism(w2, ("a", "b", "c"), ("a", "b")), [0.5, 0.3, 0.2])
+    assert s2.unchanged_with_certainty == pytest.approx(0.5)
+    assert "50% of rows are published unchanged" in s2.reading
+    assert s2.to_dict()["shared_outputs"] == [{"output": "b", "inputs": ["b", "c"]}]

@@ -21,7 +21,7 @@ def test_no_output_is_named_after_a_minority_of_its_sources(prior, beta, eps):
     labels = [f"c{i}" for i in range(p.size)]
     mech = optimal_mechanism(p, eps, beta=beta, labels=labels)
     w = np.asarray(mech)
-    n, m = w.shape
+    m = w.shape[1]
     for j, name in enumerate(mech.output_labels):
         col = p * w[:, j]  # joint P[X = x, Y = j], computed here
         if name in labels:

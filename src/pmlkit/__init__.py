@@ -81,6 +81,8 @@ _LAZY: dict[str, str] = {
     # design/ (SPEC section 5)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
+    "summarize_mechanism": "design.summary",
+    "MechanismSummary": "design.summary",
     "optimal_binary": "design",
     "randomized_response": "design",
     # confidence.py (beyond the paper: tighter confidence sets)

@@ -123,6 +123,11 @@ def command(mech_path: str, prior: str | None, reference: str | None, column: st
         advance("worst case")
     if mech.certified_eps is not None:
         lines.append(f"recorded certified eps in the file: {_fmt(mech.certified_eps)}")
+    from ..design.summary import summarize_mechanism
+
+    summary = summarize_mechanism(mech, p)
+    doc["summary"] = summary.to_dict()
+    lines.append(str(summary))
     emit(as_json, doc, "\n".join(lines))
     return 0
 

@@ -86,8 +86,13 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         result.mechanism.save(out)
         advance("saved")
     g = result.guarantee
+    from ..design.summary import summarize_mechanism
+
+    summary = summarize_mechanism(result.mechanism, g.estimate)
     text = (f"{g}\nmechanism ({result.mechanism.n_inputs} inputs x "
-            f"{result.mechanism.n_outputs} outputs) written to {out}")
+            f"{result.mechanism.n_outputs} outputs, {summary.outputs_used} used) written to "
+            f"{out}\n{summary}")
     emit(as_json, {"mechanism_file": str(out), "guarantee": g.to_dict(),
-                   "mechanism": result.mechanism.to_dict()}, text)
+                   "mechanism": result.mechanism.to_dict(), "summary": summary.to_dict()},
+         text)
     return 0
