@@ -223,3 +223,29 @@ def test_summary_by_hand():
     assert s2.unchanged_with_certainty == pytest.approx(0.5)
     assert "50% of rows are published unchanged" in s2.reading
     assert s2.to_dict()["shared_outputs"] == [{"output": "b", "inputs": ["b", "c"]}]
+
+
+def test_propose_coarsening_measures_the_composed_release():
+    from pmlkit.design.bucketing import propose_coarsening
+
+    counts = np.array([500.0, 300, 120, 40, 25, 15])
+    cats = list("abcdef")
+    emp = EmpiricalDistribution.from_counts(counts, cats)
+    prop = propose_coarsening(emp, 1.0, 1e-3, ks=[2, 3, 6])
+    assert [c.k for c in prop.candidates] == [2, 3, 6]
+    assert prop.best.utility == max(c.utility for c in prop.candidates)
+    p = counts / counts.sum()
+    for c in prop.candidates:
+        # redo the candidate by hand: coarsened counts, design, compose, measure on p
+        kept = list(c.kept)
+        ccounts = [counts[cats.index(x)] for x in kept]
+        rest = [x for x in cats if x not in kept]
+        if rest:
+            ccounts.append(sum(counts[cats.index(x)] for x in rest))
+        r = design_from_samples(EmpiricalDistribution.from_counts(
+            ccounts, kept + (["other"] if rest else [])), 1.0, 1e-3)
+        w = np.asarray(r.mechanism.matrix)
+        v = np.stack([w[kept.index(x)] if x in kept else w[-1] for x in cats])
+        assert c.utility == pytest.approx(mi(v, p), rel=1e-9, abs=1e-12)
+    with pytest.raises(ValidationError, match="ks"):
+        propose_coarsening(emp, 1.0, 1e-3, ks=[0, 3])

@@ -83,6 +83,7 @@ _LAZY: dict[str, str] = {
     "optimal_mechanism": "design",
     "summarize_mechanism": "design.summary",
     "MechanismSummary": "design.summary",
+    "propose_coarsening": "design.bucketing",
     "optimal_binary": "design",
     "randomized_response": "design",
     # confidence.py (beyond the paper: tighter confidence sets)

@@ -59,6 +59,8 @@ MAX_ENUMERATED = 2_000_000
 MAX_THREE_LEVEL_N = 13
 
 _DEBUG = False
+#: Safety cap on column-generation rounds.
+_MAX_ROUNDS = 5000
 
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
@@ -355,6 +357,9 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     upper = math.inf
     it = 0
     value, y, theta = master.solve()
+    # exact enumeration pricing is cheap once the rays exist (one matrix-vector product a
+    # round): it finishes the job whatever the deadline; the bound search stops at it
+    limit = math.inf if oracle.name == "enumeration" else deadline
     # keep the last part of the budget for the bound (branch and bound pricing)
     heur_until = t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) else math.inf
     while True:
@@ -381,13 +386,12 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         if relative_gap(upper, value) <= gap:
             break
         if new.shape[1] == 0 or master.add(new, vals) == 0:
-            if math.isfinite(best) or time.monotonic() > deadline:
+            if math.isfinite(best) or time.monotonic() > limit:
                 break
             continue
         value, y, theta = master.solve()
-        if time.monotonic() > deadline:
-            # one last bound with what is left of the budget is not possible: report the
-            # best bound seen (valid for the optimum, whatever the duals)
+        if time.monotonic() > limit or it >= _MAX_ROUNDS:
+            # report the best bound seen (valid for the optimum, whatever the duals)
             break
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]

@@ -263,19 +263,20 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         return ray_values(cols, p, mu)  # type: ignore[arg-type]
 
     def build(e: float) -> np.ndarray:
+        # start from the accuracy design: never below the former fallback's candidates,
+        # whatever the budget
         start = None
+        try:
+            wl = linear_design_matrix(uset, p, e, "accuracy")
+            wl = wl[:, wl.max(axis=0) > 1e-12]
+            start = wl / (p @ wl)[None, :]
+        except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
+            start = None
         if rays_fn is not None:
             rays = rays_fn(e)
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
-            # start from the accuracy design: never below the old fallback's candidates
-            try:
-                wl = linear_design_matrix(uset, p, e, "accuracy")
-                wl = wl[:, wl.max(axis=0) > 1e-12]
-                start = wl / (p @ wl)[None, :]
-            except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
-                start = None
         # later margins (re-designs at eps - margin) get at least a few seconds
         dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
