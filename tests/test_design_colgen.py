@@ -115,11 +115,11 @@ def test_branch_and_bound_bound_is_valid(case):
                               deadline=time.monotonic() + 0.05)
     assert early.value <= opt * (1 + 1e-9) + 1e-12
     assert opt <= early.upper_bound * (1 + 1e-9) + 1e-12
-    full = column_generation(oracle, p, mu_mi(p), start=None, gap=1e-4,
+    full = column_generation(oracle, p, mu_mi(p), start=None, gap=1e-3,
                              deadline=time.monotonic() + 20)
     assert full.value <= opt * (1 + 1e-9) + 1e-12
     assert opt <= full.upper_bound * (1 + 1e-9) + 1e-12
-    assert full.gap <= 1e-4
+    assert full.gap <= 1e-3
 
 
 def test_design_records_the_gap_everywhere():
