@@ -104,7 +104,8 @@ def summarize_mechanism(mechanism: Any, prior: Any) -> MechanismSummary:
     merged = sum(len(i) for _, i in shared)
     reading = (
         f"{used} of {m} outputs occur; "
-        + (f"{merged} of {n} inputs share {len(shared)} merged outputs; " if shared
+        + (f"{merged} of {n} inputs share {len(shared)} merged "
+           f"output{'s' if len(shared) > 1 else ''}; " if shared
            else "no two inputs share their most likely output; ")
         + f"{100 * unchanged:.0f}% of rows are published unchanged with certainty; "
         f"the label is kept for {100 * acc:.0f}% of rows; the most revealing outcome leaks "
