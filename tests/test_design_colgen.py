@@ -47,7 +47,8 @@ def mi(w: np.ndarray, p: np.ndarray) -> float:
 def full_lp_optimum(rays: np.ndarray, p: np.ndarray) -> float:
     """Today's enumeration: one LP over every candidate ray (generic HiGHS)."""
     res = linprog(-mi_cols(rays, p), A_eq=rays, b_eq=np.ones(p.size), bounds=(0, None),
-                  method="highs")
+                  method="highs", options={"primal_feasibility_tolerance": 1e-10,
+                                           "dual_feasibility_tolerance": 1e-10})
     assert res.status == 0
     return float(-res.fun)
 
