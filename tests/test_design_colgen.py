@@ -114,11 +114,13 @@ def test_branch_and_bound_bound_is_valid(case):
     oracle = BranchAndBoundOracle(uset, p, eps)
     early = column_generation(oracle, p, mu_mi(p), start=None, gap=0.0,
                               deadline=time.monotonic() + 0.05)
-    assert early.value <= opt * (1 + 1e-9) + 1e-12
+    # the pricing LP's columns are feasible to HiGHS' tolerance only (the designers
+    # certify and, if needed, re-design at eps - margin): allow 1e-7 above the optimum
+    assert early.value <= opt * (1 + 1e-7) + 1e-12
     assert opt <= early.upper_bound * (1 + 1e-9) + 1e-12
     full = column_generation(oracle, p, mu_mi(p), start=None, gap=1e-3,
                              deadline=time.monotonic() + 20)
-    assert full.value <= opt * (1 + 1e-9) + 1e-12
+    assert full.value <= opt * (1 + 1e-7) + 1e-12
     assert opt <= full.upper_bound * (1 + 1e-9) + 1e-12
     assert full.gap <= 1e-3
 
