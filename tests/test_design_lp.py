@@ -25,7 +25,7 @@ from pmlkit.design import (
     robust_polytope,
 )
 from pmlkit.design.subconvex import fixed_prior_rays, l1_ball_rays
-from pmlkit.errors import InfeasibleError, PMLWarning, TooLargeError, ValidationError
+from pmlkit.errors import InfeasibleError, ValidationError
 from pmlkit.sets import Box, L1Ball, VertexSet
 
 FAST = settings(max_examples=15)
@@ -394,29 +394,29 @@ def test_subconvex_exact_over_boxes(p, eps, widths):
     assert m.certified_eps <= eps + 1e-9
 
 
-def test_fallback_for_vertex_sets_is_labelled_lower_bound():
+def test_vertex_sets_are_designed_with_a_certified_gap():
+    # vertex sets have no ray list: branch-and-bound pricing certifies the optimum
     p = np.array([0.5, 0.35, 0.15])
     qs = np.array([[0.5, 0.35, 0.15], [0.3, 0.45, 0.25], [0.6, 0.3, 0.1]])
     eps = 0.6
-    with pytest.warns(PMLWarning, match="lower bound"):
-        m = optimal_mechanism_for_set(VertexSet(qs), eps, prior=p)
-    assert m.parameters["optimality"].startswith("lower bound")
+    m = optimal_mechanism_for_set(VertexSet(qs), eps, prior=p)
     assert m.certified_eps <= eps + 1e-9
     exact = best_over_vertices(slice_vertices(p, eps, qs), p)
     got = mi(m, p)
-    print(f"\nfallback over a vertex set: {got:.6g} nats, exact optimum {exact:.6g}")
+    g = m.parameters["optimality_gap"]
+    assert 0 <= g <= 1e-6
     assert got <= exact + 1e-8
+    assert got >= exact * (1 - 1e-6) - 1e-12
 
 
-def test_too_large_without_fallback():
+def test_large_alphabet_is_designed_not_refused():
     p = np.full(13, 1 / 13)
-    with pytest.raises(TooLargeError, match="allow_fallback"):
-        optimal_mechanism(p, 2.0, beta=0.01)
-    with pytest.warns(PMLWarning):
-        m = optimal_mechanism(p, 2.0, beta=0.01, allow_fallback=True)
-    assert m.parameters["optimality"].startswith("lower bound")
+    with pytest.warns(DeprecationWarning, match="allow_fallback"):
+        optimal_mechanism(p, 0.05, allow_fallback=True)
+    m = optimal_mechanism(p, 2.0, beta=0.01, max_seconds=120)
+    assert m.parameters["optimality_gap"] <= 1e-6
     assert m.certified_eps <= 2.0 + 1e-9
-    # the first privacy region has a closed form for any N: exact, no fallback needed
+    # the first privacy region has a closed form for any N: exact
     m = optimal_mechanism(p, 0.05)
     assert m.parameters["optimality"] == "exact"
 

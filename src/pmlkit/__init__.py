@@ -83,6 +83,9 @@ _LAZY: dict[str, str] = {
     # design/ (paper: optimalbinary)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
+    "summarize_mechanism": "design.summary",
+    "MechanismSummary": "design.summary",
+    "propose_coarsening": "design.bucketing",
     "optimal_binary": "design",
     "randomized_response": "design",
     # confidence.py (beyond the paper: tighter confidence sets)

@@ -181,6 +181,11 @@ def _assess_one(mech_path: str, mech, prior: str | None, reference: str | None,
         advance("worst case")
     if mech.certified_eps is not None:
         lines.append(f"recorded certified eps in the file: {_fmt(mech.certified_eps)}")
+    from ..design.summary import summarize_mechanism
+
+    summary = summarize_mechanism(mech, p)
+    doc["summary"] = summary.to_dict()
+    lines.append(str(summary))
     return doc, lines, cs
 
 

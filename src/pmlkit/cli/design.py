@@ -22,6 +22,7 @@ mechanism, even with ``--overwrite``.
 from __future__ import annotations
 
 import pathlib
+import warnings
 from typing import Any
 
 import click
@@ -62,7 +63,11 @@ def _set_methods() -> list[str]:
 @click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--allow-fallback", is_flag=True,
-              help="Accept a certified lower-bound design when the exact one is too large.")
+              help="Deprecated, no effect: large columns are designed with a certified "
+                   "optimality gap (see --max-seconds).")
+@click.option("--max-seconds", type=float, default=60.0, show_default=True,
+              help="Time budget of a mutual-information design; when it runs out the "
+                   "certified optimality gap reached is reported.")
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=pathlib.Path),
               help="Where to write the mechanism JSON.")
 @click.option("--overwrite", is_flag=True,
@@ -84,14 +89,14 @@ def _set_methods() -> list[str]:
 @progress_option
 @json_option
 def command(reference: str, column: str, eps: float, delta: float, utility: str,
-            set_method: str, allow_fallback: bool, out: pathlib.Path, overwrite: bool,
-            record: str,
+            set_method: str, allow_fallback: bool, max_seconds: float, out: pathlib.Path,
+            overwrite: bool, record: str,
             categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
-    from ..errors import DataError, TooLargeError
+    from ..errors import DataError, PMLWarning, TooLargeError
     from ..io import read_column
 
     _check_out(out, pathlib.Path(reference), overwrite)
@@ -102,9 +107,14 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         values = read_column(reference, column, csv=csv)
         advance("read")
         try:
-            result = design_from_samples(values, eps, delta, utility=utility,
-                                         confidence=set_method, allow_fallback=allow_fallback,
-                                         categories=cats, missing=missing)
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always", PMLWarning)
+                result = design_from_samples(values, eps, delta, utility=utility,
+                                             confidence=set_method, max_seconds=max_seconds,
+                                             categories=cats, missing=missing)
+            for w in caught:  # one line each, in the command line's own words
+                msg = str(w.message).replace("max_seconds", "--max-seconds")
+                click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
             if missing == "error" and "null" in str(exc):
                 raise DataError(f"{exc} (or pass --missing category / --missing keep)") \
@@ -123,12 +133,17 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         mech.save(out)
         advance("saved")
     g = result.guarantee
-    text = (f"{g}\nmechanism ({mech.n_inputs} inputs x {mech.n_outputs} outputs) written to "
-            f"{out}\nthe file discloses the reference estimate and m = {g.m}"
+    from ..design.summary import summarize_mechanism
+
+    summary = summarize_mechanism(mech, g.estimate)
+    text = (f"{g}\nmechanism ({mech.n_inputs} inputs x {mech.n_outputs} outputs, "
+            f"{summary.outputs_used} used) written to {out}\n{summary}"
+            f"\nthe file discloses the reference estimate and m = {g.m}"
             + (" (approximately, through the set: --record minimal)" if record == "minimal"
                else "") + "; privatise only records outside the reference sample")
     emit(as_json, {"mechanism_file": str(out), "guarantee": g.to_dict(),
-                   "mechanism": mech.to_dict(), "record": record}, text)
+                   "mechanism": mech.to_dict(), "record": record,
+                   "summary": summary.to_dict()}, text)
     return 0
 
 

@@ -129,6 +129,13 @@ class DesignResult:
     mechanism: Mechanism
     guarantee: Guarantee
 
+    @property
+    def optimality_gap(self) -> float | None:
+        """Certified relative optimality gap of the design (0: optimal to solver tolerance;
+        ``None``: no bound available), as recorded in the mechanism's parameters."""
+        g = self.mechanism.parameters.get("optimality_gap")
+        return None if g is None else float(g)
+
     def __str__(self) -> str:
         return f"{self.mechanism!r}\n{self.guarantee}"
 

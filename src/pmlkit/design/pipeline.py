@@ -16,17 +16,19 @@ Utilities (``utility=``):
   :class:`pmlkit.design.estimation.EstimationError` (minus the expected squared error of
   the estimated distribution): it designs over the same candidate rays itself.
 
-Exact cases (sub-convex), for ``N <= 12``: the fixed prior (``beta = 0``), an l1-ball
-``B_beta(p)`` with ``beta <= 2 p_min`` (Prop. LCCP's two-level rays) and, beyond the paper,
-an l1-ball of any radius (zero counts included), a box or their intersection (three-level rays,
-:func:`~pmlkit.design.subconvex.three_level_rays`); for any N, the fixed prior in the first
-privacy region (closed form). Elsewhere (``N > 12``, vertex sets) the designer returns the
-best certified candidate among (a) the linear-utility LP
-(accuracy) over the exact set, (b) the fixed-prior design at eps' (eq. LPsubset, l1-balls)
-and (c) the fixed-prior design at the largest eps'' whose exact worst case over the set is
-``<= eps`` (bisection with :func:`pmlkit.worstcase.leakage_capacity`; N <= 12), labelled a
-lower bound in ``parameters["optimality"]`` with a :class:`~pmlkit.errors.PMLWarning`. For
-``N > 12`` this needs ``allow_fallback=True`` (else :class:`~pmlkit.errors.TooLargeError`).
+Sub-convex utilities are designed by column generation over the extreme rays of the set's
+cone of eps-PML columns (:mod:`pmlkit.design.colgen`), which certifies a relative
+optimality gap (``parameters["optimality_gap"]``, ``DesignResult.optimality_gap``; 0 when
+optimal to solver tolerance). Pricing is exact by enumeration of the candidate rays while
+they are few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball,
+box or their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for
+vertex sets, mutual information is priced by spatial branch and bound, which bounds the gap
+at any time. ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
+carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
+accuracy design's utility (its columns start the search). For the fixed prior in the first
+privacy region the closed form is used for any N. A user callable on an alphabet too large
+to enumerate has no bound: the best certified candidate is returned with a warning and
+``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 import numpy as np
 
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
-from ..errors import PMLWarning, TooLargeError, ValidationError
+from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
@@ -168,19 +170,20 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
     if isinstance(uset, L1Ball):
         ep = eps_prime(eps, uset.radius)
         if ep >= 0:
-            w = _fixed_prior_subconvex(center, p, ep, util)
-            if w is not None and _capacity(w, uset) <= target:
-                cands.append((util.value(w, p), w, f"fixed-prior design at eps' = {ep:.6g}"))
+            w_ep = _fixed_prior_subconvex(center, p, ep, util)
+            if w_ep is not None and _capacity(w_ep, uset) <= target:
+                cands.append((util.value(w_ep, p), w_ep,
+                               f"fixed-prior design at eps' = {ep:.6g}"))
                 lo = ep
     if p.size <= MAX_EXACT_N:
         hi = eps
         best = None
         for _ in range(_BISECT_STEPS):
             mid = 0.5 * (lo + hi)
-            w = _fixed_prior_subconvex(center, p, mid, util)
-            assert w is not None
-            if _capacity(w, uset) <= target:
-                lo, best = mid, w
+            w_mid = _fixed_prior_subconvex(center, p, mid, util)
+            assert w_mid is not None
+            if _capacity(w_mid, uset) <= target:
+                lo, best = mid, w_mid
             else:
                 hi = mid
         if best is not None:
@@ -204,8 +207,158 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
     return cands[0][1], cands[0][2]
 
 
-def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallback: bool,
-            designer: str, labels: Sequence[Any] | None, extra: dict[str, Any]
+def _ray_count(uset: Any, n: int) -> float:
+    """How many candidate rays :func:`_exact_rays` would generate (``inf``: none)."""
+    from ..sets import Box, L1Ball, L1BoxSet
+
+    if isinstance(uset, L1Ball):
+        c = np.asarray(uset.center, dtype=np.float64)
+        r = float(uset.radius)
+        if r == 0:
+            return n * 2.0 ** (n - 1)
+        if r <= 2 * float(c.min()):
+            return (n + 1) * 2.0 ** n
+        return 3.0 ** n
+    if isinstance(uset, Box | L1BoxSet):
+        return 3.0 ** n
+    return math.inf
+
+
+def _budget(max_seconds: Any, gap: Any, allow_fallback: bool | None, designer: str
+            ) -> tuple[float, float]:
+    """Validate the design budget; warn about the deprecated ``allow_fallback``."""
+    if allow_fallback is not None:
+        warnings.warn(
+            f"{designer}: allow_fallback is deprecated and has no effect: the sub-convex "
+            "designer now scales to large alphabets by column generation and reports its "
+            "certified optimality gap; use max_seconds= and gap= to bound the work",
+            DeprecationWarning, stacklevel=4)
+    if max_seconds is None:
+        secs = math.inf
+    else:
+        if isinstance(max_seconds, bool) or not isinstance(max_seconds, int | float) \
+                or not max_seconds > 0:
+            raise ValidationError(
+                f"max_seconds must be a number of seconds > 0 (or None for no limit), got "
+                f"{fmt(max_seconds)}")
+        secs = float(max_seconds)
+    if isinstance(gap, bool) or not isinstance(gap, int | float) or not 0 <= gap < 1:
+        raise ValidationError(
+            f"gap must be a relative optimality gap in [0, 1), e.g. 1e-6, got {fmt(gap)}")
+    return secs, float(gap)
+
+
+def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
+               max_seconds: float, gap: float
+               ) -> tuple[np.ndarray, float, str, float | None]:
+    """Sub-convex design by column generation (:mod:`pmlkit.design.colgen`).
+
+    Returns the certified matrix, the eps it was designed at, a description of the method
+    and the certified relative optimality gap (``None`` when no bound is available: a
+    user callable on an alphabet too large to enumerate)."""
+    import time
+
+    from ..sets import L1Ball
+    from .colgen import (
+        MAX_ENUMERATED,
+        MAX_THREE_LEVEL_N,
+        BranchAndBoundOracle,
+        EnumerationOracle,
+        column_generation,
+        relative_gap,
+    )
+
+    n = p.size
+    mu = util.mu
+    assert mu is not None
+    count = _ray_count(uset, n)
+    # three-level candidates are generated in chunks and only the feasible ones kept (a
+    # few percent), so their code count may exceed the memory limit of the others
+    enumerable = count <= MAX_ENUMERATED or (count == 3.0 ** n and n <= MAX_THREE_LEVEL_N)
+    rays_fn = _exact_rays(uset, p) if enumerable else None
+    if rays_fn is None and isinstance(uset, L1Ball) and uset.radius == 0 \
+            and np.array_equal(np.asarray(uset.center), p):
+        closed = extremal_mechanism(p, eps)
+        if closed is not None:  # proved optimal (first privacy region)
+            return np.asarray(closed.matrix), eps, f"closed form ({closed.designer})", 0.0
+    if rays_fn is None and mu != "mutual_information":
+        w, method = _fallback(uset, p, eps, util)
+        warnings.warn(
+            f"{designer}: a user utility on N = {n} categories cannot be priced exactly "
+            f"(only mutual information can beyond {MAX_ENUMERATED} candidate rays); "
+            f"returning the best certified candidate, without an optimality bound: {method}",
+            PMLWarning, stacklevel=4)
+        return w, eps, f"no optimality bound: {method}", None
+
+    deadline = time.monotonic() + max_seconds
+    runs: dict[float, Any] = {}
+
+    def mu_values(cols: np.ndarray) -> np.ndarray:
+        return ray_values(cols, p, mu)  # type: ignore[arg-type]
+
+    def build(e: float) -> np.ndarray:
+        # start from the accuracy design: never below the former fallback's candidates,
+        # whatever the budget
+        start = None
+        try:
+            wl = linear_design_matrix(uset, p, e, "accuracy")
+            wl = wl[:, wl.max(axis=0) > 1e-12]
+            start = wl / (p @ wl)[None, :]
+        except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
+            start = None
+        if rays_fn is not None:
+            rays = rays_fn(e)
+            oracle: Any = EnumerationOracle(rays, mu_values(rays))
+        else:
+            oracle = BranchAndBoundOracle(uset, p, e)
+        # later margins (re-designs at eps - margin) get at least a few seconds
+        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
+        runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
+        return runs[e].matrix
+
+    w, ed = solve_certified(build, uset, eps, what=designer)
+    first = runs[eps]
+    value = util.value(w, p)
+    g = relative_gap(first.upper_bound, value)
+    method = (f"column generation over the extreme rays ({first.oracle} pricing, "
+              f"{first.columns} columns, {first.iterations} rounds, HiGHS)")
+    if g > gap:
+        warnings.warn(
+            f"{designer}: stopped by the time budget (max_seconds) with a certified "
+            f"optimality gap of {g:.3g} (requested {gap:g}): the mechanism's utility is "
+            f"within {100 * g:.3g}% of the optimum; raise max_seconds to close it",
+            PMLWarning, stacklevel=4)
+    return w, ed, method, g
+
+
+def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str
+                   ) -> tuple[np.ndarray, float, str]:
+    """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
+    over the enumerated extreme rays, or the best certified candidate beyond
+    ``MAX_EXACT_N`` (with a warning)."""
+    n = p.size
+    rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
+    if rays_fn is not None:
+        nrays = [0]
+
+        def build(e: float) -> np.ndarray:
+            rays = rays_fn(e)
+            nrays[0] = rays.shape[1]
+            return np.asarray(util.custom.design_matrix(rays, p))
+
+        w, ed = solve_certified(build, uset, eps, what=designer)
+        return w, ed, f"{util.name} over the extreme rays ({nrays[0]} candidate rays, HiGHS)"
+    w, method = _fallback(uset, p, eps, util)
+    why = f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else "no exact rays for this set kind"
+    warnings.warn(f"{designer}: no exact optimum for utility {util.name!r} ({why}); "
+                  f"returning the best certified candidate: {method}", PMLWarning,
+                  stacklevel=4)
+    return w, eps, method
+
+
+def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
+            allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
+            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6
             ) -> Mechanism:
     from ..sets import L1Ball
 
@@ -214,52 +367,37 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
         raise ValidationError(
             f"prior has {n} entries but the uncertainty set is on {uset.n} points")
     util = _Utility(utility, n)
-    optimality = "exact"
+    secs, gap_target = _budget(max_seconds, gap, allow_fallback, designer)
     ed = eps
+    opt_gap: float | None
     if util.linear:
         w, ed = solve_certified(lambda e: linear_design_matrix(uset, p, e, util.gain), uset,
                                 eps, what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
+        # optimal to solver tolerance at the design eps; a margin below eps is not bounded
+        opt_gap = 0.0 if ed == eps else None
     else:
-        w = None
-        rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
-        if rays_fn is not None:
-            nrays = [0]
-
-            def build(e: float) -> np.ndarray:
-                rays = rays_fn(e)
-                nrays[0] = rays.shape[1]
-                if util.custom is not None:
-                    return np.asarray(util.custom.design_matrix(rays, p))
-                return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
-
-            w, ed = solve_certified(build, uset, eps, what=designer)
-            method = f"extreme-ray LP ({nrays[0]} candidate rays, HiGHS)"
-        elif (isinstance(uset, L1Ball) and uset.radius == 0
-              and np.array_equal(np.asarray(uset.center), p)):
-            closed = extremal_mechanism(p, eps)
-            if closed is not None:
-                w = np.asarray(closed.matrix)
-                method = f"closed form ({closed.designer})"
-        if w is None:
-            if n > MAX_EXACT_N and not allow_fallback:
-                raise TooLargeError(
-                    f"the exact sub-convex designer is limited to N <= {MAX_EXACT_N} "
-                    f"(2^N extreme rays), got N = {n}; pass allow_fallback=True for a "
-                    "certified lower bound")
-            w, method = _fallback(uset, p, eps, util)
-            why = (f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else
-                   "exact rays are enumerated for l1-balls and boxes only, not vertex sets")
-            optimality = f"lower bound ({why}): {method}"
-            warnings.warn(f"{designer}: no exact sub-convex optimum for this case ({why}); "
-                          f"returning a certified lower bound: {method}", PMLWarning,
-                          stacklevel=3)
+        if util.custom is not None:
+            # a utility object (for example the estimation error) is designed over the
+            # enumerated extreme rays; no optimality bound is available for it
+            w, ed, method = _custom_design(uset, p, eps, util, designer=designer)
+            opt_gap = None
+        else:
+            w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
+                                                max_seconds=secs, gap=gap_target)
+    if opt_gap is None:
+        optimality = f"lower bound (no optimality certificate): {method}"
+    elif opt_gap == 0.0:
+        optimality = "exact"
+    else:
+        optimality = f"certified within {opt_gap:.3g} (relative) of the optimum"
     params: dict[str, Any] = {
         "eps": eps,
         "beta": float(uset.radius) if isinstance(uset, L1Ball) else None,
         "utility": util.name,
         "utility_value": util.value(w, p),
         "optimality": optimality,
+        "optimality_gap": opt_gap,
         "method": method,
         "design_eps": min(ed, EPS_CAP),
         "prior": p.tolist(),
@@ -277,30 +415,58 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *, allow_fallbac
 
 def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
                   ) -> tuple[np.ndarray, list[Any] | None]:
-    """Order and name the outputs of a sub-convex design.
+    """Order and name the outputs of a sub-convex design so that a released label means
+    what it says.
 
     A sub-convex utility is invariant under permuting the columns, so the LP returns them
-    in arbitrary order. Data engineers expect the privatised column to speak the input's
-    language: each output is named after a distinct input, chosen to maximise
-    ``P[Y = X] = sum_x p(x) W[x, sigma(x)]`` (a linear assignment, Hungarian method), and
-    the columns are sorted in input order. The utility and the guarantee are unchanged.
-    Only possible when there are at most N outputs (always true for a basic LP solution);
-    otherwise the outputs keep integer names.
+    in arbitrary order. Output ``j`` is named after input ``x`` only when ``x`` is a strict
+    majority of its sources, ``P[X = x | Y = j] > 1/2`` under the estimate (if two outputs
+    have the same majority source, the one holding more of its mass ``p(x) W[x, j]`` gets
+    the name). Any other output is a merged output, named after the inputs it stands for:
+    ``"a | b | c"`` (its sources in decreasing posterior probability, those with at least
+    5% of it, at most 6 names and ``+k more``). Named outputs come first, in input order.
+    The utility and the guarantee are unchanged.
     """
-    from scipy.optimize import linear_sum_assignment
-
     n, m = w.shape
-    if m > n:
-        return w, None
-    rows, cols = linear_sum_assignment(-(p[:, None] * w))
-    order = np.argsort(rows)
     names = list(range(n)) if labels is None else list(labels)
-    return w[:, cols[order]], [names[int(r)] for r in rows[order]]
+    joint = p[:, None] * w
+    py = joint.sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        post = np.where(py > 0, joint / np.where(py > 0, py, 1.0), 0.0)
+    mode = np.argmax(post, axis=0)
+    share = post[mode, np.arange(m)]
+    named: dict[int, int] = {}  # output -> input
+    taken: set[int] = set()
+    for j in sorted(range(m), key=lambda j: -joint[mode[j], j]):
+        x = int(mode[j])
+        if share[j] > 0.5 and x not in taken:
+            named[j] = x
+            taken.add(x)
+    out: list[Any] = [None] * m
+    for j, x in named.items():
+        out[j] = names[x]
+    used = {(type(v).__name__, v) for v in out if v is not None}
+    for j in range(m):
+        if out[j] is not None:
+            continue
+        ranked = np.argsort(-post[:, j], kind="stable")
+        src = [int(x) for x in ranked if post[x, j] >= 0.05] or [int(mode[j])]
+        text = " | ".join(str(names[x]) for x in src[:6])
+        if len(src) > 6:
+            text += f" | +{len(src) - 6} more"
+        label, k = text, 2
+        while ("str", label) in used:
+            label, k = f"{text} ({k})", k + 1
+        used.add(("str", label))
+        out[j] = label
+    order = sorted(range(m), key=lambda j: (j not in named, named.get(j, 0), -py[j]))
+    return w[:, order], [out[j] for j in order]
 
 
 def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
-                      utility: Any = "mutual_information", allow_fallback: bool = False,
-                      labels: Sequence[Any] | None = None) -> Mechanism:
+                      utility: Any = "mutual_information", allow_fallback: bool | None = None,
+                      labels: Sequence[Any] | None = None, max_seconds: float | None = 60.0,
+                      gap: float = 1e-6) -> Mechanism:
     """Optimal eps-PML mechanism for the prior (``beta = 0``) or for every distribution in
     the l1-ball ``B_beta(prior)`` (eq. optprob, Prop. LCCP).
 
@@ -318,10 +484,15 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
         ``"mutual_information"``, ``"accuracy"``, an ``N x M`` gain array or a callable
         ``mu(column, prior)`` (module docstring).
     allow_fallback
-        For ``N > 12`` with a sub-convex utility: return a certified lower bound (labelled,
-        with a :class:`~pmlkit.errors.PMLWarning`) instead of raising ``TooLargeError``.
+        Deprecated, no effect (a :class:`DeprecationWarning`): every N is designed by column
+        generation with a certified optimality gap.
     labels
         Input labels (default ``0..N-1``).
+    max_seconds, gap
+        Budget of a sub-convex design: column generation stops once the certified relative
+        optimality gap is ``<= gap`` or after about ``max_seconds`` (``None``: no limit),
+        in which case a :class:`~pmlkit.errors.PMLWarning` states the gap reached.
+        ``parameters["optimality_gap"]`` records it (0: optimal to solver tolerance).
 
     Returns
     -------
@@ -336,13 +507,16 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     eps = check_eps(eps)
     beta = check_radius(beta)
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
-                   designer="optimal_mechanism", labels=labels, extra={})
+                   designer="optimal_mechanism", labels=labels, extra={},
+                   max_seconds=max_seconds, gap=gap)
 
 
 def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
                               utility: Any = "mutual_information",
-                              allow_fallback: bool = False,
-                              labels: Sequence[Any] | None = None) -> Mechanism:
+                              allow_fallback: bool | None = None,
+                              labels: Sequence[Any] | None = None,
+                              max_seconds: float | None = 60.0, gap: float = 1e-6
+                              ) -> Mechanism:
     """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, their
     intersection, vertex set).
 
@@ -363,7 +537,8 @@ def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = No
     p = as_distribution(prior, "prior")
     eps = check_eps(eps)
     return _design(uncertainty_set, p, eps, utility, allow_fallback=allow_fallback,
-                   designer="optimal_mechanism_for_set", labels=labels, extra={})
+                   designer="optimal_mechanism_for_set", labels=labels, extra={},
+                   max_seconds=max_seconds, gap=gap)
 
 
 def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
@@ -380,11 +555,12 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
         ep = eps_prime(eps, uset.radius)
         if ep >= 0:
             try:
+                w_fixed: np.ndarray | None
                 if util.linear:
-                    w = linear_design_matrix(L1Ball(p, 0.0), p, ep, util.gain)
+                    w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, ep, util.gain)
                 else:
-                    w = _fixed_prior_subconvex(p, p, ep, util)
-                u_ep = None if w is None else util.value(w, p)
+                    w_fixed = _fixed_prior_subconvex(p, p, ep, util)
+                u_ep = None if w_fixed is None else util.value(w_fixed, p)
             except TooLargeError:
                 u_ep = None
     return u_rr, ep, u_ep
@@ -421,7 +597,8 @@ def _apply_missing(samples: Any, missing: str) -> Any:
 def design_from_samples(samples: Any, eps: Any, delta: Any, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
-                        allow_fallback: bool = False, missing: str = "error") -> DesignResult:
+                        allow_fallback: bool | None = None, missing: str = "error",
+                        max_seconds: float | None = 60.0, gap: float = 1e-6) -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -486,8 +663,9 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
             "with the square of the count): bucket rare values into a coarser category, "
             "or use a coarser column")
     if confidence == "l1":
-        beta: float | None = l1_radius(delta, est.m, est.n)
-        uset: Any = L1Ball(p, beta)
+        radius = l1_radius(delta, est.m, est.n)
+        beta: float | None = radius
+        uset: Any = L1Ball(p, radius)
         description = ("Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, "
                        "eq. betastar): P[||P - p_hat||_1 >= beta] <= delta")
     else:
@@ -505,7 +683,8 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
         if fingerprint is not None:
             extra["reference"] = fingerprint
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
-                   designer="design_from_samples", labels=est.categories, extra=extra)
+                   designer="design_from_samples", labels=est.categories, extra=extra,
+                   max_seconds=max_seconds, gap=gap)
     util = _Utility(utility, est.n)
     u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
     assert mech.certified_eps is not None

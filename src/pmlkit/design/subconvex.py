@@ -55,7 +55,8 @@ __all__ = [
     "three_level_rays",
 ]
 
-#: Largest alphabet the exact extreme-ray designers accept (2^N subsets).
+#: Largest alphabet of the former all-rays LP (kept for compatibility; the designers now
+#: use column generation for every N, see :mod:`pmlkit.design.colgen`).
 MAX_EXACT_N = 12
 
 _RAY_TOL = 1e-12
@@ -69,12 +70,17 @@ def subset_matrix(n: int) -> np.ndarray:
     return ((codes[:, None] >> np.arange(n)) & 1).astype(bool)
 
 
+#: Largest alphabet the ray generators below accept (the column-generation designer uses
+#: them while the candidate count stays small, see :mod:`pmlkit.design.colgen`).
+MAX_GENERATED_N = 20
+
+
 def _check_size(n: int) -> None:
-    if n > MAX_EXACT_N:
+    if n > MAX_GENERATED_N:
         raise TooLargeError(
-            f"the exact sub-convex designer enumerates 2^N extreme rays and is limited to "
-            f"N <= {MAX_EXACT_N}, got N = {n}; pass allow_fallback=True for a certified "
-            "lower bound (best of the eps' design and the linear-utility LP)")
+            f"the candidate-ray generators enumerate 2^N or 3^N rays and are limited to "
+            f"N <= {MAX_GENERATED_N}, got N = {n}; the designers price larger alphabets by "
+            "branch and bound instead")
 
 
 def fixed_prior_rays(p: np.ndarray, eps: float) -> np.ndarray:
@@ -180,6 +186,170 @@ def ray_lp_matrix(rays: np.ndarray, values: np.ndarray) -> np.ndarray:
     return drop_empty_columns(repair_rows(w))
 
 
+def _block_masses(uset: Any, top: np.ndarray, mid: np.ndarray | None
+                  ) -> tuple[np.ndarray, np.ndarray | None]:
+    """Masses ``(Q(T), Q(M))`` of a worst distribution of ``uset`` (``argmin_linear``) for
+    objective vectors constant on the blocks ``top > mid > rest`` (boolean ``(K, N)`` masks;
+    ``mid`` may be ``None``: two blocks)."""
+    tf = top.astype(np.float64)
+    if mid is None:
+        q = uset.argmin_linear(tf.T)
+        return (q * tf).sum(axis=1), None
+    mf = mid.astype(np.float64)
+    q = uset.argmin_linear((2.0 * tf + mf).T)
+    return (q * tf).sum(axis=1), (q * mf).sum(axis=1)
+
+
+def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
+               q0: np.ndarray | None = None) -> np.ndarray:
+    """Columns of ``K_1`` with entries on three levels for the given blocks (rows of the
+    boolean ``(K, N)`` masks ``top``, ``mid``; the rest is the bottom block), for any set
+    with ``argmin_linear`` / ``min_linear``: the points of :func:`three_level_rays` (types 1
+    to 3) for these assignments, filtered by the exact worst case. Used as heuristic
+    columns by the column-generation designer for alphabets too large to enumerate.
+    Returns ``(N, K')``."""
+    n = int(uset.n)
+    if q0 is None:
+        q0 = (np.asarray(uset.center, dtype=np.float64) if hasattr(uset, "center")
+              else uset.argmin_linear(np.zeros(n))[0])
+    e = exp_capped(eps)
+    top = np.asarray(top, dtype=bool)
+    mid = np.asarray(mid, dtype=bool) & ~top
+    bot = ~(top | mid)
+    parts = [np.zeros((0, n))]
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
+        if s.any():
+            t_, m_ = top[s], mid[s]
+            qt, qm_ = _block_masses(uset, t_, m_)
+            assert qm_ is not None
+            ct, cm = t_ @ q0, m_ @ q0
+            det = ct * (-e * qm_) - cm * (1.0 - e * qt)
+            u = -e * qm_ / det
+            b = -(1.0 - e * qt) / det
+            ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
+                & (u >= b * (1 - _RAY_TOL))
+            parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
+        s = top.any(axis=1)
+        if s.any():
+            t_ = top[s]
+            qt, _ = _block_masses(uset, t_, None)
+            qr = 1.0 - qt
+            ct = t_ @ q0
+            cr = 1.0 - ct
+            det = ct * (-e * qr) - cr * (1.0 - e * qt)
+            u = -e * qr / det
+            c = -(1.0 - e * qt) / det
+            ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
+                & (u >= c * (1 - _RAY_TOL))
+            parts.append(u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok])
+            a = 1.0 / ct
+            ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
+            parts.append(a[ok, None] * t_[ok])
+    v = np.concatenate(parts, axis=0)
+    v = v[np.isfinite(v).all(axis=1) & (v.max(axis=1) > 0)]
+    if not v.shape[0]:
+        return np.zeros((n, 0))
+    worst = uset.min_linear(v.T)
+    feas = (v.max(axis=1) <= e * worst * (1 + 1e-9)) & (worst > 0)
+    return np.ascontiguousarray(v[feas].T)
+
+
+#: Use the block-sum path of :func:`three_level_rays` for l1-balls and boxes (the
+#: benchmark switches it off to time the former per-candidate path).
+_AGGREGATED = True
+
+
+def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int, start: int = 0,
+                            stop: int | None = None) -> np.ndarray:
+    """The candidates of :func:`three_level_rays` for an l1-ball or a box, ``(K, N)``,
+    before the feasibility filter, computed from per-code block sums only.
+
+    Every quantity of a candidate (the ``q0`` masses and the worst distribution's masses of
+    its blocks, :func:`_block_masses`) is a sum over the entries of a block, accumulated
+    over the ``3^N`` base-3 codes one entry at a time on 1-D arrays; ``(K, N)`` arrays are
+    built for the surviving candidates only (a few percent)."""
+    from ..sets import L1Ball
+
+    codes = np.arange(start, 3**n if stop is None else stop, dtype=np.int64)
+    size = codes.size
+    rem = codes.copy()
+    ht = np.zeros(size, dtype=bool)
+    hm = np.zeros(size, dtype=bool)
+    hb = np.zeros(size, dtype=bool)
+    q0t, q0m = np.zeros(size), np.zeros(size)
+    l1 = isinstance(uset, L1Ball)
+    if l1:
+        wa = np.asarray(uset.center, dtype=np.float64)
+        wb = np.zeros(n)
+    else:
+        wa = np.asarray(uset.lower, dtype=np.float64)
+        wb = np.asarray(uset.upper, dtype=np.float64) - wa
+    at, am, bt, bm = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(size)
+    for k in range(n):
+        d = rem % 3
+        rem //= 3
+        it, im = d == 2, d == 1
+        ht |= it
+        hm |= im
+        hb |= d == 0
+        q0t += q0[k] * it
+        q0m += q0[k] * im
+        at += wa[k] * it
+        am += wa[k] * im
+        if not l1:
+            bt += wb[k] * it
+            bm += wb[k] * im
+    if l1:
+        b = min(float(uset.radius) / 2.0, 1.0)
+        qt = at - np.minimum(b, at)
+        qm = am - np.minimum(np.maximum(b - at, 0.0), am)
+        qt2 = np.where(~hb & ~hm, at, qt)  # two blocks: T and a non-empty rest
+    else:
+        budget = max(0.0, 1.0 - float(wa.sum()))
+        capr = float(wb.sum()) - bt - bm
+        left_m = np.maximum(budget - capr, 0.0)
+        left_t = np.maximum(left_m - bm, 0.0)
+        qt = at + np.minimum(bt, left_t)
+        qm = am + np.minimum(bm, left_m)
+        qt2 = qt
+    parts: list[np.ndarray] = []
+    pw = 3 ** np.arange(n, dtype=np.int64)
+
+    def blocks(sel: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        dg = (codes[sel][:, None] // pw[None, :]) % 3
+        return dg == 2, dg == 1
+
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        s = ht & hm & hb
+        ct, cm = q0t[s], q0m[s]
+        det = ct * (-e * qm[s]) - cm * (1.0 - e * qt[s])
+        u = -e * qm[s] / det
+        bb = -(1.0 - e * qt[s]) / det
+        ok = np.isfinite(u) & np.isfinite(bb) & (det != 0) & (bb >= -_RAY_TOL) \
+            & (u >= bb * (1 - _RAY_TOL))
+        sel = np.flatnonzero(s)[ok]
+        t_, m_ = blocks(sel)
+        parts.append(u[ok, None] * t_ + np.clip(bb[ok], 0, None)[:, None] * m_)
+        s = ht & ~hm
+        ct, q = q0t[s], qt2[s]
+        qr = 1.0 - q
+        cr = 1.0 - ct
+        det = ct * (-e * qr) - cr * (1.0 - e * q)
+        u = -e * qr / det
+        c = -(1.0 - e * q) / det
+        ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
+            & (u >= c * (1 - _RAY_TOL))
+        t_, _ = blocks(np.flatnonzero(s)[ok])
+        parts.append(u[ok, None] * t_ + np.clip(c[ok], 0, None)[:, None] * ~t_)
+        a = 1.0 / ct
+        ok = (ct > 0) & (e * q >= 1.0 - _RAY_TOL)
+        t_, _ = blocks(np.flatnonzero(s)[ok])
+        parts.append(a[ok, None] * t_)
+    v = np.concatenate(parts, axis=0)
+    return v[np.isfinite(v).all(axis=1)]
+
+
 def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.ndarray:
     """Candidate extreme columns for an l1-ball of ANY radius, a box, or an l1-ball cut by a
     box (``L1BoxSet``) (beyond the paper).
@@ -217,6 +387,16 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
               if isinstance(uset, L1Ball | L1BoxSet)
               else uset.argmin_linear(np.zeros(n))[0])
     e = exp_capped(eps)
+    if _AGGREGATED and isinstance(uset, L1Ball | Box):
+        # in chunks of 3^12 codes: memory holds one chunk and the surviving rays
+        out = []
+        step = 3**12
+        for a in range(0, 3**n, step):
+            v = _three_level_aggregated(uset, e, np.asarray(q0, dtype=np.float64), n, a,
+                                        min(a + step, 3**n))
+            worst = uset.min_linear(v.T)
+            out.append(v[v.max(axis=1) <= e * worst * (1 + 1e-9)])
+        return np.ascontiguousarray(np.concatenate(out, axis=0).T)
     digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
     codes = np.arange(3**n, dtype=np.int32)
     for k in range(n):  # one pass per alphabet entry (n <= 12), vectorised over codes
@@ -229,8 +409,9 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
         if s.any():
             t_, m_ = top[s], mid[s]
-            q = uset.argmin_linear(digits[s].T.astype(np.float64))  # (K1, n)
-            qt, qm = (q * t_).sum(axis=1), (q * m_).sum(axis=1)
+            qt, qm_ = _block_masses(uset, t_, m_)
+            assert qm_ is not None
+            qm = qm_
             ct, cm = t_ @ q0, m_ @ q0
             det = ct * (-e * qm) - cm * (1.0 - e * qt)
             u = -e * qm / det
@@ -242,8 +423,7 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         # taking only assignments without a middle block
         s = top.any(axis=1) & ~mid.any(axis=1)
         t_ = top[s]
-        q = uset.argmin_linear(t_.T.astype(np.float64))
-        qt = (q * t_).sum(axis=1)
+        qt, _ = _block_masses(uset, t_, None)
         qr = 1.0 - qt
         ct = t_ @ q0
         cr = 1.0 - ct

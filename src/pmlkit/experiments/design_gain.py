@@ -90,8 +90,7 @@ def _designs(codes: np.ndarray, cats: list[Any], m: int, gen: np.random.Generato
     if ep >= 0:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PMLWarning)
-            w_ep = np.asarray(optimal_mechanism(p_hat, ep, beta=0.0, allow_fallback=True
-                                                ).matrix, float)
+            w_ep = np.asarray(optimal_mechanism(p_hat, ep, beta=0.0).matrix, float)
     out["eps_prime"] = (w_ep, p_hat, True)
     out["rr"] = (np.asarray(randomized_response(len(cats), EPS).matrix, float), p_hat, True)
     return out
