@@ -124,7 +124,7 @@ def part2(quick: bool) -> None:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PMLWarning)
-            res = pk.design_from_samples(values, eps, delta, allow_fallback=True)
+            res = pk.design_from_samples(values, eps, delta)
         dt = time.perf_counter() - t0
         g = res.guarantee
         p = np.asarray(g.estimate)
@@ -136,7 +136,7 @@ def part2(quick: bool) -> None:
         t0 = time.perf_counter()
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PMLWarning)
-            est = pk.design_from_samples(values, eps, delta, allow_fallback=True,
+            est = pk.design_from_samples(values, eps, delta,
                                          utility=EstimationError(n))
         dt = time.perf_counter() - t0
         w_est = np.asarray(est.mechanism.matrix)

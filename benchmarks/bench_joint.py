@@ -81,8 +81,7 @@ def naive(df, cols, eps: float, delta: float):
     for c in cols:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PMLWarning)
-            r = design_from_samples(df[c].to_numpy(), eps / len(cols), delta,
-                                    allow_fallback=True)
+            r = design_from_samples(df[c].to_numpy(), eps / len(cols), delta)
         mechs.append(r.mechanism)
         mi += r.guarantee.utility_value
     return mechs, mi

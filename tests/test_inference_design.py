@@ -107,8 +107,7 @@ def test_beyond_exact_rays_falls_back_to_a_certified_full_rank_candidate():
     samples = rng.choice(13, size=20_000, p=p)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PMLWarning)
-        res = pmlkit.design_from_samples(samples, 1.0, 1e-6, utility=EstimationError(10_000),
-                                         allow_fallback=True)
+        res = pmlkit.design_from_samples(samples, 1.0, 1e-6, utility=EstimationError(10_000))
     pe = np.asarray(res.guarantee.estimate)
     uset = pmlkit.L1Ball(pe, res.guarantee.beta)
     assert pmlkit.leakage_capacity(res.mechanism.matrix, uset) <= 1.0 + 1e-9

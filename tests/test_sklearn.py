@@ -43,6 +43,9 @@ X = _frame(40, 1, index_start=1000)
 # Why each failing check does not apply (reported, not hidden):
 _RANDOM = ("transform draws fresh cryptographically secure randomness on every call, so two "
            "transforms of the same data differ by design")
+_MERGED = ("an output that merges several inputs is labelled by the inputs it stands for "
+           "(a string such as '0.5 | 1.5'), so numeric input can come out as text and "
+           "the check's numeric comparison does not apply")
 _PER_CALL = ("a seeded transform is reproducible per call, not per record: the stream is "
              "consumed in row order, so reordering or subsetting rows changes the draws")
 
@@ -51,7 +54,10 @@ def _expected_failures(est: PMLPrivatizer) -> dict[str, str]:
     if est.rng is None:
         return {"check_estimators_pickle": _RANDOM, "check_fit_idempotent": _RANDOM}
     return {"check_methods_sample_order_invariance": _PER_CALL,
-            "check_methods_subset_invariance": _PER_CALL}
+            "check_methods_subset_invariance": _PER_CALL,
+            "check_transformer_data_not_an_array": _MERGED,
+            "check_transformer_general": _MERGED,
+            "check_fit_idempotent": _MERGED}
 
 
 @pytest.mark.filterwarnings("ignore::pmlkit.errors.PMLWarning")  # checks fit_transform(X)
@@ -165,7 +171,10 @@ def test_unseen_label_and_categories() -> None:
     q = PMLPrivatizer(eps=1.0, delta=1e-3, columns=["edu"],
                       categories=[["lo", "mid", "hi", "phd"]]).fit(REF)
     assert q.mechanisms_[0].input_labels == ("lo", "mid", "hi", "phd")
-    assert set(q.transform(bad)["edu"]) <= {"lo", "mid", "hi", "phd"}
+    mech = q.mechanisms_[0]
+    assert set(q.transform(bad)["edu"]) <= set(mech.output_labels)
+    for lab in mech.output_labels:  # each output names only declared inputs (merged: "a | b")
+        assert {part.split(" (")[0] for part in str(lab).split(" | ")} <= set(mech.input_labels)
 
 
 def test_bad_arguments_name_the_parameter() -> None:

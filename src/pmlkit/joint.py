@@ -995,8 +995,7 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
         if n_joint < 2:
             raise ValidationError("the joint alphabet must have at least 2 categories")
         est = EmpiricalDistribution.from_counts(counts, list(range(n_joint)))
-        res = design_from_samples(est, eps, d, confidence=conf,
-                                  allow_fallback=n_joint > JOINT_DESIGN_MAX_N)
+        res = design_from_samples(est, eps, d, confidence=conf)
         g = res.guarantee
         jg = JointGuarantee(
             eps=g.certified_eps, delta=d, m=m, n=n_joint, columns=tuple(names),
@@ -1030,7 +1029,7 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
             est = EmpiricalDistribution.from_counts(margs[i], cats[i])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PMLWarning)
-                r = design_from_samples(est, e, d, confidence=conf, allow_fallback=True)
+                r = design_from_samples(est, e, d, confidence=conf)
             cache[key] = (r.mechanism, float(r.guarantee.utility_value))
         return cache[key]
 

@@ -105,8 +105,9 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     max_categories
         Refuse columns with more distinct labels than this (a design's cost grows quickly
         with the alphabet; bin continuous columns first, e.g. with ``KBinsDiscretizer``).
-    allow_fallback
-        Passed to :func:`pmlkit.design_from_samples`.
+    max_seconds
+        Time budget of each column's design, passed to :func:`pmlkit.design_from_samples`
+        (when it runs out the certified optimality gap reached is recorded).
 
     Attributes
     ----------
@@ -124,7 +125,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def __init__(self, eps: float = 1.0, delta: float = 1e-6, *, confidence: str = "l1",
                  utility: Any = "mutual_information", columns: Any = None,
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
-                 max_categories: int = 16, allow_fallback: bool = False) -> None:
+                 max_categories: int = 16, max_seconds: float = 60.0) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -134,7 +135,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.reference = reference
         self.rng = rng
         self.max_categories = max_categories
-        self.allow_fallback = allow_fallback
+        self.max_seconds = max_seconds
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -277,7 +278,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             try:
                 res = design_from_samples(col, eps, delta, categories=c, utility=utility,
                                           confidence=self.confidence,
-                                          allow_fallback=self.allow_fallback)
+                                          max_seconds=self.max_seconds)
             except ValidationError as exc:
                 raise ValidationError(f"column {label!r}: {exc}") from exc
             mechs.append(res.mechanism)

@@ -103,6 +103,10 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     cats = _categories(categories)
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
                            delimiter=delimiter)
+    if allow_fallback:
+        click.echo("pmlkit: warning: --allow-fallback is deprecated and has no effect (large "
+                   "columns are designed with a certified optimality gap; see --max-seconds)",
+                   err=True)
     with steps(3, "design", progress_enabled(progress)) as advance:
         values = read_column(reference, column, csv=csv)
         advance("read")

@@ -87,11 +87,19 @@ class ColgenResult:
         return relative_gap(self.upper_bound, self.value)
 
 
+#: Absolute difference (nats) below which bound and value are equal to solver tolerance:
+#: near eps = 0 the utility itself is ~eps^2, so a relative gap of float noise is large.
+GAP_ABS_TOL = 1e-12
+
+
 def relative_gap(upper: float, value: float) -> float:
     """Relative gap ``(upper - value) / |upper|``, clipped at 0, reported as 0 below 1e-9
-    (solver tolerance); ``inf`` without a finite bound."""
+    (solver tolerance) or when the difference is below ``GAP_ABS_TOL``; ``inf`` without a
+    finite bound."""
     if not math.isfinite(upper):
         return math.inf
+    if upper - value <= GAP_ABS_TOL:
+        return 0.0
     g = (upper - value) / max(abs(upper), 1e-300)
     return 0.0 if g <= 1e-9 else float(g)
 

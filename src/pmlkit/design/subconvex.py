@@ -200,6 +200,28 @@ def _block_masses(uset: Any, top: np.ndarray, mid: np.ndarray | None
     return (q * tf).sum(axis=1), (q * mf).sum(axis=1)
 
 
+def _two_block_rays(uset: Any, e: float, q0: np.ndarray, t_: np.ndarray
+                    ) -> list[np.ndarray]:
+    """Candidate rays of types 2 and 3, which use two blocks: the rows of boolean matrix
+    ``t_`` (the top block) and the rest. Type 2 puts a level ``u`` on the top block and
+    ``c >= 0`` on the rest, both constraints tight; type 3 is ``1/(t_ . q0)`` on the top block
+    alone, where that is feasible."""
+    qt, _ = _block_masses(uset, t_, None)
+    qr = 1.0 - qt
+    ct = t_ @ q0
+    cr = 1.0 - ct
+    det = ct * (-e * qr) - cr * (1.0 - e * qt)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = -e * qr / det
+        c = -(1.0 - e * qt) / det
+        a = 1.0 / ct
+    ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
+        & (u >= c * (1 - _RAY_TOL))
+    two = u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok]
+    ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
+    return [two, a[ok, None] * t_[ok]]
+
+
 def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
                q0: np.ndarray | None = None) -> np.ndarray:
     """Columns of ``K_1`` with entries on three levels for the given blocks (rows of the
@@ -232,20 +254,7 @@ def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
             parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
         s = top.any(axis=1)
         if s.any():
-            t_ = top[s]
-            qt, _ = _block_masses(uset, t_, None)
-            qr = 1.0 - qt
-            ct = t_ @ q0
-            cr = 1.0 - ct
-            det = ct * (-e * qr) - cr * (1.0 - e * qt)
-            u = -e * qr / det
-            c = -(1.0 - e * qt) / det
-            ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
-                & (u >= c * (1 - _RAY_TOL))
-            parts.append(u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok])
-            a = 1.0 / ct
-            ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
-            parts.append(a[ok, None] * t_[ok])
+            parts += _two_block_rays(uset, e, q0, top[s])
     v = np.concatenate(parts, axis=0)
     v = v[np.isfinite(v).all(axis=1) & (v.max(axis=1) > 0)]
     if not v.shape[0]:
@@ -422,20 +431,7 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         # types 2 and 3 use two blocks: top (digit 2) and the rest; skip duplicates by
         # taking only assignments without a middle block
         s = top.any(axis=1) & ~mid.any(axis=1)
-        t_ = top[s]
-        qt, _ = _block_masses(uset, t_, None)
-        qr = 1.0 - qt
-        ct = t_ @ q0
-        cr = 1.0 - ct
-        det = ct * (-e * qr) - cr * (1.0 - e * qt)
-        u = -e * qr / det
-        c = -(1.0 - e * qt) / det
-        ok = np.isfinite(u) & np.isfinite(c) & (det != 0) & (c >= -_RAY_TOL) \
-            & (u >= c * (1 - _RAY_TOL))
-        parts.append(u[ok, None] * t_[ok] + np.clip(c[ok], 0, None)[:, None] * ~t_[ok])
-        a = 1.0 / ct
-        ok = (ct > 0) & (e * qt >= 1.0 - _RAY_TOL)
-        parts.append(a[ok, None] * t_[ok])
+        parts += _two_block_rays(uset, e, q0, top[s])
     v = np.concatenate(parts, axis=0)
     v = v[np.isfinite(v).all(axis=1)]
     worst = uset.min_linear(v.T)
