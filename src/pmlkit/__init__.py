@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import (
     CertificationError,
     DataError,
@@ -43,8 +44,6 @@ from .errors import (
     TooLargeError,
     ValidationError,
 )
-
-__version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {

@@ -130,7 +130,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
     return out
 
 
-def _as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
+def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: huge Python int
@@ -154,7 +154,7 @@ def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.
     """A probability vector: 1-D, finite, ``>= 0``, ``|sum - 1| <= tol``.
 
     Returns a new float64 array (never renormalised: a wrong sum is an error)."""
-    arr = _as_float_array(p, name, 1)
+    arr = as_float_array(p, name, 1)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         s = float(arr.sum())
     if abs(s - 1.0) > tol:
@@ -168,7 +168,7 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
 
     Accepts any 2-D array-like or an object with ``__array__`` such as
     :class:`pmlkit.Mechanism`. Returns a new float64 array."""
-    arr = _as_float_array(w, name, 2)
+    arr = as_float_array(w, name, 2)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)

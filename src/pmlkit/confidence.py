@@ -55,7 +55,7 @@ import numpy as np
 
 from ._validation import check_delta, check_real, fmt
 from .errors import ValidationError
-from .sets import _KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
+from .sets import SET_KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
 
 __all__ = [
     "METHODS",
@@ -73,7 +73,7 @@ __all__ = [
 def _l1_box_registered() -> bool:
     """Whether :func:`pmlkit.sets.set_from_dict` knows the ``"l1_box"`` kind (then
     ``"l1-box"`` joins :data:`METHODS`; mechanism files carrying it can be reloaded)."""
-    return "l1_box" in _KINDS
+    return "l1_box" in SET_KINDS
 
 
 #: Candidates of ``"auto"`` when the caller names none (every other listed method).

@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_eps, check_prior_matches
-from .mechanism import as_matrix
+from ._validation import as_distribution, as_mechanism, check_eps, check_prior_matches
 
 __all__ = [
     "eps_max",
@@ -72,7 +71,7 @@ def pml(mechanism: Any, prior: Any) -> np.ndarray:
         Computed as ``log max_i W[i, j] - log P_Y[j]`` with ``log P_Y`` from a log-sum-exp
         where ``P_Y`` is tiny, so it stays accurate down to the smallest positive floats.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     log_py = _log_output_distribution(w, p)
@@ -179,7 +178,7 @@ def maximal_leakage(mechanism: Any) -> float:
     mechanism
         ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     return float(max(0.0, math.log(float(w.max(axis=0).sum()))))
 
 
@@ -194,7 +193,7 @@ def ldp_epsilon(mechanism: Any) -> float:
     mechanism
         ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     hi = w.max(axis=0)
     lo = w.min(axis=0)
     used = hi > 0

@@ -335,7 +335,7 @@ class Mechanism:
 
     # -- JSON ------------------------------------------------------------------------
     def _content(self) -> dict[str, Any]:
-        from . import __version__
+        from ._version import __version__
 
         return {
             "format": FORMAT_NAME,
@@ -516,7 +516,7 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
-        from .design._common import CERTIFY_TOL
+        from .worstcase import CERTIFY_TOL
 
         target = mech.parameters.get("eps")
         if (cert is not None and target is not None and _is_number(target)
@@ -622,9 +622,8 @@ class Mechanism:
                 f"(confidence={method!r}): {exc}") from exc
 
     def _verify_certificate(self) -> None:
-        from .design._common import CERTIFY_TOL
         from .sets import set_from_dict
-        from .worstcase import leakage_capacity
+        from .worstcase import CERTIFY_TOL, leakage_capacity
 
         try:
             uset = set_from_dict(dict(self.uncertainty_set or {}))

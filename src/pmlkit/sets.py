@@ -28,7 +28,15 @@ import numpy as np
 from ._validation import SUM_TOL, as_distribution, as_mechanism, check_count, check_radius, fmt
 from .errors import InfeasibleError, ValidationError
 
-__all__ = ["Box", "L1Ball", "L1BoxSet", "UncertaintySet", "VertexSet", "set_from_dict"]
+__all__ = [
+    "SET_KINDS",
+    "Box",
+    "L1Ball",
+    "L1BoxSet",
+    "UncertaintySet",
+    "VertexSet",
+    "set_from_dict",
+]
 
 def _round_slack(*vectors: np.ndarray) -> float:
     """A bound on the rounding error of ``1 - (sum(v) - v[x])`` for vectors in ``[0, 1]``:
@@ -711,7 +719,8 @@ class L1BoxSet(UncertaintySet):
                 "lower": self.lower.tolist(), "upper": self.upper.tolist()}
 
 
-_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
+#: Every set kind :func:`set_from_dict` rebuilds: ``kind`` -> (class, keys of its dict).
+SET_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
     "l1_ball": (L1Ball, ("center", "radius")),
     "box": (Box, ("lower", "upper")),
     "vertex_set": (VertexSet, ("vertices",)),
@@ -729,10 +738,10 @@ def set_from_dict(d: Mapping[str, Any]) -> UncertaintySet:
     if not isinstance(d, Mapping):
         raise ValidationError(f"uncertainty set must be a mapping, got {type(d).__name__}")
     kind = d.get("kind")
-    if not isinstance(kind, str) or kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in SET_KINDS:
         raise ValidationError(
-            f"uncertainty set 'kind' must be one of {sorted(_KINDS)}, got {kind!r}")
-    cls, keys = _KINDS[kind]
+            f"uncertainty set 'kind' must be one of {sorted(SET_KINDS)}, got {kind!r}")
+    cls, keys = SET_KINDS[kind]
     given = set(d) - {"kind"}
     if given != set(keys):
         raise ValidationError(

@@ -20,9 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_prior_matches
+from ._validation import as_distribution, as_mechanism, check_prior_matches
 from .errors import ValidationError
-from .mechanism import as_matrix
 
 __all__ = [
     "accuracy",
@@ -89,7 +88,7 @@ def mutual_information(mechanism: Any, prior: Any) -> float:
     prior
         Length-``N`` probability vector.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     return float(max(mutual_information_columns(w, p).sum(), 0.0))
@@ -114,7 +113,7 @@ def expected_gain(mechanism: Any, prior: Any, gain: Any) -> float:
     ``gain`` is ``N x M`` like the mechanism; the identity gives ``P[Y = X]``
     (:func:`accuracy`), ``-(1 - I)`` gives minus the Hamming distortion.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     g = _gain_matrix(gain, w.shape)
@@ -123,7 +122,7 @@ def expected_gain(mechanism: Any, prior: Any, gain: Any) -> float:
 
 def accuracy(mechanism: Any, prior: Any) -> float:
     """``P[Y = X] = sum_i p_i W[i, i]`` for a square mechanism (outputs = inputs)."""
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     if w.shape[0] != w.shape[1]:
         raise ValidationError(
             f"accuracy needs a square mechanism (outputs = inputs), got shape {w.shape}")

@@ -21,7 +21,7 @@ import numpy as np
 from .._validation import check_delta, check_eps
 from ..errors import DataError, ValidationError
 from ._args import check_scale
-from .gaussian import _as_eps_array, _delta1, _paper_eps
+from .gaussian import as_eps_array, delta1_over_interval, paper_eps
 from .laplace import laplace_scale, worst_case_p_min
 from .pldp import pldp_eps
 
@@ -374,12 +374,12 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         sampler's default for ``sigma``.
     """
     from ..estimation import l1_radius
-    from .grid import _grid_delta1, gaussian_grid
+    from .grid import gaussian_grid, grid_delta1_over_interval
 
     s = check_scale(sigma, "sigma")
     release = gaussian_grid(s, granularity)
     d2 = check_delta(delta2, "delta2", allow_one=False)
-    grid, _ = _as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
+    grid, _ = as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
     data = _binary_sample(samples, positive)
     cs = _confidence(data, d2, confidence)
     q_hat = data.p_hat[1]
@@ -391,10 +391,10 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         lo, hi = float(lows[1]), float(highs[1])
         lo, hi = max(0.0, min(lo, q_hat)), min(1.0, max(hi, q_hat))
         beta = 2.0 * max(q_hat - lo, hi - q_hat)
-    d1 = _grid_delta1(release, lo, hi, grid)
-    d1_cont = _delta1(s, lo, hi, grid)
+    d1 = grid_delta1_over_interval(release, lo, hi, grid)
+    d1_cont = delta1_over_interval(s, lo, hi, grid)
     delta = d1 + d2 - d1 * d2
-    paper = _paper_eps(grid, beta)
+    paper = paper_eps(grid, beta)
     pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
     return GaussianCalibration(
         sigma=s, delta2=d2, m=data.m, labels=data.labels, counts=data.counts,
