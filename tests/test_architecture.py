@@ -3,8 +3,9 @@
 A module may import only from its own layer or a lower one; no two modules may import each
 other, directly or through others (module-level and function-level imports both count, only
 imports under ``if TYPE_CHECKING:`` are ignored); and no module imports another module's
-private name (a leading underscore, not a dunder). Importing a private *module* of the
-package (``pmlkit._validation``) is allowed: its public names are the package's own.
+private name (a leading underscore, not a dunder). A private *module* belongs to its
+package: ``pmlkit._validation`` may be imported anywhere in pmlkit, but
+``pmlkit.privatization._dask`` only inside ``pmlkit.privatization``.
 
 The layer table is repeated in ``docs/architecture.md``; keep both in step. A module missing
 from the table fails the test, so a new module must be given a layer. Modules listed here
@@ -127,6 +128,11 @@ def _graph(src: pathlib.Path = SRC):
     def add(m: str, target: str, line: int) -> None:
         if target in mods and target != m:
             edges[m].add((target, line))
+            # a private module (pmlkit.pkg._x) belongs to its package: only pkg may import it
+            pkg, _, leaf = target.rpartition(".")
+            if (leaf.startswith("_") and not leaf.startswith("__")
+                    and not (m == pkg or m.startswith(pkg + "."))):
+                private.append((m, pkg, leaf, line))
         # importing pmlkit.a.b runs pmlkit/a/__init__.py first (unless m lives in pmlkit.a)
         parts = target.split(".")
         for k in range(2, len(parts)):
@@ -283,12 +289,19 @@ def test_the_checker_sees_violations(tmp_path):
         "if TYPE_CHECKING:\n    from .audit import x\n"
         "def f():\n    from .errors import _private\n"
     )
-    (pkg / "audit.py").write_text("from pmlkit import f\n")
+    (pkg / "audit.py").write_text("from pmlkit import f\nfrom .design import _common\n")
     (pkg / "leakage.py").write_text("")
+    (pkg / "design").mkdir()
+    (pkg / "design" / "__init__.py").write_text("from . import _common\n")
+    (pkg / "design" / "_common.py").write_text("from .. import _version\n")
+    (pkg / "_version.py").write_text("")
     _, edges, private = _graph(pkg)
     assert _cycles(edges) == [["pmlkit.errors", "pmlkit.mechanism"]]
-    assert [(m, n) for m, _, n, _ in private] == [("pmlkit.mechanism", "_private")]
+    assert sorted((m, n) for m, _, n, _ in private) == [
+        ("pmlkit.audit", "_common"),  # a private module used outside its package
+        ("pmlkit.mechanism", "_private")]
     targets = {m: {t for t, _ in es} for m, es in edges.items()}
-    assert targets["pmlkit.audit"] == {"pmlkit.leakage"}  # a lazy name resolves to its module
+    # a lazy name resolves to its module; a submodule import runs its package first
+    assert targets["pmlkit.audit"] == {"pmlkit.leakage", "pmlkit.design", "pmlkit.design._common"}
     assert "pmlkit.audit" not in targets["pmlkit.mechanism"]  # TYPE_CHECKING is ignored
     assert layer_of("pmlkit.errors") < layer_of("pmlkit.mechanism")

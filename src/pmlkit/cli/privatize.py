@@ -125,7 +125,7 @@ def command(mech_path: str, inputs: tuple[str, ...], columns: tuple[str, ...],
     with warnings.catch_warnings(record=True) as caught:  # PMLWarnings: one stderr line
         warnings.simplefilter("always")
         if engine == "dask":
-            from ..privatization._dask import privatize_file_dask
+            from ..privatization import privatize_file_dask
 
             report = privatize_file_dask(mech, src, output, list(columns),
                                          into=list(into) or None, rng=rng, overwrite=overwrite,

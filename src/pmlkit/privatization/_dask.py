@@ -31,11 +31,11 @@ def _partition(part: Any, mech: Mechanism, child: RandomSource, columns: Any,
                into: Any) -> Any:
     import copy
 
-    from ._core import _run
+    from ._core import run_local
 
     # a private copy of the child's state: recomputing the task replays the same stream
     child = copy.deepcopy(child)  # a task child (RandomSource._for_task) keeps its key
-    return _run(mech, part, child, columns=columns, into=into)[0]
+    return run_local(mech, part, child, columns=columns, into=into)[0]
 
 
 def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
@@ -48,10 +48,10 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     import dask
     import dask.dataframe as dd
 
-    from ._core import _columns_into
+    from ._core import columns_into
 
     if isinstance(values, dd.DataFrame):
-        cols, targets = _columns_into(values, columns, into)
+        cols, targets = columns_into(values, columns, into)
         meta = _partition(values._meta, mech, _meta_source(), cols, targets)
     elif isinstance(values, dd.Series):
         if columns is not None or into is not None:
@@ -139,10 +139,10 @@ def _dask_piece(mech: Mechanism, inp: str, piece: tuple[int, int] | None, part: 
     from pathlib import Path
 
     from ._core import AliasSampler
-    from .files import _one_file, _Policy
+    from .files import Policy, one_file
 
-    policy = _Policy(mech, csv, missing, unknown_as)
-    st = _one_file(mech, AliasSampler(mech.matrix), Path(inp), Path(part), cols, targets,
+    policy = Policy(mech, csv, missing, unknown_as)
+    st = one_file(mech, AliasSampler(mech.matrix), Path(inp), Path(part), cols, targets,
                    child.generator, policy, csv=csv, batch_rows=batch_rows, bar=None,
                    meta=meta, compression=compression, piece=piece)
     os.replace(st.tmp, part)
@@ -205,18 +205,18 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
 
     from ..io import compression_of, expand_inputs, file_format, unique_columns
     from ..rng import resolve_rng
-    from ._core import _mech_digest, as_mechanism_object
+    from ._core import as_mechanism_object, mech_digest
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
     from .files import (
         MANIFEST_FORMAT,
         MANIFEST_SUFFIX,
         MISSING_LABEL,
         FileReport,
-        _check_missing_policy,
-        _parquet_pieces,
-        _read_csv,
-        _same_file,
+        check_missing_policy,
+        csv_options_for,
         csv_pieces,
+        parquet_pieces,
+        same_file,
     )
 
     mech = as_mechanism_object(mechanism)
@@ -229,7 +229,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             or len(set(cols)) != len(cols):
         raise ValidationError(f"columns and into must be non-empty, unique and of equal "
                               f"length, got columns={cols!r}, into={targets!r}")
-    missing = _check_missing_policy(missing)
+    missing = check_missing_policy(missing)
     if missing == "category" and MISSING_LABEL not in mech.input_labels:
         raise ValidationError(
             f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}")
@@ -241,7 +241,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         raise ValidationError("all inputs must have the same format with --engine dask, got "
                               f"{sorted(fmts)}")
     for inp in inputs:
-        if _same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
+        if same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
             raise DataError(f"output {str(out)!r} would overwrite the input {str(inp)!r}")
     if out.exists():
         if not overwrite:
@@ -255,7 +255,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     if not out.parent.is_dir():
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
     for inp in inputs:
-        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        available = unique_columns(inp, csv=csv_options_for(inp, csv))
         absent = [c for c in cols if c not in available]
         if absent:
             raise DataError(f"column {absent[0]!r} not found in {str(inp)!r}; available "
@@ -267,7 +267,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:
         if file_format(inp) == "parquet":
-            pieces += [(inp, pc) for pc in _parquet_pieces(inp, batch_rows)]
+            pieces += [(inp, pc) for pc in parquet_pieces(inp, batch_rows)]
         elif compression_of(inp) is None:
             pieces += [(inp, pc) for pc in csv_pieces(inp, block_bytes)]
         else:
@@ -278,7 +278,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     source = resolve_rng(rng)
     for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
         warn_if_reference_file(mech, p)
-    digest = _mech_digest(mech)
+    digest = mech_digest(mech)
     privatized = {t: {"column": c, "mechanism": mech.to_dict(), "mechanism_sha256": digest,
                       "missing": missing, "unknown_as": unknown_as}
                   for c, t in zip(cols, targets, strict=True)}

@@ -66,11 +66,11 @@ from ..io import (
 from ..rng import resolve_rng
 from ._core import (
     AliasSampler,
-    _arrow_output_type,
-    _Encoder,
-    _label_kind,
-    _mech_digest,
+    Encoder,
+    arrow_output_type,
     as_mechanism_object,
+    label_kind,
+    mech_digest,
 )
 from ._publish import (
     cleanup_on_signals,
@@ -132,7 +132,7 @@ def _arrow_type_for(labels: Sequence[Any]) -> Any:
     import pyarrow as pa
 
     return {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(),
-            "float": pa.float64()}.get(_label_kind(labels))
+            "float": pa.float64()}.get(label_kind(labels))
 
 
 def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Path]:
@@ -154,7 +154,7 @@ def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Pat
     return [out]
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     if a.resolve() == b.resolve():
         return True
     try:
@@ -163,7 +163,7 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_missing_policy(missing: Any) -> str:
+def check_missing_policy(missing: Any) -> str:
     if missing not in MISSING_POLICIES:
         raise ValidationError(f"missing must be one of {', '.join(map(repr, MISSING_POLICIES))}"
                               f", got {missing!r}")
@@ -254,7 +254,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
-    missing = _check_missing_policy(missing)
+    missing = check_missing_policy(missing)
     if missing == "category" and MISSING_LABEL not in mech.input_labels:
         raise ValidationError(
             f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
@@ -273,7 +273,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                   f"{compression!r} for {str(out)!r}; a CSV output is "
                                   "compressed by its extension (.csv.gz, .csv.bz2, .csv.zst)")
         for inp in inputs:
-            if _same_file(inp, out):
+            if same_file(inp, out):
                 raise DataError(f"output {str(out)!r} is the input file {str(inp)!r}; "
                                 "pmlkit never overwrites its input, choose another output")
         if out.is_dir():
@@ -286,7 +286,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise DataError(f"manifest {str(man)!r} already exists without its data file; "
                             "remove it or pass overwrite=True (--overwrite)")
     for inp in inputs:  # fail fast on a missing or ambiguous column in any file
-        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        available = unique_columns(inp, csv=csv_options_for(inp, csv))
         missing_cols = [c for c in cols if c not in available]
         if missing_cols:
             raise DataError(f"column {missing_cols[0]!r} not found in {str(inp)!r}; "
@@ -303,9 +303,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
 
     source = resolve_rng(rng)
     sampler = AliasSampler(mech.matrix)
-    digest = _mech_digest(mech)
+    digest = mech_digest(mech)
     mech_doc = mech.to_dict()
-    policy = _Policy(mech, csv, missing, unknown_as)
+    policy = Policy(mech, csv, missing, unknown_as)
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
@@ -325,7 +325,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "into": targets, "seeded": source.seeded,
                             "rng": source.description, "mechanism_sha256": digest,
                             "privatized": privatized}
-                    st = _one_file(mech, sampler, inp, out, cols, targets, source.generator,
+                    st = one_file(mech, sampler, inp, out, cols, targets, source.generator,
                                    policy, csv=csv, batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
                                    compression=compression)
@@ -411,7 +411,7 @@ def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -
         raise
 
 
-class _Policy:
+class Policy:
     """How the privatised column is read: CSV text to labels, missing values, unknowns."""
 
     def __init__(self, mech: Any, csv: CsvOptions | None, missing: str,
@@ -482,7 +482,7 @@ class _Policy:
         return arr, keep_mask
 
 
-def _read_csv(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
+def csv_options_for(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
     """The options that read a CSV input as pure text (no null markers, no stripping)."""
     if file_format(inp) != "csv":
         return csv
@@ -534,8 +534,8 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
-def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list[str],
-              targets: list[str], gen: np.random.Generator, policy: _Policy, *,
+def one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list[str],
+              targets: list[str], gen: np.random.Generator, policy: Policy, *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
@@ -543,7 +543,7 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
-    read_csv = _read_csv(inp, csv)
+    read_csv = csv_options_for(inp, csv)
     names = list_columns(inp, csv=read_csv)
     base_meta: dict[Any, Any] = {}
     codecs: dict[str, str] = {}
@@ -570,7 +570,7 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             typ = pa.string()
         else:
             src_type = src.type.value_type if pa.types.is_dictionary(src.type) else src.type
-            typ = _arrow_output_type(mech, policy.in_type if in_fmt == "csv" and
+            typ = arrow_output_type(mech, policy.in_type if in_fmt == "csv" and
                                      policy.in_type is not None else src_type)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
@@ -580,7 +580,7 @@ def _one_file(mech: Any, sampler: AliasSampler, inp: Path, out: Path, cols: list
             codecs.setdefault(t, codecs.get(c, "snappy"))
     schema = pa.schema(out_fields, metadata={**base_meta, **meta} if out_fmt == "parquet"
                        else None)
-    encoders = {c: _Encoder(mech.input_labels) for c in cols}
+    encoders = {c: Encoder(mech.input_labels) for c in cols}
     tmp = temp_path(out)
     sink: Any = None
     writer: Any = None
@@ -697,7 +697,7 @@ def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
         raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
 
 
-def _parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
+def parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
     """Row-group ranges of a Parquet file, each of about ``rows`` rows (at least one row
     group; an empty file is one empty piece)."""
     import pyarrow.parquet as pq
@@ -762,8 +762,8 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
 
 
 def _privatize_batch(mech: Any, sampler: AliasSampler, batch: Any, cols: list[str],
-                     targets: list[str], encoders: dict[str, _Encoder],
-                     gen: np.random.Generator, policy: _Policy, *, from_text: bool,
+                     targets: list[str], encoders: dict[str, Encoder],
+                     gen: np.random.Generator, policy: Policy, *, from_text: bool,
                      schema: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc
