@@ -179,6 +179,14 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
     return arr.copy()
 
 
+def readonly(a: Any, dtype: Any = np.float64) -> np.ndarray:
+    """A read-only copy of ``a`` as an array of ``dtype`` (``None``: ``a``'s own dtype): the
+    arrays stored in pmlkit's frozen results, never shared with the caller."""
+    out = np.array(a, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
+
+
 def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism",
                         pname: str = "prior") -> None:
     """Raise if a prior's length differs from a mechanism's number of rows."""

@@ -53,7 +53,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_delta, check_real, fmt
+from ._validation import check_delta, check_real, fmt, readonly
 from .errors import ValidationError
 from .sets import SET_KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
 
@@ -153,12 +153,6 @@ def _as_counts(counts: Any) -> np.ndarray:
             f"counts must have at least 2 categories (an alphabet of size N >= 2), "
             f"got {c.size}: {fmt(c)}")
     return c
-
-
-def _readonly(a: Any) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
 
 
 # ------------------------------------------------------------------ binomial primitives
@@ -357,7 +351,7 @@ def _result(c: np.ndarray, uset: Any, method: str, delta: float, description: st
             details: dict[str, Any]) -> ConfidenceSet:
     m = int(c.sum())
     return ConfidenceSet(set=uset, method=method, delta=delta, m=m, n=int(c.size),
-                         description=description, p_hat=_readonly(c / m), details=details)
+                         description=description, p_hat=readonly(c / m), details=details)
 
 
 def _box(lo: np.ndarray, hi: np.ndarray) -> Any:

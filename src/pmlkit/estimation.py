@@ -19,7 +19,15 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_count, check_delta, check_radius, check_real, fmt
+from ._validation import (
+    as_distribution,
+    check_count,
+    check_delta,
+    check_radius,
+    check_real,
+    fmt,
+    readonly,
+)
 from .errors import DataError, TooLargeError, ValidationError
 
 __all__ = [
@@ -42,12 +50,6 @@ Label = Any
 
 # counts are stored as int64; their total must stay far from overflow
 _MAX_TOTAL = float(2**62)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 def _py(x: Any) -> Any:
@@ -126,7 +128,7 @@ class EmpiricalDistribution:
                     f"categories has {len(cats)} labels but counts has {c.size} entries")
             if len(set(cats)) != len(cats):
                 raise ValidationError(f"categories must be distinct, got {fmt(cats)}")
-        return cls(_readonly(c / m), _readonly(c), m, cats)
+        return cls(readonly(c / m, None), readonly(c, None), m, cats)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary: categories, counts, p, m, n."""

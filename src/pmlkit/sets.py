@@ -25,7 +25,15 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validation import SUM_TOL, as_distribution, as_mechanism, check_count, check_radius, fmt
+from ._validation import (
+    SUM_TOL,
+    as_distribution,
+    as_mechanism,
+    check_count,
+    check_radius,
+    fmt,
+    readonly,
+)
 from .errors import InfeasibleError, ValidationError
 
 __all__ = [
@@ -49,12 +57,6 @@ def _round_slack(*vectors: np.ndarray) -> float:
 
 #: Entries per block of columns in :meth:`UncertaintySet.min_linear` (bounds memory).
 _BLOCK = 2**21
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
@@ -245,7 +247,7 @@ class L1Ball(UncertaintySet):
     def __post_init__(self) -> None:
         c = as_distribution(self.center, "center")
         r = check_radius(self.radius, "radius")
-        object.__setattr__(self, "center", _readonly(c))
+        object.__setattr__(self, "center", readonly(c))
         object.__setattr__(self, "radius", r)
 
     @property
@@ -401,8 +403,8 @@ class Box(UncertaintySet):
             raise InfeasibleError(
                 f"box contains no distribution: sum(upper) = {float(hi.sum())!r} < 1 "
                 "(the upper bounds must sum to at least 1)")
-        object.__setattr__(self, "lower", _readonly(lo))
-        object.__setattr__(self, "upper", _readonly(hi))
+        object.__setattr__(self, "lower", readonly(lo))
+        object.__setattr__(self, "upper", readonly(hi))
 
     @property
     def n(self) -> int:
@@ -508,7 +510,7 @@ class VertexSet(UncertaintySet):
         if v.ndim == 1:  # a single distribution
             v = v[None, :]
         arr = as_mechanism(v, "vertices")  # rows: non-negative, finite, sum to 1
-        object.__setattr__(self, "vertices", _readonly(arr))
+        object.__setattr__(self, "vertices", readonly(arr))
 
     @property
     def n(self) -> int:
@@ -598,8 +600,8 @@ class L1BoxSet(UncertaintySet):
                 f"[{float(lo[i])!r}, {float(hi[i])!r}]")
         object.__setattr__(self, "center", c)
         object.__setattr__(self, "radius", float(ball.radius))
-        object.__setattr__(self, "lower", _readonly(np.minimum(lo, c)))
-        object.__setattr__(self, "upper", _readonly(np.maximum(hi, c)))
+        object.__setattr__(self, "lower", readonly(np.minimum(lo, c)))
+        object.__setattr__(self, "upper", readonly(np.maximum(hi, c)))
 
     @property
     def n(self) -> int:

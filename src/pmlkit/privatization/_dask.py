@@ -34,7 +34,7 @@ def _partition(part: Any, mech: Mechanism, child: RandomSource, columns: Any,
     from ._core import run_local
 
     # a private copy of the child's state: recomputing the task replays the same stream
-    child = copy.deepcopy(child)  # a task child (RandomSource._for_task) keeps its key
+    child = copy.deepcopy(child)  # a task child (RandomSource.for_task) keeps its key
     return run_local(mech, part, child, columns=columns, into=into)[0]
 
 
@@ -62,7 +62,7 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     else:
         raise ValidationError(f"unsupported dask collection {type(values).__name__}; pass a "
                               "dask DataFrame or Series")
-    children = [c._for_task() for c in source.spawn(values.npartitions)]
+    children = [c.for_task() for c in source.spawn(values.npartitions)]
     parts = values.to_delayed()
     fn = dask.delayed(_partition, pure=True)
     out_parts = [fn(p, mech, child, cols or None, targets or None) if cols else
@@ -285,7 +285,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     meta = {"format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
             "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
             "privatized": privatized}
-    children = [c._for_task() for c in source.spawn(len(pieces))]  # keyed per task
+    children = [c.for_task() for c in source.spawn(len(pieces))]  # keyed per task
     remove_stale(out)
     remove_stale(out.with_name(out.name + MANIFEST_SUFFIX))
     tmp = temp_path(out, ".tmpdir")

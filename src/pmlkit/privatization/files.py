@@ -684,13 +684,13 @@ def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
         with open(inp, "rb") as fh:
             fh.seek(a)
             data = fh.read(b - a)
-        ropts = opts._read_options(batch_rows)
+        ropts = opts.read_options(batch_rows)
         if a > 0:
             ropts.column_names = list(names)
             ropts.skip_rows = 0
-        conv = opts._convert_options(None, {n: pa.string() for n in names})
+        conv = opts.convert_options(None, {n: pa.string() for n in names})
         with pacsv.open_csv(pa.BufferReader(data), read_options=ropts,
-                            parse_options=opts._parse_options(inp),
+                            parse_options=opts.parse_options(inp),
                             convert_options=conv) as reader:
             yield from reader
     except (pa.ArrowException, OSError) as exc:
