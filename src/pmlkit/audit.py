@@ -703,9 +703,9 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                 else:
                     beta *= radius_scale
                     q = float(truth.p_hat[1])
+                    lows, highs = L1Ball(np.array([1.0 - q, q]), beta).coordinate_bounds()
                     res = _try(gaussian_tradeoff_interval, sigma, truth.p_hat,
-                               max(q - beta / 2, 0.0), min(q + beta / 2, 1.0), delta2, grid,
-                               method=method)
+                               float(lows[1]), float(highs[1]), delta2, grid, method=method)
                 if res is None:
                     tally.refused += 1
                     continue

@@ -19,7 +19,7 @@ from .errors import ValidationError
 from .leakage import eps_min
 from .sets import UncertaintySet
 
-__all__ = ["CERTIFY_TOL", "column_values", "leakage_capacity", "leakage_sensitivity",
+__all__ = ["CERTIFY_TOL", "leakage_capacity", "leakage_sensitivity",
            "worst_case_distribution"]
 
 #: Allowed excess of a certified eps over its target, in nats: the single certification

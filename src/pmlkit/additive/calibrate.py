@@ -368,6 +368,7 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         sampler's default for ``sigma``.
     """
     from ..estimation import l1_radius
+    from ..sets import L1Ball
     from .grid import gaussian_grid, grid_delta1_over_interval
 
     s = check_scale(sigma, "sigma")
@@ -379,7 +380,8 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
     q_hat = data.p_hat[1]
     if confidence == "l1":
         beta = l1_radius(d2, data.m, 2)
-        lo, hi = max(q_hat - beta / 2.0, 0.0), min(q_hat + beta / 2.0, 1.0)
+        lows, highs = L1Ball(np.array([1.0 - q_hat, q_hat]), beta).coordinate_bounds()
+        lo, hi = float(lows[1]), float(highs[1])
     else:
         lows, highs = cs.set.coordinate_bounds()
         lo, hi = float(lows[1]), float(highs[1])

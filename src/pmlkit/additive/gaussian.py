@@ -279,10 +279,14 @@ def gaussian_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any) -> A
 
 
 def _l1_interval(p_hat: Any, beta: Any) -> tuple[float, float, float]:
-    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(p_hat)`` of a binary prior."""
+    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(p_hat)`` of a binary prior (the exact
+    coordinate bounds of :class:`pmlkit.sets.L1Ball`)."""
+    from ..sets import L1Ball
+
     _, q = as_p_hat(p_hat)
     r = check_radius(beta)
-    return q, max(q - r / 2.0, 0.0), min(q + r / 2.0, 1.0)
+    lows, highs = L1Ball(np.array([1.0 - q, q]), r).coordinate_bounds()
+    return q, float(lows[1]), float(highs[1])
 
 
 def gaussian_delta1(sigma: Any, p_hat: Any, beta: Any, eps: Any) -> Any:
@@ -397,18 +401,27 @@ def gaussian_tradeoff_interval(sigma: Any, p_hat: Any, q_low: Any, q_high: Any, 
     return _scalar_or_array(eo, scalar), _scalar_or_array(do, scalar)
 
 
+def gaussian_flip_probability(sigma: Any) -> float:
+    """Probability ``r = P(G > 1) = Phi(-1/sigma)`` that thresholding ``X + G`` at 0 flips
+    the binary label ``X`` in ``{-1, +1}`` (``G ~ N(0, sigma^2)``; ``scipy.special.ndtr``,
+    accurate in the tail): the one formula behind :func:`gaussian_binarized_channel` and
+    the exact sampler :func:`pmlkit.additive.gaussian_binarized`."""
+    from scipy.special import ndtr
+
+    s = check_scale(sigma, "sigma")
+    return float(ndtr(-1.0 / s))
+
+
 def gaussian_binarized_channel(sigma: Any) -> Mechanism:
     """The 2 x 2 channel of the binary Gaussian mechanism thresholded at 0.
 
     Output ``-1`` if ``X + G < 0``, else ``+1``; it flips ``X`` with probability
     ``r = P(G > 1) = Phi(-1/sigma)``: ``W = [[1 - r, r], [r, 1 - r]]``, labels (-1, +1).
     """
-    from scipy.special import ndtr
-
     from ..mechanism import Mechanism
 
     s = check_scale(sigma, "sigma")
-    r = float(ndtr(-1.0 / s))
+    r = gaussian_flip_probability(s)
     w = np.array([[1.0 - r, r], [r, 1.0 - r]])
     return Mechanism(w, input_labels=(-1, 1), output_labels=(-1, 1),
                      designer="gaussian_binarized", parameters={"sigma": s, "threshold": 0.0})
