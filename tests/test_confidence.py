@@ -301,7 +301,7 @@ def test_cp_inside_kl_and_folded_tighter(k, extra, delta):
     assert kl.lower[0] <= cp.lower[0] + 1e-12 and cp.upper[0] <= kl.upper[0] + 1e-12
     low = confidence_set([k, m - k], delta, method="box-lower").set.lower[0]
     t = min(k, m - k)
-    one_sided = float(C._cp_lower(np.array(t), m, delta))
+    one_sided = float(C.clopper_pearson_lower(np.array(t), m, delta))
     assert low >= one_sided - 1e-9
 
 

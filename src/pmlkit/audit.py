@@ -101,6 +101,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ._validation import check_count, check_delta, check_real, fmt
+from .confidence import clopper_pearson_upper
 from .errors import PMLError, ValidationError
 from .worstcase import CERTIFY_TOL
 
@@ -148,18 +149,6 @@ _GAUSS_GRID = np.concatenate([np.geomspace(0.01, 1.0, 25), np.geomspace(1.1, 12.
 # --------------------------------------------------------------------------------------
 # results
 # --------------------------------------------------------------------------------------
-
-def clopper_pearson_upper(k: int, n: int, alpha: float) -> float:
-    """One-sided Clopper-Pearson upper confidence bound at level ``1 - alpha``.
-
-    ``u = Beta.ppf(1 - alpha; k + 1, n - k)`` (``1`` when ``k = n``): ``P[rate <= u] >=
-    1 - alpha`` for a binomial count ``k`` out of ``n``."""
-    from scipy.stats import beta
-
-    if n == 0 or k >= n:
-        return 1.0
-    return float(beta.ppf(1.0 - alpha, k + 1, n - k))
-
 
 def _binom_pvalue(k: int, n: int, delta: float) -> float:
     """Exact one-sided binomial test of ``H0: rate <= delta`` (``P[Bin(n, delta) >= k]``)."""

@@ -157,7 +157,7 @@ def _as_counts(counts: Any) -> np.ndarray:
 
 # ------------------------------------------------------------------ binomial primitives
 
-def _cp_lower(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
+def clopper_pearson_lower(k: Any, m: Any, alpha: Any) -> np.ndarray:
     """One-sided exact (Clopper-Pearson) lower bound: ``P_q[X >= k] = alpha`` for
     ``X ~ Bin(m, q)``, i.e. the ``alpha`` quantile of ``Beta(k, m - k + 1)``; 0 for k = 0.
 
@@ -172,10 +172,18 @@ def _cp_lower(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
     return np.where(k <= 0, 0.0, np.clip(q, 0.0, 1.0))
 
 
-def _cp_upper(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
-    """One-sided exact upper bound, ``1 - _cp_lower(m - k, m, alpha)`` (symmetry)."""
+def clopper_pearson_upper(k: Any, m: Any, alpha: Any) -> Any:
+    """One-sided exact (Clopper-Pearson) upper bound at level ``1 - alpha`` for ``k``
+    successes out of ``m``: ``u`` with ``P_u[X <= k] = alpha`` for ``X ~ Bin(m, u)``, i.e.
+    ``1 - clopper_pearson_lower(m - k, m, alpha)`` by symmetry (``1`` when ``k >= m``,
+    including ``m = 0``). ``P[P_i > upper] <= alpha`` for every true ``P_i``.
+
+    The one implementation of the bound: the confidence sets use it vectorised, the audit
+    for its reported upper bounds. Scalars in, a float out; arrays in, an array out."""
+    scalar = np.ndim(k) == 0 and np.ndim(m) == 0 and np.ndim(alpha) == 0
     k = np.asarray(k, dtype=np.float64)
-    return 1.0 - _cp_lower(np.asarray(m, dtype=np.float64) - k, m, alpha)
+    out = 1.0 - clopper_pearson_lower(np.asarray(m, dtype=np.float64) - k, m, alpha)
+    return float(out) if scalar else out
 
 
 def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -280,12 +288,13 @@ def _batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndar
     m = counts.sum(axis=-1, keepdims=True)
     n = counts.shape[-1]
     if n == 2:
-        a = _cp_lower(counts[..., :1], m, delta / 2)
-        b = _cp_upper(counts[..., :1], m, delta / 2)
+        a = clopper_pearson_lower(counts[..., :1], m, delta / 2)
+        b = clopper_pearson_upper(counts[..., :1], m, delta / 2)
         return (np.concatenate([a, 1.0 - b], axis=-1),
                 np.concatenate([b, 1.0 - a], axis=-1))
     tail = delta / (2 * n)
-    return _tighten(_cp_lower(counts, m, tail), _cp_upper(counts, m, tail), counts / m)
+    return _tighten(clopper_pearson_lower(counts, m, tail),
+                    clopper_pearson_upper(counts, m, tail), counts / m)
 
 
 def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
@@ -312,7 +321,7 @@ def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.n
         low = np.minimum(_folded_lower(t, m, delta), t / m)
         return (np.concatenate([low, low], axis=-1),
                 np.concatenate([1.0 - low, 1.0 - low], axis=-1))
-    lo = _cp_lower(counts, m, delta / n)
+    lo = clopper_pearson_lower(counts, m, delta / n)
     return _tighten(lo, np.ones_like(lo), counts / m)
 
 
@@ -325,7 +334,7 @@ def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
     ``delta_a / N`` each (Bonferroni), ``max_i P_i >= max_i lo_i`` with probability
     ``>= 1 - delta_a``, hence ``kappa_P <= min(1/2, 1 - max_i lo_i)``."""
     m = counts.sum(axis=-1, keepdims=True)
-    lo = _cp_lower(counts, m, delta_a / counts.shape[-1])
+    lo = clopper_pearson_lower(counts, m, delta_a / counts.shape[-1])
     return np.minimum(0.5, 1.0 - lo.max(axis=-1))
 
 
