@@ -341,17 +341,14 @@ def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
 def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Radius of ``"l1-kappa"`` per row and the kappa upper bound used."""
-    from .estimation import log_num_subsets, phi
+    from .estimation import log_num_subsets, phi, weissman_radius
 
     m = counts.sum(axis=-1).astype(np.float64)
     n = counts.shape[-1]
     k_up = _batch_kappa_upper(counts, split * delta)
-    f = np.asarray(phi(k_up), dtype=np.float64)
     # log((1 - split) delta) as a sum: the product underflows for subnormal delta
     log_term = log_num_subsets(n) - math.log1p(-split) - math.log(delta)
-    with np.errstate(divide="ignore"):
-        radius = np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_term / (m * f)))
-    return radius, k_up
+    return weissman_radius(log_term, m, phi(k_up)), k_up
 
 
 # ----------------------------------------------------------------------- public sets

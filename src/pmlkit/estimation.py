@@ -466,7 +466,17 @@ def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
     m = check_count(m, "m")
     n = check_count(n, "n", minimum=2)
     k = check_real(kappa, "kappa", low=0.0, high=0.5)
-    f = phi(k)
-    if math.isinf(f):
-        return 0.0
-    return 2.0 * math.sqrt((log_num_subsets(n) - math.log(d)) / (m * f))
+    return float(weissman_radius(log_num_subsets(n) - math.log(d), m, phi(k)))
+
+
+def weissman_radius(log_ratio: Any, m: Any, phi_value: Any) -> Any:
+    """``beta = 2 sqrt(L / (m phi))`` with ``L = log((2^N - 2) / delta)``: the l1 radius of
+    Thm weissman for a known ``phi`` (or a lower bound on it), the one implementation
+    behind :func:`l1_radius_known_kappa` and the ``"l1-kappa"`` confidence set.
+
+    Vectorised over its arguments (no validation: callers validate). The caller forms
+    ``L`` (so that a ``delta`` below the smallest float can enter as a sum of logs);
+    ``phi = inf`` (a point mass) gives radius 0."""
+    f = np.asarray(phi_value, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_ratio / (m * f)))
