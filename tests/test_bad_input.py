@@ -204,6 +204,12 @@ CASES: list[Case] = [
          lambda t: pmlkit.mutual_information(W, [INF, 0.0]), ValidationError,
          r"prior must not contain inf"),
     # ---- estimation
+    Case("pmlkit.estimation.empirical_from_counts(labels, counts, categories, nulls)",
+         "nulls > 0", lambda t: _d("pmlkit.estimation", "empirical_from_counts")(
+             ["a"], [3], nulls=2), DataError, r"samples contain 2 null/NaN value\(s\)"),
+    Case("pmlkit.estimation.empirical_from_counts(labels, counts, categories, nulls)",
+         "label not in categories", lambda t: _d("pmlkit.estimation", "empirical_from_counts")(
+             ["a", "z"], [3, 4], ["a", "b"]), DataError, r"'z' \(4 row\(s\)\)"),
     Case("pmlkit.empirical_distribution(samples)", "empty samples",
          lambda t: pmlkit.empirical_distribution([]), ValidationError,
          r"samples must not be empty"),

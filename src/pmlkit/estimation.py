@@ -34,6 +34,7 @@ __all__ = [
     "KAPPA_EXACT_MAX_N",
     "EmpiricalDistribution",
     "empirical_distribution",
+    "empirical_from_counts",
     "kappa",
     "l1_failure_probability",
     "l1_radius",
@@ -147,13 +148,11 @@ def _to_numpy_labels(samples: Any) -> Any:
         if isinstance(samples, pa.ChunkedArray | pa.Array):
             nulls = int(samples.null_count)
             if nulls:
-                raise DataError(f"samples contain {nulls} null value(s); remove or label them "
-                                "explicitly before estimating a distribution")
+                refuse_nulls(nulls, "null")
             if pa.types.is_floating(samples.type):
                 n_nan = int(pc.sum(pc.is_nan(samples)).as_py() or 0)
                 if n_nan:
-                    raise DataError(f"samples contain {n_nan} NaN value(s); remove or label "
-                                    "them explicitly before estimating a distribution")
+                    refuse_nulls(n_nan, "NaN")
             if pa.types.is_dictionary(samples.type):
                 samples = samples.cast(samples.type.value_type)
             if pa.types.is_nested(samples.type):
@@ -178,8 +177,7 @@ def _to_numpy_labels(samples: Any) -> Any:
         if isinstance(samples, pd.Series):
             nulls = int(samples.isna().sum())
             if nulls:
-                raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label "
-                                "them explicitly before estimating a distribution")
+                refuse_nulls(nulls)
             if isinstance(samples.dtype, pd.CategoricalDtype):  # count the codes directly
                 if len(samples) == 0:
                     return np.array([])
@@ -252,8 +250,7 @@ def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
             f"that cannot be hashed: {exc}") from None
     nulls = int(np.count_nonzero(codes < 0))
     if nulls:
-        raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label them "
-                        "explicitly before estimating a distribution")
+        refuse_nulls(nulls)
     counts = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
     return _sorted_if_comparable([_py(v) for v in uniques], counts)
 
@@ -292,9 +289,36 @@ def empirical_distribution(samples: Any,
             raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
         nulls = _null_mask(arr)
         if nulls.any():
-            raise DataError(f"samples contain {int(nulls.sum())} null/NaN value(s); remove "
-                            "or label them explicitly before estimating a distribution")
+            refuse_nulls(int(nulls.sum()))
         labels, counts = _unique_counts(arr)
+    return _with_categories(labels, counts, categories)
+
+
+def refuse_nulls(nulls: int, what: str = "null/NaN") -> None:
+    """Raise :class:`~pmlkit.errors.DataError` when ``nulls > 0`` samples are missing: the one
+    null check of every estimator (nothing is dropped silently)."""
+    if nulls:
+        raise DataError(f"samples contain {nulls} {what} value(s); remove or label them "
+                        "explicitly before estimating a distribution")
+
+
+def empirical_from_counts(labels: Sequence[Any], counts: Any,
+                          categories: Sequence[Any] | None = None, *,
+                          nulls: int = 0) -> EmpiricalDistribution:
+    """The empirical distribution from distinct ``labels`` and their ``counts`` (e.g. a
+    distributed ``value_counts``), with the rules of :func:`empirical_distribution`: ``nulls``
+    missing samples are refused with their count, an empty sample is refused, labels are
+    sorted when comparable, and with ``categories`` a label outside them is refused (named,
+    with its count) while unseen categories get count 0."""
+    refuse_nulls(int(nulls))
+    if len(labels) == 0:
+        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
+    labels, counts = _sorted_if_comparable(list(labels), np.asarray(counts, dtype=np.int64))
+    return _with_categories(labels, counts, categories)
+
+
+def _with_categories(labels: list[Any], counts: np.ndarray,
+                     categories: Sequence[Any] | None) -> EmpiricalDistribution:
     if categories is None:
         return EmpiricalDistribution.from_counts(counts, labels)
     cats = [_py(c) for c in categories]

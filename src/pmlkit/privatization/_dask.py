@@ -95,37 +95,15 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     """
     import dask.dataframe as dd
 
-    from ..estimation import EmpiricalDistribution
+    from ..estimation import empirical_from_counts
 
     if not isinstance(column, dd.Series):
         raise ValidationError(f"column must be a dask Series, got {type(column).__name__}")
     import dask
 
     vc, nulls = dask.compute(column.value_counts(dropna=True), column.isna().sum())
-    if int(nulls):
-        raise DataError(f"samples contain {int(nulls)} null/NaN value(s); remove or label "
-                        "them explicitly before estimating a distribution")
     labels = [v.item() if isinstance(v, np.generic) else v for v in vc.index]
-    counts = np.asarray(vc.to_numpy(), dtype=np.int64)
-    if not labels:
-        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
-    if categories is None:
-        try:
-            order = sorted(range(len(labels)), key=lambda i: labels[i])
-        except TypeError:
-            order = list(range(len(labels)))
-        return EmpiricalDistribution.from_counts(counts[order], [labels[i] for i in order])
-    cats = list(categories)
-    pos = {c: i for i, c in enumerate(cats)}
-    unknown = [(lab, int(c)) for lab, c in zip(labels, counts, strict=True) if lab not in pos]
-    if unknown:
-        lab, c = unknown[0]
-        raise DataError(f"sample value {lab!r} ({c} row(s)) is not in categories "
-                        f"{tuple(cats)!r}")
-    full = np.zeros(len(cats), dtype=np.int64)
-    for lab, c in zip(labels, counts, strict=True):  # loop over distinct labels only
-        full[pos[lab]] = c
-    return EmpiricalDistribution.from_counts(full, cats)
+    return empirical_from_counts(labels, vc.to_numpy(), categories, nulls=int(nulls))
 
 
 def _dask_piece(mech: Mechanism, inp: str, piece: tuple[int, int] | None, part: str,
