@@ -93,3 +93,66 @@ def test_version_has_one_place():
     from pmlkit._version import __version__
 
     assert pmlkit.__version__ == __version__
+
+
+@pytest.mark.parametrize("gain", ["accuracy", [[1.0, 0.0, 2.0], [0.5, 1.0, 0.0]],
+                                  "hamming", [[1.0, 0.0]], [[np.nan, 1.0], [0.0, 1.0]],
+                                  [["a", "b"], ["c", "d"]]])
+def test_gain_validation_agrees_with_the_designers_copy(gain):
+    """utility.check_gain is the owner; the linear designer's gain_matrix must accept and
+    refuse exactly the same inputs with the same messages (so it can call the owner)."""
+    from pmlkit.design.linear import gain_matrix
+    from pmlkit.errors import ValidationError
+    from pmlkit.utility import check_gain
+
+    def outcome(fn):
+        try:
+            return fn(gain, 2).tolist()
+        except ValidationError as exc:
+            return str(exc)
+
+    assert outcome(check_gain) == outcome(gain_matrix)
+
+
+def test_expected_gain_by_brute_force():
+    from pmlkit.utility import expected_gain
+
+    w = np.array([[0.7, 0.2, 0.1], [0.1, 0.3, 0.6]])
+    p = np.array([0.4, 0.6])
+    g = np.array([[1.0, -1.0, 0.5], [0.0, 2.0, 1.0]])
+    want = sum(p[i] * g[i, j] * w[i, j] for i in range(2) for j in range(3))
+    assert expected_gain(w, p, g) == pytest.approx(want, rel=1e-15)
+
+
+def test_weissman_radius_against_mpmath():
+    from pmlkit.estimation import l1_radius_known_kappa, phi, weissman_radius
+
+    for m, n, delta, kap in [(100, 2, 0.05, 0.1), (5000, 7, 1e-6, 0.3), (30, 3, 0.5, 0.5)]:
+        f = mpmath.mpf(phi(kap))
+        want = 2 * mpmath.sqrt((mpmath.log(2**n - 2) - mpmath.log(delta)) / (m * f))
+        assert l1_radius_known_kappa(delta, m, n, kap) == pytest.approx(float(want), rel=1e-12)
+    assert weissman_radius(1.0, 10, math.inf) == 0.0
+
+
+def test_empirical_from_counts_matches_counting_the_samples():
+    from pmlkit.estimation import empirical_from_counts
+
+    samples = ["b", "a", "c", "a", "b", "a"]
+    direct = pmlkit.empirical_distribution(samples, categories=["a", "b", "c", "d"])
+    via = empirical_from_counts(["c", "a", "b"], [1, 3, 2], ["a", "b", "c", "d"])
+    np.testing.assert_array_equal(direct.counts, via.counts)
+    np.testing.assert_array_equal(direct.p, via.p)
+    assert via.categories == direct.categories and via.m == direct.m == 6
+    sorted_ = empirical_from_counts(["c", "a", "b"], [1, 3, 2])
+    assert list(sorted_.categories) == ["a", "b", "c"]
+
+
+def test_a_dataframe_column_is_never_privatised_twice():
+    """columns=['a', 'a'] with two into names used to release the column twice (two
+    independent outputs of one record leak more than the mechanism's guarantee)."""
+    pd = pytest.importorskip("pandas")
+    from pmlkit.errors import ValidationError
+
+    df = pd.DataFrame({"a": [0, 1, 0, 1]})
+    with pytest.raises(ValidationError, match="columns and into names must be unique"):
+        pmlkit.privatize(np.eye(2), df, columns=["a", "a"], into=["x", "y"], rng=1)

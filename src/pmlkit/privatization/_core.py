@@ -45,6 +45,7 @@ __all__ = [
     "PrivatizationReport",
     "arrow_output_type",
     "as_mechanism_object",
+    "check_column_names",
     "columns_into",
     "label_kind",
     "mech_digest",
@@ -561,26 +562,38 @@ def _counts(mech: Mechanism, res: Any) -> np.ndarray:
     return np.array([int(vc.get(lab, 0)) for lab in mech.output_labels], dtype=np.int64)
 
 
+def check_column_names(columns: Any, into: Any, *, as_str: bool = False
+                       ) -> tuple[list[Any], list[Any]]:
+    """The one check of ``columns=`` / ``into=`` (DataFrames, files, Dask): a name or a
+    non-empty list of names, ``into`` (default: the columns themselves, i.e. replace in
+    place) giving one new name per column, and no name twice in either list. ``as_str``
+    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``."""
+    def names(v: Any) -> list[Any]:
+        out = [v] if isinstance(v, str) else list(v)
+        return [str(x) for x in out] if as_str else out
+
+    cols = names(columns)
+    if not cols:
+        raise ValidationError("columns must name at least one column, got []")
+    targets = list(cols) if into is None else names(into)
+    if len(targets) != len(cols):
+        raise ValidationError(f"into must give one new name per column: {len(cols)} "
+                              f"column(s) {cols!r} but into={targets!r}")
+    if len(set(targets)) != len(targets) or len(set(cols)) != len(cols):
+        raise ValidationError(f"columns and into names must be unique, got columns={cols!r}, "
+                              f"into={targets!r}")
+    return cols, targets
+
+
 def columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
     if columns is None:
         raise ValidationError("columns= is required to privatise a DataFrame (name the "
                               "column(s) holding the sensitive labels)")
-    cols = [columns] if isinstance(columns, str) else list(columns)
-    if not cols:
-        raise ValidationError("columns must name at least one column, got []")
+    cols, targets = check_column_names(columns, into)
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise DataError(f"column {missing[0]!r} not found; available columns: "
                         f"{', '.join(map(repr, list(df.columns)))}")
-    if into is None:
-        targets = cols
-    else:
-        targets = [into] if isinstance(into, str) else list(into)
-        if len(targets) != len(cols):
-            raise ValidationError(f"into must give one new name per column: {len(cols)} "
-                                  f"column(s) {cols!r} but into={targets!r}")
-    if len(set(targets)) != len(targets):
-        raise ValidationError(f"into names must be unique, got {targets!r}")
     names = list(df.columns)
     for c in dict.fromkeys([*cols, *targets]):
         if names.count(c) > 1:

@@ -183,7 +183,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
 
     from ..io import compression_of, expand_inputs, file_format, unique_columns
     from ..rng import resolve_rng
-    from ._core import as_mechanism_object, mech_digest
+    from ._core import as_mechanism_object, check_column_names, mech_digest
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
     from .files import (
         MANIFEST_FORMAT,
@@ -200,13 +200,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     mech = as_mechanism_object(mechanism)
     inputs = expand_inputs(input)
     out = Path(output)
-    cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
-    targets = cols if into is None else ([into] if isinstance(into, str) else
-                                         [str(t) for t in into])
-    if not cols or len(targets) != len(cols) or len(set(targets)) != len(targets) \
-            or len(set(cols)) != len(cols):
-        raise ValidationError(f"columns and into must be non-empty, unique and of equal "
-                              f"length, got columns={cols!r}, into={targets!r}")
+    cols, targets = check_column_names(columns, into, as_str=True)
     missing = check_missing_policy(missing)
     if missing == "category" and MISSING_LABEL not in mech.input_labels:
         raise ValidationError(

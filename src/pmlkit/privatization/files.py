@@ -69,6 +69,7 @@ from ._core import (
     Encoder,
     arrow_output_type,
     as_mechanism_object,
+    check_column_names,
     label_kind,
     mech_digest,
 )
@@ -238,19 +239,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         interruption; with several inputs either all outputs are published or none.
     """
     mech = as_mechanism_object(mechanism)
-    cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
-    if not cols:
-        raise ValidationError("columns must name at least one column, got []")
-    if into is None:
-        targets = list(cols)
-    else:
-        targets = [into] if isinstance(into, str) else [str(c) for c in into]
-        if len(targets) != len(cols):
-            raise ValidationError(f"into must give one new name per column: {cols!r} but "
-                                  f"into={targets!r}")
-    if len(set(targets)) != len(targets) or len(set(cols)) != len(cols):
-        raise ValidationError(f"columns and into names must be unique, got columns={cols!r}, "
-                              f"into={targets!r}")
+    cols, targets = check_column_names(columns, into, as_str=True)
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
