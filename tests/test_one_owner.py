@@ -156,3 +156,22 @@ def test_a_dataframe_column_is_never_privatised_twice():
     df = pd.DataFrame({"a": [0, 1, 0, 1]})
     with pytest.raises(ValidationError, match="columns and into names must be unique"):
         pmlkit.privatize(np.eye(2), df, columns=["a", "a"], into=["x", "y"], rng=1)
+
+
+def test_numpy_infinity_in_parameters_saves_like_python_infinity(tmp_path):
+    """The mechanism file used its own JSON coercion, which let a numpy inf through to a
+    strict json.dumps (ValueError); the one coercion writes it as "inf" like a float inf."""
+    a = pmlkit.Mechanism(np.eye(2), parameters={"x": np.float64(np.inf), "k": np.int64(3)})
+    b = pmlkit.Mechanism(np.eye(2), parameters={"x": math.inf, "k": 3})
+    assert a.to_json() == b.to_json()
+    assert a.to_dict()["parameters"] == {"x": "inf", "k": 3}
+
+
+def test_cli_and_mechanism_share_one_json_coercion():
+    from pmlkit import _validation, mechanism
+    from pmlkit.cli import _common
+
+    assert _common.to_jsonable is _validation.to_jsonable
+    assert mechanism.to_jsonable is _validation.to_jsonable
+    assert _validation.to_jsonable({1: (np.float32(-np.inf), np.array([np.nan]))}) == {
+        "1": ["-inf", ["nan"]]}

@@ -9,8 +9,10 @@ are. Nothing is silently repaired: a prior that sums to 0.98 is an error, not re
 
 from __future__ import annotations
 
+import math
 import numbers
 import operator
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -194,3 +196,21 @@ def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism
         raise ValidationError(
             f"{pname} has {p.shape[0]} entries but {wname} has {w.shape[0]} rows (inputs); "
             "they must match")
+
+
+def to_jsonable(obj: Any) -> Any:
+    """A JSON-safe copy of ``obj`` (the one coercion of the mechanism file and the command
+    line's ``--json``): mappings with ``str`` keys, lists for tuples and arrays, Python
+    scalars for numpy scalars, and ``"inf"``, ``"-inf"``, ``"nan"`` for non-finite floats
+    (strict JSON has no such numbers)."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    return obj

@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_mechanism, fmt
+from ._validation import as_mechanism, fmt, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
@@ -113,20 +113,6 @@ def _labels(values: Sequence[Any] | None, n: int, name: str) -> tuple[Label, ...
         dup = next(v for v in out if v in seen or seen.add(v))  # type: ignore[func-returns-value]
         raise ValidationError(f"{name} must be unique, {dup!r} appears more than once")
     return out
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    return obj
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -345,10 +331,10 @@ class Mechanism:
             "output_labels": list(self.output_labels),
             "matrix": self.matrix.tolist(),
             "designer": self.designer,
-            "parameters": _jsonable(dict(self.parameters)),
+            "parameters": to_jsonable(dict(self.parameters)),
             "uncertainty_set": None if self.uncertainty_set is None
-            else _jsonable(dict(self.uncertainty_set)),
-            "certified_eps": _jsonable(self.certified_eps),
+            else to_jsonable(dict(self.uncertainty_set)),
+            "certified_eps": to_jsonable(self.certified_eps),
         }
 
     @staticmethod

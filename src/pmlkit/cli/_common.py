@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
+
+from .._validation import to_jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -163,23 +164,6 @@ def certificate_line(mech: Any) -> str:
     else:
         text += "; no sample-based delta is recorded"
     return text
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Make numpy values and non-finite floats JSON-safe (inf -> "inf")."""
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    return obj
 
 
 def emit(as_json: bool, doc: dict[str, Any], text: str) -> None:
