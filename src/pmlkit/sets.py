@@ -78,16 +78,11 @@ def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
 
 def _rng(rng: Any) -> np.random.Generator:
     """``numpy.random.Generator`` from a Generator, a ``pmlkit.rng.RandomSource`` (its
-    ``.generator``), an int seed or None (fresh OS entropy)."""
-    gen = getattr(rng, "generator", None)
-    if isinstance(gen, np.random.Generator):
-        return gen
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
-        raise ValidationError(
-            f"rng must be None, an int seed or a numpy.random.Generator, got {fmt(rng)}")
-    return np.random.default_rng(rng)
+    ``.generator``), an int seed or None (fresh secure randomness)."""
+    from .rng import resolve_rng  # the one resolver (an int seeds PCG64 as default_rng does)
+
+    gen = getattr(rng, "generator", None)  # a RandomSource, or an object shaped like one
+    return resolve_rng(gen if isinstance(gen, np.random.Generator) else rng).generator
 
 
 def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
