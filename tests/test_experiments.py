@@ -7,7 +7,6 @@ every registered figure with few iterations.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
@@ -18,12 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pmlkit.datasets  # noqa: F401  (part of pmlkit: a failed import fails the suite)
 from pmlkit.errors import ValidationError
 from pmlkit.experiments import FIGURES, available_figures, get_figure
 from pmlkit.experiments.base import Check, empirical_mutual_information
-
-HAS_DATASETS = importlib.util.find_spec("pmlkit.datasets") is not None
-
 
 # --------------------------------------------------------------------------- base
 
@@ -397,8 +394,8 @@ def test_smoke_every_figure(tmp_path, adult_data):
         res = reproduce([name], tmp_path / name, iterations=SMOKE_ITER.get(name, 2), seed=1,
                         data=adult_data)[0]
         if res.skipped:
-            # only a missing module or missing Adult data may skip a figure
-            assert name not in available_figures() or adult_data is None or not HAS_DATASETS, \
+            # only missing Adult data may skip a figure
+            assert name not in available_figures() or adult_data is None, \
                 res.skipped
             continue
         assert res.error is None, res.error
@@ -419,8 +416,6 @@ def test_smoke_every_figure(tmp_path, adult_data):
 def test_adult_figures_confirm_the_paper(adult_dir, name, iterations):
     """The Monte-Carlo claims hold at the figures' default iteration counts (design_gain's
     checks compare designs at the estimate and need few draws)."""
-    if not HAS_DATASETS:
-        pytest.skip("pmlkit.datasets not available")
     fig = get_figure(name)
     df = fig.compute(iterations=iterations, seed=0, data=adult_dir)
     checks = fig.check(df)
@@ -464,8 +459,6 @@ def test_cli_reproduce(tmp_path, capsys):
 
 
 def test_adult_codes_refuse_missing_values_and_code_categories(adult_dir):
-    if not HAS_DATASETS:
-        pytest.skip("pmlkit.datasets not available")
     from pmlkit.errors import DataError
     from pmlkit.experiments.base import adult_codes
 
