@@ -444,16 +444,16 @@ def test_cli_reproduce(tmp_path, capsys):
     from pmlkit.cli.main import main
 
     rc = main(["reproduce", "--figure", "deltamin", "--figure", "gauss_skewed",
-               "--out", str(tmp_path), "--iterations", "8", "--json"])
+               "--output", str(tmp_path), "--iterations", "8", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert [f["name"] for f in out["figures"]] == ["deltamin", "gauss_skewed"]
     assert all(c["holds"] for f in out["figures"] for c in f["checks"])
     for f in ("deltamin.png", "deltamin.csv", "gauss_skewed.csv", "report.html"):
         assert (tmp_path / f).exists()
-    assert main(["reproduce", "--out", str(tmp_path)]) == 2            # neither flag
-    assert main(["reproduce", "--figure", "nope", "--out", str(tmp_path)]) == 2
-    assert main(["reproduce", "--all", "--iterations", "0", "--out", str(tmp_path)]) == 2
+    assert main(["reproduce", "--output", str(tmp_path)]) == 2            # neither flag
+    assert main(["reproduce", "--figure", "nope", "--output", str(tmp_path)]) == 2
+    assert main(["reproduce", "--all", "--iterations", "0", "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--figure NAME" in err and "nope" in err
 
