@@ -33,7 +33,7 @@ def test_check_is_frozen_and_serialisable():
 
 
 def _mi_brute(table: np.ndarray) -> float:
-    """Plain-Python double loop of SPEC 7's empirical MI."""
+    """Plain-Python double loop of the empirical mutual information."""
     m = table.sum()
     fx, fy = table.sum(axis=1), table.sum(axis=0)
     total = 0.0

@@ -1,4 +1,4 @@
-"""Property-based fuzzing (issue 7, item 4) of the entry points that read untrusted input.
+"""Property-based fuzzing of the entry points that read untrusted input.
 
 * the mechanism JSON loader (:meth:`pmlkit.Mechanism.load` / ``from_dict``): random byte
   mutations of a valid file, and structural mutations of a valid document (a field replaced

@@ -1,4 +1,4 @@
-"""Outside oracles (issue 7, item 2): pmlkit against libraries it does not share code with.
+"""Outside oracles: pmlkit against libraries it does not share code with.
 
 * ``qif`` (quantitative information flow, an optional test dependency): in
   ``test_oracles_qif.py``, which alone is skipped when qif is not installed.

@@ -1,4 +1,4 @@
-"""Distribution estimation from samples and the Weissman l1 deviation bound (SPEC section 3).
+"""Distribution estimation from samples and the Weissman l1 deviation bound.
 
 - :func:`empirical_distribution` / :class:`EmpiricalDistribution` (eq. empiricaldistribution)
 - :func:`l1_radius` (eq. betastar) and its inverse :func:`l1_failure_probability`

@@ -1,4 +1,4 @@
-"""Pointwise maximal leakage (PML) of discrete mechanisms (SPEC section 2).
+"""Pointwise maximal leakage (PML) of discrete mechanisms.
 
 A mechanism is an ``N x M`` row-stochastic matrix ``W[i, j] = P(Y = y_j | X = x_i)`` (a 2-D
 array-like or a :class:`pmlkit.Mechanism`); a prior is a length-``N`` probability vector.
@@ -84,7 +84,7 @@ def pml(mechanism: Any, prior: Any) -> np.ndarray:
 def eps_min(mechanism: Any, prior: Any) -> float:
     """Smallest eps such that the mechanism is eps-PML for ``prior``.
 
-    ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (SPEC section 2; the paper's
+    ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (the paper's
     ``epsilon_min(P_{Y|X}, P_X)``).
 
     Parameters
@@ -104,8 +104,7 @@ def eps_min(mechanism: Any, prior: Any) -> float:
 
 
 def eps_max(prior: Any) -> float:
-    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``
-    (SPEC section 2).
+    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``.
 
     Parameters
     ----------
@@ -147,7 +146,7 @@ def privacy_region(eps: Any, prior: Any) -> int:
     """The privacy region ``k in 1..N`` of an eps-PML guarantee (Def. privacyregions).
 
     ``eps`` is in region ``k`` when ``eps_{k-1} <= eps < eps_k``; in region ``N`` when
-    ``eps >= eps_{N-1} = -log max_x p(x)`` (SPEC section 2). In region ``k`` an eps-PML
+    ``eps >= eps_{N-1} = -log max_x p(x)``. In region ``k`` an eps-PML
     mechanism has at most ``k - 1`` zeros per column (Lemma 2 of Grosse et al.).
 
     Parameters

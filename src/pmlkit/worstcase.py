@@ -1,6 +1,6 @@
 """Exact worst-case PML over an uncertainty set (Def. localcap, Def. leakagesensitivity).
 
-Beyond the paper (SPEC section 4): the paper bounds the local leakage capacity and
+Beyond the paper: the paper bounds the local leakage capacity and
 sensitivity over an l1-ball in closed form (Thm l1gamma, valid for ``beta < 2 p_min``);
 here they are computed exactly for any :class:`pmlkit.sets.UncertaintySet` from the exact
 ``min_{Q in set} Q . W[:, j]`` of each column (a fractional-knapsack greedy for balls and
