@@ -175,3 +175,22 @@ def test_cli_and_mechanism_share_one_json_coercion():
     assert mechanism.to_jsonable is _validation.to_jsonable
     assert _validation.to_jsonable({1: (np.float32(-np.inf), np.array([np.nan]))}) == {
         "1": ["-inf", ["nan"]]}
+
+
+def test_analysis_reads_a_mechanism_object_without_importing_the_model():
+    """leakage/worstcase/utility take a Mechanism through _validation.as_mechanism (the
+    model layer is above them): same numbers as for its matrix, and a private copy."""
+    from pmlkit._validation import as_mechanism
+    from pmlkit.sets import L1Ball
+
+    rng = np.random.default_rng(4)
+    w = rng.dirichlet(np.ones(4), size=3)
+    p = rng.dirichlet(np.ones(3))
+    mech = pmlkit.Mechanism(w)
+    copy = as_mechanism(mech)
+    assert copy.flags.writeable and not np.shares_memory(copy, mech.matrix)
+    np.testing.assert_array_equal(copy, mech.matrix)
+    assert pmlkit.eps_min(mech, p) == pmlkit.eps_min(w, p)
+    assert pmlkit.mutual_information(mech, p) == pmlkit.mutual_information(w, p)
+    ball = L1Ball(p, 0.1)
+    assert pmlkit.leakage_capacity(mech, ball) == pmlkit.leakage_capacity(w, ball)

@@ -165,11 +165,25 @@ def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.
     return arr.copy()
 
 
+class ValidatedMatrix:
+    """Base of pmlkit objects whose ``matrix`` attribute was validated by
+    :func:`as_mechanism` when the object was built and is stored read-only (as
+    :class:`pmlkit.Mechanism` does): :func:`as_mechanism` then copies it without checking it
+    again. It lets the analysis modules accept a mechanism object without importing the
+    model layer."""
+
+    __slots__ = ()
+    matrix: np.ndarray
+
+
 def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np.ndarray:
     """A row-stochastic matrix (rows = inputs): 2-D, finite, ``>= 0``, rows sum to 1.
 
-    Accepts any 2-D array-like or an object with ``__array__`` such as
-    :class:`pmlkit.Mechanism`. Returns a new float64 array."""
+    Accepts any 2-D array-like, an object with ``__array__``, or a
+    :class:`ValidatedMatrix` such as :class:`pmlkit.Mechanism` (its matrix, already
+    validated, is copied as is). Returns a new float64 array."""
+    if isinstance(w, ValidatedMatrix):
+        return np.array(w.matrix, dtype=np.float64, copy=True)
     arr = as_float_array(w, name, 2)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         sums = arr.sum(axis=1)

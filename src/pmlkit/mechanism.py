@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_mechanism, fmt, to_jsonable
+from ._validation import ValidatedMatrix, as_mechanism, fmt, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
@@ -231,7 +231,7 @@ def as_matrix(mechanism: Any, name: str = "mechanism") -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Mechanism:
+class Mechanism(ValidatedMatrix):
     """An immutable discrete privacy mechanism with its provenance.
 
     Parameters
