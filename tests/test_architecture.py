@@ -142,7 +142,31 @@ def _graph(src: pathlib.Path = SRC):
 
     for m, f in mods.items():
         is_pkg = f.name == "__init__.py"
-        for node in _imports(ast.parse(f.read_text())):
+        tree = ast.parse(f.read_text())
+        # names bound to another pmlkit module (``from . import confidence as cf``):
+        # ``cf._private`` is a private name used across modules as much as an import is
+        aliases: dict[str, str] = {}
+        for node in _imports(tree):
+            if isinstance(node, ast.ImportFrom):
+                base_parts = m.split(".") if is_pkg else m.split(".")[:-1]
+                if node.level:
+                    base_parts = base_parts[: len(base_parts) - (node.level - 1)]
+                    tgt = ".".join(base_parts + ([node.module] if node.module else []))
+                else:
+                    tgt = node.module or ""
+                for a in node.names:
+                    if f"{tgt}.{a.name}" in mods:
+                        aliases[a.asname or a.name] = f"{tgt}.{a.name}"
+            else:
+                for a in node.names:
+                    if a.asname and a.name in mods:
+                        aliases[a.asname] = a.name
+        for node in ast.walk(tree):
+            if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
+                    and node.value.id in aliases and aliases[node.value.id] != m
+                    and node.attr.startswith("_") and not node.attr.startswith("__")):
+                private.append((m, aliases[node.value.id], node.attr, node.lineno))
+        for node in _imports(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == "pmlkit":
@@ -289,7 +313,9 @@ def test_the_checker_sees_violations(tmp_path):
         "if TYPE_CHECKING:\n    from .audit import x\n"
         "def f():\n    from .errors import _private\n"
     )
-    (pkg / "audit.py").write_text("from pmlkit import f\nfrom .design import _common\n")
+    (pkg / "audit.py").write_text("from pmlkit import f\nfrom .design import _common\n"
+                                  "def g():\n    from . import leakage as lk\n"
+                                  "    return lk._hidden\n")
     (pkg / "leakage.py").write_text("")
     (pkg / "design").mkdir()
     (pkg / "design" / "__init__.py").write_text("from . import _common\n")
@@ -299,6 +325,7 @@ def test_the_checker_sees_violations(tmp_path):
     assert _cycles(edges) == [["pmlkit.errors", "pmlkit.mechanism"]]
     assert sorted((m, n) for m, _, n, _ in private) == [
         ("pmlkit.audit", "_common"),  # a private module used outside its package
+        ("pmlkit.audit", "_hidden"),  # a private attribute of another module
         ("pmlkit.mechanism", "_private")]
     targets = {m: {t for t, _ in es} for m, es in edges.items()}
     # a lazy name resolves to its module; a submodule import runs its package first

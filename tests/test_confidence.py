@@ -91,9 +91,9 @@ def contains_batch(method: str, counts: np.ndarray, delta: float, p: np.ndarray)
         return (contains_batch("l1", counts, delta / 2, p)
                 & contains_batch("box-cp", counts, delta / 2, p))
     if method == "l1":
-        r = C._batch_l1(counts, delta)
+        r = C.batch_l1(counts, delta)
     elif method == "l1-kappa":
-        r, _ = C._batch_l1_kappa(counts, delta)
+        r, _ = C.batch_l1_kappa(counts, delta)
     else:
         lo, hi = getattr(C, f"_batch_{method.replace('-', '_')}")(counts, delta)
         tol = 1e-12

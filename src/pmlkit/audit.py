@@ -967,15 +967,15 @@ def _rep_of(counts: np.ndarray, delta: float, method: str) -> _Rep:
         idx = np.minimum(np.arange(k), k - 1 - np.arange(k))
         return _Rep(p, inf, half.lo[idx], half.hi[idx], np.full(k, _BOX))
     if method in ("box-cp", "box-kl", "box-lower"):
-        fn = {"box-cp": cf._batch_box_cp, "box-kl": cf._batch_box_kl,
-              "box-lower": cf._batch_box_lower}[method]
+        fn = {"box-cp": cf.batch_box_cp, "box-kl": cf.batch_box_kl,
+              "box-lower": cf.batch_box_lower}[method]
         lo, hi = fn(counts, delta)
         return _Rep(p, inf, np.asarray(lo, float), np.asarray(hi, float), np.full(k, _BOX))
     if method == "l1-kappa":
-        radius, _ = cf._batch_l1_kappa(counts, delta)
+        radius, _ = cf.batch_l1_kappa(counts, delta)
         return _Rep(p, np.asarray(radius, float), zero, one, np.full(k, _BALL))
     if method == "l1-box":  # l1_box_set with its default split 1/2
-        lo, hi = cf._batch_box_cp(counts, 0.5 * delta)
+        lo, hi = cf.batch_box_cp(counts, 0.5 * delta)
         return _Rep(p, np.full(k, l1_radius(0.5 * delta, m, n)), np.minimum(lo, p),
                     np.maximum(hi, p), np.full(k, _BALL_BOX))
     if method == "auto":

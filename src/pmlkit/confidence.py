@@ -272,7 +272,10 @@ def _tighten(lo: np.ndarray, hi: np.ndarray, p_hat: np.ndarray
     return np.clip(lo2, 0.0, 1.0), np.clip(hi2, 0.0, 1.0)
 
 
-def _batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
+# The batch functions below are the vectorised cores of the sets (one row of counts per
+# trial, no validation): the public set builders and the audit's coverage study call them.
+
+def batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
     """Radius of ``"l1"`` for each row of ``counts`` (all rows share it for equal m)."""
     from .estimation import l1_radius
 
@@ -282,7 +285,7 @@ def _batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
         np.searchsorted(np.unique(m), m)]
 
 
-def _batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-cp"``: two-sided CP at ``delta/N`` per category (``delta/(2N)`` per tail);
     N = 2: one interval for P(x1) at ``delta`` (``delta/2`` per tail), mirrored."""
     m = counts.sum(axis=-1, keepdims=True)
@@ -297,7 +300,7 @@ def _batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndar
                     clopper_pearson_upper(counts, m, tail), counts / m)
 
 
-def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-kl"``: ``{q : m kl(p_hat_i || q) <= log(2N/delta)}`` per category; N = 2: one
     interval for P(x1) with ``log(2/delta)``, mirrored."""
     m = counts.sum(axis=-1, keepdims=True).astype(np.float64)
@@ -310,7 +313,7 @@ def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndar
     return _tighten(lo, hi, counts / m)
 
 
-def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-lower"``: lower bounds only; the upper bounds are implied by the simplex."""
     m = counts.sum(axis=-1, keepdims=True)
     n = counts.shape[-1]
@@ -325,7 +328,7 @@ def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.n
     return _tighten(lo, np.ones_like(lo), counts / m)
 
 
-def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
+def batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
     """Upper bound on ``kappa_P`` valid with probability ``>= 1 - delta_a``.
 
     For any Q and any category i, every subset A either contains i (then
@@ -338,14 +341,14 @@ def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
     return np.minimum(0.5, 1.0 - lo.max(axis=-1))
 
 
-def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
+def batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Radius of ``"l1-kappa"`` per row and the kappa upper bound used."""
     from .estimation import log_num_subsets, phi, weissman_radius
 
     m = counts.sum(axis=-1).astype(np.float64)
     n = counts.shape[-1]
-    k_up = _batch_kappa_upper(counts, split * delta)
+    k_up = batch_kappa_upper(counts, split * delta)
     # log((1 - split) delta) as a sum: the product underflows for subnormal delta
     log_term = log_num_subsets(n) - math.log1p(-split) - math.log(delta)
     return weissman_radius(log_term, m, phi(k_up)), k_up
@@ -404,7 +407,7 @@ def box_cp_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_cp(c[None, :], d)
+    lo, hi = batch_box_cp(c[None, :], d)
     n = c.size
     split = "one interval for P(x1), no split (N=2)" if n == 2 else \
         f"Bonferroni: delta/N={d / n:.3g} per category"
@@ -428,7 +431,7 @@ def box_kl_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_kl(c[None, :], d)
+    lo, hi = batch_box_kl(c[None, :], d)
     n = c.size
     level = math.log(2 / d) if n == 2 else math.log(2 * n / d)
     return _result(
@@ -456,7 +459,7 @@ def box_lower_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_lower(c[None, :], d)
+    lo, hi = batch_box_lower(c[None, :], d)
     desc = ("exact lower confidence bound on p_min from the folded binomial min(X, m-X) "
             "(N=2)") if c.size == 2 else (
         "one-sided exact Clopper-Pearson lower bounds at delta/N per category (Bonferroni), "
@@ -486,7 +489,7 @@ def l1_kappa_set(counts: Any, delta: Any, *, split: Any = KAPPA_SPLIT) -> Confid
     c = _as_counts(counts)
     d = check_delta(delta)
     s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
-    radius, k_up = _batch_l1_kappa(c[None, :], d, s)
+    radius, k_up = batch_l1_kappa(c[None, :], d, s)
     m = int(c.sum())
     beta, ku = float(radius[0]), float(k_up[0])
     return _result(
@@ -523,7 +526,7 @@ def l1_box_set(counts: Any, delta: Any, *, split: Any = 0.5) -> ConfidenceSet:
     s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     m, n = int(c.sum()), int(c.size)
     beta = float(l1_radius((1.0 - s) * d, m, n))
-    lo, hi = _batch_box_cp(c[None, :], s * d)
+    lo, hi = batch_box_cp(c[None, :], s * d)
     uset = L1BoxSet(c / m, beta, lo[0], hi[0])
     return _result(
         c, uset, "l1-box", d,
