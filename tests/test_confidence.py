@@ -95,7 +95,7 @@ def contains_batch(method: str, counts: np.ndarray, delta: float, p: np.ndarray)
     elif method == "l1-kappa":
         r, _ = C.batch_l1_kappa(counts, delta)
     else:
-        lo, hi = getattr(C, f"_batch_{method.replace('-', '_')}")(counts, delta)
+        lo, hi = getattr(C, f"batch_{method.replace('-', '_')}")(counts, delta)
         tol = 1e-12
         return ((p >= lo - tol) & (p <= hi + tol)).all(axis=1)
     return np.abs(counts / m[:, None] - p).sum(axis=1) <= r + 1e-12

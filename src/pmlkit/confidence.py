@@ -40,7 +40,7 @@ binary Laplace mechanism ``"box-lower"`` is the tightest (it spends all of delta
 one side that matters). ``"l1-kappa"`` beats ``"l1"`` only when one category clearly
 holds more than half of the mass (it pays half of delta for the kappa bound).
 
-All computations are vectorised over batches of count vectors (the private ``_batch_*``
+All computations are vectorised over batches of count vectors (the ``batch_*``
 functions), which the coverage audit uses to simulate thousands of samples at once.
 """
 
