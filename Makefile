@@ -45,7 +45,7 @@ bench: $(VENV)/.installed-test
 
 
 reproduce: $(VENV)/.installed
-	$(BIN)/pmlkit reproduce --all --out figures
+	$(BIN)/pmlkit reproduce --all --output figures
 
 clean:
 	rm -rf $(VENV) build dist src/*.egg-info .pytest_cache .ruff_cache .mypy_cache docs/_build

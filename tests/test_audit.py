@@ -23,10 +23,8 @@ from itertools import product
 import numpy as np
 import pytest
 
+import pmlkit.audit as audit
 from pmlkit.errors import ValidationError
-
-audit = pytest.importorskip("pmlkit.audit")
-pytest.importorskip("pmlkit.design")
 
 pytestmark = pytest.mark.slow  # the default audit runs once per module
 

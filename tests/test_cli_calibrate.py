@@ -53,7 +53,7 @@ def test_numeric_labels_compare_as_text(csv_file):
 def test_laplace_other_set(csv_file):
     doc = json.loads(run(["calibrate", "laplace", "--reference", str(csv_file), "--column",
                           "sex", "--positive", "Male", "--epsilon", "1", "--delta", "1e-6",
-                          "--set", "box-cp", "--json"]))
+                          "--confidence", "box-cp", "--json"]))
     assert doc["confidence"] == "box-cp" and doc["beta"] is None and doc["b"] > 0
 
 

@@ -85,15 +85,15 @@ def test_real_process_usage_error_exit_2() -> None:
 
 @pytest.mark.parametrize("args,pattern", [
     (["design", "--reference", "{empty.csv}", "--column", "sex", "--epsilon", "1",
-      "--delta", "0.1", "--out", "{tmp}/m.json"], r"empty|sex|column|no"),
+      "--delta", "0.1", "--output", "{tmp}/m.json"], r"empty|sex|column|no"),
     (["design", "--reference", "{header.csv}", "--column", "sex", "--epsilon", "1",
-      "--delta", "0.1", "--out", "{tmp}/m.json"], r"empty|no sample|m >= 1|sex"),
+      "--delta", "0.1", "--output", "{tmp}/m.json"], r"empty|no sample|m >= 1|sex"),
     (["design", "--reference", "{nulls.csv}", "--column", "sex", "--epsilon", "1",
-      "--delta", "0.1", "--out", "{tmp}/m.json"], r"null|missing"),
+      "--delta", "0.1", "--output", "{tmp}/m.json"], r"null|missing"),
     (["design", "--reference", "{bad.parquet}", "--column", "sex", "--epsilon", "1",
-      "--delta", "0.1", "--out", "{tmp}/m.json"], r"bad\.parquet"),
+      "--delta", "0.1", "--output", "{tmp}/m.json"], r"bad\.parquet"),
     (["design", "--reference", "{data.csv}", "--column", "sex", "--epsilon", "1",
-      "--delta", "0.1", "--out", "{mech.json}"], r"exist|overwrite"),
+      "--delta", "0.1", "--output", "{mech.json}"], r"exist|overwrite"),
     (["assess", "--mechanism", "{bad.json}", "--prior", "0.4,0.6"], r"not valid JSON"),
     (["assess", "--mechanism", "{mech.json}", "--prior", "0.4,nan"], r"nan|NaN"),
     (["assess", "--mechanism", "{mech.json}", "--prior", "0.2,0.3,0.5"], r"3.*2|2.*3"),
@@ -135,16 +135,16 @@ VALUES = ["{data.csv}", "{empty.csv}", "{header.csv}", "{nulls.csv}", "{bad.parq
           "sex", "income", "race", "Male", "Female", "0", "1", "-1", "0.1", "1.5", "nan",
           "inf", "-inf", "1e308", "abc", "", "0.4,0.6", "0.5,0.5,0.5", "l1", "box-cp"]
 OPTIONS = {
-    "design": ["--reference", "--column", "--epsilon", "--delta", "--out", "--set",
+    "design": ["--reference", "--column", "--epsilon", "--delta", "--output", "--confidence",
                "--utility", "--overwrite", "--json", "--names", "--skip-rows", "--na"],
-    "assess": ["--mechanism", "--prior", "--reference", "--column", "--delta", "--set",
+    "assess": ["--mechanism", "--prior", "--reference", "--column", "--delta", "--confidence",
                "--target", "--json"],
     "privatize": ["--mechanism", "--input", "--column", "--into", "--output", "--seed",
                   "--overwrite", "--batch-rows", "--json"],
     "calibrate laplace": ["--reference", "--column", "--positive", "--epsilon", "--delta",
-                          "--set", "--json"],
+                          "--confidence", "--json"],
     "calibrate gaussian": ["--reference", "--column", "--positive", "--sigma", "--delta",
-                           "--set", "--json"],
+                           "--confidence", "--json"],
 }
 FLAGS = {"--overwrite", "--json"}
 

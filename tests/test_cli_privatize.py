@@ -45,7 +45,7 @@ def test_design_writes_certified_mechanism(capsys, tmp_path, ref):
     out = tmp_path / "m.json"
     code, stdout, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
                             "--column", "sex", "--epsilon", "0.693", "--delta", "1e-6",
-                            "--out", str(out), "--json")
+                            "--output", str(out), "--json")
     assert code == 0, err
     doc = json.loads(stdout)
     mech = Mechanism.load(out)  # re-checks the certificate over the recorded set
@@ -61,11 +61,11 @@ def test_design_writes_certified_mechanism(capsys, tmp_path, ref):
         assert max(_pml_by_hand(w, [q0, 1 - q0])) <= 0.693 + 1e-7
     code, text, _ = run(capsys, "design", "--reference", str(tmp_path / "ref.parquet"),
                         "--column", "sex", "--epsilon", "0.693", "--delta", "1e-6",
-                        "--out", str(out))
+                        "--output", str(out))
     assert code == 1  # exists
     code, text, _ = run(capsys, "design", "--reference", str(tmp_path / "ref.parquet"),
                         "--column", "sex", "--epsilon", "0.693", "--delta", "1e-6",
-                        "--out", str(out), "--overwrite", "--utility", "accuracy")
+                        "--output", str(out), "--overwrite", "--utility", "accuracy")
     assert code == 0 and "PML guarantee" in text and "randomized response" in text
 
 

@@ -7,7 +7,6 @@ every registered figure with few iterations.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 
@@ -18,12 +17,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import pmlkit.datasets  # noqa: F401  (part of pmlkit: a failed import fails the suite)
 from pmlkit.errors import ValidationError
 from pmlkit.experiments import FIGURES, available_figures, get_figure
 from pmlkit.experiments.base import Check, empirical_mutual_information
-
-HAS_DATASETS = importlib.util.find_spec("pmlkit.datasets") is not None
-
 
 # --------------------------------------------------------------------------- base
 
@@ -36,7 +33,7 @@ def test_check_is_frozen_and_serialisable():
 
 
 def _mi_brute(table: np.ndarray) -> float:
-    """Plain-Python double loop of SPEC 7's empirical MI."""
+    """Plain-Python double loop of the empirical mutual information."""
     m = table.sum()
     fx, fy = table.sum(axis=1), table.sum(axis=0)
     total = 0.0
@@ -397,8 +394,8 @@ def test_smoke_every_figure(tmp_path, adult_data):
         res = reproduce([name], tmp_path / name, iterations=SMOKE_ITER.get(name, 2), seed=1,
                         data=adult_data)[0]
         if res.skipped:
-            # only a missing module or missing Adult data may skip a figure
-            assert name not in available_figures() or adult_data is None or not HAS_DATASETS, \
+            # only missing Adult data may skip a figure
+            assert name not in available_figures() or adult_data is None, \
                 res.skipped
             continue
         assert res.error is None, res.error
@@ -419,8 +416,6 @@ def test_smoke_every_figure(tmp_path, adult_data):
 def test_adult_figures_confirm_the_paper(adult_dir, name, iterations):
     """The Monte-Carlo claims hold at the figures' default iteration counts (design_gain's
     checks compare designs at the estimate and need few draws)."""
-    if not HAS_DATASETS:
-        pytest.skip("pmlkit.datasets not available")
     fig = get_figure(name)
     df = fig.compute(iterations=iterations, seed=0, data=adult_dir)
     checks = fig.check(df)
@@ -449,23 +444,21 @@ def test_cli_reproduce(tmp_path, capsys):
     from pmlkit.cli.main import main
 
     rc = main(["reproduce", "--figure", "deltamin", "--figure", "gauss_skewed",
-               "--out", str(tmp_path), "--iterations", "8", "--json"])
+               "--output", str(tmp_path), "--iterations", "8", "--json"])
     assert rc == 0
     out = json.loads(capsys.readouterr().out)
     assert [f["name"] for f in out["figures"]] == ["deltamin", "gauss_skewed"]
     assert all(c["holds"] for f in out["figures"] for c in f["checks"])
     for f in ("deltamin.png", "deltamin.csv", "gauss_skewed.csv", "report.html"):
         assert (tmp_path / f).exists()
-    assert main(["reproduce", "--out", str(tmp_path)]) == 2            # neither flag
-    assert main(["reproduce", "--figure", "nope", "--out", str(tmp_path)]) == 2
-    assert main(["reproduce", "--all", "--iterations", "0", "--out", str(tmp_path)]) == 2
+    assert main(["reproduce", "--output", str(tmp_path)]) == 2            # neither flag
+    assert main(["reproduce", "--figure", "nope", "--output", str(tmp_path)]) == 2
+    assert main(["reproduce", "--all", "--iterations", "0", "--output", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert "--figure NAME" in err and "nope" in err
 
 
 def test_adult_codes_refuse_missing_values_and_code_categories(adult_dir):
-    if not HAS_DATASETS:
-        pytest.skip("pmlkit.datasets not available")
     from pmlkit.errors import DataError
     from pmlkit.experiments.base import adult_codes
 

@@ -379,7 +379,7 @@ def test_unknown_label_mapping_is_explicit_and_recorded(tmp_path):
     assert man["privatized"]["sex"]["unknown_mapped_rows"] == 2
 
 
-# design: --out guard, categories, missing values, size guard ----------------------------
+# design: --output guard, categories, missing values, size guard ----------------------------
 
 @pytest.fixture
 def ref_csv(tmp_path):
@@ -393,32 +393,32 @@ DESIGN = ("design", "--column", "sex", "--epsilon", "1.0", "--delta", "1e-3")
 
 def test_design_out_never_replaces_reference_or_foreign_file(tmp_path, capsys, ref_csv):
     before = ref_csv.read_bytes()
-    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", ref_csv,
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--output", ref_csv,
                        "--overwrite", "--missing", "keep")
     assert code == 1 and "is the --reference file" in err and ref_csv.read_bytes() == before
     (tmp_path / "notes.json").write_text('{"mine": true}')
-    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--output",
                        tmp_path / "notes.json", "--overwrite", "--missing", "keep")
     assert code == 1 and "not a pmlkit mechanism file" in err
     assert (tmp_path / "notes.json").read_text() == '{"mine": true}'
     # a previous mechanism may be replaced with --overwrite
-    assert run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "m.json",
+    assert run(capsys, *DESIGN, "--reference", ref_csv, "--output", tmp_path / "m.json",
                "--missing", "keep")[0] == 0
-    assert run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "m.json",
+    assert run(capsys, *DESIGN, "--reference", ref_csv, "--output", tmp_path / "m.json",
                "--missing", "keep", "--overwrite")[0] == 0
 
 
 def test_design_missing_and_categories(tmp_path, capsys, ref_csv):
-    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "a.json")
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--output", tmp_path / "a.json")
     assert code == 1 and "5 null" in err and "--missing category" in err
-    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out",
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--output",
                          tmp_path / "c.json", "--missing", "category",
                          "--categories", "Female,Male,Other", "--json")
     assert code == 0, err
     labels = Mechanism.load(tmp_path / "c.json").input_labels
     assert labels == ("Female", "Male", "Other", "(missing)")
     (tmp_path / "cats.txt").write_text("Female\nMale\n\nIceland\n")
-    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--out", tmp_path / "f.json",
+    code, _, err = run(capsys, *DESIGN, "--reference", ref_csv, "--output", tmp_path / "f.json",
                        "--missing", "keep", "--categories", f"@{tmp_path / 'cats.txt'}")
     assert code == 0, err
     assert Mechanism.load(tmp_path / "f.json").input_labels == ("Female", "Male", "Iceland")
@@ -435,7 +435,7 @@ def test_design_refuses_an_id_like_column_quickly(tmp_path, capsys):
     (tmp_path / "ids.csv").write_text("id\n" + "\n".join(str(i) for i in range(n)) + "\n")
     t0 = time.perf_counter()
     code, _, err = run(capsys, *DESIGN[:2], "id", *DESIGN[3:], "--reference",
-                       tmp_path / "ids.csv", "--out", tmp_path / "m.json", "--allow-fallback")
+                       tmp_path / "ids.csv", "--output", tmp_path / "m.json")
     assert time.perf_counter() - t0 < 10
     assert code == 1 and "7378 distinct values" in err and "--categories" in err
     assert err.count("\n") == 1 and not (tmp_path / "m.json").exists()

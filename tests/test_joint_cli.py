@@ -34,7 +34,7 @@ def test_joint_assess_reports_the_joint_guarantee(tmp_path: Path,
     ref = two_bit_csv(tmp_path)
     ma, mb = save(tmp_path, "a", ("x", "y")), save(tmp_path, "b", ("u", "v"))
     code = main(["joint", "assess", "--reference", str(ref), "--mechanism", f"a={ma}",
-                 "--mechanism", f"b={mb}", "--delta", "0.05", "--set", "box-cp",
+                 "--mechanism", f"b={mb}", "--delta", "0.05", "--confidence", "box-cp",
                  "--bound", "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)

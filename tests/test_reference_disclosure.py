@@ -72,7 +72,7 @@ def test_cli_design_records_the_file_and_privatize_warns_on_it(tmp_path, capsys)
     ref = _csv(tmp_path / "ref.csv", LABELS)
     data = _csv(tmp_path / "data.csv", ["Male", "Female"] * 20)
     assert main(["design", "--reference", str(ref), "--column", "sex", "--epsilon", "1",
-                 "--delta", "0.05", "--out", str(tmp_path / "m.json")]) == 0
+                 "--delta", "0.05", "--output", str(tmp_path / "m.json")]) == 0
     out = capsys.readouterr().out
     assert "discloses the reference estimate and m = 80" in out
     doc = json.loads((tmp_path / "m.json").read_text())

@@ -86,7 +86,7 @@ def test_copying_a_secure_source_never_replays_its_stream(how):
 def test_task_children_replay_their_own_stream_only():
     # the Dask engine's one-child-per-partition carrier keeps its key across a pickle, so a
     # recomputed partition releases the same output, not a second independent one
-    child = resolve_rng(None).spawn(1)[0]._for_task()
+    child = resolve_rng(None).spawn(1)[0].for_task()
     a = pickle.loads(pickle.dumps(child)).generator.random(4)
     b = pickle.loads(pickle.dumps(child)).generator.random(4)
     np.testing.assert_array_equal(a, b)

@@ -33,6 +33,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from ._version import __version__
 from .errors import (
     CertificationError,
     DataError,
@@ -43,8 +44,6 @@ from .errors import (
     TooLargeError,
     ValidationError,
 )
-
-__version__ = "0.1.0"
 
 # public name -> module that defines it (imported on first access)
 _LAZY: dict[str, str] = {
@@ -120,6 +119,7 @@ __all__ = [
     "L1Ball",
     "Mechanism",
     "MechanismFileError",
+    "MechanismSummary",
     "PMLError",
     "PMLWarning",
     "ProductMechanism",
@@ -161,10 +161,12 @@ __all__ = [
     "privatize_file",
     "privatize_with_report",
     "product_mechanism",
+    "propose_coarsening",
     "randomized_response",
     "release_leakage",
     "repeated_leakage",
     "sensitivity_bound",
+    "summarize_mechanism",
     "worst_case_distribution",
 ]
 

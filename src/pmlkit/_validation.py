@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -131,7 +132,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
     return out
 
 
-def _as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
+def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: huge Python int
@@ -155,7 +156,7 @@ def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.
     """A probability vector: 1-D, finite, ``>= 0``, ``|sum - 1| <= tol``.
 
     Returns a new float64 array (never renormalised: a wrong sum is an error)."""
-    arr = _as_float_array(p, name, 1)
+    arr = as_float_array(p, name, 1)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         s = float(arr.sum())
     if abs(s - 1.0) > tol:
@@ -164,12 +165,26 @@ def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.
     return arr.copy()
 
 
+class ValidatedMatrix:
+    """Base of pmlkit objects whose ``matrix`` attribute was validated by
+    :func:`as_mechanism` when the object was built and is stored read-only (as
+    :class:`pmlkit.Mechanism` does): :func:`as_mechanism` then copies it without checking it
+    again. It lets the analysis modules accept a mechanism object without importing the
+    model layer."""
+
+    __slots__ = ()
+    matrix: np.ndarray
+
+
 def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np.ndarray:
     """A row-stochastic matrix (rows = inputs): 2-D, finite, ``>= 0``, rows sum to 1.
 
-    Accepts any 2-D array-like or an object with ``__array__`` such as
-    :class:`pmlkit.Mechanism`. Returns a new float64 array."""
-    arr = _as_float_array(w, name, 2)
+    Accepts any 2-D array-like, an object with ``__array__``, or a
+    :class:`ValidatedMatrix` such as :class:`pmlkit.Mechanism` (its matrix, already
+    validated, is copied as is). Returns a new float64 array."""
+    if isinstance(w, ValidatedMatrix):
+        return np.array(w.matrix, dtype=np.float64, copy=True)
+    arr = as_float_array(w, name, 2)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         sums = arr.sum(axis=1)
     bad = np.flatnonzero(np.abs(sums - 1.0) > tol)
@@ -180,6 +195,14 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
     return arr.copy()
 
 
+def readonly(a: Any, dtype: Any = np.float64) -> np.ndarray:
+    """A read-only copy of ``a`` as an array of ``dtype`` (``None``: ``a``'s own dtype): the
+    arrays stored in pmlkit's frozen results, never shared with the caller."""
+    out = np.array(a, dtype=dtype, copy=True)
+    out.setflags(write=False)
+    return out
+
+
 def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism",
                         pname: str = "prior") -> None:
     """Raise if a prior's length differs from a mechanism's number of rows."""
@@ -187,3 +210,21 @@ def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism
         raise ValidationError(
             f"{pname} has {p.shape[0]} entries but {wname} has {w.shape[0]} rows (inputs); "
             "they must match")
+
+
+def to_jsonable(obj: Any) -> Any:
+    """A JSON-safe copy of ``obj`` (the one coercion of the mechanism file and the command
+    line's ``--json``): mappings with ``str`` keys, lists for tuples and arrays, Python
+    scalars for numpy scalars, and ``"inf"``, ``"-inf"``, ``"nan"`` for non-finite floats
+    (strict JSON has no such numbers)."""
+    if isinstance(obj, Mapping):
+        return {str(k): to_jsonable(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [to_jsonable(v) for v in obj]
+    if isinstance(obj, np.ndarray):
+        return to_jsonable(obj.tolist())
+    if isinstance(obj, np.generic):
+        obj = obj.item()
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
+    return obj

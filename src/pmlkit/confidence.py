@@ -40,7 +40,7 @@ binary Laplace mechanism ``"box-lower"`` is the tightest (it spends all of delta
 one side that matters). ``"l1-kappa"`` beats ``"l1"`` only when one category clearly
 holds more than half of the mass (it pays half of delta for the kappa bound).
 
-All computations are vectorised over batches of count vectors (the private ``_batch_*``
+All computations are vectorised over batches of count vectors (the ``batch_*``
 functions), which the coverage audit uses to simulate thousands of samples at once.
 """
 
@@ -53,9 +53,9 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import check_delta, check_real, fmt
+from ._validation import check_delta, check_real, fmt, readonly
 from .errors import ValidationError
-from .sets import _KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
+from .sets import SET_KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
 
 __all__ = [
     "METHODS",
@@ -73,7 +73,7 @@ __all__ = [
 def _l1_box_registered() -> bool:
     """Whether :func:`pmlkit.sets.set_from_dict` knows the ``"l1_box"`` kind (then
     ``"l1-box"`` joins :data:`METHODS`; mechanism files carrying it can be reloaded)."""
-    return "l1_box" in _KINDS
+    return "l1_box" in SET_KINDS
 
 
 #: Candidates of ``"auto"`` when the caller names none (every other listed method).
@@ -155,15 +155,9 @@ def _as_counts(counts: Any) -> np.ndarray:
     return c
 
 
-def _readonly(a: Any) -> np.ndarray:
-    a = np.array(a, dtype=np.float64)
-    a.setflags(write=False)
-    return a
-
-
 # ------------------------------------------------------------------ binomial primitives
 
-def _cp_lower(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
+def clopper_pearson_lower(k: Any, m: Any, alpha: Any) -> np.ndarray:
     """One-sided exact (Clopper-Pearson) lower bound: ``P_q[X >= k] = alpha`` for
     ``X ~ Bin(m, q)``, i.e. the ``alpha`` quantile of ``Beta(k, m - k + 1)``; 0 for k = 0.
 
@@ -178,10 +172,18 @@ def _cp_lower(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
     return np.where(k <= 0, 0.0, np.clip(q, 0.0, 1.0))
 
 
-def _cp_upper(k: np.ndarray, m: np.ndarray, alpha: Any) -> np.ndarray:
-    """One-sided exact upper bound, ``1 - _cp_lower(m - k, m, alpha)`` (symmetry)."""
+def clopper_pearson_upper(k: Any, m: Any, alpha: Any) -> Any:
+    """One-sided exact (Clopper-Pearson) upper bound at level ``1 - alpha`` for ``k``
+    successes out of ``m``: ``u`` with ``P_u[X <= k] = alpha`` for ``X ~ Bin(m, u)``, i.e.
+    ``1 - clopper_pearson_lower(m - k, m, alpha)`` by symmetry (``1`` when ``k >= m``,
+    including ``m = 0``). ``P[P_i > upper] <= alpha`` for every true ``P_i``.
+
+    The one implementation of the bound: the confidence sets use it vectorised, the audit
+    for its reported upper bounds. Scalars in, a float out; arrays in, an array out."""
+    scalar = np.ndim(k) == 0 and np.ndim(m) == 0 and np.ndim(alpha) == 0
     k = np.asarray(k, dtype=np.float64)
-    return 1.0 - _cp_lower(np.asarray(m, dtype=np.float64) - k, m, alpha)
+    out = 1.0 - clopper_pearson_lower(np.asarray(m, dtype=np.float64) - k, m, alpha)
+    return float(out) if scalar else out
 
 
 def _binary_kl(p: np.ndarray, q: np.ndarray) -> np.ndarray:
@@ -270,7 +272,10 @@ def _tighten(lo: np.ndarray, hi: np.ndarray, p_hat: np.ndarray
     return np.clip(lo2, 0.0, 1.0), np.clip(hi2, 0.0, 1.0)
 
 
-def _batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
+# The batch functions below are the vectorised cores of the sets (one row of counts per
+# trial, no validation): the public set builders and the audit's coverage study call them.
+
+def batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
     """Radius of ``"l1"`` for each row of ``counts`` (all rows share it for equal m)."""
     from .estimation import l1_radius
 
@@ -280,21 +285,22 @@ def _batch_l1(counts: np.ndarray, delta: float) -> np.ndarray:
         np.searchsorted(np.unique(m), m)]
 
 
-def _batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_cp(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-cp"``: two-sided CP at ``delta/N`` per category (``delta/(2N)`` per tail);
     N = 2: one interval for P(x1) at ``delta`` (``delta/2`` per tail), mirrored."""
     m = counts.sum(axis=-1, keepdims=True)
     n = counts.shape[-1]
     if n == 2:
-        a = _cp_lower(counts[..., :1], m, delta / 2)
-        b = _cp_upper(counts[..., :1], m, delta / 2)
+        a = clopper_pearson_lower(counts[..., :1], m, delta / 2)
+        b = clopper_pearson_upper(counts[..., :1], m, delta / 2)
         return (np.concatenate([a, 1.0 - b], axis=-1),
                 np.concatenate([b, 1.0 - a], axis=-1))
     tail = delta / (2 * n)
-    return _tighten(_cp_lower(counts, m, tail), _cp_upper(counts, m, tail), counts / m)
+    return _tighten(clopper_pearson_lower(counts, m, tail),
+                    clopper_pearson_upper(counts, m, tail), counts / m)
 
 
-def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-kl"``: ``{q : m kl(p_hat_i || q) <= log(2N/delta)}`` per category; N = 2: one
     interval for P(x1) with ``log(2/delta)``, mirrored."""
     m = counts.sum(axis=-1, keepdims=True).astype(np.float64)
@@ -307,7 +313,7 @@ def _batch_box_kl(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndar
     return _tighten(lo, hi, counts / m)
 
 
-def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
+def batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.ndarray]:
     """``"box-lower"``: lower bounds only; the upper bounds are implied by the simplex."""
     m = counts.sum(axis=-1, keepdims=True)
     n = counts.shape[-1]
@@ -318,11 +324,11 @@ def _batch_box_lower(counts: np.ndarray, delta: float) -> tuple[np.ndarray, np.n
         low = np.minimum(_folded_lower(t, m, delta), t / m)
         return (np.concatenate([low, low], axis=-1),
                 np.concatenate([1.0 - low, 1.0 - low], axis=-1))
-    lo = _cp_lower(counts, m, delta / n)
+    lo = clopper_pearson_lower(counts, m, delta / n)
     return _tighten(lo, np.ones_like(lo), counts / m)
 
 
-def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
+def batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
     """Upper bound on ``kappa_P`` valid with probability ``>= 1 - delta_a``.
 
     For any Q and any category i, every subset A either contains i (then
@@ -331,24 +337,21 @@ def _batch_kappa_upper(counts: np.ndarray, delta_a: float) -> np.ndarray:
     ``delta_a / N`` each (Bonferroni), ``max_i P_i >= max_i lo_i`` with probability
     ``>= 1 - delta_a``, hence ``kappa_P <= min(1/2, 1 - max_i lo_i)``."""
     m = counts.sum(axis=-1, keepdims=True)
-    lo = _cp_lower(counts, m, delta_a / counts.shape[-1])
+    lo = clopper_pearson_lower(counts, m, delta_a / counts.shape[-1])
     return np.minimum(0.5, 1.0 - lo.max(axis=-1))
 
 
-def _batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
+def batch_l1_kappa(counts: np.ndarray, delta: float, split: float = KAPPA_SPLIT
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Radius of ``"l1-kappa"`` per row and the kappa upper bound used."""
-    from .estimation import log_num_subsets, phi
+    from .estimation import log_num_subsets, phi, weissman_radius
 
     m = counts.sum(axis=-1).astype(np.float64)
     n = counts.shape[-1]
-    k_up = _batch_kappa_upper(counts, split * delta)
-    f = np.asarray(phi(k_up), dtype=np.float64)
+    k_up = batch_kappa_upper(counts, split * delta)
     # log((1 - split) delta) as a sum: the product underflows for subnormal delta
     log_term = log_num_subsets(n) - math.log1p(-split) - math.log(delta)
-    with np.errstate(divide="ignore"):
-        radius = np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_term / (m * f)))
-    return radius, k_up
+    return weissman_radius(log_term, m, phi(k_up)), k_up
 
 
 # ----------------------------------------------------------------------- public sets
@@ -357,7 +360,7 @@ def _result(c: np.ndarray, uset: Any, method: str, delta: float, description: st
             details: dict[str, Any]) -> ConfidenceSet:
     m = int(c.sum())
     return ConfidenceSet(set=uset, method=method, delta=delta, m=m, n=int(c.size),
-                         description=description, p_hat=_readonly(c / m), details=details)
+                         description=description, p_hat=readonly(c / m), details=details)
 
 
 def _box(lo: np.ndarray, hi: np.ndarray) -> Any:
@@ -404,7 +407,7 @@ def box_cp_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_cp(c[None, :], d)
+    lo, hi = batch_box_cp(c[None, :], d)
     n = c.size
     split = "one interval for P(x1), no split (N=2)" if n == 2 else \
         f"Bonferroni: delta/N={d / n:.3g} per category"
@@ -428,7 +431,7 @@ def box_kl_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_kl(c[None, :], d)
+    lo, hi = batch_box_kl(c[None, :], d)
     n = c.size
     level = math.log(2 / d) if n == 2 else math.log(2 * n / d)
     return _result(
@@ -456,7 +459,7 @@ def box_lower_set(counts: Any, delta: Any) -> ConfidenceSet:
     """
     c = _as_counts(counts)
     d = check_delta(delta)
-    lo, hi = _batch_box_lower(c[None, :], d)
+    lo, hi = batch_box_lower(c[None, :], d)
     desc = ("exact lower confidence bound on p_min from the folded binomial min(X, m-X) "
             "(N=2)") if c.size == 2 else (
         "one-sided exact Clopper-Pearson lower bounds at delta/N per category (Bonferroni), "
@@ -486,7 +489,7 @@ def l1_kappa_set(counts: Any, delta: Any, *, split: Any = KAPPA_SPLIT) -> Confid
     c = _as_counts(counts)
     d = check_delta(delta)
     s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
-    radius, k_up = _batch_l1_kappa(c[None, :], d, s)
+    radius, k_up = batch_l1_kappa(c[None, :], d, s)
     m = int(c.sum())
     beta, ku = float(radius[0]), float(k_up[0])
     return _result(
@@ -523,7 +526,7 @@ def l1_box_set(counts: Any, delta: Any, *, split: Any = 0.5) -> ConfidenceSet:
     s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     m, n = int(c.sum()), int(c.size)
     beta = float(l1_radius((1.0 - s) * d, m, n))
-    lo, hi = _batch_box_cp(c[None, :], s * d)
+    lo, hi = batch_box_cp(c[None, :], s * d)
     uset = L1BoxSet(c / m, beta, lo[0], hi[0])
     return _result(
         c, uset, "l1-box", d,

@@ -1,4 +1,4 @@
-"""Distribution estimation from samples and the Weissman l1 deviation bound (SPEC section 3).
+"""Distribution estimation from samples and the Weissman l1 deviation bound.
 
 - :func:`empirical_distribution` / :class:`EmpiricalDistribution` (eq. empiricaldistribution)
 - :func:`l1_radius` (eq. betastar) and its inverse :func:`l1_failure_probability`
@@ -19,13 +19,22 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_count, check_delta, check_radius, check_real, fmt
+from ._validation import (
+    as_distribution,
+    check_count,
+    check_delta,
+    check_radius,
+    check_real,
+    fmt,
+    readonly,
+)
 from .errors import DataError, TooLargeError, ValidationError
 
 __all__ = [
     "KAPPA_EXACT_MAX_N",
     "EmpiricalDistribution",
     "empirical_distribution",
+    "empirical_from_counts",
     "kappa",
     "l1_failure_probability",
     "l1_radius",
@@ -42,12 +51,6 @@ Label = Any
 
 # counts are stored as int64; their total must stay far from overflow
 _MAX_TOTAL = float(2**62)
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 def _py(x: Any) -> Any:
@@ -126,7 +129,7 @@ class EmpiricalDistribution:
                     f"categories has {len(cats)} labels but counts has {c.size} entries")
             if len(set(cats)) != len(cats):
                 raise ValidationError(f"categories must be distinct, got {fmt(cats)}")
-        return cls(_readonly(c / m), _readonly(c), m, cats)
+        return cls(readonly(c / m, None), readonly(c, None), m, cats)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary: categories, counts, p, m, n."""
@@ -145,13 +148,11 @@ def _to_numpy_labels(samples: Any) -> Any:
         if isinstance(samples, pa.ChunkedArray | pa.Array):
             nulls = int(samples.null_count)
             if nulls:
-                raise DataError(f"samples contain {nulls} null value(s); remove or label them "
-                                "explicitly before estimating a distribution")
+                refuse_nulls(nulls, "null")
             if pa.types.is_floating(samples.type):
                 n_nan = int(pc.sum(pc.is_nan(samples)).as_py() or 0)
                 if n_nan:
-                    raise DataError(f"samples contain {n_nan} NaN value(s); remove or label "
-                                    "them explicitly before estimating a distribution")
+                    refuse_nulls(n_nan, "NaN")
             if pa.types.is_dictionary(samples.type):
                 samples = samples.cast(samples.type.value_type)
             if pa.types.is_nested(samples.type):
@@ -176,8 +177,7 @@ def _to_numpy_labels(samples: Any) -> Any:
         if isinstance(samples, pd.Series):
             nulls = int(samples.isna().sum())
             if nulls:
-                raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label "
-                                "them explicitly before estimating a distribution")
+                refuse_nulls(nulls)
             if isinstance(samples.dtype, pd.CategoricalDtype):  # count the codes directly
                 if len(samples) == 0:
                     return np.array([])
@@ -250,8 +250,7 @@ def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
             f"that cannot be hashed: {exc}") from None
     nulls = int(np.count_nonzero(codes < 0))
     if nulls:
-        raise DataError(f"samples contain {nulls} null/NaN value(s); remove or label them "
-                        "explicitly before estimating a distribution")
+        refuse_nulls(nulls)
     counts = np.bincount(codes, minlength=len(uniques)).astype(np.int64)
     return _sorted_if_comparable([_py(v) for v in uniques], counts)
 
@@ -290,9 +289,36 @@ def empirical_distribution(samples: Any,
             raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
         nulls = _null_mask(arr)
         if nulls.any():
-            raise DataError(f"samples contain {int(nulls.sum())} null/NaN value(s); remove "
-                            "or label them explicitly before estimating a distribution")
+            refuse_nulls(int(nulls.sum()))
         labels, counts = _unique_counts(arr)
+    return _with_categories(labels, counts, categories)
+
+
+def refuse_nulls(nulls: int, what: str = "null/NaN") -> None:
+    """Raise :class:`~pmlkit.errors.DataError` when ``nulls > 0`` samples are missing: the one
+    null check of every estimator (nothing is dropped silently)."""
+    if nulls:
+        raise DataError(f"samples contain {nulls} {what} value(s); remove or label them "
+                        "explicitly before estimating a distribution")
+
+
+def empirical_from_counts(labels: Sequence[Any], counts: Any,
+                          categories: Sequence[Any] | None = None, *,
+                          nulls: int = 0) -> EmpiricalDistribution:
+    """The empirical distribution from distinct ``labels`` and their ``counts`` (e.g. a
+    distributed ``value_counts``), with the rules of :func:`empirical_distribution`: ``nulls``
+    missing samples are refused with their count, an empty sample is refused, labels are
+    sorted when comparable, and with ``categories`` a label outside them is refused (named,
+    with its count) while unseen categories get count 0."""
+    refuse_nulls(int(nulls))
+    if len(labels) == 0:
+        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
+    labels, counts = _sorted_if_comparable(list(labels), np.asarray(counts, dtype=np.int64))
+    return _with_categories(labels, counts, categories)
+
+
+def _with_categories(labels: list[Any], counts: np.ndarray,
+                     categories: Sequence[Any] | None) -> EmpiricalDistribution:
     if categories is None:
         return EmpiricalDistribution.from_counts(counts, labels)
     cats = [_py(c) for c in categories]
@@ -464,7 +490,17 @@ def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
     m = check_count(m, "m")
     n = check_count(n, "n", minimum=2)
     k = check_real(kappa, "kappa", low=0.0, high=0.5)
-    f = phi(k)
-    if math.isinf(f):
-        return 0.0
-    return 2.0 * math.sqrt((log_num_subsets(n) - math.log(d)) / (m * f))
+    return float(weissman_radius(log_num_subsets(n) - math.log(d), m, phi(k)))
+
+
+def weissman_radius(log_ratio: Any, m: Any, phi_value: Any) -> Any:
+    """``beta = 2 sqrt(L / (m phi))`` with ``L = log((2^N - 2) / delta)``: the l1 radius of
+    Thm weissman for a known ``phi`` (or a lower bound on it), the one implementation
+    behind :func:`l1_radius_known_kappa` and the ``"l1-kappa"`` confidence set.
+
+    Vectorised over its arguments (no validation: callers validate). The caller forms
+    ``L`` (so that a ``delta`` below the smallest float can enter as a sum of logs);
+    ``phi = inf`` (a point mass) gives radius 0."""
+    f = np.asarray(phi_value, dtype=np.float64)
+    with np.errstate(divide="ignore"):
+        return np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_ratio / (m * f)))

@@ -612,10 +612,10 @@ def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
 
 
 def _counts_from_mapping(released: Mapping[Any, Any], mech: Mechanism) -> np.ndarray:
-    from .privatization._core import _Encoder
+    from .privatization import Encoder
 
     keys = list(released.keys())
-    enc = _Encoder(mech.output_labels)
+    enc = Encoder(mech.output_labels)
     vals = np.empty(len(keys), dtype=object)
     vals[:] = keys
     codes = enc.encode_numpy(vals) if keys else np.zeros(0, dtype=np.intp)
@@ -656,9 +656,9 @@ def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
     """Output indices of a released column (numpy, list, pandas, pyarrow, polars)."""
     import sys
 
-    from .privatization._core import _Encoder
+    from .privatization import Encoder
 
-    enc = _Encoder(mech.output_labels)
+    enc = Encoder(mech.output_labels)
     pa = sys.modules.get("pyarrow")
     pd = sys.modules.get("pandas")
     pl = sys.modules.get("polars")
@@ -682,7 +682,7 @@ def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
                 used = np.unique(raw)
                 parts.append(cc[raw] if used.size else np.zeros(0, dtype=np.intp))
             else:
-                enc = _Encoder(mech.output_labels)
+                enc = Encoder(mech.output_labels)
                 codes = enc.encode_numpy(s.to_numpy(dtype=object, na_value=None))
                 if codes is not None:
                     parts.append(codes)

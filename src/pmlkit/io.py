@@ -109,7 +109,9 @@ class CsvOptions:
         if self.null_values is not None:
             object.__setattr__(self, "null_values", tuple(str(v) for v in self.null_values))
 
-    def _read_options(self, batch_rows: int | None = None) -> Any:
+    def read_options(self, batch_rows: int | None = None) -> Any:
+        """These options as ``pyarrow.csv.ReadOptions`` (block size sized for
+        ``batch_rows``)."""
         import pyarrow.csv as pacsv
 
         kw: dict[str, Any] = {"skip_rows": self.skip_rows}
@@ -124,13 +126,16 @@ class CsvOptions:
         """The field separator used for ``path``."""
         return self.delimiter if self.delimiter is not None else default_delimiter(path)
 
-    def _parse_options(self, path: str | os.PathLike[str] = "") -> Any:
+    def parse_options(self, path: str | os.PathLike[str] = "") -> Any:
+        """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``."""
         import pyarrow.csv as pacsv
 
         return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
-    def _convert_options(self, columns: Sequence[str] | None,
+    def convert_options(self, columns: Sequence[str] | None,
                          column_types: Mapping[str, Any] | None) -> Any:
+        """These options as ``pyarrow.csv.ConvertOptions`` reading ``columns`` with
+        ``column_types``."""
         import pyarrow.csv as pacsv
 
         kw: dict[str, Any] = {}
@@ -220,8 +225,8 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
             return list(opts.column_names)
         import pyarrow.csv as pacsv
 
-        with pacsv.open_csv(path, read_options=opts._read_options(),
-                            parse_options=opts._parse_options(path)) as reader:
+        with pacsv.open_csv(path, read_options=opts.read_options(),
+                            parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
     except DataError:
         raise
@@ -290,9 +295,9 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
         import pyarrow.csv as pacsv
 
         opts = csv or CsvOptions()
-        table = pacsv.read_csv(path, read_options=opts._read_options(),
-                               parse_options=opts._parse_options(path),
-                               convert_options=opts._convert_options(columns, column_types))
+        table = pacsv.read_csv(path, read_options=opts.read_options(),
+                               parse_options=opts.parse_options(path),
+                               convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
     except DataError:
         raise
@@ -351,9 +356,9 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
         import pyarrow.csv as pacsv
 
         opts = csv or CsvOptions()
-        with pacsv.open_csv(path, read_options=opts._read_options(batch_rows),
-                            parse_options=opts._parse_options(path),
-                            convert_options=opts._convert_options(columns, column_types)
+        with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
+                            parse_options=opts.parse_options(path),
+                            convert_options=opts.convert_options(columns, column_types)
                             ) as reader:
             for batch in reader:
                 yield _strip(batch, opts)

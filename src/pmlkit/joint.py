@@ -22,7 +22,8 @@ This module computes what the whole release leaks.
 - :func:`release_leakage`, :func:`repeated_leakage`: the same column released several times
   with fresh randomness (the same mechanism k times, or re-runs with other mechanisms),
   exactly, over type classes.
-- :func:`audit_joint`: a statistical audit of the joint guarantee and the bound.
+- :func:`pmlkit.audit.audit_joint` (also reachable as ``pmlkit.joint.audit_joint``): a
+  statistical audit of the joint guarantee and the bound.
 
 Everything here goes beyond the paper, which treats one column released once.
 """
@@ -42,12 +43,12 @@ from ._validation import as_distribution, check_count, check_delta, check_eps, f
 from .errors import DataError, PMLWarning, TooLargeError, ValidationError
 from .mechanism import Mechanism, as_matrix
 from .sets import Box, L1Ball, UncertaintySet
+from .worstcase import CERTIFY_TOL
 
 __all__ = [
     "JointDesign",
     "JointGuarantee",
     "ProductMechanism",
-    "audit_joint",
     "chain_rule_bound",
     "design_joint",
     "joint_capacity",
@@ -69,8 +70,8 @@ MAX_RELEASE_CLASSES = 2_000_000
 JOINT_DESIGN_MAX_N = 12
 #: Work (N x M of the product) up to which :func:`design_joint` certifies the split exactly.
 EXACT_WORK_MAX = 4 * 10**8
-#: Slack of an eps comparison (the certification tolerance of pmlkit).
-EPS_TOL = 1e-9
+#: Slack of an eps comparison: the certification tolerance of pmlkit (one owner).
+EPS_TOL = CERTIFY_TOL
 
 _NOT_ADDITIVE = ("per-column eps do not add up: PML depends on the joint distribution, so "
                  "only the joint value certifies the release of the whole record")
@@ -255,14 +256,14 @@ def _unwrap_set(uncertainty_set: Any, n: int) -> UncertaintySet:
 def _product_worst(prod: ProductMechanism, uset: UncertaintySet) -> tuple[float, int]:
     """``(max_j value_j, argmax j)`` of the per-column worst-case PML of the product
     (``-inf`` if no column can occur), block by block."""
-    from .worstcase import _column_values
+    from .worstcase import column_values
 
     n, m = prod.shape
     step = max(1, _BLOCK // max(n, 1))
     best, arg = -math.inf, 0
     for start in range(0, m, step):
         idx = np.arange(start, min(m, start + step))
-        vals = _column_values(prod.columns(idx), uset)
+        vals = column_values(prod.columns(idx), uset)
         k = int(np.argmax(vals))
         if vals[k] > best:
             best, arg = float(vals[k]), int(idx[k])
@@ -680,13 +681,13 @@ def chain_rule_bound(mechanisms: Any, marginal_sets: Sequence[Any]) -> float:
 
 
 def _chain_bound(prod: ProductMechanism, sets: list[UncertaintySet]) -> float:
-    from .worstcase import _column_values
+    from .worstcase import column_values
 
     wa = prod.factors[0].matrix
     rest = ProductMechanism(prod.factors[1:])
     box_b = _frechet_box(sets[1:])
     lo_b, hi_b = box_b.lower, box_b.upper
-    vals_a = _column_values(wa, sets[0])  # log max_a W_A - log q(y_a); -inf if impossible
+    vals_a = column_values(wa, sets[0])  # log max_a W_A - log q(y_a); -inf if impossible
     qmin = sets[0].min_linear(wa)
     top, bottom = wa.max(axis=0), wa.min(axis=0)
     best = -math.inf
@@ -795,7 +796,7 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
     uncertainty_set
         a :mod:`pmlkit.sets` set (exact worst case over it). Exactly one of the two.
     """
-    from .worstcase import _column_values
+    from .worstcase import column_values
 
     if isinstance(mechanisms, Mechanism | np.ndarray) or not isinstance(mechanisms, Sequence) \
             or _is_matrix(mechanisms):
@@ -842,7 +843,7 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
     live = top > -math.inf
     cols = np.zeros_like(logv)
     cols[:, live] = np.exp(logv[:, live] - top[live])  # max over x is 1 in every column
-    vals = _column_values(cols, uset)
+    vals = column_values(cols, uset)
     best = float(vals.max())
     return math.inf if best == math.inf else max(0.0, best)
 
@@ -1110,101 +1111,11 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
         joint_mutual_information=jmi, tried=tuple(tried))
 
 
-# --------------------------------------------------------------------------------------
-# audit
-# --------------------------------------------------------------------------------------
+def __getattr__(name: str) -> Any:
+    # ``pmlkit.joint.audit_joint`` moved to :func:`pmlkit.audit.audit_joint` (an audit is an
+    # application of the joint guarantee, one layer up); the old name keeps working.
+    if name == "audit_joint":
+        import importlib
 
-def audit_joint(*, trials: int = 120, seed: int | None = 0,
-                deltas: Sequence[float] = (0.05, 0.3), alpha: float = 0.001,
-                sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False) -> Any:
-    """Statistical audit of the joint guarantee and of the chain-rule bound.
-
-    Per trial: a true joint distribution ``P`` on ``N_A x N_B`` (``N_A, N_B`` in 2..3,
-    Dirichlet with the concentrations of :data:`pmlkit.audit.CONCENTRATIONS`, cycled), ``m``
-    reference records from it (sizes cycled), two mechanisms (randomized response at a
-    random eps, or rows drawn from Dirichlet(1)); then for every delta,
-    :func:`joint_guarantee` (sets ``"l1"`` and ``"box-cp"``) and :func:`marginal_bound`
-    (``"l1"``). A violation is ``joint_leakage(W, P) > certified_eps + 1e-9`` (the true
-    leakage of the pair exceeds what was certified); the guarantee says this happens with
-    probability ``<= delta``. Rows are :class:`pmlkit.audit.AuditRow` with the one-sided
-    Clopper-Pearson bound of :func:`pmlkit.audit.clopper_pearson_upper` and the exact
-    binomial test (rejected when ``p < alpha``); a violation while ``P`` lies in the set
-    is a conditional exception (a bug whatever delta says).
-
-    ``naive=True`` adds the row ``("naive-sum", "sum of true per-column eps")``: the claim
-    that the pair leaks at most ``eps_min(W_A, P_A) + eps_min(W_B, P_B)`` at the *true*
-    marginals (no failure probability; tested at the smallest delta). That claim is false
-    for correlated data, and the audit rejects it: it shows the test has power.
-
-    ``seed`` makes the simulation reproducible (research randomness: it protects nobody).
-    """
-    from scipy.stats import binomtest
-
-    from .audit import CONCENTRATIONS, AuditResult, AuditRow, clopper_pearson_upper
-    from .design import randomized_response
-
-    trials = check_count(trials, "trials")
-    ds = [check_delta(x, "deltas") for x in deltas]
-    gen = np.random.default_rng(seed)
-    conc = list(CONCENTRATIONS.values())
-    methods = [("joint", "exact l1"), ("joint", "exact box-cp"), ("joint-bound", "chain l1")]
-    tally = {(f, mth, dl): [0, 0, 0, 0] for f, mth in methods for dl in ds}
-    if naive:  # a claim with no failure probability: tested at the smallest delta
-        tally[("naive-sum", "sum of true per-column eps", min(ds))] = [0, 0, 0, 0]
-    for t in range(trials):
-        na, nb = int(gen.integers(2, 4)), int(gen.integers(2, 4))
-        p = gen.dirichlet(np.full(na * nb, conc[t % len(conc)]))
-        m = int(sizes[(t // len(conc)) % len(sizes)])
-        counts = gen.multinomial(m, p)
-        flat = np.repeat(np.arange(na * nb), counts)
-        a, b = np.unravel_index(flat, (na, nb))
-        ref = [a, b]
-        if t % 2 == 0:
-            mechs = [np.asarray(randomized_response(n, float(gen.uniform(0.2, 3.0))).matrix)
-                     for n in (na, nb)]
-        else:
-            mechs = [gen.dirichlet(np.ones(n), size=n) for n in (na, nb)]
-        true = joint_leakage(mechs, p)
-        pa, pb = p.reshape(na, nb).sum(axis=1), p.reshape(na, nb).sum(axis=0)
-        for dl in ds:
-            for conf in ("l1", "box-cp"):
-                g = joint_guarantee(mechs, ref, dl, confidence=conf)
-                from .sets import set_from_dict
-
-                inside = set_from_dict(dict(g.set)).contains(p)
-                viol = true > g.certified_eps + EPS_TOL
-                row = tally[("joint", f"exact {conf}", dl)]
-                row[0] += 1
-                row[1] += viol
-                row[2] += inside
-                row[3] += viol and inside
-            g = marginal_bound(mechs, ref, dl)
-            inside = all(set_from_dict(s).contains(q) for s, q in
-                         zip(g.set["sets"], (pa, pb), strict=True))
-            viol = true > g.certified_eps + EPS_TOL
-            row = tally[("joint-bound", "chain l1", dl)]
-            row[0] += 1
-            row[1] += viol
-            row[2] += inside
-            row[3] += viol and inside
-            if naive and dl == min(ds):
-                from .leakage import eps_min
-
-                claim = eps_min(mechs[0], pa) + eps_min(mechs[1], pb)
-                row = tally[("naive-sum", "sum of true per-column eps", dl)]
-                row[0] += 1
-                row[1] += true > claim + EPS_TOL
-    rows = []
-    for (fam, mth, dl), (n, k, ins, exc) in tally.items():
-        pv = float(binomtest(k, n, dl, alternative="greater").pvalue)
-        rej = pv < alpha
-        rows.append(AuditRow(
-            family=fam, method=mth, delta=dl, trials=n, refused=0, violations=k,
-            rate=k / n, upper=clopper_pearson_upper(k, n, alpha), p_value=pv, rejected=rej,
-            inside=ins, conditional_exceptions=exc, passed=not rej and exc == 0,
-            event=("true PML of the pair > sum of per-column eps at the true marginals"
-                   if fam == "naive-sum" else
-                   "true PML of the pair of outputs > certified joint eps")))
-    return AuditResult(rows=tuple(rows), trials=trials, seed=seed, alpha=alpha,
-                       radius_scale=1.0, rng=f"numpy default_rng({seed}) (simulation)",
-                       settings={"sizes": list(sizes), "deltas": ds})
+        return importlib.import_module("pmlkit.audit").audit_joint
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

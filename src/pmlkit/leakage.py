@@ -1,4 +1,4 @@
-"""Pointwise maximal leakage (PML) of discrete mechanisms (SPEC section 2).
+"""Pointwise maximal leakage (PML) of discrete mechanisms.
 
 A mechanism is an ``N x M`` row-stochastic matrix ``W[i, j] = P(Y = y_j | X = x_i)`` (a 2-D
 array-like or a :class:`pmlkit.Mechanism`); a prior is a length-``N`` probability vector.
@@ -12,8 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_eps, check_prior_matches
-from .mechanism import as_matrix
+from ._validation import as_distribution, as_mechanism, check_eps, check_prior_matches
 
 __all__ = [
     "eps_max",
@@ -72,7 +71,7 @@ def pml(mechanism: Any, prior: Any) -> np.ndarray:
         Computed as ``log max_i W[i, j] - log P_Y[j]`` with ``log P_Y`` from a log-sum-exp
         where ``P_Y`` is tiny, so it stays accurate down to the smallest positive floats.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     log_py = _log_output_distribution(w, p)
@@ -85,7 +84,7 @@ def pml(mechanism: Any, prior: Any) -> np.ndarray:
 def eps_min(mechanism: Any, prior: Any) -> float:
     """Smallest eps such that the mechanism is eps-PML for ``prior``.
 
-    ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (SPEC section 2; the paper's
+    ``eps_min(W, p) = max_{j : P_Y[j] > 0} pml(W, p)[j]`` (the paper's
     ``epsilon_min(P_{Y|X}, P_X)``).
 
     Parameters
@@ -105,8 +104,7 @@ def eps_min(mechanism: Any, prior: Any) -> float:
 
 
 def eps_max(prior: Any) -> float:
-    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``
-    (SPEC section 2).
+    """``eps_max(p) = -log min_x p(x)``: every mechanism is eps_max-PML for ``p``.
 
     Parameters
     ----------
@@ -148,7 +146,7 @@ def privacy_region(eps: Any, prior: Any) -> int:
     """The privacy region ``k in 1..N`` of an eps-PML guarantee (Def. privacyregions).
 
     ``eps`` is in region ``k`` when ``eps_{k-1} <= eps < eps_k``; in region ``N`` when
-    ``eps >= eps_{N-1} = -log max_x p(x)`` (SPEC section 2). In region ``k`` an eps-PML
+    ``eps >= eps_{N-1} = -log max_x p(x)``. In region ``k`` an eps-PML
     mechanism has at most ``k - 1`` zeros per column (Lemma 2 of Grosse et al.).
 
     Parameters
@@ -179,7 +177,7 @@ def maximal_leakage(mechanism: Any) -> float:
     mechanism
         ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     return float(max(0.0, math.log(float(w.max(axis=0).sum()))))
 
 
@@ -194,7 +192,7 @@ def ldp_epsilon(mechanism: Any) -> float:
     mechanism
         ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     hi = w.max(axis=0)
     lo = w.min(axis=0)
     used = hi > 0

@@ -77,7 +77,7 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_mechanism, fmt
+from ._validation import ValidatedMatrix, as_mechanism, fmt, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
@@ -113,20 +113,6 @@ def _labels(values: Sequence[Any] | None, n: int, name: str) -> tuple[Label, ...
         dup = next(v for v in out if v in seen or seen.add(v))  # type: ignore[func-returns-value]
         raise ValidationError(f"{name} must be unique, {dup!r} appears more than once")
     return out
-
-
-def _jsonable(obj: Any) -> Any:
-    if isinstance(obj, Mapping):
-        return {str(k): _jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return _jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        return obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    return obj
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -245,7 +231,7 @@ def as_matrix(mechanism: Any, name: str = "mechanism") -> np.ndarray:
 
 
 @dataclass(frozen=True, eq=False)
-class Mechanism:
+class Mechanism(ValidatedMatrix):
     """An immutable discrete privacy mechanism with its provenance.
 
     Parameters
@@ -375,7 +361,7 @@ class Mechanism:
 
     # -- JSON ------------------------------------------------------------------------
     def _content(self) -> dict[str, Any]:
-        from . import __version__
+        from ._version import __version__
 
         return {
             "format": FORMAT_NAME,
@@ -385,10 +371,10 @@ class Mechanism:
             "output_labels": list(self.output_labels),
             "matrix": self.matrix.tolist(),
             "designer": self.designer,
-            "parameters": _jsonable(dict(self.parameters)),
+            "parameters": to_jsonable(dict(self.parameters)),
             "uncertainty_set": None if self.uncertainty_set is None
-            else _jsonable(dict(self.uncertainty_set)),
-            "certified_eps": _jsonable(self.certified_eps),
+            else to_jsonable(dict(self.uncertainty_set)),
+            "certified_eps": to_jsonable(self.certified_eps),
         }
 
     @staticmethod
@@ -556,7 +542,7 @@ class Mechanism:
             raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
         if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
             raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
-        from .design._common import CERTIFY_TOL
+        from .worstcase import CERTIFY_TOL
 
         target = mech.parameters.get("eps")
         if (cert is not None and target is not None and _is_number(target)
@@ -662,9 +648,8 @@ class Mechanism:
                 f"(confidence={method!r}): {exc}") from exc
 
     def _verify_certificate(self) -> None:
-        from .design._common import CERTIFY_TOL
         from .sets import set_from_dict
-        from .worstcase import leakage_capacity
+        from .worstcase import CERTIFY_TOL, leakage_capacity
 
         try:
             uset = set_from_dict(dict(self.uncertainty_set or {}))

@@ -240,7 +240,7 @@ class RandomSource:
                             _material=self._material, _seed_seq=self._seed_seq,
                             _seed_salt=self._seed_salt, _task=self._task)
 
-    def _for_task(self) -> RandomSource:
+    def for_task(self) -> RandomSource:
         """This stream, marked to be shipped to exactly one task (Dask partitions): its
         pickles and copies keep the key so a recomputed task replays the same noise."""
         return RandomSource(self.generator, self.seeded, self.description,

@@ -25,10 +25,26 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from ._validation import SUM_TOL, as_distribution, as_mechanism, check_count, check_radius, fmt
+from ._validation import (
+    SUM_TOL,
+    as_distribution,
+    as_mechanism,
+    check_count,
+    check_radius,
+    fmt,
+    readonly,
+)
 from .errors import InfeasibleError, ValidationError
 
-__all__ = ["Box", "L1Ball", "L1BoxSet", "UncertaintySet", "VertexSet", "set_from_dict"]
+__all__ = [
+    "SET_KINDS",
+    "Box",
+    "L1Ball",
+    "L1BoxSet",
+    "UncertaintySet",
+    "VertexSet",
+    "set_from_dict",
+]
 
 def _round_slack(*vectors: np.ndarray) -> float:
     """A bound on the rounding error of ``1 - (sum(v) - v[x])`` for vectors in ``[0, 1]``:
@@ -41,12 +57,6 @@ def _round_slack(*vectors: np.ndarray) -> float:
 
 #: Entries per block of columns in :meth:`UncertaintySet.min_linear` (bounds memory).
 _BLOCK = 2**21
-
-
-def _readonly(a: np.ndarray) -> np.ndarray:
-    a = np.array(a, dtype=np.float64, copy=True)
-    a.setflags(write=False)
-    return a
 
 
 def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
@@ -68,16 +78,11 @@ def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
 
 def _rng(rng: Any) -> np.random.Generator:
     """``numpy.random.Generator`` from a Generator, a ``pmlkit.rng.RandomSource`` (its
-    ``.generator``), an int seed or None (fresh OS entropy)."""
-    gen = getattr(rng, "generator", None)
-    if isinstance(gen, np.random.Generator):
-        return gen
-    if isinstance(rng, np.random.Generator):
-        return rng
-    if rng is not None and (isinstance(rng, bool) or not isinstance(rng, int | np.integer)):
-        raise ValidationError(
-            f"rng must be None, an int seed or a numpy.random.Generator, got {fmt(rng)}")
-    return np.random.default_rng(rng)
+    ``.generator``), an int seed or None (fresh secure randomness)."""
+    from .rng import resolve_rng  # the one resolver (an int seeds PCG64 as default_rng does)
+
+    gen = getattr(rng, "generator", None)  # a RandomSource, or an object shaped like one
+    return resolve_rng(gen if isinstance(gen, np.random.Generator) else rng).generator
 
 
 def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
@@ -237,7 +242,7 @@ class L1Ball(UncertaintySet):
     def __post_init__(self) -> None:
         c = as_distribution(self.center, "center")
         r = check_radius(self.radius, "radius")
-        object.__setattr__(self, "center", _readonly(c))
+        object.__setattr__(self, "center", readonly(c))
         object.__setattr__(self, "radius", r)
 
     @property
@@ -393,8 +398,8 @@ class Box(UncertaintySet):
             raise InfeasibleError(
                 f"box contains no distribution: sum(upper) = {float(hi.sum())!r} < 1 "
                 "(the upper bounds must sum to at least 1)")
-        object.__setattr__(self, "lower", _readonly(lo))
-        object.__setattr__(self, "upper", _readonly(hi))
+        object.__setattr__(self, "lower", readonly(lo))
+        object.__setattr__(self, "upper", readonly(hi))
 
     @property
     def n(self) -> int:
@@ -500,7 +505,7 @@ class VertexSet(UncertaintySet):
         if v.ndim == 1:  # a single distribution
             v = v[None, :]
         arr = as_mechanism(v, "vertices")  # rows: non-negative, finite, sum to 1
-        object.__setattr__(self, "vertices", _readonly(arr))
+        object.__setattr__(self, "vertices", readonly(arr))
 
     @property
     def n(self) -> int:
@@ -590,8 +595,8 @@ class L1BoxSet(UncertaintySet):
                 f"[{float(lo[i])!r}, {float(hi[i])!r}]")
         object.__setattr__(self, "center", c)
         object.__setattr__(self, "radius", float(ball.radius))
-        object.__setattr__(self, "lower", _readonly(np.minimum(lo, c)))
-        object.__setattr__(self, "upper", _readonly(np.maximum(hi, c)))
+        object.__setattr__(self, "lower", readonly(np.minimum(lo, c)))
+        object.__setattr__(self, "upper", readonly(np.maximum(hi, c)))
 
     @property
     def n(self) -> int:
@@ -711,7 +716,8 @@ class L1BoxSet(UncertaintySet):
                 "lower": self.lower.tolist(), "upper": self.upper.tolist()}
 
 
-_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
+#: Every set kind :func:`set_from_dict` rebuilds: ``kind`` -> (class, keys of its dict).
+SET_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
     "l1_ball": (L1Ball, ("center", "radius")),
     "box": (Box, ("lower", "upper")),
     "vertex_set": (VertexSet, ("vertices",)),
@@ -729,10 +735,10 @@ def set_from_dict(d: Mapping[str, Any]) -> UncertaintySet:
     if not isinstance(d, Mapping):
         raise ValidationError(f"uncertainty set must be a mapping, got {type(d).__name__}")
     kind = d.get("kind")
-    if not isinstance(kind, str) or kind not in _KINDS:
+    if not isinstance(kind, str) or kind not in SET_KINDS:
         raise ValidationError(
-            f"uncertainty set 'kind' must be one of {sorted(_KINDS)}, got {kind!r}")
-    cls, keys = _KINDS[kind]
+            f"uncertainty set 'kind' must be one of {sorted(SET_KINDS)}, got {kind!r}")
+    cls, keys = SET_KINDS[kind]
     given = set(d) - {"kind"}
     if given != set(keys):
         raise ValidationError(

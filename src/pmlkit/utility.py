@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_prior_matches
+from ._validation import as_distribution, as_mechanism, check_prior_matches, fmt
 from .errors import ValidationError
-from .mechanism import as_matrix
 
 __all__ = [
     "accuracy",
+    "check_gain",
     "expected_gain",
     "mutual_information",
     "mutual_information_columns",
@@ -89,20 +89,34 @@ def mutual_information(mechanism: Any, prior: Any) -> float:
     prior
         Length-``N`` probability vector.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     return float(max(mutual_information_columns(w, p).sum(), 0.0))
 
 
-def _gain_matrix(gain: Any, shape: tuple[int, int]) -> np.ndarray:
+def check_gain(gain: Any, n: int, n_outputs: int | None = None) -> np.ndarray:
+    """A validated gain matrix for ``n`` inputs (the one validator of linear utilities).
+
+    ``"accuracy"`` is the identity (``P[Y = X]``); otherwise a finite ``(n, M)`` array of
+    numbers, with ``M = n_outputs`` when given. Returns a float64 array."""
+    if isinstance(gain, str):
+        if gain != "accuracy":
+            raise ValidationError(
+                f"gain must be 'accuracy' or an N x M array, got {gain!r}")
+        if n_outputs is not None and n_outputs != n:
+            raise ValidationError(
+                f"gain 'accuracy' needs as many outputs as inputs ({n}), got {n_outputs}")
+        return np.eye(n)
     try:
         g = np.asarray(gain, dtype=np.float64)
     except (TypeError, ValueError) as exc:
-        raise ValidationError(f"gain must be a 2-D array of real numbers, got {gain!r}") \
+        raise ValidationError(f"gain must be an N x M array of numbers, got {fmt(gain)}") \
             from exc
-    if g.shape != shape:
-        raise ValidationError(f"gain must have shape {shape}, got {g.shape}")
+    if (g.ndim != 2 or g.shape[0] != n or g.shape[1] < 1
+            or (n_outputs is not None and g.shape[1] != n_outputs)):
+        want = f"({n}, {'M' if n_outputs is None else n_outputs})"
+        raise ValidationError(f"gain must have shape {want}, got shape {g.shape}")
     if not np.isfinite(g).all():
         raise ValidationError("gain must be finite (no NaN or inf)")
     return g
@@ -114,16 +128,16 @@ def expected_gain(mechanism: Any, prior: Any, gain: Any) -> float:
     ``gain`` is ``N x M`` like the mechanism; the identity gives ``P[Y = X]``
     (:func:`accuracy`), ``-(1 - I)`` gives minus the Hamming distortion.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
-    g = _gain_matrix(gain, w.shape)
+    g = check_gain(gain, w.shape[0], w.shape[1])
     return float(p @ (g * w).sum(axis=1))
 
 
 def accuracy(mechanism: Any, prior: Any) -> float:
     """``P[Y = X] = sum_i p_i W[i, i]`` for a square mechanism (outputs = inputs)."""
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     if w.shape[0] != w.shape[1]:
         raise ValidationError(
             f"accuracy needs a square mechanism (outputs = inputs), got shape {w.shape}")

@@ -1,6 +1,6 @@
 """Exact worst-case PML over an uncertainty set (Def. localcap, Def. leakagesensitivity).
 
-Beyond the paper (SPEC section 4): the paper bounds the local leakage capacity and
+Beyond the paper: the paper bounds the local leakage capacity and
 sensitivity over an l1-ball in closed form (Thm l1gamma, valid for ``beta < 2 p_min``);
 here they are computed exactly for any :class:`pmlkit.sets.UncertaintySet` from the exact
 ``min_{Q in set} Q . W[:, j]`` of each column (a fractional-knapsack greedy for balls and
@@ -14,13 +14,25 @@ from typing import Any
 
 import numpy as np
 
-from ._validation import as_distribution, check_prior_matches
+from ._validation import as_distribution, as_mechanism, check_prior_matches
 from .errors import ValidationError
 from .leakage import eps_min
-from .mechanism import as_matrix
 from .sets import UncertaintySet
 
-__all__ = ["leakage_capacity", "leakage_sensitivity", "worst_case_distribution"]
+__all__ = ["CERTIFY_TOL", "leakage_capacity", "leakage_sensitivity",
+           "worst_case_distribution"]
+
+#: Allowed excess of a certified eps over its target, in nats: the single certification
+#: tolerance of pmlkit, used by the designers, by :meth:`pmlkit.Mechanism.load` (which
+#: recomputes the worst case of a file) and by the audits. A mechanism is accepted only if
+#: its exact worst case over the set is ``<= eps + CERTIFY_TOL``, i.e. every likelihood ratio
+#: is within a factor ``e^(eps + 1e-9)``, which is ``e^eps (1 + 1e-9)``: far below any
+#: statistical meaning, far above the rounding error of the worst-case computation itself
+#: (relative ``~1e-15``; the exact minima of :mod:`pmlkit.sets` are summed from
+#: non-negative terms and bounds are never tightened by rounding). It absorbs the row
+#: rescaling of LP solutions (``~2e-10``, see :mod:`pmlkit.design`). The recorded
+#: ``certified_eps`` is the computed worst case itself, never rounded down to the target.
+CERTIFY_TOL = 1e-9
 
 
 def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
@@ -38,12 +50,15 @@ def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
     return uncertainty_set
 
 
-def _column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
-    """Per column: ``sup_Q log(max_i W[i,j] / Q_Y[j])``; ``-inf`` for columns that no Q in
-    the set can produce, ``inf`` for columns whose ``min_Q Q_Y[j]`` is 0 but not their max.
+def column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
+    """The worst case of each output column over a set (the building block of
+    :func:`leakage_capacity` and of the joint bounds of :mod:`pmlkit.joint`).
 
-    A column ``j`` can occur (``max_Q Q . W[:, j] > 0``) iff ``W[x, j] > 0`` for some ``x``
-    with ``max_Q Q(x) > 0`` (exact ``coordinate_bounds``)."""
+    ``w`` must already be validated (row-stochastic float64). Per column: ``sup_Q log(max_i
+    W[i,j] / Q_Y[j])``; ``-inf`` for columns that no Q in the set can produce, ``inf`` for
+    columns whose ``min_Q Q_Y[j]`` is 0 but not their max. A column ``j`` can occur (``max_Q
+    Q . W[:, j] > 0``) iff ``W[x, j] > 0`` for some ``x`` with ``max_Q Q(x) > 0`` (exact
+    ``coordinate_bounds``)."""
     top = w.max(axis=0)
     possible = uset._support_mask()
     live = top > 0 if possible is None else (w[possible] > 0).any(axis=0)
@@ -79,9 +94,9 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
         ``pmlkit.confidence.ConfidenceSet`` (its ``.set`` is used). For one prior use
         :func:`pmlkit.eps_min`.
     """
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     uset = _check_set(uncertainty_set, w)
-    vals = _column_values(w, uset)
+    vals = column_values(w, uset)
     best = float(vals.max())
     return math.inf if best == math.inf else max(0.0, best)
 
@@ -96,7 +111,7 @@ def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: Uncertainty
     ValidationError
         When ``prior`` is not in the set (tolerance ``1e-9``): the definition needs
         ``p in P``."""
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
     uset = _check_set(uncertainty_set, w)
@@ -116,8 +131,8 @@ def worst_case_distribution(mechanism: Any, uncertainty_set: UncertaintySet) -> 
     ``Q*`` minimises ``Q . W[:, j*]`` for the column ``j*`` achieving the maximum in
     :func:`leakage_capacity`. When the capacity is ``inf`` the supremum is not attained and
     ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``."""
-    w = as_matrix(mechanism)
+    w = as_mechanism(mechanism)
     uset = _check_set(uncertainty_set, w)
-    vals = _column_values(w, uset)
+    vals = column_values(w, uset)
     j = int(np.argmax(vals))
     return uset.argmin_linear(w[:, [j]])[0]

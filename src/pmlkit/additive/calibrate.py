@@ -18,10 +18,10 @@ from typing import Any
 
 import numpy as np
 
-from .._validation import check_delta, check_eps
+from .._validation import check_delta, check_eps, readonly
 from ..errors import DataError, ValidationError
 from ._args import check_scale
-from .gaussian import _as_eps_array, _delta1, _paper_eps
+from .gaussian import as_eps_array, delta1_over_interval, paper_eps
 from .laplace import laplace_scale, worst_case_p_min
 from .pldp import pldp_eps
 
@@ -35,12 +35,6 @@ __all__ = [
 
 #: eps grid of :func:`calibrate_gaussian` when none is given: 60 points in [0.05, 3].
 DEFAULT_GAUSSIAN_EPS = np.linspace(0.05, 3.0, 60)
-
-
-def _ro(a: Any) -> np.ndarray:
-    out = np.array(a, dtype=np.float64, copy=True)
-    out.setflags(write=False)
-    return out
 
 
 @dataclass(frozen=True)
@@ -303,17 +297,17 @@ class GaussianCalibration:
     q_interval: tuple[float, float]
     uncertainty_set: dict[str, Any] = field(repr=False)
     set_description: str = field(repr=False)
-    eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    delta1: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    paper_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    paper_delta: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    direct_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    direct_delta: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
-    pldp_eps: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    eps: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    delta1: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    paper_eps: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    paper_delta: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    direct_eps: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    direct_delta: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    pldp_eps: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
     meaning: str = field(default="", repr=False)
     granularity: float = 0.0
     released_sigma: float = 0.0
-    continuous_delta1: np.ndarray = field(repr=False, default_factory=lambda: _ro([]))
+    continuous_delta1: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
 
     def curves(self) -> list[dict[str, Any]]:
         """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``."""
@@ -374,37 +368,40 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
         sampler's default for ``sigma``.
     """
     from ..estimation import l1_radius
-    from .grid import _grid_delta1, gaussian_grid
+    from ..sets import L1Ball
+    from .grid import gaussian_grid, grid_delta1_over_interval
 
     s = check_scale(sigma, "sigma")
     release = gaussian_grid(s, granularity)
     d2 = check_delta(delta2, "delta2", allow_one=False)
-    grid, _ = _as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
+    grid, _ = as_eps_array(DEFAULT_GAUSSIAN_EPS if eps is None else eps)
     data = _binary_sample(samples, positive)
     cs = _confidence(data, d2, confidence)
     q_hat = data.p_hat[1]
     if confidence == "l1":
         beta = l1_radius(d2, data.m, 2)
-        lo, hi = max(q_hat - beta / 2.0, 0.0), min(q_hat + beta / 2.0, 1.0)
+        lows, highs = L1Ball(np.array([1.0 - q_hat, q_hat]), beta).coordinate_bounds()
+        lo, hi = float(lows[1]), float(highs[1])
     else:
         lows, highs = cs.set.coordinate_bounds()
         lo, hi = float(lows[1]), float(highs[1])
         lo, hi = max(0.0, min(lo, q_hat)), min(1.0, max(hi, q_hat))
         beta = 2.0 * max(q_hat - lo, hi - q_hat)
-    d1 = _grid_delta1(release, lo, hi, grid)
-    d1_cont = _delta1(s, lo, hi, grid)
+    d1 = grid_delta1_over_interval(release, lo, hi, grid)
+    d1_cont = delta1_over_interval(s, lo, hi, grid)
     delta = d1 + d2 - d1 * d2
-    paper = _paper_eps(grid, beta)
+    paper = paper_eps(grid, beta)
     pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
     return GaussianCalibration(
         sigma=s, delta2=d2, m=data.m, labels=data.labels, counts=data.counts,
         p_hat=data.p_hat, confidence=cs.method, beta=beta, q_interval=(lo, hi),
         uncertainty_set=cs.set.to_dict(), set_description=cs.description,
-        eps=_ro(grid), delta1=_ro(d1), paper_eps=_ro(paper), paper_delta=_ro(delta),
-        direct_eps=_ro(grid), direct_delta=_ro(delta), pldp_eps=_ro(pl),
+        eps=readonly(grid), delta1=readonly(d1), paper_eps=readonly(paper),
+        paper_delta=readonly(delta),
+        direct_eps=readonly(grid), direct_delta=readonly(delta), pldp_eps=readonly(pl),
         meaning=_meaning(d2, data.m, cs.method + " set",
                          "; each curve's delta adds the probability over the noise that the "
                          "realised output leaks more than eps (delta1), by the union bound"),
         granularity=release.granularity, released_sigma=release.scale,
-        continuous_delta1=_ro(d1_cont),
+        continuous_delta1=readonly(d1_cont),
     )

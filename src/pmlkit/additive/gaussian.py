@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import _as_float_array, check_delta, check_eps, check_radius
+from .._validation import as_float_array, check_delta, check_eps, check_radius
 from ..errors import ValidationError
 from ._args import as_binary_prior, as_p_hat, check_interval, check_scale
 
@@ -64,7 +64,7 @@ _GRID = 257
 _GOLDEN_ITERS = 60
 
 
-def _neg_log_mix(q: np.ndarray, r: np.ndarray, u: np.ndarray) -> np.ndarray:
+def neg_log_mix(q: np.ndarray, r: np.ndarray, u: np.ndarray) -> np.ndarray:
     """``-log(q + r e^{-u})`` for ``u >= 0`` (``q + r = 1``), stable at both ends."""
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = r * np.expm1(-u)
@@ -101,11 +101,11 @@ def _violation(sigma: float, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
     return np.clip(up + down, 0.0, 1.0)
 
 
-def _as_eps_array(eps: Any) -> tuple[np.ndarray, bool]:
+def as_eps_array(eps: Any) -> tuple[np.ndarray, bool]:
     """eps as a float64 1-D array (scalar flag returned); every entry finite and ``>= 0``."""
     if np.ndim(eps) == 0:
         return np.array([check_eps(eps)]), True
-    arr = _as_float_array(eps, "eps", 1)
+    arr = as_float_array(eps, "eps", 1)
     return arr, False
 
 
@@ -132,7 +132,7 @@ def gaussian_pml(y: Any, sigma: Any, prior: Any) -> Any:
         raise ValidationError("y must be finite (no NaN or inf)")
     u = 2.0 * np.abs(yy) / (s * s)
     front = np.where(yy >= 0, q, r)
-    out = _neg_log_mix(front, 1.0 - front, u)
+    out = neg_log_mix(front, 1.0 - front, u)
     return float(out) if out.ndim == 0 else out
 
 
@@ -180,7 +180,7 @@ def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
     return float(_violation(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64)))
 
 
-def _delta1(sigma: float, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
+def delta1_over_interval(sigma: float, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
     """``max_{q in [lo, hi]} _violation(sigma, q, eps_k)`` for every ``eps_k`` (vectorised)."""
     if hi - lo <= 0.0:
         return _violation(sigma, np.asarray(lo, dtype=np.float64), eps)
@@ -274,15 +274,19 @@ def gaussian_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any) -> A
     """
     s = check_scale(sigma, "sigma")
     lo, hi = check_interval(q_low, q_high)
-    e, scalar = _as_eps_array(eps)
-    return _scalar_or_array(_delta1(s, lo, hi, e), scalar)
+    e, scalar = as_eps_array(eps)
+    return _scalar_or_array(delta1_over_interval(s, lo, hi, e), scalar)
 
 
 def _l1_interval(p_hat: Any, beta: Any) -> tuple[float, float, float]:
-    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(p_hat)`` of a binary prior."""
+    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(p_hat)`` of a binary prior (the exact
+    coordinate bounds of :class:`pmlkit.sets.L1Ball`)."""
+    from ..sets import L1Ball
+
     _, q = as_p_hat(p_hat)
     r = check_radius(beta)
-    return q, max(q - r / 2.0, 0.0), min(q + r / 2.0, 1.0)
+    lows, highs = L1Ball(np.array([1.0 - q, q]), r).coordinate_bounds()
+    return q, float(lows[1]), float(highs[1])
 
 
 def gaussian_delta1(sigma: Any, p_hat: Any, beta: Any, eps: Any) -> Any:
@@ -294,11 +298,11 @@ def gaussian_delta1(sigma: Any, p_hat: Any, beta: Any, eps: Any) -> Any:
     """
     s = check_scale(sigma, "sigma")
     _, lo, hi = _l1_interval(p_hat, beta)
-    e, scalar = _as_eps_array(eps)
-    return _scalar_or_array(_delta1(s, lo, hi, e), scalar)
+    e, scalar = as_eps_array(eps)
+    return _scalar_or_array(delta1_over_interval(s, lo, hi, e), scalar)
 
 
-def _paper_eps(eps: np.ndarray, beta: float) -> np.ndarray:
+def paper_eps(eps: np.ndarray, beta: float) -> np.ndarray:
     """``eps* = eps - log(1 - beta e^eps / 2)`` (``inf`` when vacuous), via
     :func:`pmlkit.bounds.eps_bound` (eq. epsmax), the project's one implementation."""
     from ..bounds import eps_bound
@@ -308,11 +312,11 @@ def _paper_eps(eps: np.ndarray, beta: float) -> np.ndarray:
 
 def _tradeoff(sigma: float, lo: float, hi: float, beta: float, delta2: float,
               eps: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
-    d1 = _delta1(sigma, lo, hi, eps)
+    d1 = delta1_over_interval(sigma, lo, hi, eps)
     delta = d1 + delta2 - d1 * delta2
     if method == "direct":
         return eps.copy(), delta
-    return _paper_eps(eps, beta), delta
+    return paper_eps(eps, beta), delta
 
 
 def _check_method(method: Any) -> str:
@@ -368,7 +372,7 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
     d2 = check_delta(delta2, "delta2", allow_one=False)
     beta = l1_radius(d2, m, 2)
     _, lo, hi = _l1_interval(p_hat, beta)
-    e, scalar = _as_eps_array(eps)
+    e, scalar = as_eps_array(eps)
     eo, do = _tradeoff(s, lo, hi, beta, d2, e, meth)
     return _scalar_or_array(eo, scalar), _scalar_or_array(do, scalar)
 
@@ -392,9 +396,20 @@ def gaussian_tradeoff_interval(sigma: Any, p_hat: Any, q_low: Any, q_high: Any, 
         raise ValidationError(
             f"p_hat(+1)={q!r} must lie in the interval [{lo!r}, {hi!r}] of P(+1)")
     beta = 2.0 * max(q - lo, hi - q)
-    e, scalar = _as_eps_array(eps)
+    e, scalar = as_eps_array(eps)
     eo, do = _tradeoff(s, lo, hi, beta, d2, e, meth)
     return _scalar_or_array(eo, scalar), _scalar_or_array(do, scalar)
+
+
+def gaussian_flip_probability(sigma: Any) -> float:
+    """Probability ``r = P(G > 1) = Phi(-1/sigma)`` that thresholding ``X + G`` at 0 flips
+    the binary label ``X`` in ``{-1, +1}`` (``G ~ N(0, sigma^2)``; ``scipy.special.ndtr``,
+    accurate in the tail): the one formula behind :func:`gaussian_binarized_channel` and
+    the exact sampler :func:`pmlkit.additive.gaussian_binarized`."""
+    from scipy.special import ndtr
+
+    s = check_scale(sigma, "sigma")
+    return float(ndtr(-1.0 / s))
 
 
 def gaussian_binarized_channel(sigma: Any) -> Mechanism:
@@ -403,12 +418,10 @@ def gaussian_binarized_channel(sigma: Any) -> Mechanism:
     Output ``-1`` if ``X + G < 0``, else ``+1``; it flips ``X`` with probability
     ``r = P(G > 1) = Phi(-1/sigma)``: ``W = [[1 - r, r], [r, 1 - r]]``, labels (-1, +1).
     """
-    from scipy.special import ndtr
-
     from ..mechanism import Mechanism
 
     s = check_scale(sigma, "sigma")
-    r = float(ndtr(-1.0 / s))
+    r = gaussian_flip_probability(s)
     w = np.array([[1.0 - r, r], [r, 1.0 - r]])
     return Mechanism(w, input_labels=(-1, 1), output_labels=(-1, 1),
                      designer="gaussian_binarized", parameters={"sigma": s, "threshold": 0.0})

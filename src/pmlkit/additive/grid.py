@@ -73,7 +73,7 @@ import numpy as np
 from .._validation import check_eps, check_real, fmt
 from ..errors import ValidationError
 from ._args import as_binary_prior, check_interval, check_p_min, check_scale
-from .gaussian import _as_eps_array, _neg_log_mix
+from .gaussian import as_eps_array, neg_log_mix
 
 __all__ = [
     "GridNoise",
@@ -383,7 +383,7 @@ def gaussian_grid_pml(y: Any, sigma: Any, prior: Any, granularity: Any = None) -
     i = _indices(y, grid)
     u = np.abs(i) * _kappa(grid)
     front = np.where(i >= 0, q, r)
-    out = _neg_log_mix(front, 1.0 - front, u)
+    out = neg_log_mix(front, 1.0 - front, u)
     return float(out) if out.ndim == 0 else out
 
 
@@ -428,7 +428,7 @@ def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) ->
                                                  np.asarray(eps, dtype=np.float64))
 
     def viol(i: np.ndarray) -> np.ndarray:
-        return _neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa) > eps_b
+        return neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa) > eps_b
 
     e = np.expm1(-eps_b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -491,7 +491,7 @@ def gaussian_grid_violation_probability(sigma: Any, prior: Any, eps: Any,
 _PRUNE_TAIL = 2.0**-60
 
 
-def _grid_delta1(grid: GridNoise, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
+def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
     """``sup_{q in [lo, hi]} P_Y(E_eps(P_q))`` on the grid (see the public doc)."""
     tails = _GaussTails(grid.units)
     big_n = 1 << grid.exponent
@@ -573,6 +573,6 @@ def gaussian_grid_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any,
     """
     grid = gaussian_grid(sigma, granularity)
     lo, hi = check_interval(q_low, q_high)
-    e, scalar = _as_eps_array(eps)
-    out = _grid_delta1(grid, lo, hi, e)
+    e, scalar = as_eps_array(eps)
+    out = grid_delta1_over_interval(grid, lo, hi, e)
     return float(out[0]) if scalar else out

@@ -135,9 +135,12 @@ def worst_case_p_min(p_hat_min: Any, beta: Any) -> float:
     ``max(p_hat_min - beta/2, 0)`` (eq. uncertainlaplace; clipped at 0 beyond the paper,
     where the ball reaches a degenerate prior).
     """
+    from ..sets import L1Ball
+
     p = check_p_min(p_hat_min, "p_hat_min")
     r = check_radius(beta)
-    return max(p - r / 2.0, 0.0)
+    lows, _ = L1Ball(np.array([p, 1.0 - p]), r).coordinate_bounds()
+    return float(lows[0])
 
 
 def laplace_eps_uncertain(b: Any, p_hat_min: Any, beta: Any) -> float:
@@ -167,6 +170,15 @@ def laplace_scale_uncertain(eps: Any, p_hat_min: Any, beta: Any) -> float:
     return laplace_scale(e, worst_case_p_min(p_hat_min, beta))
 
 
+def laplace_flip_probability(b: Any) -> float:
+    """Probability ``r = P(L > 1) = e^{-1/b} / 2`` that thresholding ``X + L`` at 0 flips
+    the binary label ``X`` in ``{-1, +1}`` (``L ~ Laplace(0, b)``): the one formula behind
+    :func:`laplace_binarized_channel` and the exact sampler
+    :func:`pmlkit.additive.laplace_binarized`."""
+    bb = check_scale(b, "b")
+    return 0.5 * math.exp(-1.0 / bb)
+
+
 def laplace_binarized_channel(b: Any) -> Mechanism:
     """The 2 x 2 channel of the binary Laplace mechanism thresholded at 0.
 
@@ -184,7 +196,7 @@ def laplace_binarized_channel(b: Any) -> Mechanism:
     from ..mechanism import Mechanism
 
     bb = check_scale(b, "b")
-    r = 0.5 * math.exp(-1.0 / bb)
+    r = laplace_flip_probability(bb)
     w = np.array([[1.0 - r, r], [r, 1.0 - r]])
     return Mechanism(w, input_labels=(-1, 1), output_labels=(-1, 1),
                      designer="laplace_binarized", parameters={"b": bb, "threshold": 0.0})

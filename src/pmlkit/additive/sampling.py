@@ -29,13 +29,14 @@ from that channel (``pmlkit.eps_min`` ...) apply.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, ValidationError
 from ._args import check_scale
+from .gaussian import gaussian_flip_probability
+from .laplace import laplace_flip_probability
 
 __all__ = [
     "gaussian_binarized",
@@ -178,16 +179,12 @@ def laplace_binarized(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
         int8 array of -1/+1, same shape as ``labels``.
     """
     x = _as_pm1(labels)
-    bb = check_scale(b, "b")
-    return _flip(x, 0.5 * math.exp(-1.0 / bb), rng)
+    return _flip(x, laplace_flip_probability(b), rng)
 
 
 def gaussian_binarized(labels: Any, sigma: Any, *, rng: Any = None) -> np.ndarray:
     """The thresholded Gaussian output, sampled exactly from its 2 x 2 channel
     (flip probability ``Phi(-1/sigma)``, :func:`pmlkit.additive.gaussian_binarized_channel`).
     """
-    from scipy.special import ndtr
-
     x = _as_pm1(labels)
-    s = check_scale(sigma, "sigma")
-    return _flip(x, float(ndtr(-1.0 / s)), rng)
+    return _flip(x, gaussian_flip_probability(sigma), rng)

@@ -13,13 +13,14 @@
 from __future__ import annotations
 
 import json
-import math
 import sys
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
 import click
+
+from .._validation import to_jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,9 +35,47 @@ __all__ = [
     "progress_enabled",
     "progress_option",
     "read_reference",
+    "renamed_option",
     "steps",
     "to_jsonable",
 ]
+
+
+def renamed_option(new: str, old: str, dest: str, *, required: bool = False,
+                   **kwargs: Any) -> Callable[[F], F]:
+    """Option ``new`` (stored in ``dest``) that still accepts its former spelling ``old``.
+
+    ``old`` is hidden from ``--help``; using it prints one line
+    ``pmlkit: note: OLD is deprecated; use NEW`` on stderr and otherwise behaves exactly like
+    ``new`` (same type and checks). Giving both is a usage error. ``required`` is checked
+    here (click cannot know that either spelling satisfies it)."""
+    import functools
+
+    from click.core import ParameterSource
+
+    alias = f"{dest}__deprecated_{old.lstrip('-').replace('-', '_')}"
+    alias_kwargs = {k: v for k, v in kwargs.items() if k in ("type", "metavar", "multiple")}
+
+    def deco(fn: F) -> F:
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kw: Any) -> Any:
+            legacy = kw.pop(alias, None)
+            ctx = click.get_current_context()
+            if legacy is not None and legacy != ():
+                if ctx.get_parameter_source(dest) == ParameterSource.COMMANDLINE:
+                    raise click.UsageError(
+                        f"{old} is the deprecated spelling of {new}; give only {new}", ctx)
+                click.echo(f"pmlkit: note: {old} is deprecated; use {new}", err=True)
+                kw[dest] = legacy
+            elif required and kw.get(dest) is None:
+                raise click.MissingParameter(ctx=ctx, param_hint=f"'{new}'",
+                                             param_type="option")
+            return fn(*args, **kw)
+
+        opt = click.option(new, dest, required=False, **kwargs)(wrapper)
+        return click.option(old, alias, hidden=True, default=None, **alias_kwargs)(opt)  # type: ignore[return-value]
+
+    return deco
 
 
 def json_option(fn: F) -> F:
@@ -163,23 +202,6 @@ def certificate_line(mech: Any) -> str:
     else:
         text += "; no sample-based delta is recorded"
     return text
-
-
-def to_jsonable(obj: Any) -> Any:
-    """Make numpy values and non-finite floats JSON-safe (inf -> "inf")."""
-    import numpy as np
-
-    if isinstance(obj, dict):
-        return {str(k): to_jsonable(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [to_jsonable(v) for v in obj]
-    if isinstance(obj, np.ndarray):
-        return to_jsonable(obj.tolist())
-    if isinstance(obj, np.generic):
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
-    return obj
 
 
 def emit(as_json: bool, doc: dict[str, Any], text: str) -> None:

@@ -8,7 +8,7 @@ Examples::
 
 With ``--prior``: the PML of every outcome ``l(X -> y)`` (Def. PML), ``eps_min`` (the
 largest), maximal leakage and the LDP eps of the matrix. With ``--reference``: the same at
-the estimate ``p_hat``, then over the confidence set around it (``--set``, default the
+the estimate ``p_hat``, then over the confidence set around it (``--confidence``, default the
 l1-ball of Thm weissman): the exact worst case ``C(W, P)`` (Def. localcap), the exact
 sensitivity ``S(W, P)`` and the paper's closed-form bounds (eq. epsmax, Thm l1gamma,
 Thm lipschitz); ``--target EPS`` adds ``delta_min`` (Cor. deltamin).
@@ -35,6 +35,7 @@ from ._common import (
     load_mechanism,
     progress_enabled,
     progress_option,
+    renamed_option,
     steps,
 )
 
@@ -74,7 +75,8 @@ def _set_methods() -> list[str]:
 @click.option("--column", default=None, help="Column of the reference sample.")
 @click.option("--delta", type=float, default=None,
               help="Failure probability of the confidence set (with --reference).")
-@click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+@renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--target", type=float, default=None,
               help="Also report delta_min to certify this eps (Cor. deltamin).")

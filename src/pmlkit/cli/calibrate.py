@@ -24,7 +24,7 @@ from typing import Any
 
 import click
 
-from ._common import csv_from_options, csv_options, emit, json_option
+from ._common import csv_from_options, csv_options, emit, json_option, renamed_option
 
 
 def _set_methods() -> list[str]:
@@ -43,7 +43,8 @@ def _reference_options(fn: Any) -> Any:
         click.option("--column", required=True, help="Column with the two labels."),
         click.option("--positive", required=True, metavar="LABEL",
                      help="The label mapped to +1 (the other one becomes -1)."),
-        click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+        renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
                      show_default=True,
                      help="Confidence set around the estimate (l1: the paper's ball)."),
     ]
@@ -75,7 +76,7 @@ def command() -> None:
 
 @command.command(name="laplace")
 @_reference_options
-@click.option("--epsilon", "eps", required=True, type=float,
+@click.option("--epsilon", "--eps", "eps", required=True, type=float,
               help="Target PML eps (natural log), e.g. 0.693 for log 2.")
 @click.option("--delta", required=True, type=float,
               help="Failure probability over the reference sample, in (0, 1).")

@@ -14,7 +14,7 @@ from ._common import emit, json_option
 
 
 @click.command(name="demo")
-@click.option("--eps", type=float, default=math.log(2), show_default="log 2",
+@click.option("--eps", "--epsilon", "eps", type=float, default=math.log(2), show_default="log 2",
               help="Target PML eps of the designed mechanism.")
 @click.option("--delta", type=float, default=1e-6, show_default=True,
               help="Failure probability of the confidence set (eq. betastar).")

@@ -3,9 +3,9 @@
 Example::
 
     pmlkit design --reference adult.data --names adult --column sex \\
-        --epsilon 0.693 --delta 1e-6 --out sex.json
+        --epsilon 0.693 --delta 1e-6 --output sex.json
 
-Reads the column, estimates its distribution, builds the confidence set (``--set``,
+Reads the column, estimates its distribution, builds the confidence set (``--confidence``,
 default the paper's l1-ball, Thm weissman) and designs the optimal mechanism over it with
 :func:`pmlkit.design.design_from_samples`; prints the (eps, delta)-PML guarantee and the
 utility of eps-LDP randomized response for comparison, and writes the mechanism JSON.
@@ -15,7 +15,7 @@ list of labels: unseen ones count 0, so a rare label absent from the reference s
 privatised later. ``--missing`` says what a missing value in the reference column is:
 ``error`` (default), ``category`` (the label ``(missing)``, designed like any other) or
 ``keep`` (left out: such values stay missing when privatised, which releases missingness
-unprotected). ``--out`` never replaces the reference or a file that is not a pmlkit
+unprotected). ``--output`` never replaces the reference or a file that is not a pmlkit
 mechanism, even with ``--overwrite``.
 """
 
@@ -35,6 +35,7 @@ from ._common import (
     json_option,
     progress_enabled,
     progress_option,
+    renamed_option,
     steps,
 )
 
@@ -54,13 +55,14 @@ def _set_methods() -> list[str]:
 @click.option("--reference", required=True, type=click.Path(dir_okay=False),
               help="CSV or Parquet file holding the reference sample.")
 @click.option("--column", required=True, help="Column of the sensitive labels.")
-@click.option("--epsilon", "eps", required=True, type=float,
+@click.option("--epsilon", "--eps", "eps", required=True, type=float,
               help="Target PML eps (natural log), e.g. 0.693 for log 2.")
 @click.option("--delta", required=True, type=float,
               help="Failure probability of the distribution estimate, in (0, 1].")
 @click.option("--utility", type=click.Choice(UTILITIES), default="mutual_information",
               show_default=True, help="What the design maximises.")
-@click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+@renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--allow-fallback", is_flag=True,
               help="Deprecated, no effect: large columns are designed with a certified "
@@ -68,10 +70,11 @@ def _set_methods() -> list[str]:
 @click.option("--max-seconds", type=float, default=60.0, show_default=True,
               help="Time budget of a mutual-information design; when it runs out the "
                    "certified optimality gap reached is reported.")
-@click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=pathlib.Path),
-              help="Where to write the mechanism JSON.")
+@renamed_option("--output", "--out", "out", required=True,
+                type=click.Path(dir_okay=False, path_type=pathlib.Path),
+                help="Where to write the mechanism JSON.")
 @click.option("--overwrite", is_flag=True,
-              help="Replace an existing --out file (only a pmlkit mechanism file).")
+              help="Replace an existing --output file (only a pmlkit mechanism file).")
 @click.option("--categories", default=None, metavar="A,B,...|@FILE",
               help="The full list of labels (comma-separated, or @FILE with one per line); "
                    "labels absent from the reference count 0.")
@@ -167,7 +170,7 @@ def _with_file_fingerprint(mech: Any, reference: str) -> Any:
 
 
 def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> None:
-    """--out must not be the reference, nor replace anything but a pmlkit mechanism."""
+    """--output must not be the reference, nor replace anything but a pmlkit mechanism."""
     import os
 
     from ..errors import DataError
@@ -178,14 +181,14 @@ def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> N
         except OSError:
             same = False
         if same or out.resolve() == reference.resolve():
-            raise DataError(f"--out {str(out)!r} is the --reference file; choose another "
-                            "--out (pmlkit never overwrites its input)")
+            raise DataError(f"--output {str(out)!r} is the --reference file; choose another "
+                            "--output (pmlkit never overwrites its input)")
         if not overwrite:
             raise DataError(f"output file {str(out)!r} already exists; pass --overwrite to "
                             "replace it")
         if out.is_dir() or not _is_mechanism_file(out):
-            raise DataError(f"--out {str(out)!r} exists and is not a pmlkit mechanism file; "
-                            "--overwrite replaces only mechanism files: choose another --out")
+            raise DataError(f"--output {str(out)!r} exists and is not a pmlkit mechanism file; "
+                            "--overwrite replaces only mechanism files: choose another --output")
 
 
 def _is_mechanism_file(path: pathlib.Path) -> bool:

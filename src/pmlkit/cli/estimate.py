@@ -38,7 +38,7 @@ def command(input_path: str, column: str, mech_path: str | None, by: str | None,
     """Estimate the distribution of the true values behind a released column."""
     from ..inference import estimate_distribution, find_mechanism
     from ..io import read_table
-    from ..privatization.files import _arrow_type_for
+    from ..privatization.files import arrow_type_for
 
     if mech_path is not None:
         # estimation needs the channel, not the privacy certificate: an uncertified file
@@ -50,7 +50,7 @@ def command(input_path: str, column: str, mech_path: str | None, by: str | None,
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=input_path)
     wanted = [column] if by is None or by == column else [column, by]
     types = None
-    out_type = _arrow_type_for(mech.output_labels)
+    out_type = arrow_type_for(mech.output_labels)
     if out_type is not None:  # read the released column with the labels' type (CSV)
         types = {column: out_type}
     table = read_table(input_path, wanted, csv=csv, column_types=types)

@@ -28,7 +28,14 @@ from typing import Any
 
 import click
 
-from ._common import csv_from_options, csv_options, emit, json_option
+from ._common import (
+    csv_from_options,
+    csv_options,
+    emit,
+    json_option,
+    load_mechanism,
+    renamed_option,
+)
 
 
 def _set_methods() -> list[str]:
@@ -82,7 +89,8 @@ def command() -> None:
               help="The mechanism JSON applied to a column (repeat for every column).")
 @click.option("--delta", required=True, type=float,
               help="Failure probability of the joint confidence set, in (0, 1].")
-@click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+@renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set on the joint alphabet.")
 @click.option("--bound", is_flag=True,
               help="Also report the chain-rule bound from the marginal sets.")
@@ -93,11 +101,11 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
            na_values: tuple[str, ...], as_json: bool) -> int:
     """Exact joint guarantee of releasing several columns through their mechanisms."""
     from ..joint import joint_guarantee, marginal_bound
-    from ..mechanism import Mechanism
 
     cols, files = _parse_mechanisms(mechs)
-    # only the channels matter: the guarantee is computed here, not read from the files
-    mechanisms = [Mechanism.load(f, allow_uncertified=True) for f in files]
+    # an assessment computes the guarantee itself (as `pmlkit assess`): a file's own
+    # certificate is not needed, but it is still checked when present
+    mechanisms = [load_mechanism(f, allow_uncertified=True) for f in files]
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
     g = joint_guarantee(mechanisms, data, delta, columns=cols, confidence=set_method)
@@ -118,7 +126,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
               help="CSV or Parquet file of a joint reference sample.")
 @click.option("--columns", required=True, metavar="A,B,...",
               help="The columns released together (comma-separated).")
-@click.option("--epsilon", "eps", required=True, type=float,
+@click.option("--epsilon", "--eps", "eps", required=True, type=float,
               help="Target PML eps for the whole record (natural log).")
 @click.option("--delta", required=True, type=float,
               help="Failure probability of the confidence set, in (0, 1].")
@@ -126,7 +134,8 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
               show_default=True,
               help="One mechanism on the tuples (joint) or one per column with a searched "
                    "eps split (per-column); auto picks joint for at most 12 tuples.")
-@click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+@renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set.")
 @click.option("--out-dir", required=True,
               type=click.Path(file_okay=False, path_type=pathlib.Path),
@@ -199,7 +208,8 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
 @click.option("--column", default=None, help="Column of the reference sample.")
 @click.option("--delta", type=float, default=None,
               help="Failure probability of the confidence set (with --reference).")
-@click.option("--set", "set_method", type=click.Choice(_set_methods()), default="l1",
+@renamed_option("--confidence", "--set", "set_method",
+                type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
 @csv_options
 @json_option
@@ -210,13 +220,12 @@ def repeat(mechs: tuple[str, ...], times: int, prior: str | None, reference: str
     """Exact leakage of releasing one column several times with fresh randomness."""
     from ..errors import ValidationError
     from ..joint import release_leakage
-    from ..mechanism import Mechanism
 
     if (prior is None) == (reference is None):
         raise click.UsageError("give exactly one of --prior or --reference")
     if reference is not None and (column is None or delta is None):
         raise click.UsageError("--reference needs --column and --delta")
-    loaded = [Mechanism.load(f, allow_uncertified=True) for f in mechs]  # channels only
+    loaded = [load_mechanism(f, allow_uncertified=True) for f in mechs]
     labels = loaded[0].input_labels
     for f, m in zip(mechs, loaded, strict=True):
         if m.input_labels != labels:

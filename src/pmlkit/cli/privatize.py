@@ -154,7 +154,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     if len(set(cols)) != len(cols):
         raise click.UsageError(f"--column names a column twice: {', '.join(cols)}")
     plan = _load_plan(plan_path, allow_uncertified) if plan_path is not None else None
-    files, mechs = _column_mechanisms(mech_specs, cols, plan, allow_uncertified)
+    files, mechs = column_mechanisms(mech_specs, cols, plan, allow_uncertified)
     for f in dict.fromkeys(files.values()):
         m = mechs[next(c for c in cols if files[c] == f)]
         if not m.certified:
@@ -227,7 +227,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     with warnings.catch_warnings(record=True) as caught:  # PMLWarnings: one stderr line
         warnings.simplefilter("always")
         if engine == "dask":
-            from ..privatization._dask import privatize_file_dask
+            from ..privatization import privatize_file_dask
 
             report = privatize_file_dask(mapping, src, output, cols,
                                          into=list(into) or None, rng=rng, overwrite=overwrite,
@@ -277,7 +277,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     return 0
 
 
-def _column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: dict[str, Any] | None,
+def column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: dict[str, Any] | None,
                        allow_uncertified: bool) -> tuple[dict[str, str], dict[str, Any]]:
     """Each --column's mechanism file and loaded mechanism, from --mechanism (COL=FILE,
     or one FILE for every column) and/or the plan (whose mechanisms --mechanism must

@@ -2,9 +2,9 @@
 
 Examples::
 
-    pmlkit reproduce --all --out figures
-    pmlkit reproduce --figure laplace_adult --figure gauss --out figs --iterations 20
-    pmlkit reproduce --figure laplace_adult --data /path/to/adult --out figs --seed 1
+    pmlkit reproduce --all --output figures
+    pmlkit reproduce --figure laplace_adult --figure gauss --output figs --iterations 20
+    pmlkit reproduce --figure laplace_adult --data /path/to/adult --output figs --seed 1
 
 Figures needing the UCI Adult data are skipped with a message when it cannot be found
 (``--data``, ``PMLKIT_DATA`` or the loader's cache); the others still run.
@@ -19,13 +19,15 @@ import sys
 import click
 
 from ..experiments import FIGURES
+from ._common import renamed_option
 
 
 @click.command(name="reproduce")
 @click.option("--figure", "figures", multiple=True, type=click.Choice(list(FIGURES)),
               help="Figure to make (repeatable).")
 @click.option("--all", "all_", is_flag=True, help="Make every figure.")
-@click.option("--out", required=True, type=click.Path(file_okay=False, path_type=pathlib.Path),
+@renamed_option("--output", "--out", "out", required=True,
+                type=click.Path(file_okay=False, path_type=pathlib.Path),
               help="Output folder for NAME.png, NAME.csv and report.html.")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Monte-Carlo iterations / random points / grid size per figure "
@@ -42,7 +44,7 @@ from ..experiments import FIGURES
 def command(figures: tuple[str, ...], all_: bool, out: pathlib.Path, iterations: int | None,
             seed: int, data: pathlib.Path | None, progress: bool | None, strict: bool,
             as_json: bool) -> int:
-    """Reproduce the paper's figures: NAME.png, NAME.csv and one report.html in --out."""
+    """Reproduce the paper's figures: NAME.png, NAME.csv and one report.html in --output."""
     from ..experiments.report import REPORT_NAME, reproduce
 
     if not figures and not all_:

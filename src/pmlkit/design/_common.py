@@ -3,9 +3,9 @@
 Certification: every designer computes the exact worst-case eps of the matrix it returns
 over the set it was designed for with :func:`pmlkit.worstcase.leakage_capacity`
 (Def. localcap) and raises :class:`~pmlkit.errors.CertificationError` when it exceeds the
-target by more than :data:`CERTIFY_TOL`. This module owns that tolerance: the designers,
-:meth:`pmlkit.Mechanism.load` (which recomputes the worst case of a file against the
-certificate it records and against its target eps) and the tests import it from here.
+target by more than :data:`pmlkit.worstcase.CERTIFY_TOL` (the one certification
+tolerance, owned by :mod:`pmlkit.worstcase` next to the worst case it bounds; re-exported
+here).
 
 LP repair. HiGHS returns vertices that violate equalities by up to its feasibility
 tolerance (we ask for 1e-10). LP-based designers clip negative entries to 0 and divide each
@@ -27,20 +27,11 @@ import numpy as np
 
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
+from ..worstcase import CERTIFY_TOL
 
 __all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "exp_capped", "repair_rows",
            "solve_certified", "solve_lp"]
 
-#: Allowed excess of the certified eps over the target, in nats: the single certification
-#: tolerance of pmlkit. A mechanism is returned only if its exact worst case over the set
-#: is ``<= eps + CERTIFY_TOL``, i.e. every likelihood ratio is within a factor
-#: ``e^(eps + 1e-9)``, which is ``e^eps (1 + 1e-9)``: far below any statistical
-#: meaning, far above the rounding error of the worst-case computation itself (relative
-#: ``~1e-15``; the exact minima of :mod:`pmlkit.sets` are summed from non-negative terms
-#: and bounds are never tightened by rounding). It absorbs the row rescaling of LP
-#: solutions described above (``~2e-10``). The recorded ``certified_eps`` is the computed
-#: worst case itself, never rounded down to the target.
-CERTIFY_TOL = 1e-9
 #: LP and extreme-ray designs use ``min(eps, EPS_CAP)``: since ``M(30, P)`` is a subset of
 #: ``M(eps, P)`` for ``eps >= 30``, the result is still certified at eps; the designs differ
 #: only through likelihood ratios above ``e^30 ~ 1.1e13`` (priors with entries below

@@ -185,7 +185,7 @@ def _status(res: FigureResult) -> tuple[str, str]:
 def write_report(results: Sequence[FigureResult], out_dir: pathlib.Path | str,
                  settings: dict[str, Any] | None = None) -> pathlib.Path:
     """Write ``out_dir/report.html`` for ``results``; returns its path."""
-    from .. import __version__
+    from .._version import __version__
 
     esc = html.escape
     out = pathlib.Path(out_dir)

@@ -1,9 +1,11 @@
 """Privatise data with a mechanism: arrays, pandas, pyarrow, files and Dask.
 
 * :func:`privatize` / :func:`privatize_with_report`: in-memory containers and Dask
-  (:mod:`pmlkit.privatization._core`, :mod:`pmlkit.privatization._dask`);
+  (:mod:`pmlkit.privatization.memory`; engines :mod:`pmlkit.privatization._core` and
+  :mod:`pmlkit.privatization._dask`);
 * :func:`privatize_file`: CSV/Parquet files, streamed, written atomically
   (:mod:`pmlkit.privatization.files`);
+* :func:`privatize_file_dask`: the same for files, with Dask (the output is a folder);
 * :func:`dask_empirical_distribution`: the empirical distribution of a dask column.
 
 The module is deliberately not called ``privatize`` so that it never shadows the function
@@ -14,16 +16,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._core import CHUNK_ROWS, AliasSampler, PrivatizationReport, privatize, privatize_with_report
+from ._core import CHUNK_ROWS, AliasSampler, Encoder, PrivatizationReport
+from .memory import privatize, privatize_with_report
 
 __all__ = [
     "CHUNK_ROWS",
     "AliasSampler",
+    "Encoder",
     "FileReport",
     "PrivatizationReport",
     "dask_empirical_distribution",
     "privatize",
     "privatize_file",
+    "privatize_file_dask",
     "privatize_with_report",
 ]
 
@@ -31,6 +36,7 @@ _LAZY = {
     "privatize_file": "files",
     "FileReport": "files",
     "dask_empirical_distribution": "_dask",
+    "privatize_file_dask": "_dask",
 }
 
 
@@ -46,5 +52,5 @@ def __getattr__(name: str) -> Any:
 
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ._dask import dask_empirical_distribution
+    from ._dask import dask_empirical_distribution, privatize_file_dask
     from .files import FileReport, privatize_file

@@ -33,19 +33,23 @@ from typing import Any
 
 import numpy as np
 
-from .._provenance import warn_if_reference_values
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
-from ..rng import RandomSource, resolve_rng
+from ..rng import RandomSource
 
 __all__ = [
     "CHUNK_ROWS",
     "AliasSampler",
+    "Encoder",
     "PrivatizationReport",
+    "arrow_output_type",
     "as_mechanism_object",
-    "privatize",
-    "privatize_with_report",
+    "check_column_names",
+    "columns_into",
+    "label_kind",
+    "mech_digest",
+    "run_local",
 ]
 
 #: Records processed per chunk (bounded memory).
@@ -62,7 +66,7 @@ def as_mechanism_object(mechanism: Any) -> Mechanism:
     return Mechanism(as_matrix(mechanism))
 
 
-def _label_kind(labels: Sequence[Any]) -> str:
+def label_kind(labels: Sequence[Any]) -> str:
     kinds = set()
     for v in labels:
         if isinstance(v, bool | np.bool_):
@@ -150,12 +154,12 @@ class AliasSampler:
         return np.where(keep, j, self.alias_flat[flat])
 
 
-class _Encoder:
+class Encoder:
     """Map chunks of values to input indices; collect nulls/unknowns over all chunks."""
 
     def __init__(self, labels: Sequence[Any]) -> None:
         self.labels = tuple(labels)
-        self.kind = _label_kind(self.labels)
+        self.kind = label_kind(self.labels)
         self.range_labels = self.kind == "int" and self.labels == tuple(range(len(labels)))
         self.nulls = 0
         self.unknown: Counter[Any] = Counter()
@@ -356,7 +360,7 @@ def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
         out = np.empty(len(labels), dtype=object)
         out[:] = labels
         return out
-    kind = _label_kind(labels)
+    kind = label_kind(labels)
     if kind not in ("mixed", "object"):
         arr = np.asarray(labels)
         # numpy's fixed-width str/bytes dtypes drop trailing NUL characters ('\x00' would
@@ -372,7 +376,7 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                      generator: np.random.Generator, what: str) -> np.ndarray:
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
-    enc = _Encoder(mech.input_labels)
+    enc = Encoder(mech.input_labels)
     n = values.shape[0]
     idx = np.empty(n, dtype=np.intp)
     for start in range(0, n, CHUNK_ROWS):  # loop over chunks of 2^20 records
@@ -392,7 +396,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
     out_pieces = _arrow_indices(mech, sampler, pieces, generator, what)
-    out_type = _arrow_output_type(mech, arr.type)
+    out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
     results = []
     pos = 0
@@ -409,7 +413,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
                    generator: np.random.Generator, what: str) -> list[np.ndarray]:
     """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
-    enc = _Encoder(mech.input_labels)
+    enc = Encoder(mech.input_labels)
     out_pieces = []
     for piece in pieces:
         for start in range(0, len(piece), CHUNK_ROWS):
@@ -426,14 +430,14 @@ def _n_chunks(n: int) -> int:
     return max(0, math.ceil(n / CHUNK_ROWS))
 
 
-def _arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
+def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
     """Arrow type for the output labels: the input's type when the labels fit it."""
     import pyarrow as pa
 
     base = in_type.value_type if pa.types.is_dictionary(in_type) else in_type
     try:
         pa.array(list(mech.output_labels), type=base)
-        if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+        if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             return base
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
         pass
@@ -446,7 +450,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
 
     if isinstance(s.dtype, pd.CategoricalDtype):
         cats = s.cat.categories
-        enc = _Encoder(mech.input_labels)
+        enc = Encoder(mech.input_labels)
         cat_codes = enc.encode_numpy(np.asarray(cats, dtype=object) if cats.dtype == object
                                      else cats.to_numpy())
         used = np.unique(s.cat.codes.to_numpy())
@@ -461,7 +465,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                 idx[start:start + CHUNK_ROWS] = sampler.draw(codes[start:start + CHUNK_ROWS],
                                                              generator)
         out_cats = pd.Index(list(mech.output_labels),
-                            dtype=object if _label_kind(mech.output_labels) == "bool"
+                            dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
         cat = pd.Categorical.from_codes(idx, categories=out_cats)
         return pd.Series(cat, index=s.index, name=s.name)
@@ -474,9 +478,9 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]
         parts = _arrow_indices(mech, sampler, pieces, generator, what)
         idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
-        if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+        if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
-                out_type = _arrow_output_type(mech, pa_arr.type)
+                out_type = arrow_output_type(mech, pa_arr.type)
                 taken = pa.array(list(mech.output_labels), type=out_type).take(pa.array(idx))
                 return pd.Series(pd.array(taken, dtype=s.dtype), index=s.index, name=s.name)
             except (TypeError, ValueError, pa.ArrowException):
@@ -491,7 +495,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     idx = _privatize_numpy(mech, sampler, vals, generator, what)
     out_vals = _output_array(mech, None)[idx]
     out = pd.Series(out_vals, index=s.index, name=s.name)
-    if _label_kind(mech.output_labels) == _label_kind(mech.input_labels):
+    if label_kind(mech.output_labels) == label_kind(mech.input_labels):
         try:
             out = out.astype(s.dtype)
         except (TypeError, ValueError):
@@ -499,26 +503,23 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out
 
 
-def _mech_digest(mech: Mechanism) -> str:
+def mech_digest(mech: Mechanism) -> str:
     return str(mech.to_dict()["sha256"])
 
 
-def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
-         into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
-    """Privatise ``values``; returns (result, columns, rows, output index counts)."""
+def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
+              into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+    """Privatise an in-memory container (everything but Dask collections, which
+    :mod:`pmlkit.privatization._dask` splits into partitions and hands back here one at a
+    time); returns (result, privatised columns, rows, output index counts)."""
     import sys
 
     sampler = AliasSampler(mech.matrix)
     gen = source.generator
-    if "dask" in sys.modules and _is_dask(values):
-        from ._dask import privatize_dask
-
-        result, cols = privatize_dask(mech, values, source, columns=columns, into=into)
-        return result, cols, None, None
     pd = sys.modules.get("pandas")
     pa = sys.modules.get("pyarrow")
     if pd is not None and isinstance(values, pd.DataFrame):
-        df_cols, targets = _columns_into(values, columns, into)
+        df_cols, targets = columns_into(values, columns, into)
         out = values.copy()
         counts = np.zeros(mech.n_outputs, dtype=np.int64)
         for col, target in zip(df_cols, targets, strict=True):
@@ -561,31 +562,38 @@ def _counts(mech: Mechanism, res: Any) -> np.ndarray:
     return np.array([int(vc.get(lab, 0)) for lab in mech.output_labels], dtype=np.int64)
 
 
-def _is_dask(values: Any) -> bool:
-    mod = type(values).__module__
-    return mod.startswith("dask")
+def check_column_names(columns: Any, into: Any, *, as_str: bool = False
+                       ) -> tuple[list[Any], list[Any]]:
+    """The one check of ``columns=`` / ``into=`` (DataFrames, files, Dask): a name or a
+    non-empty list of names, ``into`` (default: the columns themselves, i.e. replace in
+    place) giving one new name per column, and no name twice in either list. ``as_str``
+    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``."""
+    def names(v: Any) -> list[Any]:
+        out = [v] if isinstance(v, str) else list(v)
+        return [str(x) for x in out] if as_str else out
+
+    cols = names(columns)
+    if not cols:
+        raise ValidationError("columns must name at least one column, got []")
+    targets = list(cols) if into is None else names(into)
+    if len(targets) != len(cols):
+        raise ValidationError(f"into must give one new name per column: {len(cols)} "
+                              f"column(s) {cols!r} but into={targets!r}")
+    if len(set(targets)) != len(targets) or len(set(cols)) != len(cols):
+        raise ValidationError(f"columns and into names must be unique, got columns={cols!r}, "
+                              f"into={targets!r}")
+    return cols, targets
 
 
-def _columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
+def columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
     if columns is None:
         raise ValidationError("columns= is required to privatise a DataFrame (name the "
                               "column(s) holding the sensitive labels)")
-    cols = [columns] if isinstance(columns, str) else list(columns)
-    if not cols:
-        raise ValidationError("columns must name at least one column, got []")
+    cols, targets = check_column_names(columns, into)
     missing = [c for c in cols if c not in df.columns]
     if missing:
         raise DataError(f"column {missing[0]!r} not found; available columns: "
                         f"{', '.join(map(repr, list(df.columns)))}")
-    if into is None:
-        targets = cols
-    else:
-        targets = [into] if isinstance(into, str) else list(into)
-        if len(targets) != len(cols):
-            raise ValidationError(f"into must give one new name per column: {len(cols)} "
-                                  f"column(s) {cols!r} but into={targets!r}")
-    if len(set(targets)) != len(targets):
-        raise ValidationError(f"into names must be unique, got {targets!r}")
     names = list(df.columns)
     for c in dict.fromkeys([*cols, *targets]):
         if names.count(c) > 1:
@@ -598,79 +606,3 @@ def _columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str
                             "(pmlkit never overwrites a column it was not asked to "
                             "privatise)")
     return cols, targets
-
-
-def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
-                          columns: str | Sequence[str] | None = None,
-                          into: str | Sequence[str] | None = None
-                          ) -> tuple[Any, PrivatizationReport]:
-    """Like :func:`privatize`, also returning a :class:`PrivatizationReport`.
-
-    The report records whether the run was seeded (research only) or used the secure
-    default, the rng description, the mechanism's digest, the number of rows and the
-    output counts."""
-    mech = as_mechanism_object(mechanism)
-    warn_if_reference_values(mech, values, columns)  # PMLWarning: values are the reference
-    source = resolve_rng(rng)
-    result, cols, rows, counts = _run(mech, values, source, columns=columns, into=into)
-    report = PrivatizationReport(
-        rows=rows, seeded=source.seeded, rng=source.description,
-        mechanism_sha256=_mech_digest(mech), columns=cols,
-        output_counts=None if counts is None else
-        {lab: int(c) for lab, c in zip(mech.output_labels, counts, strict=True)})
-    _attach_attrs(result, report)
-    return result, report
-
-
-def _attach_attrs(result: Any, report: PrivatizationReport) -> None:
-    attrs = getattr(result, "attrs", None)
-    if isinstance(attrs, dict):
-        attrs["pmlkit_privatization"] = report.to_dict()
-
-
-def privatize(mechanism: Any, values: Any, *, rng: Any = None,
-              columns: str | Sequence[str] | None = None,
-              into: str | Sequence[str] | None = None) -> Any:
-    """Privatise records: replace each input label by an output label drawn from its row.
-
-    For a record with label ``x_i`` the output is ``y_j`` with probability
-    ``W[i, j] = P(Y = y_j | X = x_i)`` (the mechanism's row ``i``), independently across
-    records. Sampling uses alias tables and one uniform per record (see the module
-    docstring), in chunks of :data:`CHUNK_ROWS` rows.
-
-    Parameters
-    ----------
-    mechanism
-        A :class:`pmlkit.Mechanism` (labels from it) or a row-stochastic 2-D array
-        (labels ``0..N-1`` in, ``0..M-1`` out).
-    values
-        The labels: numpy array, list/tuple, pandas Series / Categorical / DataFrame (with
-        ``columns=``), pyarrow Array / ChunkedArray, or a dask Series / DataFrame (lazy
-        result; each partition gets its own independent stream spawned from one root).
-    rng
-        ``None`` (default): cryptographically secure randomness (:mod:`pmlkit.rng`). An
-        int seed or a numpy Generator: reproducible research runs only. Which one was used
-        is recorded: pandas results carry ``result.attrs["pmlkit_privatization"]`` (a
-        :meth:`PrivatizationReport.to_dict`); :func:`privatize_with_report` returns the
-        report for any container; files get a manifest (see :func:`privatize_file`).
-    columns, into
-        DataFrames only: the column(s) to privatise, and optionally new column names to
-        write the outputs into (default: replace the values in place). Every other column
-        and the index are kept.
-
-    Returns
-    -------
-    The same kind of container, same length and order (and pandas index), holding output
-    labels of the mechanism's label type: numpy array, list, pandas Series (same index and
-    name; categorical in, categorical out), pandas Categorical, pyarrow Array/ChunkedArray
-    (same chunking; dictionary input gives plain output), pandas/dask DataFrame.
-
-    Raises
-    ------
-    DataError
-        A value that is not an input label, or a null: the message names the value and
-        the number of rows holding it. Nothing is privatised in that case.
-    ValidationError
-        Bad mechanism, rng, columns or container.
-    """
-    return privatize_with_report(mechanism, values, rng=rng, columns=columns, into=into)[0]

@@ -31,11 +31,11 @@ def _partition(part: Any, mech: Mechanism, child: RandomSource, columns: Any,
                into: Any) -> Any:
     import copy
 
-    from ._core import _run
+    from ._core import run_local
 
     # a private copy of the child's state: recomputing the task replays the same stream
-    child = copy.deepcopy(child)  # a task child (RandomSource._for_task) keeps its key
-    return _run(mech, part, child, columns=columns, into=into)[0]
+    child = copy.deepcopy(child)  # a task child (RandomSource.for_task) keeps its key
+    return run_local(mech, part, child, columns=columns, into=into)[0]
 
 
 def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
@@ -48,10 +48,10 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     import dask
     import dask.dataframe as dd
 
-    from ._core import _columns_into
+    from ._core import columns_into
 
     if isinstance(values, dd.DataFrame):
-        cols, targets = _columns_into(values, columns, into)
+        cols, targets = columns_into(values, columns, into)
         meta = _partition(values._meta, mech, _meta_source(), cols, targets)
     elif isinstance(values, dd.Series):
         if columns is not None or into is not None:
@@ -62,7 +62,7 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     else:
         raise ValidationError(f"unsupported dask collection {type(values).__name__}; pass a "
                               "dask DataFrame or Series")
-    children = [c._for_task() for c in source.spawn(values.npartitions)]
+    children = [c.for_task() for c in source.spawn(values.npartitions)]
     parts = values.to_delayed()
     fn = dask.delayed(_partition, pure=True)
     out_parts = [fn(p, mech, child, cols or None, targets or None) if cols else
@@ -95,37 +95,15 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     """
     import dask.dataframe as dd
 
-    from ..estimation import EmpiricalDistribution
+    from ..estimation import empirical_from_counts
 
     if not isinstance(column, dd.Series):
         raise ValidationError(f"column must be a dask Series, got {type(column).__name__}")
     import dask
 
     vc, nulls = dask.compute(column.value_counts(dropna=True), column.isna().sum())
-    if int(nulls):
-        raise DataError(f"samples contain {int(nulls)} null/NaN value(s); remove or label "
-                        "them explicitly before estimating a distribution")
     labels = [v.item() if isinstance(v, np.generic) else v for v in vc.index]
-    counts = np.asarray(vc.to_numpy(), dtype=np.int64)
-    if not labels:
-        raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
-    if categories is None:
-        try:
-            order = sorted(range(len(labels)), key=lambda i: labels[i])
-        except TypeError:
-            order = list(range(len(labels)))
-        return EmpiricalDistribution.from_counts(counts[order], [labels[i] for i in order])
-    cats = list(categories)
-    pos = {c: i for i, c in enumerate(cats)}
-    unknown = [(lab, int(c)) for lab, c in zip(labels, counts, strict=True) if lab not in pos]
-    if unknown:
-        lab, c = unknown[0]
-        raise DataError(f"sample value {lab!r} ({c} row(s)) is not in categories "
-                        f"{tuple(cats)!r}")
-    full = np.zeros(len(cats), dtype=np.int64)
-    for lab, c in zip(labels, counts, strict=True):  # loop over distinct labels only
-        full[pos[lab]] = c
-    return EmpiricalDistribution.from_counts(full, cats)
+    return empirical_from_counts(labels, vc.to_numpy(), categories, nulls=int(nulls))
 
 
 def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | None, part: str,
@@ -140,11 +118,11 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     from pathlib import Path
 
     from ._core import AliasSampler
-    from .files import _one_file, _Policy
+    from .files import Policy, one_file
 
-    policies = {c: _Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
+    policies = {c: Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
     samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
-    st = _one_file(mechs, samplers, Path(inp), Path(part), cols, targets,
+    st = one_file(mechs, samplers, Path(inp), Path(part), cols, targets,
                    child.generator, policies, csv=csv, batch_rows=batch_rows, bar=None,
                    meta=meta, compression=compression, piece=piece)
     os.replace(st.tmp, part)
@@ -211,49 +189,43 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
 
     from ..io import compression_of, expand_inputs, file_format, unique_columns
     from ..rng import resolve_rng
-    from ._core import _mech_digest
+    from ._core import check_column_names, mech_digest
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
     from .files import (
         MANIFEST_FORMAT,
         MANIFEST_SUFFIX,
         MISSING_LABEL,
         FileReport,
-        _check_missing_policy,
-        _check_repeat,
-        _check_unknown_as,
-        _column_mechanisms,
-        _joint_record,
-        _merged_meta,
-        _parquet_pieces,
-        _read_csv,
-        _same_file,
+        check_missing_policy,
+        check_repeat,
+        check_unknown_as,
+        column_mechanisms,
+        csv_options_for,
         csv_pieces,
+        joint_record,
+        merged_meta,
+        parquet_pieces,
         previous_privatization,
+        same_file,
     )
 
     inputs = expand_inputs(input)
     out = Path(output)
-    cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
-    targets = cols if into is None else ([into] if isinstance(into, str) else
-                                         [str(t) for t in into])
-    if not cols or len(targets) != len(cols) or len(set(targets)) != len(targets) \
-            or len(set(cols)) != len(cols):
-        raise ValidationError(f"columns and into must be non-empty, unique and of equal "
-                              f"length, got columns={cols!r}, into={targets!r}")
-    mechs = _column_mechanisms(mechanism, cols)
-    joint_doc = _joint_record(joint_guarantee)
-    missing = _check_missing_policy(missing)
+    cols, targets = check_column_names(columns, into, as_str=True)
+    mechs = column_mechanisms(mechanism, cols)
+    joint_doc = joint_record(joint_guarantee)
+    missing = check_missing_policy(missing)
     for c, mech in mechs.items():
         if missing == "category" and MISSING_LABEL not in mech.input_labels:
             raise ValidationError(f"missing='category' needs a mechanism with the input "
                                   f"label {MISSING_LABEL!r} (column {c!r})")
-    unknown = _check_unknown_as(unknown_as, mechs)
+    unknown = check_unknown_as(unknown_as, mechs)
     fmts = {file_format(p) for p in inputs}
     if len(fmts) > 1:
         raise ValidationError("all inputs must have the same format with --engine dask, got "
                               f"{sorted(fmts)}")
     for inp in inputs:
-        if _same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
+        if same_file(inp, out) or inp.resolve().is_relative_to(out.resolve()):
             raise DataError(f"output {str(out)!r} would overwrite the input {str(inp)!r}")
     if out.exists():
         if not overwrite:
@@ -267,7 +239,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     if not out.parent.is_dir():
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
     for inp in inputs:
-        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        available = unique_columns(inp, csv=csv_options_for(inp, csv))
         absent = [c for c in cols if c not in available]
         if absent:
             raise DataError(f"column {absent[0]!r} not found in {str(inp)!r}; available "
@@ -278,12 +250,12 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                             "choose a new name")
     previous = [previous_privatization(inp) for inp in inputs]
     for inp, prev in zip(inputs, previous, strict=True):
-        _check_repeat(prev, cols, targets, inp, repeat)
+        check_repeat(prev, cols, targets, inp, repeat)
     prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:
         if file_format(inp) == "parquet":
-            pieces += [(inp, pc) for pc in _parquet_pieces(inp, batch_rows)]
+            pieces += [(inp, pc) for pc in parquet_pieces(inp, batch_rows)]
         elif compression_of(inp) is None:
             pieces += [(inp, pc) for pc in csv_pieces(inp, block_bytes)]
         else:
@@ -295,17 +267,17 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
         for m in {id(m): m for m in mechs.values()}.values():
             warn_if_reference_file(m, p)
-    digests = {c: _mech_digest(m) for c, m in mechs.items()}
+    digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     privatized = {t: {"column": c, "mechanism": mechs[c].to_dict(),
                       "mechanism_sha256": digests[c], "missing": missing,
                       "unknown_as": unknown[c]}
                   for c, t in zip(cols, targets, strict=True)}
-    meta = _merged_meta(prev, {
+    meta = merged_meta(prev, {
         "format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
         "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
         "joint_guarantee": joint_doc, "privatized": privatized})
-    children = [c._for_task() for c in source.spawn(len(pieces))]  # keyed per task
+    children = [c.for_task() for c in source.spawn(len(pieces))]  # keyed per task
     remove_stale(out)
     remove_stale(out.with_name(out.name + MANIFEST_SUFFIX))
     tmp = temp_path(out, ".tmpdir")

@@ -66,11 +66,12 @@ from ..io import (
 from ..rng import resolve_rng
 from ._core import (
     AliasSampler,
-    _arrow_output_type,
-    _Encoder,
-    _label_kind,
-    _mech_digest,
+    Encoder,
+    arrow_output_type,
     as_mechanism_object,
+    check_column_names,
+    label_kind,
+    mech_digest,
 )
 from ._publish import (
     cleanup_on_signals,
@@ -142,11 +143,11 @@ class FileReport:
                 else dict(self.joint_guarantee)}
 
 
-def _arrow_type_for(labels: Sequence[Any]) -> Any:
+def arrow_type_for(labels: Sequence[Any]) -> Any:
     import pyarrow as pa
 
     return {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(),
-            "float": pa.float64()}.get(_label_kind(labels))
+            "float": pa.float64()}.get(label_kind(labels))
 
 
 def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Path]:
@@ -168,7 +169,7 @@ def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Pat
     return [out]
 
 
-def _same_file(a: Path, b: Path) -> bool:
+def same_file(a: Path, b: Path) -> bool:
     if a.resolve() == b.resolve():
         return True
     try:
@@ -177,14 +178,14 @@ def _same_file(a: Path, b: Path) -> bool:
         return False
 
 
-def _check_missing_policy(missing: Any) -> str:
+def check_missing_policy(missing: Any) -> str:
     if missing not in MISSING_POLICIES:
         raise ValidationError(f"missing must be one of {', '.join(map(repr, MISSING_POLICIES))}"
                               f", got {missing!r}")
     return str(missing)
 
 
-def _column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
+def column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
     """One mechanism object per privatised column: a single mechanism serves every
     column; a mapping must name exactly the columns."""
     if isinstance(mechanism, Mapping):
@@ -201,7 +202,7 @@ def _column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
     return {c: mech for c in cols}
 
 
-def _check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, Any]:
+def check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, Any]:
     """``unknown_as`` per column: one label for every column, or a mapping column -> label
     (columns it does not name stop on unknown values)."""
     per = ({str(k): v for k, v in unknown_as.items()} if isinstance(unknown_as, Mapping)
@@ -217,7 +218,7 @@ def _check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, An
     return {c: per.get(c) for c in mechs}
 
 
-def _joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
+def joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
     if joint_guarantee is None:
         return None
     if hasattr(joint_guarantee, "to_dict"):
@@ -255,7 +256,7 @@ def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | Non
     return doc
 
 
-def _check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
+def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
                   where: Path, repeat: bool) -> None:
     """Refuse privatising again a column an earlier pass privatised (or released from),
     unless ``repeat``: that is a repeated release of the same values."""
@@ -274,7 +275,7 @@ def _check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list
                 "repeat=True (--allow-repeat) to record both passes")
 
 
-def _merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
+def merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
     """This pass's record merged over an earlier pass's: earlier ``privatized`` entries
     are kept (unless this pass replaced their column) and every earlier record is kept
     whole under ``previous_passes``."""
@@ -366,34 +367,20 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         ``overwrite``, a file-system error. No output is left behind on any error or
         interruption; with several inputs either all outputs are published or none.
     """
-    cols = [columns] if isinstance(columns, str) else [str(c) for c in columns]
-    if not cols:
-        raise ValidationError("columns must name at least one column, got []")
-    if len(set(cols)) != len(cols):
-        raise ValidationError(f"columns names must be unique, got columns={cols!r}")
-    mechs = _column_mechanisms(mechanism, cols)
-    joint_doc = _joint_record(joint_guarantee)
-    if into is None:
-        targets = list(cols)
-    else:
-        targets = [into] if isinstance(into, str) else [str(c) for c in into]
-        if len(targets) != len(cols):
-            raise ValidationError(f"into must give one new name per column: {cols!r} but "
-                                  f"into={targets!r}")
-    if len(set(targets)) != len(targets) or len(set(cols)) != len(cols):
-        raise ValidationError(f"columns and into names must be unique, got columns={cols!r}, "
-                              f"into={targets!r}")
+    cols, targets = check_column_names(columns, into, as_str=True)
+    mechs = column_mechanisms(mechanism, cols)
+    joint_doc = joint_record(joint_guarantee)
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
-    missing = _check_missing_policy(missing)
+    missing = check_missing_policy(missing)
     for c, mech in mechs.items():
         if missing == "category" and MISSING_LABEL not in mech.input_labels:
             raise ValidationError(
                 f"missing='category' needs a mechanism with the input label "
                 f"{MISSING_LABEL!r} (column {c!r}); design it from data whose missing "
                 "values are a category (missing='category')")
-    unknown = _check_unknown_as(unknown_as, mechs)
+    unknown = check_unknown_as(unknown_as, mechs)
     if compression is not None and not isinstance(compression, str):
         raise ValidationError(f"compression must be a codec name, got {compression!r}")
     inputs = expand_inputs(input)
@@ -404,7 +391,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                   f"{compression!r} for {str(out)!r}; a CSV output is "
                                   "compressed by its extension (.csv.gz, .csv.bz2, .csv.zst)")
         for inp in inputs:
-            if _same_file(inp, out):
+            if same_file(inp, out):
                 raise DataError(f"output {str(out)!r} is the input file {str(inp)!r}; "
                                 "pmlkit never overwrites its input, choose another output")
         if out.is_dir():
@@ -417,7 +404,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise DataError(f"manifest {str(man)!r} already exists without its data file; "
                             "remove it or pass overwrite=True (--overwrite)")
     for inp in inputs:  # fail fast on a missing or ambiguous column in any file
-        available = unique_columns(inp, csv=_read_csv(inp, csv))
+        available = unique_columns(inp, csv=csv_options_for(inp, csv))
         missing_cols = [c for c in cols if c not in available]
         if missing_cols:
             raise DataError(f"column {missing_cols[0]!r} not found in {str(inp)!r}; "
@@ -428,7 +415,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "choose a new name")
     previous = [previous_privatization(inp) for inp in inputs]
     for inp, prev in zip(inputs, previous, strict=True):
-        _check_repeat(prev, cols, targets, inp, repeat)
+        check_repeat(prev, cols, targets, inp, repeat)
     if outputs[0] != Path(output):  # writing into a folder: create it
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
@@ -437,10 +424,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
 
     source = resolve_rng(rng)
     samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
-    digests = {c: _mech_digest(m) for c, m in mechs.items()}
+    digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     mech_docs = {c: m.to_dict() for c, m in mechs.items()}
-    policies = {c: _Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
+    policies = {c: Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
@@ -458,12 +445,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                       "mechanism_sha256": digests[c], "missing": missing,
                                       "unknown_as": unknown[c]}
                                   for c, t in zip(cols, targets, strict=True)}
-                    meta = _merged_meta(prev, {
+                    meta = merged_meta(prev, {
                         "format": MANIFEST_FORMAT, "version": 1, "columns": cols,
                         "into": targets, "seeded": source.seeded,
                         "rng": source.description, "mechanism_sha256": digest,
                         "joint_guarantee": joint_doc, "privatized": privatized})
-                    st = _one_file(mechs, samplers, inp, out, cols, targets,
+                    st = one_file(mechs, samplers, inp, out, cols, targets,
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
@@ -550,7 +537,7 @@ def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -
         raise
 
 
-class _Policy:
+class Policy:
     """How the privatised column is read: CSV text to labels, missing values, unknowns."""
 
     def __init__(self, mech: Any, csv: CsvOptions | None, missing: str,
@@ -561,7 +548,7 @@ class _Policy:
         self.csv = csv
         self.missing = missing
         self.unknown_as = unknown_as
-        self.in_type = _arrow_type_for(mech.input_labels)
+        self.in_type = arrow_type_for(mech.input_labels)
         self.unknown_rows = 0
         labels = [lab for lab in mech.input_labels]
         self.label_set = None
@@ -621,7 +608,7 @@ class _Policy:
         return arr, keep_mask
 
 
-def _read_csv(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
+def csv_options_for(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
     """The options that read a CSV input as pure text (no null markers, no stripping)."""
     if file_format(inp) != "csv":
         return csv
@@ -673,9 +660,9 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
-def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
+def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
-              policies: Mapping[str, _Policy], *,
+              policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
@@ -684,7 +671,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
-    read_csv = _read_csv(inp, csv)
+    read_csv = csv_options_for(inp, csv)
     names = list_columns(inp, csv=read_csv)
     base_meta: dict[Any, Any] = {}
     codecs: dict[str, str] = {}
@@ -712,7 +699,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
         else:
             src_type = src.type.value_type if pa.types.is_dictionary(src.type) else src.type
             policy = policies[c]
-            typ = _arrow_output_type(mechs[c], policy.in_type if in_fmt == "csv" and
+            typ = arrow_output_type(mechs[c], policy.in_type if in_fmt == "csv" and
                                      policy.in_type is not None else src_type)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
@@ -723,7 +710,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
-    encoders = {c: _Encoder(mechs[c].input_labels) for c in cols}
+    encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
     sink: Any = None
     writer: Any = None
@@ -827,20 +814,20 @@ def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
         with open(inp, "rb") as fh:
             fh.seek(a)
             data = fh.read(b - a)
-        ropts = opts._read_options(batch_rows)
+        ropts = opts.read_options(batch_rows)
         if a > 0:
             ropts.column_names = list(names)
             ropts.skip_rows = 0
-        conv = opts._convert_options(None, {n: pa.string() for n in names})
+        conv = opts.convert_options(None, {n: pa.string() for n in names})
         with pacsv.open_csv(pa.BufferReader(data), read_options=ropts,
-                            parse_options=opts._parse_options(inp),
+                            parse_options=opts.parse_options(inp),
                             convert_options=conv) as reader:
             yield from reader
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
 
 
-def _parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
+def parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
     """Row-group ranges of a Parquet file, each of about ``rows`` rows (at least one row
     group; an empty file is one empty piece)."""
     import pyarrow.parquet as pq
@@ -906,8 +893,8 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
 
 def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
                      batch: Any, cols: list[str], targets: list[str],
-                     encoders: dict[str, _Encoder], gen: np.random.Generator,
-                     policies: Mapping[str, _Policy], *, from_text: bool,
+                     encoders: dict[str, Encoder], gen: np.random.Generator,
+                     policies: Mapping[str, Policy], *, from_text: bool,
                      schema: Any) -> Any:
     import pyarrow as pa
     import pyarrow.compute as pc

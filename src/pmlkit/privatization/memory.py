@@ -1,0 +1,113 @@
+"""The in-memory entry points :func:`privatize` and :func:`privatize_with_report`: they
+resolve the mechanism and the randomness, dispatch to the local engine
+(:mod:`pmlkit.privatization._core`) or, for Dask collections, to
+:mod:`pmlkit.privatization._dask`, and build the report.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from .._provenance import warn_if_reference_values
+from ..mechanism import Mechanism
+from ..rng import RandomSource, resolve_rng
+from ._core import CHUNK_ROWS, PrivatizationReport, as_mechanism_object, mech_digest, run_local
+
+__all__ = ["CHUNK_ROWS", "privatize", "privatize_with_report"]
+
+
+def _is_dask(values: Any) -> bool:
+    return type(values).__module__.startswith("dask")
+
+
+def run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
+        into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+    """Privatise ``values`` with the engine its type needs; returns (result, columns, rows,
+    output index counts); rows and counts are ``None`` for a lazy Dask result."""
+    import sys
+
+    if "dask" in sys.modules and _is_dask(values):
+        from ._dask import privatize_dask
+
+        result, cols = privatize_dask(mech, values, source, columns=columns, into=into)
+        return result, cols, None, None
+    return run_local(mech, values, source, columns=columns, into=into)
+
+
+def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
+                          columns: str | Sequence[str] | None = None,
+                          into: str | Sequence[str] | None = None
+                          ) -> tuple[Any, PrivatizationReport]:
+    """Like :func:`privatize`, also returning a :class:`PrivatizationReport`.
+
+    The report records whether the run was seeded (research only) or used the secure
+    default, the rng description, the mechanism's digest, the number of rows and the
+    output counts."""
+    mech = as_mechanism_object(mechanism)
+    warn_if_reference_values(mech, values, columns)  # PMLWarning: values are the reference
+    source = resolve_rng(rng)
+    result, cols, rows, counts = run(mech, values, source, columns=columns, into=into)
+    report = PrivatizationReport(
+        rows=rows, seeded=source.seeded, rng=source.description,
+        mechanism_sha256=mech_digest(mech), columns=cols,
+        output_counts=None if counts is None else
+        {lab: int(c) for lab, c in zip(mech.output_labels, counts, strict=True)})
+    _attach_attrs(result, report)
+    return result, report
+
+
+def _attach_attrs(result: Any, report: PrivatizationReport) -> None:
+    attrs = getattr(result, "attrs", None)
+    if isinstance(attrs, dict):
+        attrs["pmlkit_privatization"] = report.to_dict()
+
+
+def privatize(mechanism: Any, values: Any, *, rng: Any = None,
+              columns: str | Sequence[str] | None = None,
+              into: str | Sequence[str] | None = None) -> Any:
+    """Privatise records: replace each input label by an output label drawn from its row.
+
+    For a record with label ``x_i`` the output is ``y_j`` with probability
+    ``W[i, j] = P(Y = y_j | X = x_i)`` (the mechanism's row ``i``), independently across
+    records. Sampling uses alias tables and one uniform per record (see the module
+    docstring), in chunks of :data:`CHUNK_ROWS` rows.
+
+    Parameters
+    ----------
+    mechanism
+        A :class:`pmlkit.Mechanism` (labels from it) or a row-stochastic 2-D array
+        (labels ``0..N-1`` in, ``0..M-1`` out).
+    values
+        The labels: numpy array, list/tuple, pandas Series / Categorical / DataFrame (with
+        ``columns=``), pyarrow Array / ChunkedArray, or a dask Series / DataFrame (lazy
+        result; each partition gets its own independent stream spawned from one root).
+    rng
+        ``None`` (default): cryptographically secure randomness (:mod:`pmlkit.rng`). An
+        int seed or a numpy Generator: reproducible research runs only. Which one was used
+        is recorded: pandas results carry ``result.attrs["pmlkit_privatization"]`` (a
+        :meth:`PrivatizationReport.to_dict`); :func:`privatize_with_report` returns the
+        report for any container; files get a manifest (see :func:`privatize_file`).
+    columns, into
+        DataFrames only: the column(s) to privatise, and optionally new column names to
+        write the outputs into (default: replace the values in place). Every other column
+        and the index are kept.
+
+    Returns
+    -------
+    The same kind of container, same length and order (and pandas index), holding output
+    labels of the mechanism's label type: numpy array, list, pandas Series (same index and
+    name; categorical in, categorical out), pandas Categorical, pyarrow Array/ChunkedArray
+    (same chunking; dictionary input gives plain output), pandas/dask DataFrame.
+
+    Raises
+    ------
+    DataError
+        A value that is not an input label, or a null: the message names the value and
+        the number of rows holding it. Nothing is privatised in that case.
+    ValidationError
+        Bad mechanism, rng, columns or container.
+    """
+    return privatize_with_report(mechanism, values, rng=rng, columns=columns, into=into)[0]
