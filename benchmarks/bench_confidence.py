@@ -1,4 +1,4 @@
-"""Benchmark of pmlkit.confidence (issue 8): utility gains and certified eps of the tighter
+"""Benchmark of pmlkit.confidence: utility gains and certified eps of the tighter
 sets against the paper's l1-ball, and the time to build each set.
 
 Run: ``.venv/bin/python benchmarks/bench_confidence.py [--iterations 100] [--seed 0]``

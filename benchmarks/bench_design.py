@@ -1,4 +1,4 @@
-"""Benchmark: optimal mechanism design (pmlkit.design, issue 3).
+"""Benchmark: optimal mechanism design (pmlkit.design).
 
 1. Linear-utility (accuracy) robust design for N = 50, 100, 200: Prop. LCCP's 2NM form
    (beta < 2 p_min) and the exact dual form (beta > 2 p_min, zero counts allowed).

@@ -1,4 +1,4 @@
-"""Benchmark of pmlkit.privatize (issue 5). Run: ``.venv/bin/python benchmarks/bench_privatize.py``.
+"""Benchmark of pmlkit.privatize. Run: ``.venv/bin/python benchmarks/bench_privatize.py``.
 
 In one run, on this machine:
 
@@ -18,7 +18,7 @@ In one run, on this machine:
    ``--rows`` rows (default 10^8) written in row groups of 2^20 to a temporary folder,
    deleted afterwards.
 
-Targets (issue 5): secure >= 10 M records/s for k = 4, >= 100x diffprivlib, peak memory
+Targets: secure >= 10 M records/s for k = 4, >= 100x diffprivlib, peak memory
 < 2 GB for 10^8 rows. Time is the best of ``--repeat`` runs (wall clock, perf_counter).
 """
 

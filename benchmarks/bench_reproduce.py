@@ -1,4 +1,4 @@
-"""Time every figure of `pmlkit reproduce` at its default settings (issue 6: the whole run
+"""Time every figure of `pmlkit reproduce` at its default settings (the whole run
 must take under 10 minutes on a 2-core machine).
 
 Run: ``.venv/bin/python benchmarks/bench_reproduce.py [--data PATH] [--figure NAME ...]``.

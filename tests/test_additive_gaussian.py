@@ -1,4 +1,4 @@
-"""Binary Gaussian mechanism (Section "gauss", SPEC 6) and the pLDP baseline, against
+"""Binary Gaussian mechanism (Section "gauss", math §6) and the pLDP baseline, against
 numerical integration (scipy.integrate.quad over a violation set found numerically),
 brute-force grids over the uncertainty set, hand-written formulas and mpmath."""
 

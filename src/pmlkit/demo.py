@@ -25,7 +25,7 @@ Part 2, a worst-case tour on a built-in sample (:func:`run`):
 1. Estimate a distribution from a built-in deterministic sample of 1,000 records with four
    labels (eq. empiricaldistribution).
 2. Report the PML of k-ary randomized response (:func:`pmlkit.design.randomized_response`)
-   under that estimate (SPEC section 2).
+   under that estimate (math §2).
 3. Take the l1 radius for ``delta = 1e-6`` (eq. betastar): with probability ``1 - delta``
    the true distribution lies in the ball ``B_beta(p_hat)``.
 4. Compute the exact worst case over the ball (Def. localcap, exact greedy, beyond the

@@ -1,4 +1,4 @@
-"""Optimal privacy mechanisms under distribution uncertainty (SPEC section 5).
+"""Optimal privacy mechanisms under distribution uncertainty (math §5).
 
 - baselines: :func:`randomized_response`, :func:`identity_mechanism`, the fixed-prior
   closed forms :func:`extremal_high_privacy`, :func:`extremal_binary`, :func:`k_singular`

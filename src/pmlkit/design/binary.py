@@ -1,4 +1,4 @@
-"""The binary closed form under l1 uncertainty (Thm optimalbinary, SPEC section 5)."""
+"""The binary closed form under l1 uncertainty (Thm optimalbinary, math §5)."""
 
 from __future__ import annotations
 

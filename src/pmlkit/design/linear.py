@@ -3,7 +3,7 @@
 A linear utility is an expected gain ``U(W, p) = sum_i p_i sum_j g[i, j] W[i, j]``; the
 identity gain is ``P[Y = X]`` ("accuracy"), ``g = -(1 - I)`` is minus the Hamming
 distortion. Over a polytope of mechanisms its maximum is attained at a vertex and found
-exactly by an LP (issue 3, item 5).
+exactly by an LP.
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The paper's figures (SPEC section 7) as functions returning tidy data frames.
+"""The paper's figures (math §7) as functions returning tidy data frames.
 
 Each figure implements the interface described in :mod:`pmlkit.experiments.base`
 (``NAME``, ``CAPTION``, ``compute``, ``plot``, ``check``). This module is the registry:

@@ -1,6 +1,6 @@
 """The figure interface shared by every experiment module, and small shared helpers.
 
-Every figure of the paper (SPEC section 7) is one module of :mod:`pmlkit.experiments`
+Every figure of the paper (math §7) is one module of :mod:`pmlkit.experiments`
 exposing
 
 ``NAME: str``
@@ -12,7 +12,7 @@ exposing
     message, when the data cannot be found).
 ``compute(*, iterations=None, seed=0, data=None, progress=False) -> pandas.DataFrame``
     The tidy data behind the figure: one row per plotted point, the CSV columns of
-    issue 6. ``iterations=None`` means the paper's default; small values make a smoke run.
+    ``iterations=None`` means the paper's default; small values make a smoke run.
 ``plot(df) -> matplotlib.figure.Figure``
     The figure drawn from that data frame alone.
 ``check(df) -> list[Check]``
@@ -126,7 +126,7 @@ def progress_bar(iterable: Iterable[T], *, enabled: bool, desc: str,
 def empirical_mutual_information(joint: Any) -> np.ndarray:
     """Empirical mutual information of 2-D count tables, vectorised over leading axes.
 
-    For a table of joint frequencies ``f(x, y)`` of ``m`` pairs (SPEC 7, Figure
+    For a table of joint frequencies ``f(x, y)`` of ``m`` pairs (math §7, Figure
     "numex_laplace"; the paper writes N where the sample count m is meant):
 
     .. math:: \\hat I(X;Y) = \\sum_{x,y} \\frac{f(x,y)}{m}

@@ -8,7 +8,7 @@ For noise ``sigma``, estimate ``p_hat = (P(-1), P(+1))`` from ``m`` samples and
 * ``paper``: ``(eps*, delta*)`` with ``eps* = eps - log(1 - beta e^eps / 2)`` and
   ``delta* = delta_1 + delta_2 - delta_1 delta_2`` (Section "gauss");
 * ``direct``: ``(eps, delta_1 + delta_2 - delta_1 delta_2)``, pmlkit's tighter curve
-  (``delta_1`` is already a supremum over the ball; SPEC section 6);
+  (``delta_1`` is already a supremum over the ball; math §6);
 
 both from :func:`pmlkit.additive.gaussian_tradeoff` (``delta_1`` by exact 1-D
 maximisation, where the paper used a grid search). ``pldp``: the (eps, delta)-pLDP curve of

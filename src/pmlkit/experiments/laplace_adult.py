@@ -1,6 +1,6 @@
 """Figure "numex_laplace": binary Laplace mechanism on Adult, (eps, delta)-PML vs eps-LDP.
 
-The paper's procedure (Section "numex_laplace", SPEC 7), vectorised over iterations: each
+The paper's procedure (Section "numex_laplace", math §7), vectorised over iterations: each
 iteration shuffles the feature column, takes the first ``m`` rows, estimates ``p_hat``
 from them, sets the Laplace scale ``b`` for each target ``eps``
 
@@ -65,7 +65,7 @@ CAPTION = (
     "eq. uncertainlaplace (method=pml: (eps, delta)-PML with delta = 1e-9, p_hat from the "
     "first m rows of each shuffle, beta = beta*(delta) of eq. binarybeta) and with the "
     "eps-LDP scale b = 2/eps (method=ldp); Laplace noise is added to the m rows (coded "
-    "-1/+1), thresholded at 0, and the empirical MI of SPEC 7 (nats) is averaged over the "
+    "-1/+1), thresholded at 0, and the empirical MI of math §7 (nats) is averaged over the "
     "iterations (100 by default; common random numbers across settings). Paper's claim: "
     "PML gives more utility than LDP at every m and eps, and the gain grows with m."
 )

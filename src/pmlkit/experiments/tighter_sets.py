@@ -1,6 +1,6 @@
 """Figure "tighter_sets": the same delta, tighter confidence sets, smaller eps, more utility.
 
-Beyond the paper (issue 8). Two kinds of rows in one tidy frame (unused columns empty):
+Beyond the paper. Two kinds of rows in one tidy frame (unused columns empty):
 
 1. **Certified eps** (columns ``set, n, m, delta, p_hat_kind, eps_certified`` and
    ``mechanism``): a fixed mechanism, either k-ary randomized response at ``eps0`` =

@@ -9,10 +9,10 @@ Cor. leakagebound), with ``P_Y = p W``, ``Q_Y = Q W`` and
   ``beta = ||Q - p||_1`` (the paper's cloud, labelled "true" there);
 * ``bound``: the Thm l1gamma bound (:func:`pmlkit.bounds.sensitivity_bound`);
 * ``exact``: pmlkit's exact sensitivity over ``B_beta(p)``
-  (:func:`pmlkit.worstcase.leakage_sensitivity`, the greedy of SPEC section 4), which is
+  (:func:`pmlkit.worstcase.leakage_sensitivity`, the greedy of math §4), which is
   the upper envelope of any cloud; the paper only shows the bound.
 
-Panels (SPEC 7): (a) Example boundExtrMech, ``p = (.4,.2,.2,.2)``, ``eps = log(9/8)``
+Panels (math §7): (a) Example boundExtrMech, ``p = (.4,.2,.2,.2)``, ``eps = log(9/8)``
 (first privacy region); (b) a 2-singular mechanism, ``N = 10``
 (``W[i, i] = W[i, i+1 mod N] = 1/2``), uniform ``p``, ``eps = log(N/2) = log 5``.
 
