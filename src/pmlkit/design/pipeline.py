@@ -275,12 +275,15 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     # three-level candidates are generated in chunks and only the feasible ones kept (a
     # few percent), so their code count may exceed the memory limit of the others
     enumerable = count <= MAX_ENUMERATED or (count == 3.0 ** n and n <= MAX_THREE_LEVEL_N)
-    rays_fn = _exact_rays(uset, p) if enumerable else None
-    if rays_fn is None and isinstance(uset, L1Ball) and uset.radius == 0 \
+    if isinstance(uset, L1Ball) and uset.radius == 0 \
             and np.array_equal(np.asarray(uset.center), p):
+        # fixed prior: in the first privacy region the extremal mechanism is proved optimal
+        # for every sub-convex utility; taking it first also avoids solver tolerances that
+        # dwarf the utility itself (~eps^2) at tiny eps
         closed = extremal_mechanism(p, eps)
-        if closed is not None:  # proved optimal (first privacy region)
+        if closed is not None:
             return np.asarray(closed.matrix), eps, f"closed form ({closed.designer})", 0.0
+    rays_fn = _exact_rays(uset, p) if enumerable else None
     if rays_fn is None and mu != "mutual_information":
         w, method = _fallback(uset, p, eps, util)
         warnings.warn(
