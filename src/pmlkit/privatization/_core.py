@@ -92,34 +92,78 @@ class AliasSampler:
     def __init__(self, matrix: Any) -> None:
         w = as_matrix(matrix)
         n, m = w.shape
-        prob = np.zeros((n, m))
-        alias = np.zeros((n, m), dtype=np.intp)
-        for i in range(n):  # loop over rows of the matrix (not records)
-            prob[i], alias[i] = self._vose(w[i])
+        prob, alias = self._vose_rows(w)
         self.n_inputs, self.n_outputs = n, m
         self.prob_flat = prob.ravel()
         self.alias_flat = alias.ravel()
+        # one 16-byte cell per (input, column): keep-probability and alias side by side, so
+        # a record costs one gather (one cache line) however large the table is; aliases
+        # are integers below 2**53, exact as floats
+        self._table = np.empty(n * m, dtype=np.complex128)
+        self._table.real = self.prob_flat
+        self._table.imag = self.alias_flat
 
     @staticmethod
-    def _vose(row: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        m = row.size
-        scaled = row * m
-        prob = np.zeros(m)
-        alias = np.arange(m, dtype=np.intp)
-        small = [j for j in range(m) if scaled[j] < 1.0]
-        large = [j for j in range(m) if scaled[j] >= 1.0]
-        while small and large:
-            s, g = small.pop(), large.pop()
-            prob[s] = scaled[s]
-            alias[s] = g
-            scaled[g] = (scaled[g] + scaled[s]) - 1.0
-            (small if scaled[g] < 1.0 else large).append(g)
-        for j in large + small:  # leftovers are 1 up to rounding
-            prob[j] = 1.0
-        best = int(np.argmax(row))
-        zero = row == 0.0
+    def _vose_rows(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Vose's construction run on all rows at once (vectorised over rows).
+
+        Every row keeps its own stacks of "small" (scaled mass < 1) and "large" columns;
+        each step pops one small and one large column in every row that still has both, in
+        exactly the order (and with exactly the floating-point operations) of the
+        sequential algorithm, so the tables equal the row-by-row construction's."""
+        n, m = w.shape
+        scaled = w * m
+        prob = np.zeros((n, m))
+        alias = np.broadcast_to(np.arange(m, dtype=np.intp), (n, m)).copy()
+        is_small = scaled < 1.0
+        cols = np.broadcast_to(np.arange(m, dtype=np.intp), (n, m))
+        # stacks in column order (the sequential version appends in column order too)
+        order = np.argsort(~is_small, axis=1, kind="stable")  # smalls first, then larges
+        n_small = is_small.sum(axis=1)
+        small = np.zeros((n, m), dtype=np.intp)
+        large = np.zeros((n, m), dtype=np.intp)
+        pos = np.arange(m)[None, :]
+        sorted_cols = np.take_along_axis(cols, order, axis=1)
+        small_mask = pos < n_small[:, None]
+        small[small_mask] = sorted_cols[small_mask]
+        # larges go to the front of their stack
+        shift = (pos + n_small[:, None]) % m
+        large_src = np.take_along_axis(sorted_cols, shift, axis=1)
+        large_mask = pos < (m - n_small)[:, None]
+        large[large_mask] = large_src[large_mask]
+        s_top = n_small.astype(np.intp)
+        g_top = (m - n_small).astype(np.intp)
+        while True:  # one step per pair popped (at most m steps), all rows at once
+            rows = np.flatnonzero((s_top > 0) & (g_top > 0))
+            if rows.size == 0:
+                break
+            s_top[rows] -= 1
+            g_top[rows] -= 1
+            sc = small[rows, s_top[rows]]
+            gc = large[rows, g_top[rows]]
+            prob[rows, sc] = scaled[rows, sc]
+            alias[rows, sc] = gc
+            scaled[rows, gc] = (scaled[rows, gc] + scaled[rows, sc]) - 1.0
+            to_small = scaled[rows, gc] < 1.0
+            rs, rg = rows[to_small], rows[~to_small]
+            small[rs, s_top[rs]] = gc[to_small]
+            s_top[rs] += 1
+            large[rg, g_top[rg]] = gc[~to_small]
+            g_top[rg] += 1
+        # leftovers are 1 up to rounding
+        left = np.zeros((n, m), dtype=bool)
+        r_idx = np.broadcast_to(np.arange(n)[:, None], (n, m))
+        in_s = pos < s_top[:, None]
+        in_g = pos < g_top[:, None]
+        left[r_idx[in_s], small[in_s]] = True
+        left[r_idx[in_g], large[in_g]] = True
+        prob[left] = 1.0
+        best = np.argmax(w, axis=1)
+        zero = w == 0.0
         prob[zero] = 0.0  # never output an impossible label
-        alias[zero & (row[alias] == 0.0)] = best
+        alias_zero = np.take_along_axis(w, alias, axis=1) == 0.0
+        fix = zero & alias_zero
+        alias[fix] = np.broadcast_to(best[:, None], (n, m))[fix]
         return prob, alias
 
     def draw(self, codes: np.ndarray, generator: np.random.Generator) -> np.ndarray:
@@ -146,8 +190,9 @@ class AliasSampler:
         np.minimum(j, m - 1, out=j)  # u*m may round up to m
         flat = codes.astype(np.intp, copy=False) * m
         flat += j
-        keep = u < self.prob_flat[flat]
-        return np.where(keep, j, self.alias_flat[flat])
+        cell = self._table.take(flat)  # the one gather: (keep-probability, alias)
+        keep = u < cell.real
+        return np.where(keep, j, cell.imag.astype(np.intp))
 
 
 class _Encoder:
