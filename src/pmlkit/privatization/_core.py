@@ -544,6 +544,138 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out
 
 
+def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
+    """The output labels as a polars Series, of ``dtype`` when they fit it (as the pandas
+    path keeps the input's dtype), else of the type polars infers for them."""
+    import polars as pl
+
+    labels = list(mech.output_labels)
+    kind = _label_kind(labels)
+    if kind == _label_kind(mech.input_labels) and kind not in ("mixed", "object"):
+        try:
+            base = pl.Series("", labels, strict=True)
+            out = base.cast(dtype, strict=True)
+            if out.to_list() == labels:  # a lossless cast only
+                return out
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+            pass
+    if kind not in ("mixed", "object"):
+        try:
+            out = pl.Series("", labels, strict=True)
+            if out.to_list() == labels:
+                return out
+        except (pl.exceptions.PolarsError, TypeError, ValueError, OverflowError):
+            pass
+    return pl.Series("", labels, dtype=pl.Object)
+
+
+def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
+                      generator: np.random.Generator, what: str) -> tuple[Any, np.ndarray]:
+    """A polars Series privatised through its Arrow buffers (zero-copy for numbers,
+    categoricals encode their dictionary once); no pandas round trip."""
+    import polars as pl
+    import pyarrow as pa
+
+    if s.dtype == pl.Object:  # Python objects: polars has no Arrow form for them
+        vals = np.empty(len(s), dtype=object)
+        vals[:] = s.to_list()
+        idx = _privatize_numpy(mech, sampler, vals, generator, what)
+        return _polars_labels(mech, s.dtype).gather(idx).alias(s.name), idx
+    arr = s.to_arrow()
+    pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+    parts = _arrow_indices(mech, sampler, pieces, generator, what)
+    idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+    out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
+    return out, idx
+
+
+class _PolarsBatches:
+    """The function polars maps over the batches of a lazy column: every call (batch)
+    draws from a fresh child stream spawned from the call's root source (secure children
+    for the secure default), so no two batches, and no two collects, share randomness."""
+
+    def __init__(self, mech: Mechanism, sampler: AliasSampler, source: RandomSource,
+                 lock: Any, what: str) -> None:
+        self.mech, self.sampler, self.source, self.lock, self.what = (
+            mech, sampler, source, lock, what)
+
+    def __call__(self, batch: Any) -> Any:
+        with self.lock:  # polars may run batches on several threads
+            child = self.source.spawn(1)[0]
+        return _privatize_polars(self.mech, self.sampler, batch, child.generator,
+                                 self.what)[0]
+
+
+class _Names:
+    """Column names of a lazy frame or an Arrow table, for :func:`_columns_into`."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        self.columns = list(names)
+
+
+def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: RandomSource,
+                *, columns: Any, into: Any) -> tuple[Any, tuple[str, ...], int | None,
+                                                    np.ndarray | None] | None:
+    """polars Series / DataFrame / LazyFrame (None if ``values`` is none of them)."""
+    import polars as pl
+
+    counts = np.zeros(mech.n_outputs, dtype=np.int64)
+    if isinstance(values, pl.DataFrame):
+        cols, targets = _columns_into(values, columns, into)
+        out = values
+        for col, target in zip(cols, targets, strict=True):
+            res, idx = _privatize_polars(mech, sampler, values.get_column(col),
+                                         source.generator, f"column {col!r}")
+            out = out.with_columns(res.alias(target))
+            counts += np.bincount(idx, minlength=mech.n_outputs)
+        return out, tuple(cols), values.height, counts
+    if isinstance(values, pl.LazyFrame):
+        import threading
+
+        schema = values.collect_schema()
+        cols, targets = _columns_into(_Names(schema.names()), columns, into)
+        lock = threading.Lock()
+        exprs = []
+        for col, target in zip(cols, targets, strict=True):
+            what = f"column {col!r}"
+            # the output dtype, from an empty column of the input's dtype
+            empty = pl.Series(col, [], dtype=schema[col])
+            out_dtype = _privatize_polars(mech, sampler, empty, source.generator,
+                                          what)[0].dtype
+            fn = _PolarsBatches(mech, sampler, source, lock, what)
+            exprs.append(pl.col(col).map_batches(fn, return_dtype=out_dtype,
+                                                 is_elementwise=True).alias(target))
+        return values.with_columns(exprs), tuple(cols), None, None
+    if isinstance(values, pl.Series):
+        if columns is not None or into is not None:
+            raise ValidationError("columns= and into= apply to tables only (DataFrame, "
+                                  "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
+        res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
+        return res, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
+    return None
+
+
+def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
+                     generator: np.random.Generator, *, columns: Any,
+                     into: Any) -> tuple[Any, tuple[str, ...], int, None]:
+    """pyarrow Table / RecordBatch with ``columns=`` (and ``into=``): every other column,
+    the schema's field metadata and the chunking are kept."""
+    import pyarrow as pa
+
+    cols, targets = _columns_into(_Names(values.column_names), columns, into)
+    out = values
+    for col, target in zip(cols, targets, strict=True):
+        res = _privatize_arrow(mech, sampler, values.column(col), generator,
+                               f"column {col!r}")
+        names = out.column_names
+        if target in names:
+            i = names.index(target)
+            out = out.set_column(i, out.schema.field(i).with_type(res.type), res)
+        else:
+            out = out.append_column(pa.field(target, res.type), res)
+    return out, tuple(cols), values.num_rows, None
+
+
 def _mech_digest(mech: Mechanism) -> str:
     return str(mech.to_dict()["sha256"])
 
@@ -571,8 +703,17 @@ def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
             out[target] = res.array  # positional (no index alignment), dtype kept
             counts += _counts(mech, res)
         return out, tuple(df_cols), len(values), counts
+    pl = sys.modules.get("polars")
+    if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
+        done = _run_polars(mech, sampler, values, source, columns=columns, into=into)
+        if done is not None:
+            return done
+    if pa is not None and isinstance(values, pa.Table | pa.RecordBatch):
+        return _run_arrow_table(mech, sampler, values, gen, columns=columns, into=into)
     if columns is not None or into is not None:
-        raise ValidationError("columns= and into= apply to DataFrames only; got a "
+        raise ValidationError("columns= and into= apply to tables only (pandas/polars "
+                              "DataFrame, polars LazyFrame, Arrow Table/RecordBatch); got "
+                              f"a {type(values).__module__.split('.')[0]} "
                               f"{type(values).__name__}")
     if pd is not None and isinstance(values, pd.Series):
         res = _privatize_pandas(mech, sampler, values, gen, "values")
@@ -595,8 +736,9 @@ def _run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
         return [labels[i] for i in idx.tolist()], (), len(values), \
             np.bincount(idx, minlength=mech.n_outputs)
     raise ValidationError(
-        "values must be a numpy array, list, pandas Series/Categorical/DataFrame, pyarrow "
-        f"Array/ChunkedArray or dask DataFrame/Series, got {type(values).__name__}")
+        "values must be a numpy array, list, pandas Series/Categorical/DataFrame, polars "
+        "Series/DataFrame/LazyFrame, pyarrow Array/ChunkedArray/Table/RecordBatch or dask "
+        f"DataFrame/Series, got {type(values).__name__}")
 
 
 def _counts(mech: Mechanism, res: Any) -> np.ndarray:
