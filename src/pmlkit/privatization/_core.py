@@ -713,8 +713,11 @@ def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
         return hit[2], hit[3]
     sampler = AliasSampler(mech.matrix)
     digest: list[str] = []
+    def _drop(_ref: Any, key: int = key) -> None:
+        _PREPARED.pop(key, None)
+
     try:
-        ref = weakref.ref(mech, lambda _r, key=key: _PREPARED.pop(key, None))
+        ref = weakref.ref(mech, _drop)
     except TypeError:  # not weak-referenceable: no caching
         return sampler, digest
     if len(_PREPARED) >= 64:
