@@ -21,6 +21,11 @@ secure generator pmlkit uses) plus one gather from a k-entry table. Each kind's 
 also given as a fraction of the int64 rate, and the int64 rate as a fraction of the
 limit. Times are the best of ``--repeat`` runs (wall clock). A kind the installed version
 cannot privatise is reported as ``n/a``.
+
+``--compare SRC`` puts another version side by side: for every k the script runs itself
+once with ``SRC`` (a ``src`` folder, e.g. of a ``git worktree`` of an older commit) first
+on ``PYTHONPATH`` and once with this checkout's, one after the other, so both see the same
+load on a shared machine.
 """
 
 from __future__ import annotations
@@ -70,7 +75,28 @@ def main() -> None:
     ap.add_argument("--rows", type=int, default=4_000_000)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--ks", default="2,4,50,1000")
+    ap.add_argument("--compare", default=None, help="src folder of another version")
+    ap.add_argument("--no-header", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.compare:
+        import os
+        import subprocess
+        import sys
+        from pathlib import Path
+
+        here = str(Path(__file__).resolve().parents[1] / "src")
+        for i, k in enumerate(args.ks.split(",")):
+            for label, src in (("old", args.compare), ("new", here)):
+                env = dict(os.environ, PYTHONPATH=src)
+                cmd = [sys.executable, __file__, "--rows", str(args.rows), "--repeat",
+                       str(args.repeat), "--ks", k] + (["--no-header"] if i else [])
+                res = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                                     check=True)
+                lines = res.stdout.splitlines()
+                if i == 0:
+                    print(f"[{label}] " + "\n".join(lines[:-1]))
+                print(f"[{label}] {lines[-1]}", flush=True)
+        return
     import pandas as pd
     import polars as pl
     import pyarrow as pa
@@ -80,9 +106,11 @@ def main() -> None:
     n = args.rows
     kinds = ["int64", "object str", "arrow str", "pa.Array", "categorical", "polars str",
              "polars cat"]
-    print(f"pmlkit from {pmlkit.__file__}; {n:,} records, best of {args.repeat}; M rec/s")
-    print(f"{'k':>5} " + " ".join(f"{k:>12}" for k in kinds) + f" {'limit':>8} "
-          f"{'int/limit':>9} {'min kind/int':>12}")
+    if not args.no_header:
+        print(f"pmlkit from {pmlkit.__file__}; {n:,} records, best of {args.repeat}; "
+              "M rec/s")
+        print(f"{'k':>5} " + " ".join(f"{k:>12}" for k in kinds) + f" {'limit':>8} "
+              f"{'int/limit':>9} {'min kind/int':>12}")
     for k in (int(x) for x in args.ks.split(",")):
         x = np.random.default_rng(k).integers(0, k, n)
         names = np.array([f"v{i:04d}" for i in range(k)], dtype=object)
