@@ -216,6 +216,19 @@ def test_object_strings_do_not_match_bytes_or_numbers():
         pmlkit.privatize(STR3, np.array(["a", None, np.nan], dtype=object), rng=0)
 
 
+def test_arrow_dictionary_with_unused_unknown_entries():
+    x = _labels(3000, 10).tolist()
+    dict_arr = pa.DictionaryArray.from_arrays(
+        pa.array(np.searchsorted(["a", "b", "c", "zz"], x), type=pa.int32()),
+        pa.array(["a", "b", "c", "zz"]))  # "zz" is in the dictionary, in no row
+    assert pmlkit.privatize(STR3, dict_arr, rng=1).to_pylist() == \
+        pmlkit.privatize(STR3, x, rng=1)
+    used = pa.DictionaryArray.from_arrays(pa.array([0, 3, 3, None], type=pa.int32()),
+                                          pa.array(["a", "b", "c", "zz"]))
+    with pytest.raises(DataError, match=r"'zz' appears in 2 rows.*1 row holds a null"):
+        pmlkit.privatize(STR3, used, rng=1)
+
+
 # -- alias tables --------------------------------------------------------------------------------
 
 def _implied(sampler: AliasSampler) -> np.ndarray:

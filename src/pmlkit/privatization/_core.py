@@ -292,13 +292,15 @@ class _Encoder:
         import pyarrow as pa
 
         if pa.types.is_dictionary(chunk.type):
-            dict_codes = self.encode_arrow_values(chunk.dictionary)
-            idx = chunk.indices.to_numpy(zero_copy_only=False)
-            nullmask = chunk.is_null().to_numpy(zero_copy_only=False)
-            if dict_codes is None or nullmask.any():
-                # fall back to decoding for a complete count of the problems
-                return self._encode_arrow_plain(chunk.dictionary_decode())
-            return dict_codes[np.where(nullmask, 0, idx)]
+            # the dictionary is matched once; rows only gather its codes. Dictionary
+            # entries no row uses may be unknown: only the rows decide
+            if chunk.null_count == 0:
+                dict_codes = self._arrow_codes(chunk.dictionary)
+                codes = dict_codes[chunk.indices.to_numpy(zero_copy_only=False)]
+                if codes.size == 0 or codes.min() >= 0:
+                    return codes
+            # decode for a complete count of the problems
+            return self._encode_arrow_plain(chunk.dictionary_decode())
         return self._encode_arrow_plain(chunk)
 
     def encode_arrow_values(self, arr: Any) -> np.ndarray | None:
@@ -309,6 +311,19 @@ class _Encoder:
         return out
 
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
+        import pyarrow as pa
+
+        codes = self._arrow_codes(arr)
+        bad = codes < 0
+        if not bad.any():
+            return codes
+        nullmask = arr.is_null().to_numpy(zero_copy_only=False)
+        bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
+        self._record(bad_vals, nullmask[bad])
+        return None
+
+    def _arrow_codes(self, arr: Any) -> np.ndarray:
+        """Indices of a plain Arrow array's values, -1 for nulls and unknown values."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -324,18 +339,10 @@ class _Encoder:
                 value_set = pa.array(list(self.labels), type=t)
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
                 value_set = None
-        nullmask = arr.is_null().to_numpy(zero_copy_only=False)
         if value_set is None:
-            codes = np.full(len(arr), -1, dtype=np.intp)
-        else:
-            idx = pc.index_in(arr, value_set=value_set)
-            codes = idx.fill_null(-1).to_numpy(zero_copy_only=False).astype(np.intp)
-        bad = codes < 0
-        if not bad.any():
-            return codes
-        bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
-        self._record(bad_vals, nullmask[bad])
-        return None
+            return np.full(len(arr), -1, dtype=np.intp)
+        idx = pc.index_in(arr, value_set=value_set)
+        return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.intp)
 
     def error(self, what: str = "values") -> DataError:
         parts = []
@@ -366,11 +373,9 @@ def _strings_to_arrow(values: np.ndarray) -> Any:
     import pandas as pd
     import pyarrow as pa
 
-    if pd.api.types.infer_dtype(values, skipna=False) != "string":
-        nonnull = values[values != None]  # noqa: E711 (elementwise None test)
-        if pd.api.types.infer_dtype(nonnull, skipna=False) not in ("string", "empty"):
-            return None
-    try:
+    if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
+        return None
+    try:  # a NaN among the strings fails here and keeps the generic path
         return pa.array(values, type=pa.large_string(), from_pandas=False)
     except (pa.ArrowException, TypeError, ValueError):
         return None
