@@ -229,6 +229,19 @@ def test_arrow_dictionary_with_unused_unknown_entries():
         pmlkit.privatize(STR3, used, rng=1)
 
 
+def test_reference_sample_in_polars_or_arrow_warns():
+    from pmlkit.errors import PMLWarning
+
+    labels = ["F"] * 50 + ["M"] * 30
+    mech = pmlkit.design_from_samples(labels, 1.0, 0.05).mechanism
+    for values, kw in ((pl.Series("s", labels), {}),
+                       (pl.DataFrame({"s": labels, "x": 0}), {"columns": "s"}),
+                       (pa.table({"s": labels}), {"columns": "s"}),
+                       (pa.record_batch({"s": labels}), {"columns": "s"})):
+        with pytest.warns(PMLWarning, match="reference data itself"):
+            pmlkit.privatize(mech, values, **kw)
+
+
 # -- alias tables --------------------------------------------------------------------------------
 
 def _implied(sampler: AliasSampler) -> np.ndarray:

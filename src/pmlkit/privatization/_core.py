@@ -651,6 +651,8 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         cols, targets = _columns_into(values, columns, into)
         out = values
         for col, target in zip(cols, targets, strict=True):
+            # PMLWarning if the column is the mechanism's reference sample (as for pandas)
+            warn_if_reference_values(mech, values.get_column(col).to_arrow())
             res, idx = _privatize_polars(mech, sampler, values.get_column(col),
                                          source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
@@ -677,6 +679,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         if columns is not None or into is not None:
             raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
                                   "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
+        warn_if_reference_values(mech, values.to_arrow())
         res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
         return res, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
     return None
@@ -692,6 +695,7 @@ def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
     cols, targets = _columns_into(_Names(values.column_names), columns, into)
     out = values
     for col, target in zip(cols, targets, strict=True):
+        warn_if_reference_values(mech, values.column(col))
         res = _privatize_arrow(mech, sampler, values.column(col), generator,
                                f"column {col!r}")
         names = out.column_names
