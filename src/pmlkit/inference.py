@@ -679,8 +679,7 @@ def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
             cc = enc.encode_numpy(np.asarray(cats, dtype=object))
             raw = s.cat.codes.to_numpy()
             if cc is not None and not (raw < 0).any():
-                used = np.unique(raw)
-                parts.append(cc[raw] if used.size else np.zeros(0, dtype=np.intp))
+                parts.append(cc[raw])  # the categories matched once, rows by code
             else:
                 enc = Encoder(mech.output_labels)
                 codes = enc.encode_numpy(s.to_numpy(dtype=object, na_value=None))
@@ -721,7 +720,7 @@ def _column_of(table: Any, name: str, what: str) -> Any:
             raise DataError(f"{what} {name!r} is not a column; available: "
                             f"{', '.join(map(repr, map(str, table.columns)))}")
         return table[name]
-    if pa is not None and isinstance(table, pa.Table):
+    if pa is not None and isinstance(table, pa.Table | pa.RecordBatch):
         if name not in table.column_names:
             raise DataError(f"{what} {name!r} is not a column; available: "
                             f"{', '.join(map(repr, table.column_names))}")
@@ -731,6 +730,12 @@ def _column_of(table: Any, name: str, what: str) -> Any:
             raise DataError(f"{what} {name!r} is not a column; available: "
                             f"{', '.join(map(repr, table.columns))}")
         return table[name]
+    if pl is not None and isinstance(table, pl.LazyFrame):
+        names = table.collect_schema().names()
+        if name not in names:
+            raise DataError(f"{what} {name!r} is not a column; available: "
+                            f"{', '.join(map(repr, names))}")
+        return table.select(name).collect().to_series()  # only this column is computed
     raise ValidationError(f"{what}={name!r} names a column, so released must be a pandas, "
                           f"pyarrow or polars table, got {type(table).__name__}")
 
@@ -740,8 +745,8 @@ def _is_table(x: Any) -> bool:
 
     pd, pa, pl = (sys.modules.get(k) for k in ("pandas", "pyarrow", "polars"))
     return bool((pd is not None and isinstance(x, pd.DataFrame))
-                or (pa is not None and isinstance(x, pa.Table))
-                or (pl is not None and isinstance(x, pl.DataFrame)))
+                or (pa is not None and isinstance(x, pa.Table | pa.RecordBatch))
+                or (pl is not None and isinstance(x, pl.DataFrame | pl.LazyFrame)))
 
 
 def _group_codes(by: Any) -> tuple[list[Any], np.ndarray]:
@@ -788,7 +793,8 @@ def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
     ----------
     released
         The released column: numpy array, list, pandas Series, pyarrow (Chunked)Array,
-        polars Series; or a table (pandas / pyarrow / polars DataFrame) with ``column=``;
+        polars Series; or a table (pandas DataFrame, pyarrow Table / RecordBatch, polars
+        DataFrame / LazyFrame: only the named columns are collected) with ``column=``;
         or **output counts** as a mapping ``{output label: count}`` (labels not listed
         count 0).
     mechanism

@@ -82,8 +82,14 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         (labels ``0..N-1`` in, ``0..M-1`` out).
     values
         The labels: numpy array, list/tuple, pandas Series / Categorical / DataFrame (with
-        ``columns=``), pyarrow Array / ChunkedArray, or a dask Series / DataFrame (lazy
-        result; each partition gets its own independent stream spawned from one root).
+        ``columns=``), polars Series / DataFrame / LazyFrame (with ``columns=``), pyarrow
+        Array / ChunkedArray / Table / RecordBatch (with ``columns=``), or a dask Series /
+        DataFrame (lazy result; each partition gets its own independent stream spawned
+        from one root). A polars LazyFrame stays lazy: the columns are privatised batch by
+        batch when it is collected, every batch with a fresh child stream spawned from
+        this call's source (secure by default). Each collect therefore draws afresh:
+        release the output of one collect only (collect once, or ``cache()``), since two
+        independent releases of the same records leak more than one.
     rng
         ``None`` (default): cryptographically secure randomness (:mod:`pmlkit.rng`). An
         int seed or a numpy Generator: reproducible research runs only. Which one was used
@@ -91,7 +97,8 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         :meth:`PrivatizationReport.to_dict`); :func:`privatize_with_report` returns the
         report for any container; files get a manifest (see :func:`privatize_file`).
     columns, into
-        DataFrames only: the column(s) to privatise, and optionally new column names to
+        Tables only (pandas/polars DataFrame, polars LazyFrame, Arrow Table/RecordBatch):
+        the column(s) to privatise, and optionally new column names to
         write the outputs into (default: replace the values in place). Every other column
         and the index are kept.
 
@@ -99,8 +106,11 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     -------
     The same kind of container, same length and order (and pandas index), holding output
     labels of the mechanism's label type: numpy array, list, pandas Series (same index and
-    name; categorical in, categorical out), pandas Categorical, pyarrow Array/ChunkedArray
-    (same chunking; dictionary input gives plain output), pandas/dask DataFrame.
+    name; categorical in, categorical out), pandas Categorical, polars Series / DataFrame /
+    LazyFrame (same name and dtype when the output labels fit it), pyarrow
+    Array/ChunkedArray/Table/RecordBatch (same chunking and field metadata; dictionary
+    input gives plain output), pandas/dask DataFrame. Under one seed every container gives
+    the values of the numpy path (a LazyFrame: per batch, from its own child stream).
 
     Raises
     ------
