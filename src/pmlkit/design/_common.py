@@ -48,7 +48,7 @@ def exp_capped(eps: float) -> float:
 #: Margins tried in turn by :func:`solve_certified` (design at ``eps - margin``).
 MARGINS = (0.0, 1e-8, 1e-6, 1e-4)
 
-_HIGHS_OPTIONS = {
+HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
     "dual_feasibility_tolerance": 1e-10,
 }
@@ -109,7 +109,7 @@ def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = N
     from scipy.optimize import linprog
 
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds,
-                  method="highs", options=dict(_HIGHS_OPTIONS))
+                  method="highs", options=dict(HIGHS_OPTIONS))
     if res.status == 2:
         # tight tolerances can make HiGHS declare nearly parallel columns infeasible;
         # retry with its defaults before concluding (the result is certified anyway)
