@@ -187,7 +187,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         raise DataError("the dask engine needs the optional dependencies: install them "
                         "with pip install 'pmlkit[dask]' (or use the local engine)") from None
 
-    from ..io import compression_of, expand_inputs, file_format, unique_columns
+    from ..io import compression_of, expand_inputs, file_format
     from ..rng import resolve_rng
     from ._core import check_column_names, mech_digest
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
@@ -196,16 +196,14 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         MANIFEST_SUFFIX,
         MISSING_LABEL,
         FileReport,
+        check_inputs,
         check_missing_policy,
-        check_repeat,
         check_unknown_as,
         column_mechanisms,
-        csv_options_for,
         csv_pieces,
         joint_record,
         merged_meta,
         parquet_pieces,
-        previous_privatization,
         same_file,
     )
 
@@ -238,19 +236,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                             "another --output")
     if not out.parent.is_dir():
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
-    for inp in inputs:
-        available = unique_columns(inp, csv=csv_options_for(inp, csv))
-        absent = [c for c in cols if c not in available]
-        if absent:
-            raise DataError(f"column {absent[0]!r} not found in {str(inp)!r}; available "
-                            f"columns: {', '.join(map(repr, available))}")
-        clash = [t for t in targets if t in available and t not in cols]
-        if into is not None and clash:
-            raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
-                            "choose a new name")
-    previous = [previous_privatization(inp) for inp in inputs]
-    for inp, prev in zip(inputs, previous, strict=True):
-        check_repeat(prev, cols, targets, inp, repeat)
+    previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:

@@ -287,6 +287,27 @@ def merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[st
             "previous_passes": passes}
 
 
+def check_inputs(inputs: Sequence[Path], cols: list[str], targets: list[str], into: Any,
+                 csv: Any, repeat: bool) -> list[Any]:
+    """Fail fast, before anything is written, on a column that is missing or ambiguous in
+    any input, an ``into`` name that already exists, or a column an earlier pass already
+    privatised (unless ``repeat``). Returns each input's earlier privatisation record."""
+    for inp in inputs:
+        available = unique_columns(inp, csv=csv_options_for(inp, csv))
+        missing_cols = [c for c in cols if c not in available]
+        if missing_cols:
+            raise DataError(f"column {missing_cols[0]!r} not found in {str(inp)!r}; "
+                            f"available columns: {', '.join(map(repr, available))}")
+        clash = [t for t in targets if t in available and t not in cols]
+        if into is not None and clash:
+            raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
+                            "choose a new name")
+    previous = [previous_privatization(inp) for inp in inputs]
+    for inp, prev in zip(inputs, previous, strict=True):
+        check_repeat(prev, cols, targets, inp, repeat)
+    return previous
+
+
 def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any],
                    output: str | os.PathLike[str], columns: str | Sequence[str], *,
                    into: str | Sequence[str] | None = None, rng: Any = None,
@@ -403,19 +424,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         if manifest and man.exists() and not out.exists() and not overwrite:
             raise DataError(f"manifest {str(man)!r} already exists without its data file; "
                             "remove it or pass overwrite=True (--overwrite)")
-    for inp in inputs:  # fail fast on a missing or ambiguous column in any file
-        available = unique_columns(inp, csv=csv_options_for(inp, csv))
-        missing_cols = [c for c in cols if c not in available]
-        if missing_cols:
-            raise DataError(f"column {missing_cols[0]!r} not found in {str(inp)!r}; "
-                            f"available columns: {', '.join(map(repr, available))}")
-        clash = [t for t in targets if t in available and t not in cols]
-        if into is not None and clash:
-            raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
-                            "choose a new name")
-    previous = [previous_privatization(inp) for inp in inputs]
-    for inp, prev in zip(inputs, previous, strict=True):
-        check_repeat(prev, cols, targets, inp, repeat)
+    previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     if outputs[0] != Path(output):  # writing into a folder: create it
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
