@@ -239,18 +239,11 @@ def _as_product(mechanisms: Any) -> ProductMechanism:
 
 
 def _unwrap_set(uncertainty_set: Any, n: int) -> UncertaintySet:
-    inner = getattr(uncertainty_set, "set", None)  # a pmlkit.confidence.ConfidenceSet
-    if not isinstance(uncertainty_set, UncertaintySet) and isinstance(inner, UncertaintySet):
-        uncertainty_set = inner
-    if not isinstance(uncertainty_set, UncertaintySet):
-        raise ValidationError(
-            "uncertainty_set must be a pmlkit.sets.UncertaintySet over the joint alphabet, "
-            f"got {type(uncertainty_set).__name__}")
-    if uncertainty_set.n != n:
-        raise ValidationError(
-            f"uncertainty_set is over {uncertainty_set.n} categories but the product "
-            f"mechanism has {n} inputs (the joint alphabet); they must match")
-    return uncertainty_set
+    from .worstcase import check_uncertainty_set
+
+    return check_uncertainty_set(uncertainty_set, n,
+                                 inputs="the product mechanism has {n} inputs (the joint "
+                                        "alphabet)")
 
 
 def _product_worst(prod: ProductMechanism, uset: UncertaintySet) -> tuple[float, int]:

@@ -35,7 +35,11 @@ __all__ = ["CERTIFY_TOL", "leakage_capacity", "leakage_sensitivity",
 CERTIFY_TOL = 1e-9
 
 
-def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
+def check_uncertainty_set(uncertainty_set: Any, n: int, *,
+                          inputs: str = "mechanism has {n} rows (inputs)") -> UncertaintySet:
+    """The one check of an ``uncertainty_set`` argument: an :class:`UncertaintySet` (or a
+    :class:`pmlkit.confidence.ConfidenceSet`, unwrapped) over ``n`` categories. ``inputs``
+    describes the mechanism's side in the mismatch message (``{n}`` is replaced)."""
     inner = getattr(uncertainty_set, "set", None)  # a pmlkit.confidence.ConfidenceSet
     if not isinstance(uncertainty_set, UncertaintySet) and isinstance(inner, UncertaintySet):
         uncertainty_set = inner
@@ -43,10 +47,10 @@ def _check_set(uncertainty_set: Any, w: np.ndarray) -> UncertaintySet:
         raise ValidationError(
             "uncertainty_set must be a pmlkit.sets.UncertaintySet (L1Ball, Box, VertexSet), "
             f"got {type(uncertainty_set).__name__}; for a single prior use eps_min")
-    if uncertainty_set.n != w.shape[0]:
+    if uncertainty_set.n != n:
         raise ValidationError(
-            f"uncertainty_set is over {uncertainty_set.n} categories but mechanism has "
-            f"{w.shape[0]} rows (inputs); they must match")
+            f"uncertainty_set is over {uncertainty_set.n} categories but "
+            f"{inputs.format(n=n)}; they must match")
     return uncertainty_set
 
 
@@ -95,7 +99,7 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
         :func:`pmlkit.eps_min`.
     """
     w = as_mechanism(mechanism)
-    uset = _check_set(uncertainty_set, w)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     vals = column_values(w, uset)
     best = float(vals.max())
     return math.inf if best == math.inf else max(0.0, best)
@@ -114,7 +118,7 @@ def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: Uncertainty
     w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
-    uset = _check_set(uncertainty_set, w)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     if not uset.contains(p):
         raise ValidationError(
             f"prior must lie in the uncertainty set (Def. leakagesensitivity needs p in P), "
@@ -132,7 +136,7 @@ def worst_case_distribution(mechanism: Any, uncertainty_set: UncertaintySet) -> 
     :func:`leakage_capacity`. When the capacity is ``inf`` the supremum is not attained and
     ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``."""
     w = as_mechanism(mechanism)
-    uset = _check_set(uncertainty_set, w)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     vals = column_values(w, uset)
     j = int(np.argmax(vals))
     return uset.argmin_linear(w[:, [j]])[0]

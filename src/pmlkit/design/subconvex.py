@@ -200,6 +200,22 @@ def _block_masses(uset: Any, top: np.ndarray, mid: np.ndarray | None
     return (q * tf).sum(axis=1), (q * mf).sum(axis=1)
 
 
+def _three_block_rays(uset: Any, e: float, q0: np.ndarray, t_: np.ndarray, m_: np.ndarray
+                      ) -> np.ndarray:
+    """Candidate rays of type 1: a level ``u`` on the top block (rows of ``t_``), a level
+    ``b >= 0`` on the middle block (``m_``) and 0 elsewhere, both constraints tight."""
+    qt, qm = _block_masses(uset, t_, m_)
+    assert qm is not None
+    ct, cm = t_ @ q0, m_ @ q0
+    det = ct * (-e * qm) - cm * (1.0 - e * qt)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        u = -e * qm / det
+        b = -(1.0 - e * qt) / det
+    ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
+        & (u >= b * (1 - _RAY_TOL))
+    return u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok]
+
+
 def _two_block_rays(uset: Any, e: float, q0: np.ndarray, t_: np.ndarray
                     ) -> list[np.ndarray]:
     """Candidate rays of types 2 and 3, which use two blocks: the rows of boolean matrix
@@ -242,16 +258,7 @@ def block_rays(uset: Any, eps: float, top: np.ndarray, mid: np.ndarray,
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
         if s.any():
-            t_, m_ = top[s], mid[s]
-            qt, qm_ = _block_masses(uset, t_, m_)
-            assert qm_ is not None
-            ct, cm = t_ @ q0, m_ @ q0
-            det = ct * (-e * qm_) - cm * (1.0 - e * qt)
-            u = -e * qm_ / det
-            b = -(1.0 - e * qt) / det
-            ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
-                & (u >= b * (1 - _RAY_TOL))
-            parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
+            parts.append(_three_block_rays(uset, e, q0, top[s], mid[s]))
         s = top.any(axis=1)
         if s.any():
             parts += _two_block_rays(uset, e, q0, top[s])
@@ -417,17 +424,7 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         # type 1: levels U > B > 0 on (top, mid, bottom), all three non-empty
         s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
         if s.any():
-            t_, m_ = top[s], mid[s]
-            qt, qm_ = _block_masses(uset, t_, m_)
-            assert qm_ is not None
-            qm = qm_
-            ct, cm = t_ @ q0, m_ @ q0
-            det = ct * (-e * qm) - cm * (1.0 - e * qt)
-            u = -e * qm / det
-            b = -(1.0 - e * qt) / det
-            ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
-                & (u >= b * (1 - _RAY_TOL))
-            parts.append(u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok])
+            parts.append(_three_block_rays(uset, e, q0, top[s], mid[s]))
         # types 2 and 3 use two blocks: top (digit 2) and the rest; skip duplicates by
         # taking only assignments without a middle block
         s = top.any(axis=1) & ~mid.any(axis=1)
