@@ -10,6 +10,7 @@ import re
 from fractions import Fraction
 from html.parser import HTMLParser
 
+import matplotlib
 import numpy as np
 import pytest
 
@@ -17,12 +18,11 @@ import pmlkit
 from pmlkit.errors import ValidationError
 from pmlkit.mechanism import Mechanism
 
-matplotlib = pytest.importorskip("matplotlib")
 matplotlib.use("Agg")
 
-from matplotlib.figure import Figure  # noqa: E402
+from matplotlib.figure import Figure
 
-from pmlkit.plotting import plot_gaussian_curve, plot_mechanism, plot_pml  # noqa: E402
+from pmlkit.plotting import plot_gaussian_curve, plot_mechanism, plot_pml
 
 # a hand-made mechanism with exact entries (binary fractions: exact in float64)
 W_FR = [[Fraction(1, 2), Fraction(1, 4), Fraction(1, 4)],

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import polars as pl
 import pyarrow as pa
 import pytest
 from hypothesis import given, settings
@@ -23,8 +24,6 @@ from pmlkit import Mechanism
 from pmlkit.errors import DataError, ValidationError
 from pmlkit.privatization import AliasSampler, privatize_with_report
 from pmlkit.rng import resolve_rng
-
-pl = pytest.importorskip("polars")
 
 W3 = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
 STR3 = Mechanism(W3, input_labels=("a", "b", "c"), output_labels=("a", "b", "c"))

@@ -9,9 +9,7 @@ import pickle
 import numpy as np
 import pandas as pd
 import pytest
-
-pytest.importorskip("sklearn")
-
+import sklearn  # noqa: F401  (in the test extras: a missing install fails, never skips)
 from sklearn.base import clone
 from sklearn.compose import ColumnTransformer
 from sklearn.linear_model import LogisticRegression
@@ -133,7 +131,7 @@ def test_numpy_and_polars_give_the_values_of_the_pandas_path() -> None:
     assert isinstance(arr, np.ndarray) and arr.shape == X.shape
     assert arr[:, :2].tolist() == by_pandas[["sex", "edu"]].to_numpy().tolist()
     assert arr[:, 2].tolist() == X["age"].tolist()
-    pl = pytest.importorskip("polars")
+    import polars as pl
     p = PMLPrivatizer(**{**kwargs, "columns": ["sex", "edu"]}).fit(pl.from_pandas(REF))
     out = p.transform(pl.from_pandas(X.reset_index(drop=True)))
     assert isinstance(out, pl.DataFrame) and out.columns == ["sex", "edu", "age"]
@@ -143,7 +141,7 @@ def test_numpy_and_polars_give_the_values_of_the_pandas_path() -> None:
 
 
 def test_arrow_table_gives_the_values_of_the_pandas_path() -> None:
-    pa = pytest.importorskip("pyarrow")
+    import pyarrow as pa
     kwargs = {"eps": 1.0, "delta": 1e-3, "columns": ["sex", "edu"], "rng": 11}
     by_pandas = PMLPrivatizer(**kwargs).fit(REF).transform(X)
     table = pa.Table.from_pandas(X, preserve_index=False)
