@@ -31,6 +31,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.rng": 0,
     "pmlkit._provenance": 0,
     "pmlkit._version": 0,
+    "pmlkit._deprecation": 0,
     # 1 analysis
     "pmlkit._html": 1,  # notebook views: formats matrices and PML (imports leakage)
     # 1 analysis (sets live here: the worst case over a set and the bounds need them)
@@ -43,6 +44,7 @@ LAYERS: dict[str, int] = {
     # 2 confidence sets (counts + delta -> a set)
     "pmlkit.confidence": 2,
     # 3 model
+    "pmlkit.guarantee": 3,  # the typed guarantee and provenance every mechanism carries
     "pmlkit.mechanism": 3,
     "pmlkit.design.guarantee": 3,
     # 4 construction
