@@ -41,6 +41,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.bounds": 1,
     "pmlkit.utility": 1,
     "pmlkit.estimation": 1,
+    "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
     # 2 confidence sets (counts + delta -> a set)
     "pmlkit.confidence": 2,
     # 3 model

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._core import CHUNK_ROWS, AliasSampler, Encoder, PrivatizationReport
+from ..sampler import AliasSampler, Encoder
+from ._core import CHUNK_ROWS, PrivatizationReport
 from .memory import privatize, privatize_with_report
 
 __all__ = [

@@ -117,7 +117,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     import os
     from pathlib import Path
 
-    from ._core import AliasSampler
+    from ..sampler import AliasSampler
     from .files import Policy, one_file
 
     policies = {c: Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}

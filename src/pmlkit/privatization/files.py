@@ -64,13 +64,11 @@ from ..io import (
     unique_columns,
 )
 from ..rng import resolve_rng
+from ..sampler import AliasSampler, Encoder, label_kind
 from ._core import (
-    AliasSampler,
-    Encoder,
     arrow_output_type,
     as_mechanism_object,
     check_column_names,
-    label_kind,
     mech_digest,
 )
 from ._publish import (
