@@ -29,7 +29,7 @@ from typing import Any, TypeVar
 
 from .errors import ValidationError
 
-__all__ = ["renamed_parameter", "warn_deprecated"]
+__all__ = ["positional_deprecated", "renamed_parameter", "warn_deprecated"]
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -68,6 +68,60 @@ def renamed_parameter(*, version: str, **renames: str) -> Callable[[F], F]:
             return func(*args, **kwargs)
 
         wrapper.__deprecated_parameters__ = dict(renames)  # type: ignore[attr-defined]
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def positional_deprecated(*, version: str, allowed: int) -> Callable[[F], F]:
+    """Decorator: parameters after the first ``allowed`` become keyword-only, softly.
+
+    The decorated function is written with the keyword-only signature (``def f(a, *, eps)``);
+    a call that still passes those parameters by position gets a :class:`DeprecationWarning`
+    naming them and is mapped onto the keywords, for one release.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> @positional_deprecated(version="0.2", allowed=1)
+    ... def g(prior, *, eps, beta):
+    ...     return prior, eps, beta
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     g([0.5, 0.5], 1.0, 0.1)
+    ([0.5, 0.5], 1.0, 0.1)
+    >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+    g: passing eps, beta by position is deprecated since 0.2;
+    pass them by keyword (eps=..., beta=...)
+    """
+    import inspect
+
+    def decorate(func: F) -> F:
+        name = getattr(func, "__qualname__", getattr(func, "__name__", "function"))
+        params = list(inspect.signature(func).parameters.values())
+        keyword_only = [p.name for p in params if p.kind is inspect.Parameter.KEYWORD_ONLY]
+
+        @functools.wraps(func)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            if len(args) > allowed:
+                extra = args[allowed:]
+                if len(extra) > len(keyword_only):
+                    raise ValidationError(
+                        f"{name} takes {allowed} positional argument(s) and "
+                        f"{len(keyword_only)} keyword argument(s), got {len(args)} positional")
+                moved = keyword_only[:len(extra)]
+                dup = [k for k in moved if k in kwargs]
+                if dup:
+                    raise ValidationError(
+                        f"{name}: got {', '.join(dup)} both by position and by keyword")
+                warn_deprecated(
+                    f"{name}: passing {', '.join(moved)} by position is deprecated since "
+                    f"{version}; pass them by keyword ("
+                    + ", ".join(f"{k}=..." for k in moved) + ")")
+                kwargs.update(zip(moved, extra, strict=True))
+                args = args[:allowed]
+            return func(*args, **kwargs)
+
         return wrapper  # type: ignore[return-value]
 
     return decorate
