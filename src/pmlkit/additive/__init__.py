@@ -16,6 +16,9 @@ beyond the paper: releases on an exact grid).
 ``laplace_grid_eps`` ...            the guarantee of the released grid mechanism
                                     (Laplace eps; Gaussian delta recomputed for the grid)
 ``calibrate_laplace`` ...           from a reference sample to a scale / a curve
+``LaplaceMechanism`` ...            the released mechanisms as objects carrying their
+                                    typed guarantee (``apply``, ``leakage_under``,
+                                    ``worst_case_over``, ``binarized``)
 ==================================  ==========================================================
 
 scipy is imported only inside the functions that need it.
@@ -61,6 +64,7 @@ from .laplace import (
     laplace_scale_uncertain,
     worst_case_p_min,
 )
+from .mechanisms import GaussianMechanism, LaplaceMechanism
 from .pldp import pldp_eps, pldp_sigma
 from .sampling import gaussian_binarized, gaussian_noise, laplace_binarized, laplace_noise
 
@@ -68,8 +72,10 @@ __all__ = [
     "DEFAULT_GAUSSIAN_EPS",
     "METHODS",
     "GaussianCalibration",
+    "GaussianMechanism",
     "GridNoise",
     "LaplaceCalibration",
+    "LaplaceMechanism",
     "calibrate_gaussian",
     "calibrate_laplace",
     "gaussian_binarized",

@@ -23,6 +23,13 @@ from ..errors import DataError, ValidationError
 from ._args import check_scale
 from .gaussian import as_eps_array, delta1_over_interval, paper_eps
 from .laplace import laplace_scale, worst_case_p_min
+from .mechanisms import (
+    GaussianMechanism,
+    LaplaceMechanism,
+    gaussian_mechanism,
+    laplace_mechanism,
+    over_confidence_set,
+)
 from .pldp import pldp_eps
 
 __all__ = [
@@ -132,6 +139,11 @@ class LaplaceCalibration:
         ``released_b`` over the set (:func:`pmlkit.additive.laplace_grid_eps` at
         ``p_min_lower``), never above ``eps`` (a larger scale leaks less). For ``b = 0``
         the eps of releasing ``X`` itself, ``-log p_min_lower``; ``0`` for ``b = inf``.
+    mechanism
+        The :class:`pmlkit.additive.LaplaceMechanism` of scale ``b`` on that grid, carrying
+        its typed guarantee (eps over the confidence set, ``delta``, the method, ``m``, and
+        the ``certified_eps`` pmlkit computed for the grid); ``None`` when no grid release
+        exists (``released_b`` is ``None``).
     """
 
     b: float
@@ -151,6 +163,7 @@ class LaplaceCalibration:
     granularity: float | None = None
     released_b: float | None = None
     grid_eps: float | None = None
+    mechanism: LaplaceMechanism | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able summary (``inf`` written as the string ``"inf"``)."""
@@ -239,12 +252,14 @@ def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
     b = laplace_scale(e, p_lower)
     ldp = 2.0 / e if e > 0 else float("inf")
     g, released, grid_eps = _laplace_release(b, p_lower, granularity)
+    mech = None if released is None else laplace_mechanism(
+        b, g, over_confidence_set(cs), e, "calibrate_laplace")
     return LaplaceCalibration(
         b=b, eps=e, delta=d, m=data.m, labels=data.labels, counts=data.counts,
         p_hat=data.p_hat, confidence=cs.method, beta=beta, p_min_lower=p_lower,
         uncertainty_set=cs.set.to_dict(), set_description=cs.description, ldp_scale=ldp,
         meaning=_meaning(d, data.m, cs.method + " set"),
-        granularity=g, released_b=released, grid_eps=grid_eps,
+        granularity=g, released_b=released, grid_eps=grid_eps, mechanism=mech,
     )
 
 
@@ -284,6 +299,11 @@ class GaussianCalibration:
         mechanism that is released (:func:`pmlkit.additive.gaussian_grid_delta1_interval`);
         rounding to a grid can raise the tail probability, so it is recomputed, not
         inherited.
+    mechanism
+        The :class:`pmlkit.additive.GaussianMechanism` that is released, carrying its typed
+        guarantee over the confidence set, stated at the largest inner eps (the scalar
+        ``eps`` when one was given; :meth:`~pmlkit.additive.GaussianMechanism.with_eps`
+        restates it at another); ``None`` if at that eps every output may violate.
     """
 
     sigma: float
@@ -308,6 +328,7 @@ class GaussianCalibration:
     granularity: float = 0.0
     released_sigma: float = 0.0
     continuous_delta1: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    mechanism: GaussianMechanism | None = field(default=None, repr=False)
 
     def curves(self) -> list[dict[str, Any]]:
         """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``."""
@@ -392,6 +413,12 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
     delta = d1 + d2 - d1 * d2
     paper = paper_eps(grid, beta)
     pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
+    try:
+        mech: GaussianMechanism | None = gaussian_mechanism(
+            s, release.granularity, over_confidence_set(cs), float(np.max(grid)),
+            "calibrate_gaussian")
+    except ValidationError:  # every output may violate at the largest eps asked for
+        mech = None
     return GaussianCalibration(
         sigma=s, delta2=d2, m=data.m, labels=data.labels, counts=data.counts,
         p_hat=data.p_hat, confidence=cs.method, beta=beta, q_interval=(lo, hi),
@@ -403,5 +430,5 @@ def calibrate_gaussian(samples: Any, sigma: Any, delta2: Any, *, positive: Any,
                          "; each curve's delta adds the probability over the noise that the "
                          "realised output leaks more than eps (delta1), by the union bound"),
         granularity=release.granularity, released_sigma=release.scale,
-        continuous_delta1=readonly(d1_cont),
+        continuous_delta1=readonly(d1_cont), mechanism=mech,
     )
