@@ -209,8 +209,9 @@ class LaplaceMechanism:
     (2.9544, 0.5)
     >>> mech.guarantee.certified_eps <= 0.5
     True
-    >>> round(mech.leakage_under([0.7, 0.3]), 4)   # a prior inside the set leaks less
-    0.4265
+    >>> # a prior inside the set leaks less: -log(0.3 + 0.7 e^{-2/b})
+    >>> round(mech.leakage_under([0.7, 0.3]), 4)
+    0.422
     """
 
     b: float
