@@ -141,12 +141,27 @@ def cli(*args: Any) -> Callable[[Path], Any]:
     return run
 
 
+def _guarantee_for_prior(eps: float) -> Any:
+    from pmlkit.guarantee import PMLGuarantee
+
+    return PMLGuarantee.for_prior([0.5, 0.5], eps=eps, certified_eps=eps)
+
+
+def _provenance() -> Any:
+    from pmlkit.guarantee import Provenance
+
+    return Provenance()
+
+
 def _d(mod: str, name: str) -> Callable[..., Any]:
     """A late-bound function of a submodule (so a missing module skips, not errors)."""
     def f(*args: Any, **kwargs: Any) -> Any:
         import importlib
 
-        return getattr(importlib.import_module(mod), name)(*args, **kwargs)
+        obj: Any = importlib.import_module(mod)
+        for part in name.split("."):  # "Class.method" reaches a classmethod
+            obj = getattr(obj, part)
+        return obj(*args, **kwargs)
     f.__name__ = name
     return f
 
@@ -474,8 +489,8 @@ CASES: list[Case] = [
     Case("pmlkit.additive.laplace_scale(eps, p_min)", "eps < 0",
          lambda t: _d(additive, "laplace_scale")(-1.0, 0.3), ValidationError,
          r"eps must be in \[0, inf\], got -1\.0"),
-    Case("pmlkit.additive.laplace_eps_uncertain(b, p_hat_min, beta)", "beta NaN",
-         lambda t: _d(additive, "laplace_eps_uncertain")(1.0, 0.3, NAN), ValidationError,
+    Case("pmlkit.additive.laplace_eps_uncertain(b, p_hat_min, *, beta)", "beta NaN",
+         lambda t: _d(additive, "laplace_eps_uncertain")(1.0, 0.3, beta=NAN), ValidationError,
          r"beta .*nan"),
     Case("pmlkit.additive.gaussian_violation_probability(sigma, prior, eps)", "sigma < 0",
          lambda t: _d(additive, "gaussian_violation_probability")(-1.0, (0.5, 0.5), 0.1),
@@ -483,24 +498,27 @@ CASES: list[Case] = [
     Case("pmlkit.additive.gaussian_violation_probability(sigma, prior, eps)",
          "prior not binary", lambda t: _d(additive, "gaussian_violation_probability")(
              1.0, (0.2, 0.3, 0.5), 0.1), ValidationError, r"prior"),
-    Case("pmlkit.additive.gaussian_tradeoff(sigma, p_hat, m, delta2, eps)", "delta2 = 1",
-         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 100, 1.0, 0.5),
+    Case("pmlkit.additive.gaussian_tradeoff(sigma, prior, *, m, delta2, eps)", "delta2 = 1",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), m=100, delta2=1.0,
+                                                     eps=0.5),
          ValidationError, r"delta2 must be in \(0, 1\), got 1\.0"),
-    Case("pmlkit.additive.gaussian_tradeoff(sigma, p_hat, m, delta2, eps)", "m = 0",
-         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 0, 0.1, 0.5),
+    Case("pmlkit.additive.gaussian_tradeoff(sigma, prior, *, m, delta2, eps)", "m = 0",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), m=0, delta2=0.1,
+                                                     eps=0.5),
          ValidationError, r"m must be an integer >= 1, got 0"),
-    Case("pmlkit.additive.gaussian_tradeoff(..., method)", "unknown method",
-         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), 100, 0.1, 0.5,
-                                                     method="nope"),
-         ValidationError, r"method must be one of .*'nope'"),
+    Case("pmlkit.additive.gaussian_tradeoff(..., curve)", "unknown curve",
+         lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), m=100, delta2=0.1,
+                                                     eps=0.5, curve="nope"),
+         ValidationError, r"curve must be one of .*'nope'"),
     Case("pmlkit.additive.pldp_sigma(eps, delta)", "eps < 0",
          lambda t: _d(additive, "pldp_sigma")(-1.0, 0.1), ValidationError,
          r"eps must be in \[0, inf\], got -1\.0"),
-    Case("pmlkit.additive.laplace_scale_uncertain(eps, p_hat_min, beta)", "beta < 0",
-         lambda t: _d(additive, "laplace_scale_uncertain")(1.0, 0.3, -0.1), ValidationError,
+    Case("pmlkit.additive.laplace_scale_uncertain(eps, p_hat_min, *, beta)", "beta < 0",
+         lambda t: _d(additive, "laplace_scale_uncertain")(1.0, 0.3, beta=-0.1),
+         ValidationError,
          r"beta must be in \[0, inf\], got -0\.1"),
-    Case("pmlkit.additive.worst_case_p_min(p_hat_min, beta)", "p_hat_min > 1/2",
-         lambda t: _d(additive, "worst_case_p_min")(0.7, 0.1), ValidationError,
+    Case("pmlkit.additive.worst_case_p_min(p_hat_min, *, beta)", "p_hat_min > 1/2",
+         lambda t: _d(additive, "worst_case_p_min")(0.7, beta=0.1), ValidationError,
          r"p_hat_min must be in \[0, 0\.5\], got 0\.7"),
     Case("pmlkit.additive.laplace_binarized_channel(b)", "b inf",
          lambda t: _d(additive, "laplace_binarized_channel")(-INF), ValidationError, r"b"),
@@ -519,16 +537,16 @@ CASES: list[Case] = [
     Case("pmlkit.additive.gaussian_violation_thresholds(sigma, prior, eps)",
          "prior not summing to 1", lambda t: _d(additive, "gaussian_violation_thresholds")(
              1.0, (0.5, 0.6), 0.1), ValidationError, r"prior"),
-    Case("pmlkit.additive.gaussian_delta1(sigma, p_hat, beta, eps)", "eps < 0",
-         lambda t: _d(additive, "gaussian_delta1")(1.5, (0.5, 0.5), 0.1, -1.0),
+    Case("pmlkit.additive.gaussian_delta1(sigma, prior, *, beta, eps)", "eps < 0",
+         lambda t: _d(additive, "gaussian_delta1")(1.5, (0.5, 0.5), beta=0.1, eps=-1.0),
          ValidationError, r"eps.*-1"),
-    Case("pmlkit.additive.gaussian_delta1_interval(sigma, q_low, q_high, eps)",
+    Case("pmlkit.additive.gaussian_delta1_interval(sigma, q_low, q_high, *, eps)",
          "q_low > q_high", lambda t: _d(additive, "gaussian_delta1_interval")(
-             1.5, 0.6, 0.4, 0.5), ValidationError, r"0\.6.*0\.4|q_low|interval"),
-    Case("pmlkit.additive.gaussian_tradeoff_interval(sigma, p_hat, q_low, q_high, ...)",
-         "p_hat outside the interval", lambda t: _d(additive, "gaussian_tradeoff_interval")(
-             1.5, (0.5, 0.5), 0.6, 0.7, 0.1, 0.5), ValidationError,
-         r"p_hat\(\+1\)=0\.5 must lie in the interval"),
+             1.5, 0.6, 0.4, eps=0.5), ValidationError, r"0\.6.*0\.4|q_low|interval"),
+    Case("pmlkit.additive.gaussian_tradeoff_interval(sigma, prior, q_low, q_high, ...)",
+         "prior outside the interval", lambda t: _d(additive, "gaussian_tradeoff_interval")(
+             1.5, (0.5, 0.5), 0.6, 0.7, delta2=0.1, eps=0.5), ValidationError,
+         r"prior\(\+1\)=0\.5 must lie in the interval"),
     Case("pmlkit.additive.pldp_eps(sigma, delta)", "sigma < 0",
          lambda t: _d(additive, "pldp_eps")(-1.0, 0.1), ValidationError, r"sigma.*-1"),
     Case("pmlkit.additive.gaussian_noise(labels, sigma)", "labels with NaN",
@@ -583,9 +601,37 @@ CASES: list[Case] = [
     Case("pmlkit.additive.gaussian_grid_violation_probability(sigma, prior, eps)",
          "eps < 0", lambda t: _d(additive, "gaussian_grid_violation_probability")(
              1.0, (0.5, 0.5), -1.0), ValidationError, r"eps.*-1"),
-    Case("pmlkit.additive.gaussian_grid_delta1_interval(sigma, q_low, q_high, eps)",
+    Case("pmlkit.additive.gaussian_grid_delta1_interval(sigma, q_low, q_high, *, eps)",
          "q_low > q_high", lambda t: _d(additive, "gaussian_grid_delta1_interval")(
-             1.0, 0.7, 0.3, 1.0), ValidationError, r"lower <= upper.*0\.7"),
+             1.0, 0.7, 0.3, eps=1.0), ValidationError, r"lower <= upper.*0\.7"),
+    Case("pmlkit.additive.LaplaceMechanism.for_eps(eps, *, over)", "eps = 0",
+         lambda t: _d(additive, "LaplaceMechanism.for_eps")(0.0), ValidationError,
+         r"eps must be > 0 .*got 0\.0"),
+    Case("pmlkit.additive.LaplaceMechanism.for_eps(eps, *, over)",
+         "eps >= -log p_min (no noise needed)",
+         lambda t: _d(additive, "LaplaceMechanism.for_eps")(1.0, over=[0.5, 0.5]),
+         ValidationError, r"eps=1\.0 needs no noise .*0\.69"),
+    Case("pmlkit.additive.LaplaceMechanism.from_scale(b, *, over)", "over a string",
+         lambda t: _d(additive, "LaplaceMechanism.from_scale")(1.0, over="l1"),
+         ValidationError, r"over must be .*'l1'"),
+    Case("pmlkit.additive.LaplaceMechanism.from_scale(b, *, over)", "over on 3 categories",
+         lambda t: _d(additive, "LaplaceMechanism.from_scale")(
+             1.0, over=pmlkit.L1Ball([0.2, 0.3, 0.5], 0.1)), ValidationError,
+         r"uncertainty_set is over 3 categories"),
+    Case("pmlkit.additive.LaplaceMechanism(b, granularity, guarantee, provenance)",
+         "guarantee below the computed worst case",
+         lambda t: _d(additive, "LaplaceMechanism")(
+             1.0, None, _guarantee_for_prior(0.1), _provenance()), ValidationError,
+         r"certified_eps = 0\.1 is below the worst case 0\.56.*does not hold"),
+    Case("pmlkit.additive.GaussianMechanism(sigma, granularity, guarantee, provenance)",
+         "output_delta below the computed one",
+         lambda t: _d(additive, "GaussianMechanism")(
+             1.0, None, _guarantee_for_prior(0.1), _provenance()), ValidationError,
+         r"output_delta = 0\.0 is below the probability 0\.9.*does not hold"),
+    Case("pmlkit.additive.GaussianMechanism.from_scale(sigma, *, eps)",
+         "every output violates", lambda t: _d(additive, "GaussianMechanism.from_scale")(
+             1e-3, eps=0.1, granularity=2.0**-20), ValidationError,
+         r"eps=0\.1: every released value may leak more than eps"),
     # ---- privatisation and files
     Case("pmlkit.privatize(mechanism, values)", "value not an input label",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", "X"], rng=0),

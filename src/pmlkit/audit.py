@@ -639,7 +639,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
                     ins = _inside(uset, truth.p)
                 elif method == "l1":
                     beta = radius_scale * l1_radius(delta, truth.m, 2)
-                    b = laplace_scale_uncertain(eps, float(truth.p_hat.min()), beta)
+                    b = laplace_scale_uncertain(eps, float(truth.p_hat.min()), beta=beta)
                     ins = L1Ball(truth.p_hat, beta).contains(truth.p)
                 else:  # the variant: calibrate_laplace's rule over the shrunk set
                     cs = _try(confidence_set, truth.counts, delta, method=method)
@@ -711,7 +711,7 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                 out_prob = gaussian_violation_probability(sigma, tuple(truth.p), e_out)
                 violated = (not ins) or bool(u[d_i, t] < out_prob)
                 # conditional check: inside the ball, the output tail is at most delta1
-                d1 = float(gaussian_delta1(sigma, truth.p_hat, beta, grid[k]))
+                d1 = float(gaussian_delta1(sigma, truth.p_hat, beta=beta, eps=grid[k]))
                 tally.add(violated, ins, ins and out_prob > d1 + 1e-12)
             tallies.append(tally)
         if radius_scale != 1.0:

@@ -7,12 +7,18 @@ add the binary-alphabet conventions: a prior is ``(P(-1), P(+1))``, a "p_min" li
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from .._validation import as_distribution, check_real, fmt
 from ..errors import ValidationError
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import NDArray
+
+    #: float64 arrays, the numeric type of the additive modules
+    FloatArray = NDArray[np.float64]
 
 
 def check_scale(value: Any, name: str) -> float:

@@ -243,8 +243,9 @@ def calibrate_laplace(samples: Any, eps: Any, delta: Any, *, positive: Any,
     cs = _confidence(data, d, confidence)
     p_hat_min = min(data.p_hat)
     if confidence == "l1":
-        beta: float | None = l1_radius(d, data.m, 2)
-        p_lower = worst_case_p_min(p_hat_min, beta)
+        radius = l1_radius(d, data.m, 2)
+        beta: float | None = radius
+        p_lower = worst_case_p_min(p_hat_min, beta=radius)
     else:
         beta = None
         lo, _ = cs.set.coordinate_bounds()

@@ -35,18 +35,23 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import positional_deprecated, renamed_parameter
 from .._validation import as_float_array, check_delta, check_eps, check_radius
 from ..errors import ValidationError
 from ._args import as_binary_prior, as_p_hat, check_interval, check_scale
 
 if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
     from ..mechanism import Mechanism
+    from ._args import FloatArray
 
 __all__ = [
     "METHODS",
     "gaussian_binarized_channel",
     "gaussian_delta1",
     "gaussian_delta1_interval",
+    "gaussian_flip_probability",
     "gaussian_pml",
     "gaussian_tradeoff",
     "gaussian_tradeoff_interval",
@@ -54,7 +59,7 @@ __all__ = [
     "gaussian_violation_thresholds",
 ]
 
-#: The two tradeoff curves, by label.
+#: The two tradeoff curves, by label (the values of ``curve=``).
 METHODS: tuple[str, ...] = ("paper", "direct")
 
 #: Grid points used to bracket the maxima of delta_1 (plus the two kinks, see below).
@@ -64,16 +69,20 @@ _GRID = 257
 _GOLDEN_ITERS = 60
 
 
-def neg_log_mix(q: np.ndarray, r: np.ndarray, u: np.ndarray) -> np.ndarray:
+def neg_log_mix(q: ArrayLike, r: ArrayLike, u: ArrayLike) -> FloatArray:
     """``-log(q + r e^{-u})`` for ``u >= 0`` (``q + r = 1``), stable at both ends."""
+    qq = np.asarray(q, dtype=np.float64)
+    rr = np.asarray(r, dtype=np.float64)
+    uu = np.asarray(u, dtype=np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        a = r * np.expm1(-u)
+        a = rr * np.expm1(-uu)
         direct = -np.log1p(a)
-        logs = -np.logaddexp(np.log(q), np.log(r) - u)
-    return np.where(a > -0.5, direct, logs)
+        logs = -np.logaddexp(np.log(qq), np.log(rr) - uu)
+    out: FloatArray = np.where(a > -0.5, direct, logs)
+    return out
 
 
-def _thresholds(sigma: float, q: np.ndarray, eps: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def _thresholds(sigma: float, q: FloatArray, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
     """``(t_+, t_-)`` with ``inf`` for an empty half-line. ``e^{-eps} - q = r + expm1(-eps)``."""
     e = np.expm1(-eps)  # in (-1, 0]
     r = 1.0 - q
@@ -87,21 +96,21 @@ def _thresholds(sigma: float, q: np.ndarray, eps: np.ndarray) -> tuple[np.ndarra
     return t_pos, t_neg
 
 
-def _violation(sigma: float, q: np.ndarray, eps: np.ndarray) -> np.ndarray:
+def _violation(sigma: float, q_in: ArrayLike, eps_in: ArrayLike) -> FloatArray:
     """``P_Y(E_eps(P))`` for ``P(+1) = q`` (arrays broadcast)."""
     from scipy.special import ndtr
 
-    q = np.asarray(q, dtype=np.float64)
-    eps = np.asarray(eps, dtype=np.float64)
+    q = np.asarray(q_in, dtype=np.float64)
+    eps = np.asarray(eps_in, dtype=np.float64)
     t_pos, t_neg = _thresholds(sigma, q, eps)
     r = 1.0 - q
     with np.errstate(invalid="ignore", over="ignore"):  # +-inf arguments: ndtr gives 0/1
         up = q * ndtr((1.0 - t_pos) / sigma) + r * ndtr((-1.0 - t_pos) / sigma)
         down = q * ndtr((-t_neg - 1.0) / sigma) + r * ndtr((1.0 - t_neg) / sigma)
-    return np.clip(up + down, 0.0, 1.0)
+    return np.asarray(np.clip(up + down, 0.0, 1.0), dtype=np.float64)
 
 
-def as_eps_array(eps: Any) -> tuple[np.ndarray, bool]:
+def as_eps_array(eps: ArrayLike) -> tuple[FloatArray, bool]:
     """eps as a float64 1-D array (scalar flag returned); every entry finite and ``>= 0``."""
     if np.ndim(eps) == 0:
         return np.array([check_eps(eps)]), True
@@ -109,7 +118,7 @@ def as_eps_array(eps: Any) -> tuple[np.ndarray, bool]:
     return arr, False
 
 
-def gaussian_pml(y: Any, sigma: Any, prior: Any) -> Any:
+def gaussian_pml(y: ArrayLike, sigma: float, prior: ArrayLike) -> Any:
     """Per-outcome PML of the binary Gaussian mechanism (Section "gauss").
 
     ``pml(y) = log( max_x f(y|x) / f_Y(y) )`` in closed form:
@@ -124,6 +133,12 @@ def gaussian_pml(y: Any, sigma: Any, prior: Any) -> Any:
         Noise standard deviation, ``> 0``.
     prior
         ``(P(-1), P(+1))``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_pml
+    >>> gaussian_pml([0.0, 1.0], 1.0, [0.5, 0.5]).round(6).tolist()  # -log((1 + e^-2)/2)
+    [0.0, 0.566219]
     """
     s = check_scale(sigma, "sigma")
     r, q = as_binary_prior(prior)
@@ -136,7 +151,8 @@ def gaussian_pml(y: Any, sigma: Any, prior: Any) -> Any:
     return float(out) if out.ndim == 0 else out
 
 
-def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[float, float]:
+def gaussian_violation_thresholds(sigma: float, prior: ArrayLike,
+                                  eps: float) -> tuple[float, float]:
     """The violation set ``E_eps(P) = {y > t_+} u {y < -t_-}`` (Section "gauss").
 
     ``t_+ = -(sigma^2/2) log((e^{-eps} - P(+1)) / P(-1))`` if ``e^{-eps} > P(+1)``, else
@@ -148,6 +164,15 @@ def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[flo
     -------
     (t_plus, t_minus)
         Floats, ``math.inf`` for an empty half-line.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_violation_thresholds
+    >>> t, u = gaussian_violation_thresholds(1.0, [0.5, 0.5], 0.1)
+    >>> round(t, 4), round(u, 4)              # -(1/2) log(2 e^{-0.1} - 1)
+    (0.1056, 0.1056)
+    >>> gaussian_violation_thresholds(1.0, [0.5, 0.5], 0.7)   # 0.7 > log 2: never
+    (inf, inf)
     """
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
@@ -156,7 +181,7 @@ def gaussian_violation_thresholds(sigma: Any, prior: Any, eps: Any) -> tuple[flo
     return float(tp), float(tn)
 
 
-def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
+def gaussian_violation_probability(sigma: float, prior: ArrayLike, eps: float) -> float:
     """``P_{Y ~ P_Y}[pml(Y) > eps] = P_Y(E_eps(P))`` for a known prior, in closed form.
 
     ``q [Phi((1 - t_+)/sigma) + Phi((-t_- - 1)/sigma)] + r [Phi((-1 - t_+)/sigma) +
@@ -173,6 +198,13 @@ def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
         ``(P(-1), P(+1))``, a binary probability vector.
     eps
         ``>= 0``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_violation_probability
+    >>> # |Y| > 0.10556 violates: Phi(1 - 0.10556) + Phi(-1 - 0.10556)
+    >>> round(gaussian_violation_probability(1.0, [0.5, 0.5], 0.1), 4)
+    0.9489
     """
     s = check_scale(sigma, "sigma")
     _, q = as_binary_prior(prior)
@@ -180,7 +212,7 @@ def gaussian_violation_probability(sigma: Any, prior: Any, eps: Any) -> float:
     return float(_violation(s, np.asarray(q, dtype=np.float64), np.asarray(e, dtype=np.float64)))
 
 
-def delta1_over_interval(sigma: float, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
+def delta1_over_interval(sigma: float, lo: float, hi: float, eps: FloatArray) -> FloatArray:
     """``max_{q in [lo, hi]} _violation(sigma, q, eps_k)`` for every ``eps_k`` (vectorised)."""
     if hi - lo <= 0.0:
         return _violation(sigma, np.asarray(lo, dtype=np.float64), eps)
@@ -197,7 +229,7 @@ def delta1_over_interval(sigma: float, lo: float, hi: float, eps: np.ndarray) ->
     peak = (vals >= left) & (vals >= right) & ((vals > left) | (vals > right))
     rows, idx = np.nonzero(peak)
     if rows.size == 0:
-        return best
+        return np.asarray(best, dtype=np.float64)
     g = grid.shape[1]
     a = grid[rows, np.maximum(idx - 1, 0)]
     b = grid[rows, np.minimum(idx + 1, g - 1)]
@@ -220,14 +252,16 @@ def delta1_over_interval(sigma: float, lo: float, hi: float, eps: np.ndarray) ->
         d = np.where(left_wins, keep, new)
         fd = np.where(left_wins, fkeep, fnew)
     np.maximum.at(best, rows, np.maximum(fc, fd))
-    return best
+    return np.asarray(best, dtype=np.float64)
 
 
-def _scalar_or_array(arr: np.ndarray, scalar: bool) -> Any:
+def _scalar_or_array(arr: FloatArray, scalar: bool) -> Any:
     return float(arr[0]) if scalar else arr
 
 
-def gaussian_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any) -> Any:
+@positional_deprecated(version="0.2", allowed=3)
+def gaussian_delta1_interval(sigma: float, q_low: float, q_high: float, *,
+                             eps: ArrayLike) -> Any:
     """``delta_1(eps) = sup_{P(+1) in [q_low, q_high]} P_Y(E_eps(P))`` (eq. gaussianopt).
 
     A binary uncertainty set is an interval of ``q = P(+1)``: the l1-ball ``B_beta(p_hat)``
@@ -271,6 +305,22 @@ def gaussian_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any) -> A
     -------
     float or numpy.ndarray
         Same shape as ``eps``.
+
+    ``eps`` is keyword-only (by position it still works, with a
+    :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    A single prior ``q = 1/2`` and ``eps = 0.1``: ``|Y| > t = -(1/2) log(2 e^{-0.1} - 1)
+    = 0.1056`` violates, with probability ``Phi(1 - t) + Phi(-1 - t) = 0.9489``:
+
+    >>> from pmlkit.additive import gaussian_delta1_interval
+    >>> round(gaussian_delta1_interval(1.0, 0.5, 0.5, eps=0.1), 4)
+    0.9489
+    >>> # over [0.3, 0.7] the worst prior at eps = 0.1 is still q = 1/2; above
+    >>> # eps = -log 0.3 = 1.204 no output violates under any prior of the interval
+    >>> gaussian_delta1_interval(1.0, 0.3, 0.7, eps=[0.1, 1.3]).round(4).tolist()
+    [0.9489, 0.0]
     """
     s = check_scale(sigma, "sigma")
     lo, hi = check_interval(q_low, q_high)
@@ -278,31 +328,42 @@ def gaussian_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any) -> A
     return _scalar_or_array(delta1_over_interval(s, lo, hi, e), scalar)
 
 
-def _l1_interval(p_hat: Any, beta: Any) -> tuple[float, float, float]:
-    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(p_hat)`` of a binary prior (the exact
+def _l1_interval(prior: ArrayLike, beta: float) -> tuple[float, float, float]:
+    """``(q_hat, lo, hi)`` of the l1-ball ``B_beta(prior)`` of a binary prior (the exact
     coordinate bounds of :class:`pmlkit.sets.L1Ball`)."""
     from ..sets import L1Ball
 
-    _, q = as_p_hat(p_hat)
+    _, q = as_p_hat(prior, "prior")
     r = check_radius(beta)
     lows, highs = L1Ball(np.array([1.0 - q, q]), r).coordinate_bounds()
     return q, float(lows[1]), float(highs[1])
 
 
-def gaussian_delta1(sigma: Any, p_hat: Any, beta: Any, eps: Any) -> Any:
-    """``delta_1(eps) = sup_{P in B_beta(p_hat)} P_Y(E_eps(P))`` (eq. gaussianopt).
+@renamed_parameter(version="0.2", p_hat="prior")
+@positional_deprecated(version="0.2", allowed=2)
+def gaussian_delta1(sigma: float, prior: ArrayLike, *, beta: float, eps: ArrayLike) -> Any:
+    """``delta_1(eps) = sup_{P in B_beta(prior)} P_Y(E_eps(P))`` (eq. gaussianopt).
 
-    The ball is ``P(+1) in [p_hat(+1) - beta/2, p_hat(+1) + beta/2] ∩ [0, 1]``; see
-    :func:`gaussian_delta1_interval` for the method. ``p_hat`` is ``(P(-1), P(+1))`` or a
-    scalar meaning ``P(+1)``.
+    The ball is ``P(+1) in [prior(+1) - beta/2, prior(+1) + beta/2] ∩ [0, 1]``; see
+    :func:`gaussian_delta1_interval` for the method. ``prior`` (formerly ``p_hat``) is the
+    estimate ``(P(-1), P(+1))`` or a scalar meaning ``P(+1)``; ``beta`` and ``eps`` are
+    keyword-only (by position, or ``p_hat=``: :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_delta1, gaussian_delta1_interval
+    >>> # the ball of radius 0.4 around (1/2, 1/2) is the interval [0.3, 0.7] of P(+1)
+    >>> d = gaussian_delta1(1.0, [0.5, 0.5], beta=0.4, eps=0.1)
+    >>> d == gaussian_delta1_interval(1.0, 0.3, 0.7, eps=0.1)
+    True
     """
     s = check_scale(sigma, "sigma")
-    _, lo, hi = _l1_interval(p_hat, beta)
+    _, lo, hi = _l1_interval(prior, beta)
     e, scalar = as_eps_array(eps)
     return _scalar_or_array(delta1_over_interval(s, lo, hi, e), scalar)
 
 
-def paper_eps(eps: np.ndarray, beta: float) -> np.ndarray:
+def paper_eps(eps: FloatArray, beta: float) -> FloatArray:
     """``eps* = eps - log(1 - beta e^eps / 2)`` (``inf`` when vacuous), via
     :func:`pmlkit.bounds.eps_bound` (eq. epsmax), the project's one implementation."""
     from ..bounds import eps_bound
@@ -311,22 +372,24 @@ def paper_eps(eps: np.ndarray, beta: float) -> np.ndarray:
 
 
 def _tradeoff(sigma: float, lo: float, hi: float, beta: float, delta2: float,
-              eps: np.ndarray, method: str) -> tuple[np.ndarray, np.ndarray]:
+              eps: FloatArray, curve: str) -> tuple[FloatArray, FloatArray]:
     d1 = delta1_over_interval(sigma, lo, hi, eps)
     delta = d1 + delta2 - d1 * delta2
-    if method == "direct":
+    if curve == "direct":
         return eps.copy(), delta
     return paper_eps(eps, beta), delta
 
 
-def _check_method(method: Any) -> str:
-    if not isinstance(method, str) or method not in METHODS:
-        raise ValidationError(f"method must be one of {', '.join(METHODS)}, got {method!r}")
-    return method
+def _check_curve(curve: Any) -> str:
+    if not isinstance(curve, str) or curve not in METHODS:
+        raise ValidationError(f"curve must be one of {', '.join(METHODS)}, got {curve!r}")
+    return curve
 
 
-def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
-                      method: str = "paper") -> tuple[Any, Any]:
+@renamed_parameter(version="0.2", p_hat="prior", method="curve")
+@positional_deprecated(version="0.2", allowed=2)
+def gaussian_tradeoff(sigma: float, prior: ArrayLike, *, m: int, delta2: float,
+                      eps: ArrayLike, curve: str = "paper") -> tuple[Any, Any]:
     """The ``(eps, delta)``-PML tradeoff of the binary Gaussian mechanism from ``m`` samples.
 
     This is the real-valued mechanism of the paper. What :func:`pmlkit.additive.gaussian_noise`
@@ -337,9 +400,9 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
     ``beta = beta*(delta2)`` of eq. binarybeta (:func:`pmlkit.l1_radius` with ``N = 2``:
     ``sqrt(2 (log 2 - log delta2) / m)``); ``delta_1(eps)`` as in :func:`gaussian_delta1`.
 
-    - ``method="paper"`` (Section "gauss"): ``eps_out = eps - log(1 - beta e^eps / 2)``
+    - ``curve="paper"`` (Section "gauss"): ``eps_out = eps - log(1 - beta e^eps / 2)``
       (``inf`` when ``beta e^eps / 2 >= 1``), ``delta_out = delta_1 + delta2 - delta_1 delta2``.
-    - ``method="direct"`` (beyond the paper): ``eps_out = eps``, same
+    - ``curve="direct"`` (beyond the paper): ``eps_out = eps``, same
       ``delta_out``. Valid because ``delta_1`` is already a supremum over the ball: with
       probability ``>= 1 - delta2`` the true prior is in the ball, and then
       ``P[pml(Y) > eps] <= delta_1``; the union bound gives ``delta_out``. At every eps it
@@ -349,74 +412,113 @@ def gaussian_tradeoff(sigma: Any, p_hat: Any, m: Any, delta2: Any, eps: Any, *,
     ----------
     sigma
         Noise standard deviation, ``> 0``.
-    p_hat
-        The estimate ``(P(-1), P(+1))``, or a scalar meaning ``P(+1)``.
+    prior
+        The estimate ``(P(-1), P(+1))``, or a scalar meaning ``P(+1)`` (formerly ``p_hat``).
     m
-        Number of samples behind ``p_hat`` (integer ``>= 1``).
+        Number of samples behind ``prior`` (integer ``>= 1``).
     delta2
         Probability that the true prior is outside the ball, in ``(0, 1)``.
     eps
         A scalar or 1-D array of eps values ``>= 0`` (the inner eps of the paper).
-    method
-        ``"paper"`` or ``"direct"``.
+    curve
+        ``"paper"`` or ``"direct"`` (formerly ``method=``).
+
+    ``m``, ``delta2``, ``eps`` and ``curve`` are keyword-only; by position, or under the
+    old names ``p_hat=`` / ``method=``, they still work with a :class:`DeprecationWarning`.
 
     Returns
     -------
     (eps_out, delta_out)
         Floats for a scalar ``eps``, else arrays of the same length.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_tradeoff
+    >>> kw = dict(m=10_000, delta2=1e-6, eps=0.5)
+    >>> e_direct, d = gaussian_tradeoff(2.0, [0.5, 0.5], curve="direct", **kw)
+    >>> e_paper, d_paper = gaussian_tradeoff(2.0, [0.5, 0.5], curve="paper", **kw)
+    >>> e_direct, e_paper > e_direct, d == d_paper    # same delta, the paper pays in eps
+    (0.5, True, True)
     """
     from ..estimation import l1_radius
 
     s = check_scale(sigma, "sigma")
-    meth = _check_method(method)
+    meth = _check_curve(curve)
     d2 = check_delta(delta2, "delta2", allow_one=False)
     beta = l1_radius(d2, m, 2)
-    _, lo, hi = _l1_interval(p_hat, beta)
+    _, lo, hi = _l1_interval(prior, beta)
     e, scalar = as_eps_array(eps)
     eo, do = _tradeoff(s, lo, hi, beta, d2, e, meth)
     return _scalar_or_array(eo, scalar), _scalar_or_array(do, scalar)
 
 
-def gaussian_tradeoff_interval(sigma: Any, p_hat: Any, q_low: Any, q_high: Any, delta2: Any,
-                               eps: Any, *, method: str = "direct") -> tuple[Any, Any]:
+@renamed_parameter(version="0.2", p_hat="prior", method="curve")
+@positional_deprecated(version="0.2", allowed=4)
+def gaussian_tradeoff_interval(sigma: float, prior: ArrayLike, q_low: float, q_high: float, *,
+                               delta2: float, eps: ArrayLike,
+                               curve: str = "direct") -> tuple[Any, Any]:
     """The tradeoff for any binary confidence set, given as its interval of ``P(+1)``.
 
     Beyond the paper: ``delta2`` is the set's failure probability (e.g. a
     :func:`pmlkit.confidence.confidence_set`), ``[q_low, q_high]`` its exact
     ``coordinate_bounds()`` of ``P(+1)``. The "paper" curve uses the smallest l1 radius
-    around ``p_hat`` that contains the set, ``beta = 2 max(q_hat - q_low, q_high - q_hat)``.
-    See :func:`gaussian_tradeoff` for the two curves.
+    around the estimate ``prior`` that contains the set,
+    ``beta = 2 max(q_hat - q_low, q_high - q_hat)``. See :func:`gaussian_tradeoff` for the
+    two curves. ``delta2``, ``eps`` and ``curve`` are keyword-only (by position, or as
+    ``p_hat=`` / ``method=``: :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_delta1_interval, gaussian_tradeoff_interval
+    >>> e, d = gaussian_tradeoff_interval(1.0, 0.5, 0.3, 0.7, delta2=0.01, eps=0.1)
+    >>> d1 = gaussian_delta1_interval(1.0, 0.3, 0.7, eps=0.1)
+    >>> e, round(d - (d1 + 0.01 - d1 * 0.01), 12)     # the union bound of both failures
+    (0.1, 0.0)
     """
     s = check_scale(sigma, "sigma")
-    meth = _check_method(method)
+    meth = _check_curve(curve)
     d2 = check_delta(delta2, "delta2", allow_one=False)
-    _, q = as_p_hat(p_hat)
+    _, q = as_p_hat(prior, "prior")
     lo, hi = check_interval(q_low, q_high)
     if not lo <= q <= hi:
         raise ValidationError(
-            f"p_hat(+1)={q!r} must lie in the interval [{lo!r}, {hi!r}] of P(+1)")
+            f"prior(+1)={q!r} must lie in the interval [{lo!r}, {hi!r}] of P(+1)")
     beta = 2.0 * max(q - lo, hi - q)
     e, scalar = as_eps_array(eps)
     eo, do = _tradeoff(s, lo, hi, beta, d2, e, meth)
     return _scalar_or_array(eo, scalar), _scalar_or_array(do, scalar)
 
 
-def gaussian_flip_probability(sigma: Any) -> float:
+def gaussian_flip_probability(sigma: float) -> float:
     """Probability ``r = P(G > 1) = Phi(-1/sigma)`` that thresholding ``X + G`` at 0 flips
     the binary label ``X`` in ``{-1, +1}`` (``G ~ N(0, sigma^2)``; ``scipy.special.ndtr``,
     accurate in the tail): the one formula behind :func:`gaussian_binarized_channel` and
-    the exact sampler :func:`pmlkit.additive.gaussian_binarized`."""
+    the exact sampler :func:`pmlkit.additive.gaussian_binarized` (and of
+    :meth:`pmlkit.additive.GaussianMechanism.binarized`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_flip_probability
+    >>> round(gaussian_flip_probability(1.0), 6)   # Phi(-1)
+    0.158655
+    """
     from scipy.special import ndtr
 
     s = check_scale(sigma, "sigma")
     return float(ndtr(-1.0 / s))
 
 
-def gaussian_binarized_channel(sigma: Any) -> Mechanism:
+def gaussian_binarized_channel(sigma: float) -> Mechanism:
     """The 2 x 2 channel of the binary Gaussian mechanism thresholded at 0.
 
     Output ``-1`` if ``X + G < 0``, else ``+1``; it flips ``X`` with probability
     ``r = P(G > 1) = Phi(-1/sigma)``: ``W = [[1 - r, r], [r, 1 - r]]``, labels (-1, +1).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_binarized_channel
+    >>> gaussian_binarized_channel(1.0).matrix.round(4).tolist()
+    [[0.8413, 0.1587], [0.1587, 0.8413]]
     """
     from ..mechanism import Mechanism
 

@@ -66,14 +66,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import positional_deprecated
 from .._validation import check_eps, check_real, fmt
 from ..errors import ValidationError
 from ._args import as_binary_prior, check_interval, check_p_min, check_scale
 from .gaussian import as_eps_array, neg_log_mix
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
+    from ._args import FloatArray
 
 __all__ = [
     "GridNoise",
@@ -112,6 +118,13 @@ class GridNoise:
         The scale in grid units, ``n = ceil(requested_scale / g)`` (an integer).
     scale
         The scale of the released noise, ``n g >= requested_scale`` (exact).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_grid
+    >>> grid = laplace_grid(1.3, granularity=0.25)   # ceil(1.3 / 0.25) = 6 steps
+    >>> grid.units, grid.scale, grid.exponent
+    (6, 1.5, 2)
     """
 
     kind: str
@@ -155,21 +168,35 @@ def _grid(kind: str, scale: Any, granularity: Any, name: str, bits: int,
     return GridNoise(kind, s, math.ldexp(1.0, -j), j, int(units), math.ldexp(float(units), -j))
 
 
-def laplace_grid(b: Any, granularity: Any = None) -> GridNoise:
+def laplace_grid(b: float, granularity: float | None = None) -> GridNoise:
     """The grid and released scale of :func:`pmlkit.additive.laplace_noise` for scale ``b``.
 
     ``granularity=None`` gives the largest power of two ``<= b 2^-20`` (clipped to
     ``[2^-30, 1]``); otherwise it must be ``2^-j`` with ``0 <= j <= 30``. The released scale
     is ``ceil(b / g) g``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_grid
+    >>> grid = laplace_grid(1.0)                     # default step 2^-20
+    >>> grid.granularity == 2.0**-20, grid.scale
+    (True, 1.0)
     """
     return _grid("laplace", b, granularity, "b", LAPLACE_RELATIVE_BITS, MAX_LAPLACE_UNITS)
 
 
-def gaussian_grid(sigma: Any, granularity: Any = None) -> GridNoise:
+def gaussian_grid(sigma: float, granularity: float | None = None) -> GridNoise:
     """The grid and released sigma of :func:`pmlkit.additive.gaussian_noise`.
 
     ``granularity=None`` gives the largest power of two ``<= sigma 2^-10`` (clipped to
     ``[2^-30, 1]``); the scale in grid units must be at most ``2^14``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_grid
+    >>> grid = gaussian_grid(2.0)                    # step 2^-9 <= 2 * 2^-10
+    >>> grid.granularity == 2.0**-9, grid.units, grid.scale
+    (True, 1024, 2.0)
     """
     return _grid("gaussian", sigma, granularity, "sigma", GAUSSIAN_RELATIVE_BITS,
                  MAX_GAUSSIAN_UNITS)
@@ -179,7 +206,8 @@ def gaussian_grid(sigma: Any, granularity: Any = None) -> GridNoise:
 
 def _bernoulli(gen: np.random.Generator, num: Any, den: Any, size: int) -> np.ndarray:
     """Exact Bernoulli(num/den) for integers ``0 <= num <= den`` (arrays broadcast)."""
-    return gen.integers(0, den, size=size, dtype=np.int64) < num
+    out: np.ndarray = gen.integers(0, den, size=size, dtype=np.int64) < num
+    return out
 
 
 def _bernoulli_exp_frac(gen: np.random.Generator, num: np.ndarray, den: int) -> np.ndarray:
@@ -299,7 +327,8 @@ def sample_grid_indices(x: np.ndarray, grid: GridNoise, gen: np.random.Generator
         k = _discrete_laplace(gen, grid.units, size)
     else:
         k = _discrete_gaussian(gen, grid.units, size)
-    return (x.reshape(-1).astype(np.int64) << grid.exponent) + k
+    out: np.ndarray = (x.reshape(-1).astype(np.int64) << grid.exponent) + k
+    return out
 
 
 def indices_to_values(idx: np.ndarray, grid: GridNoise, shape: tuple[int, ...]) -> np.ndarray:
@@ -329,10 +358,12 @@ def _log_mix_pml(log_p_plus: np.ndarray, log_p_minus: np.ndarray, q: float,
     with np.errstate(divide="ignore"):
         lq, lr = np.log(q), np.log(r)
     top = np.maximum(log_p_plus, log_p_minus)
-    return -np.logaddexp(lq + log_p_plus - top, lr + log_p_minus - top)
+    out: np.ndarray = -np.logaddexp(lq + log_p_plus - top, lr + log_p_minus - top)
+    return out
 
 
-def laplace_grid_pml(y: Any, b: Any, prior: Any, granularity: Any = None) -> Any:
+def laplace_grid_pml(y: ArrayLike, b: float, prior: ArrayLike,
+                     granularity: float | None = None) -> Any:
     """Per-outcome PML of the released Laplace grid mechanism, from its cell probabilities.
 
     ``log P(i | x) = log tanh(1/(2n)) - |i - x N| / n`` (the normaliser cancels), ``i = y/g``,
@@ -346,6 +377,16 @@ def laplace_grid_pml(y: Any, b: Any, prior: Any, granularity: Any = None) -> Any
         As given to :func:`pmlkit.additive.laplace_noise`.
     prior
         ``(P(-1), P(+1))``.
+
+    Examples
+    --------
+    With ``b = 1`` on the grid of step ``1/4`` (``n = N = 4``), the likelihood ratio at
+    ``y = 1/2`` is ``e^{(6 - 2)/4} = e``, so ``pml = -log((1 + e^{-1})/2) = 0.379885``; the
+    leakage grows up to the outputs ``+-1`` and stays at ``-log((1 + e^{-2})/2)`` beyond.
+
+    >>> from pmlkit.additive import laplace_grid_pml
+    >>> laplace_grid_pml([0.0, 0.5, 1.0, 3.0], 1.0, [0.5, 0.5], 0.25).round(6).tolist()
+    [0.0, 0.379885, 0.566219, 0.566219]
     """
     grid = laplace_grid(b, granularity)
     r, q = as_binary_prior(prior)
@@ -355,7 +396,7 @@ def laplace_grid_pml(y: Any, b: Any, prior: Any, granularity: Any = None) -> Any
     return float(out) if out.ndim == 0 else out
 
 
-def laplace_grid_eps(b: Any, p_min: Any, granularity: Any = None) -> float:
+def laplace_grid_eps(b: float, p_min: float, granularity: float | None = None) -> float:
     """eps of the released Laplace grid mechanism: the largest per-outcome PML over the grid.
 
     The likelihood ratio ``e^{(|i+N| - |i-N|)/n}`` is monotone in ``|i|`` up to ``|i| = N``
@@ -363,6 +404,13 @@ def laplace_grid_eps(b: Any, p_min: Any, granularity: Any = None) -> float:
     so the maximum over all grid points is attained at ``i = +-N`` (the outputs ``+-1``);
     it is the maximum of :func:`laplace_grid_pml` there for the prior ``(p_min, 1 - p_min)``,
     which equals Prop. Laplaceleakage at the released scale ``b_released = n g >= b``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_eps, laplace_grid_eps
+    >>> # b = 1.3 is released at scale 1.5 on the grid of step 1/4: the eps of b = 1.5
+    >>> round(laplace_grid_eps(1.3, 0.5, 0.25), 12) == round(laplace_eps(1.5, 0.5), 12)
+    True
     """
     p = check_p_min(p_min)
     grid = laplace_grid(b, granularity)
@@ -371,12 +419,20 @@ def laplace_grid_eps(b: Any, p_min: Any, granularity: Any = None) -> float:
     return float(max(float(np.max(vals)), 0.0))
 
 
-def gaussian_grid_pml(y: Any, sigma: Any, prior: Any, granularity: Any = None) -> Any:
+def gaussian_grid_pml(y: ArrayLike, sigma: float, prior: ArrayLike,
+                      granularity: float | None = None) -> Any:
     """Per-outcome PML of the released Gaussian grid mechanism, from its cell probabilities.
 
     ``log P(i | +1) - log P(i | -1) = ((i + N)^2 - (i - N)^2) / (2 n^2) = 2 i N / n^2 =: u``,
     so for ``i >= 0`` ``pml = -log(P(+1) + P(-1) e^{-u})`` and for ``i < 0``
     ``pml = -log(P(-1) + P(+1) e^{u})`` (the normaliser ``Z`` cancels).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_grid_pml
+    >>> # y = 0.5, sigma = 1: u = 2 y / sigma^2 = 1, pml = -log((1 + e^{-1}) / 2)
+    >>> round(gaussian_grid_pml(0.5, 1.0, [0.5, 0.5], 0.5), 6)
+    0.379885
     """
     grid = gaussian_grid(sigma, granularity)
     r, q = as_binary_prior(prior)
@@ -413,7 +469,8 @@ class _GaussTails:
         c = np.asarray(c, dtype=np.int64)
         pos = np.minimum(np.maximum(c, 0), self.cap + 1)
         neg = np.minimum(np.maximum(1 - c, 0), self.cap + 1)
-        return np.where(c >= 0, self.tail[pos], 1.0 - self.tail[neg])
+        out: np.ndarray = np.where(c >= 0, self.tail[pos], 1.0 - self.tail[neg])
+        return out
 
 
 def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) -> np.ndarray:
@@ -470,15 +527,25 @@ def _grid_violation(tails: _GaussTails, grid: GridNoise, q: Any, eps: Any,
         a_neg = _first_violation(r, q, eps, kappa, cap)
     total = (q * (tails(a_pos - big_n) + tails(a_neg + big_n))
              + r * (tails(a_pos + big_n) + tails(a_neg - big_n)))
-    return np.clip(total, 0.0, 1.0)
+    return np.asarray(np.clip(total, 0.0, 1.0), dtype=np.float64)
 
 
-def gaussian_grid_violation_probability(sigma: Any, prior: Any, eps: Any,
-                                        granularity: Any = None) -> float:
+def gaussian_grid_violation_probability(sigma: float, prior: ArrayLike, eps: float,
+                                        granularity: float | None = None) -> float:
     """``P_Y[pml(Y) > eps]`` of the released Gaussian grid mechanism for a known prior.
 
     Sums of exact discrete Gaussian tails over the grid points whose per-outcome PML
     (:func:`gaussian_grid_pml`) exceeds eps. The output ``0`` never leaks (``pml = 0``).
+
+    Examples
+    --------
+    On the grid of step ``1/2`` with ``sigma = 1`` (2 steps), every output but ``0``
+    leaks more than ``0.1`` under the uniform prior, so the answer is
+    ``1 - P(K = 2) = 1 - e^{-1/2} / sum_k e^{-k^2/8} = 1 - e^{-1/2} / sqrt(8 pi)``:
+
+    >>> from pmlkit.additive import gaussian_grid_violation_probability
+    >>> round(gaussian_grid_violation_probability(1.0, [0.5, 0.5], 0.1, 0.5), 6)
+    0.879015
     """
     grid = gaussian_grid(sigma, granularity)
     _, q = as_binary_prior(prior)
@@ -491,7 +558,8 @@ def gaussian_grid_violation_probability(sigma: Any, prior: Any, eps: Any,
 _PRUNE_TAIL = 2.0**-60
 
 
-def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float, eps: np.ndarray) -> np.ndarray:
+def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float,
+                              eps: FloatArray) -> FloatArray:
     """``sup_{q in [lo, hi]} P_Y(E_eps(P_q))`` on the grid (see the public doc)."""
     tails = _GaussTails(grid.units)
     big_n = 1 << grid.exponent
@@ -536,11 +604,12 @@ def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float, eps: np.nda
             vals = _grid_violation(tails, grid, qb, e, a_pos=ap_b, a_neg=ineg)
             best = max(best, float(vals.max()))
         out[k] = best + slack
-    return np.minimum(out, 1.0)
+    return np.asarray(np.minimum(out, 1.0), dtype=np.float64)
 
 
-def gaussian_grid_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any,
-                                  granularity: Any = None) -> Any:
+@positional_deprecated(version="0.2", allowed=3)
+def gaussian_grid_delta1_interval(sigma: float, q_low: float, q_high: float, *,
+                                  eps: ArrayLike, granularity: float | None = None) -> Any:
     """``delta_1(eps) = sup_{P(+1) in [q_low, q_high]} P_Y(E_eps(P))`` of the released grid.
 
     The grid counterpart of :func:`pmlkit.additive.gaussian_delta1_interval`, computed for
@@ -570,6 +639,16 @@ def gaussian_grid_delta1_interval(sigma: Any, q_low: Any, q_high: Any, eps: Any,
         The interval of ``P(+1)``.
     eps
         A scalar or 1-D array of values ``>= 0``.
+
+    ``eps`` and ``granularity`` are keyword-only (by position they still work, with a
+    :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import gaussian_grid_delta1_interval
+    >>> # one prior: the violation probability (see gaussian_grid_violation_probability)
+    >>> round(gaussian_grid_delta1_interval(1.0, 0.5, 0.5, eps=0.1, granularity=0.5), 6)
+    0.879015
     """
     grid = gaussian_grid(sigma, granularity)
     lo, hi = check_interval(q_low, q_high)

@@ -19,10 +19,11 @@ scale).
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import positional_deprecated
 from .._validation import check_eps, check_radius
 from ._args import check_p_min, check_scale
 
@@ -33,6 +34,7 @@ __all__ = [
     "laplace_binarized_channel",
     "laplace_eps",
     "laplace_eps_uncertain",
+    "laplace_flip_probability",
     "laplace_scale",
     "laplace_scale_uncertain",
     "worst_case_p_min",
@@ -49,7 +51,7 @@ def _eps_of(t: float, p: float) -> float:
     return -float(np.logaddexp(log_p, math.log1p(-p) - t))
 
 
-def laplace_eps(b: Any, p_min: Any) -> float:
+def laplace_eps(b: float, p_min: float) -> float:
     """Smallest eps such that the binary Laplace mechanism is eps-PML (Prop. Laplaceleakage).
 
     ``eps(b) = 2/b - log(e^{2/b} p_min + 1 - p_min)``, evaluated as
@@ -67,13 +69,21 @@ def laplace_eps(b: Any, p_min: Any) -> float:
     -------
     float
         ``eps(b)`` in ``[0, min(2/b, -log p_min)]``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_eps
+    >>> round(laplace_eps(1.0, 0.5), 6)    # log(2 / (1 + e^{-2}))
+    0.566219
+    >>> laplace_eps(4.0, 0.0)              # p_min = 0: the LDP value 2/b
+    0.5
     """
     bb = check_scale(b, "b")
     p = check_p_min(p_min)
     return _eps_of(2.0 / bb, p)
 
 
-def laplace_scale(eps: Any, p_min: Any) -> float:
+def laplace_scale(eps: float, p_min: float) -> float:
     """Smallest Laplace scale ``b`` (least noise) with ``laplace_eps(b, p_min) <= eps``.
 
     ``eps(b)`` is continuous and strictly decreasing in ``b`` from ``-log p_min`` (``b -> 0``)
@@ -106,6 +116,17 @@ def laplace_scale(eps: Any, p_min: Any) -> float:
         Target, ``>= 0``.
     p_min
         ``min(P(-1), P(+1))``, in ``[0, 1/2]``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_eps, laplace_scale
+    >>> laplace_scale(1.0, 0.0)                    # the eps-LDP scale 2/eps
+    2.0
+    >>> b = laplace_scale(0.5, 0.25)
+    >>> round(b, 6), laplace_eps(b, 0.25) <= 0.5   # 2 / log(0.75 / (e^{-0.5} - 0.25))
+    (2.689427, True)
+    >>> laplace_scale(2.0, 0.25)                   # eps >= -log(0.25): no noise needed
+    0.0
     """
     e = check_eps(eps)
     p = check_p_min(p_min)
@@ -128,12 +149,22 @@ def laplace_scale(eps: Any, p_min: Any) -> float:
     return b
 
 
-def worst_case_p_min(p_hat_min: Any, beta: Any) -> float:
+@positional_deprecated(version="0.2", allowed=1)
+def worst_case_p_min(p_hat_min: float, *, beta: float) -> float:
     """Smallest ``min(Q(-1), Q(+1))`` over the l1-ball ``B_beta(p_hat)`` of a binary prior.
 
     Moving ``beta/2`` of mass is the most an l1 distance ``beta`` allows, so the worst case is
     ``max(p_hat_min - beta/2, 0)`` (eq. uncertainlaplace; clipped at 0 beyond the paper,
-    where the ball reaches a degenerate prior).
+    where the ball reaches a degenerate prior). ``beta`` is keyword-only (by position it
+    still works, with a :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import worst_case_p_min
+    >>> round(worst_case_p_min(0.3, beta=0.2), 12)   # 0.3 - 0.2/2
+    0.2
+    >>> worst_case_p_min(0.1, beta=0.5)              # the ball reaches (0, 1)
+    0.0
     """
     from ..sets import L1Ball
 
@@ -143,7 +174,8 @@ def worst_case_p_min(p_hat_min: Any, beta: Any) -> float:
     return float(lows[0])
 
 
-def laplace_eps_uncertain(b: Any, p_hat_min: Any, beta: Any) -> float:
+@positional_deprecated(version="0.2", allowed=2)
+def laplace_eps_uncertain(b: float, p_hat_min: float, *, beta: float) -> float:
     """Worst-case eps of the binary Laplace mechanism over ``B_beta(p_hat)`` (eq. uncertainlaplace).
 
     ``eps(b, delta) = 2/b - log[ (p_hat_min - beta/2)(e^{2/b} - 1) + 1 ]``: Prop.
@@ -155,31 +187,55 @@ def laplace_eps_uncertain(b: Any, p_hat_min: Any, beta: Any) -> float:
 
     With ``beta = beta*(delta)`` (eq. binarybeta, :func:`pmlkit.l1_radius` with ``N = 2``)
     the result holds with probability ``>= 1 - delta`` over the estimation sample.
+    ``beta`` is keyword-only (by position: :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_eps, laplace_eps_uncertain
+    >>> laplace_eps_uncertain(1.0, 0.5, beta=1.0)       # the ball holds (0, 1): 2/b
+    2.0
+    >>> laplace_eps_uncertain(1.0, 0.3, beta=0.2) == laplace_eps(1.0, 0.2)
+    True
     """
     bb = check_scale(b, "b")
-    return _eps_of(2.0 / bb, worst_case_p_min(p_hat_min, beta))
+    return _eps_of(2.0 / bb, worst_case_p_min(p_hat_min, beta=beta))
 
 
-def laplace_scale_uncertain(eps: Any, p_hat_min: Any, beta: Any) -> float:
+@positional_deprecated(version="0.2", allowed=2)
+def laplace_scale_uncertain(eps: float, p_hat_min: float, *, beta: float) -> float:
     """Smallest ``b`` with ``laplace_eps_uncertain(b, p_hat_min, beta) <= eps``.
 
     :func:`laplace_scale` at ``p_min = max(p_hat_min - beta/2, 0)`` (eq. uncertainlaplace
     inverted), with the same conventions (``0.0``: no noise needed; ``inf`` at ``eps = 0``).
+    ``beta`` is keyword-only (by position: :class:`DeprecationWarning`).
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_scale_uncertain
+    >>> laplace_scale_uncertain(1.0, 0.5, beta=1.0)   # p_min can be 0: the LDP scale
+    2.0
     """
     e = check_eps(eps)
-    return laplace_scale(e, worst_case_p_min(p_hat_min, beta))
+    return laplace_scale(e, worst_case_p_min(p_hat_min, beta=beta))
 
 
-def laplace_flip_probability(b: Any) -> float:
+def laplace_flip_probability(b: float) -> float:
     """Probability ``r = P(L > 1) = e^{-1/b} / 2`` that thresholding ``X + L`` at 0 flips
     the binary label ``X`` in ``{-1, +1}`` (``L ~ Laplace(0, b)``): the one formula behind
-    :func:`laplace_binarized_channel` and the exact sampler
-    :func:`pmlkit.additive.laplace_binarized`."""
+    :func:`laplace_binarized_channel`, :meth:`pmlkit.additive.LaplaceMechanism.binarized`
+    and the exact sampler :func:`pmlkit.additive.laplace_binarized`.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import laplace_flip_probability
+    >>> round(laplace_flip_probability(1.0), 6)   # e^{-1} / 2
+    0.18394
+    """
     bb = check_scale(b, "b")
     return 0.5 * math.exp(-1.0 / bb)
 
 
-def laplace_binarized_channel(b: Any) -> Mechanism:
+def laplace_binarized_channel(b: float) -> Mechanism:
     """The 2 x 2 channel of the binary Laplace mechanism thresholded at 0.
 
     The released bit is ``-1`` if ``X + L < 0`` and ``+1`` otherwise (the paper's binary
@@ -192,6 +248,16 @@ def laplace_binarized_channel(b: Any) -> Mechanism:
     (post-processing: never more than the ``2/b`` of the unthresholded mechanism). Use it
     with :func:`pmlkit.eps_min`, :func:`pmlkit.ldp_epsilon`, ... and to sample the bit
     exactly (:func:`pmlkit.additive.laplace_binarized`).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> from pmlkit.additive import laplace_binarized_channel
+    >>> w = laplace_binarized_channel(1.0)
+    >>> w.matrix.round(4).tolist()
+    [[0.8161, 0.1839], [0.1839, 0.8161]]
+    >>> round(pmlkit.ldp_epsilon(w), 6)           # log(2 e - 1) < 2/b = 2
+    1.48988
     """
     from ..mechanism import Mechanism
 

@@ -433,8 +433,7 @@ def laplace_mechanism(b: float, granularity: Any, where: Over, eps: float | None
     grid = _laplace_grid(b, granularity)
     cert = laplace_grid_eps(b, smallest_p_min(where.set), grid.granularity)
     g = where.guarantee(eps=cert if eps is None else eps, certified_eps=cert)
-    prov = Provenance(designer=designer,
-                      method=where.method, estimate=where.estimate,
+    prov = Provenance(designer=designer, method=where.method, estimate=where.estimate,
                       details={"b": grid.requested_scale, "granularity": grid.granularity,
                                "released_b": grid.scale, **(details or {})})
     return LaplaceMechanism(grid.requested_scale, grid.granularity, g, prov)
@@ -549,9 +548,9 @@ class GaussianMechanism:
         >>> m.with_eps(1.0).guarantee.output_delta < m.guarantee.output_delta
         True
         """
-        return gaussian_mechanism(self.sigma, self.granularity, _over_of(self.guarantee, self.provenance),
-                         check_eps(eps), self.provenance.designer,
-                         dict(self.provenance.details))
+        return gaussian_mechanism(self.sigma, self.granularity,
+                                  _over_of(self.guarantee, self.provenance), check_eps(eps),
+                                  self.provenance.designer, dict(self.provenance.details))
 
     # -- the release --------------------------------------------------------------------
     @property
@@ -720,8 +719,8 @@ def gaussian_mechanism(sigma: float, granularity: Any, where: Over, eps: float, 
     g = where.guarantee(eps=eps, certified_eps=eps, output_delta=d1)
     base = {"sigma": grid.requested_scale, "granularity": grid.granularity,
             "released_sigma": grid.scale}
-    prov = Provenance(designer=designer,
-                      method=where.method, estimate=where.estimate, details={**(details or {}), **base})
+    prov = Provenance(designer=designer, method=where.method, estimate=where.estimate,
+                      details={**(details or {}), **base})
     return GaussianMechanism(grid.requested_scale, grid.granularity, g, prov)
 
 

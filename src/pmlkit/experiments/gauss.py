@@ -97,7 +97,8 @@ class GaussFigure:
         todo = [(s, m) for s in self.sigmas for m in M_GRID]
         for sigma, m in progress_bar(todo, enabled=progress, desc=self.NAME, total=len(todo)):
             for method in ("paper", "direct"):
-                eo, do = gaussian_tradeoff(sigma, self.p_hat, m, DELTA2, eps_in, method=method)
+                eo, do = gaussian_tradeoff(sigma, self.p_hat, m=m, delta2=DELTA2, eps=eps_in,
+                                           curve=method)
                 eo, do = np.asarray(eo, float), np.asarray(do, float)
                 keep = np.isfinite(eo)
                 frames.append(pd.DataFrame({"sigma": sigma, "p_hat": label, "m": m,
@@ -152,8 +153,8 @@ class GaussFigure:
         worst, n = -math.inf, 0
         for (sigma, m), g in df[df["method"] == "paper"].groupby(["sigma", "m"]):
             e = g["eps"].to_numpy(float)
-            _, dd = gaussian_tradeoff(float(sigma), self.p_hat, int(m), DELTA2, e,
-                                      method="direct")
+            _, dd = gaussian_tradeoff(float(sigma), self.p_hat, m=int(m), delta2=DELTA2, eps=e,
+                                      curve="direct")
             excess = np.asarray(dd, float) - g["delta"].to_numpy(float)
             worst = max(worst, float(np.max(excess / np.maximum(g["delta"], 1e-300))))
             n += e.size
@@ -189,8 +190,8 @@ class GaussFigure:
             mine = df[(df["method"] == "paper") & (df["sigma"] == sigma) & (df["m"] == m)]
             reach = mine["eps"][mine["delta"] <= SKEW_DELTA]
             e_skew = float(reach.min()) if len(reach) else math.inf
-            eo, do = gaussian_tradeoff(float(sigma), (0.5, 0.5), int(m), DELTA2, inner,
-                                       method="paper")
+            eo, do = gaussian_tradeoff(float(sigma), (0.5, 0.5), m=int(m), delta2=DELTA2,
+                                       eps=inner, curve="paper")
             eo, do = np.asarray(eo, float), np.asarray(do, float)
             sel = np.isfinite(eo) & (do <= SKEW_DELTA)
             e_bal = float(eo[sel].min()) if sel.any() else math.inf
