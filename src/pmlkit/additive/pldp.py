@@ -5,8 +5,6 @@
 from __future__ import annotations
 
 import math
-from typing import Any
-
 from .._validation import check_delta, check_eps
 from ._args import check_scale
 
@@ -19,7 +17,7 @@ def _erfcinv(delta: float) -> float:
     return float(erfcinv(delta))
 
 
-def pldp_sigma(eps: Any, delta: Any) -> float:
+def pldp_sigma(eps: float, delta: float) -> float:
     """Noise standard deviation of the (eps, delta)-pLDP Gaussian mechanism, sensitivity 2.
 
     ``sigma_pLDP = sqrt(2) (f + sqrt(f^2 + eps)) / eps`` with ``f = erfcinv(delta)``
@@ -32,6 +30,13 @@ def pldp_sigma(eps: Any, delta: Any) -> float:
         ``>= 0``; ``eps = 0`` returns ``math.inf`` (no finite noise gives 0).
     delta
         In ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import pldp_sigma
+    >>> # f = erfcinv(1e-5) = 3.1234: sqrt(2) (3.1234 + sqrt(3.1234^2 + 1))
+    >>> round(pldp_sigma(1.0, 1e-5), 3)
+    9.055
     """
     e = check_eps(eps)
     d = check_delta(delta, allow_one=False)
@@ -41,7 +46,7 @@ def pldp_sigma(eps: Any, delta: Any) -> float:
     return math.sqrt(2.0) * (f + math.sqrt(f * f + e)) / e
 
 
-def pldp_eps(sigma: Any, delta: Any) -> float:
+def pldp_eps(sigma: float, delta: float) -> float:
     """Inverse of :func:`pldp_sigma`: the eps of the pLDP Gaussian mechanism for a given sigma.
 
     With ``s = sigma / sqrt(2)`` and ``f = erfcinv(delta)``, solving
@@ -59,6 +64,12 @@ def pldp_eps(sigma: Any, delta: Any) -> float:
         ``> 0``.
     delta
         In ``(0, 1)``.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import pldp_eps, pldp_sigma
+    >>> round(pldp_eps(pldp_sigma(0.7, 1e-6), 1e-6), 12)
+    0.7
     """
     s = check_scale(sigma, "sigma") / math.sqrt(2.0)
     d = check_delta(delta, allow_one=False)

@@ -29,7 +29,7 @@ from that channel (``pmlkit.eps_min`` ...) apply.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,6 +37,11 @@ from ..errors import DataError, ValidationError
 from ._args import check_scale
 from .gaussian import gaussian_flip_probability
 from .laplace import laplace_flip_probability
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike, NDArray
+
+    from ._args import FloatArray
 
 __all__ = [
     "gaussian_binarized",
@@ -48,7 +53,7 @@ __all__ = [
 ]
 
 
-def _as_pm1(labels: Any) -> np.ndarray:
+def _as_pm1(labels: ArrayLike) -> NDArray[np.int8]:
     """Labels as an int8 array of -1/+1; anything else is a :class:`DataError`."""
     try:
         arr = np.asarray(labels)
@@ -73,8 +78,8 @@ def _gen(rng: Any) -> np.random.Generator:
     return resolve_rng(rng).generator
 
 
-def laplace_noise(labels: Any, b: Any, *, granularity: Any = None,
-                  rng: Any = None) -> np.ndarray:
+def laplace_noise(labels: ArrayLike, b: float, *, granularity: float | None = None,
+                  rng: Any = None) -> FloatArray:
     """``Y = X + L`` released on the grid ``g Z``: ``L`` discrete Laplace (eq. laplacemech).
 
     ``Y = (X/g + K) g`` with ``P(K = k) = tanh(1/(2n)) e^{-|k|/n}``, ``n = ceil(b/g)``,
@@ -101,6 +106,16 @@ def laplace_noise(labels: Any, b: Any, *, granularity: Any = None,
     -------
     numpy.ndarray
         float64, same shape, every value an exact multiple of ``g``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.additive import laplace_noise
+    >>> y = laplace_noise(np.ones(1000), 1.0, granularity=0.25, rng=0)
+    >>> bool((y % 0.25 == 0).all())          # every value on the grid
+    True
+    >>> abs(float(y.mean()) - 1.0) < 0.15    # centred on the label (sd of the mean 0.045)
+    True
     """
     from .grid import indices_to_values, laplace_grid, sample_grid_indices
 
@@ -109,8 +124,8 @@ def laplace_noise(labels: Any, b: Any, *, granularity: Any = None,
     return indices_to_values(sample_grid_indices(x, grid, _gen(rng)), grid, x.shape)
 
 
-def gaussian_noise(labels: Any, sigma: Any, *, granularity: Any = None,
-                   rng: Any = None) -> np.ndarray:
+def gaussian_noise(labels: ArrayLike, sigma: float, *, granularity: float | None = None,
+                   rng: Any = None) -> FloatArray:
     """``Y = X + G`` released on the grid ``g Z``: ``G`` discrete Gaussian (Section "gauss").
 
     ``Y = (X/g + K) g`` with ``P(K = k) ∝ e^{-k^2/(2n^2)}``, ``n = ceil(sigma/g)`` (the
@@ -127,6 +142,16 @@ def gaussian_noise(labels: Any, sigma: Any, *, granularity: Any = None,
     granularity
         ``g = 2^-j``, ``0 <= j <= 30``. Default: the largest power of two
         ``<= sigma 2^-10`` (clipped); see :func:`pmlkit.additive.gaussian_grid`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.additive import gaussian_noise
+    >>> y = gaussian_noise(-np.ones(1000), 2.0, rng=0)
+    >>> bool((y % 2.0**-9 == 0).all())       # the default grid of sigma = 2
+    True
+    >>> abs(float(y.mean()) + 1.0) < 0.2     # centred on -1 (sd of the mean 0.063)
+    True
     """
     from .grid import gaussian_grid, indices_to_values, sample_grid_indices
 
@@ -135,7 +160,7 @@ def gaussian_noise(labels: Any, sigma: Any, *, granularity: Any = None,
     return indices_to_values(sample_grid_indices(x, grid, _gen(rng)), grid, x.shape)
 
 
-def unsafe_float_laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
+def unsafe_float_laplace_noise(labels: ArrayLike, b: float, *, rng: Any = None) -> FloatArray:
     """UNSAFE: the float64 value ``x + L``, ``L ~ Laplace(0, b)``. Never publish its output.
 
     The low-order bits of ``x + L`` depend on ``x``: for outputs in ``[1, 2)``, ``-1 + L``
@@ -144,29 +169,48 @@ def unsafe_float_laplace_noise(labels: Any, b: Any, *, rng: Any = None) -> np.nd
     (almost) disjoint sets of doubles: no PML guarantee holds for the released values. Kept
     for research that only post-processes the values internally (e.g. thresholds them)
     and for the tests that demonstrate the attack. Use :func:`laplace_noise` to release.
+
+    Examples
+    --------
+    Thresholding at 0 inside research code is fine (only the sign leaves):
+
+    >>> from pmlkit.additive.sampling import unsafe_float_laplace_noise
+    >>> bits = unsafe_float_laplace_noise([1] * 20000, 1.0, rng=0) >= 0
+    >>> abs(float(bits.mean()) - (1 - 0.5 * 2.718281828**-1)) < 0.01   # 1 - e^{-1}/2
+    True
     """
     x = _as_pm1(labels)
     bb = check_scale(b, "b")
-    return x + _gen(rng).laplace(0.0, bb, size=x.shape)
+    out: FloatArray = x + _gen(rng).laplace(0.0, bb, size=x.shape)
+    return out
 
 
-def unsafe_float_gaussian_noise(labels: Any, sigma: Any, *, rng: Any = None) -> np.ndarray:
+def unsafe_float_gaussian_noise(labels: ArrayLike, sigma: float, *,
+                                rng: Any = None) -> FloatArray:
     """UNSAFE: the float64 value ``x + G``, ``G ~ N(0, sigma^2)``. Never publish its output.
 
     Same flaw as :func:`unsafe_float_laplace_noise` (the low bits reveal ``x``). Use
     :func:`gaussian_noise` to release.
+
+    Examples
+    --------
+    >>> from pmlkit.additive.sampling import unsafe_float_gaussian_noise
+    >>> bits = unsafe_float_gaussian_noise([-1] * 20000, 1.0, rng=0) < 0
+    >>> abs(float(bits.mean()) - 0.841345) < 0.01          # Phi(1)
+    True
     """
     x = _as_pm1(labels)
     s = check_scale(sigma, "sigma")
-    return x + _gen(rng).normal(0.0, s, size=x.shape)
+    out: FloatArray = x + _gen(rng).normal(0.0, s, size=x.shape)
+    return out
 
 
-def _flip(x: np.ndarray, r: float, rng: Any) -> np.ndarray:
+def _flip(x: NDArray[np.int8], r: float, rng: Any) -> NDArray[np.int8]:
     flips = _gen(rng).random(size=x.shape) < r
     return np.where(flips, -x, x).astype(np.int8)
 
 
-def laplace_binarized(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
+def laplace_binarized(labels: ArrayLike, b: float, *, rng: Any = None) -> NDArray[np.int8]:
     """The thresholded Laplace output ``sign(X + L)`` (``+1`` at 0), sampled exactly.
 
     Draws from the 2 x 2 channel of :func:`pmlkit.additive.laplace_binarized_channel`:
@@ -177,14 +221,31 @@ def laplace_binarized(labels: Any, b: Any, *, rng: Any = None) -> np.ndarray:
     -------
     numpy.ndarray
         int8 array of -1/+1, same shape as ``labels``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.additive import laplace_binarized
+    >>> bits = laplace_binarized(np.ones(20000), 1.0, rng=0)
+    >>> abs(float((bits == -1).mean()) - 0.18394) < 0.01    # e^{-1} / 2
+    True
     """
     x = _as_pm1(labels)
     return _flip(x, laplace_flip_probability(b), rng)
 
 
-def gaussian_binarized(labels: Any, sigma: Any, *, rng: Any = None) -> np.ndarray:
+def gaussian_binarized(labels: ArrayLike, sigma: float, *,
+                       rng: Any = None) -> NDArray[np.int8]:
     """The thresholded Gaussian output, sampled exactly from its 2 x 2 channel
     (flip probability ``Phi(-1/sigma)``, :func:`pmlkit.additive.gaussian_binarized_channel`).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.additive import gaussian_binarized
+    >>> bits = gaussian_binarized(-np.ones(20000), 1.0, rng=0)
+    >>> abs(float((bits == 1).mean()) - 0.158655) < 0.01    # Phi(-1)
+    True
     """
     x = _as_pm1(labels)
     return _flip(x, gaussian_flip_probability(sigma), rng)
