@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import math
+
 from .._validation import check_delta, check_eps
 from ._args import check_scale
 
