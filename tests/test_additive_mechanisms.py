@@ -337,3 +337,65 @@ def test_gaussian_at_eps_zero_only_the_output_zero_is_safe():
     z = mpmath.sqrt(2 * mpmath.pi) * n
     p0 = mpmath.exp(-mpmath.mpf(1) / 2) / z
     assert cal.mechanism.guarantee.output_delta == pytest.approx(float(1 - p0), rel=1e-12)
+
+
+# --------------------------------------------------------------------------- vocabulary
+
+from pmlkit import additive as _add  # noqa: E402
+
+_E = np.array([0.2, 0.9])
+
+RENAMES = [
+    # (old spelling, new spelling, what the warning names)
+    (lambda: _add.worst_case_p_min(0.3, 0.2),
+     lambda: _add.worst_case_p_min(0.3, beta=0.2), "beta"),
+    (lambda: _add.laplace_eps_uncertain(1.5, 0.3, 0.2),
+     lambda: _add.laplace_eps_uncertain(1.5, 0.3, beta=0.2), "beta"),
+    (lambda: _add.laplace_scale_uncertain(0.8, 0.3, 0.2),
+     lambda: _add.laplace_scale_uncertain(0.8, 0.3, beta=0.2), "beta"),
+    (lambda: _add.gaussian_delta1_interval(1.2, 0.3, 0.6, _E),
+     lambda: _add.gaussian_delta1_interval(1.2, 0.3, 0.6, eps=_E), "eps"),
+    (lambda: _add.gaussian_delta1(1.2, (0.6, 0.4), 0.2, _E),
+     lambda: _add.gaussian_delta1(1.2, (0.6, 0.4), beta=0.2, eps=_E), "beta, eps"),
+    (lambda: _add.gaussian_delta1(1.2, p_hat=(0.6, 0.4), beta=0.2, eps=_E),
+     lambda: _add.gaussian_delta1(1.2, prior=(0.6, 0.4), beta=0.2, eps=_E), "p_hat"),
+    (lambda: _add.gaussian_tradeoff(1.2, (0.6, 0.4), 500, 1e-3, _E, method="paper"),
+     lambda: _add.gaussian_tradeoff(1.2, (0.6, 0.4), m=500, delta2=1e-3, eps=_E,
+                                    curve="paper"), "method"),
+    (lambda: _add.gaussian_tradeoff(1.2, (0.6, 0.4), 500, 1e-3, _E),
+     lambda: _add.gaussian_tradeoff(1.2, (0.6, 0.4), m=500, delta2=1e-3, eps=_E),
+     "m, delta2, eps"),
+    (lambda: _add.gaussian_tradeoff(1.2, p_hat=0.4, m=500, delta2=1e-3, eps=_E),
+     lambda: _add.gaussian_tradeoff(1.2, prior=0.4, m=500, delta2=1e-3, eps=_E), "p_hat"),
+    (lambda: _add.gaussian_tradeoff_interval(1.2, 0.4, 0.3, 0.5, 1e-3, _E, method="paper"),
+     lambda: _add.gaussian_tradeoff_interval(1.2, 0.4, 0.3, 0.5, delta2=1e-3, eps=_E,
+                                             curve="paper"), "method"),
+    (lambda: _add.gaussian_tradeoff_interval(1.2, 0.4, 0.3, 0.5, 1e-3, _E),
+     lambda: _add.gaussian_tradeoff_interval(1.2, 0.4, 0.3, 0.5, delta2=1e-3, eps=_E),
+     "delta2, eps"),
+    (lambda: _add.gaussian_tradeoff_interval(1.2, p_hat=0.4, q_low=0.3, q_high=0.5,
+                                             delta2=1e-3, eps=_E),
+     lambda: _add.gaussian_tradeoff_interval(1.2, 0.4, 0.3, 0.5, delta2=1e-3, eps=_E),
+     "p_hat"),
+    (lambda: _add.gaussian_grid_delta1_interval(1.0, 0.3, 0.6, 0.5, 0.25),
+     lambda: _add.gaussian_grid_delta1_interval(1.0, 0.3, 0.6, eps=0.5, granularity=0.25),
+     "eps, granularity"),
+]
+
+
+@pytest.mark.parametrize("old,new,named", RENAMES, ids=[r[2] + str(i)
+                                                       for i, r in enumerate(RENAMES)])
+def test_old_spellings_still_work_warn_and_agree(old, new, named):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        want = new()                                  # the new spelling never warns
+    with pytest.warns(DeprecationWarning, match=named.split(",")[0]):
+        got = old()
+    np.testing.assert_array_equal(np.asarray(got, dtype=float), np.asarray(want, dtype=float))
+
+
+def test_both_spellings_at_once_are_refused():
+    with pytest.raises(ValidationError, match="both 'prior' and its deprecated name 'p_hat'"):
+        _add.gaussian_delta1(1.2, p_hat=0.4, prior=0.4, beta=0.2, eps=0.5)
