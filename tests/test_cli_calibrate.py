@@ -115,3 +115,20 @@ def test_adult(adult_dir):
                "--names", "adult", "--column", "income", "--positive", ">50K",
                "--sigma", "1.5", "--delta", "1e-6", "--points", "3"])
     assert "'>50K' -> +1" in out and "m = 32561" in out
+
+
+def test_both_commands_state_the_released_mechanisms_typed_guarantee(csv_file):
+    from pmlkit.guarantee import PMLGuarantee
+
+    base = ["--reference", str(csv_file), "--column", "sex", "--positive", "Male"]
+    lap = ["calibrate", "laplace", *base, "--epsilon", "1.0", "--delta", "1e-6"]
+    lib = calibrate_laplace(["Male"] * 700 + ["Female"] * 300, 1.0, 1e-6, positive="Male")
+    assert f"  mechanism: {lib.mechanism.guarantee}" in run(lap).splitlines()
+    doc = json.loads(run([*lap, "--json"]))
+    assert PMLGuarantee.from_dict(doc["guarantee"]) == lib.mechanism.guarantee
+    gau = ["calibrate", "gaussian", *base, "--sigma", "2", "--delta", "1e-6",
+           "--eps-max", "1.0", "--points", "2"]
+    doc = json.loads(run([*gau, "--json"]))
+    g = PMLGuarantee.from_dict(doc["guarantee"])
+    assert g.eps == 1.0 and g.output_delta == pytest.approx(doc["curves"][1]["delta1"],
+                                                            abs=1e-12)

@@ -65,6 +65,17 @@ def _read_labels(reference: str, column: str, csv: Any) -> Any:
     return values
 
 
+def _guarantee_line(mechanism: Any) -> list[str]:
+    """The released mechanism's typed guarantee, one line (none without a grid release)."""
+    if mechanism is None:
+        return []
+    return [f"  mechanism: {mechanism.guarantee}"]
+
+
+def _guarantee_json(mechanism: Any) -> Any:
+    return None if mechanism is None else mechanism.guarantee.to_dict()
+
+
 def _g(x: float) -> str:
     return "inf" if math.isinf(x) else f"{x:.6g}"
 
@@ -112,9 +123,10 @@ def laplace(reference: str, column: str, positive: str, set_method: str, eps: fl
            f"{res.grid_eps:.6g} (<= {eps:g})"] if res.released_b is not None else []),
         f"  LDP scale 2/eps = {_g(res.ldp_scale)}{ratio}",
         f"  delta: {res.meaning}",
+        *_guarantee_line(res.mechanism),
     ]
-    emit(as_json, {"reference": reference, "column": column, **res.to_dict()},
-         "\n".join(lines))
+    emit(as_json, {"reference": reference, "column": column, **res.to_dict(),
+                   "guarantee": _guarantee_json(res.mechanism)}, "\n".join(lines))
     return 0
 
 
@@ -168,6 +180,7 @@ def gaussian(reference: str, column: str, positive: str, set_method: str, sigma:
             f"  {res.eps[k]:>10.4g} {res.delta1[k]:>12.4e} {_g(res.paper_eps[k]):>11} "
             f"{res.direct_eps[k]:>11.4g} {res.direct_delta[k]:>12.4e} "
             f"{res.pldp_eps[k]:>10.4g}")
-    emit(as_json, {"reference": reference, "column": column, **res.to_dict()},
-         "\n".join(lines))
+    lines += ["", *_guarantee_line(res.mechanism)]
+    emit(as_json, {"reference": reference, "column": column, **res.to_dict(),
+                   "guarantee": _guarantee_json(res.mechanism)}, "\n".join(lines))
     return 0
