@@ -14,7 +14,8 @@ scale ``2/eps`` beside it; ``gaussian`` prints both (eps, delta)-PML curves of t
 sigma, "paper" (Section "gauss") and "direct" (beyond the paper: delta_1 is already a sup
 over the set), with the pLDP baseline. Both state what is released: values on a grid
 (see ``pmlkit.additive.laplace_noise`` / ``gaussian_noise``), with the grid's own eps and
-delta_1.
+delta_1, and end with the released mechanism's typed guarantee (``mechanism:`` line; JSON key
+``guarantee``; the Gaussian's is stated at ``--eps-max``).
 """
 
 from __future__ import annotations
