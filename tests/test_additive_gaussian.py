@@ -29,6 +29,11 @@ from pmlkit.additive import (
 )
 from pmlkit.errors import ValidationError
 
+# These tests keep the pre-0.2 spellings (positional beta/eps, p_hat=, method=) on
+# purpose, so the old calls stay covered; tests/test_additive_mechanisms.py checks the
+# deprecation warnings themselves.
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated since 0.2:DeprecationWarning")
+
 
 def direct_pml(y, sigma, prior):
     """log(max_x f(y|x) / f_Y(y)) from scipy's normal log-densities, no algebra; in logs

@@ -47,6 +47,11 @@ from pmlkit.additive.grid import (
 from pmlkit.additive.sampling import unsafe_float_gaussian_noise, unsafe_float_laplace_noise
 from pmlkit.errors import ValidationError
 
+# These tests keep the pre-0.2 spellings (positional beta/eps, p_hat=, method=) on
+# purpose, so the old calls stay covered; tests/test_additive_mechanisms.py checks the
+# deprecation warnings themselves.
+pytestmark = pytest.mark.filterwarnings("ignore:.*is deprecated since 0.2:DeprecationWarning")
+
 B_ATTACK = 2.0 / math.log(2.0)   # the Laplace scale (eps = log 2 LDP)
 DRAWS = 200_000
 

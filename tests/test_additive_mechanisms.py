@@ -282,6 +282,9 @@ def test_a_forged_guarantee_is_refused_also_when_unpickled():
     func, (kind, s, g, gd, pd) = gm.__reduce__()
     with pytest.raises(ValidationError, match=r"output_delta .* does not hold"):
         func(kind, s, g, dict(gd, output_delta=0.0), pd)
+    # a Gaussian's worst-case eps over outputs is -log p_min, not a small number
+    with pytest.raises(ValidationError, match="must equal eps"):
+        func(kind, s, g, dict(gd, certified_eps=0.1), pd)
 
 
 def test_over_accepts_sets_priors_and_confidence_sets_and_refuses_others():

@@ -292,6 +292,9 @@ def gaussian_delta1_interval(sigma: float, q_low: float, q_high: float, *,
     supremum; the golden-section error is far below 1e-9 absolute. Cost: about
     ``257 + 60 * brackets`` closed-form evaluations per eps, vectorised over all eps.
 
+    ``eps`` is keyword-only (by position it still works, with a
+    :class:`DeprecationWarning`).
+
     Parameters
     ----------
     sigma
@@ -305,9 +308,6 @@ def gaussian_delta1_interval(sigma: float, q_low: float, q_high: float, *,
     -------
     float or numpy.ndarray
         Same shape as ``eps``.
-
-    ``eps`` is keyword-only (by position it still works, with a
-    :class:`DeprecationWarning`).
 
     Examples
     --------
@@ -408,6 +408,9 @@ def gaussian_tradeoff(sigma: float, prior: ArrayLike, *, m: int, delta2: float,
       ``P[pml(Y) > eps] <= delta_1``; the union bound gives ``delta_out``. At every eps it
       is never above the paper's curve (``delta_1`` is non-increasing in eps).
 
+    ``m``, ``delta2``, ``eps`` and ``curve`` are keyword-only; by position, or under the
+    old names ``p_hat=`` / ``method=``, they still work with a :class:`DeprecationWarning`.
+
     Parameters
     ----------
     sigma
@@ -422,9 +425,6 @@ def gaussian_tradeoff(sigma: float, prior: ArrayLike, *, m: int, delta2: float,
         A scalar or 1-D array of eps values ``>= 0`` (the inner eps of the paper).
     curve
         ``"paper"`` or ``"direct"`` (formerly ``method=``).
-
-    ``m``, ``delta2``, ``eps`` and ``curve`` are keyword-only; by position, or under the
-    old names ``p_hat=`` / ``method=``, they still work with a :class:`DeprecationWarning`.
 
     Returns
     -------

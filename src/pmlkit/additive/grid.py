@@ -631,6 +631,9 @@ def gaussian_grid_delta1_interval(sigma: float, q_low: float, q_high: float, *,
     probability exceeds that of the other side (whose breakpoints are all evaluated) by
     at most ``2^-60``, which is then added to the result (an upper bound, never less).
 
+    ``eps`` and ``granularity`` are keyword-only (by position they still work, with a
+    :class:`DeprecationWarning`).
+
     Parameters
     ----------
     sigma, granularity
@@ -639,9 +642,6 @@ def gaussian_grid_delta1_interval(sigma: float, q_low: float, q_high: float, *,
         The interval of ``P(+1)``.
     eps
         A scalar or 1-D array of values ``>= 0``.
-
-    ``eps`` and ``granularity`` are keyword-only (by position they still work, with a
-    :class:`DeprecationWarning`).
 
     Examples
     --------

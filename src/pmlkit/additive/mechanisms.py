@@ -494,6 +494,11 @@ class GaussianMechanism:
             raise ValidationError(
                 f"provenance must be a pmlkit.guarantee.Provenance, got "
                 f"{type(self.provenance).__name__}")
+        if self.guarantee.certified_eps < self.guarantee.eps - CERTIFY_TOL:
+            raise ValidationError(
+                f"guarantee.certified_eps = {self.guarantee.certified_eps!r} must equal eps = "
+                f"{self.guarantee.eps!r} for a Gaussian mechanism: its leakage is unbounded in "
+                f"the noise, what pmlkit certifies is the pair (eps, output_delta)")
         uset = _check_binary_set(self.guarantee.set, "guarantee.set")
         actual = float(self._delta1(uset, np.array([self.guarantee.eps]))[0])
         if actual > self.guarantee.output_delta + OUTPUT_DELTA_TOL:
