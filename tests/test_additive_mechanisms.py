@@ -402,3 +402,20 @@ def test_old_spellings_still_work_warn_and_agree(old, new, named):
 def test_both_spellings_at_once_are_refused():
     with pytest.raises(ValidationError, match="both 'prior' and its deprecated name 'p_hat'"):
         _add.gaussian_delta1(1.2, p_hat=0.4, prior=0.4, beta=0.2, eps=0.5)
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.floats(0.0, 1.0), st.floats(0.0, 1.0), st.floats(0.0, 1.0),
+       st.floats(0.2, 3.0), st.floats(0.05, 2.0))
+def test_every_prior_in_the_set_is_covered(a, c, t, scale, eps):
+    # the guarantee holds for each prior of the set, not only at the computed worst case
+    lo, hi = min(a, c), max(a, c)
+    q = lo + t * (hi - lo)
+    uset = pmlkit.Box([1 - hi, lo], [1 - lo, hi])
+    lap = LaplaceMechanism.from_scale(scale, over=uset, granularity=2.0**-8)
+    assert lap.leakage_under([1 - q, q]) <= lap.guarantee.certified_eps + 1e-12
+    try:
+        gau = GaussianMechanism.from_scale(scale, eps=eps, over=uset, granularity=2.0**-6)
+    except ValidationError:   # every output may violate: no guarantee to check
+        return
+    assert gau.violation_probability([1 - q, q], eps) <= gau.guarantee.output_delta + 1e-12

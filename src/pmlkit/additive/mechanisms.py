@@ -98,7 +98,7 @@ def smallest_p_min(uset: UncertaintySet) -> float:
     return min(max(min(lo, 1.0 - hi), 0.0), 0.5)
 
 
-def _check_binary_set(uset: Any, name: str = "uncertainty_set") -> UncertaintySet:
+def _check_binary_set(uset: Any) -> UncertaintySet:
     from ..worstcase import check_uncertainty_set
 
     return check_uncertainty_set(uset, 2, inputs="the mechanism's secret is binary (N = {n})")
@@ -231,7 +231,7 @@ class LaplaceMechanism:
             raise ValidationError(
                 f"provenance must be a pmlkit.guarantee.Provenance, got "
                 f"{type(self.provenance).__name__}")
-        uset = _check_binary_set(self.guarantee.set, "guarantee.set")
+        uset = _check_binary_set(self.guarantee.set)
         actual = self.worst_case_over(uset)
         if actual > self.guarantee.certified_eps + CERTIFY_TOL:
             raise ValidationError(
@@ -499,7 +499,7 @@ class GaussianMechanism:
                 f"guarantee.certified_eps = {self.guarantee.certified_eps!r} must equal eps = "
                 f"{self.guarantee.eps!r} for a Gaussian mechanism: its leakage is unbounded in "
                 f"the noise, what pmlkit certifies is the pair (eps, output_delta)")
-        uset = _check_binary_set(self.guarantee.set, "guarantee.set")
+        uset = _check_binary_set(self.guarantee.set)
         actual = float(self._delta1(uset, np.array([self.guarantee.eps]))[0])
         if actual > self.guarantee.output_delta + OUTPUT_DELTA_TOL:
             raise ValidationError(
