@@ -30,7 +30,12 @@ from pmlkit.additive import (
 from pmlkit.errors import ValidationError
 from pmlkit.guarantee import PMLGuarantee, PrivacyMechanism, Provenance
 
-mpmath.mp.dps = 30
+
+@pytest.fixture(autouse=True)
+def _precision():
+    """30 digits for the brute force, without touching other modules' mpmath setting."""
+    with mpmath.workdps(30):
+        yield
 
 # --------------------------------------------------------------------------- brute force
 
