@@ -688,14 +688,15 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                 sigma = sigmas[t]
                 beta = l1_radius(delta2, truth.m, 2)
                 if radius_scale == 1.0:
-                    res = _try(gaussian_tradeoff, sigma, truth.p_hat, truth.m, delta2, grid,
-                               method=method)
+                    res = _try(gaussian_tradeoff, sigma, truth.p_hat, m=truth.m,
+                               delta2=delta2, eps=grid, curve=method)
                 else:
                     beta *= radius_scale
                     q = float(truth.p_hat[1])
                     lows, highs = L1Ball(np.array([1.0 - q, q]), beta).coordinate_bounds()
                     res = _try(gaussian_tradeoff_interval, sigma, truth.p_hat,
-                               float(lows[1]), float(highs[1]), delta2, grid, method=method)
+                               float(lows[1]), float(highs[1]), delta2=delta2, eps=grid,
+                               curve=method)
                 if res is None:
                     tally.refused += 1
                     continue
