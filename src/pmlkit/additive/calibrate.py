@@ -179,7 +179,14 @@ class LaplaceCalibration:
     mechanism: LaplaceMechanism | None = field(default=None, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary (``inf`` written as the string ``"inf"``)."""
+        """JSON-able summary (``inf`` written as the string ``"inf"``).
+
+        Examples
+        --------
+        >>> from pmlkit.additive import calibrate_laplace
+        >>> calibrate_laplace(["F", "M"] * 50, 0.0, 0.1, positive="M").to_dict()["b"]
+        'inf'
+        """
         def num(x: float | None) -> Any:
             return "inf" if x is not None and np.isinf(x) else x
         return {
@@ -370,7 +377,15 @@ class GaussianCalibration:
     mechanism: GaussianMechanism | None = field(default=None, repr=False)
 
     def curves(self) -> list[dict[str, Any]]:
-        """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``."""
+        """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``.
+
+        Examples
+        --------
+        >>> from pmlkit.additive import calibrate_gaussian
+        >>> cal = calibrate_gaussian(["F", "M"] * 50, 1.0, 0.1, positive="M", eps=2.0)
+        >>> sorted(cal.curves()[0])
+        ['curve', 'delta', 'delta1', 'eps', 'inner_eps']
+        """
         rows = []
         for name, ee, dd in (("paper", self.paper_eps, self.paper_delta),
                              ("direct", self.direct_eps, self.direct_delta)):
@@ -381,7 +396,15 @@ class GaussianCalibration:
         return rows
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able summary with both labelled curves."""
+        """JSON-able summary with both labelled curves.
+
+        Examples
+        --------
+        >>> from pmlkit.additive import calibrate_gaussian
+        >>> d = calibrate_gaussian(["F", "M"] * 50, 1.0, 0.1, positive="M", eps=2.0).to_dict()
+        >>> d["mechanism"], d["counts"], len(d["curves"])
+        ('gaussian', [50, 50], 2)
+        """
         return {
             "mechanism": "gaussian", "sigma": self.sigma, "delta2": self.delta2,
             "m": self.m, "labels": {"-1": self.labels[0], "+1": self.labels[1]},

@@ -135,7 +135,14 @@ class GridNoise:
     scale: float
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able record."""
+        """JSON-able record.
+
+        Examples
+        --------
+        >>> from pmlkit.additive import laplace_grid
+        >>> laplace_grid(1.3, granularity=0.25).to_dict()["scale"]
+        1.5
+        """
         return {"kind": self.kind, "requested_scale": self.requested_scale,
                 "granularity": self.granularity, "exponent": self.exponent,
                 "units": self.units, "scale": self.scale}

@@ -314,12 +314,26 @@ class LaplaceMechanism:
     # -- the release --------------------------------------------------------------------
     @property
     def grid(self) -> GridNoise:
-        """The released grid (:func:`pmlkit.additive.laplace_grid`)."""
+        """The released grid (:func:`pmlkit.additive.laplace_grid`).
+
+        Examples
+        --------
+        >>> from pmlkit.additive import LaplaceMechanism
+        >>> LaplaceMechanism.from_scale(1.3, granularity=0.25).grid.units   # ceil(1.3 * 4)
+        6
+        """
         return _laplace_grid(self.b, self.granularity)
 
     @property
     def released_b(self) -> float:
-        """The scale of the released discrete Laplace noise, ``ceil(b/g) g``."""
+        """The scale of the released discrete Laplace noise, ``ceil(b/g) g``.
+
+        Examples
+        --------
+        >>> from pmlkit.additive import LaplaceMechanism
+        >>> LaplaceMechanism.from_scale(1.3, granularity=0.25).released_b      # 6 / 4
+        1.5
+        """
         return self.grid.scale
 
     def apply(self, values: ArrayLike, *, rng: Any = None) -> NDArray[np.float64]:
@@ -560,12 +574,26 @@ class GaussianMechanism:
     # -- the release --------------------------------------------------------------------
     @property
     def grid(self) -> GridNoise:
-        """The released grid (:func:`pmlkit.additive.gaussian_grid`)."""
+        """The released grid (:func:`pmlkit.additive.gaussian_grid`).
+
+        Examples
+        --------
+        >>> from pmlkit.additive import GaussianMechanism
+        >>> GaussianMechanism.from_scale(1.1, eps=1.0, granularity=0.5).grid.units
+        3
+        """
         return _gaussian_grid(self.sigma, self.granularity)
 
     @property
     def released_sigma(self) -> float:
-        """The sigma of the released discrete Gaussian noise, ``ceil(sigma/g) g``."""
+        """The sigma of the released discrete Gaussian noise, ``ceil(sigma/g) g``.
+
+        Examples
+        --------
+        >>> from pmlkit.additive import GaussianMechanism
+        >>> GaussianMechanism.from_scale(1.1, eps=1.0, granularity=0.5).released_sigma
+        1.5
+        """
         return self.grid.scale
 
     def apply(self, values: ArrayLike, *, rng: Any = None) -> NDArray[np.float64]:
