@@ -94,7 +94,7 @@ def forged_certificate(tmp: Path) -> Path:
     mech = pmlkit.Mechanism(W, uncertainty_set=ball.to_dict(),
                             certified_eps=pmlkit.leakage_capacity(W, ball))
     doc = mech.to_dict()
-    doc["certified_eps"] = doc["certified_eps"] / 2
+    doc["guarantee"]["certified_eps"] = doc["guarantee"]["certified_eps"] / 2
     doc.pop("sha256")
     doc["sha256"] = pmlkit.Mechanism._digest(doc)
     path = tmp / "forged.json"
@@ -103,15 +103,17 @@ def forged_certificate(tmp: Path) -> Path:
 
 
 def forged_file(tmp: Path, edit: Callable[[dict], None], *, designed: bool = False,
-                text_edit: Callable[[str], str] | None = None) -> Path:
-    """A mechanism file edited by ``edit`` with its digest recomputed (anyone can): a
-    hand-made uncertified matrix, or (``designed``) a design from counts [40, 25, 35]."""
+                text_edit: Callable[[str], str] | None = None, version: int = 1) -> Path:
+    """A mechanism file (format ``version``) edited by ``edit`` with its digest recomputed
+    (anyone can): a hand-made uncertified matrix, or (``designed``) a design from counts
+    [40, 25, 35]."""
     if designed:
         est = pmlkit.EmpiricalDistribution.from_counts([40, 25, 35])
-        doc = pmlkit.design_from_samples(est, 1.0, 1e-3).mechanism.to_dict()
+        mech = pmlkit.design_from_samples(est, 1.0, 1e-3).mechanism
     else:
-        doc = pmlkit.Mechanism(np.eye(2), designer="design_from_samples",
-                               parameters={"eps": 0.69, "delta": 1e-6}).to_dict()
+        mech = pmlkit.Mechanism(np.eye(2), designer="design_from_samples",
+                                parameters={"eps": 0.69, "delta": 1e-6})
+    doc = mech.to_dict(format_version=version)
     edit(doc)
     doc.pop("sha256")
     doc["sha256"] = pmlkit.Mechanism._digest(doc)
@@ -320,7 +322,7 @@ CASES: list[Case] = [
          r"certifies eps .* but its worst case .* the guarantee does not hold"),
     Case("pmlkit.Mechanism.load(path)", "unknown format version",
          lambda t: pmlkit.Mechanism.load(mech_file(t, _set("format_version", 99))),
-         MechanismFileError, r"'format_version' must be 1, got 99"),
+         MechanismFileError, r"'format_version' must be one of \[1, 2\], got 99"),
     Case("pmlkit.Mechanism.load(path)", "JSON array instead of object",
          lambda t: pmlkit.Mechanism.load(csv_file(t, "[1, 2]", "m.json")),
          MechanismFileError, r"must hold a JSON object, got list"),
@@ -335,6 +337,33 @@ CASES: list[Case] = [
              t, lambda d: None, designed=True,
              text_edit=lambda x: x[:-1] + ', "matrix": [[1.0, 0.0], [0.0, 1.0]]}')),
          MechanismFileError, r"has the key 'matrix' twice"),
+    Case("pmlkit.Mechanism.load(path)", "v2: no guarantee (uncertified)",
+         lambda t: pmlkit.Mechanism.load(forged_file(t, lambda d: None, version=2)),
+         MechanismFileError, r"records no guarantee, so it is UNCERTIFIED"),
+    Case("pmlkit.Mechanism.load(path)", "v2: guarantee.certified_eps a string",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(certified_eps="0.5"), designed=True,
+             version=2)),
+         MechanismFileError, r"'guarantee\.certified_eps' must be a JSON number, got '0\.5'"),
+    Case("pmlkit.Mechanism.load(path)", "v2: guarantee.delta edited",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(delta=0.5), designed=True, version=2)),
+         MechanismFileError, r"'uncertainty_set' is not the set the 'l1' confidence method"),
+    Case("pmlkit.Mechanism.load(path)", "v2: sample set shrunk (radius and beta edited)",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: (d["guarantee"]["set"].update(radius=0.01),
+                           d["provenance"]["details"].update(beta=0.01)),
+             designed=True, version=2)),
+         MechanismFileError, r"'uncertainty_set' is not the set the 'l1' confidence method"),
+    Case("pmlkit.Mechanism.load(path)", "v2: basis 'all' over a set that is not the simplex",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(basis="all", delta=0.0, m=None, method=None),
+             designed=True, version=2)),
+         MechanismFileError, r"basis 'all' \(every distribution\) but its set is not the whole"),
+    Case("pmlkit.Mechanism.load(path)", "v2: unknown guarantee schema version",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(version=9), designed=True, version=2)),
+         MechanismFileError, r"guarantee 'version' must be 1, got 9"),
     Case("pmlkit.Mechanism.load(path)", "certified_eps a string, digest recomputed",
          lambda t: pmlkit.Mechanism.load(forged_file(
              t, lambda d: d.update(certified_eps="0.5"), designed=True)),

@@ -63,7 +63,7 @@ def test_immutable_and_array_protocol(mech):
 
 
 def _tampered(tmp_path, mech, edit, resign: bool):
-    doc = mech.to_dict()
+    doc = mech.to_dict(format_version=1)
     edit(doc)
     if resign:
         _resign(doc)

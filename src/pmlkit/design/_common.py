@@ -156,14 +156,23 @@ def drop_empty_columns(w: np.ndarray, *, tol: float = 1e-13) -> np.ndarray:
 
 def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
             parameters: Mapping[str, Any], input_labels: Sequence[Any] | None = None,
-            output_labels: Sequence[Any] | None = None) -> Mechanism:
+            output_labels: Sequence[Any] | None = None, basis: str | None = None,
+            statement: str = "") -> Mechanism:
     """Build the :class:`Mechanism`, certified over ``uset`` with ``leakage_capacity``.
+
+    The mechanism carries a :class:`pmlkit.guarantee.PMLGuarantee` over ``uset`` whose
+    ``certified_eps`` is the worst case computed here and whose ``eps`` is
+    ``parameters["eps"]``; ``basis`` is ``"sample"`` when ``parameters`` records ``delta``,
+    ``m`` and ``confidence``, else the given ``basis`` (default ``"given"``). The rest of
+    ``parameters`` becomes its :class:`~pmlkit.guarantee.Provenance`.
 
     Raises
     ------
     CertificationError
         If ``leakage_capacity(matrix, uset) > eps + CERTIFY_TOL``.
     """
+    from ..guarantee import Provenance
+    from ..mechanism import _legacy_guarantee, _provenance_from_parameters
     from ..worstcase import leakage_capacity
 
     cert = float(leakage_capacity(matrix, uset))
@@ -174,6 +183,14 @@ def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
     n, m = matrix.shape
     if output_labels is None and input_labels is not None and m == n:
         output_labels = input_labels
-    return Mechanism(matrix, tuple(input_labels) if input_labels is not None else (),
+    kw, details = _provenance_from_parameters(designer, parameters)
+    sample = all(k in details for k in ("delta", "m", "confidence"))
+    g = _legacy_guarantee(n, details, uset, cert,
+                          basis="sample" if sample else (basis or "given"),
+                          statement=statement)
+    mech = Mechanism(matrix, tuple(input_labels) if input_labels is not None else (),
                      tuple(output_labels) if output_labels is not None else (),
-                     designer, dict(parameters), uset.to_dict(), cert)
+                     guarantee=g, provenance=Provenance(details=details, **kw))
+    # the worst case over the guarantee's set was just computed exactly
+    object.__setattr__(mech, "_certified", True)
+    return mech
