@@ -155,7 +155,8 @@ class PMLGuarantee:
         if self.basis not in BASES:
             raise ValidationError(
                 f"basis must be one of {sorted(BASES)}, got {fmt(self.basis)}")
-        delta = float(check_real(self.delta, "delta", low=0.0, high=1.0, high_open=True))
+        # delta = 1 is allowed: a vacuous but true statement (the designers accept it)
+        delta = float(check_real(self.delta, "delta", low=0.0, high=1.0))
         out_delta = float(check_real(self.output_delta, "output_delta", low=0.0, high=1.0,
                                      high_open=True))
         if self.basis == "sample":

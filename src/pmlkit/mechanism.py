@@ -949,7 +949,7 @@ class Mechanism(ValidatedMatrix):
         Examples
         --------
         >>> from pmlkit import Mechanism, optimal_binary
-        >>> mech = optimal_binary([0.3, 0.7], beta=0.1, eps=1.0)
+        >>> mech = optimal_binary([0.3, 0.7], beta=0.1, eps=0.4)
         >>> back = Mechanism.from_dict(mech.to_dict())
         >>> back.certified, back.guarantee == mech.guarantee
         (True, True)
@@ -1073,7 +1073,7 @@ class Mechanism(ValidatedMatrix):
         >>> import tempfile, pathlib
         >>> from pmlkit import Mechanism, optimal_binary
         >>> with tempfile.TemporaryDirectory() as d:
-        ...     path = optimal_binary([0.3, 0.7], beta=0.1, eps=1.0).save(
+        ...     path = optimal_binary([0.3, 0.7], beta=0.1, eps=0.4).save(
         ...         pathlib.Path(d) / "m.json")
         ...     mech = Mechanism.load(path)
         >>> mech.certified, mech.guarantee.basis, mech.designer

@@ -45,7 +45,7 @@ from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
-from .guarantee import DesignResult, Guarantee
+from .guarantee import DesignResult, Guarantee  # noqa: F401  (Guarantee: docs link)
 from .linear import gain_matrix, linear_design_matrix
 from .polytope import eps_prime
 from .subconvex import (
@@ -365,8 +365,8 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
 
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
-            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6
-            ) -> Mechanism:
+            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6,
+            basis: str = "given", statement: str = "") -> Mechanism:
     from ..sets import L1Ball
 
     n = p.size
@@ -417,7 +417,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     else:
         w, out_labels = _name_outputs(w, p, labels)
     return certify(w, uset, eps, designer=designer, parameters=params,
-                   input_labels=labels, output_labels=out_labels)
+                   input_labels=labels, output_labels=out_labels, basis=basis,
+                   statement=statement)
 
 
 def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
@@ -515,7 +516,9 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     beta = check_radius(beta)
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism", labels=labels, extra={},
-                   max_seconds=max_seconds, gap=gap)
+                   max_seconds=max_seconds, gap=gap,
+                   basis="prior" if beta == 0 else "given",
+                   statement="the distribution is taken as known" if beta == 0 else "")
 
 
 def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
@@ -691,16 +694,9 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
             extra["reference"] = fingerprint
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
-                   max_seconds=max_seconds, gap=gap)
+                   max_seconds=max_seconds, gap=gap, statement=description)
     util = _Utility(utility, est.n)
     u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
-    assert mech.certified_eps is not None
-    g = Guarantee(
-        eps=eps, delta=delta, m=int(est.m), n=int(est.n), beta=beta, confidence=confidence,
-        set=uset.to_dict(), certified_eps=float(mech.certified_eps),
-        estimate=tuple(float(x) for x in p), categories=tuple(est.categories),
-        utility=util.name, utility_value=float(mech.parameters["utility_value"]),
-        optimality=str(mech.parameters["optimality"]), eps_prime=ep,
-        utility_randomized_response=u_rr, utility_eps_prime_design=u_ep,
-        description=description)
-    return DesignResult(mech, g)
+    return DesignResult.from_mechanism(mech, categories=tuple(est.categories),
+                                       utility_randomized_response=u_rr,
+                                       utility_eps_prime_design=u_ep)
