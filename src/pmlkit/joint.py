@@ -179,6 +179,23 @@ class ProductMechanism:
         return f"ProductMechanism({sizes})"
 
 
+def _constant_mechanism(categories: Sequence[Any]) -> Mechanism:
+    """The mechanism that releases nothing (one output): it leaks nothing about any
+    distribution, so its guarantee is eps = 0 for every distribution (basis ``"all"``), the
+    certified eps computed over the simplex."""
+    from .guarantee import PMLGuarantee, Provenance
+    from .worstcase import leakage_capacity
+
+    w = np.ones((len(categories), 1))
+    simplex = PMLGuarantee.for_all_distributions(len(categories), eps=0.0,
+                                                 certified_eps=0.0).set
+    cert = float(leakage_capacity(w, simplex))
+    g = PMLGuarantee.for_all_distributions(len(categories), eps=cert, certified_eps=cert)
+    return Mechanism(w, tuple(categories), guarantee=g,
+                     provenance=Provenance(designer="design_joint",
+                                           method="release nothing (no split certified)"))
+
+
 def _is_matrix(obj: Any) -> bool:
     """Whether a list/tuple is one matrix (a list of rows of numbers), not a list of
     mechanisms."""
@@ -1072,8 +1089,7 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
         if found is not None and (best is None or found[0] > best[0]):
             best = found
     if best is None:  # nothing certified: release nothing
-        mechs0 = [Mechanism(np.ones((s, 1)), tuple(c)) for s, c in zip(sizes, cats,
-                                                                        strict=True)]
+        mechs0 = [_constant_mechanism(c) for c in cats]
         best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
     util, split, mechs, cert = best
     prod = ProductMechanism(tuple(mechs))

@@ -252,8 +252,10 @@ def k_singular(n: int, k: int) -> Mechanism:
     w = (((i[None, :] - i[:, None]) % n) < k) / k
     eps = math.log(n / k)
     return certify(w.astype(np.float64), _point_set(np.full(n, 1.0 / n)), eps + 1e-12,
-                   designer="k_singular", parameters={"eps": eps, "n": n, "k": k,
-                                                      "prior": "uniform", "beta": 0.0},
+                   designer="k_singular",
+                   # the prior as numbers (the string "uniform" made the file unloadable)
+                   parameters={"eps": eps, "n": n, "k": k,
+                               "prior": np.full(n, 1.0 / n).tolist(), "beta": 0.0},
                    basis="prior", statement=_PRIOR_STATEMENT)
 
 
