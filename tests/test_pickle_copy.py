@@ -130,6 +130,7 @@ def test_pickles_of_the_older_layout_still_load(designed) -> None:
     g, h = back.guarantee, mech.guarantee
     assert back.certified and (g.eps, g.delta, g.m, g.method, g.basis, g.certified_eps) == (
         h.eps, h.delta, h.m, h.method, h.basis, h.certified_eps)
-    assert g.set.to_dict() == h.set.to_dict() and back.provenance.estimate == mech.provenance.estimate
+    assert g.set.to_dict() == h.set.to_dict()
+    assert back.provenance.estimate == mech.provenance.estimate
     with pytest.raises(MechanismFileError, match="does not hold"):
         _unpickle_mechanism(*old[:6], mech.certified_eps / 2, True)

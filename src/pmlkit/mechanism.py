@@ -280,7 +280,7 @@ def _provenance_from_parameters(designer: Any, parameters: Mapping[str, Any]
     if _finite_real(details.get("utility_value")):
         kw["utility_value"] = float(details.pop("utility_value"))
     gap = details.get("optimality_gap")
-    if _real(gap) and not math.isnan(float(gap)) and float(gap) >= 0:
+    if gap is not None and _real(gap) and not math.isnan(float(gap)) and float(gap) >= 0:
         kw["optimality_gap"] = float(details.pop("optimality_gap"))
     prior = details.get("prior")
     if isinstance(prior, list | tuple | np.ndarray) and not isinstance(prior, str):
@@ -452,12 +452,20 @@ class Mechanism(ValidatedMatrix):
     ['yes', 'no', 'no']
     """
 
-    __slots__ = ("__dict__", "matrix", "input_labels", "output_labels", "_guarantee",
-                 "_provenance")
+    __slots__ = (
+        "__dict__",
+        "_guarantee",
+        "_provenance",
+        "input_labels",
+        "matrix",
+        "output_labels",
+    )
 
     matrix: np.ndarray
     input_labels: tuple[Label, ...]
     output_labels: tuple[Label, ...]
+    _guarantee: PMLGuarantee | None
+    _provenance: Provenance
 
     def __init__(self, matrix: ArrayLike, input_labels: Sequence[Any] = (),
                  output_labels: Sequence[Any] = (), designer: str | None = None,
@@ -509,12 +517,12 @@ class Mechanism(ValidatedMatrix):
     @property
     def guarantee(self) -> PMLGuarantee | None:
         """The :class:`~pmlkit.guarantee.PMLGuarantee` (``None``: no checked guarantee)."""
-        return self._guarantee  # type: ignore[no-any-return]
+        return self._guarantee
 
     @property
     def provenance(self) -> Provenance:
         """How it was made (:class:`~pmlkit.guarantee.Provenance`)."""
-        return self._provenance  # type: ignore[no-any-return]
+        return self._provenance
 
     # -- compatibility views (derived from the typed objects) -------------------------
     @property
@@ -545,7 +553,7 @@ class Mechanism(ValidatedMatrix):
                         if k not in (UNVERIFIED_SET, UNVERIFIED_CERT)})
             cached = MappingProxyType(out)
             object.__setattr__(self, "_parameters", cached)
-        return cached  # type: ignore[no-any-return]
+        return cached
 
     @property
     def uncertainty_set(self) -> Mapping[str, Any] | None:
@@ -555,7 +563,7 @@ class Mechanism(ValidatedMatrix):
             if cached is None:
                 cached = MappingProxyType(self._guarantee.set.to_dict())
                 object.__setattr__(self, "_set_dict", cached)
-            return cached  # type: ignore[no-any-return]
+            return cached
         raw = self._provenance.details.get(UNVERIFIED_SET)
         return None if raw is None else MappingProxyType(dict(raw))
 

@@ -297,7 +297,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     runs: dict[float, Any] = {}
 
     def mu_values(cols: np.ndarray) -> np.ndarray:
-        return ray_values(cols, p, mu)  # type: ignore[arg-type]
+        return ray_values(cols, p, mu)
 
     def build(e: float) -> np.ndarray:
         # start from the accuracy design: never below the former fallback's candidates,
@@ -317,7 +317,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # later margins (re-designs at eps - margin) get at least a few seconds
         dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
-        return runs[e].matrix
+        return np.asarray(runs[e].matrix, dtype=np.float64)
 
     w, ed = solve_certified(build, uset, eps, what=designer)
     first = runs[eps]
@@ -674,7 +674,6 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
             "or use a coarser column")
     if confidence == "l1":
         radius = l1_radius(delta, est.m, est.n)
-        beta: float | None = radius
         uset: Any = L1Ball(p, radius)
         description = ("Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, "
                        "eq. betastar): P[||P - p_hat||_1 >= beta] <= delta")
@@ -683,7 +682,6 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
 
         cs = confidence_set(est.counts, delta, method=confidence)
         uset = cs.set
-        beta = float(uset.radius) if isinstance(uset, L1Ball) else None
         description = cs.description
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
     if not isinstance(samples, EmpiricalDistribution):
@@ -696,7 +694,7 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
                    designer="design_from_samples", labels=est.categories, extra=extra,
                    max_seconds=max_seconds, gap=gap, statement=description)
     util = _Utility(utility, est.n)
-    u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
+    u_rr, _, u_ep = _comparisons(p, eps, uset, util)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories),
                                        utility_randomized_response=u_rr,
                                        utility_eps_prime_design=u_ep)
