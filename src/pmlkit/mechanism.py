@@ -1,65 +1,91 @@
 """The immutable :class:`Mechanism` object and its versioned, auditable JSON file.
 
 A mechanism is a row-stochastic matrix ``W[i, j] = P(Y = y_j | X = x_i)`` together with
-the labels of its inputs and outputs and a record of how it was made (designer, eps,
-delta, beta, sample size, uncertainty set, certified worst-case eps). ``numpy.asarray(mech)``
-gives the matrix (read-only). Every function of pmlkit that takes a mechanism accepts
-either this object or a plain 2-D array.
+the labels of its inputs and outputs, its typed guarantee
+(:class:`pmlkit.guarantee.PMLGuarantee`: eps, the uncertainty set, what the set's coverage
+rests on, the certified worst-case eps) and its provenance
+(:class:`pmlkit.guarantee.Provenance`: designer, method, utility, optimality, estimate).
+``numpy.asarray(mech)`` gives the matrix (read-only). Every function of pmlkit that takes a
+mechanism accepts either this object or a plain 2-D array. A mechanism applies itself to
+data (:meth:`Mechanism.apply`) and answers its own privacy questions
+(:meth:`Mechanism.leakage_under`, :meth:`Mechanism.worst_case_over`): it implements
+:class:`pmlkit.guarantee.PrivacyMechanism`.
 
-File format (``format_version`` 1)
+File format (``format_version`` 2)
 ----------------------------------
 A UTF-8 JSON object, human readable::
 
     {
       "format": "pmlkit-mechanism",
-      "format_version": 1,
+      "format_version": 2,
       "pmlkit_version": "0.1.0",
       "input_labels": ["Female", "Male"],
       "output_labels": ["Female", "Male"],
       "matrix": [[0.8, 0.2], [0.3, 0.7]],
-      "designer": "optimal_binary",
-      "parameters": {"eps": 0.69, "delta": 1e-09, "beta": 0.01, "m": 1000},
-      "uncertainty_set": {"kind": "l1_ball", "center": [...], "radius": 0.01},
-      "certified_eps": 0.69,
+      "guarantee": {"schema": "pmlkit-guarantee", "version": 1, "eps": 0.69,
+                    "certified_eps": 0.69, "basis": "sample", "delta": 1e-09,
+                    "method": "l1", "m": 1000, "statement": "...", "output_delta": 0.0,
+                    "set": {"kind": "l1_ball", "center": [...], "radius": 0.41}},
+      "provenance": {"schema": "pmlkit-provenance", "version": 1,
+                     "designer": "design_from_samples", "method": "...",
+                     "utility": "mutual_information", "utility_value": 0.2,
+                     "optimality": "exact", "optimality_gap": 0.0,
+                     "estimate": [0.3, 0.7], "pmlkit_version": "0.1.0",
+                     "details": {"design_eps": 0.69, "beta": 0.41, "reference": {...}}},
       "sha256": "<hex digest of the canonical JSON of every other field>"
     }
 
-``uncertainty_set`` is the ``to_dict()`` of a :mod:`pmlkit.sets` object or ``null``.
-The designers of :mod:`pmlkit.design` record in ``parameters``: ``eps``, ``beta`` (l1-balls,
-else ``null``), ``utility`` and its ``utility_value`` at the estimate, ``optimality``
-(``"exact"`` or ``"lower bound (...)"``), ``method``, ``design_eps`` (the eps the LP was
-solved at), ``prior`` and ``eps_prime``; :func:`pmlkit.design.design_from_samples` adds
-``delta``, ``m`` and ``confidence``.
-Loading is strict, because the digest only catches accidental edits (anyone can recompute
-it; it is not a signature). :meth:`Mechanism.load` refuses, with a one-line
-:class:`pmlkit.errors.MechanismFileError` naming the field:
+``guarantee`` is :meth:`PMLGuarantee.to_dict() <pmlkit.guarantee.PMLGuarantee.to_dict>` (or
+``null``: no guarantee), ``provenance`` is :meth:`Provenance.to_dict()
+<pmlkit.guarantee.Provenance.to_dict>`; both follow the stability contract of
+:mod:`pmlkit.guarantee`. ``details`` holds what the typed fields do not (the eps the LP was
+solved at, ``beta``, eps', the reference fingerprint, ...). :attr:`Mechanism.parameters`
+shows the same values in the older flat form.
+
+Format version 1 (pmlkit 0.1) is still read, and written on request
+(``to_dict(format_version=1)``): instead of ``guarantee`` and ``provenance`` it has
+``designer``, ``parameters`` (``eps``, ``beta``, ``utility``, ``utility_value``,
+``optimality``, ``method``, ``design_eps``, ``prior`` (the estimate), ``eps_prime``, and
+for a design from samples ``delta``, ``m`` and ``confidence``), ``uncertainty_set`` (a
+:mod:`pmlkit.sets` ``to_dict()`` or ``null``) and ``certified_eps``. On loading, a version-1
+file becomes the same typed objects an old-style construction gives (basis ``"sample"``
+when ``delta``, ``m`` and ``confidence`` are recorded, else ``"given"``).
+
+Loading is strict in both versions, because the digest only catches accidental edits
+(anyone can recompute it; it is not a signature). :meth:`Mechanism.load` refuses, with a
+one-line :class:`pmlkit.errors.MechanismFileError` naming the field:
 
 * a duplicate key in any JSON object (a reader and ``json.loads`` could see different
-  matrices), an unknown format tag or version, missing or unexpected fields;
+  matrices), an unknown format tag or version, an unknown guarantee or provenance schema
+  version, missing or unexpected fields;
 * a value of the wrong type: numbers must be JSON numbers (a string such as ``"0.5"`` is
-  not a number, nor is ``true``), labels JSON scalars, ``parameters`` an object;
+  not a number, nor is ``true``), labels JSON scalars, ``parameters`` and ``details``
+  objects;
 * a matrix that is not row-stochastic (finite, ``>= 0``, rows summing to 1 within 1e-9),
-  labels that are not unique or do not match its size, a digest that does not match;
+  labels that are not unique or do not match its size, a digest that does not match, a set
+  on another number of categories than the matrix;
 * a certificate that does not hold: the exact worst-case eps over the recorded set is
-  recomputed and must not exceed ``certified_eps`` (nor may ``certified_eps`` exceed
-  ``parameters.eps``) by more than 1e-9;
-* a sample-based claim that does not follow from what the file records: when
-  ``parameters`` holds ``delta``, it must also hold ``m``, ``confidence`` and ``prior``
-  (the estimate; ``prior * m`` must be the integer counts), and the recorded set must equal
-  the set the library's own confidence-set builder makes from those counts at that delta
-  with that method (a radius edited to 0, a one-point set or a shifted center are caught);
-  an l1-ball's radius must equal ``parameters.beta`` when that is recorded.
+  recomputed and must not exceed the certified eps (nor may the certified eps exceed the
+  recorded eps) by more than 1e-9;
+* a basis that the set contradicts: ``"all"`` with a set that is not the whole simplex,
+  ``"prior"`` with a set of more than one distribution; a detail that restates a typed
+  field;
+* a sample-based claim that does not follow from what the file records: a sample-based
+  guarantee (version 1: ``parameters`` holding ``delta``) must come with ``m``, the method
+  and the estimate (``estimate * m`` must be the integer counts), and the recorded set must
+  equal the set the library's own confidence-set builder makes from those counts at that
+  delta with that method (a radius edited to 0, a one-point set or a shifted center are
+  caught); an l1-ball's radius must equal the recorded ``beta``.
 
-A file without an uncertainty set or without a certified eps carries no checkable
-guarantee: it is **uncertified** and loads only with ``allow_uncertified=True`` (the command
-line's ``--allow-uncertified``); :attr:`Mechanism.certified` is then ``False``, and the
-command line says so on every use.
+A file without a checkable guarantee is **uncertified** and loads only with
+``allow_uncertified=True`` (the command line's ``--allow-uncertified``);
+:attr:`Mechanism.certified` is then ``False``, and the command line says so on every use.
 
-What a file discloses: the matrix, the labels, the estimate (``parameters.prior``), the
-reference sample size ``m`` and the confidence set built from them (see
-``docs/threat_model.md``). ``parameters.reference`` holds a fingerprint of the reference
-sample (SHA-256 and size of its file, or a digest of the in-memory sample) so that
-privatising the reference data itself can be detected.
+What a file discloses: the matrix, the labels, the estimate, the reference sample size
+``m`` and the confidence set built from them (see ``docs/threat_model.md``).
+``details.reference`` holds a fingerprint of the reference sample (SHA-256 and size of its
+file, or a digest of the in-memory sample) so that privatising the reference data itself
+can be detected.
 """
 
 from __future__ import annotations
