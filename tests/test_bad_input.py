@@ -308,6 +308,20 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism(matrix, labels)", "wrong number of labels",
          lambda t: pmlkit.Mechanism(W, ("a", "b", "c")), ValidationError,
          r"input_labels has 3 labels but the matrix needs 2"),
+    Case("pmlkit.PMLGuarantee(eps, set, certified_eps)", "certified eps above eps",
+         lambda t: pmlkit.PMLGuarantee(eps=0.5, set=pmlkit.L1Ball(P, 0.1), certified_eps=0.9),
+         ValidationError, r"certified_eps must not exceed eps .*got certified_eps = 0\.9"),
+    Case("pmlkit.PMLGuarantee(eps, set, certified_eps)", "basis 'all' with delta > 0",
+         lambda t: pmlkit.PMLGuarantee(eps=1.0, set=pmlkit.L1Ball(P, 2.0), certified_eps=0.5,
+                                       basis="all", delta=0.1),
+         ValidationError, r"delta must be 0 when basis is 'all'.*got 0\.1"),
+    Case("pmlkit.Provenance(designer, ...)", "empty designer",
+         lambda t: pmlkit.Provenance(designer=""), ValidationError,
+         r"designer must be a non-empty str, got ''"),
+    Case("pmlkit.Mechanism(matrix, guarantee=...)", "guarantee on another alphabet size",
+         lambda t: pmlkit.Mechanism(W, guarantee=pmlkit.PMLGuarantee.for_prior(
+             [0.2, 0.3, 0.5], eps=1.0, certified_eps=0.5)), ValidationError,
+         r"guarantee is over a set on N = 3 categories but the matrix has 2 inputs"),
     Case("pmlkit.Mechanism.load(path)", "missing file",
          lambda t: pmlkit.Mechanism.load(t / "nope.json"), MechanismFileError,
          r"mechanism file '.*nope\.json' does not exist"),
@@ -451,6 +465,12 @@ CASES: list[Case] = [
          lambda t: _d(design, "k_singular")(3, 5), ValidationError, r"k.*5"),
     Case("pmlkit.design.identity_mechanism(n)", "n = 0",
          lambda t: _d(design, "identity_mechanism")(0), ValidationError, r"n.*0"),
+    Case("pmlkit.design.identity_mechanism(n, *, prior)", "prior with a zero entry",
+         lambda t: _d(design, "identity_mechanism")(2, prior=[1.0, 0.0]), ValidationError,
+         r"prior must have full support .*-log p_min"),
+    Case("pmlkit.design.identity_mechanism(n, *, prior)", "prior of another size",
+         lambda t: _d(design, "identity_mechanism")(3, prior=[0.5, 0.5]), ValidationError,
+         r"prior must have n = 3 entries, got 2"),
     Case("pmlkit.design.extremal_binary(prior, eps)", "prior of 3 entries",
          lambda t: _d(design, "extremal_binary")([0.2, 0.3, 0.5], 1.0), ValidationError,
          r"prior"),
@@ -1060,7 +1080,8 @@ def test_every_public_name_has_a_row() -> None:
     entries = " ".join(c.entry for c in CASES)
     skip = {"UncertaintySet", "ConfidenceSet", "l1_radius_known_kappa", "privacy_region_thresholds",
             "privatize_with_report",  # abstract/result classes; share a listed row's checks
-            "MechanismSummary"}  # a result of summarize_mechanism, which has a row
+            "MechanismSummary",  # a result of summarize_mechanism, which has a row
+            "PrivacyMechanism"}  # a Protocol (an interface), nothing to call
     missing = [n for n in pmlkit.__all__
                if n not in skip and n[0].islower() and not n.startswith("__")
                and f"{n}(" not in entries and f"pmlkit.{n}." not in entries]

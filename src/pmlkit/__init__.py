@@ -77,8 +77,11 @@ _LAZY: dict[str, str] = {
     "leakage_capacity": "worstcase",
     "leakage_sensitivity": "worstcase",
     "worst_case_distribution": "worstcase",
-    # mechanism.py
+    # mechanism.py, guarantee.py (the typed model)
     "Mechanism": "mechanism",
+    "PMLGuarantee": "guarantee",
+    "Provenance": "guarantee",
+    "PrivacyMechanism": "guarantee",
     # design/ (paper: optimalbinary)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
@@ -121,8 +124,11 @@ __all__ = [
     "MechanismFileError",
     "MechanismSummary",
     "PMLError",
+    "PMLGuarantee",
     "PMLWarning",
+    "PrivacyMechanism",
     "ProductMechanism",
+    "Provenance",
     "TooLargeError",
     "UncertaintySet",
     "ValidationError",
@@ -221,6 +227,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         privacy_region,
         privacy_region_thresholds,
     )
+    from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
     from .mechanism import Mechanism
     from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet

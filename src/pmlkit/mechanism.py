@@ -113,7 +113,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .guarantee import PMLGuarantee, Provenance
     from .sets import UncertaintySet
 
-__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix"]
+__all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix", "typed_description"]
 
 FORMAT_NAME = "pmlkit-mechanism"
 FORMAT_VERSION = 2
@@ -394,6 +394,44 @@ def _legacy_guarantee(n: int, details: dict[str, Any], uncertainty_set: Any,
     return None
 
 
+def typed_description(n: int, *, designer: str | None = None,
+                      parameters: Mapping[str, Any] | None = None,
+                      uncertainty_set: Mapping[str, Any] | UncertaintySet | None = None,
+                      certified_eps: float | None = None, basis: str | None = None,
+                      statement: str = "") -> tuple[PMLGuarantee | None, Provenance]:
+    """The typed guarantee and provenance of the older flat description of a mechanism on
+    ``n`` inputs (what ``Mechanism(matrix, designer=..., parameters=...,
+    uncertainty_set=..., certified_eps=...)`` converts).
+
+    The guarantee's eps is ``parameters["eps"]`` (default: the certified eps); ``delta``,
+    ``m`` and ``confidence`` in ``parameters`` make the basis ``"sample"``; otherwise it is
+    ``basis`` (default ``"given"``). A claim that cannot be a checked guarantee (a
+    non-finite eps, a certified eps above the recorded eps) gives ``None`` and is kept in the
+    provenance details as unverified. With ``basis`` given, such a claim raises instead.
+    Nothing is verified against a matrix here: :attr:`Mechanism.certified` does that.
+
+    Examples
+    --------
+    >>> from pmlkit.mechanism import typed_description
+    >>> from pmlkit.sets import L1Ball
+    >>> g, prov = typed_description(2, designer="me", parameters={"eps": 1.0, "k": 3},
+    ...                             uncertainty_set=L1Ball([0.5, 0.5], 0.1),
+    ...                             certified_eps=0.8)
+    >>> g.basis, g.eps, g.certified_eps, prov.designer, dict(prov.details)
+    ('given', 1.0, 0.8, 'me', {'k': 3})
+    """
+    from .guarantee import Provenance
+
+    if parameters is not None and not isinstance(parameters, Mapping):
+        raise ValidationError(f"parameters must be a mapping, got {fmt(parameters)}")
+    kw, details = _provenance_from_parameters(designer, parameters or {})
+    if basis is not None and all(k in details for k in ("delta", "m", "confidence")):
+        basis = "sample"
+    g = _legacy_guarantee(n, details, uncertainty_set, certified_eps, basis=basis,
+                          statement=statement)
+    return g, Provenance(details=details, **kw)
+
+
 def _is_point(uset: Any) -> bool:
     """Whether the set is one distribution (every coordinate's min equals its max)."""
     n = uset.n
@@ -514,12 +552,10 @@ class Mechanism(ValidatedMatrix):
                 "give either guarantee=/provenance= or the older designer/parameters/"
                 "uncertainty_set/certified_eps, not both")
         if legacy or provenance is None:
-            if parameters is not None and not isinstance(parameters, Mapping):
-                raise ValidationError(f"parameters must be a mapping, got {fmt(parameters)}")
-            kw, details = _provenance_from_parameters(designer, parameters or {})
-            if guarantee is None:
-                guarantee = _legacy_guarantee(n, details, uncertainty_set, certified_eps)
-            provenance = Provenance(details=details, **kw)
+            typed, provenance = typed_description(
+                n, designer=designer, parameters=parameters, uncertainty_set=uncertainty_set,
+                certified_eps=certified_eps)
+            guarantee = typed if guarantee is None else guarantee
         elif not isinstance(provenance, Provenance):
             raise ValidationError(
                 f"provenance must be a pmlkit.Provenance, got {type(provenance).__name__}")

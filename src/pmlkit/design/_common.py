@@ -171,8 +171,7 @@ def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
     CertificationError
         If ``leakage_capacity(matrix, uset) > eps + CERTIFY_TOL``.
     """
-    from ..guarantee import Provenance
-    from ..mechanism import _legacy_guarantee, _provenance_from_parameters
+    from ..mechanism import typed_description
     from ..worstcase import leakage_capacity
 
     cert = float(leakage_capacity(matrix, uset))
@@ -183,14 +182,12 @@ def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
     n, m = matrix.shape
     if output_labels is None and input_labels is not None and m == n:
         output_labels = input_labels
-    kw, details = _provenance_from_parameters(designer, parameters)
-    sample = all(k in details for k in ("delta", "m", "confidence"))
-    g = _legacy_guarantee(n, details, uset, cert,
-                          basis="sample" if sample else (basis or "given"),
-                          statement=statement)
+    g, prov = typed_description(n, designer=designer, parameters=parameters,
+                                uncertainty_set=uset, certified_eps=cert,
+                                basis=basis or "given", statement=statement)
     mech = Mechanism(matrix, tuple(input_labels) if input_labels is not None else (),
                      tuple(output_labels) if output_labels is not None else (),
-                     guarantee=g, provenance=Provenance(details=details, **kw))
+                     guarantee=g, provenance=prov)
     # the worst case over the guarantee's set was just computed exactly
     object.__setattr__(mech, "_certified", True)
     return mech
