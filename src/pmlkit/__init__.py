@@ -206,6 +206,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_radius,
         l1_radius_known_kappa,
     )
+    from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
     from .joint import (
         ProductMechanism,
         chain_rule_bound,
@@ -227,7 +228,6 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         privacy_region,
         privacy_region_thresholds,
     )
-    from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
     from .mechanism import Mechanism
     from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
