@@ -506,8 +506,25 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     -------
     Mechanism
         Certified: ``certified_eps = leakage_capacity(W, L1Ball(prior, beta)) <= eps + 1e-9``
-        (else :class:`~pmlkit.errors.CertificationError`). ``parameters`` records the
-        utility value, whether it is exact, the method and eps'.
+        (else :class:`~pmlkit.errors.CertificationError`). Its guarantee has basis
+        ``"prior"`` when ``beta = 0`` (the prior taken as known), else ``"given"`` (the
+        ball's coverage is the caller's claim); its provenance records the utility value,
+        whether it is exact, the method and eps'.
+
+    Examples
+    --------
+    For the uniform binary prior at ``eps = log 1.5`` the optimum keeps the bit with
+    probability ``1.5 / 2 = 3/4``; over the ball of radius 0.2 it is the theorem's
+    ``1.5 (1/2 + 0.1) / (1 + 0.2 * 1.5) = 9/13``:
+
+    >>> import math
+    >>> from pmlkit import optimal_mechanism
+    >>> mech = optimal_mechanism([0.5, 0.5], math.log(1.5))
+    >>> mech.matrix.round(4).tolist(), mech.guarantee.basis
+    ([[0.75, 0.25], [0.25, 0.75]], 'prior')
+    >>> ball = optimal_mechanism([0.5, 0.5], math.log(1.5), beta=0.2)
+    >>> round(float(ball.matrix[0, 0]), 6), round(9 / 13, 6), ball.guarantee.basis
+    (0.692308, 0.692308, 'given')
     """
     from ..sets import L1Ball
 
@@ -533,7 +550,22 @@ def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = No
     ``prior`` (where the utility is evaluated) defaults to the set's center (l1-balls and
     their intersections with boxes); it is required for other sets. Linear utilities are
     exact for every set (:func:`exact_polytope`); sub-convex ones follow the module
-    docstring."""
+    docstring. The guarantee has basis ``"given"``: the set's coverage is the caller's
+    claim.
+
+    Examples
+    --------
+    In two categories the box ``0.4 <= Q <= 0.6`` is the l1-ball of radius 0.2 around the
+    uniform prior, so the design is the same (``9/13`` on the diagonal at ``eps = log 1.5``):
+
+    >>> import math
+    >>> from pmlkit.design import optimal_mechanism_for_set
+    >>> from pmlkit.sets import Box
+    >>> mech = optimal_mechanism_for_set(Box([0.4, 0.4], [0.6, 0.6]), math.log(1.5),
+    ...                                  prior=[0.5, 0.5])
+    >>> round(float(mech.matrix[0, 0]), 6), round(mech.certified_eps, 6) == round(math.log(1.5), 6)
+    (0.692308, True)
+    """
     from ..sets import UncertaintySet
 
     if not isinstance(uncertainty_set, UncertaintySet):
@@ -638,7 +670,22 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     Returns
     -------
     DesignResult
-        ``.mechanism`` (labels = the categories) and ``.guarantee``.
+        ``.mechanism`` (labels = the categories; its ``guarantee`` is the typed
+        :class:`~pmlkit.guarantee.PMLGuarantee` with basis ``"sample"``) and
+        ``.guarantee`` (the printable report of it).
+
+    Examples
+    --------
+    From 100 samples at ``delta = 1e-3`` the l1 radius is ``beta*(delta)`` of
+    :func:`pmlkit.l1_radius`, and the guarantee holds with probability ``>= 0.999``:
+
+    >>> from pmlkit import design_from_samples, l1_radius
+    >>> res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
+    >>> g = res.mechanism.guarantee
+    >>> g.basis, g.m, g.delta, round(res.guarantee.beta, 6) == round(l1_radius(1e-3, 100, 2), 6)
+    ('sample', 100, 0.001, True)
+    >>> g.certified_eps <= 1.0 + 1e-9
+    True
     """
     from ..estimation import EmpiricalDistribution, empirical_distribution, l1_radius
     from ..sets import L1Ball
