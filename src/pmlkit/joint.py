@@ -100,6 +100,15 @@ class ProductMechanism:
     ----------
     factors
         The per-column :class:`~pmlkit.Mechanism` objects.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> prod = pmlkit.product_mechanism(rr, rr)
+    >>> prod.shape, len(prod.factors), float(prod.matrix[0, 0])  # 3/4 * 3/4
+    ((4, 4), 2, 0.5625)
     """
 
     factors: tuple[Mechanism, ...]
@@ -221,6 +230,14 @@ def product_mechanism(*mechanisms: Any) -> ProductMechanism:
     ProductMechanism
         Rows ``(x_1, ..., x_K)``, columns ``(y_1, ..., y_K)`` (tuples of the factors'
         labels), entries ``prod_k W_k[x_k, y_k]``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> pmlkit.product_mechanism(rr, rr).matrix.round(4).tolist()[0]
+    [0.5625, 0.1875, 0.1875, 0.0625]
     """
     if len(mechanisms) == 1 and isinstance(mechanisms[0], list | tuple) \
             and not _is_matrix(mechanisms[0]):
@@ -298,6 +315,16 @@ def joint_capacity(mechanisms: Any, uncertainty_set: Any) -> float:
     uncertainty_set
         A :mod:`pmlkit.sets` set (or a ``ConfidenceSet``) over the joint alphabet, in
         row-major order of the tuples (as :attr:`ProductMechanism.input_labels`).
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> from pmlkit.sets import VertexSet
+    >>> simplex = VertexSet([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    >>> round(pmlkit.joint_capacity([rr, rr], simplex), 6)  # log(0.5625 / 0.0625) = 2 log 3
+    2.197225
     """
     prod = _as_product(mechanisms)
     uset = _unwrap_set(uncertainty_set, prod.n_inputs)
@@ -310,6 +337,14 @@ def joint_leakage(mechanisms: Any, prior: Any) -> float:
 
     ``prior`` is the joint distribution, flat in row-major order or as a K-dimensional
     array of shape ``(N_1, ..., N_K)``. This is the true leakage of the whole record.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> round(pmlkit.joint_leakage([rr, rr], [0.25] * 4), 6)  # log(0.5625 / 0.25)
+    0.81093
     """
     prod = _as_product(mechanisms)
     try:
@@ -475,6 +510,15 @@ class JointGuarantee:
         How the set's coverage is justified.
     warning
         Why per-column eps must not be read as additive.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> g = pmlkit.joint_guarantee([rr, rr], {"x": [0, 1] * 45, "y": [0, 0, 1] * 30}, 0.05)
+    >>> g.columns, g.sizes, g.eps == g.certified_eps
+    (('x', 'y'), (2, 2), True)
     """
 
     eps: float
@@ -602,6 +646,16 @@ def joint_guarantee(mechanisms: Any, reference: Any, delta: Any, *,
     -------
     JointGuarantee
         ``kind="exact"``; ``column_eps`` holds the per-column values for comparison.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> ref = {"x": [0, 1] * 50, "y": [0] * 60 + [1] * 40}
+    >>> g = pmlkit.joint_guarantee([rr, rr], ref, 0.05)
+    >>> g.kind, g.m, g.n, g.certified_eps <= 2 * math.log(3)  # never above the LDP level
+    ('exact', 100, 4, True)
     """
     prod = _as_product(mechanisms)
     d = check_delta(delta)
@@ -673,6 +727,16 @@ def chain_rule_bound(mechanisms: Any, marginal_sets: Sequence[Any]) -> float:
         One mechanism per column (sequence or :class:`ProductMechanism`).
     marginal_sets
         One :mod:`pmlkit.sets` set (or ``ConfidenceSet``) per column, over its alphabet.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> from pmlkit.sets import VertexSet
+    >>> simplex = VertexSet([[1, 0], [0, 1]])
+    >>> round(pmlkit.chain_rule_bound([rr, rr], [simplex, simplex]), 6)  # 2 log 3 here
+    2.197225
     """
     prod = _as_product(mechanisms)
     k = len(prod.factors)
@@ -726,6 +790,17 @@ def marginal_bound(mechanisms: Any, reference: Any, delta: Any, *,
     ``>= 1 - delta``), and :func:`chain_rule_bound` bounds the worst case over every joint
     distribution with those marginals. The column with the largest alphabet plays ``A``
     (its set enters exactly), the others ``B``. Labelled ``kind="chain-rule bound"``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> ref = {"x": [0, 1] * 50, "y": [0] * 60 + [1] * 40}
+    >>> b = pmlkit.marginal_bound([rr, rr], ref, 0.05)
+    >>> exact = pmlkit.joint_guarantee([rr, rr], ref, 0.05)
+    >>> b.kind, b.certified_eps >= exact.certified_eps
+    ('chain-rule bound', True)
     """
     from .confidence import confidence_set
 
@@ -805,6 +880,15 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
         One distribution (exact ``eps_min``), or
     uncertainty_set
         a :mod:`pmlkit.sets` set (exact worst case over it). Exactly one of the two.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> # two answers "0, 0" under the uniform prior: log(0.5625 / 0.3125) = log 1.8
+    >>> round(pmlkit.release_leakage([rr, rr], [0.5, 0.5]), 6)
+    0.587787
     """
     from .worstcase import column_values
 
@@ -862,7 +946,16 @@ def repeated_leakage(mechanism: Any, k: Any, prior: Any = None, *,
                      uncertainty_set: Any = None) -> float:
     """Exact PML of releasing one column ``k`` times through ``mechanism`` with fresh
     randomness: the worst case over the ``C(M + k - 1, k)`` type classes
-    (:func:`release_leakage` with ``k`` copies)."""
+    (:func:`release_leakage` with ``k`` copies).
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> round(pmlkit.repeated_leakage(rr, 2, [0.5, 0.5]), 6)  # log 1.8
+    0.587787
+    """
     k = check_count(k, "k", minimum=1)
     return release_leakage([mechanism] * k, prior, uncertainty_set=uncertainty_set)
 
@@ -899,6 +992,14 @@ class JointDesign:
         (comparable across modes; ``None`` when the product is too large to evaluate).
     tried
         Every split evaluated: ``{"split", "certified_eps", "utility", "feasible"}``.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.mode, jd.guarantee.certified_eps <= 1.5 + 1e-9
+    ('joint alphabet', True)
     """
 
     mode: str
@@ -979,6 +1080,14 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
     -------
     JointDesign
         With the split and every split tried.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.joint_mechanism.guarantee.basis, jd.joint_mechanism.certified
+    ('sample', True)
     """
     from .confidence import confidence_set
     from .design import design_from_samples
