@@ -1,4 +1,4 @@
-"""Baselines and fixed-prior closed forms (math §5, paper Section extremalmech).
+"""Baselines and fixed-prior closed forms (the paper's section on extremal mechanisms).
 
 - :func:`randomized_response`: k-ary randomized response, eps-LDP (Warner's for k = 2).
 - :func:`identity_mechanism`: ``Y = X`` (no privacy; ``eps_min = eps_max(p)``).
