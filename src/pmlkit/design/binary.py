@@ -1,4 +1,5 @@
-"""The binary closed form under l1 uncertainty (the paper's theorem on the optimal binary mechanism)."""
+"""The binary closed form under l1 uncertainty (the paper's theorem on the optimal binary
+mechanism)."""
 
 from __future__ import annotations
 
