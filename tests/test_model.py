@@ -425,3 +425,19 @@ def test_pickle_deepcopy_html_keep_the_typed_objects():
     with pytest.raises(AttributeError):
         mech.matrix = np.eye(2)  # type: ignore[misc]
     assert mech.with_labels(["x", "y"]).guarantee == mech.guarantee
+
+
+def test_old_style_basis_follows_what_the_set_says():
+    """A binarised channel built the older way over the whole simplex states a guarantee for
+    every distribution; over one distribution, for that prior; otherwise a given set."""
+    rr = np.array([[0.75, 0.25], [0.25, 0.75]])
+    simplex = L1Ball([0.5, 0.5], 2.0)
+    mech = Mechanism(rr, (-1, 1), (-1, 1), "laplace_binarized", {"b": 1.0},
+                     simplex.to_dict(), pmlkit.leakage_capacity(rr, simplex))
+    assert mech.guarantee.basis == "all" and mech.certified
+    assert mech.certified_eps == pytest.approx(math.log(3), abs=1e-12)
+    point = L1Ball([0.3, 0.7], 0.0)
+    assert Mechanism(rr, uncertainty_set=point.to_dict(),
+                     certified_eps=1.0).guarantee.basis == "prior"
+    assert Mechanism(rr, uncertainty_set=BALL.to_dict(),
+                     certified_eps=1.0).guarantee.basis == "given"

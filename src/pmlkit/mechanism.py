@@ -49,7 +49,8 @@ Format version 1 (pmlkit 0.1) is still read, and written on request
 for a design from samples ``delta``, ``m`` and ``confidence``), ``uncertainty_set`` (a
 :mod:`pmlkit.sets` ``to_dict()`` or ``null``) and ``certified_eps``. On loading, a version-1
 file becomes the same typed objects an old-style construction gives (basis ``"sample"``
-when ``delta``, ``m`` and ``confidence`` are recorded, else ``"given"``).
+when ``delta``, ``m`` and ``confidence`` are recorded, else ``"all"``, ``"prior"`` or
+``"given"`` as the set holds the whole simplex, one distribution or neither).
 
 Loading is strict in both versions, because the digest only catches accidental edits
 (anyone can recompute it; it is not a signature). :meth:`Mechanism.load` refuses, with a
@@ -368,7 +369,12 @@ def _legacy_guarantee(n: int, details: dict[str, Any], uncertainty_set: Any,
             f"uncertainty_set is on {uset.n} categories but the matrix has {n} inputs")
     eps = details.get("eps", cert)
     sample = all(k in details for k in ("delta", "m", "confidence"))
-    tries = [basis] if basis is not None else (["sample", "given"] if sample else ["given"])
+    if basis is not None:
+        tries = [basis]
+    elif sample:
+        tries = ["sample", "given"]
+    else:  # what the set itself says: every distribution, one distribution, or a claim
+        tries = [_inferred_basis(uset), "given"]
     for b in tries:
         kw: dict[str, Any] = {}
         if b == "sample":
@@ -405,7 +411,8 @@ def typed_description(n: int, *, designer: str | None = None,
 
     The guarantee's eps is ``parameters["eps"]`` (default: the certified eps); ``delta``,
     ``m`` and ``confidence`` in ``parameters`` make the basis ``"sample"``; otherwise it is
-    ``basis`` (default ``"given"``). A claim that cannot be a checked guarantee (a
+    ``basis``, by default what the set says (``"all"`` for a set holding the whole simplex,
+    ``"prior"`` for one distribution, else ``"given"``). A claim that cannot be a checked guarantee (a
     non-finite eps, a certified eps above the recorded eps) gives ``None`` and is kept in the
     provenance details as unverified. With ``basis`` given, such a claim raises instead.
     Nothing is verified against a matrix here: :attr:`Mechanism.certified` does that.
@@ -430,6 +437,15 @@ def typed_description(n: int, *, designer: str | None = None,
     g = _legacy_guarantee(n, details, uncertainty_set, certified_eps, basis=basis,
                           statement=statement)
     return g, Provenance(details=details, **kw)
+
+
+def _inferred_basis(uset: Any) -> str:
+    """``"all"`` for a set holding the whole simplex, ``"prior"`` for one distribution,
+    else ``"given"`` (the basis an older description implies)."""
+    n = uset.n
+    if all(uset.contains(e) for e in np.eye(n)):
+        return "all"
+    return "prior" if _is_point(uset) else "given"
 
 
 def _is_point(uset: Any) -> bool:
@@ -494,8 +510,9 @@ class Mechanism(ValidatedMatrix):
         The older description, still accepted (and readable as properties): converted once
         into ``guarantee`` and ``provenance``. A set and a certified eps make a guarantee
         with basis ``"sample"`` when ``parameters`` records ``delta``, ``m`` and
-        ``confidence``, else ``"given"``; its eps is ``parameters["eps"]`` (default the
-        certified eps). Cannot be combined with ``guarantee=`` or ``provenance=``.
+        ``confidence``, else ``"all"`` for a set holding the whole simplex, ``"prior"`` for
+        a one-point set and ``"given"`` otherwise; its eps is ``parameters["eps"]``
+        (default the certified eps). Cannot be combined with ``guarantee=`` or ``provenance=``.
 
     Examples
     --------
