@@ -412,9 +412,10 @@ def typed_description(n: int, *, designer: str | None = None,
     The guarantee's eps is ``parameters["eps"]`` (default: the certified eps); ``delta``,
     ``m`` and ``confidence`` in ``parameters`` make the basis ``"sample"``; otherwise it is
     ``basis``, by default what the set says (``"all"`` for a set holding the whole simplex,
-    ``"prior"`` for one distribution, else ``"given"``). A claim that cannot be a checked guarantee (a
-    non-finite eps, a certified eps above the recorded eps) gives ``None`` and is kept in the
-    provenance details as unverified. With ``basis`` given, such a claim raises instead.
+    ``"prior"`` for one distribution, else ``"given"``). A claim that cannot be a checked
+    guarantee (a non-finite eps, a certified eps above the recorded eps) gives ``None`` and is
+    kept in the provenance details as unverified. With ``basis`` given, such a claim raises
+    instead.
     Nothing is verified against a matrix here: :attr:`Mechanism.certified` does that.
 
     Examples
