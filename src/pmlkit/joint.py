@@ -35,7 +35,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from .errors import DataError, PMLWarning, TooLargeError, ValidationError
 from .mechanism import Mechanism, as_matrix
 from .sets import Box, L1Ball, UncertaintySet
 from .worstcase import CERTIFY_TOL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "JointDesign",
@@ -332,7 +335,7 @@ def joint_capacity(mechanisms: Any, uncertainty_set: Any) -> float:
     return math.inf if best == math.inf else max(0.0, best)
 
 
-def joint_leakage(mechanisms: Any, prior: Any) -> float:
+def joint_leakage(mechanisms: Any, prior: ArrayLike) -> float:
     """Exact ``eps_min`` of the product mechanism at one joint distribution.
 
     ``prior`` is the joint distribution, flat in row-major order or as a K-dimensional
@@ -613,7 +616,7 @@ def _column_eps(prod: ProductMechanism, counts: np.ndarray, delta: float,
     return tuple(out), sets
 
 
-def joint_guarantee(mechanisms: Any, reference: Any, delta: Any, *,
+def joint_guarantee(mechanisms: Any, reference: Any, delta: float, *,
                     columns: Sequence[Any] | None = None,
                     confidence: str = "l1") -> JointGuarantee:
     """Exact (eps, delta)-PML guarantee of releasing several columns of each record.
@@ -780,7 +783,7 @@ def _chain_bound(prod: ProductMechanism, sets: list[UncertaintySet]) -> float:
     return max(0.0, best)
 
 
-def marginal_bound(mechanisms: Any, reference: Any, delta: Any, *,
+def marginal_bound(mechanisms: Any, reference: Any, delta: float, *,
                    columns: Sequence[Any] | None = None,
                    confidence: str = "l1") -> JointGuarantee:
     """(eps, delta)-PML bound for the joint release from the marginal sets alone.
@@ -859,7 +862,7 @@ def _log_type_columns(w: np.ndarray, types: np.ndarray) -> np.ndarray:
     return out
 
 
-def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
+def release_leakage(mechanisms: Sequence[Any], prior: ArrayLike | None = None, *,
                     uncertainty_set: Any = None) -> float:
     """Exact PML of releasing the same column through each of ``mechanisms`` with fresh
     randomness (e.g. this month and next month).
@@ -942,7 +945,7 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
     return math.inf if best == math.inf else max(0.0, best)
 
 
-def repeated_leakage(mechanism: Any, k: Any, prior: Any = None, *,
+def repeated_leakage(mechanism: Any, k: int, prior: ArrayLike | None = None, *,
                      uncertainty_set: Any = None) -> float:
     """Exact PML of releasing one column ``k`` times through ``mechanism`` with fresh
     randomness: the worst case over the ``C(M + k - 1, k)`` type classes
@@ -1053,7 +1056,7 @@ def _mi(w: np.ndarray, p: np.ndarray) -> float:
     return float(mutual_information(w, p))
 
 
-def design_joint(reference: Any, eps: Any, delta: Any, *,
+def design_joint(reference: Any, eps: float, delta: float, *,
                  columns: Sequence[Any] | None = None, confidence: str = "l1",
                  mode: str = "auto", splits: int = 5, steps: int = 8) -> JointDesign:
     """Design the release of several columns for an overall (eps, delta)-PML guarantee on

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -56,6 +56,11 @@ from .subconvex import (
     ray_values,
     three_level_rays,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
+    from ..sets import UncertaintySet
 
 __all__ = ["MAX_DESIGN_CATEGORIES", "design_from_samples", "optimal_mechanism",
            "optimal_mechanism_for_set"]
@@ -471,7 +476,7 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
     return w[:, order], [out[j] for j in order]
 
 
-def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
+def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
                       utility: Any = "mutual_information", allow_fallback: bool | None = None,
                       labels: Sequence[Any] | None = None, max_seconds: float | None = 60.0,
                       gap: float = 1e-6) -> Mechanism:
@@ -538,7 +543,8 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
                    statement="the distribution is taken as known" if beta == 0 else "")
 
 
-def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
+def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
+                              prior: ArrayLike | None = None,
                               utility: Any = "mutual_information",
                               allow_fallback: bool | None = None,
                               labels: Sequence[Any] | None = None,
@@ -636,7 +642,7 @@ def _apply_missing(samples: Any, missing: str) -> Any:
     return out
 
 
-def design_from_samples(samples: Any, eps: Any, delta: Any, *,
+def design_from_samples(samples: Any, eps: float, delta: float, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
                         allow_fallback: bool | None = None, missing: str = "error",
