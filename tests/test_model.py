@@ -19,6 +19,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import pmlkit
@@ -441,3 +443,30 @@ def test_old_style_basis_follows_what_the_set_says():
                      certified_eps=1.0).guarantee.basis == "prior"
     assert Mechanism(rr, uncertainty_set=BALL.to_dict(),
                      certified_eps=1.0).guarantee.basis == "given"
+
+
+def test_cli_certificate_line_reads_the_typed_guarantee():
+    from pmlkit.cli._common import certificate_line
+
+    assert "every distribution" in certificate_line(randomized_response(3, 1.0))
+    line = certificate_line(design_from_samples(COUNTS, 1.0, 1e-3).mechanism)
+    assert "m = 100 reference samples with 'l1' at delta = 0.001" in line
+    assert "no sample-based delta" in certificate_line(optimal_binary([0.3, 0.7], beta=0.1,
+                                                                      eps=0.4))
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(2, 4), st.integers(0, 10_000), st.floats(0.0, 0.5),
+       st.floats(-0.2, 0.2))
+def test_certified_iff_the_claim_covers_the_lp_worst_case(n, seed, radius, shift):
+    """``certified`` is True exactly when the claimed certified eps is at least the worst
+    case over the set (independent HiGHS LP), up to the 1e-9 tolerance."""
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet(np.ones(n), size=n)
+    ball = L1Ball(rng.dirichlet(np.ones(n) * 2), radius)
+    true = _worst_lp(w, ball.to_dict())
+    claim = max(true + shift, 0.0)
+    mech = Mechanism(w, guarantee=PMLGuarantee(eps=claim + 1.0, set=ball,
+                                               certified_eps=claim))
+    if abs(claim - true) > 1e-7:
+        assert mech.certified == (claim > true)
