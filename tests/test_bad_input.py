@@ -94,7 +94,7 @@ def forged_certificate(tmp: Path) -> Path:
     mech = pmlkit.Mechanism(W, uncertainty_set=ball.to_dict(),
                             certified_eps=pmlkit.leakage_capacity(W, ball))
     doc = mech.to_dict()
-    doc["certified_eps"] = doc["certified_eps"] / 2
+    doc["guarantee"]["certified_eps"] = doc["guarantee"]["certified_eps"] / 2
     doc.pop("sha256")
     doc["sha256"] = pmlkit.Mechanism._digest(doc)
     path = tmp / "forged.json"
@@ -103,15 +103,17 @@ def forged_certificate(tmp: Path) -> Path:
 
 
 def forged_file(tmp: Path, edit: Callable[[dict], None], *, designed: bool = False,
-                text_edit: Callable[[str], str] | None = None) -> Path:
-    """A mechanism file edited by ``edit`` with its digest recomputed (anyone can): a
-    hand-made uncertified matrix, or (``designed``) a design from counts [40, 25, 35]."""
+                text_edit: Callable[[str], str] | None = None, version: int = 1) -> Path:
+    """A mechanism file (format ``version``) edited by ``edit`` with its digest recomputed
+    (anyone can): a hand-made uncertified matrix, or (``designed``) a design from counts
+    [40, 25, 35]."""
     if designed:
         est = pmlkit.EmpiricalDistribution.from_counts([40, 25, 35])
-        doc = pmlkit.design_from_samples(est, 1.0, 1e-3).mechanism.to_dict()
+        mech = pmlkit.design_from_samples(est, 1.0, 1e-3).mechanism
     else:
-        doc = pmlkit.Mechanism(np.eye(2), designer="design_from_samples",
-                               parameters={"eps": 0.69, "delta": 1e-6}).to_dict()
+        mech = pmlkit.Mechanism(np.eye(2), designer="design_from_samples",
+                                parameters={"eps": 0.69, "delta": 1e-6})
+    doc = mech.to_dict(format_version=version)
     edit(doc)
     doc.pop("sha256")
     doc["sha256"] = pmlkit.Mechanism._digest(doc)
@@ -321,6 +323,20 @@ CASES: list[Case] = [
     Case("pmlkit.Mechanism(matrix, labels)", "wrong number of labels",
          lambda t: pmlkit.Mechanism(W, ("a", "b", "c")), ValidationError,
          r"input_labels has 3 labels but the matrix needs 2"),
+    Case("pmlkit.PMLGuarantee(eps, set, certified_eps)", "certified eps above eps",
+         lambda t: pmlkit.PMLGuarantee(eps=0.5, set=pmlkit.L1Ball(P, 0.1), certified_eps=0.9),
+         ValidationError, r"certified_eps must not exceed eps .*got certified_eps = 0\.9"),
+    Case("pmlkit.PMLGuarantee(eps, set, certified_eps)", "basis 'all' with delta > 0",
+         lambda t: pmlkit.PMLGuarantee(eps=1.0, set=pmlkit.L1Ball(P, 2.0), certified_eps=0.5,
+                                       basis="all", delta=0.1),
+         ValidationError, r"delta must be 0 when basis is 'all'.*got 0\.1"),
+    Case("pmlkit.Provenance(designer, ...)", "empty designer",
+         lambda t: pmlkit.Provenance(designer=""), ValidationError,
+         r"designer must be a non-empty str, got ''"),
+    Case("pmlkit.Mechanism(matrix, guarantee=...)", "guarantee on another alphabet size",
+         lambda t: pmlkit.Mechanism(W, guarantee=pmlkit.PMLGuarantee.for_prior(
+             [0.2, 0.3, 0.5], eps=1.0, certified_eps=0.5)), ValidationError,
+         r"guarantee is over a set on N = 3 categories but the matrix has 2 inputs"),
     Case("pmlkit.Mechanism.load(path)", "missing file",
          lambda t: pmlkit.Mechanism.load(t / "nope.json"), MechanismFileError,
          r"mechanism file '.*nope\.json' does not exist"),
@@ -335,7 +351,7 @@ CASES: list[Case] = [
          r"certifies eps .* but its worst case .* the guarantee does not hold"),
     Case("pmlkit.Mechanism.load(path)", "unknown format version",
          lambda t: pmlkit.Mechanism.load(mech_file(t, _set("format_version", 99))),
-         MechanismFileError, r"'format_version' must be 1, got 99"),
+         MechanismFileError, r"'format_version' must be one of \[1, 2\], got 99"),
     Case("pmlkit.Mechanism.load(path)", "JSON array instead of object",
          lambda t: pmlkit.Mechanism.load(csv_file(t, "[1, 2]", "m.json")),
          MechanismFileError, r"must hold a JSON object, got list"),
@@ -350,6 +366,33 @@ CASES: list[Case] = [
              t, lambda d: None, designed=True,
              text_edit=lambda x: x[:-1] + ', "matrix": [[1.0, 0.0], [0.0, 1.0]]}')),
          MechanismFileError, r"has the key 'matrix' twice"),
+    Case("pmlkit.Mechanism.load(path)", "v2: no guarantee (uncertified)",
+         lambda t: pmlkit.Mechanism.load(forged_file(t, lambda d: None, version=2)),
+         MechanismFileError, r"records no guarantee, so it is UNCERTIFIED"),
+    Case("pmlkit.Mechanism.load(path)", "v2: guarantee.certified_eps a string",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(certified_eps="0.5"), designed=True,
+             version=2)),
+         MechanismFileError, r"'guarantee\.certified_eps' must be a JSON number, got '0\.5'"),
+    Case("pmlkit.Mechanism.load(path)", "v2: guarantee.delta edited",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(delta=0.5), designed=True, version=2)),
+         MechanismFileError, r"'uncertainty_set' is not the set the 'l1' confidence method"),
+    Case("pmlkit.Mechanism.load(path)", "v2: sample set shrunk (radius and beta edited)",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: (d["guarantee"]["set"].update(radius=0.01),
+                           d["provenance"]["details"].update(beta=0.01)),
+             designed=True, version=2)),
+         MechanismFileError, r"'uncertainty_set' is not the set the 'l1' confidence method"),
+    Case("pmlkit.Mechanism.load(path)", "v2: basis 'all' over a set that is not the simplex",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(basis="all", delta=0.0, m=None, method=None),
+             designed=True, version=2)),
+         MechanismFileError, r"basis 'all' \(every distribution\) but its set is not the whole"),
+    Case("pmlkit.Mechanism.load(path)", "v2: unknown guarantee schema version",
+         lambda t: pmlkit.Mechanism.load(forged_file(
+             t, lambda d: d["guarantee"].update(version=9), designed=True, version=2)),
+         MechanismFileError, r"guarantee 'version' must be 1, got 9"),
     Case("pmlkit.Mechanism.load(path)", "certified_eps a string, digest recomputed",
          lambda t: pmlkit.Mechanism.load(forged_file(
              t, lambda d: d.update(certified_eps="0.5"), designed=True)),
@@ -421,8 +464,8 @@ CASES: list[Case] = [
     Case("pmlkit.optimal_mechanism(prior, eps, gap=...)", "gap outside [0, 1)",
          lambda t: pmlkit.optimal_mechanism(P, 1.0, gap=1.5), ValidationError,
          r"gap must be a relative optimality gap in \[0, 1\).*got 1\.5"),
-    Case("pmlkit.optimal_binary(p_hat, beta, eps)", "p_hat of 3 entries",
-         lambda t: pmlkit.optimal_binary([0.2, 0.3, 0.5], 0.1, 1.0), ValidationError,
+    Case("pmlkit.optimal_binary(prior, *, beta, eps)", "prior of 3 entries",
+         lambda t: pmlkit.optimal_binary([0.2, 0.3, 0.5], beta=0.1, eps=1.0), ValidationError,
          r"(?i)binary|2 entries|length 2"),
     Case("pmlkit.randomized_response(n, eps)", "n = 1",
          lambda t: pmlkit.randomized_response(1, 1.0), ValidationError,
@@ -437,6 +480,12 @@ CASES: list[Case] = [
          lambda t: _d(design, "k_singular")(3, 5), ValidationError, r"k.*5"),
     Case("pmlkit.design.identity_mechanism(n)", "n = 0",
          lambda t: _d(design, "identity_mechanism")(0), ValidationError, r"n.*0"),
+    Case("pmlkit.design.identity_mechanism(n, *, prior)", "prior with a zero entry",
+         lambda t: _d(design, "identity_mechanism")(2, prior=[1.0, 0.0]), ValidationError,
+         r"prior must have full support .*-log p_min"),
+    Case("pmlkit.design.identity_mechanism(n, *, prior)", "prior of another size",
+         lambda t: _d(design, "identity_mechanism")(3, prior=[0.5, 0.5]), ValidationError,
+         r"prior must have n = 3 entries, got 2"),
     Case("pmlkit.design.extremal_binary(prior, eps)", "prior of 3 entries",
          lambda t: _d(design, "extremal_binary")([0.2, 0.3, 0.5], 1.0), ValidationError,
          r"prior"),
@@ -1077,7 +1126,8 @@ def test_every_public_name_has_a_row() -> None:
     entries = " ".join(c.entry for c in CASES)
     skip = {"UncertaintySet", "ConfidenceSet", "l1_radius_known_kappa", "privacy_region_thresholds",
             "privatize_with_report",  # abstract/result classes; share a listed row's checks
-            "MechanismSummary"}  # a result of summarize_mechanism, which has a row
+            "MechanismSummary",  # a result of summarize_mechanism, which has a row
+            "PrivacyMechanism"}  # a Protocol (an interface), nothing to call
     missing = [n for n in pmlkit.__all__
                if n not in skip and n[0].islower() and not n.startswith("__")
                and f"{n}(" not in entries and f"pmlkit.{n}." not in entries]

@@ -44,8 +44,8 @@ def test_new_and_old_spellings_write_the_same_mechanism(tmp_path, capsys, ref_cs
     assert notes == ["pmlkit: note: --set is deprecated; use --confidence",
                      "pmlkit: note: --out is deprecated; use --output"]
     a, b = json.loads(new.read_text()), json.loads(old.read_text())
-    assert a["matrix"] == b["matrix"] and a["uncertainty_set"] == b["uncertainty_set"]
-    assert a["parameters"]["confidence"] == b["parameters"]["confidence"]
+    assert a["matrix"] == b["matrix"] and a["guarantee"]["set"] == b["guarantee"]["set"]
+    assert a["guarantee"]["method"] == b["guarantee"]["method"] == "box-cp"
 
 
 def test_both_spellings_at_once_is_a_usage_error(tmp_path, capsys, ref_csv):

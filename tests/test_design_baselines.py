@@ -157,7 +157,7 @@ def _thm(p1: float, beta: float, eps: float) -> np.ndarray:
 @pytest.mark.parametrize("p1,beta,eps", [(0.5, 0.2, 0.5), (0.7, 0.1, 0.3), (0.9, 0.15, 0.1),
                                          (0.6, 0.0, 0.4), (0.55, 0.5, 1.0)])
 def test_optimal_binary_matches_theorem_and_brute_force(p1, beta, eps):
-    m = optimal_binary([p1, 1 - p1], beta, eps)
+    m = optimal_binary([p1, 1 - p1], beta=beta, eps=eps)
     np.testing.assert_allclose(m.matrix, _thm(p1, beta, eps), atol=1e-12)
     assert m.certified_eps <= eps + 1e-9
     mi = pmlkit.mutual_information(m, [p1, 1 - p1])
@@ -167,15 +167,15 @@ def test_optimal_binary_matches_theorem_and_brute_force(p1, beta, eps):
 
 
 def test_optimal_binary_permutes_back():
-    a = optimal_binary([0.7, 0.3], 0.1, 0.3).matrix
-    b = optimal_binary([0.3, 0.7], 0.1, 0.3).matrix
+    a = optimal_binary([0.7, 0.3], beta=0.1, eps=0.3).matrix
+    b = optimal_binary([0.3, 0.7], beta=0.1, eps=0.3).matrix
     np.testing.assert_allclose(b, a[::-1, ::-1], atol=1e-15)
 
 
 def test_optimal_binary_remark_is_randomized_response():
     """Remark binarymechisRR: p1 = 1/2 and beta = 1 give Warner's mechanism."""
     for eps in (0.1, 1.0, 3.0):
-        np.testing.assert_allclose(optimal_binary([0.5, 0.5], 1.0, eps).matrix,
+        np.testing.assert_allclose(optimal_binary([0.5, 0.5], beta=1.0, eps=eps).matrix,
                                    randomized_response(2, eps).matrix, atol=1e-15)
 
 
@@ -184,7 +184,7 @@ def test_optimal_binary_remark_is_randomized_response():
 def test_optimal_binary_certified(p1, bfrac, efrac):
     beta = bfrac * 2 * (1 - p1) * 0.999
     eps = efrac * -math.log(p1 - beta / 2)
-    m = optimal_binary([p1, 1 - p1], beta, eps)
+    m = optimal_binary([p1, 1 - p1], beta=beta, eps=eps)
     assert m.certified_eps <= eps + 1e-9
     assert m.certified_eps >= eps - 1e-7  # extremal: tight
 
@@ -195,16 +195,30 @@ def test_optimal_binary_certified(p1, bfrac, efrac):
     (([0.5, 0.5], -0.1, 0.1), "beta"),
     (([0.7, 0.3], 0.61, 0.1), "beta must be < 2 p2"),
     (([0.7, 0.3], 0.1, 0.6), r"eps must be <= -log\(p1 - beta/2\)"),
-    (([0.5, 0.6], 0.1, 0.1), "p_hat"),
+    (([0.5, 0.6], 0.1, 0.1), "prior"),
     (([1.0, 0.0], 0.0, 0.1), "interior"),
     (([0.2, 0.3, 0.5], 0.1, 0.1), "2 entries"),
 ])
 def test_optimal_binary_conditions(args, match):
+    prior, beta, eps = args
     with pytest.raises(ValidationError, match=match):
-        optimal_binary(*args)
+        optimal_binary(prior, beta=beta, eps=eps)
+
+
+def test_optimal_binary_old_spelling_warns_and_gives_the_same_mechanism():
+    """``optimal_binary(p_hat, beta, eps)`` (positional, or ``p_hat=``) keeps working for
+    one release with a DeprecationWarning, and gives the same matrix and guarantee."""
+    new = optimal_binary([0.3, 0.7], beta=0.1, eps=0.4)
+    with pytest.warns(DeprecationWarning, match="by position"):
+        old = optimal_binary([0.3, 0.7], 0.1, 0.4)
+    with pytest.warns(DeprecationWarning, match="'p_hat' is deprecated"):
+        named = optimal_binary(p_hat=[0.3, 0.7], beta=0.1, eps=0.4)
+    for other in (old, named):
+        np.testing.assert_array_equal(other.matrix, new.matrix)
+        assert other.guarantee == new.guarantee
 
 
 def test_numpy_scalars_accepted():
-    m = optimal_binary(np.array([0.6, 0.4]), np.float32(0.1), np.float64(0.3))
+    m = optimal_binary(np.array([0.6, 0.4]), beta=np.float32(0.1), eps=np.float64(0.3))
     assert m.certified_eps <= 0.3 + 1e-9
     assert randomized_response(np.int64(3), np.float32(1.0)).shape == (3, 3)

@@ -131,7 +131,7 @@ def test_design_records_the_gap_everywhere():
     m = optimal_mechanism(p, 0.8, beta=0.3)
     assert m.parameters["optimality_gap"] == 0.0
     assert m.parameters["optimality"] == "exact"
-    assert m.to_dict()["parameters"]["optimality_gap"] == 0.0
+    assert m.to_dict()["provenance"]["optimality_gap"] == 0.0
     m = optimal_mechanism(p, 0.8, beta=0.3, utility="accuracy")
     assert m.parameters["optimality_gap"] == 0.0
     counts = np.round(p * 1000) + 1

@@ -194,7 +194,7 @@ def test_n2_reproduces_thm_optimalbinary(p1, bfrac, efrac):
     eps = efrac * -math.log(p1 - beta / 2)
     p = np.array([p1, 1 - p1])
     lp = optimal_mechanism(p, eps, beta=beta)
-    thm = optimal_binary(p, beta, eps)
+    thm = optimal_binary(p, beta=beta, eps=eps)
     assert mi(lp, p) == pytest.approx(mi(thm, p), abs=1e-7)
     assert lp.certified_eps <= eps + 1e-9
 
@@ -202,7 +202,7 @@ def test_n2_reproduces_thm_optimalbinary(p1, bfrac, efrac):
 def test_n2_matrix_equals_theorem():
     p = np.array([0.7, 0.3])
     lp = optimal_mechanism(p, 0.3, beta=0.1).matrix
-    thm = optimal_binary(p, 0.1, 0.3).matrix
+    thm = optimal_binary(p, beta=0.1, eps=0.3).matrix
     assert lp.shape == (2, 2)
     np.testing.assert_allclose(lp[:, np.argsort(lp[0])], thm[:, np.argsort(thm[0])],
                                atol=1e-7)

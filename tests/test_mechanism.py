@@ -25,7 +25,7 @@ def _resign(doc: dict) -> dict:
 
 @pytest.fixture
 def mech() -> Mechanism:
-    m = optimal_binary([0.3, 0.7], 0.1, 0.4)
+    m = optimal_binary([0.3, 0.7], beta=0.1, eps=0.4)
     return m.with_labels(["Female", "Male"])
 
 
@@ -63,7 +63,7 @@ def test_immutable_and_array_protocol(mech):
 
 
 def _tampered(tmp_path, mech, edit, resign: bool):
-    doc = mech.to_dict()
+    doc = mech.to_dict(format_version=1)
     edit(doc)
     if resign:
         _resign(doc)

@@ -33,7 +33,7 @@ def _resign(doc: dict) -> dict:
 @pytest.fixture(scope="module")
 def designed() -> dict:
     est = EmpiricalDistribution.from_counts([40, 25, 35], ["a", "b", "c"])
-    return design_from_samples(est, 1.0, 1e-3).mechanism.to_dict()
+    return design_from_samples(est, 1.0, 1e-3).mechanism.to_dict(format_version=1)
 
 
 def _write(tmp_path: Path, doc: dict, name: str = "m.json") -> Path:
@@ -212,7 +212,11 @@ def test_every_confidence_method_round_trips_certified(counts):
             mech = design_from_samples(est, 1.0, 1e-2, confidence=method).mechanism
         back = Mechanism.from_dict(json.loads(mech.to_json()))
         assert back.certified, method
-        doc = mech.to_dict()
+        doc = mech.to_dict(format_version=1)
         doc["parameters"]["delta"] = 0.5  # same set claimed at another delta: refused
+        with pytest.raises(MechanismFileError, match="not the set"):
+            Mechanism.from_dict(_resign(doc))
+        doc = mech.to_dict()  # the same forgery in format version 2
+        doc["guarantee"]["delta"] = 0.5
         with pytest.raises(MechanismFileError, match="not the set"):
             Mechanism.from_dict(_resign(doc))

@@ -164,7 +164,7 @@ def test_numpy_infinity_in_parameters_saves_like_python_infinity(tmp_path):
     a = pmlkit.Mechanism(np.eye(2), parameters={"x": np.float64(np.inf), "k": np.int64(3)})
     b = pmlkit.Mechanism(np.eye(2), parameters={"x": math.inf, "k": 3})
     assert a.to_json() == b.to_json()
-    assert a.to_dict()["parameters"] == {"x": "inf", "k": 3}
+    assert a.to_dict()["provenance"]["details"] == {"x": "inf", "k": 3}
 
 
 def test_cli_and_mechanism_share_one_json_coercion():

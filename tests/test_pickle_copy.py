@@ -55,7 +55,7 @@ def test_unpickling_reverifies_a_claimed_certificate(designed) -> None:
     fn, args = mech.__reduce__()
     # forge a stream claiming the certificate for a smaller eps than the true worst case
     forged = list(args)
-    forged[6] = mech.certified_eps / 2
+    forged[3] = {**forged[3], "certified_eps": mech.certified_eps / 2}
 
     class Forged:
         def __reduce__(self):
@@ -65,7 +65,7 @@ def test_unpickling_reverifies_a_claimed_certificate(designed) -> None:
         pickle.loads(pickle.dumps(Forged()))
     # a claim of certification without a set is refused as well
     forged = list(args)
-    forged[5] = None
+    forged[3] = None
 
     class NoSet:
         def __reduce__(self):
@@ -116,3 +116,21 @@ def test_joblib_round_trip(designed, tmp_path) -> None:
     back = joblib.load(tmp_path / "r.joblib")
     _same(designed.mechanism, back.mechanism)
     assert back.mechanism.certified
+
+
+def test_pickles_of_the_older_layout_still_load(designed) -> None:
+    """A stream written by pmlkit 0.1 (designer, parameters, set, certified eps) unpickles
+    into the typed model, and its claimed certificate is verified again."""
+    from pmlkit.mechanism import _unpickle_mechanism
+
+    mech = designed.mechanism
+    old = (mech.matrix, mech.input_labels, mech.output_labels, mech.designer,
+           dict(mech.parameters), dict(mech.uncertainty_set), mech.certified_eps, True)
+    back = _unpickle_mechanism(*old)
+    g, h = back.guarantee, mech.guarantee
+    assert back.certified and (g.eps, g.delta, g.m, g.method, g.basis, g.certified_eps) == (
+        h.eps, h.delta, h.m, h.method, h.basis, h.certified_eps)
+    assert g.set.to_dict() == h.set.to_dict()
+    assert back.provenance.estimate == mech.provenance.estimate
+    with pytest.raises(MechanismFileError, match="does not hold"):
+        _unpickle_mechanism(*old[:6], mech.certified_eps / 2, True)

@@ -77,8 +77,9 @@ def test_cli_design_records_the_file_and_privatize_warns_on_it(tmp_path, capsys)
     assert "discloses the reference estimate and m = 80" in out
     doc = json.loads((tmp_path / "m.json").read_text())
     raw = ref.read_bytes()
-    assert doc["parameters"]["reference"]["file_size"] == len(raw)
-    assert doc["parameters"]["reference"]["file_sha256"] == hashlib.sha256(raw).hexdigest()
+    ref_doc = doc["provenance"]["details"]["reference"]
+    assert ref_doc["file_size"] == len(raw)
+    assert ref_doc["file_sha256"] == hashlib.sha256(raw).hexdigest()
     code = main(["privatize", "--mechanism", str(tmp_path / "m.json"), "--input", str(ref),
                  "--column", "sex", "--output", str(tmp_path / "o.csv")])
     err = capsys.readouterr().err
@@ -104,9 +105,12 @@ def test_minimal_record_drops_the_estimate_and_still_verifies(tmp_path, mech):
     small = mech.minimal_record()
     doc = json.loads(small.to_json())
     for key in ("prior", "m", "delta", "confidence", "utility_value", "beta"):
-        assert key not in doc["parameters"]
-    assert "records" not in doc["parameters"]["reference"]
-    assert "80" not in json.dumps(doc["parameters"])
+        assert key not in small.parameters
+    g, prov = doc["guarantee"], doc["provenance"]
+    assert g["m"] is None and g["delta"] == 0 and g["method"] is None and g["statement"] == ""
+    assert prov["estimate"] is None and prov["utility_value"] is None
+    assert "beta" not in prov["details"] and "records" not in prov["details"]["reference"]
+    assert "80" not in json.dumps(prov)
     back = Mechanism.load(small.save(tmp_path / "m.json"))
     assert back.certified and back.certified_eps == mech.certified_eps
     with pytest.warns(PMLWarning):  # still recognises the reference sample (hash only)

@@ -77,8 +77,11 @@ _LAZY: dict[str, str] = {
     "leakage_capacity": "worstcase",
     "leakage_sensitivity": "worstcase",
     "worst_case_distribution": "worstcase",
-    # mechanism.py
+    # mechanism.py, guarantee.py (the typed model)
     "Mechanism": "mechanism",
+    "PMLGuarantee": "guarantee",
+    "Provenance": "guarantee",
+    "PrivacyMechanism": "guarantee",
     # design/ (paper: optimalbinary)
     "design_from_samples": "design",
     "optimal_mechanism": "design",
@@ -121,8 +124,11 @@ __all__ = [
     "MechanismFileError",
     "MechanismSummary",
     "PMLError",
+    "PMLGuarantee",
     "PMLWarning",
+    "PrivacyMechanism",
     "ProductMechanism",
+    "Provenance",
     "TooLargeError",
     "UncertaintySet",
     "ValidationError",
@@ -200,6 +206,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_radius,
         l1_radius_known_kappa,
     )
+    from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
     from .joint import (
         ProductMechanism,
         chain_rule_bound,

@@ -127,6 +127,21 @@ class PMLGuarantee:
     output_delta
         Upper bound on the probability of an output whose leakage exceeds ``eps``
         (``0`` for a pure eps-PML mechanism).
+
+    Examples
+    --------
+    A guarantee over every distribution on two categories (the simplex) for Warner's
+    randomized response at ``eps = log 3``, whose worst case is exactly ``log 3``:
+
+    >>> import math
+    >>> from pmlkit.guarantee import PMLGuarantee
+    >>> g = PMLGuarantee.for_all_distributions(2, eps=1.1, certified_eps=math.log(3))
+    >>> g.basis, g.delta, g.n, g.certified_eps <= g.eps
+    ('all', 0.0, 2, True)
+    >>> PMLGuarantee(eps=0.5, set=g.set, certified_eps=0.6)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: certified_eps must not exceed eps (+1e-09), ...
     """
 
     SCHEMA: ClassVar[str] = "pmlkit-guarantee"
@@ -155,7 +170,8 @@ class PMLGuarantee:
         if self.basis not in BASES:
             raise ValidationError(
                 f"basis must be one of {sorted(BASES)}, got {fmt(self.basis)}")
-        delta = float(check_real(self.delta, "delta", low=0.0, high=1.0, high_open=True))
+        # delta = 1 is allowed: a vacuous but true statement (the designers accept it)
+        delta = float(check_real(self.delta, "delta", low=0.0, high=1.0))
         out_delta = float(check_real(self.output_delta, "output_delta", low=0.0, high=1.0,
                                      high_open=True))
         if self.basis == "sample":
@@ -281,6 +297,16 @@ class Provenance:
     details
         Everything else, JSON-ready (the eps the LP was solved at, the reference sample's
         fingerprint, ...).
+
+    Examples
+    --------
+    >>> from pmlkit.guarantee import Provenance
+    >>> prov = Provenance(designer="survey team", utility="accuracy", utility_value=0.8,
+    ...                   details={"note": "hand-made"})
+    >>> prov.to_dict()["designer"], dict(prov.details)
+    ('survey team', {'note': 'hand-made'})
+    >>> Provenance.from_dict(prov.to_dict()) == prov
+    True
     """
 
     SCHEMA: ClassVar[str] = "pmlkit-provenance"
@@ -360,6 +386,13 @@ class PrivacyMechanism(Protocol):
     its :attr:`provenance`, applies itself to data through pmlkit's secure, exact release
     path, and answers its own privacy questions: its leakage under one distribution and its
     worst case over a set.
+
+    Examples
+    --------
+    >>> from pmlkit import randomized_response
+    >>> from pmlkit.guarantee import PrivacyMechanism
+    >>> isinstance(randomized_response(2, 1.0), PrivacyMechanism)
+    True
     """
 
     @property

@@ -35,7 +35,7 @@ import math
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -44,6 +44,9 @@ from .errors import DataError, PMLWarning, TooLargeError, ValidationError
 from .mechanism import Mechanism, as_matrix
 from .sets import Box, L1Ball, UncertaintySet
 from .worstcase import CERTIFY_TOL
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "JointDesign",
@@ -100,6 +103,15 @@ class ProductMechanism:
     ----------
     factors
         The per-column :class:`~pmlkit.Mechanism` objects.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> prod = pmlkit.product_mechanism(rr, rr)
+    >>> prod.shape, len(prod.factors), float(prod.matrix[0, 0])  # 3/4 * 3/4
+    ((4, 4), 2, 0.5625)
     """
 
     factors: tuple[Mechanism, ...]
@@ -179,6 +191,23 @@ class ProductMechanism:
         return f"ProductMechanism({sizes})"
 
 
+def _constant_mechanism(categories: Sequence[Any]) -> Mechanism:
+    """The mechanism that releases nothing (one output): it leaks nothing about any
+    distribution, so its guarantee is eps = 0 for every distribution (basis ``"all"``), the
+    certified eps computed over the simplex."""
+    from .guarantee import PMLGuarantee, Provenance
+    from .worstcase import leakage_capacity
+
+    w = np.ones((len(categories), 1))
+    simplex = PMLGuarantee.for_all_distributions(len(categories), eps=0.0,
+                                                 certified_eps=0.0).set
+    cert = float(leakage_capacity(w, simplex))
+    g = PMLGuarantee.for_all_distributions(len(categories), eps=cert, certified_eps=cert)
+    return Mechanism(w, tuple(categories), guarantee=g,
+                     provenance=Provenance(designer="design_joint",
+                                           method="release nothing (no split certified)"))
+
+
 def _is_matrix(obj: Any) -> bool:
     """Whether a list/tuple is one matrix (a list of rows of numbers), not a list of
     mechanisms."""
@@ -204,6 +233,14 @@ def product_mechanism(*mechanisms: Any) -> ProductMechanism:
     ProductMechanism
         Rows ``(x_1, ..., x_K)``, columns ``(y_1, ..., y_K)`` (tuples of the factors'
         labels), entries ``prod_k W_k[x_k, y_k]``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> pmlkit.product_mechanism(rr, rr).matrix.round(4).tolist()[0]
+    [0.5625, 0.1875, 0.1875, 0.0625]
     """
     if len(mechanisms) == 1 and isinstance(mechanisms[0], list | tuple) \
             and not _is_matrix(mechanisms[0]):
@@ -281,6 +318,16 @@ def joint_capacity(mechanisms: Any, uncertainty_set: Any) -> float:
     uncertainty_set
         A :mod:`pmlkit.sets` set (or a ``ConfidenceSet``) over the joint alphabet, in
         row-major order of the tuples (as :attr:`ProductMechanism.input_labels`).
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> from pmlkit.sets import VertexSet
+    >>> simplex = VertexSet([[1, 0, 0, 0], [0, 1, 0, 0], [0, 0, 1, 0], [0, 0, 0, 1]])
+    >>> round(pmlkit.joint_capacity([rr, rr], simplex), 6)  # log(0.5625 / 0.0625) = 2 log 3
+    2.197225
     """
     prod = _as_product(mechanisms)
     uset = _unwrap_set(uncertainty_set, prod.n_inputs)
@@ -288,11 +335,19 @@ def joint_capacity(mechanisms: Any, uncertainty_set: Any) -> float:
     return math.inf if best == math.inf else max(0.0, best)
 
 
-def joint_leakage(mechanisms: Any, prior: Any) -> float:
+def joint_leakage(mechanisms: Any, prior: ArrayLike) -> float:
     """Exact ``eps_min`` of the product mechanism at one joint distribution.
 
     ``prior`` is the joint distribution, flat in row-major order or as a K-dimensional
     array of shape ``(N_1, ..., N_K)``. This is the true leakage of the whole record.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> round(pmlkit.joint_leakage([rr, rr], [0.25] * 4), 6)  # log(0.5625 / 0.25)
+    0.81093
     """
     prod = _as_product(mechanisms)
     try:
@@ -458,6 +513,15 @@ class JointGuarantee:
         How the set's coverage is justified.
     warning
         Why per-column eps must not be read as additive.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> g = pmlkit.joint_guarantee([rr, rr], {"x": [0, 1] * 45, "y": [0, 0, 1] * 30}, 0.05)
+    >>> g.columns, g.sizes, g.eps == g.certified_eps
+    (('x', 'y'), (2, 2), True)
     """
 
     eps: float
@@ -552,7 +616,7 @@ def _column_eps(prod: ProductMechanism, counts: np.ndarray, delta: float,
     return tuple(out), sets
 
 
-def joint_guarantee(mechanisms: Any, reference: Any, delta: Any, *,
+def joint_guarantee(mechanisms: Any, reference: Any, delta: float, *,
                     columns: Sequence[Any] | None = None,
                     confidence: str = "l1") -> JointGuarantee:
     """Exact (eps, delta)-PML guarantee of releasing several columns of each record.
@@ -585,6 +649,16 @@ def joint_guarantee(mechanisms: Any, reference: Any, delta: Any, *,
     -------
     JointGuarantee
         ``kind="exact"``; ``column_eps`` holds the per-column values for comparison.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> ref = {"x": [0, 1] * 50, "y": [0] * 60 + [1] * 40}
+    >>> g = pmlkit.joint_guarantee([rr, rr], ref, 0.05)
+    >>> g.kind, g.m, g.n, g.certified_eps <= 2 * math.log(3)  # never above the LDP level
+    ('exact', 100, 4, True)
     """
     prod = _as_product(mechanisms)
     d = check_delta(delta)
@@ -656,6 +730,16 @@ def chain_rule_bound(mechanisms: Any, marginal_sets: Sequence[Any]) -> float:
         One mechanism per column (sequence or :class:`ProductMechanism`).
     marginal_sets
         One :mod:`pmlkit.sets` set (or ``ConfidenceSet``) per column, over its alphabet.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> from pmlkit.sets import VertexSet
+    >>> simplex = VertexSet([[1, 0], [0, 1]])
+    >>> round(pmlkit.chain_rule_bound([rr, rr], [simplex, simplex]), 6)  # 2 log 3 here
+    2.197225
     """
     prod = _as_product(mechanisms)
     k = len(prod.factors)
@@ -699,7 +783,7 @@ def _chain_bound(prod: ProductMechanism, sets: list[UncertaintySet]) -> float:
     return max(0.0, best)
 
 
-def marginal_bound(mechanisms: Any, reference: Any, delta: Any, *,
+def marginal_bound(mechanisms: Any, reference: Any, delta: float, *,
                    columns: Sequence[Any] | None = None,
                    confidence: str = "l1") -> JointGuarantee:
     """(eps, delta)-PML bound for the joint release from the marginal sets alone.
@@ -709,6 +793,17 @@ def marginal_bound(mechanisms: Any, reference: Any, delta: Any, *,
     ``>= 1 - delta``), and :func:`chain_rule_bound` bounds the worst case over every joint
     distribution with those marginals. The column with the largest alphabet plays ``A``
     (its set enters exactly), the others ``B``. Labelled ``kind="chain-rule bound"``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> ref = {"x": [0, 1] * 50, "y": [0] * 60 + [1] * 40}
+    >>> b = pmlkit.marginal_bound([rr, rr], ref, 0.05)
+    >>> exact = pmlkit.joint_guarantee([rr, rr], ref, 0.05)
+    >>> b.kind, b.certified_eps >= exact.certified_eps
+    ('chain-rule bound', True)
     """
     from .confidence import confidence_set
 
@@ -767,7 +862,7 @@ def _log_type_columns(w: np.ndarray, types: np.ndarray) -> np.ndarray:
     return out
 
 
-def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
+def release_leakage(mechanisms: Sequence[Any], prior: ArrayLike | None = None, *,
                     uncertainty_set: Any = None) -> float:
     """Exact PML of releasing the same column through each of ``mechanisms`` with fresh
     randomness (e.g. this month and next month).
@@ -788,6 +883,15 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
         One distribution (exact ``eps_min``), or
     uncertainty_set
         a :mod:`pmlkit.sets` set (exact worst case over it). Exactly one of the two.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> # two answers "0, 0" under the uniform prior: log(0.5625 / 0.3125) = log 1.8
+    >>> round(pmlkit.release_leakage([rr, rr], [0.5, 0.5]), 6)
+    0.587787
     """
     from .worstcase import column_values
 
@@ -841,11 +945,20 @@ def release_leakage(mechanisms: Sequence[Any], prior: Any = None, *,
     return math.inf if best == math.inf else max(0.0, best)
 
 
-def repeated_leakage(mechanism: Any, k: Any, prior: Any = None, *,
+def repeated_leakage(mechanism: Any, k: int, prior: ArrayLike | None = None, *,
                      uncertainty_set: Any = None) -> float:
     """Exact PML of releasing one column ``k`` times through ``mechanism`` with fresh
     randomness: the worst case over the ``C(M + k - 1, k)`` type classes
-    (:func:`release_leakage` with ``k`` copies)."""
+    (:func:`release_leakage` with ``k`` copies).
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))  # keeps the bit w.p. 3/4
+    >>> round(pmlkit.repeated_leakage(rr, 2, [0.5, 0.5]), 6)  # log 1.8
+    0.587787
+    """
     k = check_count(k, "k", minimum=1)
     return release_leakage([mechanism] * k, prior, uncertainty_set=uncertainty_set)
 
@@ -882,6 +995,14 @@ class JointDesign:
         (comparable across modes; ``None`` when the product is too large to evaluate).
     tried
         Every split evaluated: ``{"split", "certified_eps", "utility", "feasible"}``.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.mode, jd.guarantee.certified_eps <= 1.5 + 1e-9
+    ('joint alphabet', True)
     """
 
     mode: str
@@ -935,7 +1056,7 @@ def _mi(w: np.ndarray, p: np.ndarray) -> float:
     return float(mutual_information(w, p))
 
 
-def design_joint(reference: Any, eps: Any, delta: Any, *,
+def design_joint(reference: Any, eps: float, delta: float, *,
                  columns: Sequence[Any] | None = None, confidence: str = "l1",
                  mode: str = "auto", splits: int = 5, steps: int = 8) -> JointDesign:
     """Design the release of several columns for an overall (eps, delta)-PML guarantee on
@@ -962,6 +1083,14 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
     -------
     JointDesign
         With the split and every split tried.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.joint_mechanism.guarantee.basis, jd.joint_mechanism.certified
+    ('sample', True)
     """
     from .confidence import confidence_set
     from .design import design_from_samples
@@ -1072,8 +1201,7 @@ def design_joint(reference: Any, eps: Any, delta: Any, *,
         if found is not None and (best is None or found[0] > best[0]):
             best = found
     if best is None:  # nothing certified: release nothing
-        mechs0 = [Mechanism(np.ones((s, 1)), tuple(c)) for s, c in zip(sizes, cats,
-                                                                        strict=True)]
+        mechs0 = [_constant_mechanism(c) for c in cats]
         best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
     util, split, mechs, cert = best
     prod = ProductMechanism(tuple(mechs))

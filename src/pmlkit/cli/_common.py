@@ -193,12 +193,15 @@ def certificate_line(mech: Any) -> str:
         return ("UNCERTIFIED: this mechanism carries no checked guarantee (no uncertainty set "
                 "or certified eps)" + (f"; its stated {claims} are unverified claims"
                                        if claims else ""))
-    kind = dict(mech.uncertainty_set).get("kind")
-    text = (f"certified: worst-case eps {mech.certified_eps:.6g} over the recorded {kind} "
+    g = mech.guarantee  # certified: a typed guarantee pmlkit checked
+    kind = g.set.to_dict().get("kind")
+    text = (f"certified: worst-case eps {g.certified_eps:.6g} over the recorded {kind} "
             "set (re-checked on load)")
-    if "delta" in params:
-        text += (f"; the set was rebuilt from m = {params['m']} reference samples with "
-                 f"{params['confidence']!r} at delta = {params['delta']:.3g}")
+    if g.basis == "sample":
+        text += (f"; the set was rebuilt from m = {g.m} reference samples with "
+                 f"{g.method!r} at delta = {g.delta:.3g}")
+    elif g.basis == "all":
+        text += "; the set is every distribution (no sample-based delta needed)"
     else:
         text += "; no sample-based delta is recorded"
     return text

@@ -157,16 +157,16 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
 def _with_file_fingerprint(mech: Any, reference: str) -> Any:
     """The mechanism with the reference file's size and SHA-256 added to its record (so
     ``pmlkit privatize`` can warn when it is given the reference file itself)."""
-    from .._provenance import file_fingerprint
-    from ..mechanism import Mechanism
+    import dataclasses
 
-    params = dict(mech.parameters)
-    params["reference"] = {**dict(params.get("reference") or {}),
-                           **file_fingerprint(reference)}
-    out = Mechanism(mech.matrix, mech.input_labels, mech.output_labels, mech.designer,
-                    params, dict(mech.uncertainty_set), mech.certified_eps)
-    object.__setattr__(out, "_certified", mech.certified)
-    return out
+    from .._provenance import file_fingerprint
+
+    prov = mech.provenance
+    details = dict(prov.details)
+    details["reference"] = {**dict(details.get("reference") or {}),
+                            **file_fingerprint(reference)}
+    # same matrix and guarantee: the certification status carries over
+    return mech.with_provenance(dataclasses.replace(prov, details=details))
 
 
 def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> None:

@@ -156,14 +156,22 @@ def drop_empty_columns(w: np.ndarray, *, tol: float = 1e-13) -> np.ndarray:
 
 def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
             parameters: Mapping[str, Any], input_labels: Sequence[Any] | None = None,
-            output_labels: Sequence[Any] | None = None) -> Mechanism:
+            output_labels: Sequence[Any] | None = None, basis: str | None = None,
+            statement: str = "") -> Mechanism:
     """Build the :class:`Mechanism`, certified over ``uset`` with ``leakage_capacity``.
+
+    The mechanism carries a :class:`pmlkit.guarantee.PMLGuarantee` over ``uset`` whose
+    ``certified_eps`` is the worst case computed here and whose ``eps`` is
+    ``parameters["eps"]``; ``basis`` is ``"sample"`` when ``parameters`` records ``delta``,
+    ``m`` and ``confidence``, else the given ``basis`` (default ``"given"``). The rest of
+    ``parameters`` becomes its :class:`~pmlkit.guarantee.Provenance`.
 
     Raises
     ------
     CertificationError
         If ``leakage_capacity(matrix, uset) > eps + CERTIFY_TOL``.
     """
+    from ..mechanism import typed_description
     from ..worstcase import leakage_capacity
 
     cert = float(leakage_capacity(matrix, uset))
@@ -174,6 +182,12 @@ def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
     n, m = matrix.shape
     if output_labels is None and input_labels is not None and m == n:
         output_labels = input_labels
-    return Mechanism(matrix, tuple(input_labels) if input_labels is not None else (),
+    g, prov = typed_description(n, designer=designer, parameters=parameters,
+                                uncertainty_set=uset, certified_eps=cert,
+                                basis=basis or "given", statement=statement)
+    mech = Mechanism(matrix, tuple(input_labels) if input_labels is not None else (),
                      tuple(output_labels) if output_labels is not None else (),
-                     designer, dict(parameters), uset.to_dict(), cert)
+                     guarantee=g, provenance=prov)
+    # the worst case over the guarantee's set was just computed exactly
+    object.__setattr__(mech, "_certified", True)
+    return mech

@@ -1,4 +1,4 @@
-"""Baselines and fixed-prior closed forms (math §5, paper Section extremalmech).
+"""Baselines and fixed-prior closed forms (the paper's section on extremal mechanisms).
 
 - :func:`randomized_response`: k-ary randomized response, eps-LDP (Warner's for k = 2).
 - :func:`identity_mechanism`: ``Y = X`` (no privacy; ``eps_min = eps_max(p)``).
@@ -21,7 +21,7 @@ every ``j``; weighting it by ``theta_j = p_j`` makes the rows sum to 1 (solve
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -29,6 +29,9 @@ from .._validation import as_distribution, check_count, check_eps, fmt
 from ..errors import ValidationError
 from ..mechanism import Mechanism
 from ._common import certify
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
 
 __all__ = [
     "extremal_binary",
@@ -46,13 +49,15 @@ def _point_set(p: np.ndarray) -> Any:
     return L1Ball(p, 0.0)
 
 
-def randomized_response(n: Any, eps: Any) -> Mechanism:
+def randomized_response(n: int, eps: float) -> Mechanism:
     """k-ary randomized response with ``k = n``: eps-LDP.
 
     ``W[i, i] = e^eps / (e^eps + n - 1)``, ``W[i, j] = 1 / (e^eps + n - 1)`` for ``i != j``;
     for ``n = 2`` it is Warner's mechanism ``[[e^eps, 1], [1, e^eps]] / (1 + e^eps)``
-    (paper Remark binarymechisRR). eps-LDP is eps-PML for every prior, so it is certified
-    over the whole simplex (the l1-ball of radius 2 around the uniform distribution).
+    (paper Remark binarymechisRR). eps-LDP is eps-PML for every prior, so its guarantee has
+    basis ``"all"``: it is certified over the whole simplex (the l1-ball of radius 2 around
+    the uniform distribution), where its worst case is exactly ``eps`` (computed, not
+    assumed: ``min(eps, 700)``, see below).
 
     Parameters
     ----------
@@ -60,6 +65,18 @@ def randomized_response(n: Any, eps: Any) -> Mechanism:
         Number of categories, integer ``>= 2``.
     eps
         Privacy parameter ``>= 0``.
+
+    Examples
+    --------
+    With ``eps = log 3`` Warner's mechanism answers truthfully with probability 3/4:
+
+    >>> import math
+    >>> from pmlkit import randomized_response
+    >>> rr = randomized_response(2, math.log(3))
+    >>> rr.matrix.round(4).tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
+    >>> rr.guarantee.basis, round(rr.certified_eps, 6), round(math.log(3), 6)
+    ('all', 1.098612, 1.098612)
     """
     from ..sets import L1Ball
 
@@ -74,23 +91,53 @@ def randomized_response(n: Any, eps: Any) -> Mechanism:
     np.fill_diagonal(w, diag)
     uset = L1Ball(np.full(n, 1.0 / n), 2.0)
     return certify(w, uset, eps, designer="randomized_response",
-                   parameters={"eps": eps, "n": n, "ldp": True})
+                   parameters={"eps": eps, "n": n, "ldp": True}, basis="all",
+                   statement="eps-LDP: eps-PML for every distribution")
 
 
-def identity_mechanism(n: Any) -> Mechanism:
+def identity_mechanism(n: int, *, prior: ArrayLike | None = None) -> Mechanism:
     """The identity ``Y = X`` (``n x n``): full utility, no privacy.
 
-    Its PML under a prior ``p`` is ``eps_max(p) = -log p_min``; it carries no certificate
-    because it is designed for no set."""
+    Its PML under a prior ``p`` is ``eps_max(p) = -log p_min``, which grows without bound
+    as ``p_min -> 0``: over all distributions it guarantees nothing, so without ``prior``
+    it carries no guarantee (``guarantee is None``). With ``prior`` (full support) it
+    carries the guarantee for that one distribution (basis ``"prior"``), with the certified
+    eps computed as the worst case over that point, ``-log p_min``.
+
+    Examples
+    --------
+    >>> from pmlkit.design import identity_mechanism
+    >>> identity_mechanism(3).guarantee is None
+    True
+    >>> round(identity_mechanism(2, prior=[0.25, 0.75]).certified_eps, 6)  # -log 0.25
+    1.386294
+    """
     n = check_count(n, "n", minimum=1)
-    return Mechanism(np.eye(n), designer="identity", parameters={"n": n})
+    if prior is None:
+        return Mechanism(np.eye(n), designer="identity", parameters={"n": n})
+    p = _check_prior(prior)
+    if p.size != n:
+        raise ValidationError(f"prior must have n = {n} entries, got {p.size}")
+    if float(p.min()) <= 0:
+        raise ValidationError(
+            f"prior must have full support (the identity's leakage is -log p_min), got "
+            f"{fmt(p)}")
+    from ..worstcase import leakage_capacity
+
+    cert = float(leakage_capacity(np.eye(n), _point_set(p)))
+    return certify(np.eye(n), _point_set(p), cert, designer="identity",
+                   parameters={"eps": cert, "n": n, "prior": p.tolist(), "beta": 0.0},
+                   basis="prior", statement="the distribution is taken as known")
+
+
+_PRIOR_STATEMENT = "the distribution is taken as known"
 
 
 def _check_prior(prior: Any) -> np.ndarray:
     return as_distribution(prior, "prior")
 
 
-def extremal_high_privacy(prior: Any, eps: Any) -> Mechanism:
+def extremal_high_privacy(prior: ArrayLike, eps: float) -> Mechanism:
     """Optimal fixed-prior mechanism in the first privacy region (grosse2023extremal Thm 2).
 
     For ``0 <= eps <= log(1 / (1 - p_min))`` (Def. privacyregions, region 1):
@@ -99,12 +146,25 @@ def extremal_high_privacy(prior: Any, eps: Any) -> Mechanism:
         W[j, j] = 1 - e^eps (1 - p_j)
 
     Every output has PML exactly eps; it maximises every sub-convex utility over
-    ``M(eps, p)``. Certified over the single distribution ``p``.
+    ``M(eps, p)``. Certified over the single distribution ``p`` (basis ``"prior"``).
 
     Raises
     ------
     ValidationError
         If ``eps`` is above ``log(1/(1 - p_min))`` (outside region 1) or ``p_min = 0``.
+
+    Examples
+    --------
+    For ``p = (1/2, 1/4, 1/4)`` region 1 ends at ``log 4/3``; at ``eps = log 1.2`` each
+    off-diagonal entry is ``1.2 p_j``:
+
+    >>> import math
+    >>> from pmlkit.design import extremal_high_privacy
+    >>> mech = extremal_high_privacy([0.5, 0.25, 0.25], math.log(1.2))
+    >>> mech.matrix.round(4).tolist()
+    [[0.4, 0.3, 0.3], [0.6, 0.1, 0.3], [0.6, 0.3, 0.1]]
+    >>> mech.guarantee.basis, round(mech.certified_eps, 6) == round(math.log(1.2), 6)
+    ('prior', True)
     """
     p = _check_prior(prior)
     eps = check_eps(eps)
@@ -122,10 +182,11 @@ def extremal_high_privacy(prior: Any, eps: Any) -> Mechanism:
     np.fill_diagonal(w, np.clip(1.0 - e * (1.0 - p), 0.0, None))
     w = w / w.sum(axis=1, keepdims=True)  # exact up to rounding
     return certify(w, _point_set(p), eps + 1e-12, designer="extremal_high_privacy",
-                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0})
+                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0},
+                   basis="prior", statement=_PRIOR_STATEMENT)
 
 
-def extremal_binary(prior: Any, eps: Any) -> Mechanism:
+def extremal_binary(prior: ArrayLike, eps: float) -> Mechanism:
     """Optimal fixed-prior binary mechanism for every eps (N = 2).
 
     Order the prior so that ``p1 >= p2``. Region 1 (``eps <= -log p1``): the high-privacy
@@ -134,7 +195,18 @@ def extremal_binary(prior: Any, eps: Any) -> Mechanism:
     (``eps > -log p1``): ``[[1 - x, x], [0, 1]]`` with ``x = max(0, (e^-eps - p2) / p1)``
     (the second column is tight: ``1 = e^eps (p1 x + p2)``; the first has PML
     ``-log p1 < eps``); it is the identity once ``eps >= -log p2 = eps_max``. Rows and columns
-    are permuted back to the caller's order. Certified over the single distribution ``p``.
+    are permuted back to the caller's order. Certified over the single distribution ``p``
+    (basis ``"prior"``).
+
+    Examples
+    --------
+    For ``p = (0.8, 0.2)`` and ``eps = log 2 > -log 0.8`` (region 2),
+    ``x = (1/2 - 0.2) / 0.8 = 0.375``:
+
+    >>> import math
+    >>> from pmlkit.design import extremal_binary
+    >>> extremal_binary([0.8, 0.2], math.log(2)).matrix.round(6).tolist()
+    [[0.625, 0.375], [0.0, 1.0]]
     """
     p = _check_prior(prior)
     eps = check_eps(eps)
@@ -152,15 +224,25 @@ def extremal_binary(prior: Any, eps: Any) -> Mechanism:
     inv = np.argsort(order)
     w = w[np.ix_(inv, inv)]
     return certify(w, _point_set(p), eps + 1e-12, designer="extremal_binary",
-                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0})
+                   parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0},
+                   basis="prior", statement=_PRIOR_STATEMENT)
 
 
-def k_singular(n: Any, k: Any) -> Mechanism:
+def k_singular(n: int, k: int) -> Mechanism:
     """The circulant k-singular mechanism: ``W[i, j] = 1/k`` for ``j - i mod n < k``.
 
     Doubly stochastic with entries in ``{0, 1/k}`` (paper Example boundksingular); optimal
     for the uniform prior at ``eps = log(n/k)`` (grosse2023extremal Thm 4), where
-    ``I(X;Y) = log(n/k) = eps``. Certified over the uniform distribution at that eps.
+    ``I(X;Y) = log(n/k) = eps``. Certified over the uniform distribution at that eps
+    (basis ``"prior"``).
+
+    Examples
+    --------
+    >>> import math
+    >>> from pmlkit.design import k_singular
+    >>> mech = k_singular(4, 2)
+    >>> mech.matrix.tolist()[0], round(mech.certified_eps, 6) == round(math.log(2), 6)
+    ([0.5, 0.5, 0.0, 0.0], True)
     """
     n = check_count(n, "n", minimum=1)
     k = check_count(k, "k", minimum=1)
@@ -170,17 +252,30 @@ def k_singular(n: Any, k: Any) -> Mechanism:
     w = (((i[None, :] - i[:, None]) % n) < k) / k
     eps = math.log(n / k)
     return certify(w.astype(np.float64), _point_set(np.full(n, 1.0 / n)), eps + 1e-12,
-                   designer="k_singular", parameters={"eps": eps, "n": n, "k": k,
-                                                      "prior": "uniform", "beta": 0.0})
+                   designer="k_singular",
+                   # the prior as numbers (the string "uniform" made the file unloadable)
+                   parameters={"eps": eps, "n": n, "k": k,
+                               "prior": np.full(n, 1.0 / n).tolist(), "beta": 0.0},
+                   basis="prior", statement=_PRIOR_STATEMENT)
 
 
-def extremal_mechanism(prior: Any, eps: Any) -> Mechanism | None:
+def extremal_mechanism(prior: ArrayLike, eps: float) -> Mechanism | None:
     """The fixed-prior optimal mechanism in closed form, when one applies, else ``None``.
 
     In order: binary priors (:func:`extremal_binary`); the first privacy region
     (:func:`extremal_high_privacy`); the uniform prior at ``eps = log(N/k)`` for an integer
     k (:func:`k_singular`, matched within 1e-12). Each maximises every sub-convex utility
-    over ``M(eps, p)``."""
+    over ``M(eps, p)``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from pmlkit.design import extremal_mechanism
+    >>> extremal_mechanism([0.25] * 4, math.log(2)).designer
+    'k_singular'
+    >>> extremal_mechanism([0.5, 0.3, 0.2], 5.0) is None  # no closed form applies
+    True
+    """
     p = _check_prior(prior)
     eps = check_eps(eps)
     n = p.size

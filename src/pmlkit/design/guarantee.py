@@ -1,12 +1,20 @@
-"""The guarantee attached to a mechanism designed from samples (paper Figure flowchart)."""
+"""The guarantee attached to a mechanism designed from samples (paper Figure flowchart).
+
+:class:`Guarantee` is the report of :func:`pmlkit.design.design_from_samples`: a flat,
+printable view of the mechanism's typed :class:`pmlkit.guarantee.PMLGuarantee` and
+:class:`pmlkit.guarantee.Provenance` plus the comparisons the design makes (randomized
+response, the fixed-prior design at eps'). It is built from those typed objects
+(:meth:`Guarantee.from_mechanism`), never from the mechanism's flat ``parameters``.
+"""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..errors import ValidationError
 from ..mechanism import Mechanism
 
 __all__ = ["DesignResult", "Guarantee"]
@@ -54,6 +62,13 @@ class Guarantee:
         ``None`` when eps' < 0 or it cannot be computed exactly.
     description
         How the set's coverage is justified.
+
+    Examples
+    --------
+    >>> from pmlkit.design import design_from_samples
+    >>> g = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3).guarantee
+    >>> g.m, g.n, g.delta, g.confidence, g.certified_eps <= g.eps + 1e-9
+    (100, 2, 0.001, 'l1', True)
     """
 
     eps: float
@@ -74,8 +89,58 @@ class Guarantee:
     utility_eps_prime_design: float | None = None
     description: str = ""
 
+    @classmethod
+    def from_mechanism(cls, mechanism: Mechanism, *, categories: Sequence[Any] | None = None,
+                       utility_randomized_response: float | None = None,
+                       utility_eps_prime_design: float | None = None) -> Guarantee:
+        """The report of a mechanism designed from samples, read from its typed guarantee
+        (basis ``"sample"``) and provenance.
+
+        Raises
+        ------
+        ValidationError
+            If the mechanism carries no sample-based guarantee or no estimate.
+
+        Examples
+        --------
+        >>> from pmlkit.design import Guarantee, design_from_samples
+        >>> res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
+        >>> Guarantee.from_mechanism(res.mechanism).estimate
+        (0.6, 0.4)
+        """
+        g, prov = mechanism.guarantee, mechanism.provenance
+        if g is None or g.basis != "sample" or g.m is None or g.method is None:
+            raise ValidationError(
+                "mechanism must carry a sample-based guarantee (basis 'sample'), got "
+                f"{'none' if g is None else repr(g.basis)}")
+        if prov.estimate is None:
+            raise ValidationError("mechanism's provenance records no estimate")
+        from ..sets import L1Ball
+
+        ep = prov.details.get("eps_prime")
+        return cls(
+            eps=g.eps, delta=g.delta, m=g.m, n=g.n,
+            beta=float(g.set.radius) if isinstance(g.set, L1Ball) else None,
+            confidence=g.method, set=g.set.to_dict(), certified_eps=g.certified_eps,
+            estimate=tuple(prov.estimate),
+            categories=tuple(mechanism.input_labels if categories is None else categories),
+            utility=prov.utility or "", utility_value=(
+                math.nan if prov.utility_value is None else prov.utility_value),
+            optimality=prov.optimality or "",
+            eps_prime=None if ep is None else float(ep),
+            utility_randomized_response=utility_randomized_response,
+            utility_eps_prime_design=utility_eps_prime_design, description=g.statement)
+
     def to_dict(self) -> dict[str, Any]:
-        """JSON-able dict of every field."""
+        """JSON-able dict of every field.
+
+        Examples
+        --------
+        >>> from pmlkit.design import design_from_samples
+        >>> d = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3).guarantee.to_dict()
+        >>> d["set"]["kind"], d["categories"]
+        ('l1_ball', ['a', 'b'])
+        """
         return {
             "eps": self.eps, "delta": self.delta, "m": self.m, "n": self.n,
             "beta": self.beta, "confidence": self.confidence, "set": dict(self.set),
@@ -124,17 +189,41 @@ class Guarantee:
 @dataclass(frozen=True, eq=False)
 class DesignResult:
     """Result of :func:`pmlkit.design.design_from_samples`: the certified mechanism and its
-    guarantee."""
+    guarantee.
+
+    ``guarantee`` is the printable report; the mechanism's own
+    ``mechanism.guarantee`` is the typed :class:`pmlkit.guarantee.PMLGuarantee` it is
+    read from.
+
+    Examples
+    --------
+    >>> from pmlkit.design import design_from_samples
+    >>> res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
+    >>> res.mechanism.guarantee.basis, res.optimality_gap
+    ('sample', 0.0)
+    >>> res.guarantee.certified_eps == res.mechanism.guarantee.certified_eps
+    True
+    """
 
     mechanism: Mechanism
     guarantee: Guarantee
 
+    @classmethod
+    def from_mechanism(cls, mechanism: Mechanism, *, categories: Sequence[Any] | None = None,
+                       utility_randomized_response: float | None = None,
+                       utility_eps_prime_design: float | None = None) -> DesignResult:
+        """The result for a mechanism with a sample-based guarantee
+        (:meth:`Guarantee.from_mechanism`)."""
+        return cls(mechanism, Guarantee.from_mechanism(
+            mechanism, categories=categories,
+            utility_randomized_response=utility_randomized_response,
+            utility_eps_prime_design=utility_eps_prime_design))
+
     @property
     def optimality_gap(self) -> float | None:
         """Certified relative optimality gap of the design (0: optimal to solver tolerance;
-        ``None``: no bound available), as recorded in the mechanism's parameters."""
-        g = self.mechanism.parameters.get("optimality_gap")
-        return None if g is None else float(g)
+        ``None``: no bound available), from the mechanism's provenance."""
+        return self.mechanism.provenance.optimality_gap
 
     def __str__(self) -> str:
         return f"{self.mechanism!r}\n{self.guarantee}"

@@ -36,7 +36,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -45,7 +45,7 @@ from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
 from .baselines import extremal_mechanism, randomized_response
-from .guarantee import DesignResult, Guarantee
+from .guarantee import DesignResult, Guarantee  # noqa: F401  (Guarantee: docs link)
 from .linear import gain_matrix, linear_design_matrix
 from .polytope import eps_prime
 from .subconvex import (
@@ -56,6 +56,11 @@ from .subconvex import (
     ray_values,
     three_level_rays,
 )
+
+if TYPE_CHECKING:  # pragma: no cover
+    from numpy.typing import ArrayLike
+
+    from ..sets import UncertaintySet
 
 __all__ = ["MAX_DESIGN_CATEGORIES", "design_from_samples", "optimal_mechanism",
            "optimal_mechanism_for_set"]
@@ -297,7 +302,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     runs: dict[float, Any] = {}
 
     def mu_values(cols: np.ndarray) -> np.ndarray:
-        return ray_values(cols, p, mu)  # type: ignore[arg-type]
+        return ray_values(cols, p, mu)
 
     def build(e: float) -> np.ndarray:
         # start from the accuracy design: never below the former fallback's candidates,
@@ -317,7 +322,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # later margins (re-designs at eps - margin) get at least a few seconds
         dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
-        return runs[e].matrix
+        return np.asarray(runs[e].matrix, dtype=np.float64)
 
     w, ed = solve_certified(build, uset, eps, what=designer)
     first = runs[eps]
@@ -365,8 +370,8 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
 
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
-            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6
-            ) -> Mechanism:
+            extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6,
+            basis: str = "given", statement: str = "") -> Mechanism:
     from ..sets import L1Ball
 
     n = p.size
@@ -417,7 +422,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     else:
         w, out_labels = _name_outputs(w, p, labels)
     return certify(w, uset, eps, designer=designer, parameters=params,
-                   input_labels=labels, output_labels=out_labels)
+                   input_labels=labels, output_labels=out_labels, basis=basis,
+                   statement=statement)
 
 
 def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
@@ -470,7 +476,7 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
     return w[:, order], [out[j] for j in order]
 
 
-def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
+def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
                       utility: Any = "mutual_information", allow_fallback: bool | None = None,
                       labels: Sequence[Any] | None = None, max_seconds: float | None = 60.0,
                       gap: float = 1e-6) -> Mechanism:
@@ -505,8 +511,25 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     -------
     Mechanism
         Certified: ``certified_eps = leakage_capacity(W, L1Ball(prior, beta)) <= eps + 1e-9``
-        (else :class:`~pmlkit.errors.CertificationError`). ``parameters`` records the
-        utility value, whether it is exact, the method and eps'.
+        (else :class:`~pmlkit.errors.CertificationError`). Its guarantee has basis
+        ``"prior"`` when ``beta = 0`` (the prior taken as known), else ``"given"`` (the
+        ball's coverage is the caller's claim); its provenance records the utility value,
+        whether it is exact, the method and eps'.
+
+    Examples
+    --------
+    For the uniform binary prior at ``eps = log 1.5`` the optimum keeps the bit with
+    probability ``1.5 / 2 = 3/4``; over the ball of radius 0.2 it is the theorem's
+    ``1.5 (1/2 + 0.1) / (1 + 0.2 * 1.5) = 9/13``:
+
+    >>> import math
+    >>> from pmlkit import optimal_mechanism
+    >>> mech = optimal_mechanism([0.5, 0.5], math.log(1.5))
+    >>> mech.matrix.round(4).tolist(), mech.guarantee.basis
+    ([[0.75, 0.25], [0.25, 0.75]], 'prior')
+    >>> ball = optimal_mechanism([0.5, 0.5], math.log(1.5), beta=0.2)
+    >>> round(float(ball.matrix[0, 0]), 6), round(9 / 13, 6), ball.guarantee.basis
+    (0.692308, 0.692308, 'given')
     """
     from ..sets import L1Ball
 
@@ -515,10 +538,13 @@ def optimal_mechanism(prior: Any, eps: Any, *, beta: Any = 0.0,
     beta = check_radius(beta)
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism", labels=labels, extra={},
-                   max_seconds=max_seconds, gap=gap)
+                   max_seconds=max_seconds, gap=gap,
+                   basis="prior" if beta == 0 else "given",
+                   statement="the distribution is taken as known" if beta == 0 else "")
 
 
-def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = None,
+def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
+                              prior: ArrayLike | None = None,
                               utility: Any = "mutual_information",
                               allow_fallback: bool | None = None,
                               labels: Sequence[Any] | None = None,
@@ -530,7 +556,22 @@ def optimal_mechanism_for_set(uncertainty_set: Any, eps: Any, *, prior: Any = No
     ``prior`` (where the utility is evaluated) defaults to the set's center (l1-balls and
     their intersections with boxes); it is required for other sets. Linear utilities are
     exact for every set (:func:`exact_polytope`); sub-convex ones follow the module
-    docstring."""
+    docstring. The guarantee has basis ``"given"``: the set's coverage is the caller's
+    claim.
+
+    Examples
+    --------
+    In two categories the box ``0.4 <= Q <= 0.6`` is the l1-ball of radius 0.2 around the
+    uniform prior, so the design is the same (``9/13`` on the diagonal at ``eps = log 1.5``):
+
+    >>> import math
+    >>> from pmlkit.design import optimal_mechanism_for_set
+    >>> from pmlkit.sets import Box
+    >>> mech = optimal_mechanism_for_set(Box([0.4, 0.4], [0.6, 0.6]), math.log(1.5),
+    ...                                  prior=[0.5, 0.5])
+    >>> round(float(mech.matrix[0, 0]), 6), round(mech.certified_eps, 6) == round(math.log(1.5), 6)
+    (0.692308, True)
+    """
     from ..sets import UncertaintySet
 
     if not isinstance(uncertainty_set, UncertaintySet):
@@ -601,7 +642,7 @@ def _apply_missing(samples: Any, missing: str) -> Any:
     return out
 
 
-def design_from_samples(samples: Any, eps: Any, delta: Any, *,
+def design_from_samples(samples: Any, eps: float, delta: float, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
                         allow_fallback: bool | None = None, missing: str = "error",
@@ -635,7 +676,22 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     Returns
     -------
     DesignResult
-        ``.mechanism`` (labels = the categories) and ``.guarantee``.
+        ``.mechanism`` (labels = the categories; its ``guarantee`` is the typed
+        :class:`~pmlkit.guarantee.PMLGuarantee` with basis ``"sample"``) and
+        ``.guarantee`` (the printable report of it).
+
+    Examples
+    --------
+    From 100 samples at ``delta = 1e-3`` the l1 radius is ``beta*(delta)`` of
+    :func:`pmlkit.l1_radius`, and the guarantee holds with probability ``>= 0.999``:
+
+    >>> from pmlkit import design_from_samples, l1_radius
+    >>> res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
+    >>> g = res.mechanism.guarantee
+    >>> g.basis, g.m, g.delta, round(res.guarantee.beta, 6) == round(l1_radius(1e-3, 100, 2), 6)
+    ('sample', 100, 0.001, True)
+    >>> g.certified_eps <= 1.0 + 1e-9
+    True
     """
     from ..estimation import EmpiricalDistribution, empirical_distribution, l1_radius
     from ..sets import L1Ball
@@ -671,7 +727,6 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
             "or use a coarser column")
     if confidence == "l1":
         radius = l1_radius(delta, est.m, est.n)
-        beta: float | None = radius
         uset: Any = L1Ball(p, radius)
         description = ("Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, "
                        "eq. betastar): P[||P - p_hat||_1 >= beta] <= delta")
@@ -680,7 +735,6 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
 
         cs = confidence_set(est.counts, delta, method=confidence)
         uset = cs.set
-        beta = float(uset.radius) if isinstance(uset, L1Ball) else None
         description = cs.description
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
     if not isinstance(samples, EmpiricalDistribution):
@@ -691,16 +745,9 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
             extra["reference"] = fingerprint
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
-                   max_seconds=max_seconds, gap=gap)
+                   max_seconds=max_seconds, gap=gap, statement=description)
     util = _Utility(utility, est.n)
-    u_rr, ep, u_ep = _comparisons(p, eps, uset, util)
-    assert mech.certified_eps is not None
-    g = Guarantee(
-        eps=eps, delta=delta, m=int(est.m), n=int(est.n), beta=beta, confidence=confidence,
-        set=uset.to_dict(), certified_eps=float(mech.certified_eps),
-        estimate=tuple(float(x) for x in p), categories=tuple(est.categories),
-        utility=util.name, utility_value=float(mech.parameters["utility_value"]),
-        optimality=str(mech.parameters["optimality"]), eps_prime=ep,
-        utility_randomized_response=u_rr, utility_eps_prime_design=u_ep,
-        description=description)
-    return DesignResult(mech, g)
+    u_rr, _, u_ep = _comparisons(p, eps, uset, util)
+    return DesignResult.from_mechanism(mech, categories=tuple(est.categories),
+                                       utility_randomized_response=u_rr,
+                                       utility_eps_prime_design=u_ep)
