@@ -485,3 +485,18 @@ def test_v2_files_written_now_keep_loading(name, basis):
     np.testing.assert_array_equal(mech.matrix, np.asarray(doc["matrix"]))
     expected = _worst_lp(mech.matrix, doc["guarantee"]["set"])
     assert doc["guarantee"]["certified_eps"] == pytest.approx(expected, abs=1e-7)
+
+
+def test_typed_guarantee_and_provenance_pickle_and_deepcopy_on_their_own():
+    """The typed objects travel alone too (joblib, multiprocessing): the read-only
+    ``details`` mapping used to make a Provenance unpicklable."""
+    from pmlkit.guarantee import PMLGuarantee, Provenance
+
+    prov = Provenance(designer="user", details={"design_eps": 0.5, "reference": {"m": 3}})
+    g = PMLGuarantee.for_prior([0.3, 0.7], eps=1.0, certified_eps=0.5)
+    for obj in (prov, g):
+        for back in (pickle.loads(pickle.dumps(obj)), copy.deepcopy(obj)):
+            assert back == obj
+            assert back.to_dict() == obj.to_dict()
+    assert dict(pickle.loads(pickle.dumps(prov)).details) == {"design_eps": 0.5,
+                                                               "reference": {"m": 3}}

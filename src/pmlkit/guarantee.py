@@ -355,6 +355,10 @@ class Provenance:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle through the stable serialised form (validated again when unpickled)."""
+        return (type(self).from_dict, (self.to_dict(),))
+
     def to_dict(self) -> dict[str, Any]:
         """The stable serialised form (see the module's stability contract)."""
         return {
