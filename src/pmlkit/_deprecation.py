@@ -34,8 +34,20 @@ __all__ = ["positional_deprecated", "renamed_parameter", "warn_deprecated"]
 F = TypeVar("F", bound=Callable[..., Any])
 
 
-def warn_deprecated(message: str, *, stacklevel: int = 3) -> None:
-    """Issue a :class:`DeprecationWarning` pointing at the caller's caller."""
+def warn_deprecated(message: str, *, stacklevel: int | None = None) -> None:
+    """Issue a :class:`DeprecationWarning`.
+
+    With ``stacklevel=None`` the warning points at the first frame outside this module, so
+    stacked renames (:func:`renamed_parameter` over :func:`positional_deprecated`) still
+    name the user's line; an explicit ``stacklevel`` is passed to :func:`warnings.warn`."""
+    if stacklevel is None:
+        import sys
+
+        stacklevel = 1
+        frame = sys._getframe(0)
+        while frame is not None and frame.f_code.co_filename == __file__:
+            frame = frame.f_back  # type: ignore[assignment]
+            stacklevel += 1
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
 
 
