@@ -107,6 +107,8 @@ _LAZY: dict[str, str] = {
     "repeated_leakage": "joint",
     # inference.py (the analyst's side: estimating P from released data)
     "estimate_distribution": "inference",
+    # _optional.py (an optional package is missing: the message names the extra)
+    "MissingDependencyError": "_optional",
 }
 
 __all__ = [
@@ -120,6 +122,7 @@ __all__ = [
     "Mechanism",
     "MechanismFileError",
     "MechanismSummary",
+    "MissingDependencyError",
     "PMLError",
     "PMLWarning",
     "ProductMechanism",
@@ -185,6 +188,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
+    from ._optional import MissingDependencyError
     from .bounds import delta_min, eps_bound, leakage_bound, lipschitz_bound, sensitivity_bound
     from .confidence import ConfidenceSet, confidence_set
     from .design import (

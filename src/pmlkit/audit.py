@@ -100,6 +100,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._optional import require
 from ._validation import check_count, check_delta, check_real, fmt
 from .confidence import clopper_pearson_upper
 from .errors import PMLError, ValidationError
@@ -235,7 +236,7 @@ class AuditResult:
     @property
     def table(self) -> pd.DataFrame:
         """One row per audited guarantee (the columns of :class:`AuditRow`)."""
-        import pandas as pd
+        pd = require("pandas", "the audit's tables")
 
         return pd.DataFrame([r.to_dict() for r in self.rows])
 
@@ -794,7 +795,7 @@ def _release_one(truth: _Truth, eps: float, delta: float, conf: str, folder: Any
 def _release_rest(truth: _Truth, res: Any, labels: list[str], folder: Any,
                   gen: np.random.Generator) -> tuple[float, float, bool, str]:
     """:func:`_release_one` after the design: file, privatisation, read back, checks."""
-    import pandas as pd
+    pd = require("pandas", "the audit's tables")
 
     from .mechanism import Mechanism
     from .privatization import privatize_file

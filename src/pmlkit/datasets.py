@@ -23,6 +23,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._optional import require
 from .errors import DataError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -117,7 +118,7 @@ def _verify(path: Path) -> None:
 
 
 def _read(path: Path) -> pd.DataFrame:
-    import pandas as pd
+    pd = require("pandas", "loading the Adult data")
 
     test = path.name == "adult.test"
     df = pd.read_csv(path, names=list(ADULT_COLUMNS), skipinitialspace=True, na_values="?",
@@ -165,7 +166,7 @@ def load_adult(path: str | os.PathLike[str] | None = None, *, split: str = "data
         frames.append(_read(f))
     if len(frames) == 1:
         return frames[0]
-    import pandas as pd
+    pd = require("pandas", "loading the Adult data")
 
     return pd.concat(frames, ignore_index=True)
 
@@ -212,7 +213,7 @@ def synthetic_adult(n: int, *, rng: Any = None) -> pd.DataFrame:
     :func:`pmlkit.rng.resolve_rng` (an int seed for a reproducible sample).
     """
     import numpy as np
-    import pandas as pd
+    pd = require("pandas", "loading the Adult data")
 
     from ._validation import check_count
     from .rng import resolve_rng

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._optional import MissingDependencyError, require
 from .errors import DataError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -112,7 +113,7 @@ class CsvOptions:
     def read_options(self, batch_rows: int | None = None) -> Any:
         """These options as ``pyarrow.csv.ReadOptions`` (block size sized for
         ``batch_rows``)."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         kw: dict[str, Any] = {"skip_rows": self.skip_rows}
         if self.column_names is not None:
@@ -128,7 +129,7 @@ class CsvOptions:
 
     def parse_options(self, path: str | os.PathLike[str] = "") -> Any:
         """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
@@ -136,7 +137,7 @@ class CsvOptions:
                          column_types: Mapping[str, Any] | None) -> Any:
         """These options as ``pyarrow.csv.ConvertOptions`` reading ``columns`` with
         ``column_types``."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         kw: dict[str, Any] = {}
         if columns is not None:
@@ -217,18 +218,18 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
     fmt_ = file_format(path)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "Parquet files")
 
             return list(pq.read_schema(path).names)
         opts = csv or CsvOptions()
         if opts.column_names is not None:
             return list(opts.column_names)
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         with pacsv.open_csv(path, read_options=opts.read_options(),
                             parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -250,8 +251,8 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     if opts is None or not opts.strip_whitespace:
         return table
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    pa = require("pyarrow", "CSV and Parquet files")
+    pc = require("pyarrow.compute", "CSV and Parquet files")
 
     cols = []
     for col in table.columns:
@@ -289,17 +290,17 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "Parquet files")
 
             return pq.read_table(path, columns=columns)
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         opts = csv or CsvOptions()
         table = pacsv.read_csv(path, read_options=opts.read_options(),
                                parse_options=opts.parse_options(path),
                                convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -348,12 +349,12 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "Parquet files")
 
             with pq.ParquetFile(path, read_dictionary=list(read_dictionary or [])) as pf:
                 yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
             return
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         opts = csv or CsvOptions()
         with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
@@ -362,7 +363,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
                             ) as reader:
             for batch in reader:
                 yield _strip(batch, opts)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -415,11 +416,11 @@ class AtomicWriter:
         os.chmod(self._tmp, 0o666 & ~umask)  # mkstemp makes 0600; use the usual mode
         try:
             if self.format == "parquet":
-                import pyarrow.parquet as pq
+                pq = require("pyarrow.parquet", "Parquet files")
 
                 self._writer = pq.ParquetWriter(self._tmp, self.schema)
             else:
-                import pyarrow.csv as pacsv
+                pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
                 self._writer = pacsv.CSVWriter(
                     self._tmp, self.schema,
@@ -510,7 +511,7 @@ class CsvLayout:
 
     @classmethod
     def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
-        import pyarrow as pa
+        pa = require("pyarrow", "CSV and Parquet files")
 
         try:
             with pa.input_stream(os.fspath(path), compression="detect") as fh:
@@ -546,7 +547,7 @@ class CsvTextWriter:
         self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
         self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
-        import pyarrow as pa
+        pa = require("pyarrow", "CSV and Parquet files")
 
         header = self._join([self._field(pa.array([n], type=pa.string()), i)
                              for i, n in enumerate(self.names)])
@@ -555,8 +556,8 @@ class CsvTextWriter:
         sink.write(header)
 
     def _field(self, arr: Any, i: int) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "CSV and Parquet files")
+        pc = require("pyarrow.compute", "CSV and Parquet files")
 
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
@@ -575,8 +576,8 @@ class CsvTextWriter:
 
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "CSV and Parquet files")
+        pc = require("pyarrow.compute", "CSV and Parquet files")
 
         typ = pa.large_string() if any(pa.types.is_large_string(f.type) for f in fields) \
             else pa.string()
@@ -598,8 +599,8 @@ class CsvTextWriter:
         return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
 
     def _text(self, arr: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "CSV and Parquet files")
+        pc = require("pyarrow.compute", "CSV and Parquet files")
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
@@ -612,8 +613,8 @@ class CsvTextWriter:
     def _plain(self, arr: Any, i: int) -> bool:
         """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "CSV and Parquet files")
+        pc = require("pyarrow.compute", "CSV and Parquet files")
 
         if len(self.names) == 1 or i in self._quote_empty:
             if pc.any(pc.equal(pc.binary_length(arr), 0)).as_py():
@@ -628,8 +629,8 @@ class CsvTextWriter:
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
+        pa = require("pyarrow", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "CSV and Parquet files")
 
         if batch.num_rows == 0:
             return

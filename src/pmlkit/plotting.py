@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import require
 from ._validation import check_eps, fmt
 from .errors import ValidationError
 
@@ -33,7 +34,7 @@ MAX_TICKS = 60
 
 def _axes(ax: Any) -> Any:
     if ax is None:
-        from matplotlib.figure import Figure
+        Figure = require("matplotlib.figure", "plotting").Figure
 
         return Figure(figsize=(6, 4)).add_subplot()
     if not hasattr(ax, "imshow") or not hasattr(ax, "bar"):

@@ -33,11 +33,16 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
-from sklearn.base import BaseEstimator, TransformerMixin
-from sklearn.utils.validation import check_is_fitted
 
+from ._optional import require
 from ._validation import check_delta, check_eps, fmt
 from .errors import ValidationError
+
+# a clear error naming the extra instead of a bare ModuleNotFoundError
+require("sklearn", "pmlkit.sklearn (the scikit-learn transformer)")
+
+from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
+from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
 __all__ = ["PMLPrivatizer"]
 
@@ -309,7 +314,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 out.isetitem(j, o)
             return out
         if kind == "polars":
-            import polars as pl
+            pl = require("polars", "polars input")
 
             return X.with_columns([pl.Series(names[j], np.asarray(o))  # type: ignore[index]
                                    for j, o in zip(self.columns_, outs, strict=True)])

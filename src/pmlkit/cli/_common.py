@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .._optional import require
 from .._validation import to_jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -218,7 +219,7 @@ def steps(total: int, desc: str, enabled: bool) -> Iterator[Callable[[str], None
     if not enabled:
         yield lambda label: None
         return
-    from tqdm.auto import tqdm
+    tqdm = require("tqdm.auto", "progress bars").tqdm
 
     bar = tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
 

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
 
+from .._optional import require
 from .._validation import check_count
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -118,7 +119,7 @@ def progress_bar(iterable: Iterable[T], *, enabled: bool, desc: str,
     if not enabled:
         yield from iterable
         return
-    from tqdm.auto import tqdm
+    tqdm = require("tqdm.auto", "the paper's experiments").tqdm
 
     yield from tqdm(iterable, desc=desc, total=total, leave=False)
 
@@ -163,8 +164,9 @@ def new_figure(ncols: int = 1, *, width: float = 5.2, height: float = 3.8
     """A matplotlib Figure (Agg canvas, no GUI, no global pyplot state) with ``ncols`` axes.
 
     Returns ``(figure, axes_list)``."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg",
+                              "the paper's figures").FigureCanvasAgg
+    Figure = require("matplotlib.figure", "the paper's figures").Figure
 
     fig = Figure(figsize=(width * ncols, height), layout="constrained")
     FigureCanvasAgg(fig)
@@ -195,7 +197,7 @@ def adult_codes(data: pathlib.Path | None, columns: Iterable[str]
     DataError
         The Adult data (or the loader) cannot be found; the message says where to put it.
     """
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..errors import DataError
 

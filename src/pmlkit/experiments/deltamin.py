@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, check_iterations, new_figure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -53,7 +54,7 @@ def compute(*, iterations: int | None = None, seed: int = 0,
     """Tidy data of Figure "deltaminplot" (deterministic: ``seed``/``data`` are unused).
 
     ``iterations`` is the number of grid points per curve (default 120)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..bounds import delta_min, eps_bound
     from ..estimation import l1_radius

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, new_figure, progress_bar, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -99,7 +100,7 @@ def _designs(codes: np.ndarray, cats: list[Any], m: int, gen: np.random.Generato
 def compute(*, iterations: int | None = None, seed: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of the design_gain figure (``iterations`` draws per m, default 20)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..utility import mutual_information
 

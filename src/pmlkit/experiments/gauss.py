@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -86,7 +87,7 @@ class GaussFigure:
     def compute(self, *, iterations: int | None = None, seed: int = 0,
                 data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
         """Tidy data (deterministic; ``iterations`` = grid points per curve, default 150)."""
-        import pandas as pd
+        pd = require("pandas", "the paper's experiments")
 
         from ..additive import gaussian_tradeoff, pldp_eps
 

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from .base import (
     Check,
     adult_codes,
@@ -160,7 +161,7 @@ def simulate(codes: np.ndarray, m_grid: Sequence[int], settings: Sequence[tuple[
 def compute(*, iterations: int | None = None, seed: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "numex_laplace" (``iterations`` shuffles, default 100)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, new_figure, research_generator
 from .laplace_adult import DEFAULT_ITERATIONS, FEATURES, M_GRID, rises_with_m, simulate
 
@@ -45,7 +46,7 @@ CAPTION = (
 def compute(*, iterations: int | None = None, seed: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "laplaceoverdelta" (``iterations`` shuffles, default 100)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -177,7 +178,7 @@ def adult_rows(iterations: int, seed: int, data: pathlib.Path | None, progress: 
 def compute(*, iterations: int | None = None, seed: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data: certified-eps rows and Adult-Laplace rows (``kind`` tells them apart)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     rows = certified_rows() + adult_rows(k, seed, data, progress)
@@ -193,8 +194,9 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     """Two rows. Columns 1-3: certified eps vs m for N = 2, 6, 20 (row 1 k-RR, row 2 the
     fixed-prior optimum; solid uniform, dashed skewed estimate). Column 4: Adult MI vs m
     (row 1 income, row 2 sex), one line per set and LDP."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg",
+                              "the paper's figures").FigureCanvasAgg
+    Figure = require("matplotlib.figure", "the paper's figures").Figure
 
     cert = df[df["kind"] == "certified"]
     lap = df[df["kind"] == "adult_laplace"]

@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -131,7 +132,7 @@ def compute(*, iterations: int | None = None, seed: int = 0,
     """Tidy data of Figure "upperbound".
 
     ``iterations`` is the number of random distributions per panel (default 10,000)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..bounds import sensitivity_bound
 
