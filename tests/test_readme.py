@@ -50,19 +50,24 @@ def _sandbox(tmp_path, monkeypatch):
 
 
 @pytest.mark.usefixtures("_sandbox")
-@pytest.mark.parametrize(("where", "line", "code"), _blocks("pycon"),
-                         ids=[b[0] for b in _blocks("pycon")])
-def test_doctest_block(where: str, line: int, code: str) -> None:
+@pytest.mark.parametrize("page", [p.name for p in PAGES])
+def test_doctest_blocks(page: str) -> None:
+    """A page's ``>>>`` blocks run in order in one namespace, like one doctest file."""
+    blocks = [b for b in _blocks("pycon") if b[0].split(":")[0].endswith(page)]
+    assert blocks, page
     parser = doctest.DocTestParser()
-    test = parser.get_doctest(code, {"__name__": "readme"}, where, where, line)
-    # the stdlib runner (pytest's NUMBER flag is not available here): blocks print rounded
-    # numbers
+    # the stdlib runner (pytest's NUMBER flag is not available here): the pages print
+    # rounded numbers
     runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE
                                    | doctest.ELLIPSIS)
-    runner.run(test)
-    assert test.examples, where
+    globs: dict[str, object] = {"__name__": "readme"}
+    for where, line, code in blocks:
+        test = parser.get_doctest(code, globs, where, page, line)
+        assert test.examples, where
+        runner.run(test, clear_globs=False)
+        globs = test.globs  # DocTest copies its globals: carry them to the next block
     result = runner.summarize(verbose=False)
-    assert result.failed == 0, f"{where}: {result.failed} example(s) failed (see stdout)"
+    assert result.failed == 0, f"{page}: {result.failed} example(s) failed (see stdout)"
 
 
 @pytest.mark.usefixtures("_sandbox")
