@@ -100,6 +100,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._deprecation import renamed_parameter
 from ._optional import require
 from ._validation import check_count, check_delta, check_real, fmt
 from .confidence import clopper_pearson_upper
@@ -1260,7 +1261,8 @@ def _audit_exact(gen: np.random.Generator, deltas: Sequence[float], radius_scale
 # entry point
 # --------------------------------------------------------------------------------------
 
-def run_audit(*, trials: int = 60, seed: int | None = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def run_audit(*, trials: int = 60, rng: int | None = 0,
               deltas: Sequence[float] = DEFAULT_DELTAS,
               families: Sequence[str] = FAMILIES, alpha: float = 1e-3,
               radius_scale: float = 1.0,
@@ -1274,10 +1276,11 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
         ``trials // 12`` hard cases each); the cheaper families use more (Laplace 3x,
         coverage and Gaussian 2x), the release path ``trials // 4``. The ``exact`` family
         does not depend on it. Each trial draws a fresh true distribution and sample.
-    seed
+    rng
         Integer seed of the simulation (research reproducibility; the audit protects no
         one, so a seeded PCG64 via :func:`pmlkit.rng.resolve_rng` is appropriate). ``None``
-        draws a fresh secure seed.
+        draws a fresh secure seed. Formerly ``seed`` (still accepted, with a
+        DeprecationWarning).
     deltas
         Claimed failure probabilities to audit, each in ``(0, 1)``.
     families
@@ -1321,13 +1324,14 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     if unknown or not fams:
         raise ValidationError(
             f"families must be a non-empty subset of {', '.join(FAMILIES)}, got {fmt(families)}")
-    if seed is None:
+    if rng is None:
         seed_value: int | None = None
         source = resolve_rng(None)
     else:
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValidationError(f"seed must be an integer >= 0 or None, got {fmt(seed)}")
-        seed_value = int(seed)
+        if isinstance(rng, bool) or not isinstance(rng, int | np.integer) or rng < 0:
+            raise ValidationError(
+                f"rng must be an integer seed >= 0 or None, got {fmt(rng)}")
+        seed_value = int(rng)
         source = resolve_rng(seed_value)
     streams = [s.generator for s in source.spawn(6)]  # one per family: independent of the rest
 
@@ -1391,7 +1395,8 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
                        settings=settings)
 
 
-def audit_joint(*, trials: int = 120, seed: int | None = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def audit_joint(*, trials: int = 120, rng: int | None = 0,
                 deltas: Sequence[float] = (0.05, 0.3), alpha: float = 0.001,
                 sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False) -> Any:
     """Statistical audit of the joint guarantee and of the chain-rule bound.
@@ -1414,7 +1419,8 @@ def audit_joint(*, trials: int = 120, seed: int | None = 0,
     marginals (no failure probability; tested at the smallest delta). That claim is false
     for correlated data, and the audit rejects it: it shows the test has power.
 
-    ``seed`` makes the simulation reproducible (research randomness: it protects nobody).
+    ``rng`` (an integer seed) makes the simulation reproducible (research randomness: it
+    protects nobody; formerly ``seed``).
     """
     from scipy.stats import binomtest
 
@@ -1425,6 +1431,7 @@ def audit_joint(*, trials: int = 120, seed: int | None = 0,
 
     trials = check_count(trials, "trials")
     ds = [check_delta(x, "deltas") for x in deltas]
+    seed = rng
     gen = np.random.default_rng(seed)
     conc = list(CONCENTRATIONS.values())
     methods = [("joint", "exact l1"), ("joint", "exact box-cp"), ("joint-bound", "chain l1")]

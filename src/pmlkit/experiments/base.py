@@ -10,7 +10,7 @@ exposing
 ``NEEDS_ADULT: bool`` (optional, default ``False``)
     Whether :func:`compute` reads the UCI Adult data (the figure is skipped, with a clear
     message, when the data cannot be found).
-``compute(*, iterations=None, seed=0, data=None, progress=False) -> pandas.DataFrame``
+``compute(*, iterations=None, rng=0, data=None, progress=False) -> pandas.DataFrame``
     The tidy data behind the figure: one row per plotted point, the CSV columns of
     ``iterations=None`` means the paper's default; small values make a smoke run.
 ``plot(df) -> matplotlib.figure.Figure``
@@ -81,7 +81,7 @@ class FigureModule(Protocol):
     NAME: str
     CAPTION: str
 
-    def compute(self, *, iterations: int | None = None, seed: int = 0,
+    def compute(self, *, iterations: int | None = None, rng: int = 0,
                 data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
         ...
 

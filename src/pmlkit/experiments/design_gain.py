@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
 from .._optional import require
 from .base import Check, adult_codes, check_iterations, new_figure, progress_bar, research_generator
 
@@ -97,7 +98,8 @@ def _designs(codes: np.ndarray, cats: list[Any], m: int, gen: np.random.Generato
     return out
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of the design_gain figure (``iterations`` draws per m, default 20)."""
     pd = require("pandas", "the paper's experiments")
@@ -106,7 +108,7 @@ def compute(*, iterations: int | None = None, seed: int = 0,
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     rows: list[dict[str, Any]] = []
     for feature in FEATURES:
         codes, cats = cols[feature]

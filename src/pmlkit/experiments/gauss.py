@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
 from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar
 
@@ -84,7 +85,8 @@ class GaussFigure:
     p_hat: tuple[float, float]
     sigmas: tuple[float, ...]
 
-    def compute(self, *, iterations: int | None = None, seed: int = 0,
+    @renamed_parameter(version="0.2", seed="rng")
+    def compute(self, *, iterations: int | None = None, rng: int = 0,
                 data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
         """Tidy data (deterministic; ``iterations`` = grid points per curve, default 150)."""
         pd = require("pandas", "the paper's experiments")

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
 from .._optional import require
 from .base import (
     Check,
@@ -158,14 +159,15 @@ def simulate(codes: np.ndarray, m_grid: Sequence[int], settings: Sequence[tuple[
     return rows
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "numex_laplace" (``iterations`` shuffles, default 100)."""
     pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     settings = [(e, d) for e in EPS_GRID for d in (DELTA, 0.0)]
     frames = []
     for feature in FEATURES:

@@ -36,7 +36,9 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from .._deprecation import renamed_parameter
 from .._optional import require
 from .base import Check, adult_codes, check_iterations, research_generator
 
@@ -84,9 +86,26 @@ def p_hat_of(kind: str, n: int) -> np.ndarray:
     return w / w.sum()
 
 
-def counts_of(p: np.ndarray, m: int) -> np.ndarray:
-    """``m p`` rounded to integers summing to ``m`` (largest remainders)."""
-    raw = p * m
+@renamed_parameter(version="0.2", p="prior")
+def counts_of(prior: ArrayLike, m: int) -> NDArray[np.int64]:
+    """``m * prior`` rounded to integers summing to ``m`` (largest remainders).
+
+    Parameters
+    ----------
+    prior : array_like
+        A distribution (formerly ``p``, still accepted with a DeprecationWarning).
+    m : int
+        The number of records.
+
+    Examples
+    --------
+    ``3 * (0.5, 0.25, 0.25)`` is ``1.5, 0.75, 0.75``: the floors ``1, 0, 0`` miss two
+    records, which go to the two largest remainders (0.75 and 0.75):
+
+    >>> counts_of([0.5, 0.25, 0.25], 3).tolist()
+    [1, 1, 1]
+    """
+    raw = np.asarray(prior, dtype=np.float64) * m
     c = np.floor(raw).astype(np.int64)
     short = m - int(c.sum())
     if short:
@@ -175,13 +194,14 @@ def adult_rows(iterations: int, seed: int, data: pathlib.Path | None, progress: 
     return rows
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data: certified-eps rows and Adult-Laplace rows (``kind`` tells them apart)."""
     pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
-    rows = certified_rows() + adult_rows(k, seed, data, progress)
+    rows = certified_rows() + adult_rows(k, rng, data, progress)
     df = pd.DataFrame(rows)
     for col in COLUMNS:
         if col not in df:

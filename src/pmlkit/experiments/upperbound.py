@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
 from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar, research_generator
 
@@ -127,7 +128,8 @@ def exact_sensitivity(panel: str, beta: float) -> float:
     return _value(leakage_sensitivity(w, p, L1Ball(p, beta)))
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "upperbound".
 
@@ -137,7 +139,7 @@ def compute(*, iterations: int | None = None, seed: int = 0,
     from ..bounds import sensitivity_bound
 
     k = check_iterations(iterations, DEFAULT_RANDOM)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     frames = []
     for panel, (w, p, eps, _) in PANELS.items():
         beta_max = 0.98 * 2 * float(p.min())
