@@ -80,3 +80,22 @@ def test_counts_of_p_is_prior():
     # 7 * (0.5, 0.25, 0.25) = 3.5, 1.75, 1.75: floors 3, 1, 1 and the two missing records
     # go to the largest remainders 0.75, 0.75
     assert old.tolist() == new.tolist() == [3, 2, 2]
+
+
+def test_plot_pml_eps_and_ax_are_keyword_only():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from pmlkit.plotting import plot_pml
+
+    w = [[0.75, 0.25], [0.25, 0.75]]
+    with pytest.warns(DeprecationWarning, match="eps.*by position"):
+        old = plot_pml(w, [0.2, 0.8], 0.9)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", DeprecationWarning)
+        new = plot_pml(w, [0.2, 0.8], eps=0.9)
+    heights = [float(b.get_height()) for b in new.patches]
+    assert [float(b.get_height()) for b in old.patches] == heights
+    assert old.lines[0].get_ydata()[0] == new.lines[0].get_ydata()[0] == 0.9
+    # independent: P_Y = (0.2*0.75 + 0.8*0.25, 0.2*0.25 + 0.8*0.75) = (0.35, 0.65)
+    assert heights == pytest.approx([np.log(0.75 / 0.35), np.log(0.75 / 0.65)], rel=1e-12)
