@@ -83,6 +83,20 @@ class CsvOptions:
     null_values
         Strings read as null (e.g. ``("?",)`` for Adult); ``None``: pyarrow's defaults
         (empty field, ``NA``, ``NULL``, ...).
+
+    Examples
+    --------
+    A headerless file in the UCI style (a space after each comma, ``?`` for missing):
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.data").write_text("39, Male\\n50, ?\\n")
+    >>> opts = CsvOptions(column_names=("age", "sex"), strip_whitespace=True,
+    ...                   null_values=("?",))
+    >>> read_column(folder / "people.data", "sex", csv=opts).to_pylist()
+    ['Male', None]
+    >>> CsvOptions().delimiter_for("x.tsv"), CsvOptions(delimiter=";").delimiter_for("x.csv")
+    ('\\t', ';')
     """
 
     column_names: tuple[str, ...] | None = None
@@ -158,7 +172,17 @@ class CsvOptions:
 
 
 def file_format(path: str | os.PathLike[str]) -> str:
-    """``"parquet"`` or ``"csv"`` from the file name's extension (DataError otherwise)."""
+    """``"parquet"`` or ``"csv"`` from the file name's extension (DataError otherwise).
+
+    Examples
+    --------
+    >>> file_format("adult.data"), file_format("part-0.PARQUET"), file_format("x.csv.gz")
+    ('csv', 'parquet', 'csv')
+    >>> file_format("notes.xlsx")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: cannot tell the format of 'notes.xlsx' from its extension; ...
+    """
     name = Path(path).name.lower()
     for comp in _COMPRESSED:
         if name.endswith(comp):
@@ -185,7 +209,19 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     """Files matching a path, a glob pattern (``data/*.parquet``) or a list of them.
 
     Sorted, de-duplicated; raises DataError if a pattern matches nothing or a plain path
-    does not exist."""
+    does not exist.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.csv", "a.csv", "c.parquet"):
+    ...     _ = (folder / name).write_text("x\\n1\\n")
+    >>> [p.name for p in expand_inputs(str(folder / "*.csv"))]
+    ['a.csv', 'b.csv']
+    >>> [p.name for p in expand_inputs([folder / "c.parquet", str(folder / "*.parquet")])]
+    ['c.parquet']
+    """
     items = [pattern] if isinstance(pattern, str | os.PathLike) else list(pattern)
     if not items:
         raise DataError("no input files given")
@@ -212,7 +248,16 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
 
 
 def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None) -> list[str]:
-    """The column names of a CSV or Parquet file (reads only the schema / first block)."""
+    """The column names of a CSV or Parquet file (reads only the schema / first block).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n1,F\\n2,M\\n")
+    >>> list_columns(folder / "people.csv")
+    ['id', 'sex']
+    """
     path = Path(path)
     _check_exists(path)
     fmt_ = file_format(path)
@@ -286,7 +331,27 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
     """Read (some columns of) a whole CSV or Parquet file into a :class:`pyarrow.Table`.
 
     Raises DataError for a missing file, a missing column (listing the available ones) or
-    unreadable content."""
+    unreadable content.
+
+    Examples
+    --------
+    pyarrow infers the type of a CSV column unless ``column_types`` fixes it (the
+    privatisation reads untouched columns as text, so ``007`` stays ``007``):
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n007,F\\n2,M\\n")
+    >>> read_table(folder / "people.csv").to_pydict()
+    {'id': [7, 2], 'sex': ['F', 'M']}
+    >>> import pyarrow as pa
+    >>> text = read_table(folder / "people.csv", column_types={"id": pa.string()})
+    >>> text.column("id").to_pylist()
+    ['007', '2']
+    >>> read_table(folder / "people.csv", ["age"])
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: ...age...
+    """
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
@@ -329,6 +394,14 @@ def read_column(path: str | os.PathLike[str], column: str, *,
     DataError
         The file does not exist, the column is not in it (the message lists the available
         columns) or the file cannot be parsed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n1,F\\n2,M\\n3,M\\n")
+    >>> read_column(folder / "people.csv", "sex").to_pylist()
+    ['F', 'M', 'M']
     """
     if not isinstance(column, str):
         raise ValidationError(f"column must be a column name (str), got {column!r}")
@@ -345,7 +418,18 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
     ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
     first block would otherwise fail on a later block that disagrees). ``read_dictionary``
-    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels)."""
+    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> pq.write_table(pa.table({"sex": ["F", "M", "M", "F", "M"]}), folder / "x.parquet",
+    ...                row_group_size=2)
+    >>> [b.num_rows for b in iter_batches(folder / "x.parquet", batch_rows=2)]
+    [2, 2, 1]
+    """
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
@@ -388,6 +472,21 @@ class AtomicWriter:
         Allow replacing an existing ``path`` (refused by default).
     csv
         Options for CSV output (only ``delimiter`` is used; a header line is written).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> import pyarrow as pa
+    >>> table = pa.table({"id": [1, 2], "sex": ["F", "M"]})
+    >>> with AtomicWriter(folder / "out.parquet", table.schema) as writer:
+    ...     writer.write(table)
+    >>> read_table(folder / "out.parquet").to_pydict()
+    {'id': [1, 2], 'sex': ['F', 'M']}
+    >>> AtomicWriter(folder / "out.parquet", table.schema)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: output file ... already exists; pass overwrite=True ...
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
@@ -486,7 +585,21 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
 
     Two columns with the same name make "the column ``sex``" ambiguous: privatising one and
     writing the other unchanged would release raw data. Names that only look alike
-    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are."""
+    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "ok.csv").write_text("sex,Sex\\nF,M\\n")
+    >>> unique_columns(folder / "ok.csv")
+    ['sex', 'Sex']
+    >>> _ = (folder / "dup.csv").write_text("sex,sex\\nF,M\\n")
+    >>> unique_columns(folder / "dup.csv")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: column name 'sex' appears 2 times in ...
+    """
     names = list_columns(path, csv=csv)
     seen: dict[str, int] = {}
     for n in names:
