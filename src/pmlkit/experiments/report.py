@@ -49,6 +49,13 @@ class FigureResult:
         The error message if the figure failed, else ``None``.
     rows
         Number of rows of the CSV.
+
+    Examples
+    --------
+    >>> from pmlkit.experiments import Check
+    >>> res = FigureResult("deltamin", checks=(Check("a claim", True, "evidence"),))
+    >>> res.ok
+    True
     """
 
     name: str
@@ -103,6 +110,15 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
     -------
     list of FigureResult
         In the order of ``names``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> [r.name for r in reproduce(["deltamin"], out, iterations=2)]
+    ['deltamin']
+    >>> sorted(p.name for p in out.iterdir())
+    ['deltamin.csv', 'deltamin.png', 'report.html']
     """
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
@@ -187,7 +203,15 @@ def _status(res: FigureResult) -> tuple[str, str]:
 
 def write_report(results: Sequence[FigureResult], out_dir: pathlib.Path | str,
                  settings: dict[str, Any] | None = None) -> pathlib.Path:
-    """Write ``out_dir/report.html`` for ``results``; returns its path."""
+    """Write ``out_dir/report.html`` for ``results``; returns its path.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = write_report([FigureResult("deltamin")], tempfile.mkdtemp())
+    >>> path.name, "deltamin" in path.read_text()
+    ('report.html', True)
+    """
     from .._version import __version__
 
     esc = html.escape
