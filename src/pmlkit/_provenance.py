@@ -150,7 +150,7 @@ def warn_if_reference_file(mech: Any, path: str | os.PathLike[str]) -> bool:
         return False
     if same:
         warnings.warn(f"{os.fspath(path)}: {REFERENCE_WARNING}", PMLWarning, stacklevel=3)
-    return same
+    return bool(same)
 
 
 def warn_if_reference_values(mech: Any, values: Any, columns: Any = None) -> bool:

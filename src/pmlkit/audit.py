@@ -469,7 +469,8 @@ def _edge_truth(gen: np.random.Generator, n: int, m: int) -> np.ndarray:
     p = np.full(n, (1.0 - small.sum()) / (n - k))
     idx = gen.permutation(n)[:k]
     p[idx] = small
-    return p / p.sum()
+    out: np.ndarray = p / p.sum()
+    return out
 
 
 def _inside(uset_dict: Any, p: np.ndarray) -> bool:
@@ -967,7 +968,8 @@ class _Rep:
         tolerance: the guarantee is about the set as released)."""
         inbox = ((q[:, None, :] >= self.lo[None]) & (q[:, None, :] <= self.hi[None])).all(-1)
         dist = np.abs(q[:, None, :] - self.center[None]).sum(-1)
-        return inbox & (dist <= self.radius[None])
+        member: np.ndarray = inbox & (dist <= self.radius[None])
+        return member
 
 
 _BALL, _BOX, _BALL_BOX = 0, 1, 2
@@ -1011,7 +1013,8 @@ def _rep_of(counts: np.ndarray, delta: float, method: str) -> _Rep:
         rows = np.arange(k)
 
         def pick(attr: str) -> np.ndarray:
-            return np.stack([getattr(r, attr) for r in reps])[best, rows]
+            picked: np.ndarray = np.stack([getattr(r, attr) for r in reps])[best, rows]
+            return picked
 
         return _Rep(p, pick("radius"), pick("lo"), pick("hi"), pick("kind"), best)
     raise ValidationError(f"unknown confidence method {method!r}")  # pragma: no cover
@@ -1038,7 +1041,8 @@ def _coordinate_bounds(rep: _Rep) -> tuple[np.ndarray, np.ndarray]:
 def _score(rep: _Rep) -> np.ndarray:
     """``auto_set``'s default criterion: the total width of the coordinate bounds."""
     lo, hi = _coordinate_bounds(rep)
-    return np.sum(hi - lo, axis=1)
+    width: np.ndarray = np.sum(hi - lo, axis=1)
+    return width
 
 
 def _set_of(rep: _Rep, i: int) -> Any:
@@ -1146,7 +1150,8 @@ def _multi_failure(q: np.ndarray, counts: np.ndarray, rep: _Rep) -> np.ndarray:
     pmf = np.exp(logq @ counts.T + logc[None, :])
     zero = (q == 0).astype(np.int64) @ (counts > 0).T.astype(np.int64) > 0
     pmf[zero] = 0.0
-    return (pmf * ~rep.member(q)).sum(axis=1)
+    miss: np.ndarray = (pmf * ~rep.member(q)).sum(axis=1)
+    return miss
 
 
 def _multi_candidates(counts: np.ndarray, rep: _Rep, gen: np.random.Generator

@@ -203,7 +203,8 @@ def empirical_mutual_information(joint: Any) -> np.ndarray:
     fy = f.sum(axis=-2, keepdims=True)
     with np.errstate(divide="ignore", invalid="ignore"):
         terms = np.where(f > 0, f / m * np.log(m * f / (fx * fy)), 0.0)
-    return terms.sum(axis=(-2, -1))
+    mi: np.ndarray = terms.sum(axis=(-2, -1))
+    return mi
 
 
 def new_figure(ncols: int = 1, *, width: float = 5.2, height: float = 3.8

@@ -93,7 +93,8 @@ def p_hat_of(kind: str, n: int) -> np.ndarray:
     if kind == "uniform":
         return np.full(n, 1.0 / n)
     w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** 2
-    return w / w.sum()
+    skewed: np.ndarray = w / w.sum()
+    return skewed
 
 
 @renamed_parameter(version="0.2", p="prior")
@@ -287,7 +288,8 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
         for ax in row:
             if not ax.has_data():
                 ax.set_axis_off()
-    return fig
+    figure: matplotlib.figure.Figure = fig
+    return figure
 
 
 def mi_gains(df: pd.DataFrame, values: str = "mi_mean") -> pd.DataFrame:

@@ -95,7 +95,8 @@ def d_inf(w: np.ndarray, p: np.ndarray, qs: np.ndarray) -> np.ndarray:
     support = py > 0
     with np.errstate(divide="ignore"):
         ratio = np.log(py[support])[None, :] - np.log(qy[:, support])
-    return ratio.max(axis=1)
+    worst: np.ndarray = ratio.max(axis=1)
+    return worst
 
 
 def random_cloud(p: np.ndarray, beta_max: float, k: int,
@@ -111,7 +112,8 @@ def random_cloud(p: np.ndarray, beta_max: float, k: int,
         keep = s <= 1.0
         q = p + s[keep, None] * (d[keep] - p)
         out = np.vstack([out, np.clip(q, 0.0, None)])
-    return out[:k] / out[:k].sum(axis=1, keepdims=True)
+    cloud: np.ndarray = out[:k] / out[:k].sum(axis=1, keepdims=True)
+    return cloud
 
 
 def _value(result: Any) -> float:
