@@ -127,7 +127,7 @@ class CsvOptions:
     def read_options(self, batch_rows: int | None = None) -> Any:
         """These options as ``pyarrow.csv.ReadOptions`` (block size sized for
         ``batch_rows``)."""
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         kw: dict[str, Any] = {"skip_rows": self.skip_rows}
         if self.column_names is not None:
@@ -143,7 +143,7 @@ class CsvOptions:
 
     def parse_options(self, path: str | os.PathLike[str] = "") -> Any:
         """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``."""
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
@@ -151,7 +151,7 @@ class CsvOptions:
                          column_types: Mapping[str, Any] | None) -> Any:
         """These options as ``pyarrow.csv.ConvertOptions`` reading ``columns`` with
         ``column_types``."""
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         kw: dict[str, Any] = {}
         if columns is not None:
@@ -263,13 +263,13 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
     fmt_ = file_format(path)
     try:
         if fmt_ == "parquet":
-            pq = require("pyarrow.parquet", "Parquet files")
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             return list(pq.read_schema(path).names)
         opts = csv or CsvOptions()
         if opts.column_names is not None:
             return list(opts.column_names)
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         with pacsv.open_csv(path, read_options=opts.read_options(),
                             parse_options=opts.parse_options(path)) as reader:
@@ -296,8 +296,8 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     if opts is None or not opts.strip_whitespace:
         return table
-    pa = require("pyarrow", "CSV and Parquet files")
-    pc = require("pyarrow.compute", "CSV and Parquet files")
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
     cols = []
     for col in table.columns:
@@ -355,10 +355,10 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            pq = require("pyarrow.parquet", "Parquet files")
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             return pq.read_table(path, columns=columns)
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
         table = pacsv.read_csv(path, read_options=opts.read_options(),
@@ -433,12 +433,12 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            pq = require("pyarrow.parquet", "Parquet files")
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             with pq.ParquetFile(path, read_dictionary=list(read_dictionary or [])) as pf:
                 yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
             return
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
         with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
@@ -515,11 +515,11 @@ class AtomicWriter:
         os.chmod(self._tmp, 0o666 & ~umask)  # mkstemp makes 0600; use the usual mode
         try:
             if self.format == "parquet":
-                pq = require("pyarrow.parquet", "Parquet files")
+                pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
                 self._writer = pq.ParquetWriter(self._tmp, self.schema)
             else:
-                pacsv = require("pyarrow.csv", "CSV and Parquet files")
+                pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
                 self._writer = pacsv.CSVWriter(
                     self._tmp, self.schema,
@@ -624,7 +624,7 @@ class CsvLayout:
 
     @classmethod
     def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
-        pa = require("pyarrow", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         try:
             with pa.input_stream(os.fspath(path), compression="detect") as fh:
@@ -660,7 +660,7 @@ class CsvTextWriter:
         self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
         self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
-        pa = require("pyarrow", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         header = self._join([self._field(pa.array([n], type=pa.string()), i)
                              for i, n in enumerate(self.names)])
@@ -669,8 +669,8 @@ class CsvTextWriter:
         sink.write(header)
 
     def _field(self, arr: Any, i: int) -> Any:
-        pa = require("pyarrow", "CSV and Parquet files")
-        pc = require("pyarrow.compute", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
@@ -689,8 +689,8 @@ class CsvTextWriter:
 
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
-        pa = require("pyarrow", "CSV and Parquet files")
-        pc = require("pyarrow.compute", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         typ = pa.large_string() if any(pa.types.is_large_string(f.type) for f in fields) \
             else pa.string()
@@ -712,8 +712,8 @@ class CsvTextWriter:
         return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
 
     def _text(self, arr: Any) -> Any:
-        pa = require("pyarrow", "CSV and Parquet files")
-        pc = require("pyarrow.compute", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
@@ -726,8 +726,8 @@ class CsvTextWriter:
     def _plain(self, arr: Any, i: int) -> bool:
         """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
         import numpy as np
-        pa = require("pyarrow", "CSV and Parquet files")
-        pc = require("pyarrow.compute", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if len(self.names) == 1 or i in self._quote_empty:
             if pc.any(pc.equal(pc.binary_length(arr), 0)).as_py():
@@ -742,8 +742,8 @@ class CsvTextWriter:
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        pa = require("pyarrow", "CSV and Parquet files")
-        pacsv = require("pyarrow.csv", "CSV and Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         if batch.num_rows == 0:
             return
