@@ -1431,7 +1431,8 @@ def run_audit(*, trials: int = 60, rng: int | None = 0,
 @renamed_parameter(version="0.2", seed="rng")
 def audit_joint(*, trials: int = 120, rng: int | None = 0,
                 deltas: Sequence[float] = (0.05, 0.3), alpha: float = 0.001,
-                sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False) -> Any:
+                sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False
+                ) -> AuditResult:
     """Statistical audit of the joint guarantee and of the chain-rule bound.
 
     Per trial: a true joint distribution ``P`` on ``N_A x N_B`` (``N_A, N_B`` in 2..3,

@@ -52,7 +52,7 @@ def _mechanism(mech: Any) -> Any:
     return Mechanism(as_matrix(mech, "mech"))
 
 
-def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
+def plot_mechanism(mech: ArrayLike, ax: Any = None, *, annotate: bool | None = None,
                    cmap: str = "Reds") -> Any:
     """Heatmap of a mechanism's matrix with its labels.
 
@@ -109,7 +109,7 @@ def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
 
 
 @positional_deprecated(version="0.2", allowed=2)
-def plot_pml(mech: Any, prior: ArrayLike | None = None, *, eps: float | None = None,
+def plot_pml(mech: ArrayLike, prior: ArrayLike | None = None, *, eps: float | None = None,
              ax: Any = None) -> Any:
     """Bars of the PML of every outcome under ``prior``, with ``eps`` as a line.
 

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar, runtime_checkable
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._optional import require
 from .._validation import check_count
@@ -163,7 +164,7 @@ def progress_bar(iterable: Iterable[T], *, enabled: bool, desc: str,
     yield from tqdm(iterable, desc=desc, total=total, leave=False)
 
 
-def empirical_mutual_information(joint: Any) -> np.ndarray:
+def empirical_mutual_information(joint: ArrayLike) -> np.ndarray:
     """Empirical mutual information of 2-D count tables, vectorised over leading axes.
 
     For a table of joint frequencies ``f(x, y)`` of ``m`` pairs (math §7, Figure
