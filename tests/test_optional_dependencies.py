@@ -73,6 +73,10 @@ def test_the_mathematics_runs_without_any_optional_package(tmp_path):
     out["released"] = sorted(map(str, set(np.asarray(released).tolist())))
     out["outputs"] = sorted(map(str, res.mechanism.output_labels))
     out["seeded"] = np.asarray(pmlkit.privatize(res.mechanism, x[:50], rng=0)).tolist()
+    # a mechanism applying itself (the PrivacyMechanism interface), where it exists
+    if hasattr(res.mechanism, "apply"):
+        out["applied"] = sorted(map(str, set(np.asarray(
+            res.mechanism.apply(x[:50], rng=0)).tolist())))
     out["laplace_b"] = calibrate_laplace(np.array([1] * 670 + [0] * 330), math.log(2), 1e-9,
                                          positive=1).b
     out["loaded_modules"] = sorted(m for m in sys.modules if m.split(".")[0] in BLOCKED)
@@ -105,6 +109,7 @@ def test_the_mathematics_runs_without_any_optional_package(tmp_path):
     assert out["certified"] == pytest.approx(out["worst"], rel=1e-9, abs=1e-12)
     assert out["loaded"] == pytest.approx(out["certified"], rel=1e-12)
     assert set(out["released"]) <= set(out["outputs"])
+    assert set(out.get("applied", [])) <= set(out["outputs"])
     # the same seed gives the same draws as with every package installed
     res = pmlkit.design_from_samples(np.array([0] * 500 + [1] * 300 + [2] * 200),
                                      math.log(2), 1e-6)
