@@ -312,7 +312,7 @@ def mi_gains(df: pd.DataFrame, values: str = "mi_mean") -> pd.DataFrame:
 
 
 def check(df: pd.DataFrame) -> list[Check]:
-    """The issue's claims: for k-RR the best valid set never certifies a larger eps than the
+    """The figure's claims: for k-RR the best valid set never certifies a larger eps than the
     paper's ball and a clearly smaller one at N = 20, m = 10^4; "l1-box" is never more
     than 1% worse than the ball for either mechanism; on Adult the best set gives >= 5%
     more MI than the ball at m = 1000 and >= 15% at m = 100 for both features.
