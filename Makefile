@@ -10,13 +10,21 @@ $(BIN)/python:
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
 # Installing is keyed on pyproject.toml so that a changed dependency list reinstalls.
+# `pip install pmlkit` is the mathematics only (numpy, scipy, randomgen); each target
+# installs the extras it needs: the demo reads the Adult data with pandas (`files`),
+# `reproduce` runs the command line and draws figures (`cli`, `plot`), and the tests
+# need every extra plus the tools (`test`).
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/python -m pip install --quiet -e .
+	$(BIN)/python -m pip install --quiet -e '.[files]'
 	touch $@
+
+$(VENV)/.installed-reproduce: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[cli,plot]'
+	touch $@ $(VENV)/.installed
 
 $(VENV)/.installed-test: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[test]'
-	touch $@ $(VENV)/.installed
+	touch $@ $(VENV)/.installed $(VENV)/.installed-reproduce
 
 demo: $(VENV)/.installed
 	$(BIN)/python -m pmlkit.demo
@@ -44,7 +52,7 @@ bench: $(VENV)/.installed-test
 	for f in benchmarks/bench_*.py; do echo "== $$f"; $(BIN)/python $$f || exit 1; done
 
 
-reproduce: $(VENV)/.installed
+reproduce: $(VENV)/.installed-reproduce
 	$(BIN)/pmlkit reproduce --all --output figures
 
 clean:

@@ -257,8 +257,8 @@ def test_conditional_check_still_holds_for_broken_variant(
 
 
 def test_audit_is_reproducible_with_a_seed() -> None:
-    a = audit.run_audit(trials=5, seed=3, families=("coverage", "laplace"), deltas=(0.3,))
-    b = audit.run_audit(trials=5, seed=3, families=("coverage", "laplace"), deltas=(0.3,))
+    a = audit.run_audit(trials=5, rng=3, families=("coverage", "laplace"), deltas=(0.3,))
+    b = audit.run_audit(trials=5, rng=3, families=("coverage", "laplace"), deltas=(0.3,))
     assert a.table.equals(b.table)
     assert a.seed == 3 and "seeded" in a.rng
 
@@ -308,7 +308,7 @@ def test_rows_use_the_exact_binomial_test(default_result: audit.AuditResult) -> 
     ({"deltas": ()}, "deltas"),
     ({"families": ("nope",)}, "families"),
     ({"radius_scale": -1.0}, "radius_scale"),
-    ({"seed": -1}, "seed"),
+    ({"rng": -1}, "rng"),
 ])
 def test_run_audit_rejects_bad_arguments(kwargs: dict, match: str) -> None:
     with pytest.raises(ValidationError, match=match):

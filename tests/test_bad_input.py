@@ -26,6 +26,7 @@ import numpy as np
 import pytest
 
 import pmlkit
+from pmlkit._optional import MissingDependencyError
 from pmlkit.errors import (
     DataError,
     MechanismFileError,
@@ -153,6 +154,21 @@ def _provenance() -> Any:
     from pmlkit.guarantee import Provenance
 
     return Provenance()
+
+
+def _without(module: str, fn: Callable[[Path], Any]) -> Callable[[Path], Any]:
+    """``fn`` run as if the optional ``module`` were not installed."""
+    def call(tmp: Path) -> Any:
+        saved = sys.modules.get(module, ...)
+        sys.modules[module] = None  # type: ignore[assignment]  # import then fails
+        try:
+            return fn(tmp)
+        finally:
+            if saved is ...:
+                del sys.modules[module]
+            else:
+                sys.modules[module] = saved  # type: ignore[assignment]
+    return call
 
 
 def _d(mod: str, name: str) -> Callable[..., Any]:
@@ -811,6 +827,10 @@ CASES: list[Case] = [
          lambda t: list(_d(io, "iter_batches")(csv_file(t), ["race"])), DataError, r"'race'"),
     Case("pmlkit.io.expand_inputs(pattern)", "glob matching nothing",
          lambda t: _d(io, "expand_inputs")(str(t / "none*.csv")), DataError, r"none\*\.csv"),
+    Case("pmlkit.io.read_table(path)", "Parquet without pyarrow installed",
+         _without("pyarrow.parquet",
+                  lambda t: _d(io, "read_table")(csv_file(t, "x", "x.parquet"))),
+         MissingDependencyError, r"needs pyarrow: pip install 'pmlkit\[files\]'"),
     Case("pmlkit.io.file_format(path)", "unknown extension",
          lambda t: _d(io, "file_format")(t / "x.xlsx"), DataError, r"x\.xlsx"),
     Case("pmlkit.datasets.load_adult(path)", "folder without the files",

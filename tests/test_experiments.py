@@ -158,7 +158,7 @@ def test_random_points_never_exceed_the_thm_l1gamma_bound(panel, frac, seed):
 
 def test_upperbound_compute_and_checks_detect_tampering():
     fig = get_figure("upperbound")
-    df = fig.compute(iterations=150, seed=3)
+    df = fig.compute(iterations=150, rng=3)
     assert list(df.columns) == ["panel", "beta", "d_inf", "kind"]
     assert set(df["kind"]) == {"random", "bound", "exact"}
     assert (df[df["kind"] == "random"].groupby("panel").size() == 150).all()
@@ -185,9 +185,9 @@ def test_upperbound_compute_and_checks_detect_tampering():
 
 def test_upperbound_is_reproducible_from_the_seed():
     fig = get_figure("upperbound")
-    a = fig.compute(iterations=30, seed=7)
-    b = fig.compute(iterations=30, seed=7)
-    c = fig.compute(iterations=30, seed=8)
+    a = fig.compute(iterations=30, rng=7)
+    b = fig.compute(iterations=30, rng=7)
+    c = fig.compute(iterations=30, rng=8)
     pd.testing.assert_frame_equal(a, b)
     assert not a.equals(c)
 
@@ -391,7 +391,7 @@ def test_smoke_every_figure(tmp_path, adult_data):
     from pmlkit.experiments.report import reproduce
 
     for name in FIGURES:
-        res = reproduce([name], tmp_path / name, iterations=SMOKE_ITER.get(name, 2), seed=1,
+        res = reproduce([name], tmp_path / name, iterations=SMOKE_ITER.get(name, 2), rng=1,
                         data=adult_data)[0]
         if res.skipped:
             # only missing Adult data may skip a figure
@@ -417,7 +417,7 @@ def test_adult_figures_confirm_the_paper(adult_dir, name, iterations):
     """The Monte-Carlo claims hold at the figures' default iteration counts (design_gain's
     checks compare designs at the estimate and need few draws)."""
     fig = get_figure(name)
-    df = fig.compute(iterations=iterations, seed=0, data=adult_dir)
+    df = fig.compute(iterations=iterations, rng=0, data=adult_dir)
     checks = fig.check(df)
     assert checks and all(c.holds for c in checks), [c for c in checks if not c.holds]
     if name == "laplace_adult":

@@ -110,6 +110,8 @@ _LAZY: dict[str, str] = {
     "repeated_leakage": "joint",
     # inference.py (the analyst's side: estimating P from released data)
     "estimate_distribution": "inference",
+    # _optional.py (an optional package is missing: the message names the extra)
+    "MissingDependencyError": "_optional",
 }
 
 __all__ = [
@@ -123,6 +125,7 @@ __all__ = [
     "Mechanism",
     "MechanismFileError",
     "MechanismSummary",
+    "MissingDependencyError",
     "PMLError",
     "PMLGuarantee",
     "PMLWarning",
@@ -191,6 +194,7 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
+    from ._optional import MissingDependencyError
     from .bounds import delta_min, eps_bound, leakage_bound, lipschitz_bound, sensitivity_bound
     from .confidence import ConfidenceSet, confidence_set
     from .design import (

@@ -41,7 +41,17 @@ _CHUNK = 1 << 20
 
 
 def file_fingerprint(path: str | os.PathLike[str]) -> dict[str, Any]:
-    """``{"file_size": bytes, "file_sha256": hex}`` of a file's bytes."""
+    """``{"file_size": bytes, "file_sha256": hex}`` of a file's bytes.
+
+    Examples
+    --------
+    >>> import hashlib, pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ref.csv"
+    >>> _ = path.write_bytes(b"sex\\nF\\n")
+    >>> fp = file_fingerprint(path)
+    >>> fp["file_size"], fp["file_sha256"] == hashlib.sha256(b"sex\\nF\\n").hexdigest()
+    (6, True)
+    """
     h = hashlib.sha256()
     size = 0
     with open(path, "rb") as fh:
@@ -80,7 +90,19 @@ def _digest(arr: np.ndarray) -> str:
 
 def sample_fingerprint(samples: Any) -> dict[str, Any] | None:
     """``{"records": m, "sample_sha256": hex}`` of an in-memory 1-D sample, or ``None``
-    when the input's form is not one pmlkit fingerprints."""
+    when the input's form is not one pmlkit fingerprints.
+
+    Examples
+    --------
+    A list and an array of the same labels have one fingerprint:
+
+    >>> import numpy as np
+    >>> a = sample_fingerprint(["F", "M", "M"])
+    >>> a == sample_fingerprint(np.array(["F", "M", "M"])), a["records"]
+    (True, 3)
+    >>> a == sample_fingerprint(["M", "F", "M"])  # order matters: it is this exact sample
+    False
+    """
     arr = _labels_1d(samples)
     if arr is None:
         return None
@@ -97,7 +119,24 @@ def _reference(mech: Any) -> Mapping[str, Any] | None:
 
 def warn_if_reference_file(mech: Any, path: str | os.PathLike[str]) -> bool:
     """Warn (:class:`~pmlkit.errors.PMLWarning`) if ``path`` holds the exact bytes of the
-    mechanism's reference file; size first, hash only on a size match."""
+    mechanism's reference file; size first, hash only on a size match.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile, warnings
+    >>> import pmlkit
+    >>> ref = pathlib.Path(tempfile.mkdtemp()) / "ref.csv"
+    >>> _ = ref.write_text("sex\\n" + "F\\n" * 40 + "M\\n" * 60)
+    >>> mech = pmlkit.Mechanism(
+    ...     [[0.75, 0.25], [0.25, 0.75]],
+    ...     parameters={"reference": file_fingerprint(ref)})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_if_reference_file(mech, ref)
+    True
+    >>> caught[0].category.__name__
+    'PMLWarning'
+    """
     from .errors import PMLWarning
 
     ref = _reference(mech)
@@ -111,12 +150,27 @@ def warn_if_reference_file(mech: Any, path: str | os.PathLike[str]) -> bool:
         return False
     if same:
         warnings.warn(f"{os.fspath(path)}: {REFERENCE_WARNING}", PMLWarning, stacklevel=3)
-    return same
+    return bool(same)
 
 
 def warn_if_reference_values(mech: Any, values: Any, columns: Any = None) -> bool:
     """Warn if an in-memory sample (or a privatised DataFrame column) is the mechanism's
-    reference sample; length first, hash only on a length match."""
+    reference sample; length first, hash only on a length match.
+
+    Examples
+    --------
+    >>> import warnings
+    >>> import pmlkit
+    >>> sample = ["F"] * 40 + ["M"] * 60
+    >>> mech = pmlkit.Mechanism([[0.75, 0.25], [0.25, 0.75]], input_labels=("F", "M"),
+    ...                         parameters={"reference": sample_fingerprint(sample)})
+    >>> with warnings.catch_warnings(record=True) as caught:
+    ...     warnings.simplefilter("always")
+    ...     warn_if_reference_values(mech, sample), warn_if_reference_values(mech, ["F", "M"])
+    (True, False)
+    >>> len(caught)
+    1
+    """
     from .errors import PMLWarning
 
     ref = _reference(mech)

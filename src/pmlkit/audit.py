@@ -100,6 +100,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._deprecation import renamed_parameter
+from ._optional import require
 from ._validation import check_count, check_delta, check_real, fmt
 from .confidence import clopper_pearson_upper
 from .errors import PMLError, ValidationError
@@ -189,6 +191,17 @@ class AuditRow:
         ``not rejected and conditional_exceptions == 0``.
     event
         What was counted, in words.
+
+    Examples
+    --------
+    The Laplace calibration audited over 3 simulated reference samples at delta = 0.3:
+
+    >>> res = run_audit(trials=3, rng=0, families=("laplace",), deltas=(0.3,))
+    >>> row = res.rows[0]
+    >>> row.family, row.method, row.violations, row.passed
+    ('laplace', 'calibrate_laplace[l1]', 0, True)
+    >>> row.rate == row.violations / row.trials and 0 <= row.rate <= row.upper <= 1
+    True
     """
 
     family: str
@@ -218,7 +231,16 @@ class AuditResult:
     """Result of :func:`run_audit`: one :class:`AuditRow` per (family, method, delta).
 
     ``table`` is the tidy pandas DataFrame of the rows; ``passed`` is ``True`` when every
-    row passed (no binomial test rejected, no conditional exception)."""
+    row passed (no binomial test rejected, no conditional exception).
+
+    Examples
+    --------
+    >>> res = run_audit(trials=3, rng=0, families=("laplace",), deltas=(0.3,))
+    >>> res.passed, len(res.table) == len(res.rows), res.seed
+    (True, True, 0)
+    >>> res.row("laplace", "calibrate_laplace[l1]", 0.3).violations
+    0
+    """
 
     rows: tuple[AuditRow, ...]
     trials: int
@@ -235,7 +257,7 @@ class AuditResult:
     @property
     def table(self) -> pd.DataFrame:
         """One row per audited guarantee (the columns of :class:`AuditRow`)."""
-        import pandas as pd
+        pd = require("pandas", "the audit's tables")
 
         return pd.DataFrame([r.to_dict() for r in self.rows])
 
@@ -447,7 +469,8 @@ def _edge_truth(gen: np.random.Generator, n: int, m: int) -> np.ndarray:
     p = np.full(n, (1.0 - small.sum()) / (n - k))
     idx = gen.permutation(n)[:k]
     p[idx] = small
-    return p / p.sum()
+    out: np.ndarray = p / p.sum()
+    return out
 
 
 def _inside(uset_dict: Any, p: np.ndarray) -> bool:
@@ -795,7 +818,7 @@ def _release_one(truth: _Truth, eps: float, delta: float, conf: str, folder: Any
 def _release_rest(truth: _Truth, res: Any, labels: list[str], folder: Any,
                   gen: np.random.Generator) -> tuple[float, float, bool, str]:
     """:func:`_release_one` after the design: file, privatisation, read back, checks."""
-    import pandas as pd
+    pd = require("pandas", "the audit's tables")
 
     from .mechanism import Mechanism
     from .privatization import privatize_file
@@ -946,7 +969,8 @@ class _Rep:
         tolerance: the guarantee is about the set as released)."""
         inbox = ((q[:, None, :] >= self.lo[None]) & (q[:, None, :] <= self.hi[None])).all(-1)
         dist = np.abs(q[:, None, :] - self.center[None]).sum(-1)
-        return inbox & (dist <= self.radius[None])
+        member: np.ndarray = inbox & (dist <= self.radius[None])
+        return member
 
 
 _BALL, _BOX, _BALL_BOX = 0, 1, 2
@@ -990,7 +1014,8 @@ def _rep_of(counts: np.ndarray, delta: float, method: str) -> _Rep:
         rows = np.arange(k)
 
         def pick(attr: str) -> np.ndarray:
-            return np.stack([getattr(r, attr) for r in reps])[best, rows]
+            picked: np.ndarray = np.stack([getattr(r, attr) for r in reps])[best, rows]
+            return picked
 
         return _Rep(p, pick("radius"), pick("lo"), pick("hi"), pick("kind"), best)
     raise ValidationError(f"unknown confidence method {method!r}")  # pragma: no cover
@@ -1017,7 +1042,8 @@ def _coordinate_bounds(rep: _Rep) -> tuple[np.ndarray, np.ndarray]:
 def _score(rep: _Rep) -> np.ndarray:
     """``auto_set``'s default criterion: the total width of the coordinate bounds."""
     lo, hi = _coordinate_bounds(rep)
-    return np.sum(hi - lo, axis=1)
+    width: np.ndarray = np.sum(hi - lo, axis=1)
+    return width
 
 
 def _set_of(rep: _Rep, i: int) -> Any:
@@ -1125,7 +1151,8 @@ def _multi_failure(q: np.ndarray, counts: np.ndarray, rep: _Rep) -> np.ndarray:
     pmf = np.exp(logq @ counts.T + logc[None, :])
     zero = (q == 0).astype(np.int64) @ (counts > 0).T.astype(np.int64) > 0
     pmf[zero] = 0.0
-    return (pmf * ~rep.member(q)).sum(axis=1)
+    miss: np.ndarray = (pmf * ~rep.member(q)).sum(axis=1)
+    return miss
 
 
 def _multi_candidates(counts: np.ndarray, rep: _Rep, gen: np.random.Generator
@@ -1260,7 +1287,8 @@ def _audit_exact(gen: np.random.Generator, deltas: Sequence[float], radius_scale
 # entry point
 # --------------------------------------------------------------------------------------
 
-def run_audit(*, trials: int = 60, seed: int | None = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def run_audit(*, trials: int = 60, rng: int | None = 0,
               deltas: Sequence[float] = DEFAULT_DELTAS,
               families: Sequence[str] = FAMILIES, alpha: float = 1e-3,
               radius_scale: float = 1.0,
@@ -1274,10 +1302,11 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
         ``trials // 12`` hard cases each); the cheaper families use more (Laplace 3x,
         coverage and Gaussian 2x), the release path ``trials // 4``. The ``exact`` family
         does not depend on it. Each trial draws a fresh true distribution and sample.
-    seed
+    rng
         Integer seed of the simulation (research reproducibility; the audit protects no
         one, so a seeded PCG64 via :func:`pmlkit.rng.resolve_rng` is appropriate). ``None``
-        draws a fresh secure seed.
+        draws a fresh secure seed. Formerly ``seed`` (still accepted, with a
+        DeprecationWarning).
     deltas
         Claimed failure probabilities to audit, each in ``(0, 1)``.
     families
@@ -1296,6 +1325,14 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     -------
     AuditResult
         With ``.table`` (pandas), ``.passed`` and a printable summary.
+
+    Examples
+    --------
+    A small design audit (the suite and ``pmlkit audit`` run far more trials):
+
+    >>> res = run_audit(trials=2, rng=0, families=("design",), deltas=(0.3,))
+    >>> res.passed, {row.family for row in res.rows}
+    (True, {'design'})
 
     Notes
     -----
@@ -1321,13 +1358,14 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
     if unknown or not fams:
         raise ValidationError(
             f"families must be a non-empty subset of {', '.join(FAMILIES)}, got {fmt(families)}")
-    if seed is None:
+    if rng is None:
         seed_value: int | None = None
         source = resolve_rng(None)
     else:
-        if isinstance(seed, bool) or not isinstance(seed, int | np.integer) or seed < 0:
-            raise ValidationError(f"seed must be an integer >= 0 or None, got {fmt(seed)}")
-        seed_value = int(seed)
+        if isinstance(rng, bool) or not isinstance(rng, int | np.integer) or rng < 0:
+            raise ValidationError(
+                f"rng must be an integer seed >= 0 or None, got {fmt(rng)}")
+        seed_value = int(rng)
         source = resolve_rng(seed_value)
     streams = [s.generator for s in source.spawn(6)]  # one per family: independent of the rest
 
@@ -1391,9 +1429,11 @@ def run_audit(*, trials: int = 60, seed: int | None = 0,
                        settings=settings)
 
 
-def audit_joint(*, trials: int = 120, seed: int | None = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def audit_joint(*, trials: int = 120, rng: int | None = 0,
                 deltas: Sequence[float] = (0.05, 0.3), alpha: float = 0.001,
-                sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False) -> Any:
+                sizes: Sequence[int] = (100, 1_000, 10_000), naive: bool = False
+                ) -> AuditResult:
     """Statistical audit of the joint guarantee and of the chain-rule bound.
 
     Per trial: a true joint distribution ``P`` on ``N_A x N_B`` (``N_A, N_B`` in 2..3,
@@ -1414,7 +1454,14 @@ def audit_joint(*, trials: int = 120, seed: int | None = 0,
     marginals (no failure probability; tested at the smallest delta). That claim is false
     for correlated data, and the audit rejects it: it shows the test has power.
 
-    ``seed`` makes the simulation reproducible (research randomness: it protects nobody).
+    ``rng`` (an integer seed) makes the simulation reproducible (research randomness: it
+    protects nobody; formerly ``seed``).
+
+    Examples
+    --------
+    >>> res = audit_joint(trials=3, rng=0, sizes=(100,))
+    >>> res.passed, sorted({row.method for row in res.rows})
+    (True, ['chain l1', 'exact box-cp', 'exact l1'])
     """
     from scipy.stats import binomtest
 
@@ -1425,6 +1472,7 @@ def audit_joint(*, trials: int = 120, seed: int | None = 0,
 
     trials = check_count(trials, "trials")
     ds = [check_delta(x, "deltas") for x in deltas]
+    seed = rng
     gen = np.random.default_rng(seed)
     conc = list(CONCENTRATIONS.values())
     methods = [("joint", "exact l1"), ("joint", "exact box-cp"), ("joint-bound", "chain l1")]

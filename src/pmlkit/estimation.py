@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import require
 from ._validation import (
     as_distribution,
     check_count,
@@ -240,7 +241,7 @@ def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
     if arr.dtype.kind != "O":
         values, counts = np.unique(arr, return_counts=True)
         return [_py(v) for v in values], counts.astype(np.int64)
-    import pandas as pd
+    pd = require("pandas", "counting labels of an object/string array")
 
     try:
         codes, uniques = pd.factorize(arr, sort=False, use_na_sentinel=True)

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._optional import MissingDependencyError, require
 from .errors import DataError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -82,6 +83,20 @@ class CsvOptions:
     null_values
         Strings read as null (e.g. ``("?",)`` for Adult); ``None``: pyarrow's defaults
         (empty field, ``NA``, ``NULL``, ...).
+
+    Examples
+    --------
+    A headerless file in the UCI style (a space after each comma, ``?`` for missing):
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.data").write_text("39, Male\\n50, ?\\n")
+    >>> opts = CsvOptions(column_names=("age", "sex"), strip_whitespace=True,
+    ...                   null_values=("?",))
+    >>> read_column(folder / "people.data", "sex", csv=opts).to_pylist()
+    ['Male', None]
+    >>> CsvOptions().delimiter_for("x.tsv"), CsvOptions(delimiter=";").delimiter_for("x.csv")
+    ('\\t', ';')
     """
 
     column_names: tuple[str, ...] | None = None
@@ -112,7 +127,7 @@ class CsvOptions:
     def read_options(self, batch_rows: int | None = None) -> Any:
         """These options as ``pyarrow.csv.ReadOptions`` (block size sized for
         ``batch_rows``)."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         kw: dict[str, Any] = {"skip_rows": self.skip_rows}
         if self.column_names is not None:
@@ -128,7 +143,7 @@ class CsvOptions:
 
     def parse_options(self, path: str | os.PathLike[str] = "") -> Any:
         """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
 
@@ -136,7 +151,7 @@ class CsvOptions:
                          column_types: Mapping[str, Any] | None) -> Any:
         """These options as ``pyarrow.csv.ConvertOptions`` reading ``columns`` with
         ``column_types``."""
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         kw: dict[str, Any] = {}
         if columns is not None:
@@ -157,7 +172,17 @@ class CsvOptions:
 
 
 def file_format(path: str | os.PathLike[str]) -> str:
-    """``"parquet"`` or ``"csv"`` from the file name's extension (DataError otherwise)."""
+    """``"parquet"`` or ``"csv"`` from the file name's extension (DataError otherwise).
+
+    Examples
+    --------
+    >>> file_format("adult.data"), file_format("part-0.PARQUET"), file_format("x.csv.gz")
+    ('csv', 'parquet', 'csv')
+    >>> file_format("notes.xlsx")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: cannot tell the format of 'notes.xlsx' from its extension; ...
+    """
     name = Path(path).name.lower()
     for comp in _COMPRESSED:
         if name.endswith(comp):
@@ -184,7 +209,19 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     """Files matching a path, a glob pattern (``data/*.parquet``) or a list of them.
 
     Sorted, de-duplicated; raises DataError if a pattern matches nothing or a plain path
-    does not exist."""
+    does not exist.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> for name in ("b.csv", "a.csv", "c.parquet"):
+    ...     _ = (folder / name).write_text("x\\n1\\n")
+    >>> [p.name for p in expand_inputs(str(folder / "*.csv"))]
+    ['a.csv', 'b.csv']
+    >>> [p.name for p in expand_inputs([folder / "c.parquet", str(folder / "*.parquet")])]
+    ['c.parquet']
+    """
     items = [pattern] if isinstance(pattern, str | os.PathLike) else list(pattern)
     if not items:
         raise DataError("no input files given")
@@ -211,24 +248,33 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
 
 
 def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None) -> list[str]:
-    """The column names of a CSV or Parquet file (reads only the schema / first block)."""
+    """The column names of a CSV or Parquet file (reads only the schema / first block).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n1,F\\n2,M\\n")
+    >>> list_columns(folder / "people.csv")
+    ['id', 'sex']
+    """
     path = Path(path)
     _check_exists(path)
     fmt_ = file_format(path)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             return list(pq.read_schema(path).names)
         opts = csv or CsvOptions()
         if opts.column_names is not None:
             return list(opts.column_names)
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         with pacsv.open_csv(path, read_options=opts.read_options(),
                             parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:  # pyarrow raises ArrowInvalid, OSError, ...
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -250,8 +296,8 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     if opts is None or not opts.strip_whitespace:
         return table
-    import pyarrow as pa
-    import pyarrow.compute as pc
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
     cols = []
     for col in table.columns:
@@ -285,21 +331,41 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
     """Read (some columns of) a whole CSV or Parquet file into a :class:`pyarrow.Table`.
 
     Raises DataError for a missing file, a missing column (listing the available ones) or
-    unreadable content."""
+    unreadable content.
+
+    Examples
+    --------
+    pyarrow infers the type of a CSV column unless ``column_types`` fixes it (the
+    privatisation reads untouched columns as text, so ``007`` stays ``007``):
+
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n007,F\\n2,M\\n")
+    >>> read_table(folder / "people.csv").to_pydict()
+    {'id': [7, 2], 'sex': ['F', 'M']}
+    >>> import pyarrow as pa
+    >>> text = read_table(folder / "people.csv", column_types={"id": pa.string()})
+    >>> text.column("id").to_pylist()
+    ['007', '2']
+    >>> read_table(folder / "people.csv", ["age"])
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: ...age...
+    """
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             return pq.read_table(path, columns=columns)
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
         table = pacsv.read_csv(path, read_options=opts.read_options(),
                                parse_options=opts.parse_options(path),
                                convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -328,6 +394,14 @@ def read_column(path: str | os.PathLike[str], column: str, *,
     DataError
         The file does not exist, the column is not in it (the message lists the available
         columns) or the file cannot be parsed.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "people.csv").write_text("id,sex\\n1,F\\n2,M\\n3,M\\n")
+    >>> read_column(folder / "people.csv", "sex").to_pylist()
+    ['F', 'M', 'M']
     """
     if not isinstance(column, str):
         raise ValidationError(f"column must be a column name (str), got {column!r}")
@@ -344,16 +418,27 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
     ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
     first block would otherwise fail on a later block that disagrees). ``read_dictionary``
-    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels)."""
+    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> import pyarrow as pa, pyarrow.parquet as pq
+    >>> pq.write_table(pa.table({"sex": ["F", "M", "M", "F", "M"]}), folder / "x.parquet",
+    ...                row_group_size=2)
+    >>> [b.num_rows for b in iter_batches(folder / "x.parquet", batch_rows=2)]
+    [2, 2, 1]
+    """
     path, fmt_, columns = _open_checked(path, columns, csv)
     try:
         if fmt_ == "parquet":
-            import pyarrow.parquet as pq
+            pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             with pq.ParquetFile(path, read_dictionary=list(read_dictionary or [])) as pf:
                 yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
             return
-        import pyarrow.csv as pacsv
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
         with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
@@ -362,7 +447,7 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
                             ) as reader:
             for batch in reader:
                 yield _strip(batch, opts)
-    except DataError:
+    except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
@@ -387,6 +472,21 @@ class AtomicWriter:
         Allow replacing an existing ``path`` (refused by default).
     csv
         Options for CSV output (only ``delimiter`` is used; a header line is written).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> import pyarrow as pa
+    >>> table = pa.table({"id": [1, 2], "sex": ["F", "M"]})
+    >>> with AtomicWriter(folder / "out.parquet", table.schema) as writer:
+    ...     writer.write(table)
+    >>> read_table(folder / "out.parquet").to_pydict()
+    {'id': [1, 2], 'sex': ['F', 'M']}
+    >>> AtomicWriter(folder / "out.parquet", table.schema)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: output file ... already exists; pass overwrite=True ...
     """
 
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
@@ -415,11 +515,11 @@ class AtomicWriter:
         os.chmod(self._tmp, 0o666 & ~umask)  # mkstemp makes 0600; use the usual mode
         try:
             if self.format == "parquet":
-                import pyarrow.parquet as pq
+                pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
                 self._writer = pq.ParquetWriter(self._tmp, self.schema)
             else:
-                import pyarrow.csv as pacsv
+                pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
                 self._writer = pacsv.CSVWriter(
                     self._tmp, self.schema,
@@ -485,7 +585,21 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
 
     Two columns with the same name make "the column ``sex``" ambiguous: privatising one and
     writing the other unchanged would release raw data. Names that only look alike
-    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are."""
+    (``sex`` / ``sex `` / ``Sex``) are different columns and are kept as they are.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "ok.csv").write_text("sex,Sex\\nF,M\\n")
+    >>> unique_columns(folder / "ok.csv")
+    ['sex', 'Sex']
+    >>> _ = (folder / "dup.csv").write_text("sex,sex\\nF,M\\n")
+    >>> unique_columns(folder / "dup.csv")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: column name 'sex' appears 2 times in ...
+    """
     names = list_columns(path, csv=csv)
     seen: dict[str, int] = {}
     for n in names:
@@ -510,7 +624,7 @@ class CsvLayout:
 
     @classmethod
     def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
-        import pyarrow as pa
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         try:
             with pa.input_stream(os.fspath(path), compression="detect") as fh:
@@ -546,7 +660,7 @@ class CsvTextWriter:
         self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
         self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
-        import pyarrow as pa
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         header = self._join([self._field(pa.array([n], type=pa.string()), i)
                              for i, n in enumerate(self.names)])
@@ -555,8 +669,8 @@ class CsvTextWriter:
         sink.write(header)
 
     def _field(self, arr: Any, i: int) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
@@ -575,8 +689,8 @@ class CsvTextWriter:
 
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         typ = pa.large_string() if any(pa.types.is_large_string(f.type) for f in fields) \
             else pa.string()
@@ -598,8 +712,8 @@ class CsvTextWriter:
         return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
 
     def _text(self, arr: Any) -> Any:
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
@@ -612,8 +726,8 @@ class CsvTextWriter:
     def _plain(self, arr: Any, i: int) -> bool:
         """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
         import numpy as np
-        import pyarrow as pa
-        import pyarrow.compute as pc
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if len(self.names) == 1 or i in self._quote_empty:
             if pc.any(pc.equal(pc.binary_length(arr), 0)).as_py():
@@ -628,8 +742,8 @@ class CsvTextWriter:
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        import pyarrow as pa
-        import pyarrow.csv as pacsv
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         if batch.num_rows == 0:
             return

@@ -21,7 +21,10 @@ from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
+from ._deprecation import positional_deprecated
+from ._optional import require
 from ._validation import check_eps, fmt
 from .errors import ValidationError
 
@@ -33,7 +36,7 @@ MAX_TICKS = 60
 
 def _axes(ax: Any) -> Any:
     if ax is None:
-        from matplotlib.figure import Figure
+        Figure = require("matplotlib.figure", "plotting").Figure
 
         return Figure(figsize=(6, 4)).add_subplot()
     if not hasattr(ax, "imshow") or not hasattr(ax, "bar"):
@@ -49,7 +52,7 @@ def _mechanism(mech: Any) -> Any:
     return Mechanism(as_matrix(mech, "mech"))
 
 
-def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
+def plot_mechanism(mech: ArrayLike, ax: Any = None, *, annotate: bool | None = None,
                    cmap: str = "Reds") -> Any:
     """Heatmap of a mechanism's matrix with its labels.
 
@@ -69,6 +72,14 @@ def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
     -------
     matplotlib.axes.Axes
         ``ax.images[0].get_array()`` is the matrix.
+
+    Examples
+    --------
+    >>> ax = plot_mechanism([[0.75, 0.25], [0.25, 0.75]])
+    >>> ax.images[0].get_array().tolist()
+    [[0.75, 0.25], [0.25, 0.75]]
+    >>> [t.get_text() for t in ax.texts]  # each probability written in its cell
+    ['0.75', '0.25', '0.25', '0.75']
     """
     m = _mechanism(mech)
     ax = _axes(ax)
@@ -97,7 +108,9 @@ def plot_mechanism(mech: Any, ax: Any = None, *, annotate: bool | None = None,
     return ax
 
 
-def plot_pml(mech: Any, prior: Any = None, eps: Any = None, ax: Any = None) -> Any:
+@positional_deprecated(version="0.2", allowed=2)
+def plot_pml(mech: ArrayLike, prior: ArrayLike | None = None, *, eps: float | None = None,
+             ax: Any = None) -> Any:
     """Bars of the PML of every outcome under ``prior``, with ``eps`` as a line.
 
     ``pml(y) = log max_i W[i, y] - log P_Y(y)`` (:func:`pmlkit.pml`). Outcomes that never
@@ -112,14 +125,26 @@ def plot_pml(mech: Any, prior: Any = None, eps: Any = None, ax: Any = None) -> A
         (``parameters["prior"]``). Required when it records none.
     eps
         Reference line; default: the mechanism's target eps (``parameters["eps"]``), else
-        its certified eps, else no line.
+        its certified eps, else no line. Keyword-only (passing it by position still works
+        for one release, with a DeprecationWarning).
     ax
-        Axes to draw on (default: a new figure's).
+        Axes to draw on (default: a new figure's). Keyword-only, like ``eps``.
 
     Returns
     -------
     matplotlib.axes.Axes
         One bar per output label, in order (``ax.patches``).
+
+    Examples
+    --------
+    Under the uniform prior each output of this mechanism has ``P_Y(y) = 0.5`` and
+    ``max_x W[x, y] = 0.75``, so both bars are ``log(0.75 / 0.5) = 0.405``:
+
+    >>> ax = plot_pml([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], eps=1.0)
+    >>> [round(float(bar.get_height()), 3) for bar in ax.patches]
+    [0.405, 0.405]
+    >>> ax.lines[0].get_ydata()[0]  # the eps line
+    1.0
     """
     from .leakage import pml
 
@@ -175,6 +200,14 @@ def plot_gaussian_curve(calibration: Any, ax: Any = None, *,
     -------
     matplotlib.axes.Axes
         One line per curve, labelled ``"direct"`` / ``"paper"``; delta on a log scale.
+
+    Examples
+    --------
+    >>> from pmlkit.additive import calibrate_gaussian
+    >>> cal = calibrate_gaussian(["M"] * 670 + ["F"] * 330, 1.5, 1e-6, positive="M")
+    >>> ax = plot_gaussian_curve(cal)
+    >>> [line.get_label() for line in ax.get_lines()], ax.get_yscale()
+    (['direct', 'paper'], 'log')
     """
     from .additive.calibrate import GaussianCalibration
 

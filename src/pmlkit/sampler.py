@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ._optional import require
 from ._validation import as_mechanism, fmt
 from .errors import DataError
 
@@ -175,7 +176,7 @@ class Encoder:
 
     def _pd_index(self) -> Any:
         if self._index is None:
-            import pandas as pd
+            pd = require("pandas", "encoding labels of an object/string array")
 
             self._index = pd.Index(list(self.labels),
                                    dtype=object if self.kind in ("bool", "mixed", "object")
@@ -244,7 +245,7 @@ class Encoder:
         self.nulls += int(null.sum())
         rest = bad_values[~null]
         if rest.size:
-            import pandas as pd
+            pd = require("pandas", "encoding labels of an object/string array")
 
             vc = pd.Series(rest, dtype=object).value_counts(dropna=False)
             for v, c in vc.items():
@@ -333,7 +334,7 @@ def strings_to_arrow(values: np.ndarray) -> Any:
     """An Arrow string array of an object array holding only ``str`` (and None), else
     None (bytes, numbers, NaN or mixed objects keep the generic path, so a ``b"a"`` never
     matches the label ``"a"``)."""
-    import pandas as pd
+    pd = require("pandas", "encoding labels of an object/string array")
     import pyarrow as pa
 
     if pd.api.types.infer_dtype(values, skipna=True) not in ("string", "empty"):
@@ -345,6 +346,6 @@ def strings_to_arrow(values: np.ndarray) -> Any:
 
 
 def null_mask(values: np.ndarray) -> np.ndarray:
-    import pandas as pd
+    pd = require("pandas", "encoding labels of an object/string array")
 
     return np.asarray(pd.isna(values), dtype=bool)

@@ -20,6 +20,7 @@ from typing import Any, TypeVar
 
 import click
 
+from .._optional import require
 from .._validation import to_jsonable
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -48,7 +49,22 @@ def renamed_option(new: str, old: str, dest: str, *, required: bool = False,
     ``old`` is hidden from ``--help``; using it prints one line
     ``pmlkit: note: OLD is deprecated; use NEW`` on stderr and otherwise behaves exactly like
     ``new`` (same type and checks). Giving both is a usage error. ``required`` is checked
-    here (click cannot know that either spelling satisfies it)."""
+    here (click cannot know that either spelling satisfies it).
+
+    Examples
+    --------
+    >>> import click
+    >>> from click.testing import CliRunner
+    >>> @click.command()
+    ... @renamed_option("--output", "--out", "output", required=True)
+    ... def cmd(output):
+    ...     click.echo(output)
+    >>> CliRunner().invoke(cmd, ["--output", "a.json"]).output
+    'a.json\\n'
+    >>> result = CliRunner().invoke(cmd, ["--out", "b.json"])
+    >>> "pmlkit: note: --out is deprecated; use --output" in result.output, result.exit_code
+    (True, 0)
+    """
     import functools
 
     from click.core import ParameterSource
@@ -79,24 +95,71 @@ def renamed_option(new: str, old: str, dest: str, *, required: bool = False,
 
 
 def json_option(fn: F) -> F:
-    """``--json``: machine-readable output on stdout."""
+    """``--json``: machine-readable output on stdout.
+
+    Examples
+    --------
+    >>> import click
+    >>> from click.testing import CliRunner
+    >>> @click.command()
+    ... @json_option
+    ... def cmd(as_json):
+    ...     emit(as_json, {"eps": 1.0}, "eps = 1")
+    >>> CliRunner().invoke(cmd, ["--json"]).output.split()
+    ['{', '"eps":', '1.0', '}']
+    >>> CliRunner().invoke(cmd, []).output
+    'eps = 1\\n'
+    """
     return click.option("--json", "as_json", is_flag=True,
                         help="Print a machine-readable JSON document on stdout.")(fn)
 
 
 def progress_option(fn: F) -> F:
-    """``--progress/--no-progress`` (default: when stderr is a terminal)."""
+    """``--progress/--no-progress`` (default: when stderr is a terminal).
+
+    Examples
+    --------
+    >>> import click
+    >>> from click.testing import CliRunner
+    >>> @click.command()
+    ... @progress_option
+    ... def cmd(progress):
+    ...     click.echo(progress_enabled(progress))
+    >>> CliRunner().invoke(cmd, ["--no-progress"]).output
+    'False\\n'
+    """
     return click.option("--progress/--no-progress", default=None,
                         help="Progress bars on stderr (default: when stderr is a "
                              "terminal).")(fn)
 
 
 def progress_enabled(flag: bool | None) -> bool:
+    """Whether to draw progress bars: the ``--progress/--no-progress`` flag, else whether
+    stderr is a terminal.
+
+    Examples
+    --------
+    ``None`` follows the terminal (bars only when stderr is one); a flag decides otherwise:
+
+    >>> progress_enabled(True), progress_enabled(False)
+    (True, False)
+    """
     return sys.stderr.isatty() if flag is None else bool(flag)
 
 
 def csv_options(fn: F) -> F:
-    """Options describing CSV inputs (ignored for Parquet)."""
+    """Options describing CSV inputs (ignored for Parquet).
+
+    Examples
+    --------
+    >>> import click
+    >>> @click.command()
+    ... @csv_options
+    ... def cmd(names, skip_rows, strip, na_values):
+    ...     pass
+    >>> [p.name for p in cmd.params]
+    ['names', 'skip_rows', 'strip', 'na_values']
+    """
     opts = [
         click.option("--names", default=None, metavar="A,B,...|adult",
                      help="Column names of a headerless CSV file (comma-separated), or "
@@ -115,7 +178,18 @@ def csv_options(fn: F) -> F:
 
 
 def delimiter_option(fn: F) -> F:
-    """``--delimiter``: the CSV field separator (default: tab for .tsv, else comma)."""
+    """``--delimiter``: the CSV field separator (default: tab for .tsv, else comma).
+
+    Examples
+    --------
+    >>> import click
+    >>> @click.command()
+    ... @delimiter_option
+    ... def cmd(delimiter):
+    ...     pass
+    >>> cmd.params[0].opts
+    ['--delimiter']
+    """
     return click.option("--delimiter", default=None, metavar="CHAR",
                         help="CSV field separator (a character, or 'tab'); default: tab for "
                              ".tsv files, a comma otherwise.")(fn)
@@ -135,7 +209,20 @@ def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | Non
                      na_values: Sequence[str], *, path_hint: str = "",
                      delimiter: str | None = None) -> Any:
     """Build a :class:`pmlkit.io.CsvOptions` from the :func:`csv_options` values (and
-    ``--delimiter``)."""
+    ``--delimiter``).
+
+    Examples
+    --------
+    ``--names adult`` reads the headerless UCI files (``adult.test`` skips its first line):
+
+    >>> opts = csv_from_options("adult", None, None, (), path_hint="data/adult.test")
+    >>> opts.column_names[9], opts.skip_rows, opts.strip_whitespace, opts.null_values
+    ('sex', 1, True, ('?',))
+    >>> csv_from_options(None, None, None, (), delimiter="tab").delimiter
+    '\\t'
+    >>> csv_from_options(None, None, None, ()) is None  # nothing given: pyarrow's defaults
+    True
+    """
     import dataclasses
 
     from ..io import CsvOptions
@@ -162,7 +249,17 @@ def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | Non
 
 def read_reference(path: str, column: str, csv: Any = None,
                    categories: Sequence[Any] | None = None) -> Any:
-    """Empirical distribution (:func:`pmlkit.empirical_distribution`) of one column."""
+    """Empirical distribution (:func:`pmlkit.empirical_distribution`) of one column.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "ref.csv"
+    >>> _ = path.write_text("sex\\n" + "F\\n" * 40 + "M\\n" * 60)
+    >>> est = read_reference(str(path), "sex")
+    >>> est.categories, est.p.tolist(), est.m
+    (('F', 'M'), [0.4, 0.6], 100)
+    """
     from ..estimation import empirical_distribution
     from ..io import read_column
 
@@ -172,7 +269,21 @@ def read_reference(path: str, column: str, csv: Any = None,
 
 def load_mechanism(path: str, *, allow_uncertified: bool = False) -> Any:
     """Load a mechanism file strictly; an uncertified one only with ``allow_uncertified``
-    (the error then names the ``--allow-uncertified`` flag)."""
+    (the error then names the ``--allow-uncertified`` flag).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import pmlkit
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "m.json"
+    >>> _ = pmlkit.Mechanism([[0.75, 0.25], [0.25, 0.75]]).save(path)
+    >>> load_mechanism(str(path))
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.MechanismFileError: mechanism file ... is UNCERTIFIED ...
+    >>> load_mechanism(str(path), allow_uncertified=True).certified
+    False
+    """
     from ..errors import MechanismFileError
     from ..mechanism import Mechanism
 
@@ -186,7 +297,17 @@ def load_mechanism(path: str, *, allow_uncertified: bool = False) -> Any:
 
 
 def certificate_line(mech: Any) -> str:
-    """One line saying what guarantee a loaded mechanism carries (or that it has none)."""
+    """One line saying what guarantee a loaded mechanism carries (or that it has none).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> print(certificate_line(pmlkit.Mechanism([[0.75, 0.25], [0.25, 0.75]])))
+    UNCERTIFIED: this mechanism carries no checked guarantee (no uncertainty set or certified eps)
+    >>> res = pmlkit.design_from_samples([0] * 60 + [1] * 40, eps=1.0, delta=0.05)
+    >>> certificate_line(res.mechanism).startswith("certified: worst-case eps 1 ")
+    True
+    """
     params = mech.parameters
     if not mech.certified:
         claims = ", ".join(f"{k} = {params[k]}" for k in ("eps", "delta") if k in params)
@@ -208,7 +329,17 @@ def certificate_line(mech: Any) -> str:
 
 
 def emit(as_json: bool, doc: dict[str, Any], text: str) -> None:
-    """Print ``doc`` as JSON (``--json``) or ``text``."""
+    """Print ``doc`` as JSON (``--json``) or ``text``.
+
+    Examples
+    --------
+    >>> emit(False, {"eps": 0.5}, "eps = 0.5")
+    eps = 0.5
+    >>> emit(True, {"eps": float("inf")}, "")  # strict JSON: non-finite floats as text
+    {
+      "eps": "inf"
+    }
+    """
     if as_json:
         click.echo(json.dumps(to_jsonable(doc), indent=2))
     else:
@@ -217,11 +348,18 @@ def emit(as_json: bool, doc: dict[str, Any], text: str) -> None:
 
 @contextmanager
 def steps(total: int, desc: str, enabled: bool) -> Iterator[Callable[[str], None]]:
-    """A tqdm bar over named steps; yields ``advance(label)``."""
+    """A tqdm bar over named steps; yields ``advance(label)``.
+
+    Examples
+    --------
+    >>> with steps(2, "design", enabled=False) as advance:
+    ...     advance("estimate")
+    ...     advance("certify")
+    """
     if not enabled:
         yield lambda label: None
         return
-    from tqdm.auto import tqdm
+    tqdm = require("tqdm.auto", "progress bars").tqdm
 
     bar = tqdm(total=total, desc=desc, leave=False, file=sys.stderr)
 

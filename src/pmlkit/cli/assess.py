@@ -112,7 +112,7 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
     from ..joint import release_leakage
 
     p = docs[0]["prior"]
-    combined: dict = {"mechanism_files": list(mech_paths),
+    combined: dict[str, Any] = {"mechanism_files": list(mech_paths),
                       "eps_min": release_leakage([m.matrix for m in mechs], prior=p)}
     lines = [f"combined release of the column through {', '.join(mech_paths)} (fresh "
              "randomness each):",
@@ -131,11 +131,11 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
     return 0
 
 
-def _assess_one(mech_path: str, mech, prior: str | None, reference: str | None,
+def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | None,
                 column: str | None, delta: float | None, set_method: str,
                 target: float | None, names: str | None, skip_rows: int | None,
                 strip: bool | None, na_values: tuple[str, ...],
-                progress: bool | None) -> tuple[dict, list[str], Any]:
+                progress: bool | None) -> tuple[dict[str, Any], list[str], Any]:
     """One mechanism's report (the single-mechanism output); returns (doc, text lines,
     the confidence set or None)."""
     import numpy as np
@@ -145,7 +145,7 @@ def _assess_one(mech_path: str, mech, prior: str | None, reference: str | None,
 
     w = mech.matrix
     cs = None
-    doc: dict = {"mechanism_file": mech_path, "input_labels": list(mech.input_labels),
+    doc: dict[str, Any] = {"mechanism_file": mech_path, "input_labels": list(mech.input_labels),
                  "output_labels": list(mech.output_labels)}
     lines = [f"mechanism {mech_path}: {mech.n_inputs} inputs x {mech.n_outputs} outputs "
              f"(designer {mech.designer})", certificate_line(mech)]
@@ -191,8 +191,8 @@ def _assess_one(mech_path: str, mech, prior: str | None, reference: str | None,
     return doc, lines, cs
 
 
-def _assess_set(mech, est, p, delta: float, set_method: str, target: float | None,
-                doc: dict, lines: list[str]) -> Any:
+def _assess_set(mech: Any, est: Any, p: Any, delta: float, set_method: str,
+                target: float | None, doc: dict[str, Any], lines: list[str]) -> Any:
     from ..bounds import delta_min, eps_bound, lipschitz_bound, sensitivity_bound
     from ..confidence import confidence_set
     from ..leakage import eps_min
@@ -205,7 +205,7 @@ def _assess_set(mech, est, p, delta: float, set_method: str, target: float | Non
     cap = leakage_capacity(w, uset)
     sens = leakage_sensitivity(w, p, uset)
     e0 = eps_min(w, p)
-    res: dict = {"method": set_method, "delta": delta, "set": uset.to_dict(),
+    res: dict[str, Any] = {"method": set_method, "delta": delta, "set": uset.to_dict(),
                  "description": cs.description, "worst_case_eps": cap,
                  "sensitivity": sens, "bounds": {}}
     lines.append(f"over the {set_method} confidence set (P[true distribution outside] <= "

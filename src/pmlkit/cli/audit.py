@@ -49,7 +49,7 @@ def command(trials: int, seed: int, deltas: tuple[float, ...], families: tuple[s
 
     fams = families or FAMILIES
     with steps(len(fams), "audit", progress_enabled(progress)) as advance:
-        result = run_audit(trials=trials, seed=seed, deltas=deltas or DEFAULT_DELTAS,
+        result = run_audit(trials=trials, rng=seed, deltas=deltas or DEFAULT_DELTAS,
                            families=fams, alpha=alpha, radius_scale=radius_scale,
                            progress=advance)
     emit(as_json, result.to_dict(), str(result))

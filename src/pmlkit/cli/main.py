@@ -50,7 +50,8 @@ class LazyGroup(click.Group):
         if entry is None or not _available(entry[0]):
             return None
         module = importlib.import_module(f"pmlkit.cli.{entry[0]}")
-        return module.command
+        command: click.Command = module.command
+        return command
 
     def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
         rows = [(name, SUBCOMMANDS[name][1]) for name in self.list_commands(ctx)]

@@ -58,7 +58,7 @@ def command(figures: tuple[str, ...], all_: bool, out: pathlib.Path, iterations:
         find_adult(data)
     show = sys.stderr.isatty() if progress is None else progress
     echo = None if as_json else click.echo
-    results = reproduce(names, out, iterations=iterations, seed=seed, data=data,
+    results = reproduce(names, out, iterations=iterations, rng=seed, data=data,
                         progress=show, echo=echo)
     report = out / REPORT_NAME
     if as_json:

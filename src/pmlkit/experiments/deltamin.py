@@ -23,6 +23,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, check_iterations, new_figure
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -48,12 +50,13 @@ CAPTION = (
 )
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
-    """Tidy data of Figure "deltaminplot" (deterministic: ``seed``/``data`` are unused).
+    """Tidy data of Figure "deltaminplot" (deterministic: ``rng``/``data`` are unused).
 
     ``iterations`` is the number of grid points per curve (default 120)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..bounds import delta_min, eps_bound
     from ..estimation import l1_radius

@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, new_figure, progress_bar, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -96,16 +98,17 @@ def _designs(codes: np.ndarray, cats: list[Any], m: int, gen: np.random.Generato
     return out
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of the design_gain figure (``iterations`` draws per m, default 20)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..utility import mutual_information
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     rows: list[dict[str, Any]] = []
     for feature in FEATURES:
         codes, cats = cols[feature]

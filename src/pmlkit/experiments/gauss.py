@@ -34,6 +34,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -58,7 +60,17 @@ def pldp_delta(sigma: float, eps: float) -> float:
     """The pLDP curve's delta at ``eps`` for noise ``sigma``: the root in ``delta`` of
     ``pldp_eps(sigma, delta) = eps`` (:func:`pmlkit.additive.pldp_eps` is decreasing in
     delta), found by bisection on ``log delta`` (``brentq``, ``xtol`` 1e-13). ``1.0`` when even
-    ``delta -> 1`` gives a larger eps, ``0.0`` below ``delta = 1e-300``."""
+    ``delta -> 1`` gives a larger eps, ``0.0`` below ``delta = 1e-300``.
+
+    Examples
+    --------
+    The inverse of :func:`pmlkit.additive.pldp_eps` in delta:
+
+    >>> from pmlkit.additive import pldp_eps
+    >>> eps = pldp_eps(1.5, 1e-3)
+    >>> round(pldp_delta(1.5, eps) / 1e-3, 6)
+    1.0
+    """
     from scipy.optimize import brentq
 
     from ..additive import pldp_eps
@@ -76,17 +88,29 @@ def pldp_delta(sigma: float, eps: float) -> float:
 
 @dataclass(frozen=True)
 class GaussFigure:
-    """One Gaussian figure: ``NAME``, ``CAPTION``, the estimate and the noise levels."""
+    """One Gaussian figure: ``NAME``, ``CAPTION``, the estimate and the noise levels.
+
+    Examples
+    --------
+    >>> from pmlkit.experiments import get_figure
+    >>> fig = get_figure("gauss")
+    >>> isinstance(fig, GaussFigure), fig.NAME
+    (True, 'gauss')
+    >>> df = fig.compute(iterations=5)
+    >>> len(df) > 0
+    True
+    """
 
     NAME: str
     CAPTION: str
     p_hat: tuple[float, float]
     sigmas: tuple[float, ...]
 
-    def compute(self, *, iterations: int | None = None, seed: int = 0,
+    @renamed_parameter(version="0.2", seed="rng")
+    def compute(self, *, iterations: int | None = None, rng: int = 0,
                 data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
         """Tidy data (deterministic; ``iterations`` = grid points per curve, default 150)."""
-        import pandas as pd
+        pd = require("pandas", "the paper's experiments")
 
         from ..additive import gaussian_tradeoff, pldp_eps
 

@@ -36,6 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import (
     Check,
     adult_codes,
@@ -73,7 +75,19 @@ CAPTION = (
 
 def scale_for(eps: float, delta: float, m: int, p_hat_min: np.ndarray) -> np.ndarray:
     """Laplace scale per iteration: eq. uncertainlaplace inverted (``delta > 0``) or the
-    eps-LDP scale (``delta = 0``); evaluated once per distinct ``p_hat_min``."""
+    eps-LDP scale (``delta = 0``); evaluated once per distinct ``p_hat_min``.
+
+    Examples
+    --------
+    With ``delta = 0`` the eps-LDP scale for a binary ``+-1`` value (sensitivity 2),
+    ``2 / eps``; with ``delta > 0`` the scale that is eps-PML over the whole l1-ball, smaller:
+
+    >>> scale_for(1.0, 0.0, 100, np.array([0.3, 0.3])).tolist()
+    [2.0, 2.0]
+    >>> b = scale_for(1.0, 1e-6, 1000, np.array([0.3]))
+    >>> bool(0 < b[0] < 2.0)
+    True
+    """
     from ..additive.laplace import laplace_scale, laplace_scale_uncertain
     from ..estimation import l1_radius
 
@@ -113,6 +127,16 @@ def simulate(codes: np.ndarray, m_grid: Sequence[int], settings: Sequence[tuple[
         paper's plug-in MI on ``m`` rows estimates it with a positive bias of about
         ``1/(2m)`` nats, the same for every method, which shrinks relative gains at
         small ``m``; the channel MI has no such bias and varies only through ``b``.
+
+    Examples
+    --------
+    On a synthetic binary column (the figure uses Adult's ``sex`` and ``income``):
+
+    >>> codes = (np.random.default_rng(0).random(5000) < 0.3).astype(np.int64)
+    >>> recs = simulate(codes, [1000], [(1.0, 0.0), (1.0, 1e-6)], 5,
+    ...                 np.random.default_rng(1))
+    >>> [r["b"] for r in recs][0], recs[0]["mi_mean"] < recs[1]["mi_mean"]
+    (2.0, True)
     """
     from ..additive.laplace import laplace_binarized_channel
     from ..utility import mutual_information
@@ -157,14 +181,24 @@ def simulate(codes: np.ndarray, m_grid: Sequence[int], settings: Sequence[tuple[
     return rows
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
-    """Tidy data of Figure "numex_laplace" (``iterations`` shuffles, default 100)."""
-    import pandas as pd
+    """Tidy data of Figure "numex_laplace" (``iterations`` shuffles, default 100).
+
+    Examples
+    --------
+    With the Adult data (``PMLKIT_DATA``; see :mod:`pmlkit.datasets`):
+
+    >>> df = compute(iterations=2)  # doctest: +SKIP
+    >>> sorted(set(df["feature"]))  # doctest: +SKIP
+    ['income', 'sex']
+    """
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     settings = [(e, d) for e in EPS_GRID for d in (DELTA, 0.0)]
     frames = []
     for feature in FEATURES:
@@ -180,7 +214,14 @@ def compute(*, iterations: int | None = None, seed: int = 0,
 
 def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     """One panel per feature: MI against m (log x), one colour per eps, PML solid and
-    LDP dashed."""
+    LDP dashed.
+
+    Examples
+    --------
+    >>> fig = plot(compute(iterations=2))  # doctest: +SKIP
+    >>> len(fig.axes)  # doctest: +SKIP
+    2
+    """
     feats = list(dict.fromkeys(df["feature"]))
     fig, axes = new_figure(len(feats), height=4.2)
     for ax, feat in zip(axes, feats, strict=True):
@@ -219,7 +260,13 @@ def rises_with_m(df: pd.DataFrame, by: list[str]) -> tuple[bool, str]:
 
 def check(df: pd.DataFrame) -> list[Check]:
     """PML MI > LDP MI at every (feature, m, eps); PML MI rises with m (gain grows with
-    m); PML scale <= LDP scale; LDP scale is exactly 2/eps."""
+    m); PML scale <= LDP scale; LDP scale is exactly 2/eps.
+
+    Examples
+    --------
+    >>> [c.holds for c in check(compute(iterations=2))]  # doctest: +SKIP
+    [True, True]
+    """
     out: list[Check] = []
     piv = df.pivot_table(index=["feature", "m", "eps"], columns="method", values="mi_mean")
     diff = piv["pml"] - piv["ldp"]

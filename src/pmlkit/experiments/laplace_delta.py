@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, new_figure, research_generator
 from .laplace_adult import DEFAULT_ITERATIONS, FEATURES, M_GRID, rises_with_m, simulate
 
@@ -42,14 +44,15 @@ CAPTION = (
 )
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "laplaceoverdelta" (``iterations`` shuffles, default 100)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
     cols = adult_codes(data, FEATURES)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     frames = []
     for feature in FEATURES:
         codes, _ = cols[feature]

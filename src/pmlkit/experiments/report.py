@@ -18,6 +18,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._deprecation import renamed_parameter
 from ..errors import DataError, PMLError, ValidationError
 from . import FIGURES, get_figure
 from .base import Check
@@ -48,6 +49,13 @@ class FigureResult:
         The error message if the figure failed, else ``None``.
     rows
         Number of rows of the CSV.
+
+    Examples
+    --------
+    >>> from pmlkit.experiments import Check
+    >>> res = FigureResult("deltamin", checks=(Check("a claim", True, "evidence"),))
+    >>> res.ok
+    True
     """
 
     name: str
@@ -73,8 +81,9 @@ class FigureResult:
                 "checks": [c.to_dict() for c in self.checks]}
 
 
+@renamed_parameter(version="0.2", seed="rng")
 def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
-              iterations: int | None = None, seed: int = 0,
+              iterations: int | None = None, rng: int = 0,
               data: pathlib.Path | str | None = None, progress: bool = False,
               echo: Callable[[str], None] | None = None) -> list[FigureResult]:
     """Make the figures ``names`` in folder ``out`` and write ``out/report.html``.
@@ -87,8 +96,9 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
         Output folder (created if needed).
     iterations
         Passed to every figure's ``compute`` (``None``: each figure's default).
-    seed
-        Seed of the research generator (results are reproducible from it).
+    rng
+        Integer seed of the research generator (results are reproducible from it);
+        formerly ``seed`` (still accepted, with a DeprecationWarning).
     data
         Folder (or file) of the UCI Adult data; default ``PMLKIT_DATA`` or the cache.
     progress
@@ -100,6 +110,15 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
     -------
     list of FigureResult
         In the order of ``names``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> out = pathlib.Path(tempfile.mkdtemp())
+    >>> [r.name for r in reproduce(["deltamin"], out, iterations=2)]
+    ['deltamin']
+    >>> sorted(p.name for p in out.iterdir())
+    ['deltamin.csv', 'deltamin.png', 'report.html']
     """
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
@@ -110,11 +129,11 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
     say = echo or (lambda _line: None)
     results: list[FigureResult] = []
     for name in dict.fromkeys(names):
-        res = _run_one(name, out_dir, iterations=iterations, seed=seed, data=data_path,
+        res = _run_one(name, out_dir, iterations=iterations, rng=rng, data=data_path,
                        progress=progress)
         results.append(res)
         say(_summary_line(res, out_dir))
-    write_report(results, out_dir, settings={"iterations": iterations, "seed": seed,
+    write_report(results, out_dir, settings={"iterations": iterations, "seed": rng,
                                              "data": str(data_path) if data_path else None})
     return results
 
@@ -130,7 +149,7 @@ def _summary_line(res: FigureResult, out_dir: pathlib.Path) -> str:
             f"{out_dir / (res.png or '')}{fails}")
 
 
-def _run_one(name: str, out_dir: pathlib.Path, *, iterations: int | None, seed: int,
+def _run_one(name: str, out_dir: pathlib.Path, *, iterations: int | None, rng: int,
              data: pathlib.Path | None, progress: bool) -> FigureResult:
     try:
         fig_mod = get_figure(name)
@@ -140,7 +159,7 @@ def _run_one(name: str, out_dir: pathlib.Path, *, iterations: int | None, seed: 
     needs_adult = bool(getattr(fig_mod, "NEEDS_ADULT", False))
     t0 = time.perf_counter()
     try:
-        df = fig_mod.compute(iterations=iterations, seed=seed, data=data, progress=progress)
+        df = fig_mod.compute(iterations=iterations, rng=rng, data=data, progress=progress)
     except DataError as exc:
         if needs_adult:
             return FigureResult(
@@ -184,7 +203,15 @@ def _status(res: FigureResult) -> tuple[str, str]:
 
 def write_report(results: Sequence[FigureResult], out_dir: pathlib.Path | str,
                  settings: dict[str, Any] | None = None) -> pathlib.Path:
-    """Write ``out_dir/report.html`` for ``results``; returns its path."""
+    """Write ``out_dir/report.html`` for ``results``; returns its path.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = write_report([FigureResult("deltamin")], tempfile.mkdtemp())
+    >>> path.name, "deltamin" in path.read_text()
+    ('report.html', True)
+    """
     from .._version import __version__
 
     esc = html.escape

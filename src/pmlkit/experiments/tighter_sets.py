@@ -36,7 +36,10 @@ import pathlib
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, adult_codes, check_iterations, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -76,16 +79,44 @@ CAPTION = (
 
 
 def p_hat_of(kind: str, n: int) -> np.ndarray:
-    """The estimate of each kind: ``"uniform"`` or ``"skewed"`` (``p_i ∝ 1/i^2``)."""
+    """The estimate of each kind: ``"uniform"`` or ``"skewed"`` (``p_i ∝ 1/i^2``).
+
+    Examples
+    --------
+    ``"skewed"`` is proportional to ``1, 1/4, 1/9``, that is ``(36, 9, 4) / 49``:
+
+    >>> (p_hat_of("skewed", 3) * 49).round(6).tolist()
+    [36.0, 9.0, 4.0]
+    >>> p_hat_of("uniform", 4).tolist()
+    [0.25, 0.25, 0.25, 0.25]
+    """
     if kind == "uniform":
         return np.full(n, 1.0 / n)
     w = 1.0 / np.arange(1, n + 1, dtype=np.float64) ** 2
-    return w / w.sum()
+    skewed: np.ndarray = w / w.sum()
+    return skewed
 
 
-def counts_of(p: np.ndarray, m: int) -> np.ndarray:
-    """``m p`` rounded to integers summing to ``m`` (largest remainders)."""
-    raw = p * m
+@renamed_parameter(version="0.2", p="prior")
+def counts_of(prior: ArrayLike, m: int) -> NDArray[np.int64]:
+    """``m * prior`` rounded to integers summing to ``m`` (largest remainders).
+
+    Parameters
+    ----------
+    prior : array_like
+        A distribution (formerly ``p``, still accepted with a DeprecationWarning).
+    m : int
+        The number of records.
+
+    Examples
+    --------
+    ``3 * (0.5, 0.25, 0.25)`` is ``1.5, 0.75, 0.75``: the floors ``1, 0, 0`` miss two
+    records, which go to the two largest remainders (0.75 and 0.75):
+
+    >>> counts_of([0.5, 0.25, 0.25], 3).tolist()
+    [1, 1, 1]
+    """
+    raw = np.asarray(prior, dtype=np.float64) * m
     c = np.floor(raw).astype(np.int64)
     short = m - int(c.sum())
     if short:
@@ -174,13 +205,23 @@ def adult_rows(iterations: int, seed: int, data: pathlib.Path | None, progress: 
     return rows
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
-    """Tidy data: certified-eps rows and Adult-Laplace rows (``kind`` tells them apart)."""
-    import pandas as pd
+    """Tidy data: certified-eps rows and Adult-Laplace rows (``kind`` tells them apart).
+
+    Examples
+    --------
+    With the Adult data (``PMLKIT_DATA``) for the Laplace rows:
+
+    >>> df = compute(iterations=2)  # doctest: +SKIP
+    >>> sorted(set(df["kind"]))  # doctest: +SKIP
+    ['adult_laplace', 'certified']
+    """
+    pd = require("pandas", "the paper's experiments")
 
     k = check_iterations(iterations, DEFAULT_ITERATIONS)
-    rows = certified_rows() + adult_rows(k, seed, data, progress)
+    rows = certified_rows() + adult_rows(k, rng, data, progress)
     df = pd.DataFrame(rows)
     for col in COLUMNS:
         if col not in df:
@@ -192,9 +233,15 @@ def compute(*, iterations: int | None = None, seed: int = 0,
 def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
     """Two rows. Columns 1-3: certified eps vs m for N = 2, 6, 20 (row 1 k-RR, row 2 the
     fixed-prior optimum; solid uniform, dashed skewed estimate). Column 4: Adult MI vs m
-    (row 1 income, row 2 sex), one line per set and LDP."""
-    from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
+    (row 1 income, row 2 sex), one line per set and LDP.
+
+    Examples
+    --------
+    >>> fig = plot(compute(iterations=2))  # doctest: +SKIP
+    """
+    FigureCanvasAgg = require("matplotlib.backends.backend_agg",
+                              "the paper's figures").FigureCanvasAgg
+    Figure = require("matplotlib.figure", "the paper's figures").Figure
 
     cert = df[df["kind"] == "certified"]
     lap = df[df["kind"] == "adult_laplace"]
@@ -241,24 +288,40 @@ def plot(df: pd.DataFrame) -> matplotlib.figure.Figure:
         for ax in row:
             if not ax.has_data():
                 ax.set_axis_off()
-    return fig
+    figure: matplotlib.figure.Figure = fig
+    return figure
 
 
 def mi_gains(df: pd.DataFrame, values: str = "mi_mean") -> pd.DataFrame:
     """Relative MI gain over the paper's ball, ``MI(set) / MI(l1) - 1``, per feature and m
     (rows: (feature, m); columns: sets). ``values="mi_mean"`` uses the paper's plug-in MI
     on the m rows, ``"mi_channel_mean"`` the exact MI of the released channel under the
-    population (see :func:`pmlkit.experiments.laplace_adult.simulate`)."""
+    population (see :func:`pmlkit.experiments.laplace_adult.simulate`).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"kind": "adult_laplace", "feature": "sex", "m": 100,
+    ...                    "set": ["l1", "box-cp"], "mi_mean": [0.10, 0.12]})
+    >>> mi_gains(df).round(3).to_dict("records")
+    [{'box-cp': 0.2, 'l1': 0.0}]
+    """
     lap = df[df["kind"] == "adult_laplace"]
     piv = lap.pivot_table(index=["feature", "m"], columns="set", values=values)
     return piv.div(piv["l1"], axis=0) - 1.0
 
 
 def check(df: pd.DataFrame) -> list[Check]:
-    """The issue's claims: for k-RR the best valid set never certifies a larger eps than the
+    """The figure's claims: for k-RR the best valid set never certifies a larger eps than the
     paper's ball and a clearly smaller one at N = 20, m = 10^4; "l1-box" is never more
     than 1% worse than the ball for either mechanism; on Adult the best set gives >= 5%
-    more MI than the ball at m = 1000 and >= 15% at m = 100 for both features."""
+    more MI than the ball at m = 1000 and >= 15% at m = 100 for both features.
+
+    Examples
+    --------
+    >>> all(c.holds for c in check(compute(iterations=2)))  # doctest: +SKIP
+    True
+    """
     out: list[Check] = []
     cert = df[df["kind"] == "certified"]
     if len(cert):

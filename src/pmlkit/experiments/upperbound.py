@@ -31,6 +31,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._deprecation import renamed_parameter
+from .._optional import require
 from .base import Check, check_iterations, new_figure, progress_bar, research_generator
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -93,7 +95,8 @@ def d_inf(w: np.ndarray, p: np.ndarray, qs: np.ndarray) -> np.ndarray:
     support = py > 0
     with np.errstate(divide="ignore"):
         ratio = np.log(py[support])[None, :] - np.log(qy[:, support])
-    return ratio.max(axis=1)
+    worst: np.ndarray = ratio.max(axis=1)
+    return worst
 
 
 def random_cloud(p: np.ndarray, beta_max: float, k: int,
@@ -109,7 +112,8 @@ def random_cloud(p: np.ndarray, beta_max: float, k: int,
         keep = s <= 1.0
         q = p + s[keep, None] * (d[keep] - p)
         out = np.vstack([out, np.clip(q, 0.0, None)])
-    return out[:k] / out[:k].sum(axis=1, keepdims=True)
+    cloud: np.ndarray = out[:k] / out[:k].sum(axis=1, keepdims=True)
+    return cloud
 
 
 def _value(result: Any) -> float:
@@ -126,17 +130,18 @@ def exact_sensitivity(panel: str, beta: float) -> float:
     return _value(leakage_sensitivity(w, p, L1Ball(p, beta)))
 
 
-def compute(*, iterations: int | None = None, seed: int = 0,
+@renamed_parameter(version="0.2", seed="rng")
+def compute(*, iterations: int | None = None, rng: int = 0,
             data: pathlib.Path | None = None, progress: bool = False) -> pd.DataFrame:
     """Tidy data of Figure "upperbound".
 
     ``iterations`` is the number of random distributions per panel (default 10,000)."""
-    import pandas as pd
+    pd = require("pandas", "the paper's experiments")
 
     from ..bounds import sensitivity_bound
 
     k = check_iterations(iterations, DEFAULT_RANDOM)
-    gen = research_generator(seed)
+    gen = research_generator(rng)
     frames = []
     for panel, (w, p, eps, _) in PANELS.items():
         beta_max = 0.98 * 2 * float(p.min())
