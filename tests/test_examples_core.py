@@ -12,6 +12,7 @@ import pytest
 
 MODULES = [
     "pmlkit.errors",
+    "pmlkit._validation",
 ]
 
 
