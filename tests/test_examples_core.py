@@ -13,6 +13,7 @@ import pytest
 MODULES = [
     "pmlkit.errors",
     "pmlkit._validation",
+    "pmlkit.rng",
 ]
 
 
