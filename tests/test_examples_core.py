@@ -14,6 +14,7 @@ MODULES = [
     "pmlkit.errors",
     "pmlkit._validation",
     "pmlkit.rng",
+    "pmlkit.sets",
 ]
 
 
