@@ -15,6 +15,7 @@ MODULES = [
     "pmlkit._validation",
     "pmlkit.rng",
     "pmlkit.sets",
+    "pmlkit.leakage",
 ]
 
 
