@@ -16,6 +16,7 @@ MODULES = [
     "pmlkit.rng",
     "pmlkit.sets",
     "pmlkit.leakage",
+    "pmlkit.worstcase",
 ]
 
 
