@@ -17,6 +17,7 @@ MODULES = [
     "pmlkit.sets",
     "pmlkit.leakage",
     "pmlkit.worstcase",
+    "pmlkit.bounds",
 ]
 
 

@@ -1,0 +1,86 @@
+"""The release-0.2 vocabulary of the core, analysis and confidence layers: every renamed or
+newly keyword-only parameter keeps its old spelling for one release. For each change: the
+old spelling still works, warns :class:`DeprecationWarning` and gives the same result as
+the new spelling, which does not warn."""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+import pytest
+
+import pmlkit as pk
+from pmlkit.errors import ValidationError
+
+P = [0.4, 0.2, 0.2, 0.2]
+
+
+def _new(call):
+    """Call the new spelling with every warning turned into an error."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        return call()
+
+
+def _old(call, *names):
+    with pytest.warns(DeprecationWarning) as caught:
+        out = call()
+    text = " ".join(str(w.message) for w in caught)
+    for name in names:
+        assert name in text
+    return out
+
+
+# --- bounds: scalar parameters by keyword -----------------------------------------------
+
+KEYWORD_ONLY = [
+    # (new call, old positional call, names the warning must mention)
+    (lambda: pk.eps_bound(eps=1.0, beta=0.1), lambda: pk.eps_bound(1.0, 0.1), ("eps", "beta")),
+    (lambda: pk.eps_bound(eps=1.0, beta=[0.0, 0.1]), lambda: pk.eps_bound(1.0, [0.0, 0.1]),
+     ("eps", "beta")),
+    (lambda: pk.eps_bound(eps=1.0, beta=0.1), lambda: pk.eps_bound(1.0, beta=0.1), ("eps",)),
+    (lambda: pk.leakage_bound(eps=0.3, distance=0.2), lambda: pk.leakage_bound(0.3, 0.2),
+     ("eps", "distance")),
+    (lambda: pk.lipschitz_bound(capacity=0.7, distance=0.1),
+     lambda: pk.lipschitz_bound(0.7, 0.1), ("capacity", "distance")),
+    (lambda: pk.delta_min(eps=0.5, eps_target=0.7, m=100, n=2),
+     lambda: pk.delta_min(0.5, 0.7, 100, 2), ("eps", "eps_target", "m", "n")),
+    (lambda: pk.sensitivity_bound(P, eps=0.5, beta=0.1),
+     lambda: pk.sensitivity_bound(0.5, P, 0.1), ("eps", "prior", "beta")),
+    (lambda: pk.sensitivity_bound(P, eps=0.5, beta=0.1),
+     lambda: pk.sensitivity_bound(0.5, prior=P, beta=0.1), ("eps",)),
+    (lambda: pk.sensitivity_bound(P, eps=0.5, beta=[0.0, 0.1]),
+     lambda: pk.sensitivity_bound(0.5, P, [0.0, 0.1]), ("eps", "prior", "beta")),
+]
+
+
+@pytest.mark.parametrize(("new", "old", "names"), KEYWORD_ONLY)
+def test_old_positional_bounds_warn_and_agree(new, old, names):
+    np.testing.assert_array_equal(_old(old, *names), _new(new))
+
+
+def test_new_bounds_spelling_matches_the_closed_forms():
+    # independent hand formulas (natural logs), so the renamed calls compute the same thing
+    assert pk.eps_bound(eps=1.0, beta=0.1) == pytest.approx(1 - math.log(1 - 0.05 * math.e))
+    assert pk.leakage_bound(eps=math.log(2), distance=0.5) == pytest.approx(math.log(4))
+    assert pk.lipschitz_bound(capacity=math.log(2), distance=0.05) == pytest.approx(0.1)
+    g = math.exp(-0.5) - math.exp(-0.7)
+    assert pk.delta_min(eps=0.5, eps_target=0.7, m=100, n=2) == pytest.approx(
+        2 * math.exp(-200 * g * g))
+    # region 2 of P (-log 0.8 <= 0.5 < -log 0.6)
+    assert pk.sensitivity_bound(P, eps=0.5, beta=0.1) == pytest.approx(
+        -math.log(1 - 0.05 * math.exp(0.5)))
+    # the old all-keyword spelling of sensitivity_bound was never ambiguous: still silent
+    assert _new(lambda: pk.sensitivity_bound(eps=0.5, prior=P, beta=0.1)) == \
+        pk.sensitivity_bound(P, eps=0.5, beta=0.1)
+
+
+def test_sensitivity_bound_refuses_mixed_orders():
+    with pytest.raises(ValidationError, match="prior by position"):
+        pk.sensitivity_bound(P, 0.5, 0.1)  # neither the old nor the new order
+    with pytest.raises(ValidationError, match="both by position and by keyword"):
+        pk.sensitivity_bound(0.5, P, eps=0.4)
+    with pytest.raises(ValidationError, match="eps both by position and by keyword"):
+        pk.eps_bound(1.0, 0.1, eps=1.0)
