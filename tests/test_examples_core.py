@@ -18,6 +18,7 @@ MODULES = [
     "pmlkit.leakage",
     "pmlkit.worstcase",
     "pmlkit.bounds",
+    "pmlkit.utility",
 ]
 
 
