@@ -19,6 +19,7 @@ MODULES = [
     "pmlkit.worstcase",
     "pmlkit.bounds",
     "pmlkit.utility",
+    "pmlkit.estimation",
 ]
 
 

@@ -84,3 +84,17 @@ def test_sensitivity_bound_refuses_mixed_orders():
         pk.sensitivity_bound(0.5, P, eps=0.4)
     with pytest.raises(ValidationError, match="eps both by position and by keyword"):
         pk.eps_bound(1.0, 0.1, eps=1.0)
+
+
+# --- estimation: a distribution is a prior ----------------------------------------------
+
+def test_kappa_p_is_now_prior():
+    from pmlkit.estimation import kappa
+
+    q = [0.4, 0.35, 0.25]
+    new = _new(lambda: kappa(prior=q))
+    assert new == _old(lambda: kappa(p=q), "'p'", "'prior'")
+    assert new == pytest.approx(0.4)  # best split {0.4} | {0.35, 0.25}, found by hand
+    assert _new(lambda: kappa(q)) == new  # positional callers are untouched
+    with pytest.raises(ValidationError, match="prior must sum to 1"):
+        kappa([0.5, 0.6])

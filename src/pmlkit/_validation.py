@@ -279,7 +279,7 @@ def as_mechanism(w: ArrayLike | ValidatedMatrix, name: str = "mechanism", *,
     return arr.copy()
 
 
-def readonly(a: ArrayLike, dtype: DTypeLike = np.float64) -> NDArray[Any]:
+def readonly(a: ArrayLike, dtype: DTypeLike | None = np.float64) -> NDArray[Any]:
     """A read-only copy of ``a`` as an array of ``dtype`` (``None``: ``a``'s own dtype): the
     arrays stored in pmlkit's frozen results, never shared with the caller."""
     out = np.array(a, dtype=dtype, copy=True)
