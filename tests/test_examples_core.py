@@ -20,6 +20,7 @@ MODULES = [
     "pmlkit.bounds",
     "pmlkit.utility",
     "pmlkit.estimation",
+    "pmlkit.confidence",
 ]
 
 

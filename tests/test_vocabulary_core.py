@@ -98,3 +98,35 @@ def test_kappa_p_is_now_prior():
     assert _new(lambda: kappa(q)) == new  # positional callers are untouched
     with pytest.raises(ValidationError, match="prior must sum to 1"):
         kappa([0.5, 0.6])
+
+
+# --- confidence sets: confidence= names the method --------------------------------------
+
+@pytest.mark.parametrize("name", ["l1", "box-cp", "box-kl", "box-lower", "l1-kappa",
+                                  "l1-box", "auto"])
+def test_confidence_set_method_is_now_confidence(name):
+    counts = [30, 70]
+    new = _new(lambda: pk.confidence_set(counts, 0.05, confidence=name))
+    old = _old(lambda: pk.confidence_set(counts, 0.05, method=name), "'method'",
+               "'confidence'")
+    assert new.method == old.method == name
+    assert new.to_dict() == old.to_dict()
+
+
+def test_confidence_set_new_spelling_agrees_with_scipy():
+    # independent: scipy's exact (Clopper-Pearson) two-sided interval for P(x1)
+    from scipy.stats import binomtest
+
+    ci = binomtest(30, 100).proportion_ci(0.95, "exact")
+    cs = pk.confidence_set([30, 70], 0.05, confidence="box-cp")
+    np.testing.assert_allclose(cs.set.lower, [ci.low, 1 - ci.high], rtol=1e-12)
+    np.testing.assert_allclose(cs.set.upper, [ci.high, 1 - ci.low], rtol=1e-12)
+
+
+def test_confidence_set_refuses_both_spellings_and_names_the_new_one():
+    with pytest.raises(ValidationError, match="got both 'confidence' and its deprecated"):
+        pk.confidence_set([30, 70], 0.05, confidence="l1", method="l1")
+    with pytest.raises(ValidationError, match="confidence must be one of"):
+        pk.confidence_set([30, 70], 0.05, confidence="wilson")
+    with pytest.raises(ValidationError, match="confidence 'box-cp' takes no option split"):
+        pk.confidence_set([30, 70], 0.05, confidence="box-cp", split=0.3)
