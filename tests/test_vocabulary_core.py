@@ -130,3 +130,46 @@ def test_confidence_set_refuses_both_spellings_and_names_the_new_one():
         pk.confidence_set([30, 70], 0.05, confidence="wilson")
     with pytest.raises(ValidationError, match="confidence 'box-cp' takes no option split"):
         pk.confidence_set([30, 70], 0.05, confidence="box-cp", split=0.3)
+
+
+# --- pmlkit itself speaks the new vocabulary ----------------------------------------------
+
+#: name -> (deprecated keywords, largest number of positional arguments allowed)
+_DEPRECATED_SPELLINGS = {
+    "confidence_set": ({"method"}, None),
+    "kappa": ({"p"}, None),
+    "eps_bound": (set(), 0),
+    "leakage_bound": (set(), 0),
+    "lipschitz_bound": (set(), 0),
+    "delta_min": (set(), 0),
+    "sensitivity_bound": (set(), 1),
+}
+
+
+def test_no_module_of_pmlkit_uses_a_deprecated_spelling():
+    """A deprecated spelling inside pmlkit would warn every user (the command line prints
+    warnings on stderr): the library, its command line and its benchmarks call the new
+    spellings. Static, so it also covers code paths no test runs."""
+    import ast
+    import pathlib
+
+    root = pathlib.Path(__file__).resolve().parents[1]
+    offenders = []
+    for path in sorted([*root.joinpath("src", "pmlkit").rglob("*.py"),
+                        *root.joinpath("benchmarks").glob("*.py")]):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Call):
+                continue
+            f = node.func
+            name = f.id if isinstance(f, ast.Name) else f.attr if isinstance(
+                f, ast.Attribute) else None
+            if name not in _DEPRECATED_SPELLINGS:
+                continue
+            old_kw, max_pos = _DEPRECATED_SPELLINGS[name]
+            kws = {k.arg for k in node.keywords}
+            bad = (kws & old_kw) or (max_pos is not None and len(node.args) > max_pos)
+            if name == "sensitivity_bound" and node.args and "eps" not in kws:
+                bad = True  # sensitivity_bound(eps, ...) in the old order
+            if bad:
+                offenders.append(f"{path.relative_to(root)}:{node.lineno} {name}")
+    assert not offenders, offenders

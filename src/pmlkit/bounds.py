@@ -181,7 +181,7 @@ def eps_bound(*, eps: float, beta: ArrayLike) -> float | _FloatArray:
     return _epsmax_formula(eps, beta, "beta")
 
 
-def _is_scalar(x: object) -> bool:
+def _is_scalar(x: Any) -> bool:
     try:
         return bool(np.ndim(x) == 0)
     except ValueError:  # a ragged nested list

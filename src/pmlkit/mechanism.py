@@ -639,7 +639,7 @@ class Mechanism(ValidatedMatrix):
                 return L1Ball(np.asarray(est.p), l1_radius(delta, m, est.n)).to_dict()
             from .confidence import confidence_set
 
-            return dict(confidence_set(est.counts, delta, method=method).set.to_dict())
+            return dict(confidence_set(est.counts, delta, confidence=method).set.to_dict())
         except MechanismFileError:
             raise
         except PMLError as exc:

@@ -678,7 +678,7 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     else:
         from ..confidence import confidence_set
 
-        cs = confidence_set(est.counts, delta, method=confidence)
+        cs = confidence_set(est.counts, delta, confidence=confidence)
         uset = cs.set
         beta = float(uset.radius) if isinstance(uset, L1Ball) else None
         description = cs.description
