@@ -1,8 +1,10 @@
-"""Closed-form bounds of the paper (Section PMLforsets and distest).
+"""Closed-form bounds of the paper (its Section 4, PML for sets of distributions).
 
-- :func:`lipschitz_bound` (Thm lipschitz), :func:`sensitivity_bound` (Thm l1gamma),
-  :func:`leakage_bound` (Cor. leakagebound), :func:`eps_bound` (eq. epsmax),
-  :func:`delta_min` (Cor. deltamin).
+- :func:`lipschitz_bound` (Theorem 3 [Thm lipschitz]),
+- :func:`sensitivity_bound` (Theorem 4 [Thm l1gamma]),
+- :func:`leakage_bound` (Corollary 2 [Cor. leakagebound]),
+- :func:`eps_bound` (Section 4.4 [eq. epsmax]),
+- :func:`delta_min` (Corollary 3 [Cor. deltamin]).
 
 Each returns ``math.inf`` (never NaN, never an exception) where the paper's bound is vacuous,
 and raises :class:`pmlkit.errors.ValidationError` for invalid arguments. Scalar arguments
@@ -17,9 +19,9 @@ The positional forms of release 0.1 (``eps_bound(eps, beta)``,
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions": Theorem 3 (Thm lipschitz), Theorem 4 (Thm l1gamma),
-   Corollary 2 (Cor. leakagebound), Section 4.4 (eq. epsmax), Corollary 3 (Cor. deltamin).
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions": Theorem 3 [Thm lipschitz], Theorem 4 [Thm l1gamma],
+  Corollary 2 [Cor. leakagebound], Section 4.4 [eq. epsmax], Corollary 3 [Cor. deltamin].
 """
 
 from __future__ import annotations
@@ -88,7 +90,7 @@ def lipschitz_bound(*, capacity: float, distance: float) -> float: ...
 def lipschitz_bound(*, capacity: float, distance: ArrayLike) -> _FloatArray: ...
 @positional_deprecated(version="0.2", allowed=0)
 def lipschitz_bound(*, capacity: float, distance: ArrayLike) -> float | _FloatArray:
-    """Thm lipschitz: ``|eps_min(W, P) - eps_min(W, Q)| <= exp(C(W, P)) ||P - Q||_1``.
+    """Theorem 3 [Thm lipschitz]: ``|eps_min(W, P) - eps_min(W, Q)| <= exp(C(W, P)) ||P - Q||_1``.
 
     Parameters
     ----------
@@ -99,8 +101,8 @@ def lipschitz_bound(*, capacity: float, distance: ArrayLike) -> float | _FloatAr
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Theorem 3.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 3.
 
     Examples
     --------
@@ -131,14 +133,15 @@ def leakage_bound(*, eps: float, distance: float) -> float: ...
 def leakage_bound(*, eps: float, distance: ArrayLike) -> _FloatArray: ...
 @positional_deprecated(version="0.2", allowed=0)
 def leakage_bound(*, eps: float, distance: ArrayLike) -> float | _FloatArray:
-    """Cor. leakagebound: ``eps_min(W, Q) <= eps - log(1 - e^eps ||P - Q||_1 / 2)`` for ``W``
-    eps-PML w.r.t. ``P``; ``inf`` when ``distance >= 2 e^-eps`` (scalar or array
-    ``distance``).
+    """Corollary 2 [Cor. leakagebound]: the leakage at a prior ``Q`` near ``P``.
+
+    ``eps_min(W, Q) <= eps - log(1 - e^eps ||P - Q||_1 / 2)`` for ``W`` eps-PML w.r.t.
+    ``P``; ``inf`` when ``distance >= 2 e^-eps`` (scalar or array ``distance``).
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Corollary 2.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Corollary 2.
 
     Examples
     --------
@@ -158,16 +161,16 @@ def eps_bound(*, eps: float, beta: float) -> float: ...
 def eps_bound(*, eps: float, beta: ArrayLike) -> _FloatArray: ...
 @positional_deprecated(version="0.2", allowed=0)
 def eps_bound(*, eps: float, beta: ArrayLike) -> float | _FloatArray:
-    """eq. epsmax: ``eps'(delta) = eps - log(1 - beta*(delta) e^eps / 2)``.
+    """Section 4.4 [eq. epsmax]: ``eps'(delta) = eps - log(1 - beta*(delta) e^eps / 2)``.
 
     The guarantee over the ball ``B_beta(p_hat)`` of a mechanism designed eps-PML for
-    ``p_hat`` (Cor. leakagebound with distance ``beta``); ``inf`` when ``beta >= 2 e^-eps``.
-    Scalar or array ``beta``.
+    ``p_hat`` (Corollary 2 [Cor. leakagebound] with distance ``beta``); ``inf`` when
+    ``beta >= 2 e^-eps``. Scalar or array ``beta``.
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Section 4.4 and Corollary 2.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Section 4.4 and Corollary 2.
 
     Examples
     --------
@@ -227,7 +230,7 @@ def sensitivity_bound(prior: ArrayLike, *, eps: float, beta: ArrayLike) -> _Floa
 @_prior_first
 def sensitivity_bound(prior: ArrayLike, *, eps: float,
                       beta: ArrayLike) -> float | _FloatArray:
-    """Thm l1gamma: bound on the sensitivity ``S_p(W, B_beta(p))`` of any ``W`` that is
+    """Theorem 4 [Thm l1gamma]: bound on the sensitivity ``S_p(W, B_beta(p))`` of any ``W`` that is
     eps-PML w.r.t. ``p``; the region ``k`` of eps is found with
     :func:`pmlkit.privacy_region`.
 
@@ -249,8 +252,8 @@ def sensitivity_bound(prior: ArrayLike, *, eps: float,
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Theorem 4.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 4.
 
     Examples
     --------
@@ -290,7 +293,7 @@ def delta_min(*, eps: float, eps_target: float, m: int, n: int) -> float: ...
 def delta_min(*, eps: float, eps_target: ArrayLike, m: int, n: int) -> _FloatArray: ...
 @positional_deprecated(version="0.2", allowed=0)
 def delta_min(*, eps: float, eps_target: ArrayLike, m: int, n: int) -> float | _FloatArray:
-    """Cor. deltamin: the failure probability needed to certify ``eps_target`` for an
+    """Corollary 3 [Cor. deltamin]: the failure probability needed to certify ``eps_target`` for an
     eps-PML mechanism designed on ``m`` samples over ``N = n`` categories.
 
     ``delta_min = min(1, (2^N - 2) exp(-2 m (e^-eps - e^-eps_target)^2))``, evaluated in
@@ -308,8 +311,8 @@ def delta_min(*, eps: float, eps_target: ArrayLike, m: int, n: int) -> float | _
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Corollary 3.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Corollary 3.
 
     Examples
     --------

@@ -1,15 +1,15 @@
 """Confidence sets for the true distribution: counts + delta -> uncertainty set.
 
-The paper (Section distest) turns m samples into the l1-ball of Thm weissman with the
-distribution-free radius of eq. betastar. That ball is valid but loose: it grows with
+The paper (Sections 2 and 4.4) turns m samples into the l1-ball of Theorem 2 [Thm weissman] with the
+distribution-free radius of Section 4.4 [eq. betastar]. That ball is valid but loose: it grows with
 ``N log 2`` and ignores how skewed the estimate is. pmlkit goes beyond the paper with other
 sets that contain the true distribution P with probability at least ``1 - delta`` over the
 estimation sample (the set's *coverage*). Each method cites its coverage theorem in the
 returned ``description``:
 
 ================  ========================================================================
-``"l1"``          the paper's ball ``B_beta*(p_hat)`` (Thm weissman with ``phi >= 2``,
-                  eq. betastar); the default, to reproduce the paper.
+``"l1"``          the paper's ball ``B_beta*(p_hat)`` (Theorem 2 [Thm weissman] with ``phi >= 2``,
+                  Section 4.4 [eq. betastar]); the default, to reproduce the paper.
 ``"box-cp"``      exact Clopper-Pearson intervals per category, Bonferroni over the N
                   categories (N = 2: one interval for P(x1) fixes both coordinates).
 ``"box-kl"``      KL-Chernoff intervals ``{q : m kl(p_hat_i || q) <= log(2N/delta)}``
@@ -19,7 +19,7 @@ returned ``description``:
                   for N = 2 one exact lower confidence bound on ``min(P(x1), P(x2))``
                   (folded binomial). Made for the Laplace calibration, which needs only a
                   lower bound on ``p_min``.
-``"l1-kappa"``    the distribution-dependent Weissman ball (Thm weissman with
+``"l1-kappa"``    the distribution-dependent Weissman ball (Theorem 2 [Thm weissman] with
                   ``phi(kappa_P)``): ``delta_a`` buys an upper bound on ``kappa_P``,
                   ``delta - delta_a`` the ball; much smaller for skewed P.
 ``"l1-box"``      the paper's ball at ``delta/2`` intersected with the Clopper-Pearson box
@@ -49,13 +49,13 @@ The method is chosen with ``confidence=`` (:func:`confidence_set`); it was calle
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions", Theorem 2 and Section 4.4 (the ``"l1"`` ball).
-.. [2] T. Weissman, E. Ordentlich, G. Seroussi, S. Verdu, M. J. Weinberger, "Inequalities
-   for the L1 deviation of the empirical distribution", Hewlett-Packard Labs technical
-   report, 2003, Theorem 1.
-.. [3] C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated
-   in the case of the binomial", Biometrika 26(4), 1934.
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Theorem 2 and Section 4.4 (the ``"l1"`` ball).
+- T. Weissman, E. Ordentlich, G. Seroussi, S. Verdu, M. J. Weinberger, "Inequalities
+  for the L1 deviation of the empirical distribution", Hewlett-Packard Labs technical
+  report, 2003, Theorem 1.
+- C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated
+  in the case of the binomial", Biometrika 26(4), 1934.
 """
 
 from __future__ import annotations
@@ -63,7 +63,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, overload
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -217,7 +217,11 @@ def clopper_pearson_lower(k: ArrayLike, m: ArrayLike, alpha: ArrayLike) -> _Floa
     return cast(_FloatArray, np.where(kk <= 0, 0.0, np.clip(q, 0.0, 1.0)))
 
 
-def clopper_pearson_upper(k: ArrayLike, m: ArrayLike, alpha: ArrayLike) -> Any:
+@overload
+def clopper_pearson_upper(k: float, m: float, alpha: float) -> float: ...
+@overload
+def clopper_pearson_upper(k: ArrayLike, m: ArrayLike, alpha: ArrayLike) -> _FloatArray: ...
+def clopper_pearson_upper(k: ArrayLike, m: ArrayLike, alpha: ArrayLike) -> float | _FloatArray:
     """One-sided exact (Clopper-Pearson) upper bound at level ``1 - alpha`` for ``k``
     successes out of ``m``: ``u`` with ``P_u[X <= k] = alpha`` for ``X ~ Bin(m, u)``, i.e.
     ``1 - clopper_pearson_lower(m - k, m, alpha)`` by symmetry (``1`` when ``k >= m``,
@@ -425,7 +429,8 @@ def _box(lo: _FloatArray, hi: _FloatArray) -> UncertaintySet:
 
 
 def l1_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> ConfidenceSet:
-    """The paper's l1-ball around the empirical distribution (Thm weissman, eq. betastar).
+    """The paper's l1-ball around the empirical distribution (Theorem 2 [Thm weissman], Section
+    4.4 [eq. betastar]).
 
     ``B = {Q in simplex : ||Q - p_hat||_1 <= beta*}`` with
     ``beta* = sqrt(2/m (log(2^N - 2) - log delta))`` (:func:`pmlkit.estimation.l1_radius`).
@@ -436,8 +441,8 @@ def l1_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> Confidenc
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Theorem 2 and Section 4.4.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 2 and Section 4.4.
 
     Examples
     --------
@@ -552,7 +557,8 @@ def box_lower_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> Co
     delta}``; ``P[p_min < L] <= delta`` for every P because ``P_tau[t <= X <= m-t]``
     increases in ``tau`` on ``[0, 1/2]`` (proof in ``_folded_lower``). The set is the box
     ``L <= Q_i <= 1 - L``. This is what the Laplace calibration needs (a lower bound on
-    ``p_min``, Prop. Laplaceleakage) and it is slightly tighter than a one-sided CP bound
+    ``p_min``, Proposition 3 [Prop. Laplaceleakage]) and it is slightly tighter than a one-sided
+    CP bound
     at the full delta.
 
     Examples
@@ -580,7 +586,7 @@ def box_lower_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> Co
 
 def l1_kappa_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
                  split: float = KAPPA_SPLIT) -> ConfidenceSet:
-    """Distribution-dependent Weissman ball (Thm weissman with ``phi(kappa_P)``).
+    """Distribution-dependent Weissman ball (Theorem 2 [Thm weissman] with ``phi(kappa_P)``).
 
     ``delta_a = split * delta`` buys ``kappa_up = min(1/2, 1 - max_i lo_i)`` with one-sided
     Clopper-Pearson lower bounds ``lo_i`` at ``delta_a / N`` (so ``kappa_P <= kappa_up``
@@ -589,7 +595,8 @@ def l1_kappa_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
     ``beta = 2 sqrt((log(2^N - 2) - log delta_b) / (m phi(kappa_up)))``.
 
     Coverage: ``phi`` is decreasing on ``[0, 1/2]``, so on the event
-    ``kappa_P <= kappa_up`` Thm weissman gives ``P[||P - p_hat||_1 >= beta] <= delta_b``;
+    ``kappa_P <= kappa_up`` Theorem 2 [Thm weissman] gives
+    ``P[||P - p_hat||_1 >= beta] <= delta_b``;
     the union bound gives total failure ``<= delta_a + delta_b = delta``. Equal to the
     paper's ball at ``delta_b`` when the data are not skewed (``kappa_up = 1/2``), much
     smaller when one category clearly holds more than half of the mass.
@@ -627,7 +634,7 @@ def l1_box_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
     ``B_beta(p_hat) ∩ {lo <= Q <= hi}`` with ``beta = beta*((1 - split) delta)``
     (:func:`l1_set`) and the box of :func:`box_cp_set` at ``split * delta``.
 
-    Coverage: the ball misses with probability ``<= (1 - split) delta`` (Thm weissman),
+    Coverage: the ball misses with probability ``<= (1 - split) delta`` (Theorem 2 [Thm weissman]),
     the box with ``<= split * delta`` (Clopper-Pearson, Bonferroni); the union bound gives
     ``<= delta`` for the intersection. The ball bounds every subset sum
     (``||P - p_hat||_1 = 2 max_A (P(A) - p_hat(A))``), the box every single coordinate,
@@ -753,8 +760,8 @@ def confidence_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
     delta
         Failure probability in ``(0, 1]`` over the estimation sample.
     confidence
-        The method, one of :data:`METHODS`: ``"l1"`` (the paper's ball, Thm weissman,
-        eq. betastar), ``"box-cp"``, ``"box-kl"``, ``"box-lower"``, ``"l1-kappa"``,
+        The method, one of :data:`METHODS`: ``"l1"`` (the paper's ball, Theorem 2 [Thm weissman],
+        Section 4.4 [eq. betastar]), ``"box-cp"``, ``"box-kl"``, ``"box-lower"``, ``"l1-kappa"``,
         ``"l1-box"``, ``"auto"``; see the module docstring and each ``*_set`` function for
         the coverage theorem. Called ``method`` before release 0.2 (still accepted for
         one release, with a :class:`DeprecationWarning`).

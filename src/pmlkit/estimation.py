@@ -1,9 +1,10 @@
 """Distribution estimation from samples and the Weissman l1 deviation bound.
 
-- :func:`empirical_distribution` / :class:`EmpiricalDistribution` (eq. empiricaldistribution)
-- :func:`l1_radius` (eq. betastar) and its inverse :func:`l1_failure_probability`
-  (Thm weissman with the distribution-free ``phi >= 2``)
-- :func:`phi`, :func:`kappa` and :func:`l1_radius_known_kappa` (Thm weissman with
+- :func:`empirical_distribution` / :class:`EmpiricalDistribution` (Section 2
+  [eq. empiricaldistribution])
+- :func:`l1_radius` (Section 4.4 [eq. betastar]) and its inverse :func:`l1_failure_probability`
+  (Theorem 2 [Thm weissman] with the distribution-free ``phi >= 2``)
+- :func:`phi`, :func:`kappa` and :func:`l1_radius_known_kappa` (Theorem 2 [Thm weissman] with
   ``phi(kappa_P)``, for callers who know ``kappa_P``)
 
 ``log(2^N - 2)`` is computed as ``N log 2 + log1p(-2^(1-N))``, so ``N = 10^4`` (and far
@@ -11,12 +12,12 @@ beyond) works without overflow.
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions", Section 2 ("Distribution Estimation", Theorem 2)
-   and Section 4.4 (the radius ``beta*``).
-.. [2] T. Weissman, E. Ordentlich, G. Seroussi, S. Verdu, M. J. Weinberger, "Inequalities
-   for the L1 deviation of the empirical distribution", Hewlett-Packard Labs technical
-   report, 2003, Theorem 1.
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Section 2 ("Distribution Estimation", Theorem 2)
+  and Section 4.4 (the radius ``beta*``).
+- T. Weissman, E. Ordentlich, G. Seroussi, S. Verdu, M. J. Weinberger, "Inequalities
+  for the L1 deviation of the empirical distribution", Hewlett-Packard Labs technical
+  report, 2003, Theorem 1.
 """
 
 from __future__ import annotations
@@ -71,7 +72,8 @@ def _py(x: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class EmpiricalDistribution:
-    """An empirical distribution ``p_hat(x) = counts[x] / m`` (eq. empiricaldistribution).
+    """An empirical distribution ``p_hat(x) = counts[x] / m`` (Section 2
+    [eq. empiricaldistribution]).
 
     Attributes
     ----------
@@ -275,7 +277,7 @@ def _unique_counts(arr: NDArray[Any]) -> tuple[list[Any], NDArray[np.int64]]:
 
 def empirical_distribution(samples: object,
                            categories: Sequence[Any] | None = None) -> EmpiricalDistribution:
-    """Empirical distribution of raw samples (eq. empiricaldistribution).
+    """Empirical distribution of raw samples (Section 2 [eq. empiricaldistribution]).
 
     ``p_hat(x) = (1/m) sum_i 1{d_i = x}``.
 
@@ -301,8 +303,8 @@ def empirical_distribution(samples: object,
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Section 2, "Distribution Estimation".
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Section 2, "Distribution Estimation".
 
     Examples
     --------
@@ -400,7 +402,8 @@ def log_num_subsets(n: int) -> float:
 
 
 def l1_radius(delta: float, m: int, n: int) -> float:
-    """Distribution-free l1 radius (eq. betastar, from Thm weissman with ``phi >= 2``).
+    """Distribution-free l1 radius (Section 4.4 [eq. betastar], from Theorem 2 [Thm weissman] with
+    ``phi >= 2``).
 
     ``beta*(delta) = sqrt( 2/m * (log(2^N - 2) - log delta) )``: with probability at least
     ``1 - delta`` over ``m`` i.i.d. samples, ``||P - P_hat||_1 < beta*``.
@@ -416,8 +419,8 @@ def l1_radius(delta: float, m: int, n: int) -> float:
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Theorem 2 and Section 4.4.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 2 and Section 4.4.
 
     Examples
     --------
@@ -436,7 +439,7 @@ def l1_radius(delta: float, m: int, n: int) -> float:
 
 
 def l1_failure_probability(beta: float, m: int, n: int) -> float:
-    """Inverse of :func:`l1_radius` (Thm weissman, ``phi >= 2``).
+    """Inverse of :func:`l1_radius` (Theorem 2 [Thm weissman], ``phi >= 2``).
 
     ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs.
 
@@ -470,7 +473,8 @@ def phi(p: float) -> float: ...
 @overload
 def phi(p: ArrayLike) -> NDArray[np.float64]: ...
 def phi(p: ArrayLike) -> float | NDArray[np.float64]:
-    """``phi(p) = log((1-p)/p) / (1 - 2p)`` on ``[0, 1/2]`` with ``phi(1/2) = 2`` (Thm weissman).
+    """``phi(p) = log((1-p)/p) / (1 - 2p)`` on ``[0, 1/2]`` with ``phi(1/2) = 2`` (Theorem 2
+    [Thm weissman]).
 
     Evaluated as ``2 atanh(u) / u`` with ``u = 1 - 2p`` (series ``2(1 + u^2/3 + u^4/5 +
     u^6/7)`` for ``|u| < 1e-3``), stable near ``1/2``; ``phi(0) = inf``. Vectorised: arrays in,
@@ -505,7 +509,8 @@ def phi(p: ArrayLike) -> float | NDArray[np.float64]:
 
 @renamed_parameter(version="0.2", p="prior")
 def kappa(prior: ArrayLike) -> float:
-    """``kappa_P = max_A min(P(A), 1 - P(A))`` over subsets ``A`` of the alphabet (Thm weissman).
+    """``kappa_P = max_A min(P(A), 1 - P(A))`` over subsets ``A`` of the alphabet (Theorem 2
+    [Thm weissman]).
 
     Exact. Zero entries are dropped (they change no subset sum). If the largest entry is
     ``>= 1/2`` the answer is ``1 - max p`` (any ``A`` containing it has ``P(A) >= 1/2``).
@@ -569,7 +574,7 @@ def _subset_sums(v: NDArray[np.float64]) -> NDArray[np.float64]:
 
 
 def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
-    """Distribution-dependent l1 radius (Thm weissman with ``phi(kappa_P)``).
+    """Distribution-dependent l1 radius (Theorem 2 [Thm weissman] with ``phi(kappa_P)``).
 
     ``beta = 2 sqrt( (log(2^N - 2) - log delta) / (m phi(kappa)) )``. With ``kappa = 1/2``
     (``phi = 2``) this is :func:`l1_radius`. Valid only if ``kappa`` is the true ``kappa_P``
@@ -587,8 +592,8 @@ def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Theorem 2.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 2.
 
     Examples
     --------
@@ -610,7 +615,7 @@ def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
 def weissman_radius(log_ratio: ArrayLike, m: ArrayLike,
                     phi_value: ArrayLike) -> NDArray[np.float64]:
     """``beta = 2 sqrt(L / (m phi))`` with ``L = log((2^N - 2) / delta)``: the l1 radius of
-    Thm weissman for a known ``phi`` (or a lower bound on it), the one implementation
+    Theorem 2 [Thm weissman] for a known ``phi`` (or a lower bound on it), the one implementation
     behind :func:`l1_radius_known_kappa` and the ``"l1-kappa"`` confidence set.
 
     Vectorised over its arguments (no validation: callers validate). The caller forms

@@ -9,10 +9,10 @@ prior, whose output law is ``P_Y = (0.55, 0.45)``: every value can be checked by
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions", Section 2 (pointwise maximal leakage, Definition 4).
-.. [2] S. Saeidian, G. Cervia, T. J. Oechtering, M. Skoglund, "Pointwise Maximal Leakage",
-   IEEE Transactions on Information Theory, 2023.
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Section 2 (pointwise maximal leakage, Definition 4).
+- S. Saeidian, G. Cervia, T. J. Oechtering, M. Skoglund, "Pointwise Maximal Leakage",
+  IEEE Transactions on Information Theory, 2023.
 """
 
 from __future__ import annotations
@@ -85,9 +85,9 @@ def pml(mechanism: ArrayLike, prior: ArrayLike) -> NDArray[np.float64]:
 
     References
     ----------
-    .. [1] S. Saeidian et al., "Pointwise Maximal Leakage", Theorem 1; restated in
-       Section 2 of Grosse et al., "Privacy Mechanism Design based on Empirical
-       Distributions".
+    - S. Saeidian et al., "Pointwise Maximal Leakage", Theorem 1; restated in
+      Section 2 of Grosse et al., "Privacy Mechanism Design based on Empirical
+      Distributions".
 
     Examples
     --------
@@ -166,7 +166,8 @@ def eps_max(prior: ArrayLike) -> float:
 
 
 def privacy_region_thresholds(prior: ArrayLike) -> NDArray[np.float64]:
-    """Thresholds ``eps_0 .. eps_{N-1}`` of the PML privacy regions (Def. privacyregions).
+    """Thresholds ``eps_0 .. eps_{N-1}`` of the PML privacy regions (Definition 4
+    [Def. privacyregions]).
 
     With ``p`` sorted in decreasing order, ``eps_0 = 0`` and
     ``eps_k = -log sum_{i <= N-k} p_(i)`` for ``k = 1..N-1``. Computed as
@@ -179,8 +180,8 @@ def privacy_region_thresholds(prior: ArrayLike) -> NDArray[np.float64]:
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Definition 4.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Definition 4.
 
     Examples
     --------
@@ -199,7 +200,8 @@ def privacy_region_thresholds(prior: ArrayLike) -> NDArray[np.float64]:
 
 
 def privacy_region(eps: float, prior: ArrayLike) -> int:
-    """The privacy region ``k in 1..N`` of an eps-PML guarantee (Def. privacyregions).
+    """The privacy region ``k in 1..N`` of an eps-PML guarantee (Definition 4
+    [Def. privacyregions]).
 
     ``eps`` is in region ``k`` when ``eps_{k-1} <= eps < eps_k``; in region ``N`` when
     ``eps >= eps_{N-1} = -log max_x p(x)``. In region ``k`` an eps-PML
@@ -219,8 +221,8 @@ def privacy_region(eps: float, prior: ArrayLike) -> int:
 
     References
     ----------
-    .. [1] Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
-       Definition 4.
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Definition 4.
 
     Examples
     --------

@@ -2,11 +2,12 @@
 
 Every set is a compact convex subset of the probability simplex on ``N`` points:
 
-- :class:`L1Ball` ``{Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset);
+- :class:`L1Ball` ``{Q in simplex : ||Q - center||_1 <= radius}`` (Section 4.3
+  [eq. l1uncertaintyset]);
 - :class:`Box` ``{Q in simplex : lower <= Q <= upper}`` (beyond the paper: per-category
   confidence intervals);
 - :class:`VertexSet` the convex hull of finitely many distributions (a polytope given by its
-  vertices, Cor. extremalSet).
+  vertices, Corollary 1 [Cor. extremalSet]).
 
 The worst case of a mechanism over a set (:mod:`pmlkit.worstcase`) needs, for every column
 ``w = W[:, j]``, ``min_{Q in set} Q . w``. For the ball and the box this is a fractional
@@ -238,7 +239,8 @@ class UncertaintySet(abc.ABC):
 
 @dataclass(frozen=True, eq=False)
 class L1Ball(UncertaintySet):
-    """``B_beta(center) = {Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset).
+    """``B_beta(center) = {Q in simplex : ||Q - center||_1 <= radius}`` (Section 4.3
+    [eq. l1uncertaintyset]).
 
     Parameters
     ----------
@@ -257,8 +259,8 @@ class L1Ball(UncertaintySet):
 
     References
     ----------
-    .. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
-       Design based on Empirical Distributions", Section 4.3 (the l1 uncertainty set).
+    - L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
+      Design based on Empirical Distributions", Section 4.3 (the l1 uncertainty set).
 
     Examples
     --------
@@ -546,12 +548,13 @@ class VertexSet(UncertaintySet):
     """The convex hull of the rows of ``vertices`` (``k x N``, each row a distribution).
 
     A linear function is minimised at a vertex, and PML is convex in the distribution
-    (Prop. epsPMLisconvex, Cor. extremalSet), so the worst case is a max over the vertices.
+    (Proposition 1 [Prop. epsPMLisconvex], Corollary 1 [Cor. extremalSet]), so the worst case is a
+    max over the vertices.
 
     References
     ----------
-    .. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
-       Design based on Empirical Distributions", Proposition 1 and Corollary 1.
+    - L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
+      Design based on Empirical Distributions", Proposition 1 and Corollary 1.
 
     Examples
     --------

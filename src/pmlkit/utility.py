@@ -1,6 +1,7 @@
 """Utilities of a mechanism: mutual information and the per-column sub-linear functions.
 
-A *sub-convex* utility (paper eq. subconvexdef, after Kairouz et al. and grosse2023extremal)
+A *sub-convex* utility (paper Section 2 [eq. subconvexdef], after Kairouz et al. and
+Grosse et al. 2023 on extremal mechanisms)
 is ``U(W, p) = sum_j mu(W[:, j], p)`` with ``mu(., p)`` sub-linear: convex and positively
 homogeneous (``mu(c w, p) = c mu(w, p)`` for ``c >= 0``). Mutual information is one:
 
@@ -19,9 +20,9 @@ and ``P[Y = X] = (0.8 + 0.7) / 2 = 0.75``.
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions", Section 2 (sub-convex utilities; the design
-   objective of Section 5).
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Section 2 (sub-convex utilities; the design
+  objective of Section 5).
 """
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ def mutual_information_columns(columns: ArrayLike, prior: ArrayLike) -> NDArray[
     ``mu_MI(w, p) = sum_i p_i w_i log(w_i / (p . w))`` with ``0 log 0 = 0`` (and ``0`` for a
     column with ``p . w = 0``). It is convex and positively homogeneous in ``w`` (a
     perspective of a convex function), i.e. sub-linear, so ``I(X;Y) = sum_j mu(W[:, j], p)``
-    is a sub-convex utility (paper eq. subconvexdef).
+    is a sub-convex utility (paper Section 2 [eq. subconvexdef]).
 
     Parameters
     ----------

@@ -1,7 +1,8 @@
-"""Exact worst-case PML over an uncertainty set (Def. localcap, Def. leakagesensitivity).
+"""Exact worst-case PML over an uncertainty set (Definition 5 [Def. localcap], Definition 6
+[Def. leakagesensitivity]).
 
 Beyond the paper: the paper bounds the local leakage capacity and
-sensitivity over an l1-ball in closed form (Thm l1gamma, valid for ``beta < 2 p_min``);
+sensitivity over an l1-ball in closed form (Theorem 4 [Thm l1gamma], valid for ``beta < 2 p_min``);
 here they are computed exactly for any :class:`pmlkit.sets.UncertaintySet` from the exact
 ``min_{Q in set} Q . W[:, j]`` of each column (a fractional-knapsack greedy for balls and
 boxes, a max over vertices for vertex sets), with no assumption on the radius.
@@ -13,9 +14,9 @@ output least likely, so ``min_Q Q . W[:, 0] = 0.4*0.8 + 0.6*0.3 = 0.5`` and
 
 References
 ----------
-.. [1] L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
-   based on Empirical Distributions", Definitions 5 and 6 (local leakage capacity and
-   sensitivity), Theorem 4 (their closed-form bound over an l1-ball).
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Definitions 5 and 6 (local leakage capacity and
+  sensitivity), Theorem 4 (their closed-form bound over an l1-ball).
 """
 
 from __future__ import annotations
@@ -101,7 +102,8 @@ def column_values(w: NDArray[np.float64], uset: UncertaintySet) -> NDArray[np.fl
 
 
 def leakage_capacity(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) -> float:
-    """Exact local leakage capacity ``C(W, P) = sup_{Q in P} eps_min(W, Q)`` (Def. localcap).
+    """Exact local leakage capacity ``C(W, P) = sup_{Q in P} eps_min(W, Q)`` (Definition 5
+    [Def. localcap]).
 
     ``C = max_j [ log max_i W[i, j] - log min_{Q in P} Q . W[:, j] ]`` over the columns ``j``
     that some ``Q`` in the set gives positive probability (``max_Q Q . W[:, j] > 0``).
@@ -140,7 +142,7 @@ def leakage_capacity(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) 
 
 def leakage_sensitivity(mechanism: ArrayLike, prior: ArrayLike,
                         uncertainty_set: UncertaintySetLike) -> float:
-    """Exact local leakage sensitivity (Def. leakagesensitivity).
+    """Exact local leakage sensitivity (Definition 6 [Def. leakagesensitivity]).
 
     ``S_p(W, P) = sup_{Q in P} eps_min(W, Q) - eps_min(W, p) = C(W, P) - eps_min(W, p)``.
 
