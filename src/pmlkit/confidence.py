@@ -76,8 +76,6 @@ from .sets import SET_KINDS, Box, L1Ball, L1BoxSet, UncertaintySet
 if TYPE_CHECKING:
     from .estimation import EmpiricalDistribution
 
-#: Category counts: a 1-D array-like of integers or an ``EmpiricalDistribution``.
-CountsLike = "ArrayLike | EmpiricalDistribution"
 _FloatArray = NDArray[np.float64]
 
 __all__ = [

@@ -333,7 +333,7 @@ _SEEDED_NOTE = "seeded: research reproducibility only, not for protecting people
 
 
 #: What an ``rng=`` argument may be (see :func:`resolve_rng`).
-RNGLike: TypeAlias = "int | np.integer[Any] | np.random.Generator | RandomSource | None"
+RNGLike: TypeAlias = int | np.integer[Any] | np.random.Generator | RandomSource | None
 
 
 def resolve_rng(rng: RNGLike = None) -> RandomSource:
