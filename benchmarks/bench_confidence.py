@@ -44,7 +44,7 @@ def timing() -> pd.DataFrame:
             reps = 20 if method != "auto" else 5
             t0 = time.perf_counter()
             for _ in range(reps):
-                confidence_set(counts, 1e-6, method=method)
+                confidence_set(counts, 1e-6, confidence=method)
             per[method] = (time.perf_counter() - t0) / reps
         for method, t in per.items():
             out.append({"n": n, "method": method, "ms": 1e3 * t, "ratio_to_l1": t / per["l1"]})

@@ -1,7 +1,7 @@
 """Benchmark: the column-generation sub-convex (mutual information) designer at scale.
 
 For the paper's l1-ball (``beta*(delta)``, Thm weissman) and the best tighter confidence set
-(``confidence_set(..., method="auto")``), a geometric prior (ratio 0.85) estimated from
+(``confidence_set(..., confidence="auto")``), a geometric prior (ratio 0.85) estimated from
 m = 10^4 samples (counts ``round(m p)``), delta = 1e-6, N = 8, 12, 16, 24, 32, 50 and
 eps in {0.1, log 2, 2}: time, peak traced memory, mutual information, certified optimality
 gap; for N = 12 the former all-rays LP in the same run (speed ratio, same value); for
@@ -47,7 +47,7 @@ def sets_for(counts: np.ndarray) -> list[tuple[str, object]]:
     p = counts / counts.sum()
     out: list[tuple[str, object]] = [("l1 ball", L1Ball(p, l1_radius(DELTA, int(counts.sum()),
                                                                      counts.size)))]
-    cs = confidence_set(counts, DELTA, method="auto")
+    cs = confidence_set(counts, DELTA, confidence="auto")
     out.append((f"best ({cs.method})", cs.set))
     return out
 

@@ -20,74 +20,77 @@ from pmlkit.estimation import kappa, phi
 def test_hand_values():
     mpmath.mp.dps = 40
     e, b = mpmath.mpf(1), mpmath.mpf("0.1")
-    assert pk.eps_bound(1.0, 0.1) == pytest.approx(float(e - mpmath.log(1 - b * mpmath.e / 2)),
-                                                   rel=1e-14)
-    assert pk.leakage_bound(1.0, 0.1) == pk.eps_bound(1.0, 0.1)
-    assert pk.lipschitz_bound(1.0, 0.1) == pytest.approx(0.1 * math.e, rel=1e-15)
+    assert pk.eps_bound(eps=1.0, beta=0.1) == pytest.approx(
+        float(e - mpmath.log(1 - b * mpmath.e / 2)), rel=1e-14)
+    assert pk.leakage_bound(eps=1.0, distance=0.1) == pk.eps_bound(eps=1.0, beta=0.1)
+    assert pk.lipschitz_bound(capacity=1.0, distance=0.1) == pytest.approx(0.1 * math.e, rel=1e-15)
     p = [0.4, 0.2, 0.2, 0.2]
     # region 1 (eps = log 9/8 < -log 0.8)
-    assert pk.sensitivity_bound(math.log(9 / 8), p, 0.1) == pytest.approx(
+    assert pk.sensitivity_bound(p, eps=math.log(9 / 8), beta=0.1) == pytest.approx(
         -math.log(1 - 0.05 * (1 / 8) / 0.2), rel=1e-14)
     # region 2 (-log 0.8 <= eps = 0.5 < -log 0.6)
-    assert pk.sensitivity_bound(0.5, p, 0.1) == pytest.approx(
+    assert pk.sensitivity_bound(p, eps=0.5, beta=0.1) == pytest.approx(
         -math.log(1 - 0.05 * math.exp(0.5)), rel=1e-14)
     # Cor. deltamin, N = 20, m = 1000
     mpmath.mp.dps = 40
     ref = (mpmath.mpf(2) ** 20 - 2) * mpmath.exp(
         -2 * 1000 * (mpmath.exp(-mpmath.log(5)) - mpmath.exp(-mpmath.mpf(2))) ** 2)
-    assert pk.delta_min(math.log(5), 2.0, 1000, 20) == pytest.approx(float(min(1, ref)),
-                                                                    rel=1e-12)
+    assert pk.delta_min(eps=math.log(5), eps_target=2.0, m=1000, n=20) == pytest.approx(
+        float(min(1, ref)), rel=1e-12)
 
 
 def test_vacuous_cases_return_inf_never_nan():
     p = [0.4, 0.2, 0.2, 0.2]
-    assert pk.sensitivity_bound(0.1, p, 0.4) == math.inf  # beta >= 2 p_min
-    assert pk.sensitivity_bound(0.1, [0.5, 0.5, 0.0], 0.01) == math.inf  # p_min = 0
-    assert pk.sensitivity_bound(3.0, p, 0.39) == math.inf  # log argument <= 0
-    assert pk.eps_bound(1.0, 2 * math.exp(-1.0)) == math.inf
-    assert pk.leakage_bound(1.0, 5.0) == math.inf
-    assert pk.lipschitz_bound(math.inf, 0.1) == math.inf
-    assert pk.lipschitz_bound(math.inf, 0.0) == 0.0
-    assert pk.lipschitz_bound(1e4, 0.1) == math.inf
-    assert pk.delta_min(1.0, 1.0, 10, 5) == 1.0
-    assert pk.delta_min(1.0, math.inf, 10**6, 5) == 0.0
-    out = pk.eps_bound(1.0, np.linspace(0, 3, 31))
+    assert pk.sensitivity_bound(p, eps=0.1, beta=0.4) == math.inf  # beta >= 2 p_min
+    assert pk.sensitivity_bound([0.5, 0.5, 0.0], eps=0.1, beta=0.01) == math.inf  # p_min = 0
+    assert pk.sensitivity_bound(p, eps=3.0, beta=0.39) == math.inf  # log argument <= 0
+    assert pk.eps_bound(eps=1.0, beta=2 * math.exp(-1.0)) == math.inf
+    assert pk.leakage_bound(eps=1.0, distance=5.0) == math.inf
+    assert pk.lipschitz_bound(capacity=math.inf, distance=0.1) == math.inf
+    assert pk.lipschitz_bound(capacity=math.inf, distance=0.0) == 0.0
+    assert pk.lipschitz_bound(capacity=1e4, distance=0.1) == math.inf
+    assert pk.delta_min(eps=1.0, eps_target=1.0, m=10, n=5) == 1.0
+    assert pk.delta_min(eps=1.0, eps_target=math.inf, m=10**6, n=5) == 0.0
+    out = pk.eps_bound(eps=1.0, beta=np.linspace(0, 3, 31))
     assert not np.isnan(out).any() and np.isinf(out[-1])
 
 
 def test_vectorised_matches_scalar():
     betas = np.array([0.0, 0.05, 0.1, 0.5, 1.0])
     p = [0.4, 0.2, 0.2, 0.2]
-    for f, args in [(pk.eps_bound, (1.0,)), (pk.leakage_bound, (0.3,)),
-                    (pk.lipschitz_bound, (0.7,))]:
-        vec = f(*args, betas)
+    for f in [lambda b: pk.eps_bound(eps=1.0, beta=b),
+              lambda b: pk.leakage_bound(eps=0.3, distance=b),
+              lambda b: pk.lipschitz_bound(capacity=0.7, distance=b)]:
+        vec = f(betas)
         assert isinstance(vec, np.ndarray)
-        np.testing.assert_array_equal(vec, [f(*args, b) for b in betas])
-    np.testing.assert_array_equal(pk.sensitivity_bound(0.5, p, betas),
-                                  [pk.sensitivity_bound(0.5, p, b) for b in betas])
+        np.testing.assert_array_equal(vec, [f(b) for b in betas])
+    np.testing.assert_array_equal(pk.sensitivity_bound(p, eps=0.5, beta=betas),
+                                  [pk.sensitivity_bound(p, eps=0.5, beta=b) for b in betas])
     targets = np.array([1.0, 1.5, 3.0])
-    np.testing.assert_array_equal(pk.delta_min(1.0, targets, 200, 6),
-                                  [pk.delta_min(1.0, t, 200, 6) for t in targets])
-    assert isinstance(pk.eps_bound(np.float32(1.0), np.float64(0.1)), float)
-    assert isinstance(pk.delta_min(np.int64(1), np.float32(2), np.int64(50), np.int32(4)), float)
+    np.testing.assert_array_equal(
+        pk.delta_min(eps=1.0, eps_target=targets, m=200, n=6),
+        [pk.delta_min(eps=1.0, eps_target=t, m=200, n=6) for t in targets])
+    assert isinstance(pk.eps_bound(eps=np.float32(1.0), beta=np.float64(0.1)), float)
+    assert isinstance(pk.delta_min(eps=np.int64(1), eps_target=np.float32(2), m=np.int64(50),
+                                   n=np.int32(4)), float)
 
 
 @pytest.mark.parametrize("call,match", [
-    (lambda: pk.eps_bound(-0.1, 0.1), "eps"),
-    (lambda: pk.eps_bound(math.nan, 0.1), "eps"),
-    (lambda: pk.eps_bound(1.0, -0.1), "beta"),
-    (lambda: pk.eps_bound(1.0, math.nan), "beta"),
-    (lambda: pk.eps_bound(1.0, [0.1, -0.1]), "beta"),
-    (lambda: pk.leakage_bound(1.0, math.inf), "distance"),
-    (lambda: pk.lipschitz_bound(-1.0, 0.1), "capacity"),
-    (lambda: pk.lipschitz_bound(math.nan, 0.1), "capacity"),
-    (lambda: pk.sensitivity_bound(1.0, [0.5, 0.6], 0.1), "prior"),
-    (lambda: pk.sensitivity_bound(-1.0, [0.5, 0.5], 0.1), "eps"),
-    (lambda: pk.sensitivity_bound(1.0, [0.5, 0.5], -0.1), "beta"),
-    (lambda: pk.delta_min(1.0, 0.5, 10, 3), "eps_target must be >= eps"),
-    (lambda: pk.delta_min(1.0, 2.0, 0, 3), "m must be"),
-    (lambda: pk.delta_min(1.0, 2.0, 10, 1), "n must be"),
-    (lambda: pk.delta_min(1.0, math.nan, 10, 3), "eps_target"),
+    (lambda: pk.eps_bound(eps=-0.1, beta=0.1), "eps"),
+    (lambda: pk.eps_bound(eps=math.nan, beta=0.1), "eps"),
+    (lambda: pk.eps_bound(eps=1.0, beta=-0.1), "beta"),
+    (lambda: pk.eps_bound(eps=1.0, beta=math.nan), "beta"),
+    (lambda: pk.eps_bound(eps=1.0, beta=[0.1, -0.1]), "beta"),
+    (lambda: pk.leakage_bound(eps=1.0, distance=math.inf), "distance"),
+    (lambda: pk.lipschitz_bound(capacity=-1.0, distance=0.1), "capacity"),
+    (lambda: pk.lipschitz_bound(capacity=math.nan, distance=0.1), "capacity"),
+    (lambda: pk.sensitivity_bound([0.5, 0.6], eps=1.0, beta=0.1), "prior"),
+    (lambda: pk.sensitivity_bound([0.5, 0.5], eps=-1.0, beta=0.1), "eps"),
+    (lambda: pk.sensitivity_bound([0.5, 0.5], eps=1.0, beta=-0.1), "beta"),
+    (lambda: pk.delta_min(eps=1.0, eps_target=0.5, m=10, n=3), "eps_target must be >= eps"),
+    (lambda: pk.delta_min(eps=1.0, eps_target=2.0, m=0, n=3), "m must be"),
+    (lambda: pk.delta_min(eps=1.0, eps_target=2.0, m=10, n=1), "n must be"),
+    (lambda: pk.delta_min(eps=1.0, eps_target=math.nan, m=10, n=3), "eps_target"),
 ])
 def test_invalid_arguments_raise(call, match):
     with pytest.raises(ValidationError, match=match):
@@ -99,16 +102,16 @@ def test_delta_min_is_weissman_at_the_epsmax_radius(eps, gap, m, n):
     # eq. epsmax inverted: beta = 2 (e^-eps - e^-eps'), then delta = l1_failure_probability
     target = eps + gap
     beta = 2 * (math.exp(-eps) - math.exp(-target))
-    assert pk.delta_min(eps, target, m, n) == pytest.approx(
+    assert pk.delta_min(eps=eps, eps_target=target, m=m, n=n) == pytest.approx(
         pk.l1_failure_probability(beta, m, n), rel=1e-9, abs=1e-300)
 
 
 @given(st.floats(0.01, 3), st.floats(1e-12, 0.5), st.integers(10, 10**7), st.integers(2, 500))
 def test_eps_bound_and_delta_min_round_trip(eps, delta, m, n):
     beta = pk.l1_radius(delta, m, n)
-    target = pk.eps_bound(eps, beta)
+    target = pk.eps_bound(eps=eps, beta=beta)
     assume(math.isfinite(target) and target - eps > 1e-6)
-    assert pk.delta_min(eps, target, m, n) == pytest.approx(delta, rel=1e-6)
+    assert pk.delta_min(eps=eps, eps_target=target, m=m, n=n) == pytest.approx(delta, rel=1e-6)
 
 
 # --- every bound dominates the exact value ------------------------------------------------
@@ -136,7 +139,7 @@ def test_sensitivity_bound_dominates_exact_sensitivity(case):
     # Thm l1gamma (both regions)
     w, p, eps, beta = case
     exact = pk.leakage_sensitivity(w, p, pk.L1Ball(p, beta))
-    assert exact <= pk.sensitivity_bound(eps, p, beta) * (1 + 1e-9) + 1e-12
+    assert exact <= pk.sensitivity_bound(p, eps=eps, beta=beta) * (1 + 1e-9) + 1e-12
 
 
 @given(pml_case())
@@ -144,7 +147,7 @@ def test_eps_bound_dominates_exact_capacity(case):
     # eq. epsmax / Cor. leakagebound over the whole ball
     w, p, eps, beta = case
     cap = pk.leakage_capacity(w, pk.L1Ball(p, beta))
-    assert cap <= pk.eps_bound(eps, beta) * (1 + 1e-9) + 1e-12
+    assert cap <= pk.eps_bound(eps=eps, beta=beta) * (1 + 1e-9) + 1e-12
 
 
 @given(pml_case(), st.integers(0, 10**6))
@@ -159,25 +162,25 @@ def test_leakage_and_lipschitz_bounds_at_sampled_distributions(case, seed):
     for q in qs:
         d = float(np.abs(q - p).sum())
         e_q = pk.eps_min(w, q)
-        assert e_q <= pk.leakage_bound(eps, d) * (1 + 1e-9) + 1e-12
-        assert abs(e_q - e_p) <= pk.lipschitz_bound(cap, d) * (1 + 1e-9) + 1e-12
+        assert e_q <= pk.leakage_bound(eps=eps, distance=d) * (1 + 1e-9) + 1e-12
+        assert abs(e_q - e_p) <= pk.lipschitz_bound(capacity=cap, distance=d) * (1 + 1e-9) + 1e-12
     q0, q1 = qs[0], qs[1]
     assert abs(pk.eps_min(w, q0) - pk.eps_min(w, q1)) <= \
-        pk.lipschitz_bound(cap, float(np.abs(q0 - q1).sum())) * (1 + 1e-9) + 1e-12
+        pk.lipschitz_bound(capacity=cap, distance=float(np.abs(q0 - q1).sum())) * (1 + 1e-9) + 1e-12
 
 
 def test_huge_eps_does_not_overflow():
     # e^eps overflows a float for eps >= 710: the bounds work in logs there
-    assert pk.eps_bound(1000.0, 0.0) == 1000.0
-    assert pk.eps_bound(1000.0, 1e-300) == math.inf  # 1e-300 e^1000 / 2 > 1
-    assert pk.sensitivity_bound(1000.0, [0.5, 0.5], 0.0) == 0.0
-    assert pk.sensitivity_bound(1000.0, [0.5, 0.5], 0.1) == math.inf
+    assert pk.eps_bound(eps=1000.0, beta=0.0) == 1000.0
+    assert pk.eps_bound(eps=1000.0, beta=1e-300) == math.inf  # 1e-300 e^1000 / 2 > 1
+    assert pk.sensitivity_bound([0.5, 0.5], eps=1000.0, beta=0.0) == 0.0
+    assert pk.sensitivity_bound([0.5, 0.5], eps=1000.0, beta=0.1) == math.inf
     # delta_min with eps_target close to eps: no cancellation (mpmath reference)
     mpmath.mp.dps = 50
     e, t = 1e-9, 1e-9 + 1e-6
     gap = mpmath.exp(-mpmath.mpf(e)) - mpmath.exp(-mpmath.mpf(t))
     ref = (mpmath.mpf(2) ** 2 - 2) * mpmath.exp(-2 * mpmath.mpf(10**12) * gap**2)
-    assert pk.delta_min(e, t, 10**12, 2) == pytest.approx(float(ref), rel=1e-7)
+    assert pk.delta_min(eps=e, eps_target=t, m=10**12, n=2) == pytest.approx(float(ref), rel=1e-7)
 
 
 
@@ -187,7 +190,10 @@ weird = (st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**20, 1
 
 
 @pytest.mark.parametrize("fn,nargs", [
-    (pk.eps_bound, 2), (pk.leakage_bound, 2), (pk.lipschitz_bound, 2), (pk.delta_min, 4),
+    (lambda e, b: pk.eps_bound(eps=e, beta=b), 2),
+    (lambda e, d: pk.leakage_bound(eps=e, distance=d), 2),
+    (lambda c, d: pk.lipschitz_bound(capacity=c, distance=d), 2),
+    (lambda e, t, m, n: pk.delta_min(eps=e, eps_target=t, m=m, n=n), 4),
     (pk.l1_radius_known_kappa, 4), (pk.privacy_region, 2), (pk.l1_radius, 3),
     (pk.l1_failure_probability, 3), (phi, 1), (kappa, 1),
 ])
@@ -207,7 +213,7 @@ def test_fuzz_scalar_arguments_only_raise_pml_errors(fn, nargs):
 @given(weird, st.lists(weird, min_size=1, max_size=4), weird)
 def test_fuzz_sensitivity_bound(eps, prior, beta):
     try:
-        out = pk.sensitivity_bound(eps, prior, beta)
+        out = pk.sensitivity_bound(prior, eps=eps, beta=beta)
     except pk.PMLError:
         return
     assert not np.isnan(out).any() and (np.asarray(out) >= 0).all()
@@ -228,7 +234,7 @@ def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, 
     assert pk.eps_min(w, p) <= eps + 1e-9
     beta = v * 2 * p.min()
     exact = pk.leakage_sensitivity(w, p, pk.L1Ball(p, beta))
-    bound = pk.sensitivity_bound(eps, p, beta)
+    bound = pk.sensitivity_bound(p, eps=eps, beta=beta)
     assert exact <= bound * (1 + 1e-9) + 1e-12
     if first_region:
         # abs: for eps near 1e-10 the LP (HiGHS, feasibility tolerance 1e-7) may return the
@@ -238,7 +244,7 @@ def test_thm_l1gamma_with_optimal_fixed_prior_mechanisms(seed, first_region, u, 
 
 def test_single_category_prior_huge_eps():
     # N = 1: region 1 for every eps; e^eps overflows for eps >= 710
-    assert pk.sensitivity_bound(710.0, [1.0], 0.0) == 0.0
-    assert pk.sensitivity_bound(1000.0, [1.0], 1e-300) == math.inf
-    assert pk.sensitivity_bound(1.0, [1.0], 0.1) == pytest.approx(
+    assert pk.sensitivity_bound([1.0], eps=710.0, beta=0.0) == 0.0
+    assert pk.sensitivity_bound([1.0], eps=1000.0, beta=1e-300) == math.inf
+    assert pk.sensitivity_bound([1.0], eps=1.0, beta=0.1) == pytest.approx(
         -math.log(1 - 0.05 * math.expm1(1.0)))

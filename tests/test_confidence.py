@@ -118,7 +118,7 @@ def test_methods_and_dataclass():
     with pytest.raises(ValueError):
         cs.p_hat[0] = 1.0  # read-only
     for method in ALL_METHODS:
-        cs = confidence_set(np.array([5, 0, 2, 13]), np.float32(0.05), method=method)
+        cs = confidence_set(np.array([5, 0, 2, 13]), np.float32(0.05), confidence=method)
         d = json.loads(json.dumps(cs.to_dict()))
         assert d["method"] == method and d["n"] == 4 and d["m"] == 20
         assert "coverage" in cs.description
@@ -129,7 +129,7 @@ def test_accepts_empirical_distribution():
     from pmlkit.estimation import empirical_distribution
 
     emp = empirical_distribution(["a", "b", "b", "c"], categories=["a", "b", "c", "d"])
-    cs = confidence_set(emp, 0.1, method="box-cp")
+    cs = confidence_set(emp, 0.1, confidence="box-cp")
     assert cs.n == 4 and cs.m == 4
     np.testing.assert_allclose(cs.p_hat, [0.25, 0.5, 0.25, 0.0])
 
@@ -151,24 +151,24 @@ def test_bad_counts(counts, match):
 def test_bad_delta(delta):
     for method in ("l1", "box-cp", "auto"):
         with pytest.raises(ValidationError, match="delta"):
-            confidence_set([2, 3], delta, method=method)
+            confidence_set([2, 3], delta, confidence=method)
 
 
 def test_bad_method_and_options():
-    with pytest.raises(ValidationError, match="method must be one of l1, box-cp"):
-        confidence_set([2, 3], 0.1, method="wilson")
+    with pytest.raises(ValidationError, match="confidence must be one of l1, box-cp"):
+        confidence_set([2, 3], 0.1, confidence="wilson")
     with pytest.raises(ValidationError, match="takes no option split"):
-        confidence_set([2, 3], 0.1, method="box-cp", split=0.3)
+        confidence_set([2, 3], 0.1, confidence="box-cp", split=0.3)
     with pytest.raises(ValidationError, match="split must be in"):
-        confidence_set([2, 3], 0.1, method="l1-kappa", split=1.0)
+        confidence_set([2, 3], 0.1, confidence="l1-kappa", split=1.0)
     with pytest.raises(ValidationError, match="candidates"):
-        confidence_set([2, 3], 0.1, method="auto", candidates=["auto"])
+        confidence_set([2, 3], 0.1, confidence="auto", candidates=["auto"])
     with pytest.raises(ValidationError, match="candidates"):
-        confidence_set([2, 3], 0.1, method="auto", candidates=[])
+        confidence_set([2, 3], 0.1, confidence="auto", candidates=[])
     with pytest.raises(ValidationError, match="distinct"):
-        confidence_set([2, 3], 0.1, method="auto", candidates=["l1", "l1"])
+        confidence_set([2, 3], 0.1, confidence="auto", candidates=["l1", "l1"])
     with pytest.raises(ValidationError, match="NaN"):
-        confidence_set([2, 3], 0.1, method="auto", score=lambda s: float("nan"))
+        confidence_set([2, 3], 0.1, confidence="auto", score=lambda s: float("nan"))
 
 
 # ---------------------------------------------------- constructions vs independent math
@@ -189,7 +189,7 @@ def test_l1_radius_closed_form():
 @pytest.mark.parametrize("counts", [[0, 1], [1, 0], [3, 17], [10, 10], [200, 0]])
 @pytest.mark.parametrize("delta", [1e-9, 0.05, 0.3])
 def test_box_cp_binary_is_one_exact_interval(counts, delta):
-    cs = confidence_set(counts, delta, method="box-cp")
+    cs = confidence_set(counts, delta, confidence="box-cp")
     k, m = counts[0], sum(counts)
     # (scipy's binomtest(...).proportion_ci loses ~1e-10 at delta = 1e-9: 1 - delta/2 is
     # rounded before the quantile; mpmath is the reference here)
@@ -203,7 +203,7 @@ def test_box_cp_binary_is_one_exact_interval(counts, delta):
 def test_box_cp_bonferroni_matches_root_finding():
     counts = np.array([0, 1, 7, 30, 62])
     delta = 0.02
-    cs = confidence_set(counts, delta, method="box-cp")
+    cs = confidence_set(counts, delta, confidence="box-cp")
     m, n = counts.sum(), counts.size
     ref_lo = np.array([ref_cp_lower(k, m, delta / (2 * n)) for k in counts])
     ref_hi = np.array([1 - ref_cp_lower(m - k, m, delta / (2 * n)) for k in counts])
@@ -220,7 +220,7 @@ def test_box_cp_bonferroni_matches_root_finding():
 def test_box_kl_matches_root_finding():
     counts = np.array([0, 4, 16, 80])
     delta = 0.05
-    cs = confidence_set(counts, delta, method="box-kl")
+    cs = confidence_set(counts, delta, confidence="box-kl")
     m, n = counts.sum(), counts.size
     level = math.log(2 * n / delta) / m
     ref = np.array([ref_kl_interval(k / m, level) for k in counts])
@@ -229,7 +229,7 @@ def test_box_kl_matches_root_finding():
     np.testing.assert_allclose(cs.set.lower, t_lo, atol=1e-10)
     np.testing.assert_allclose(cs.set.upper, t_hi, atol=1e-10)
     # N = 2: one interval with log(2/delta), no split
-    cs2 = confidence_set([3, 9], delta, method="box-kl")
+    cs2 = confidence_set([3, 9], delta, confidence="box-kl")
     lo, hi = ref_kl_interval(0.25, math.log(2 / delta) / 12)
     assert cs2.set.lower[0] == pytest.approx(lo, abs=1e-10)
     assert cs2.set.upper[0] == pytest.approx(hi, abs=1e-10)
@@ -238,7 +238,7 @@ def test_box_kl_matches_root_finding():
 @pytest.mark.parametrize("k, m", [(0, 5), (1, 1), (3, 10), (24, 100), (50, 100), (333, 1000)])
 @pytest.mark.parametrize("delta", [1e-9, 0.1])
 def test_box_lower_binary_is_folded_binomial_bound(k, m, delta):
-    cs = confidence_set([k, m - k], delta, method="box-lower")
+    cs = confidence_set([k, m - k], delta, confidence="box-lower")
     t = min(k, m - k)
 
     def g(tau):  # P[t <= X <= m - t], X ~ Bin(m, tau), by direct summation
@@ -258,7 +258,7 @@ def test_box_lower_binary_is_folded_binomial_bound(k, m, delta):
 def test_box_lower_general_n_matches_one_sided_cp():
     counts = np.array([2, 0, 9, 39])
     delta = 0.1
-    cs = confidence_set(counts, delta, method="box-lower")
+    cs = confidence_set(counts, delta, confidence="box-lower")
     m, n = counts.sum(), counts.size
     ref = np.array([ref_cp_lower(k, m, delta / n) for k in counts])
     np.testing.assert_allclose(cs.set.lower, ref, atol=1e-11)
@@ -268,7 +268,7 @@ def test_box_lower_general_n_matches_one_sided_cp():
 def test_l1_kappa_radius_by_hand():
     counts = np.array([1980, 15, 5])
     delta, split = 1e-3, 0.5
-    cs = confidence_set(counts, delta, method="l1-kappa")
+    cs = confidence_set(counts, delta, confidence="l1-kappa")
     m, n = 2000, 3
     lo_max = ref_cp_lower(1980, m, split * delta / n)
     k_up = min(0.5, 1 - lo_max)
@@ -296,10 +296,10 @@ def test_cp_inside_kl_and_folded_tighter(k, extra, delta):
     m = k + extra
     if m == 0:
         return
-    cp = confidence_set([k, m - k], delta, method="box-cp").set
-    kl = confidence_set([k, m - k], delta, method="box-kl").set
+    cp = confidence_set([k, m - k], delta, confidence="box-cp").set
+    kl = confidence_set([k, m - k], delta, confidence="box-kl").set
     assert kl.lower[0] <= cp.lower[0] + 1e-12 and cp.upper[0] <= kl.upper[0] + 1e-12
-    low = confidence_set([k, m - k], delta, method="box-lower").set.lower[0]
+    low = confidence_set([k, m - k], delta, confidence="box-lower").set.lower[0]
     t = min(k, m - k)
     one_sided = float(C.clopper_pearson_lower(np.array(t), m, delta))
     assert low >= one_sided - 1e-9
@@ -308,7 +308,7 @@ def test_cp_inside_kl_and_folded_tighter(k, extra, delta):
 @given(counts=st.lists(st.integers(0, 50), min_size=2, max_size=7).filter(lambda c: sum(c)),
        delta=st.floats(1e-9, 1.0), method=st.sampled_from(ALL_METHODS))
 def test_every_set_contains_p_hat_and_is_valid(counts, delta, method):
-    cs = confidence_set(counts, delta, method=method)
+    cs = confidence_set(counts, delta, confidence=method)
     assert cs.set.contains(cs.p_hat)
     lo, hi = cs.set.coordinate_bounds()
     assert (lo >= 0).all() and (hi <= 1).all() and (lo <= hi).all()
@@ -317,7 +317,7 @@ def test_every_set_contains_p_hat_and_is_valid(counts, delta, method):
 def test_box_methods_never_larger_than_needed():
     """The stored box equals the exact coordinate bounds of box ∩ simplex."""
     for method in ("box-cp", "box-kl", "box-lower"):
-        s = confidence_set([2, 0, 5, 1, 12], 0.1, method=method).set
+        s = confidence_set([2, 0, 5, 1, 12], 0.1, confidence=method).set
         lo, hi = s.coordinate_bounds()
         np.testing.assert_allclose(s.lower, lo, atol=1e-12)
         np.testing.assert_allclose(s.upper, hi, atol=1e-12)
@@ -329,45 +329,45 @@ def test_box_methods_never_larger_than_needed():
 @pytest.mark.parametrize("method", ALL_METHODS)
 def test_edge_cases(method):
     # m = 1
-    cs = confidence_set([0, 1, 0], 0.1, method=method)
+    cs = confidence_set([0, 1, 0], 0.1, confidence=method)
     assert cs.m == 1 and cs.set.contains([0, 1, 0])
     # all mass on one category, many samples: the set must still contain nearby Q
-    cs = confidence_set([0, 500], 1e-6, method=method)
+    cs = confidence_set([0, 500], 1e-6, confidence=method)
     lo, hi = cs.set.coordinate_bounds()
     assert hi[0] > 0 and lo[1] < 1
     # zero counts on several categories, N = 2 and N = 20
-    cs = confidence_set([7, 0], 0.05, method=method)
+    cs = confidence_set([7, 0], 0.05, confidence=method)
     assert cs.set.contains([1.0, 0.0])
     counts = np.zeros(20, int)
     counts[3] = 10_000
-    cs = confidence_set(counts, 0.01, method=method)
+    cs = confidence_set(counts, 0.01, confidence=method)
     assert cs.set.contains(counts / counts.sum())
 
 
 def test_all_mass_closed_forms():
     """k = m: CP lower (delta/2)^(1/m) (N = 2); box-lower's folded bound is 0 (t = 0)."""
     m, delta = 40, 0.01
-    cs = confidence_set([m, 0], delta, method="box-cp")
+    cs = confidence_set([m, 0], delta, confidence="box-cp")
     assert cs.set.lower[0] == pytest.approx((delta / 2) ** (1 / m), rel=1e-12)
     assert cs.set.upper[0] == 1.0
-    assert confidence_set([m, 0], delta, method="box-lower").set.lower[0] == 0.0
+    assert confidence_set([m, 0], delta, confidence="box-lower").set.lower[0] == 0.0
     # KL for p_hat = 1: -log q <= log(2/delta)/m
-    cs = confidence_set([m, 0], delta, method="box-kl")
+    cs = confidence_set([m, 0], delta, confidence="box-kl")
     assert cs.set.lower[0] == pytest.approx((delta / 2) ** (1 / m), rel=1e-10)
 
 
 def test_auto_splits_delta_and_says_so():
     counts = [40, 5, 3, 2]
-    cs = confidence_set(counts, 0.05, method="auto")
+    cs = confidence_set(counts, 0.05, confidence="auto")
     k = len(C.AUTO_CANDIDATES)
     assert cs.details["delta_each"] == pytest.approx(0.05 / k)
     assert f"delta/{k}" in cs.description and "union bound" in cs.description
     chosen = cs.details["chosen"]
-    same = confidence_set(counts, 0.05 / k, method=chosen).set
+    same = confidence_set(counts, 0.05 / k, confidence=chosen).set
     assert cs.set.to_dict() == same.to_dict()
     widths = {}
     for name in C.AUTO_CANDIDATES:
-        lo, hi = confidence_set(counts, 0.05 / k, method=name).set.coordinate_bounds()
+        lo, hi = confidence_set(counts, 0.05 / k, confidence=name).set.coordinate_bounds()
         widths[name] = float((hi - lo).sum())
     assert widths[chosen] == pytest.approx(min(widths.values()))
     # a caller's score: certified eps of randomized response
@@ -375,10 +375,10 @@ def test_auto_splits_delta_and_says_so():
 
     w = np.full((4, 4), 1 / 7)
     np.fill_diagonal(w, 4 / 7)
-    cs2 = confidence_set(counts, 0.05, method="auto", candidates=["l1", "box-cp"],
+    cs2 = confidence_set(counts, 0.05, confidence="auto", candidates=["l1", "box-cp"],
                          score=lambda s: leakage_capacity(w, s))
     assert cs2.details["delta_each"] == pytest.approx(0.025)
-    caps = {x: leakage_capacity(w, confidence_set(counts, 0.025, method=x).set)
+    caps = {x: leakage_capacity(w, confidence_set(counts, 0.025, confidence=x).set)
             for x in ("l1", "box-cp")}
     assert cs2.details["chosen"] == min(caps, key=caps.get)
 
@@ -441,7 +441,7 @@ def test_auto_coverage_by_union():
         assert stats.binom.sf(miss - 1, REPS, 0.3) >= 0.001
         # and the public auto set is one of those candidates (checked on a few rows)
         for row in counts[:20]:
-            cs = confidence_set(row, 0.3, method="auto")
+            cs = confidence_set(row, 0.3, confidence="auto")
             if not cs.set.contains(p):
                 assert union[(counts == row).all(axis=1)].all()
 
@@ -453,7 +453,7 @@ def test_batch_matches_public(method):
     p = np.array([0.6, 0.25, 0.1, 0.05])
     counts = rng.multinomial(40, p, size=25)
     batch = contains_batch(method, counts, 0.2, p)
-    public = np.array([confidence_set(c, 0.2, method=method).set.contains(p) for c in counts])
+    public = np.array([confidence_set(c, 0.2, confidence=method).set.contains(p) for c in counts])
     np.testing.assert_array_equal(batch, public)
 
 
@@ -498,7 +498,7 @@ def test_certified_eps_over_each_set_matches_lp(method):
     np.fill_diagonal(w, math.exp(eps))
     w /= w.sum(axis=1, keepdims=True)
     counts = np.array([300, 120, 60, 15, 5, 0]) * 10
-    cs = confidence_set(counts, 1e-6, method=method)
+    cs = confidence_set(counts, 1e-6, confidence=method)
     got = leakage_capacity(w, cs.set)
     if hasattr(cs.set, "radius") and hasattr(cs.set, "lower"):
         ref = _capacity_ball_by_lp(w, np.asarray(cs.set.center), cs.set.radius,
@@ -522,7 +522,7 @@ def test_tighter_sets_certify_smaller_eps_for_skewed_large_n():
     w /= w.sum(axis=1, keepdims=True)
     p = 1 / np.arange(1, n + 1) ** 1.5
     counts = np.round(p / p.sum() * 10_000).astype(int)
-    caps = {x: leakage_capacity(w, confidence_set(counts, 1e-6, method=x).set)
+    caps = {x: leakage_capacity(w, confidence_set(counts, 1e-6, confidence=x).set)
             for x in ("l1", "box-cp", "box-kl")}
     assert caps["box-cp"] < caps["l1"] and caps["box-kl"] < caps["l1"]
 
@@ -545,7 +545,7 @@ def test_design_from_samples_with_each_set(method):
         res = design.design_from_samples(samples, eps, delta, categories=["a", "b", "c"],
                                          confidence=method)
     counts = np.array([(samples == x).sum() for x in "abc"])
-    cs = confidence_set(counts, delta, method=method)
+    cs = confidence_set(counts, delta, confidence=method)
     assert res.guarantee.set == cs.set.to_dict()
     assert res.guarantee.confidence == method
     cap = leakage_capacity(res.mechanism, cs.set)
@@ -559,7 +559,7 @@ def test_box_lower_beats_the_paper_ball_on_p_min(k, extra, delta):
     m = k + extra
     if m == 0:
         return
-    low = confidence_set([k, m - k], delta, method="box-lower").set.lower[0]
+    low = confidence_set([k, m - k], delta, confidence="box-lower").set.lower[0]
     ball = confidence_set([k, m - k], delta).set
     assert low >= min(k, m - k) / m - ball.radius / 2 - 1e-9
 
@@ -595,7 +595,7 @@ def test_tighter_sets_figure(monkeypatch):
     # independent recomputation of one point: k-RR over box-cp, closed form
     # C = log(e^eps0 / (1 + (e^eps0 - 1) min_i lo_i)) for k-RR (min over the box of Q_j)
     c = T.counts_of(T.p_hat_of("uniform", 20), 10_000)
-    lo, _ = confidence_set(c, 1e-6, method="box-cp").set.coordinate_bounds()
+    lo, _ = confidence_set(c, 1e-6, confidence="box-cp").set.coordinate_bounds()
     e = math.exp(T.RR_EPS)
     expect = math.log(e / (1 + (e - 1) * lo.min()))
     assert piv.loc[(20, 10_000, "uniform"), "box-cp"] == pytest.approx(expect, rel=1e-9)
@@ -609,7 +609,7 @@ def test_tighter_sets_figure(monkeypatch):
     # common random numbers: the ldp rows use b = 2/eps and l1 at m=100 may coincide
     scale = T.laplace_scale_for("box-lower")
     b = scale(T.EPS_ADULT, T.DELTA_ADULT, 1000, np.array([0.24]))
-    low = confidence_set([240, 760], T.DELTA_ADULT, method="box-lower").set.lower[0]
+    low = confidence_set([240, 760], T.DELTA_ADULT, confidence="box-lower").set.lower[0]
     assert b[0] == pytest.approx(laplace_scale(T.EPS_ADULT, low))
     # exact channel MI: for LDP, the hand-derived MI of the flip channel r = e^{-1/b}/2,
     # b = 2/eps, under each column's own distribution; box-lower (never a lower p_min bound
@@ -639,7 +639,7 @@ def test_laplace_calibration_with_each_set(method):
     samples = ["yes"] * 76 + ["no"] * 324
     eps, delta = math.log(2), 1e-9
     cal = additive.calibrate_laplace(samples, eps, delta, positive="yes", confidence=method)
-    cs = confidence_set([324, 76], delta, method=method)
+    cs = confidence_set([324, 76], delta, confidence=method)
     low = float(np.min(cs.set.coordinate_bounds()[0]))
     assert cal.p_min_lower == pytest.approx(low, abs=1e-12)
     assert cal.b == pytest.approx(additive.laplace_scale(eps, low), rel=1e-12)
@@ -703,7 +703,7 @@ def test_l1_box_set_validation_and_dict():
         C.L1BoxSet([0.5, 0.5], -0.1, [0.0, 0.0], [1.0, 1.0])
     with pytest.raises(ValidationError, match="same length"):
         C.L1BoxSet([0.5, 0.5], 0.1, [0.0, 0.0, 0.0], [1.0, 1.0, 1.0])
-    s = confidence_set([30, 20, 0], 0.01, method="l1-box").set
+    s = confidence_set([30, 20, 0], 0.01, confidence="l1-box").set
     d = json.loads(json.dumps(s.to_dict()))
     assert d["kind"] == "l1_box"
     again = C.L1BoxSet(d["center"], d["radius"], d["lower"], d["upper"])
@@ -712,9 +712,9 @@ def test_l1_box_set_validation_and_dict():
 
 def test_l1_box_is_the_intersection_at_half_delta():
     counts = np.array([400, 300, 200, 60, 40])
-    cs = confidence_set(counts, 1e-4, method="l1-box")
+    cs = confidence_set(counts, 1e-4, confidence="l1-box")
     ball = confidence_set(counts, 0.5e-4).set
-    box = confidence_set(counts, 0.5e-4, method="box-cp").set
+    box = confidence_set(counts, 0.5e-4, confidence="box-cp").set
     assert cs.set.radius == pytest.approx(ball.radius)
     np.testing.assert_allclose(cs.set.lower, box.lower)
     np.testing.assert_allclose(cs.set.upper, box.upper)
@@ -753,7 +753,7 @@ def test_adult_channel_mi_mean_matches_its_exact_expectation():
     vals = []
     for k in ks:
         t = min(k, m - k)
-        low = confidence_set([t, m - t], T.DELTA_ADULT, method="box-lower").set.lower[0]
+        low = confidence_set([t, m - t], T.DELTA_ADULT, confidence="box-lower").set.lower[0]
         r = 0.5 * math.exp(-1.0 / laplace_scale(T.EPS_ADULT, low))
         vals.append(h(p1 * (1 - r) + (1 - p1) * r) - h(r))
     vals = np.array(vals)

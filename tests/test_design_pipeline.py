@@ -138,7 +138,7 @@ def test_other_confidence_sets():
     ({"eps": 1.0, "delta": 0.0}, "delta"),
     ({"eps": 1.0, "delta": 1.5}, "delta"),
     ({"eps": 1.0, "delta": math.nan}, "delta"),
-    ({"eps": 1.0, "delta": 0.1, "confidence": "nope"}, "method"),
+    ({"eps": 1.0, "delta": 0.1, "confidence": "nope"}, "confidence must be one of"),
     ({"eps": 1.0, "delta": 0.1, "utility": "nope"}, "utility"),
 ])
 def test_invalid_arguments(kwargs, match):

@@ -186,13 +186,14 @@ def test_k_singular_mechanism_equality(beta):
     s = pk.leakage_sensitivity(w, p, pk.L1Ball(p, beta))
     hand = -math.log(1 - beta * 5 / 2)
     assert s == pytest.approx(hand, rel=1e-12)
-    assert pk.sensitivity_bound(math.log(5), p, beta) == pytest.approx(s, rel=1e-12)
+    assert pk.sensitivity_bound(p, eps=math.log(5), beta=beta) == pytest.approx(s, rel=1e-12)
 
 
 def test_extremal_example_bound_equality():
     for beta in (0.01, 0.2, 0.39):
         s = pk.leakage_sensitivity(W_EXTR, P_EXTR, pk.L1Ball(P_EXTR, beta))
-        assert pk.sensitivity_bound(math.log(9 / 8), P_EXTR, beta) == pytest.approx(s, rel=1e-12)
+        assert pk.sensitivity_bound(P_EXTR, eps=math.log(9 / 8), beta=beta) == pytest.approx(
+            s, rel=1e-12)
 
 
 def test_bad_arguments():

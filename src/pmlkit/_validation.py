@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, DTypeLike, NDArray
 
 from .errors import ValidationError
 
@@ -36,7 +37,15 @@ __all__ = [
 
 
 def fmt(value: Any) -> str:
-    """Short printable form of an offending value for error messages."""
+    """Short printable form of an offending value for error messages.
+
+    Examples
+    --------
+    >>> fmt(np.array([0.5, 0.6]))
+    '[0.5, 0.6]'
+    >>> fmt(np.zeros(100))
+    'array of shape (100,)'
+    """
     if isinstance(value, np.ndarray):
         if value.size > 8:
             return f"array of shape {value.shape}"
@@ -67,6 +76,18 @@ def check_real(
         Optional bounds; ``low_open``/``high_open`` make them strict.
     allow_inf
         Accept ``+inf`` (never NaN).
+
+    Examples
+    --------
+    numpy scalars come back as Python floats; the message of a refusal names the
+    parameter, quotes the value and states the range:
+
+    >>> check_real(np.float32(0.25), "x", low=0.0, high=1.0)
+    0.25
+    >>> check_real(2.0, "x", low=0.0, high=1.0, high_open=True)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: x must be in [0, 1), got 2.0
     """
     if isinstance(value, bool | np.bool_) or not isinstance(value, numbers.Real):
         if isinstance(value, np.ndarray) and value.ndim == 0:
@@ -97,25 +118,65 @@ def check_real(
 
 
 def check_eps(eps: Any, name: str = "eps") -> float:
-    """A privacy parameter: finite and ``>= 0``."""
+    """A privacy parameter: finite and ``>= 0``.
+
+    Examples
+    --------
+    >>> check_eps(1)
+    1.0
+    >>> check_eps(-0.1)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: eps must be in [0, inf], got -0.1
+    """
     return check_real(eps, name, low=0.0)
 
 
 def check_delta(
     delta: Any, name: str = "delta", *, allow_zero: bool = False, allow_one: bool = True
 ) -> float:
-    """A failure probability in ``(0, 1]`` (by default; the ends are configurable)."""
+    """A failure probability in ``(0, 1]`` (by default; the ends are configurable).
+
+    Examples
+    --------
+    >>> check_delta(1e-6)
+    1e-06
+    >>> check_delta(0.0)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: delta must be in (0, 1], got 0.0
+    """
     return check_real(delta, name, low=0.0, high=1.0, low_open=not allow_zero,
                       high_open=not allow_one)
 
 
 def check_radius(beta: Any, name: str = "beta") -> float:
-    """An l1 radius: finite and ``>= 0`` (radii ``>= 2`` cover the whole simplex)."""
+    """An l1 radius: finite and ``>= 0`` (radii ``>= 2`` cover the whole simplex).
+
+    Examples
+    --------
+    >>> check_radius(0.1)
+    0.1
+    >>> check_radius(float("inf"))
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: beta must be in [0, inf] and finite, got inf
+    """
     return check_real(beta, name, low=0.0)
 
 
 def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
-    """An integer count ``>= minimum``; integral floats such as ``1e12`` are accepted."""
+    """An integer count ``>= minimum``; integral floats such as ``1e12`` are accepted.
+
+    Examples
+    --------
+    >>> check_count(1e3, "m")
+    1000
+    >>> check_count(10.5, "m")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: m must be an integer >= 1, got 10.5
+    """
     if isinstance(value, bool | np.bool_):
         raise ValidationError(f"{name} must be an integer >= {minimum}, got {value!r}")
     try:
@@ -132,7 +193,7 @@ def check_count(value: Any, name: str = "m", *, minimum: int = 1) -> int:
     return out
 
 
-def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
+def as_float_array(value: Any, name: str, ndim: int) -> NDArray[np.float64]:
     try:
         arr = np.asarray(value, dtype=np.float64)
     except (TypeError, ValueError, OverflowError) as exc:  # OverflowError: huge Python int
@@ -152,10 +213,21 @@ def as_float_array(value: Any, name: str, ndim: int) -> np.ndarray:
     return arr
 
 
-def as_distribution(p: Any, name: str = "prior", *, tol: float = SUM_TOL) -> np.ndarray:
+def as_distribution(p: ArrayLike, name: str = "prior", *,
+                    tol: float = SUM_TOL) -> NDArray[np.float64]:
     """A probability vector: 1-D, finite, ``>= 0``, ``|sum - 1| <= tol``.
 
-    Returns a new float64 array (never renormalised: a wrong sum is an error)."""
+    Returns a new float64 array (never renormalised: a wrong sum is an error).
+
+    Examples
+    --------
+    >>> as_distribution([0.25, 0.75])
+    array([0.25, 0.75])
+    >>> as_distribution([0.5, 0.6])
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: prior must sum to 1 (tolerance 1e-09), got sum 1.1 for [0.5, 0.6]
+    """
     arr = as_float_array(p, name, 1)
     with np.errstate(over="ignore"):  # entries near 1e308 sum to inf: still an error below
         s = float(arr.sum())
@@ -173,15 +245,27 @@ class ValidatedMatrix:
     model layer."""
 
     __slots__ = ()
-    matrix: np.ndarray
+    matrix: NDArray[np.float64]
 
 
-def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np.ndarray:
+def as_mechanism(w: ArrayLike | ValidatedMatrix, name: str = "mechanism", *,
+                 tol: float = SUM_TOL) -> NDArray[np.float64]:
     """A row-stochastic matrix (rows = inputs): 2-D, finite, ``>= 0``, rows sum to 1.
 
     Accepts any 2-D array-like, an object with ``__array__``, or a
     :class:`ValidatedMatrix` such as :class:`pmlkit.Mechanism` (its matrix, already
-    validated, is copied as is). Returns a new float64 array."""
+    validated, is copied as is). Returns a new float64 array.
+
+    Examples
+    --------
+    >>> as_mechanism([[0.8, 0.2], [0.3, 0.7]])
+    array([[0.8, 0.2],
+           [0.3, 0.7]])
+    >>> as_mechanism([[0.8, 0.2], [0.3, 0.6]])
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: mechanism rows must sum to 1 (tolerance 1e-09), row 1 sums...
+    """
     if isinstance(w, ValidatedMatrix):
         return np.array(w.matrix, dtype=np.float64, copy=True)
     arr = as_float_array(w, name, 2)
@@ -195,7 +279,7 @@ def as_mechanism(w: Any, name: str = "mechanism", *, tol: float = SUM_TOL) -> np
     return arr.copy()
 
 
-def readonly(a: Any, dtype: Any = np.float64) -> np.ndarray:
+def readonly(a: ArrayLike, dtype: DTypeLike | None = np.float64) -> NDArray[Any]:
     """A read-only copy of ``a`` as an array of ``dtype`` (``None``: ``a``'s own dtype): the
     arrays stored in pmlkit's frozen results, never shared with the caller."""
     out = np.array(a, dtype=dtype, copy=True)
@@ -203,7 +287,7 @@ def readonly(a: Any, dtype: Any = np.float64) -> np.ndarray:
     return out
 
 
-def check_prior_matches(w: np.ndarray, p: np.ndarray, *, wname: str = "mechanism",
+def check_prior_matches(w: NDArray[Any], p: NDArray[Any], *, wname: str = "mechanism",
                         pname: str = "prior") -> None:
     """Raise if a prior's length differs from a mechanism's number of rows."""
     if w.shape[0] != p.shape[0]:

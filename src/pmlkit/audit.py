@@ -504,7 +504,7 @@ def _design_one(truth: _Truth, eps: float, delta: float, conf: str, radius_scale
                                          eps, delta, confidence=conf, utility=util)
         return (res.mechanism, float(res.guarantee.certified_eps),
                 set_from_dict(res.guarantee.set))
-    cs = confidence_set(truth.counts, delta, method=conf)
+    cs = confidence_set(truth.counts, delta, confidence=conf)
     uset = _shrunk(cs.set, truth.p_hat, radius_scale)
     mech = design.optimal_mechanism_for_set(uset, eps, prior=truth.p_hat, utility=util)
     assert mech.certified_eps is not None  # every designer certifies
@@ -1067,7 +1067,7 @@ def _spot_check(counts: np.ndarray, rep: _Rep, delta: float, method: str,
 
     bad = []
     for i in rows:
-        cs = confidence_set(counts[i], delta, method=method)
+        cs = confidence_set(counts[i], delta, confidence=method)
         mine = _set_of(rep, i)
         ref = set_from_dict(cs.set.to_dict())
         if method == "auto" and rep.chosen is not None:

@@ -1,22 +1,40 @@
-"""Closed-form bounds of the paper (Section PMLforsets and distest).
+"""Closed-form bounds of the paper (its Section 4, PML for sets of distributions).
 
-- :func:`lipschitz_bound` (Thm lipschitz), :func:`sensitivity_bound` (Thm l1gamma),
-  :func:`leakage_bound` (Cor. leakagebound), :func:`eps_bound` (eq. epsmax),
-  :func:`delta_min` (Cor. deltamin).
+- :func:`lipschitz_bound` (Theorem 3 [Thm lipschitz]),
+- :func:`sensitivity_bound` (Theorem 4 [Thm l1gamma]),
+- :func:`leakage_bound` (Corollary 2 [Cor. leakagebound]),
+- :func:`eps_bound` (Section 4.4 [eq. epsmax]),
+- :func:`delta_min` (Corollary 3 [Cor. deltamin]).
 
 Each returns ``math.inf`` (never NaN, never an exception) where the paper's bound is vacuous,
 and raises :class:`pmlkit.errors.ValidationError` for invalid arguments. Scalar arguments
 give a Python float; array arguments (where natural) give an array (vectorised).
 The exact values these bound are in :mod:`pmlkit.worstcase`.
+
+Every scalar parameter is passed by keyword (``eps=``, ``beta=``, ``distance=``, ...): two
+real numbers in a row are too easy to swap, and a swap gives a wrong bound, not an error.
+The positional forms of release 0.1 (``eps_bound(eps, beta)``,
+``sensitivity_bound(eps, prior, beta)``, ...) still work for one release with a
+:class:`DeprecationWarning`.
+
+References
+----------
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions": Theorem 3 [Thm lipschitz], Theorem 4 [Thm l1gamma],
+  Corollary 2 [Cor. leakagebound], Section 4.4 [eq. epsmax], Corollary 3 [Cor. deltamin].
 """
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from ._deprecation import positional_deprecated, warn_deprecated
 from ._validation import as_distribution, check_count, check_eps, check_real, fmt
 from .errors import ValidationError
 from .estimation import log_num_subsets
@@ -25,7 +43,11 @@ from .leakage import privacy_region
 __all__ = ["delta_min", "eps_bound", "leakage_bound", "lipschitz_bound", "sensitivity_bound"]
 
 
-def _nonneg(x: Any, name: str, *, allow_inf: bool = False) -> tuple[np.ndarray, bool]:
+_F = TypeVar("_F", bound=Callable[..., Any])
+_FloatArray = NDArray[np.float64]
+
+
+def _nonneg(x: ArrayLike, name: str, *, allow_inf: bool = False) -> tuple[_FloatArray, bool]:
     """Validate a scalar or array of reals ``>= 0``; returns (float array, was_scalar)."""
     if np.ndim(x) == 0:
         v = check_real(x, name, low=0.0, allow_inf=allow_inf)
@@ -41,11 +63,11 @@ def _nonneg(x: Any, name: str, *, allow_inf: bool = False) -> tuple[np.ndarray, 
     return arr, False
 
 
-def _out(arr: np.ndarray, scalar: bool) -> Any:
+def _out(arr: _FloatArray, scalar: bool) -> float | _FloatArray:
     return float(arr) if scalar else arr
 
 
-def _half_beta_exp(beta: np.ndarray, eps: float) -> np.ndarray:
+def _half_beta_exp(beta: _FloatArray, eps: float) -> _FloatArray:
     """``beta e^eps / 2`` without overflow: in logs when ``e^eps`` exceeds the float range
     (only whether it is ``>= 1`` matters then, and ``beta = 0`` still gives 0)."""
     if eps <= 700.0:
@@ -56,14 +78,19 @@ def _half_beta_exp(beta: np.ndarray, eps: float) -> np.ndarray:
     return np.exp(np.minimum(log_x, 1.0))  # > 1 stays > 1: the bound is inf there
 
 
-def _neg_log1m(x: np.ndarray) -> np.ndarray:
+def _neg_log1m(x: _FloatArray) -> _FloatArray:
     """``-log(1 - x)``, ``inf`` where ``x >= 1``."""
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(x < 1.0, -np.log1p(-np.minimum(x, 1.0)), np.inf)
+        return cast(_FloatArray, np.where(x < 1.0, -np.log1p(-np.minimum(x, 1.0)), np.inf))
 
 
-def lipschitz_bound(capacity: Any, distance: Any) -> Any:
-    """Thm lipschitz: ``|eps_min(W, P) - eps_min(W, Q)| <= exp(C(W, P)) ||P - Q||_1``.
+@overload
+def lipschitz_bound(*, capacity: float, distance: float) -> float: ...
+@overload
+def lipschitz_bound(*, capacity: float, distance: ArrayLike) -> _FloatArray: ...
+@positional_deprecated(version="0.2", allowed=0)
+def lipschitz_bound(*, capacity: float, distance: ArrayLike) -> float | _FloatArray:
+    """Theorem 3 [Thm lipschitz]: ``|eps_min(W, P) - eps_min(W, Q)| <= exp(C(W, P)) ||P - Q||_1``.
 
     Parameters
     ----------
@@ -71,6 +98,20 @@ def lipschitz_bound(capacity: Any, distance: Any) -> Any:
         Local leakage capacity ``C`` (``>= 0``; ``inf`` gives ``inf`` for ``distance > 0``).
     distance
         ``||P - Q||_1 >= 0`` (scalar or array).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 3.
+
+    Examples
+    --------
+    A capacity of ``log 2`` doubles the distance:
+
+    >>> lipschitz_bound(capacity=math.log(2.0), distance=0.05)
+    0.1
+    >>> lipschitz_bound(capacity=1.0, distance=[0.0, 0.1]).round(4)
+    array([0.    , 0.2718])
     """
     c = check_real(capacity, "capacity", low=0.0, allow_inf=True)
     d, scalar = _nonneg(distance, "distance")
@@ -80,30 +121,116 @@ def lipschitz_bound(capacity: Any, distance: Any) -> Any:
     return _out(np.asarray(out, dtype=np.float64), scalar)
 
 
-def _epsmax_formula(eps: Any, d: Any, name: str) -> Any:
+def _epsmax_formula(eps: float, d: ArrayLike, name: str) -> float | _FloatArray:
     e = check_eps(eps)
     arr, scalar = _nonneg(d, name)
     return _out(e + _neg_log1m(_half_beta_exp(arr, e)), scalar)
 
 
-def leakage_bound(eps: Any, distance: Any) -> Any:
-    """Cor. leakagebound: ``eps_min(W, Q) <= eps - log(1 - e^eps ||P - Q||_1 / 2)`` for ``W``
-    eps-PML w.r.t. ``P``; ``inf`` when ``distance >= 2 e^-eps`` (scalar or array
-    ``distance``)."""
+@overload
+def leakage_bound(*, eps: float, distance: float) -> float: ...
+@overload
+def leakage_bound(*, eps: float, distance: ArrayLike) -> _FloatArray: ...
+@positional_deprecated(version="0.2", allowed=0)
+def leakage_bound(*, eps: float, distance: ArrayLike) -> float | _FloatArray:
+    """Corollary 2 [Cor. leakagebound]: the leakage at a prior ``Q`` near ``P``.
+
+    ``eps_min(W, Q) <= eps - log(1 - e^eps ||P - Q||_1 / 2)`` for ``W`` eps-PML w.r.t.
+    ``P``; ``inf`` when ``distance >= 2 e^-eps`` (scalar or array ``distance``).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Corollary 2.
+
+    Examples
+    --------
+    At ``eps = log 2`` a prior 0.5 away in l1 leaks at most ``log 2 - log(1 - 0.5)``:
+
+    >>> round(leakage_bound(eps=math.log(2.0), distance=0.5), 4)  # log 4
+    1.3863
+    >>> leakage_bound(eps=math.log(2.0), distance=1.0)  # distance >= 2 e^-eps: vacuous
+    inf
+    """
     return _epsmax_formula(eps, distance, "distance")
 
 
-def eps_bound(eps: Any, beta: Any) -> Any:
-    """eq. epsmax: ``eps'(delta) = eps - log(1 - beta*(delta) e^eps / 2)``.
+@overload
+def eps_bound(*, eps: float, beta: float) -> float: ...
+@overload
+def eps_bound(*, eps: float, beta: ArrayLike) -> _FloatArray: ...
+@positional_deprecated(version="0.2", allowed=0)
+def eps_bound(*, eps: float, beta: ArrayLike) -> float | _FloatArray:
+    """Section 4.4 [eq. epsmax]: ``eps'(delta) = eps - log(1 - beta*(delta) e^eps / 2)``.
 
     The guarantee over the ball ``B_beta(p_hat)`` of a mechanism designed eps-PML for
-    ``p_hat`` (Cor. leakagebound with distance ``beta``); ``inf`` when ``beta >= 2 e^-eps``.
-    Scalar or array ``beta``."""
+    ``p_hat`` (Corollary 2 [Cor. leakagebound] with distance ``beta``); ``inf`` when
+    ``beta >= 2 e^-eps``. Scalar or array ``beta``.
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Section 4.4 and Corollary 2.
+
+    Examples
+    --------
+    ``1 - log(1 - 0.1 e / 2)``:
+
+    >>> round(eps_bound(eps=1.0, beta=0.1), 4)
+    1.1461
+    >>> eps_bound(eps=1.0, beta=[0.1, 1.0]).round(4)  # 1.0 >= 2/e: vacuous
+    array([1.1461,    inf])
+    """
     return _epsmax_formula(eps, beta, "beta")
 
 
-def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
-    """Thm l1gamma: bound on the sensitivity ``S_p(W, B_beta(p))`` of any ``W`` that is
+def _is_scalar(x: Any) -> bool:
+    try:
+        return bool(np.ndim(x) == 0)
+    except ValueError:  # a ragged nested list
+        return False
+
+
+def _prior_first(func: _F) -> _F:
+    """Accept the release-0.1 order ``sensitivity_bound(eps, prior, beta)`` for one release.
+
+    The old first argument was a number, the new one is a distribution, so the two orders
+    cannot be confused: a scalar first argument maps the positional arguments onto
+    ``eps, prior, beta`` with a :class:`DeprecationWarning`."""
+    name = func.__name__
+    old = ("eps", "prior", "beta")
+
+    @functools.wraps(func)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        if (len(args) > 1 and not _is_scalar(args[0])) or len(args) > len(old):
+            raise ValidationError(
+                f"{name} takes the prior by position and eps, beta by keyword "
+                f"({name}(prior, eps=..., beta=...)), got {len(args)} positional arguments")
+        if args and _is_scalar(args[0]):
+            moved = old[:len(args)]
+            dup = [k for k in moved if k in kwargs]
+            if dup:
+                raise ValidationError(
+                    f"{name}: got {', '.join(dup)} both by position and by keyword")
+            warn_deprecated(
+                f"{name}: the positional order ({', '.join(moved)}) is deprecated since 0.2; "
+                f"pass the prior first and eps, beta by keyword "
+                f"({name}(prior, eps=..., beta=...))")
+            kwargs.update(zip(moved, args, strict=True))
+            return func(**kwargs)
+        return func(*args, **kwargs)
+
+    return cast(_F, wrapper)
+
+
+@overload
+def sensitivity_bound(prior: ArrayLike, *, eps: float, beta: float) -> float: ...
+@overload
+def sensitivity_bound(prior: ArrayLike, *, eps: float, beta: ArrayLike) -> _FloatArray: ...
+@_prior_first
+def sensitivity_bound(prior: ArrayLike, *, eps: float,
+                      beta: ArrayLike) -> float | _FloatArray:
+    """Theorem 4 [Thm l1gamma]: bound on the sensitivity ``S_p(W, B_beta(p))`` of any ``W`` that is
     eps-PML w.r.t. ``p``; the region ``k`` of eps is found with
     :func:`pmlkit.privacy_region`.
 
@@ -116,12 +243,30 @@ def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
 
     Parameters
     ----------
-    eps
-        The mechanism's PML level w.r.t. ``prior`` (``>= eps_min(W, prior)``), ``>= 0``.
     prior
         The centre ``p`` of the ball.
+    eps
+        The mechanism's PML level w.r.t. ``prior`` (``>= eps_min(W, prior)``), ``>= 0``.
     beta
         Radius ``>= 0`` (scalar or array).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 4.
+
+    Examples
+    --------
+    For ``p = (0.5, 0.5)`` and ``eps = 0.1`` (region 1, below ``-log 0.5``) the bound is
+    ``-log(1 - 0.05 (e^0.1 - 1) / 0.5)``; at ``eps = 1`` (region 2) it is
+    ``-log(1 - 0.05 e)``:
+
+    >>> round(sensitivity_bound([0.5, 0.5], eps=0.1, beta=0.1), 6)
+    0.010573
+    >>> round(sensitivity_bound([0.5, 0.5], eps=1.0, beta=0.1), 4)
+    0.1461
+    >>> sensitivity_bound([0.5, 0.5], eps=1.0, beta=1.0)  # beta >= 2 p_min: vacuous
+    inf
     """
     e = check_eps(eps)
     p = as_distribution(prior)
@@ -142,8 +287,13 @@ def sensitivity_bound(eps: Any, prior: Any, beta: Any) -> Any:
     return _out(np.asarray(out, dtype=np.float64), scalar)
 
 
-def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
-    """Cor. deltamin: the failure probability needed to certify ``eps_target`` for an
+@overload
+def delta_min(*, eps: float, eps_target: float, m: int, n: int) -> float: ...
+@overload
+def delta_min(*, eps: float, eps_target: ArrayLike, m: int, n: int) -> _FloatArray: ...
+@positional_deprecated(version="0.2", allowed=0)
+def delta_min(*, eps: float, eps_target: ArrayLike, m: int, n: int) -> float | _FloatArray:
+    """Corollary 3 [Cor. deltamin]: the failure probability needed to certify ``eps_target`` for an
     eps-PML mechanism designed on ``m`` samples over ``N = n`` categories.
 
     ``delta_min = min(1, (2^N - 2) exp(-2 m (e^-eps - e^-eps_target)^2))``, evaluated in
@@ -158,6 +308,20 @@ def delta_min(eps: Any, eps_target: Any, m: Any, n: Any) -> Any:
         Level to certify, ``>= eps`` (scalar or array; ``inf`` allowed).
     m, n
         Number of samples (``>= 1``) and alphabet size (``>= 2``).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Corollary 3.
+
+    Examples
+    --------
+    ``(2^2 - 2) exp(-200 (e^-0.5 - e^-0.7)^2)``, and 1 when the target equals eps:
+
+    >>> round(delta_min(eps=0.5, eps_target=0.7, m=100, n=2), 4)
+    0.1783
+    >>> delta_min(eps=0.5, eps_target=[0.5, 0.7], m=100, n=2).round(4)
+    array([1.    , 0.1783])
     """
     e = check_eps(eps)
     t, scalar = _nonneg(eps_target, "eps_target", allow_inf=True)

@@ -106,8 +106,8 @@ def run(eps: float = math.log(3), delta: float = 1e-6) -> dict[str, Any]:
         "eps_min_at_p_hat": e_hat, "privacy_region": privacy_region(e_hat, est.p),
         "delta": delta, "beta": beta,
         "exact_worst_case_eps": exact, "worst_case_distribution": q_star.tolist(),
-        "paper_bound_epsmax": eps_bound(e_hat, beta),
-        "paper_bound_l1gamma": e_hat + sensitivity_bound(e_hat, est.p, beta),
+        "paper_bound_epsmax": eps_bound(eps=e_hat, beta=beta),
+        "paper_bound_l1gamma": e_hat + sensitivity_bound(est.p, eps=e_hat, beta=beta),
     }
 
 

@@ -1,13 +1,23 @@
 """Distribution estimation from samples and the Weissman l1 deviation bound.
 
-- :func:`empirical_distribution` / :class:`EmpiricalDistribution` (eq. empiricaldistribution)
-- :func:`l1_radius` (eq. betastar) and its inverse :func:`l1_failure_probability`
-  (Thm weissman with the distribution-free ``phi >= 2``)
-- :func:`phi`, :func:`kappa` and :func:`l1_radius_known_kappa` (Thm weissman with
+- :func:`empirical_distribution` / :class:`EmpiricalDistribution` (Section 2
+  [eq. empiricaldistribution])
+- :func:`l1_radius` (Section 4.4 [eq. betastar]) and its inverse :func:`l1_failure_probability`
+  (Theorem 2 [Thm weissman] with the distribution-free ``phi >= 2``)
+- :func:`phi`, :func:`kappa` and :func:`l1_radius_known_kappa` (Theorem 2 [Thm weissman] with
   ``phi(kappa_P)``, for callers who know ``kappa_P``)
 
 ``log(2^N - 2)`` is computed as ``N log 2 + log1p(-2^(1-N))``, so ``N = 10^4`` (and far
 beyond) works without overflow.
+
+References
+----------
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Section 2 ("Distribution Estimation", Theorem 2)
+  and Section 4.4 (the radius ``beta*``).
+- T. Weissman, E. Ordentlich, G. Seroussi, S. Verdu, M. J. Weinberger, "Inequalities
+  for the L1 deviation of the empirical distribution", Hewlett-Packard Labs technical
+  report, 2003, Theorem 1.
 """
 
 from __future__ import annotations
@@ -15,10 +25,12 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast, overload
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from ._deprecation import renamed_parameter
 from ._optional import require
 from ._validation import (
     as_distribution,
@@ -61,7 +73,8 @@ def _py(x: Any) -> Any:
 
 @dataclass(frozen=True, eq=False)
 class EmpiricalDistribution:
-    """An empirical distribution ``p_hat(x) = counts[x] / m`` (eq. empiricaldistribution).
+    """An empirical distribution ``p_hat(x) = counts[x] / m`` (Section 2
+    [eq. empiricaldistribution]).
 
     Attributes
     ----------
@@ -75,10 +88,16 @@ class EmpiricalDistribution:
         Labels, aligned with ``p`` and ``counts``. Order: the caller's ``categories`` when
         given; otherwise sorted when the labels are mutually comparable, else in order of
         first appearance.
+
+    Examples
+    --------
+    >>> est = EmpiricalDistribution.from_counts([3, 1], categories=["no", "yes"])
+    >>> est.p, est.m, est.n, est.categories
+    (array([0.75, 0.25]), 4, 2, ('no', 'yes'))
     """
 
-    p: np.ndarray
-    counts: np.ndarray
+    p: NDArray[np.float64]
+    counts: NDArray[np.int64]
     m: int
     categories: tuple[Label, ...]
 
@@ -88,7 +107,7 @@ class EmpiricalDistribution:
         return int(self.counts.shape[0])
 
     @classmethod
-    def from_counts(cls, counts: Any,
+    def from_counts(cls, counts: ArrayLike,
                     categories: Sequence[Any] | None = None) -> EmpiricalDistribution:
         """Build from counts (non-negative integers, at least one positive).
 
@@ -209,20 +228,21 @@ def _to_numpy_labels(samples: Any) -> Any:
 class _Counted:
     """Labels already counted (pyarrow ``value_counts``), in first-appearance order."""
 
-    def __init__(self, labels: list[Any], counts: np.ndarray) -> None:
+    def __init__(self, labels: list[Any], counts: NDArray[np.int64]) -> None:
         self.labels = labels
         self.counts = counts
 
 
-def _null_mask(arr: np.ndarray) -> np.ndarray:
+def _null_mask(arr: NDArray[Any]) -> NDArray[np.bool_]:
     if arr.dtype.kind == "f":
-        return np.isnan(arr)
+        return cast(NDArray[np.bool_], np.isnan(arr))
     if arr.dtype.kind in "mM":
-        return np.isnat(arr)
+        return cast(NDArray[np.bool_], np.isnat(arr))
     return np.zeros(arr.shape, dtype=bool)
 
 
-def _sorted_if_comparable(labels: list[Any], counts: np.ndarray) -> tuple[list[Any], np.ndarray]:
+def _sorted_if_comparable(labels: list[Any], counts: NDArray[np.int64]
+                          ) -> tuple[list[Any], NDArray[np.int64]]:
     """Sort the (few) distinct labels when they are mutually comparable; else keep order."""
     try:
         order = sorted(range(len(labels)), key=labels.__getitem__)
@@ -231,7 +251,7 @@ def _sorted_if_comparable(labels: list[Any], counts: np.ndarray) -> tuple[list[A
     return [labels[i] for i in order], counts[np.asarray(order, dtype=np.int64)]
 
 
-def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
+def _unique_counts(arr: NDArray[Any]) -> tuple[list[Any], NDArray[np.int64]]:
     """Distinct labels (sorted if comparable, else first appearance) and their counts.
 
     Native dtypes: ``np.unique``. Object arrays: ``pandas.factorize`` (hash-based, in C),
@@ -256,9 +276,9 @@ def _unique_counts(arr: np.ndarray) -> tuple[list[Any], np.ndarray]:
     return _sorted_if_comparable([_py(v) for v in uniques], counts)
 
 
-def empirical_distribution(samples: Any,
+def empirical_distribution(samples: object,
                            categories: Sequence[Any] | None = None) -> EmpiricalDistribution:
-    """Empirical distribution of raw samples (eq. empiricaldistribution).
+    """Empirical distribution of raw samples (Section 2 [eq. empiricaldistribution]).
 
     ``p_hat(x) = (1/m) sum_i 1{d_i = x}``.
 
@@ -281,6 +301,19 @@ def empirical_distribution(samples: Any,
     DataError
         Null/NaN samples (with their count) or a sample not in ``categories`` (naming the
         value and how many rows have it). Nothing is dropped silently.
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Section 2, "Distribution Estimation".
+
+    Examples
+    --------
+    >>> est = empirical_distribution(["a", "b", "a", "a"])
+    >>> est.categories, est.counts, est.p
+    (('a', 'b'), array([3, 1]), array([0.75, 0.25]))
+    >>> empirical_distribution(["a", "b", "a", "a"], categories=["a", "b", "c"]).counts
+    array([3, 1, 0])
     """
     arr = _to_numpy_labels(samples)
     if isinstance(arr, _Counted):
@@ -303,14 +336,21 @@ def refuse_nulls(nulls: int, what: str = "null/NaN") -> None:
                         "explicitly before estimating a distribution")
 
 
-def empirical_from_counts(labels: Sequence[Any], counts: Any,
+def empirical_from_counts(labels: Sequence[Any], counts: ArrayLike,
                           categories: Sequence[Any] | None = None, *,
                           nulls: int = 0) -> EmpiricalDistribution:
     """The empirical distribution from distinct ``labels`` and their ``counts`` (e.g. a
     distributed ``value_counts``), with the rules of :func:`empirical_distribution`: ``nulls``
     missing samples are refused with their count, an empty sample is refused, labels are
     sorted when comparable, and with ``categories`` a label outside them is refused (named,
-    with its count) while unseen categories get count 0."""
+    with its count) while unseen categories get count 0.
+
+    Examples
+    --------
+    >>> est = empirical_from_counts(["y", "x"], [6, 2])
+    >>> est.categories, est.p
+    (('x', 'y'), array([0.25, 0.75]))
+    """
     refuse_nulls(int(nulls))
     if len(labels) == 0:
         raise ValidationError("samples must not be empty (m >= 1 samples are needed)")
@@ -318,7 +358,7 @@ def empirical_from_counts(labels: Sequence[Any], counts: Any,
     return _with_categories(labels, counts, categories)
 
 
-def _with_categories(labels: list[Any], counts: np.ndarray,
+def _with_categories(labels: list[Any], counts: NDArray[np.int64],
                      categories: Sequence[Any] | None) -> EmpiricalDistribution:
     if categories is None:
         return EmpiricalDistribution.from_counts(counts, labels)
@@ -346,16 +386,25 @@ def _with_categories(labels: list[Any], counts: np.ndarray,
     return EmpiricalDistribution.from_counts(full, cats)
 
 
-def log_num_subsets(n: Any) -> float:
-    """``log(2^n - 2)`` without overflow: ``n log 2 + log1p(-2^(1-n))``; ``-inf`` for n=1."""
+def log_num_subsets(n: int) -> float:
+    """``log(2^n - 2)`` without overflow: ``n log 2 + log1p(-2^(1-n))``; ``-inf`` for n=1.
+
+    Examples
+    --------
+    >>> round(log_num_subsets(3), 4)  # log 6
+    1.7918
+    >>> round(log_num_subsets(10_000), 2)  # 2^10000 overflows a float; its log does not
+    6931.47
+    """
     n = check_count(n, "n", minimum=1)
     if n == 1:
         return -math.inf
     return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))
 
 
-def l1_radius(delta: Any, m: Any, n: Any) -> float:
-    """Distribution-free l1 radius (eq. betastar, from Thm weissman with ``phi >= 2``).
+def l1_radius(delta: float, m: int, n: int) -> float:
+    """Distribution-free l1 radius (Section 4.4 [eq. betastar], from Theorem 2 [Thm weissman] with
+    ``phi >= 2``).
 
     ``beta*(delta) = sqrt( 2/m * (log(2^N - 2) - log delta) )``: with probability at least
     ``1 - delta`` over ``m`` i.i.d. samples, ``||P - P_hat||_1 < beta*``.
@@ -368,6 +417,21 @@ def l1_radius(delta: Any, m: Any, n: Any) -> float:
         Number of samples (integer ``>= 1``).
     n
         Alphabet size ``N`` (integer ``>= 2``).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 2 and Section 4.4.
+
+    Examples
+    --------
+    ``sqrt(2/1000 (log(2^2 - 2) - log 1e-6))``:
+
+    >>> round(l1_radius(1e-6, 1000, 2), 6)
+    0.170345
+    >>> bool(np.isclose(l1_radius(1e-6, 1000, 2),
+    ...                 math.sqrt(2 / 1000 * (math.log(2) - math.log(1e-6)))))
+    True
     """
     d = check_delta(delta)
     m = check_count(m, "m")
@@ -375,8 +439,8 @@ def l1_radius(delta: Any, m: Any, n: Any) -> float:
     return math.sqrt(2.0 / m * (log_num_subsets(n) - math.log(d)))
 
 
-def l1_failure_probability(beta: Any, m: Any, n: Any) -> float:
-    """Inverse of :func:`l1_radius` (Thm weissman, ``phi >= 2``).
+def l1_failure_probability(beta: float, m: int, n: int) -> float:
+    """Inverse of :func:`l1_radius` (Theorem 2 [Thm weissman], ``phi >= 2``).
 
     ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs.
 
@@ -388,6 +452,15 @@ def l1_failure_probability(beta: Any, m: Any, n: Any) -> float:
         Number of samples (integer ``>= 1``).
     n
         Alphabet size ``N`` (integer ``>= 2``).
+
+    Examples
+    --------
+    The inverse of :func:`l1_radius`, and 1 for radii too small to say anything:
+
+    >>> float(f"{l1_failure_probability(l1_radius(1e-6, 1000, 2), 1000, 2):.6g}")
+    1e-06
+    >>> l1_failure_probability(0.01, 1000, 2)
+    1.0
     """
     b = check_radius(beta)
     m = check_count(m, "m")
@@ -396,12 +469,28 @@ def l1_failure_probability(beta: Any, m: Any, n: Any) -> float:
     return 1.0 if log_d >= 0 else math.exp(log_d)
 
 
-def phi(p: Any) -> Any:
-    """``phi(p) = log((1-p)/p) / (1 - 2p)`` on ``[0, 1/2]`` with ``phi(1/2) = 2`` (Thm weissman).
+@overload
+def phi(p: float) -> float: ...
+@overload
+def phi(p: ArrayLike) -> NDArray[np.float64]: ...
+def phi(p: ArrayLike) -> float | NDArray[np.float64]:
+    """``phi(p) = log((1-p)/p) / (1 - 2p)`` on ``[0, 1/2]`` with ``phi(1/2) = 2`` (Theorem 2
+    [Thm weissman]).
 
     Evaluated as ``2 atanh(u) / u`` with ``u = 1 - 2p`` (series ``2(1 + u^2/3 + u^4/5 +
     u^6/7)`` for ``|u| < 1e-3``), stable near ``1/2``; ``phi(0) = inf``. Vectorised: arrays in,
-    arrays out; a scalar returns a float."""
+    arrays out; a scalar returns a float. ``p`` is a number in ``[0, 1/2]`` (the paper's
+    notation; applied to ``kappa_P``), not a distribution.
+
+    Examples
+    --------
+    ``phi(1/4) = log 3 / (1/2)``; ``phi`` decreases from ``inf`` at 0 to 2 at 1/2:
+
+    >>> round(phi(0.25), 6), round(2 * math.log(3), 6)
+    (2.197225, 2.197225)
+    >>> phi(np.array([0.0, 0.5]))
+    array([inf,  2.])
+    """
     scalar = np.ndim(p) == 0
     if scalar:
         x = np.array(check_real(p, "p", low=0.0, high=0.5), dtype=np.float64)
@@ -416,11 +505,13 @@ def phi(p: Any) -> Any:
     series = 2.0 * (1.0 + u2 / 3.0 + u2 * u2 / 5.0 + u2 * u2 * u2 / 7.0)
     out = np.where(np.abs(u) < 1e-3, series, direct)
     out = np.where(x == 0.0, np.inf, out)
-    return float(out) if scalar else out
+    return float(out) if scalar else cast(NDArray[np.float64], out)
 
 
-def kappa(p: Any) -> float:
-    """``kappa_P = max_A min(P(A), 1 - P(A))`` over subsets ``A`` of the alphabet (Thm weissman).
+@renamed_parameter(version="0.2", p="prior")
+def kappa(prior: ArrayLike) -> float:
+    """``kappa_P = max_A min(P(A), 1 - P(A))`` over subsets ``A`` of the alphabet (Theorem 2
+    [Thm weissman]).
 
     Exact. Zero entries are dropped (they change no subset sum). If the largest entry is
     ``>= 1/2`` the answer is ``1 - max p`` (any ``A`` containing it has ``P(A) >= 1/2``).
@@ -429,14 +520,27 @@ def kappa(p: Any) -> float:
     enumerated (``2^(N/2)`` each) and, for every sum of one half, the best partner in the
     sorted other half is found by binary search. Time and memory ``O(2^(N/2) N)``.
 
+    The distribution was called ``p`` before release 0.2; ``kappa(p=...)`` still works for
+    one release with a :class:`DeprecationWarning`.
+
     Raises
     ------
     TooLargeError
         More than :data:`KAPPA_EXACT_MAX_N` non-zero entries in the hard case. Use
         :func:`l1_radius` instead (distribution-free: valid for every ``P`` because
         ``phi >= 2``), or :func:`l1_radius_known_kappa` with an upper bound on kappa.
+
+    Examples
+    --------
+    For ``(0.4, 0.35, 0.25)`` the best split is ``{0.4}`` against ``{0.35, 0.25}``; a
+    dominant entry settles it at once:
+
+    >>> kappa([0.4, 0.35, 0.25])
+    0.4
+    >>> round(kappa([0.7, 0.2, 0.1]), 12)  # 1 - 0.7
+    0.3
     """
-    q = as_distribution(p, "p")
+    q = as_distribution(prior)
     q = q[q > 0]
     top = float(q.max())
     if top >= 0.5:
@@ -462,7 +566,7 @@ def kappa(p: Any) -> float:
     return float(min(0.5, best.max()))
 
 
-def _subset_sums(v: np.ndarray) -> np.ndarray:
+def _subset_sums(v: NDArray[np.float64]) -> NDArray[np.float64]:
     """All ``2^len(v)`` subset sums (vectorised doubling)."""
     sums = np.zeros(1)
     for x in v:  # loop over at most 20 entries, not over records
@@ -470,8 +574,8 @@ def _subset_sums(v: np.ndarray) -> np.ndarray:
     return sums
 
 
-def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
-    """Distribution-dependent l1 radius (Thm weissman with ``phi(kappa_P)``).
+def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
+    """Distribution-dependent l1 radius (Theorem 2 [Thm weissman] with ``phi(kappa_P)``).
 
     ``beta = 2 sqrt( (log(2^N - 2) - log delta) / (m phi(kappa)) )``. With ``kappa = 1/2``
     (``phi = 2``) this is :func:`l1_radius`. Valid only if ``kappa`` is the true ``kappa_P``
@@ -486,6 +590,21 @@ def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
         Number of samples (``>= 1``) and alphabet size (``>= 2``).
     kappa
         ``kappa_P`` in ``[0, 1/2]`` (see :func:`kappa`).
+
+    References
+    ----------
+    - Grosse et al., "Privacy Mechanism Design based on Empirical Distributions",
+      Theorem 2.
+
+    Examples
+    --------
+    ``kappa = 1/2`` is the distribution-free radius; a skewed ``P`` (``kappa = 0.1``,
+    ``phi = log 9 / 0.8``) gets ``2 sqrt((log 2 - log 1e-6) / (1000 phi))``:
+
+    >>> l1_radius_known_kappa(1e-6, 1000, 2, 0.5) == l1_radius(1e-6, 1000, 2)
+    True
+    >>> round(l1_radius_known_kappa(1e-6, 1000, 2, 0.1), 6)
+    0.145362
     """
     d = check_delta(delta)
     m = check_count(m, "m")
@@ -494,14 +613,18 @@ def l1_radius_known_kappa(delta: Any, m: Any, n: Any, kappa: Any) -> float:
     return float(weissman_radius(log_num_subsets(n) - math.log(d), m, phi(k)))
 
 
-def weissman_radius(log_ratio: Any, m: Any, phi_value: Any) -> Any:
+def weissman_radius(log_ratio: ArrayLike, m: ArrayLike,
+                    phi_value: ArrayLike) -> NDArray[np.float64]:
     """``beta = 2 sqrt(L / (m phi))`` with ``L = log((2^N - 2) / delta)``: the l1 radius of
-    Thm weissman for a known ``phi`` (or a lower bound on it), the one implementation
+    Theorem 2 [Thm weissman] for a known ``phi`` (or a lower bound on it), the one implementation
     behind :func:`l1_radius_known_kappa` and the ``"l1-kappa"`` confidence set.
 
     Vectorised over its arguments (no validation: callers validate). The caller forms
     ``L`` (so that a ``delta`` below the smallest float can enter as a sum of logs);
     ``phi = inf`` (a point mass) gives radius 0."""
     f = np.asarray(phi_value, dtype=np.float64)
+    num = np.asarray(log_ratio, dtype=np.float64)
+    size = np.asarray(m, dtype=np.float64)
     with np.errstate(divide="ignore"):
-        return np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(log_ratio / (m * f)))
+        return cast(NDArray[np.float64],
+                    np.where(np.isinf(f), 0.0, 2.0 * np.sqrt(num / (size * f))))

@@ -610,7 +610,7 @@ def _column_eps(prod: ProductMechanism, counts: np.ndarray, delta: float,
             out.append(0.0)
             sets.append(None)
             continue
-        cs = confidence_set(c, delta, method=confidence)
+        cs = confidence_set(c, delta, confidence=confidence)
         sets.append(cs)
         out.append(float(leakage_capacity(f.matrix, cs.set)))
     return tuple(out), sets
@@ -668,7 +668,7 @@ def joint_guarantee(mechanisms: Any, reference: Any, delta: float, *,
         raise ValidationError("the joint alphabet must have at least 2 categories")
     from .confidence import confidence_set
 
-    cs = confidence_set(counts, d, method=conf)
+    cs = confidence_set(counts, d, confidence=conf)
     best, j = _product_worst(prod, cs.set)
     cert = math.inf if best == math.inf else max(0.0, best)
     col_eps, _ = _column_eps(prod, counts, d, conf)
@@ -815,7 +815,7 @@ def marginal_bound(mechanisms: Any, reference: Any, delta: float, *,
     margs = _marginal_counts(counts, prod.input_sizes)
     if any(c.size < 2 for c in margs):
         raise ValidationError("every column must have at least 2 categories for the bound")
-    css = [confidence_set(c, d / k, method=conf) for c in margs]
+    css = [confidence_set(c, d / k, confidence=conf) for c in margs]
     if k == 1:  # one column: its exact worst case
         bound = joint_capacity(prod, css[0].set)
         return JointGuarantee(
@@ -1140,9 +1140,9 @@ def design_joint(reference: Any, eps: float, delta: float, *,
     work = n_joint * n_joint
     exact = work <= EXACT_WORK_MAX
     if exact:
-        joint_set = confidence_set(counts, d, method=conf).set
+        joint_set = confidence_set(counts, d, confidence=conf).set
     else:
-        marg_sets = [confidence_set(c, d / k, method=conf).set for c in margs]
+        marg_sets = [confidence_set(c, d / k, confidence=conf).set for c in margs]
         order = sorted(range(k), key=lambda i: -sizes[i])
     cache: dict[tuple[int, float], tuple[Mechanism, float]] = {}
 
@@ -1209,7 +1209,7 @@ def design_joint(reference: Any, eps: float, delta: float, *,
     for f, c in zip(mechs, margs, strict=True):
         from .worstcase import leakage_capacity
 
-        col_eps.append(float(leakage_capacity(f.matrix, confidence_set(c, d, method=conf).set)))
+        col_eps.append(float(leakage_capacity(f.matrix, confidence_set(c, d, confidence=conf).set)))
     if exact:
         setd: Mapping[str, Any] = joint_set.to_dict()
         desc = "exact worst case over the joint confidence set"

@@ -1355,7 +1355,7 @@ def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
             return L1Ball(np.asarray(est.p), l1_radius(delta, m, est.n)).to_dict()
         from .confidence import confidence_set
 
-        return dict(to_jsonable(confidence_set(est.counts, delta, method=method).set.to_dict()))
+        return dict(to_jsonable(confidence_set(est.counts, delta, confidence=method).set.to_dict()))
     except MechanismFileError:
         raise
     except PMLError as exc:

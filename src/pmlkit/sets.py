@@ -2,11 +2,12 @@
 
 Every set is a compact convex subset of the probability simplex on ``N`` points:
 
-- :class:`L1Ball` ``{Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset);
+- :class:`L1Ball` ``{Q in simplex : ||Q - center||_1 <= radius}`` (Section 4.3
+  [eq. l1uncertaintyset]);
 - :class:`Box` ``{Q in simplex : lower <= Q <= upper}`` (beyond the paper: per-category
   confidence intervals);
 - :class:`VertexSet` the convex hull of finitely many distributions (a polytope given by its
-  vertices, Cor. extremalSet).
+  vertices, Corollary 1 [Cor. extremalSet]).
 
 The worst case of a mechanism over a set (:mod:`pmlkit.worstcase`) needs, for every column
 ``w = W[:, j]``, ``min_{Q in set} Q . w``. For the ball and the box this is a fractional
@@ -21,9 +22,10 @@ from __future__ import annotations
 import abc
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import (
     SUM_TOL,
@@ -36,6 +38,9 @@ from ._validation import (
 )
 from .errors import InfeasibleError, ValidationError
 
+if TYPE_CHECKING:
+    from .rng import RNGLike
+
 __all__ = [
     "SET_KINDS",
     "Box",
@@ -46,7 +51,11 @@ __all__ = [
     "set_from_dict",
 ]
 
-def _round_slack(*vectors: np.ndarray) -> float:
+#: A float64 array (distributions, objectives, values).
+FloatArray: TypeAlias = NDArray[np.float64]
+
+
+def _round_slack(*vectors: FloatArray) -> float:
     """A bound on the rounding error of ``1 - (sum(v) - v[x])`` for vectors in ``[0, 1]``:
     recursive summation of ``N`` terms errs by at most ``(N - 1) u sum(v)`` (``u`` the unit
     roundoff), the two subtractions by a few more ulps; doubled for margin. Coordinate
@@ -59,7 +68,7 @@ def _round_slack(*vectors: np.ndarray) -> float:
 _BLOCK = 2**21
 
 
-def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
+def _as_objective(w: ArrayLike, n: int) -> tuple[FloatArray, bool]:
     """A real ``N x M`` matrix of objectives (columns); a 1-D vector is one column.
 
     Returns the matrix and whether the input was 1-D."""
@@ -76,7 +85,7 @@ def _as_objective(w: Any, n: int) -> tuple[np.ndarray, bool]:
     return arr, vec
 
 
-def _rng(rng: Any) -> np.random.Generator:
+def _rng(rng: RNGLike) -> np.random.Generator:
     """``numpy.random.Generator`` from a Generator, a ``pmlkit.rng.RandomSource`` (its
     ``.generator``), an int seed or None (fresh secure randomness)."""
     from .rng import resolve_rng  # the one resolver (an int seeds PCG64 as default_rng does)
@@ -85,7 +94,7 @@ def _rng(rng: Any) -> np.random.Generator:
     return resolve_rng(gen if isinstance(gen, np.random.Generator) else rng).generator
 
 
-def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
+def _greedy_fill(caps: FloatArray, budget: float) -> FloatArray:
     """Fractional knapsack, row-wise: amounts ``a`` with ``0 <= a <= caps`` filling ``budget``
     in column order (each row of ``caps`` is already in greedy order).
 
@@ -94,10 +103,10 @@ def _greedy_fill(caps: np.ndarray, budget: float) -> np.ndarray:
     left -= caps
     np.subtract(budget, left, out=left)
     np.maximum(left, 0.0, out=left)
-    return np.minimum(left, caps, out=left)
+    return cast(FloatArray, np.minimum(left, caps, out=left))
 
 
-def _take_count(caps_sorted_small: np.ndarray, budget: float) -> int:
+def _take_count(caps_sorted_small: FloatArray, budget: float) -> int:
     """How many greedy steps are enough for *any* order: the smallest ``K`` whose ``K``
     smallest caps already sum to ``budget`` (``N`` if none)."""
     cs = np.cumsum(caps_sorted_small)
@@ -105,7 +114,7 @@ def _take_count(caps_sorted_small: np.ndarray, budget: float) -> int:
     return min(k, caps_sorted_small.size)
 
 
-def _top_order(values: np.ndarray, k: int) -> np.ndarray:
+def _top_order(values: FloatArray, k: int) -> NDArray[np.intp]:
     """Per row, indices of the ``k`` largest ``values`` in decreasing order (M x k).
 
     A full ``argsort`` when ``k`` is a sizeable part of the row; otherwise ``argpartition``
@@ -124,7 +133,20 @@ class UncertaintySet(abc.ABC):
 
     Subclasses implement exact linear optimisation (:meth:`min_linear`,
     :meth:`argmin_linear`), :meth:`coordinate_bounds`, :meth:`contains`, :meth:`sample`
-    and :meth:`to_dict`."""
+    and :meth:`to_dict`.
+
+    Examples
+    --------
+    Every set answers the same questions; here the smallest and largest probability of
+    the first outcome over an l1-ball of radius 0.2 around ``(0.5, 0.5)`` (mass 0.1 can
+    move):
+
+    >>> ball = L1Ball([0.5, 0.5], 0.2)
+    >>> isinstance(ball, UncertaintySet), ball.n
+    (True, 2)
+    >>> float(ball.min_linear([1.0, 0.0])[0]), float(ball.max_linear([1.0, 0.0])[0])
+    (0.4, 0.6)
+    """
 
     kind: ClassVar[str] = ""
 
@@ -133,36 +155,36 @@ class UncertaintySet(abc.ABC):
     def n(self) -> int:
         """Alphabet size ``N``."""
 
-    def argmin_linear(self, W: Any) -> np.ndarray:
+    def argmin_linear(self, W: ArrayLike) -> FloatArray:
         """A minimiser ``Q_j in set`` of ``Q . W[:, j]`` for every column: ``(M, N)`` array.
 
         A 1-D ``W`` is treated as one column (result ``(1, N)``)."""
         w, _ = _as_objective(W, self.n)
         return self._argmin_linear(w)
 
-    def min_linear(self, W: Any) -> np.ndarray:
+    def min_linear(self, W: ArrayLike) -> FloatArray:
         """``min_{Q in set} Q . W[:, j]`` for every column ``j``: length-``M`` array (exact).
 
         ``W`` is any real ``N x M`` matrix (or a length-``N`` vector, one column)."""
         w, _ = _as_objective(W, self.n)
         return self._min_linear(w)
 
-    def max_linear(self, W: Any) -> np.ndarray:
+    def max_linear(self, W: ArrayLike) -> FloatArray:
         """``max_{Q in set} Q . W[:, j]`` for every column ``j`` (exact), as
         ``-min_linear(-W)``."""
         w, _ = _as_objective(W, self.n)
         return -self._min_linear(-w)
 
-    def argmax_linear(self, W: Any) -> np.ndarray:
+    def argmax_linear(self, W: ArrayLike) -> FloatArray:
         """A maximiser per column: ``(M, N)`` array."""
         w, _ = _as_objective(W, self.n)
         return self._argmin_linear(-w)
 
     @abc.abstractmethod
-    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
         """Minimisers for a validated float64 ``(N, M)`` matrix."""
 
-    def _min_linear(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear(self, w: FloatArray) -> FloatArray:
         """Minima for a validated float64 ``(N, M)`` matrix (no input checks: fast path used
         by :mod:`pmlkit.worstcase`). Columns are processed in blocks of about
         :data:`_BLOCK` entries so that the temporaries of the greedy (a few ``N x M``
@@ -174,24 +196,24 @@ class UncertaintySet(abc.ABC):
         return np.concatenate([self._min_linear_block(w[:, j:j + step])
                                for j in range(0, m, step)])
 
-    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
-        return np.einsum("mn,nm->m", self._argmin_linear(w), w)
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
+        return cast(FloatArray, np.einsum("mn,nm->m", self._argmin_linear(w), w))
 
-    def _support_mask(self) -> np.ndarray | None:
+    def _support_mask(self) -> NDArray[np.bool_] | None:
         """Entries ``x`` with ``max_Q Q(x) > 0``; ``None`` when that is every entry."""
         possible = self.coordinate_bounds()[1] > 0
         return None if possible.all() else possible
 
     @abc.abstractmethod
-    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
         """Exact ``(min_Q Q(x), max_Q Q(x))`` over the set, for every ``x``."""
 
     @abc.abstractmethod
-    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
         """Whether ``q`` is a distribution in the set (up to ``tol``)."""
 
     @abc.abstractmethod
-    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
         """``k`` random distributions from the set, ``(k, N)`` (research use; ``rng`` is an
         int seed or a ``numpy.random.Generator``). Not uniform: see each subclass."""
 
@@ -199,7 +221,7 @@ class UncertaintySet(abc.ABC):
     def to_dict(self) -> dict[str, Any]:
         """JSON-able description with a ``"kind"`` key; :func:`set_from_dict` inverts it."""
 
-    def _sample_from_vertices(self, k: int, rng: Any) -> np.ndarray:
+    def _sample_from_vertices(self, k: int, rng: RNGLike) -> FloatArray:
         """Random convex combinations (Dirichlet(1) weights) of ``min(N + 1, 12)`` extreme
         points, each the minimiser of a random Gaussian linear objective."""
         k = check_count(k, "k", minimum=0)
@@ -212,12 +234,13 @@ class UncertaintySet(abc.ABC):
         verts = self.argmin_linear(obj).reshape(k, kv, n)
         lam = g.dirichlet(np.ones(kv), size=k)
         out = np.einsum("kv,kvn->kn", lam, verts)
-        return np.clip(out, 0.0, None)
+        return cast(FloatArray, np.clip(out, 0.0, None))
 
 
 @dataclass(frozen=True, eq=False)
 class L1Ball(UncertaintySet):
-    """``B_beta(center) = {Q in simplex : ||Q - center||_1 <= radius}`` (eq. l1uncertaintyset).
+    """``B_beta(center) = {Q in simplex : ||Q - center||_1 <= radius}`` (Section 4.3
+    [eq. l1uncertaintyset]).
 
     Parameters
     ----------
@@ -233,11 +256,32 @@ class L1Ball(UncertaintySet):
     ``center(x)``) to an entry with the smallest ``w``. Exact in ``O(N M)`` plus a sort of the
     ``K`` entries needed, ``K`` = the number of smallest center entries that hold
     ``beta / 2`` of mass (``argpartition``).
+
+    References
+    ----------
+    - L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
+      Design based on Empirical Distributions", Section 4.3 (the l1 uncertainty set).
+
+    Examples
+    --------
+    A ball of radius 0.2 moves at most 0.1 of mass, into or out of any entry:
+
+    >>> ball = L1Ball([0.5, 0.3, 0.2], 0.2)
+    >>> lo, hi = ball.coordinate_bounds()
+    >>> lo.round(3), hi.round(3)
+    (array([0.4, 0.2, 0.1]), array([0.6, 0.4, 0.3]))
+    >>> ball.contains([0.6, 0.2, 0.2]), ball.contains([0.7, 0.2, 0.1])
+    (True, False)
+    >>> float(ball.min_linear([0.0, 0.0, 1.0])[0])  # the least the third entry can weigh
+    0.1
     """
 
-    center: np.ndarray
+    center: FloatArray
     radius: float
     kind: ClassVar[str] = "l1_ball"
+
+    if TYPE_CHECKING:
+        def __init__(self, center: ArrayLike, radius: float) -> None: ...
 
     def __post_init__(self) -> None:
         c = as_distribution(self.center, "center")
@@ -252,7 +296,7 @@ class L1Ball(UncertaintySet):
     def __repr__(self) -> str:
         return f"L1Ball(center={fmt(np.asarray(self.center))}, radius={self.radius!r})"
 
-    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, ...] | None:
+    def _greedy(self, w: FloatArray) -> tuple[NDArray[Any], ...] | None:
         """Per column (rows of the result): the entries giving mass, largest ``w`` first,
         ``(top, caps, take, wt)``: their centre mass and the amounts taken; ``None`` when
         nothing moves."""
@@ -268,7 +312,7 @@ class L1Ball(UncertaintySet):
         take = _greedy_fill(caps, budget)
         return top, caps, take, wt
 
-    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
         m = w.shape[1]
         q = np.repeat(np.asarray(self.center)[None, :], m, axis=0)
         g = self._greedy(w)
@@ -281,7 +325,7 @@ class L1Ball(UncertaintySet):
         q[rows, np.argmin(wt, axis=1)] += take.sum(axis=1)
         return q
 
-    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
         """Greedy value ``Q . w`` summed term by term, ``Q = p - take + (sum take) e_min``:
         no cancellation (``p . w - gain`` would lose the relative accuracy of a tiny
         minimum, which is what sets the capacity)."""
@@ -294,7 +338,7 @@ class L1Ball(UncertaintySet):
         if full:  # full sort: same values as np.sort, no gather needed
             vals = np.sort(wt, axis=1)[:, ::-1]
             left[:, -1] += take.sum(axis=1)  # the last entry has the smallest objective
-            return np.einsum("mk,mk->m", left, vals)
+            return cast(FloatArray, np.einsum("mk,mk->m", left, vals))
         vals = np.take_along_axis(wt, top, axis=1)
         out = np.einsum("mk,mk->m", left, vals)
         out += take.sum(axis=1) * wt.min(axis=1)
@@ -308,14 +352,14 @@ class L1Ball(UncertaintySet):
             sub[np.arange(bad.size)[:, None], top[bad]] = 0.0
             rest[bad] = sub.sum(axis=1)
         out += rest
-        return out
+        return cast(FloatArray, out)
 
-    def _support_mask(self) -> np.ndarray | None:
+    def _support_mask(self) -> NDArray[np.bool_] | None:
         if self.radius > 0 and self.n > 1:
             return None  # every entry can receive mass
         return super()._support_mask()
 
-    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
         """``(max(0, c - beta/2), min(1, c + beta/2))``: mass ``beta/2`` can always be moved
         into or out of one entry (``N >= 2``); for ``N = 1`` the set is ``{(1)}``."""
         c = np.asarray(self.center)
@@ -324,7 +368,7 @@ class L1Ball(UncertaintySet):
         r = self.radius / 2.0
         return np.clip(c - r, 0.0, 1.0), np.clip(c + r, 0.0, 1.0)
 
-    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
         """``q`` is a distribution (entries ``>= -tol``, ``|sum - 1| <= tol``) with
         ``||q - center||_1 <= radius + tol``."""
         arr = np.asarray(q, dtype=np.float64)
@@ -334,7 +378,7 @@ class L1Ball(UncertaintySet):
             return False
         return bool(np.abs(arr - self.center).sum() <= self.radius + tol)
 
-    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
         """Random points of the ball: half are ``c + t (D - c)`` with ``D ~ Dirichlet(1)``
         and ``t = min(1, u beta / ||D - c||_1)``, ``u ~ U(0, 1)`` (a random direction inside
         the simplex, random radius); the other half random convex combinations of extreme
@@ -351,7 +395,7 @@ class L1Ball(UncertaintySet):
             t = np.where(norm > 0, np.minimum(1.0, u * self.radius / norm), 0.0)
         a = c + t[:, None] * d
         b = self._sample_from_vertices(k - k1, g)
-        return np.clip(np.concatenate((a, b)), 0.0, None)
+        return cast(FloatArray, np.clip(np.concatenate((a, b)), 0.0, None))
 
     def to_dict(self) -> dict[str, Any]:
         return {"kind": self.kind, "center": self.center.tolist(), "radius": self.radius}
@@ -372,11 +416,26 @@ class Box(UncertaintySet):
     ``min_Q Q . w`` is a fractional knapsack: start from ``lower`` and give the remaining
     mass ``1 - sum(lower)`` to the entries with the smallest ``w``, each up to
     ``upper - lower``. Exact.
+
+    Examples
+    --------
+    The simplex tightens the box: with ``Q(x1) <= 0.5`` the second entry must hold at
+    least ``0.5``, and with ``Q(x1) >= 0.1`` at most ``0.9``:
+
+    >>> box = Box([0.1, 0.1], [0.5, 0.95])
+    >>> lo, hi = box.coordinate_bounds()
+    >>> lo.round(9), hi.round(9)
+    (array([0.1, 0.5]), array([0.5, 0.9]))
+    >>> float(box.min_linear([0.0, 1.0])[0])
+    0.5
     """
 
-    lower: np.ndarray
-    upper: np.ndarray
+    lower: FloatArray
+    upper: FloatArray
     kind: ClassVar[str] = "box"
+
+    if TYPE_CHECKING:
+        def __init__(self, lower: ArrayLike, upper: ArrayLike) -> None: ...
 
     def __post_init__(self) -> None:
         lo = _box_vector(self.lower, "lower")
@@ -409,7 +468,7 @@ class Box(UncertaintySet):
         return (f"Box(lower={fmt(np.asarray(self.lower))}, "
                 f"upper={fmt(np.asarray(self.upper))})")
 
-    def _greedy(self, w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _greedy(self, w: FloatArray) -> tuple[FloatArray, NDArray[np.intp], FloatArray]:
         """Per column: entries receiving mass, smallest ``w`` first, and the amounts."""
         lo = self.lower
         caps_all = self.upper - lo
@@ -421,19 +480,19 @@ class Box(UncertaintySet):
         add = _greedy_fill(caps_all[order], budget)
         return wt, order, add
 
-    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
         m = w.shape[1]
         _, order, add = self._greedy(w)
         q = np.repeat(np.asarray(self.lower)[None, :], m, axis=0)
         q[np.arange(m)[:, None], order] += add  # distinct (row, entry) pairs
         return q
 
-    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
         wt, order, add = self._greedy(w)
         vals = np.take_along_axis(wt, order, axis=1)
-        return self.lower @ w + np.einsum("mk,mk->m", add, vals)
+        return cast(FloatArray, self.lower @ w + np.einsum("mk,mk->m", add, vals))
 
-    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
         """Exact: ``Q(x) >= max(lower(x), 1 - sum(upper) + upper(x))`` and
         ``Q(x) <= min(upper(x), 1 - sum(lower) + lower(x))``.
 
@@ -449,7 +508,7 @@ class Box(UncertaintySet):
         thi = np.maximum(np.minimum(hi, 1.0 - (lo.sum() - lo) + slack), lo)
         return tlo, np.maximum(thi, tlo)
 
-    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
         arr = np.asarray(q, dtype=np.float64)
         if arr.shape != (self.n,) or not np.isfinite(arr).all():
             return False
@@ -457,7 +516,7 @@ class Box(UncertaintySet):
             return False
         return bool((arr >= self.lower - tol).all() and (arr <= self.upper + tol).all())
 
-    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
         """Random convex combinations (Dirichlet(1) weights) of ``min(N + 1, 12)`` extreme
         points of the box, each the greedy minimiser of a random Gaussian objective. Every
         point is in the set; the law is not uniform."""
@@ -467,7 +526,7 @@ class Box(UncertaintySet):
         return {"kind": self.kind, "lower": self.lower.tolist(), "upper": self.upper.tolist()}
 
 
-def _box_vector(v: Any, name: str) -> np.ndarray:
+def _box_vector(v: ArrayLike, name: str) -> FloatArray:
     try:
         arr = np.asarray(v, dtype=np.float64)
     except (TypeError, ValueError) as exc:
@@ -489,11 +548,30 @@ class VertexSet(UncertaintySet):
     """The convex hull of the rows of ``vertices`` (``k x N``, each row a distribution).
 
     A linear function is minimised at a vertex, and PML is convex in the distribution
-    (Prop. epsPMLisconvex, Cor. extremalSet), so the worst case is a max over the vertices.
+    (Proposition 1 [Prop. epsPMLisconvex], Corollary 1 [Cor. extremalSet]), so the worst case is a
+    max over the vertices.
+
+    References
+    ----------
+    - L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism
+      Design based on Empirical Distributions", Proposition 1 and Corollary 1.
+
+    Examples
+    --------
+    The segment between ``(0.5, 0.5)`` and ``(0.9, 0.1)``:
+
+    >>> seg = VertexSet([[0.5, 0.5], [0.9, 0.1]])
+    >>> float(seg.min_linear([0.0, 1.0])[0])  # attained at the second vertex
+    0.1
+    >>> seg.contains([0.7, 0.3]), seg.contains([0.3, 0.7])
+    (True, False)
     """
 
-    vertices: np.ndarray
+    vertices: FloatArray
     kind: ClassVar[str] = "vertex_set"
+
+    if TYPE_CHECKING:
+        def __init__(self, vertices: ArrayLike) -> None: ...
 
     def __post_init__(self) -> None:
         try:
@@ -514,18 +592,18 @@ class VertexSet(UncertaintySet):
     def __repr__(self) -> str:
         return f"VertexSet(vertices={fmt(np.asarray(self.vertices))})"
 
-    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
         vals = self.vertices @ w
-        return np.asarray(self.vertices)[np.argmin(vals, axis=0)].copy()
+        return cast(FloatArray, np.asarray(self.vertices)[np.argmin(vals, axis=0)].copy())
 
-    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
-        return (self.vertices @ w).min(axis=0)
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
+        return cast(FloatArray, (self.vertices @ w).min(axis=0))
 
-    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
         v = np.asarray(self.vertices)
         return v.min(axis=0), v.max(axis=0)
 
-    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
         """Whether ``q`` is (within ``tol`` in l1) a convex combination of the vertices: an
         LP ``min ||V^T lam - q||_1`` over ``lam`` in the simplex (scipy HiGHS)."""
         arr = np.asarray(q, dtype=np.float64)
@@ -546,7 +624,7 @@ class VertexSet(UncertaintySet):
                       bounds=[(0, None)] * (k + n), method="highs")
         return bool(res.status == 0 and res.fun <= tol)
 
-    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
         """Convex combinations of the vertices with Dirichlet(1) weights."""
         k = check_count(k, "k", minimum=0)
         g = _rng(rng)
@@ -571,13 +649,27 @@ class L1BoxSet(UncertaintySet):
     fractional knapsacks); the gain is concave in ``t`` (slopes ``w_donor - w_receiver``
     never increase), so the best ``t`` is where the slope turns non-positive, or
     ``radius/2``. Vectorised over columns, ``O(N log N)`` per column.
+
+    Examples
+    --------
+    The ball of radius 0.4 around ``(0.5, 0.5)`` alone allows ``Q(x1)`` in
+    ``[0.3, 0.7]``; the box ``Q(x1) >= 0.4`` cuts the lower end:
+
+    >>> s = L1BoxSet([0.5, 0.5], 0.4, [0.4, 0.0], [1.0, 1.0])
+    >>> lo, hi = s.coordinate_bounds()
+    >>> lo.round(9), hi.round(9)
+    (array([0.4, 0.3]), array([0.7, 0.6]))
     """
 
-    center: np.ndarray
+    center: FloatArray
     radius: float
-    lower: np.ndarray
-    upper: np.ndarray
+    lower: FloatArray
+    upper: FloatArray
     kind: ClassVar[str] = "l1_box"
+
+    if TYPE_CHECKING:
+        def __init__(self, center: ArrayLike, radius: float, lower: ArrayLike,
+                     upper: ArrayLike) -> None: ...
 
     def __post_init__(self) -> None:
         ball = L1Ball(self.center, self.radius)  # validates center and radius
@@ -607,7 +699,7 @@ class L1BoxSet(UncertaintySet):
                 f"lower={fmt(np.asarray(self.lower))}, "
                 f"upper={fmt(np.asarray(self.upper))})")
 
-    def _argmin_linear(self, w: np.ndarray) -> np.ndarray:
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
         """Greedy minimisers, one row per column of ``w``.
 
         Breakpoints of the piecewise-linear gain are the cumulative donor capacities ``D``
@@ -676,10 +768,10 @@ class L1BoxSet(UncertaintySet):
         q[rows, ou] = np.where(used_u, qu, cur)
         return q
 
-    def _min_linear_block(self, w: np.ndarray) -> np.ndarray:
-        return np.einsum("mn,nm->m", self._argmin_linear(w), w)
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
+        return cast(FloatArray, np.einsum("mn,nm->m", self._argmin_linear(w), w))
 
-    def coordinate_bounds(self) -> tuple[np.ndarray, np.ndarray]:
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
         """Exact: ``Q(x)`` can lose ``min(c(x) - lower(x), radius/2, room elsewhere)``
         with room elsewhere ``sum_{y != x} (upper(y) - c(y))``, and gain symmetrically."""
         c = np.asarray(self.center)
@@ -697,7 +789,7 @@ class L1BoxSet(UncertaintySet):
         thi = np.minimum(c + np.maximum(up, 0.0) + slack, hi)
         return np.where(room_dn > 0, tlo, c), np.where(room_up > 0, thi, c)
 
-    def contains(self, q: Any, tol: float = 1e-9) -> bool:
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
         arr = np.asarray(q, dtype=np.float64)
         if arr.shape != (self.n,) or not np.isfinite(arr).all():
             return False
@@ -706,7 +798,7 @@ class L1BoxSet(UncertaintySet):
         return bool((arr >= self.lower - tol).all() and (arr <= self.upper + tol).all()
                     and np.abs(arr - self.center).sum() <= self.radius + tol)
 
-    def sample(self, k: int, rng: Any = None) -> np.ndarray:
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
         """Random convex combinations of extreme points (not uniform)."""
         _rng(rng)  # validates rng the same way as the other sets
         return self._sample_from_vertices(k, rng)
@@ -731,7 +823,16 @@ def set_from_dict(d: Mapping[str, Any]) -> UncertaintySet:
     Raises
     ------
     ValidationError
-        Unknown ``kind``, missing or unexpected keys, or invalid parameters."""
+        Unknown ``kind``, missing or unexpected keys, or invalid parameters.
+
+    Examples
+    --------
+    >>> d = L1Ball([0.25, 0.75], 0.1).to_dict()
+    >>> d
+    {'kind': 'l1_ball', 'center': [0.25, 0.75], 'radius': 0.1}
+    >>> set_from_dict(d).coordinate_bounds()[0]
+    array([0.2, 0.7])
+    """
     if not isinstance(d, Mapping):
         raise ValidationError(f"uncertainty set must be a mapping, got {type(d).__name__}")
     kind = d.get("kind")

@@ -1,18 +1,31 @@
-"""Exact worst-case PML over an uncertainty set (Def. localcap, Def. leakagesensitivity).
+"""Exact worst-case PML over an uncertainty set (Definition 5 [Def. localcap], Definition 6
+[Def. leakagesensitivity]).
 
 Beyond the paper: the paper bounds the local leakage capacity and
-sensitivity over an l1-ball in closed form (Thm l1gamma, valid for ``beta < 2 p_min``);
+sensitivity over an l1-ball in closed form (Theorem 4 [Thm l1gamma], valid for ``beta < 2 p_min``);
 here they are computed exactly for any :class:`pmlkit.sets.UncertaintySet` from the exact
 ``min_{Q in set} Q . W[:, j]`` of each column (a fractional-knapsack greedy for balls and
 boxes, a max over vertices for vertex sets), with no assumption on the radius.
+
+The examples below use ``W = [[0.8, 0.2], [0.3, 0.7]]`` and the l1-ball of radius 0.2
+around ``(0.5, 0.5)``: the worst prior moves 0.1 of mass towards the row that makes an
+output least likely, so ``min_Q Q . W[:, 0] = 0.4*0.8 + 0.6*0.3 = 0.5`` and
+``min_Q Q . W[:, 1] = 0.6*0.2 + 0.4*0.7 = 0.4``.
+
+References
+----------
+- L. Grosse, S. Saeidian, T. J. Oechtering, M. Skoglund, "Privacy Mechanism Design
+  based on Empirical Distributions", Definitions 5 and 6 (local leakage capacity and
+  sensitivity), Theorem 4 (their closed-form bound over an l1-ball).
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Protocol, TypeAlias, cast
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import as_distribution, as_mechanism, check_prior_matches
 from .errors import ValidationError
@@ -35,7 +48,18 @@ __all__ = ["CERTIFY_TOL", "leakage_capacity", "leakage_sensitivity",
 CERTIFY_TOL = 1e-9
 
 
-def check_uncertainty_set(uncertainty_set: Any, n: int, *,
+class _HasSet(Protocol):
+    """An object carrying an uncertainty set, such as :class:`pmlkit.confidence.ConfidenceSet`."""
+
+    @property
+    def set(self) -> UncertaintySet: ...
+
+
+#: What an ``uncertainty_set`` argument may be: a set, or an object holding one in ``.set``.
+UncertaintySetLike: TypeAlias = UncertaintySet | _HasSet
+
+
+def check_uncertainty_set(uncertainty_set: object, n: int, *,
                           inputs: str = "mechanism has {n} rows (inputs)") -> UncertaintySet:
     """The one check of an ``uncertainty_set`` argument: an :class:`UncertaintySet` (or a
     :class:`pmlkit.confidence.ConfidenceSet`, unwrapped) over ``n`` categories. ``inputs``
@@ -54,7 +78,7 @@ def check_uncertainty_set(uncertainty_set: Any, n: int, *,
     return uncertainty_set
 
 
-def column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
+def column_values(w: NDArray[np.float64], uset: UncertaintySet) -> NDArray[np.float64]:
     """The worst case of each output column over a set (the building block of
     :func:`leakage_capacity` and of the joint bounds of :mod:`pmlkit.joint`).
 
@@ -68,7 +92,7 @@ def column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
     live = top > 0 if possible is None else (w[possible] > 0).any(axis=0)
     qmin = uset._min_linear(w)
     if live.all() and (qmin > 0).all():  # the common case, without masks
-        return np.log(top) - np.log(qmin)
+        return cast(NDArray[np.float64], np.log(top) - np.log(qmin))
     vals = np.full(w.shape[1], -np.inf)
     dead_min = live & (qmin <= 0)
     ok = live & ~dead_min
@@ -77,8 +101,9 @@ def column_values(w: np.ndarray, uset: UncertaintySet) -> np.ndarray:
     return vals
 
 
-def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
-    """Exact local leakage capacity ``C(W, P) = sup_{Q in P} eps_min(W, Q)`` (Def. localcap).
+def leakage_capacity(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) -> float:
+    """Exact local leakage capacity ``C(W, P) = sup_{Q in P} eps_min(W, Q)`` (Definition 5
+    [Def. localcap]).
 
     ``C = max_j [ log max_i W[i, j] - log min_{Q in P} Q . W[:, j] ]`` over the columns ``j``
     that some ``Q`` in the set gives positive probability (``max_Q Q . W[:, j] > 0``).
@@ -97,6 +122,16 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
         :class:`~pmlkit.sets.VertexSet` over ``N`` categories, or a
         ``pmlkit.confidence.ConfidenceSet`` (its ``.set`` is used). For one prior use
         :func:`pmlkit.eps_min`.
+
+    Examples
+    --------
+    ``max(log(0.8 / 0.5), log(0.7 / 0.4)) = log 1.75``, above ``eps_min`` at the centre
+    (``log(0.7 / 0.45) = 0.4418``):
+
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.8, 0.2], [0.3, 0.7]]
+    >>> round(leakage_capacity(W, L1Ball([0.5, 0.5], 0.2)), 4)
+    0.5596
     """
     w = as_mechanism(mechanism)
     uset = check_uncertainty_set(uncertainty_set, w.shape[0])
@@ -105,8 +140,9 @@ def leakage_capacity(mechanism: Any, uncertainty_set: UncertaintySet) -> float:
     return math.inf if best == math.inf else max(0.0, best)
 
 
-def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: UncertaintySet) -> float:
-    """Exact local leakage sensitivity (Def. leakagesensitivity).
+def leakage_sensitivity(mechanism: ArrayLike, prior: ArrayLike,
+                        uncertainty_set: UncertaintySetLike) -> float:
+    """Exact local leakage sensitivity (Definition 6 [Def. leakagesensitivity]).
 
     ``S_p(W, P) = sup_{Q in P} eps_min(W, Q) - eps_min(W, p) = C(W, P) - eps_min(W, p)``.
 
@@ -114,7 +150,17 @@ def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: Uncertainty
     ------
     ValidationError
         When ``prior`` is not in the set (tolerance ``1e-9``): the definition needs
-        ``p in P``."""
+        ``p in P``.
+
+    Examples
+    --------
+    ``log(0.7 / 0.4) - log(0.7 / 0.45) = log 1.125``:
+
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.8, 0.2], [0.3, 0.7]]
+    >>> round(leakage_sensitivity(W, [0.5, 0.5], L1Ball([0.5, 0.5], 0.2)), 4)
+    0.1178
+    """
     w = as_mechanism(mechanism)
     p = as_distribution(prior)
     check_prior_matches(w, p)
@@ -129,14 +175,27 @@ def leakage_sensitivity(mechanism: Any, prior: Any, uncertainty_set: Uncertainty
     return max(0.0, cap - eps_min(w, p))
 
 
-def worst_case_distribution(mechanism: Any, uncertainty_set: UncertaintySet) -> np.ndarray:
+def worst_case_distribution(mechanism: ArrayLike,
+                            uncertainty_set: UncertaintySetLike) -> NDArray[np.float64]:
     """A distribution ``Q*`` in the set attaining the capacity: ``eps_min(W, Q*) = C(W, P)``.
 
     ``Q*`` minimises ``Q . W[:, j*]`` for the column ``j*`` achieving the maximum in
     :func:`leakage_capacity`. When the capacity is ``inf`` the supremum is not attained and
-    ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``."""
+    ``Q*`` is the limit point, a ``Q`` in the set with ``Q_Y(j*) = 0``.
+
+    Examples
+    --------
+    The second output is the most revealing; it is rarest under ``Q* = (0.6, 0.4)``:
+
+    >>> from pmlkit.leakage import eps_min
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.8, 0.2], [0.3, 0.7]]
+    >>> q = worst_case_distribution(W, L1Ball([0.5, 0.5], 0.2))
+    >>> q.round(6), round(eps_min(W, q), 4)
+    (array([0.6, 0.4]), 0.5596)
+    """
     w = as_mechanism(mechanism)
     uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     vals = column_values(w, uset)
     j = int(np.argmax(vals))
-    return uset.argmin_linear(w[:, [j]])[0]
+    return cast(NDArray[np.float64], uset.argmin_linear(w[:, [j]])[0])

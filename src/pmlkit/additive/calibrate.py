@@ -97,7 +97,7 @@ def _confidence(data: _Binary, delta: float, method: Any) -> Any:
     if not isinstance(method, str) or method not in METHODS:
         raise ValidationError(
             f"confidence must be one of {', '.join(METHODS)}, got {method!r}")
-    return confidence_set(np.array(data.counts), delta, method=method)
+    return confidence_set(np.array(data.counts), delta, confidence=method)
 
 
 def _meaning(delta: float, m: int, set_text: str, extra: str = "") -> str:

@@ -368,7 +368,7 @@ def paper_eps(eps: FloatArray, beta: float) -> FloatArray:
     :func:`pmlkit.bounds.eps_bound` (eq. epsmax), the project's one implementation."""
     from ..bounds import eps_bound
 
-    return np.array([eps_bound(float(x), beta) for x in eps], dtype=np.float64)
+    return np.array([eps_bound(eps=float(x), beta=beta) for x in eps], dtype=np.float64)
 
 
 def _tradeoff(sigma: float, lo: float, hi: float, beta: float, delta2: float,

@@ -200,7 +200,7 @@ def _assess_set(mech: Any, est: Any, p: Any, delta: float, set_method: str,
     from ..worstcase import leakage_capacity, leakage_sensitivity
 
     w = mech.matrix
-    cs = confidence_set(est.counts, delta, method=set_method)
+    cs = confidence_set(est.counts, delta, confidence=set_method)
     uset = cs.set
     cap = leakage_capacity(w, uset)
     sens = leakage_sensitivity(w, p, uset)
@@ -214,16 +214,16 @@ def _assess_set(mech: Any, est: Any, p: Any, delta: float, set_method: str,
     lines.append(f"  exact sensitivity S(W, P) = {_fmt(sens)}  [Def. leakagesensitivity]")
     if isinstance(uset, L1Ball):
         beta = float(uset.radius)
-        b = {"eps_bound": float(eps_bound(e0, beta)),
-             "sensitivity_bound": float(sensitivity_bound(e0, p, beta)),
-             "lipschitz_bound": float(lipschitz_bound(cap, beta))}
+        b = {"eps_bound": float(eps_bound(eps=e0, beta=beta)),
+             "sensitivity_bound": float(sensitivity_bound(p, eps=e0, beta=beta)),
+             "lipschitz_bound": float(lipschitz_bound(capacity=cap, distance=beta))}
         res["bounds"] = b
         lines.append(f"  paper's bounds with beta = {beta:.6g}: eps_min + log term "
                      f"(eq. epsmax) = {_fmt(b['eps_bound'])}; sensitivity bound "
                      f"(Thm l1gamma) = {_fmt(b['sensitivity_bound'])}; |eps_min change| "
                      f"<= {_fmt(b['lipschitz_bound'])} (Thm lipschitz)")
     if target is not None:
-        dm = float(delta_min(e0, target, est.m, est.n))
+        dm = float(delta_min(eps=e0, eps_target=target, m=est.m, n=est.n))
         res["bounds"]["delta_min"] = {"eps_target": target, "delta_min": dm}
         lines.append(f"  delta needed to certify eps {target:g} from eps_min {_fmt(e0)} "
                      f"with m = {est.m}: {dm:.3g} (Cor. deltamin)")

@@ -249,7 +249,7 @@ def repeat(mechs: tuple[str, ...], times: int, prior: str | None, reference: str
         assert reference is not None and column is not None and delta is not None
         csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
         est = read_reference(reference, column, csv, categories=labels)
-        cs = confidence_set(est.counts, delta, method=set_method)
+        cs = confidence_set(est.counts, delta, confidence=set_method)
         kw = {"uncertainty_set": cs.set}
         where = f"the {set_method} confidence set (delta = {delta:g}, m = {est.m})"
     total = release_leakage(releases, **kw)

@@ -733,7 +733,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     else:
         from ..confidence import confidence_set
 
-        cs = confidence_set(est.counts, delta, method=confidence)
+        cs = confidence_set(est.counts, delta, confidence=confidence)
         uset = cs.set
         description = cs.description
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}

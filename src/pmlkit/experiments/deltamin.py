@@ -67,7 +67,7 @@ def compute(*, iterations: int | None = None, rng: int = 0,
     # panel a: eps' from just above eps to eps + 2 (the bound is 1 near eps, ~0 far away)
     targets = EPS_A + np.linspace(0.0, 2.0, k + 1)[1:]
     for m in M_A:
-        dm = np.asarray(delta_min(EPS_A, targets, m, N), dtype=float)
+        dm = np.asarray(delta_min(eps=EPS_A, eps_target=targets, m=m, n=N), dtype=float)
         rows.extend({"panel": "a", "m": m, "eps": EPS_A, "eps_target": float(t),
                      "delta_min": float(d)} for t, d in zip(targets, dm, strict=True))
     # panel b: m on a log grid from 10^2 to 10^7
@@ -76,7 +76,7 @@ def compute(*, iterations: int | None = None, rng: int = 0,
         for m in ms:
             beta = l1_radius(DELTA_B, int(m), N)
             rows.append({"panel": "b", "m": int(m), "eps": eps,
-                         "eps_prime": eps_bound(eps, beta)})
+                         "eps_prime": eps_bound(eps=eps, beta=beta)})
     return pd.DataFrame(rows, columns=COLUMNS)
 
 
@@ -143,7 +143,7 @@ def check(df: pd.DataFrame) -> list[Check]:
     for eps, g in b.groupby("eps"):
         for m, e in zip(g["m"], g["eps_prime"], strict=True):
             if math.isfinite(e) and e > eps and l1_radius(DELTA_B, int(m), N) < 2:
-                dm = delta_min(eps, float(e), int(m), N)
+                dm = delta_min(eps=eps, eps_target=float(e), m=int(m), n=N)
                 worst = max(worst, abs(math.log(dm) - math.log(DELTA_B)))
     out.append(Check("panels agree: delta_min(eps'(1e-5)) = 1e-5 (Cor. deltamin inverts "
                      "eq. epsmax)", worst < 1e-6,

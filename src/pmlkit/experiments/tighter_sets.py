@@ -148,7 +148,7 @@ def certified_rows(mechanisms: tuple[str, ...] = MECHANISMS) -> list[dict[str, A
                         rows.append({**base, "set": "p_hat only", "delta": delta,
                                      "eps_certified": eps_min(w, c / m)})
                         for name in SETS:
-                            cs = confidence_set(c, delta, method=name)
+                            cs = confidence_set(c, delta, confidence=name)
                             rows.append({**base, "set": name, "delta": delta,
                                          "eps_certified": leakage_capacity(w, cs.set)})
     return rows
@@ -159,7 +159,7 @@ def p_min_lower(method: str, delta: float, m: int, k_min: int) -> float:
     (the sets are symmetric in the two labels)."""
     from ..confidence import confidence_set
 
-    lo, _ = confidence_set([k_min, m - k_min], delta, method=method).set.coordinate_bounds()
+    lo, _ = confidence_set([k_min, m - k_min], delta, confidence=method).set.coordinate_bounds()
     return float(np.min(lo))
 
 

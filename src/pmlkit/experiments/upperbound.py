@@ -149,7 +149,7 @@ def compute(*, iterations: int | None = None, rng: int = 0,
         qs = random_cloud(p, beta_max, k, gen)
         frames.append(pd.DataFrame({"panel": panel, "beta": np.abs(qs - p).sum(axis=1),
                                     "d_inf": d_inf(w, p, qs), "kind": "random"}))
-        bound = np.asarray(sensitivity_bound(eps, p, grid), dtype=float)
+        bound = np.asarray(sensitivity_bound(p, eps=eps, beta=grid), dtype=float)
         exact = [exact_sensitivity(panel, float(b))
                  for b in progress_bar(grid, enabled=progress, desc=f"upperbound {panel}")]
         frames.append(pd.DataFrame({"panel": panel, "beta": grid, "d_inf": bound,
