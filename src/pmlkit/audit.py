@@ -665,7 +665,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
                     b = laplace_scale_uncertain(eps, float(truth.p_hat.min()), beta=beta)
                     ins = L1Ball(truth.p_hat, beta).contains(truth.p)
                 else:  # the variant: calibrate_laplace's rule over the shrunk set
-                    cs = _try(confidence_set, truth.counts, delta, method=method)
+                    cs = _try(confidence_set, truth.counts, delta, confidence=method)
                     if cs is None:
                         tally.refused += 1
                         continue
@@ -777,9 +777,9 @@ def _audit_coverage(truths: list[_Truth], deltas: Sequence[float], radius_scale:
     for delta in deltas:
         for method in METHODS:
             tally = _Tally("coverage", method, delta,
-                           f"true P not in confidence_set(counts, delta, method={method!r})")
+                           f"true P not in confidence_set(counts, delta, confidence={method!r})")
             for truth in truths:
-                cs = _try(confidence_set, truth.counts, delta, method=method)
+                cs = _try(confidence_set, truth.counts, delta, confidence=method)
                 if cs is None:
                     tally.refused += 1
                     continue
