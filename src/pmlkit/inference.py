@@ -30,16 +30,29 @@ the column space of ``W`` (``identified_categories``).
 
 Intervals
 ---------
-Identified mechanisms, ``method="mle"``: **profile-likelihood** intervals, per category,
-``{t : max_{P(x) = t} L(P) >= L(P_hat) - z/2}`` with ``z`` the ``confidence`` quantile of
-chi-square with one degree of freedom (Wilks). The profile ``t -> max_{P(x)=t} L`` is
-concave, so each end is found by bisection; each evaluation runs the EM restricted to
-``P(x) = t`` and stops as soon as its own Frank-Wolfe gap decides on which side of the
-threshold the point lies; an undecided point is counted inside (the interval only widens)
-and each reported end is a point known to be outside. When the true ``P(x)`` is 0 the
-likelihood-ratio statistic is a 50:50 mixture of 0 and chi-square(1), so the interval is
-conservative there (about 97.5% instead of 95%). The intervals are pointwise (one
-category at a time), not simultaneous.
+Identified mechanisms, ``method="mle"``: the hull of two likelihood intervals, per
+category (``interval_method = "profile likelihood + empirical likelihood"``):
+
+- **profile likelihood** over the simplex,
+  ``{t : max_{P(x) = t} L(P) >= L(P_hat) - z/2}`` with ``z`` the ``confidence`` quantile
+  of chi-square with one degree of freedom (Wilks). The profile ``t -> max_{P(x)=t} L``
+  is concave, so each end is found by bisection; each evaluation runs the EM restricted
+  to ``P(x) = t`` and stops as soon as its own Frank-Wolfe gap decides on which side of
+  the threshold the point lies; an undecided point is counted inside (the interval only
+  widens) and each reported end is a point known to be outside. When the true ``P(x)``
+  is 0 the likelihood-ratio statistic is a 50:50 mixture of 0 and chi-square(1), so the
+  interval is conservative there (about 97.5% instead of 95%).
+- **empirical likelihood** (Owen 1988) for ``P(x) = E[a_x(Y)]``, the mean of the
+  unbiased inversion's linear functional of one released output (``a_x(y) = B[x, y] +
+  k_x`` below), over distributions on the observed outputs. Its nuisance directions are
+  not tied to the simplex. Where other categories are near 0 and ``n`` is small, the
+  simplex constraint makes the profile statistic stochastically larger than
+  chi-square(1) and the profile interval alone undercovers (measured: 0.91 to 0.92 in
+  cells at n = 100 to 300 with N = 5 and 10); the hull restores at least the nominal
+  level there (0.94 to 0.96 in the same cells) at the price of wider intervals
+  elsewhere (mean coverage about 0.97).
+
+Both are pointwise (one category at a time), not simultaneous.
 
 ``method="inversion"``: Wald intervals ``P_x +- z_{(1+conf)/2} sd_x`` with the exact
 covariance of the inversion ``P = B c/n + k``, ``B (diag q - q q^T) B^T / n``, evaluated
@@ -66,6 +79,7 @@ from typing import Any
 import numpy as np
 
 from ._validation import check_count, check_real, fmt
+from .design.estimation import RANK_TOL  # rank tolerance, shared with the design side
 from .errors import DataError, ValidationError
 from .mechanism import Mechanism, as_matrix
 
@@ -93,8 +107,6 @@ PROFILE_RTOL = 1e-3
 PROFILE_MAX_ITER = 600
 #: A profile point within this fraction of the likelihood-ratio margin is counted inside.
 PROFILE_SLACK = 0.02
-#: Rank tolerance (relative to the largest singular value).
-RANK_TOL = 1e-10
 
 METHODS = ("mle", "inversion")
 
@@ -126,7 +138,8 @@ class DistributionEstimate:
     identified_categories
         Per category: whether ``P(x)`` is identified (all ``True`` when ``identified``).
     interval_method
-        ``"profile likelihood"``, ``"wald"`` or ``"identified set (...)"``.
+        ``"profile likelihood + empirical likelihood"``, ``"wald"`` or
+        ``"identified set (...)"``.
     confidence
         The confidence level of the intervals.
     counts
@@ -273,8 +286,9 @@ class GroupedEstimates(Mapping[Any, DistributionEstimate]):
 # -- identification -------------------------------------------------------------------
 
 def _rank(w: np.ndarray) -> int:
-    s = np.linalg.svd(w, compute_uv=False)
-    return int((s > RANK_TOL * max(1.0, s[0])).sum()) if s.size else 0
+    from .design.estimation import mechanism_rank
+
+    return mechanism_rank(w)
 
 
 def identifiable(mechanism: Any) -> np.ndarray:
@@ -505,6 +519,114 @@ def _identified_set(w: np.ndarray, c: np.ndarray, q_mle: np.ndarray, confidence:
     return np.clip(lower - 1e-7, 0.0, 1.0), np.clip(upper + 1e-7, 0.0, 1.0)
 
 
+def _inversion_map(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(B, k)`` of the least-squares inversion ``P = B q + k`` (exact on ``sum q = 1``
+    for every ``q = W^T P``); see :func:`_inversion`."""
+    g = w @ w.T
+    a = np.linalg.solve(g, w)  # (W W^T)^{-1} W: unconstrained least squares
+    k = np.linalg.solve(g, np.ones(w.shape[0]))
+    k /= k.sum()
+    return a - np.outer(k, a.sum(axis=0)), k
+
+
+#: Iteration caps of the empirical-likelihood ends (outer) and of its multiplier (inner).
+EL_OUTER = 60
+EL_INNER = 60
+
+
+def _el_stat(a: np.ndarray, qhat: np.ndarray, t: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``-log R(t) / n`` of each row's empirical likelihood (``inf`` outside the hull of
+    the observed ``a``) and its multiplier ``lam`` (``d/dt = -lam``)."""
+    d = a - t[:, None]
+    dmax = d.max(axis=1)
+    dmin = d.min(axis=1)
+    ok = (dmax > 0) & (dmin < 0)
+    lo = np.where(ok, -1.0 / np.where(ok, dmax, 1.0), 0.0)
+    hi = np.where(ok, -1.0 / np.where(ok, dmin, -1.0), 0.0)
+    lam = np.zeros(t.shape)
+    for _ in range(EL_INNER):  # safeguarded Newton on a decreasing function of lam
+        den = 1.0 + lam[:, None] * d
+        f = (qhat * d / den).sum(axis=1)
+        fp = -(qhat * d * d / (den * den)).sum(axis=1)
+        lo = np.where(f > 0, lam, lo)
+        hi = np.where(f > 0, hi, lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nxt = lam - f / fp
+        bad = ~np.isfinite(nxt) | (nxt <= lo) | (nxt >= hi)
+        nxt = np.where(bad, 0.5 * (lo + hi), nxt)
+        done = np.abs(nxt - lam) <= 1e-15 * (1.0 + np.abs(lam))
+        lam = np.where(ok, nxt, 0.0)
+        if np.all(done | ~ok):
+            break
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = (qhat * np.log1p(lam[:, None] * d)).sum(axis=1)
+    return np.where(ok & np.isfinite(stat), stat, np.inf), lam
+
+
+def _el_intervals(w: np.ndarray, c: np.ndarray, confidence: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical-likelihood intervals (Owen 1988) for ``P(x) = E[a_x(Y)]``, the mean of
+    the inversion's linear functional ``a_x(y) = B[x, y] + k_x`` of one released output.
+
+    The set is ``{t : -2 log R(t) <= chi2_1(confidence)}`` with ``R(t)`` the largest
+    ratio ``prod_y (q_y / qhat_y)^(c_y)`` over distributions ``q`` on the observed outputs
+    with ``sum_y q_y a_x(y) = t``: ``q_y = qhat_y / (1 + lam (a_x(y) - t))``, ``lam`` the
+    root of ``sum_y qhat_y (a_x(y) - t) / (1 + lam (a_x(y) - t)) = 0`` (decreasing in
+    ``lam``: safeguarded Newton). No constraint ties the other categories to the simplex,
+    so the chi-square calibration does not degrade when they are near 0, which is where
+    the profile likelihood over the simplex undercovers at small n. ``-log R`` is convex
+    in ``t`` with derivative ``-n lam``, so each end is found by Newton steps from the
+    outside (which stay outside), bracketed by bisection; the reported end is a point
+    outside the set (or 0 / 1 after clipping)."""
+    from scipy.stats import chi2
+
+    b, k = _inversion_map(w)
+    n_rec = float(c.sum())
+    obs = c > 0
+    qhat = c[obs] / n_rec
+    a1 = b[:, obs] + k[:, None]  # N x M_obs
+    n = w.shape[0]
+    a = np.vstack([a1, a1])  # rows 0..N-1: lower ends, N..2N-1: upper ends
+    side = np.concatenate([-np.ones(n), np.ones(n)])
+    crit = float(chi2.ppf(confidence, 1)) / (2.0 * n_rec)  # on the mean log scale
+    t_hat = a @ qhat
+    edge = np.where(side < 0, a.min(axis=1), a.max(axis=1))
+    inside = t_hat.copy()
+    outside = edge.copy()
+    # start at the Wald end, inside the hull
+    sd = np.sqrt(np.maximum((a * a) @ qhat - t_hat**2, 0.0) / n_rec)
+    z = math.sqrt(2.0 * n_rec * crit)
+    t = np.clip(t_hat + side * z * sd, np.minimum(inside, outside),
+                np.maximum(inside, outside))
+    t = np.where(t == outside, 0.5 * (inside + outside), t)
+    active = np.abs(outside - inside) > PROFILE_XTOL
+    for _ in range(EL_OUTER):
+        if not active.any():
+            break
+        idx = np.flatnonzero(active)
+        stat, lam = _el_stat(a[idx], qhat, t[idx])
+        ins = stat <= crit
+        inside[idx] = np.where(ins, t[idx], inside[idx])
+        outside[idx] = np.where(ins, outside[idx], t[idx])
+        slope = -lam  # d stat / dt
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = t[idx] - (stat - crit) / slope
+        lo_b = np.minimum(inside[idx], outside[idx])
+        hi_b = np.maximum(inside[idx], outside[idx])
+        good = np.isfinite(newton) & (newton > lo_b) & (newton < hi_b)
+        nxt = np.where(good, newton, 0.5 * (inside[idx] + outside[idx]))
+        step = np.abs(nxt - t[idx])
+        width = np.abs(outside[idx] - inside[idx])
+        tol = np.maximum(PROFILE_XTOL * 1e-3, PROFILE_RTOL * 1e-3 * np.abs(t[idx]
+                                                                          - t_hat[idx]))
+        t[idx] = nxt
+        active[idx] = (width > tol) & (step > tol)
+    lower = np.clip(outside[:n], 0.0, 1.0)
+    upper = np.clip(outside[n:], 0.0, 1.0)
+    return lower, upper
+
+
 def _inversion(w: np.ndarray, c: np.ndarray, confidence: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Least squares ``min ||W^T P - c/n||^2`` subject to ``sum P = 1`` (exactly unbiased:
@@ -514,12 +636,9 @@ def _inversion(w: np.ndarray, c: np.ndarray, confidence: float
 
     n_rec = float(c.sum())
     qhat = c / n_rec
-    g = w @ w.T
-    a = np.linalg.solve(g, w)  # (W W^T)^{-1} W: unconstrained least squares
-    k = np.linalg.solve(g, np.ones(w.shape[0]))
-    k /= k.sum()
-    # P = A q + k (1 - 1^T A q) = B q + k with B = A - k 1^T A (exact for sum = 1)
-    b = a - np.outer(k, a.sum(axis=0))
+    # P = A q + k (1 - 1^T A q) = B q + k with B = A - k 1^T A (exact for sum = 1),
+    # A = (W W^T)^{-1} W the unconstrained least squares
+    b, k = _inversion_map(w)
     p = b @ qhat + k
     cov = (b * qhat) @ b.T - np.outer(b @ qhat, b @ qhat)  # B (diag q - q q^T) B^T
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0) / n_rec)
@@ -599,9 +718,10 @@ def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
         how = "profile likelihood"
     elif ident:
         lo, hi = _profile_intervals(w, c, p, confidence)
-        lo = np.minimum(lo, p)
-        hi = np.maximum(hi, p)
-        how = "profile likelihood"
+        el_lo, el_hi = _el_intervals(w, c, confidence)
+        lo = np.minimum(np.minimum(lo, el_lo), p)
+        hi = np.maximum(np.maximum(hi, el_hi), p)
+        how = "profile likelihood + empirical likelihood"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)

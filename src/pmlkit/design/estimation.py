@@ -53,7 +53,10 @@ import numpy as np
 
 from .._validation import check_count
 
-__all__ = ["EstimationError", "estimation_mse"]
+__all__ = ["EstimationError", "estimation_mse", "mechanism_rank"]
+
+#: Rank tolerance, relative to the largest singular value.
+RANK_TOL = 1e-10
 
 #: Frank-Wolfe iterations and the relative gap at which it stops.
 FW_MAX_ITER = 150
@@ -68,6 +71,25 @@ def _basis(n: int) -> np.ndarray:
     """Orthonormal basis (N x N-1) of the sum-zero vectors."""
     q, _ = np.linalg.qr(np.vstack([np.ones(n), np.eye(n)[:-1]]).T)
     return q[:, 1:]
+
+
+def mechanism_rank(mechanism: Any) -> int:
+    """Numerical rank of the mechanism's matrix (singular values above
+    :data:`RANK_TOL` times the largest). The distribution of the inputs is identified
+    from released data exactly when it equals the number of inputs ``N``.
+
+    Examples
+    --------
+    >>> from pmlkit.design.estimation import mechanism_rank
+    >>> mechanism_rank([[0.75, 0.25], [0.25, 0.75]])
+    2
+    >>> mechanism_rank([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]])  # rows 0 and 1 are merged
+    2
+    """
+    from ..mechanism import as_matrix
+
+    s = np.linalg.svd(as_matrix(mechanism), compute_uv=False)
+    return int((s > RANK_TOL * max(1.0, float(s[0]))).sum()) if s.size else 0
 
 
 def estimation_mse(mechanism: Any, prior: Any, n: int) -> float:

@@ -370,6 +370,18 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
         w, ed = solve_certified(build, uset, eps, what=designer)
         cands.append((util.value(w, p), w, ed, f"{util.name} over the extreme rays "
                       f"({nrays[0]} candidate rays, HiGHS)"))
+        from ..sets import L1Ball
+
+        if isinstance(uset, L1Ball) and uset.radius > 0:
+            # the paper's fixed-prior design at eps' is certified over the ball: a
+            # candidate too (the Frank-Wolfe above stops at a relative gap)
+            ep = eps_prime(eps, uset.radius)
+            if ep >= 0:
+                w_ep = _fixed_prior_subconvex(np.asarray(uset.center), p, ep, util)
+                if w_ep is not None and _capacity(w_ep, uset) <= eps + CERTIFY_TOL:
+                    cands.append((util.value(w_ep, p), w_ep, eps,
+                                  f"{util.name} over the fixed-prior extreme rays at "
+                                  f"eps' = {ep:.6g} (HiGHS)"))
     over_set = getattr(util.custom, "design_over_set", None)
     if over_set is not None:
         deadline = time.monotonic() + max_seconds
