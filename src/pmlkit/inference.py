@@ -74,9 +74,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_count, check_real, fmt
 from .design.estimation import RANK_TOL  # rank tolerance, shared with the design side
@@ -155,6 +157,18 @@ class DistributionEstimate:
     log_likelihood
         ``sum_y c_y log q_y`` at the estimate (``-inf`` if impossible; ``None`` for an
         inversion outside the simplex).
+
+    Examples
+    --------
+    Binary randomized response keeping the value with probability 0.75: 60 of 100
+    released rows say ``1``, so ``q = 0.6 = 0.25 + 0.5 P(1)`` and ``P(1) = 0.7``:
+
+    >>> from pmlkit.inference import estimate_from_counts
+    >>> r = estimate_from_counts([40, 60], [[0.75, 0.25], [0.25, 0.75]])
+    >>> r.estimate.round(3).tolist(), r.identified, r.n
+    ([0.3, 0.7], True, 100)
+    >>> bool(r.lower[1] < 0.7 < r.upper[1])
+    True
     """
 
     categories: tuple[Any, ...]
@@ -236,7 +250,21 @@ class DistributionEstimate:
 class GroupedEstimates(Mapping[Any, DistributionEstimate]):
     """One :class:`DistributionEstimate` per group of a non-private column (a mapping
     ``group -> estimate``, groups in sorted order when sortable). Intervals are per group
-    and per category (pointwise)."""
+    and per category (pointwise).
+
+    Examples
+    --------
+    Group ``a`` released 30 ``yes`` of 50 (``q = 0.6``, so ``P(yes) = 0.7``); group ``b``
+    10 of 50 (``q = 0.2``, below the 0.25 a group without any ``yes`` would give: the
+    maximum likelihood is on the boundary, ``P(yes) = 0``):
+
+    >>> from pmlkit import Mechanism, estimate_distribution
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> released = ["yes"] * 30 + ["no"] * 20 + ["yes"] * 10 + ["no"] * 40
+    >>> g = estimate_distribution(released, mech, by=["a"] * 50 + ["b"] * 50)
+    >>> [(k, round(float(g[k].estimate[1]), 3)) for k in g]
+    [('a', 0.7), ('b', 0.0)]
+    """
 
     by: str | None
     groups: tuple[Any, ...]
@@ -291,10 +319,20 @@ def _rank(w: np.ndarray) -> int:
     return mechanism_rank(w)
 
 
-def identifiable(mechanism: Any) -> np.ndarray:
+def identifiable(mechanism: ArrayLike | Mechanism) -> NDArray[np.bool_]:
     """Per input category: whether ``P(x)`` is determined by the output distribution
     ``W^T P``, i.e. whether ``e_x`` lies in the column space of ``W``. All ``True``
-    exactly when ``rank W = N``."""
+    exactly when ``rank W = N``.
+
+    Examples
+    --------
+    Inputs 0 and 1 have the same row: only their total is identified; input 2 is
+    (``e_2`` is the difference of the two columns divided by 0.8):
+
+    >>> from pmlkit.inference import identifiable
+    >>> identifiable([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]]).tolist()
+    [False, False, True]
+    """
     w = as_matrix(mechanism)
     n = w.shape[0]
     if _rank(w) == n:
@@ -302,7 +340,7 @@ def identifiable(mechanism: Any) -> np.ndarray:
     u, s, _ = np.linalg.svd(w, full_matrices=False)
     basis = u[:, s > RANK_TOL * max(1.0, s[0])]
     resid = np.eye(n) - basis @ basis.T  # projection of e_x off the column space
-    return np.linalg.norm(resid, axis=0) <= 1e-8
+    return np.asarray(np.linalg.norm(resid, axis=0) <= 1e-8)
 
 
 # -- the EM ---------------------------------------------------------------------------
@@ -660,13 +698,27 @@ def _check_confidence(confidence: Any) -> float:
                       high_open=True)
 
 
-def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
+def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
+                         method: str = "mle",
                          confidence: float = 0.95, tol: float = EM_TOL,
                          max_iter: int = EM_MAX_ITER) -> DistributionEstimate:
     """Estimate ``P`` from output counts given in the order of the mechanism's outputs.
 
     ``counts`` is a length-``M`` sequence of non-negative integers (index ``j`` counts
-    output ``j``). See :func:`estimate_distribution` for everything else."""
+    output ``j``). See :func:`estimate_distribution` for everything else.
+
+    Examples
+    --------
+    Three categories through k-ary randomized response at LDP level ``log 2`` (keep
+    probability 1/2, each other output 1/4): the inversion is ``P = 4 q - 1``, inside
+    the simplex here, so it is also the maximum-likelihood estimate:
+
+    >>> from pmlkit.inference import estimate_from_counts
+    >>> w = [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]]
+    >>> r = estimate_from_counts([400, 350, 250], w)
+    >>> r.estimate.round(4).tolist(), r.converged
+    ([0.6, 0.4, 0.0], True)
+    """
     method = _check_method(method)
     confidence = _check_confidence(confidence)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
@@ -902,7 +954,8 @@ def _group_codes(by: Any) -> tuple[list[Any], np.ndarray]:
             for i in order], remap[codes]
 
 
-def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
+def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
+                          method: str = "mle",
                           confidence: float = 0.95, column: str | None = None,
                           by: Any = None, tol: float = EM_TOL,
                           max_iter: int = EM_MAX_ITER
@@ -948,6 +1001,23 @@ def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
     ValidationError
         Bad ``method``, ``confidence``, ``tol``, ``max_iter``, counts; ``"inversion"`` on a
         mechanism of rank < N.
+
+    Examples
+    --------
+    A released yes/no column through randomized response keeping the value with
+    probability 0.75: 60% of released rows say ``yes``, so ``0.25 + 0.5 P(yes) = 0.6``:
+
+    >>> from pmlkit import Mechanism, estimate_distribution
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> r = estimate_distribution(["yes"] * 60 + ["no"] * 40, mech)
+    >>> [round(float(x), 3) for x in r.estimate]
+    [0.3, 0.7]
+
+    Output counts give the same estimate:
+
+    >>> r2 = estimate_distribution({"yes": 60, "no": 40}, mech)
+    >>> bool(np.allclose(r2.estimate, r.estimate))
+    True
     """
     method = _check_method(method)
     confidence = _check_confidence(confidence)
@@ -1045,7 +1115,7 @@ def _from_mapping(doc: Any, column: str, where: str) -> Mechanism | None:
     return mech
 
 
-def find_mechanism(path: Any, column: str) -> tuple[Mechanism, str]:
+def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, str]:
     """The mechanism a privatised file's column was released through, and where it was
     found.
 
@@ -1055,6 +1125,20 @@ def find_mechanism(path: Any, column: str) -> tuple[Mechanism, str]:
     ``"mechanism"`` a mapping ``column -> mechanism JSON document`` (the document of
     :meth:`pmlkit.Mechanism.to_dict`, checked by :meth:`pmlkit.Mechanism.from_dict`, digest
     included). Raises :class:`~pmlkit.errors.DataError` when neither records it.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from pmlkit import Mechanism
+    >>> from pmlkit.inference import find_mechanism
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "out.csv").write_text("smoker\\nyes\\nno\\n")
+    >>> doc = {"mechanism": {"smoker": mech.to_dict()}}
+    >>> _ = (folder / "out.csv.pmlkit.json").write_text(json.dumps(doc))
+    >>> found, where = find_mechanism(folder / "out.csv", "smoker")
+    >>> found.matrix.tolist(), where.startswith("manifest")
+    ([[0.75, 0.25], [0.25, 0.75]], True)
     """
     import json
     from pathlib import Path

@@ -47,11 +47,15 @@ design works on square mechanisms directly, from two starting points:
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 from .._validation import check_count
+
+if TYPE_CHECKING:
+    from ..mechanism import Mechanism
 
 __all__ = ["EstimationError", "estimation_mse", "mechanism_rank"]
 
@@ -73,7 +77,7 @@ def _basis(n: int) -> np.ndarray:
     return q[:, 1:]
 
 
-def mechanism_rank(mechanism: Any) -> int:
+def mechanism_rank(mechanism: ArrayLike | Mechanism) -> int:
     """Numerical rank of the mechanism's matrix (singular values above
     :data:`RANK_TOL` times the largest). The distribution of the inputs is identified
     from released data exactly when it equals the number of inputs ``N``.
@@ -92,10 +96,25 @@ def mechanism_rank(mechanism: Any) -> int:
     return int((s > RANK_TOL * max(1.0, float(s[0]))).sum()) if s.size else 0
 
 
-def estimation_mse(mechanism: Any, prior: Any, n: int) -> float:
+def estimation_mse(mechanism: ArrayLike | Mechanism, prior: ArrayLike, n: int) -> float:
     """Asymptotic expected squared error ``tr C(W) / n`` of the maximum-likelihood estimate
     of ``prior`` from ``n`` records released through ``mechanism`` (``inf`` when not
-    identified). See the module docstring."""
+    identified). See the module docstring.
+
+    Examples
+    --------
+    Without noise the estimate is the empirical distribution, whose expected squared error
+    is ``(1 - sum_x p(x)^2) / n``: ``0.5 / 100`` for a fair coin:
+
+    >>> from pmlkit.design.estimation import estimation_mse
+    >>> estimation_mse([[1, 0], [0, 1]], [0.5, 0.5], 100)
+    0.005
+
+    Two inputs that share a row cannot be told apart:
+
+    >>> estimation_mse([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]], [0.2, 0.3, 0.5], 100)
+    inf
+    """
     from .._validation import as_distribution
     from ..mechanism import as_matrix
 
@@ -133,6 +152,20 @@ class EstimationError:
     n
         Number of records that will be released (scales the error; the optimal mechanism
         does not depend on it).
+
+    Examples
+    --------
+    For a fixed binary prior at eps = 1 the design estimates the distribution with a
+    quarter of the error of eps-LDP randomized response (``e / (e + 1)`` kept):
+
+    >>> import math
+    >>> import pmlkit
+    >>> from pmlkit.design.estimation import EstimationError, estimation_mse
+    >>> m = pmlkit.optimal_mechanism([0.7, 0.3], 1.0, utility=EstimationError(1000))
+    >>> keep = math.e / (math.e + 1)
+    >>> rr = [[keep, 1 - keep], [1 - keep, keep]]
+    >>> round(estimation_mse(m, [0.7, 0.3], 1000) / estimation_mse(rr, [0.7, 0.3], 1000), 3)
+    0.252
     """
 
     def __init__(self, n: int = 10_000) -> None:
@@ -169,7 +202,7 @@ class EstimationError:
             return np.asarray(res.x)
 
         def info(theta: np.ndarray) -> np.ndarray:
-            return z.T @ ((rays * (theta / pv)) @ rays.T) @ z
+            return np.asarray(z.T @ ((rays * (theta / pv)) @ rays.T) @ z)
 
         def objective(theta: np.ndarray) -> float:
             ev = np.linalg.eigvalsh(info(theta))

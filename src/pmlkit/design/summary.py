@@ -36,7 +36,20 @@ __all__ = ["MechanismSummary", "summarize_mechanism"]
 
 @dataclass(frozen=True)
 class MechanismSummary:
-    """What a mechanism does, under a distribution of its inputs (module docstring)."""
+    """What a mechanism does, under a distribution of its inputs (module docstring).
+
+    Examples
+    --------
+    The identity releases every row unchanged: everything is kept, and the estimate is
+    the empirical distribution (expected squared error ``(1 - 0.5^2 - 0.5^2) / n``):
+
+    >>> from pmlkit import summarize_mechanism
+    >>> s = summarize_mechanism([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], n=100)
+    >>> s.unchanged_with_certainty, s.expected_accuracy, round(s.estimation_mse, 6)
+    (1.0, 1.0, 0.005)
+    >>> s.to_dict()["estimation"]
+    {'n': 100, 'expected_squared_error': 0.005}
+    """
 
     n_inputs: int
     n_outputs: int
