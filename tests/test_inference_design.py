@@ -215,3 +215,13 @@ def test_summary_reports_the_estimation_error_and_identifiability():
     assert not merged.identifiable and merged.estimation_mse == math.inf
     assert merged.to_dict()["estimation"]["expected_squared_error"] is None
     assert "not identifiable" in str(merged)
+
+
+def test_eps_zero_gives_a_certified_constant_mechanism():
+    """eps = 0 allows only constant columns (nothing about P can be learnt): the
+    estimation design returns one and certifies it, for N beyond the enumerated rays."""
+    p = np.random.default_rng(0).dirichlet(np.ones(14))
+    m = pmlkit.optimal_mechanism(p, 0.0, beta=0.01, utility="estimation")
+    w = np.asarray(m.matrix)
+    assert np.allclose(w, w[0][None, :])
+    assert pmlkit.leakage_capacity(w, pmlkit.L1Ball(p, 0.01)) <= 1e-9

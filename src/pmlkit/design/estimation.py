@@ -257,7 +257,8 @@ class EstimationError:
         p = np.asarray(p, dtype=np.float64)
         w = pml_randomized_response_matrix(uncertainty_set, p, eps)
         if w is None:
-            return np.eye(p.size)  # eps = 0 cannot identify P; the caller certifies
+            # eps = 0: only constant columns are allowed, nothing identifies P
+            return np.ones((p.size, 1))
         w, gap, steps = local_search(w, p, uncertainty_set, eps, deadline=deadline)
         self.last_gap = math.nan
         self.last_steps = steps
@@ -265,10 +266,11 @@ class EstimationError:
         return w
 
 
-def pml_randomized_response_matrix(uncertainty_set: Any, p: np.ndarray, eps: float
+def pml_randomized_response_matrix(uncertainty_set: Any, prior: ArrayLike, eps: float
                                    ) -> np.ndarray | None:
     """PML randomized response ``s I + 1 b^T`` (module docstring) minimising the
-    estimation error at ``p``; ``None`` when ``eps = 0`` (no ``s > 0`` is allowed)."""
+    estimation error at ``prior``; ``None`` when ``eps = 0`` (no ``s > 0`` is allowed)."""
+    p = np.asarray(prior, dtype=np.float64)
     if eps <= 0:
         return None
     lo = np.asarray(uncertainty_set.coordinate_bounds()[0], dtype=np.float64)
@@ -302,11 +304,11 @@ def _gradient(w: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:
     return np.asarray(-2.0 * gw * d + np.outer(p, h))
 
 
-def local_search(w: np.ndarray, p: np.ndarray, uncertainty_set: Any, eps: float, *,
+def local_search(w: np.ndarray, prior: ArrayLike, uncertainty_set: Any, eps: float, *,
                  max_iter: int = LOCAL_MAX_ITER, deadline: float = math.inf
                  ) -> tuple[np.ndarray, float, int]:
-    """Frank-Wolfe descent of ``tr C(W)`` at ``p`` over the square eps-PML polytope of
-    the set, from ``w`` (inside it). Returns the matrix, the last relative Frank-Wolfe
+    """Frank-Wolfe descent of ``tr C(W)`` at ``prior`` over the square eps-PML polytope
+    of the set, from ``w`` (inside it). Returns the matrix, the last relative Frank-Wolfe
     gap and the number of steps taken."""
     import time
 
@@ -314,6 +316,7 @@ def local_search(w: np.ndarray, p: np.ndarray, uncertainty_set: Any, eps: float,
 
     from .linear import mechanism_polytope
 
+    p = np.asarray(prior, dtype=np.float64)
     n = p.size
     poly = mechanism_polytope(uncertainty_set, eps, n_outputs=n)
     z = _basis(n)

@@ -389,12 +389,17 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
         def build_set(e: float) -> np.ndarray:
             return np.asarray(over_set(uset, p, e, deadline=deadline))
 
-        w, ed = solve_certified(build_set, uset, eps, what=designer)
-        steps = getattr(util.custom, "last_steps", None)
-        cands.append((util.value(w, p), w, ed,
-                      f"{util.name}: PML randomized response refined by a local search "
-                      f"over the square eps-PML polytope ({steps} Frank-Wolfe steps, "
-                      "HiGHS)"))
+        try:
+            w, ed = solve_certified(build_set, uset, eps, what=designer)
+        except PMLError:
+            if not cands:
+                raise
+        else:
+            steps = getattr(util.custom, "last_steps", None)
+            cands.append((util.value(w, p), w, ed,
+                          f"{util.name}: PML randomized response refined by a local "
+                          f"search over the square eps-PML polytope ({steps} Frank-Wolfe "
+                          "steps, HiGHS)"))
     if cands:
         cands.sort(key=lambda c: -c[0])
         return cands[0][1], cands[0][2], cands[0][3]
