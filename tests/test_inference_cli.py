@@ -151,3 +151,46 @@ def test_privatize_then_estimate_with_no_other_argument(capsys, tmp_path, releas
     truth = (released["sex"] == "Female").mean()
     cat = doc["categories"][0]
     assert cat["category"] == "Female" and cat["lower"] <= truth <= cat["upper"]
+
+
+def test_design_with_the_estimation_utility_and_its_summary(capsys, tmp_path):
+    """``pmlkit design --utility estimation`` writes a certified mechanism; design and
+    assess print whether it is identifiable and its expected estimation error, which the
+    JSON carries as the independent inversion covariance gives it."""
+    from pmlkit.sets import set_from_dict
+
+    g = np.random.default_rng(3)
+    pd.DataFrame({"c": g.choice(list("abc"), size=4000, p=[0.6, 0.3, 0.1])}).to_csv(
+        tmp_path / "ref.csv", index=False)
+    out_file = tmp_path / "m.json"
+    code, out, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
+                         "--column", "c", "--eps", "1", "--delta", "1e-6", "--utility",
+                         "estimation", "--output", str(out_file), "--json")
+    assert code == 0, err
+    doc = json.loads(out)
+    mech = Mechanism.load(out_file)
+    assert mech.parameters["utility"] == "estimation_error(n=10000)"
+    uset = set_from_dict(doc["guarantee"]["set"])
+    assert leakage_capacity(mech.matrix, uset) <= 1.0 + 1e-9
+    summary = doc["summary"]
+    assert summary["identifiable"] is True and summary["estimation"]["n"] == 10_000
+    p = np.asarray(doc["guarantee"]["estimate"])
+    w = np.asarray(mech.matrix)
+    # independent: inverse Fisher information in the coordinates P_1..P_{N-1}
+    # (P_N = 1 - sum), d q_y / d P_i = W[i, y] - W[N, y]; P_N's variance is 1^T I^-1 1
+    q = p @ w
+    keep = q > 0
+    d = (w[:-1] - w[-1])[:, keep]
+    cov = np.linalg.inv((d / q[keep]) @ d.T)
+    expected = (np.trace(cov) + cov.sum()) / 10_000
+    assert summary["estimation"]["expected_squared_error"] == pytest.approx(expected,
+                                                                             rel=1e-7)
+    code, out, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
+                         "--column", "c", "--eps", "1", "--delta", "1e-6", "--utility",
+                         "estimation", "--output", str(out_file), "--overwrite")
+    assert code == 0, err
+    assert "estimation: identifiable; from n = 10000 released rows" in out
+    code, out, err = run(capsys, "assess", "--mechanism", str(out_file), "--prior",
+                         ",".join(str(x) for x in p))
+    assert code == 0, err
+    assert "estimation: identifiable" in out

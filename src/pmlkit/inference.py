@@ -30,16 +30,29 @@ the column space of ``W`` (``identified_categories``).
 
 Intervals
 ---------
-Identified mechanisms, ``method="mle"``: **profile-likelihood** intervals, per category,
-``{t : max_{P(x) = t} L(P) >= L(P_hat) - z/2}`` with ``z`` the ``confidence`` quantile of
-chi-square with one degree of freedom (Wilks). The profile ``t -> max_{P(x)=t} L`` is
-concave, so each end is found by bisection; each evaluation runs the EM restricted to
-``P(x) = t`` and stops as soon as its own Frank-Wolfe gap decides on which side of the
-threshold the point lies; an undecided point is counted inside (the interval only widens)
-and each reported end is a point known to be outside. When the true ``P(x)`` is 0 the
-likelihood-ratio statistic is a 50:50 mixture of 0 and chi-square(1), so the interval is
-conservative there (about 97.5% instead of 95%). The intervals are pointwise (one
-category at a time), not simultaneous.
+Identified mechanisms, ``method="mle"``: the hull of two likelihood intervals, per
+category (``interval_method = "profile likelihood + empirical likelihood"``):
+
+- **profile likelihood** over the simplex,
+  ``{t : max_{P(x) = t} L(P) >= L(P_hat) - z/2}`` with ``z`` the ``confidence`` quantile
+  of chi-square with one degree of freedom (Wilks). The profile ``t -> max_{P(x)=t} L``
+  is concave, so each end is found by bisection; each evaluation runs the EM restricted
+  to ``P(x) = t`` and stops as soon as its own Frank-Wolfe gap decides on which side of
+  the threshold the point lies; an undecided point is counted inside (the interval only
+  widens) and each reported end is a point known to be outside. When the true ``P(x)``
+  is 0 the likelihood-ratio statistic is a 50:50 mixture of 0 and chi-square(1), so the
+  interval is conservative there (about 97.5% instead of 95%).
+- **empirical likelihood** (Owen 1988) for ``P(x) = E[a_x(Y)]``, the mean of the
+  unbiased inversion's linear functional of one released output (``a_x(y) = B[x, y] +
+  k_x`` below), over distributions on the observed outputs. Its nuisance directions are
+  not tied to the simplex. Where other categories are near 0 and ``n`` is small, the
+  simplex constraint makes the profile statistic stochastically larger than
+  chi-square(1) and the profile interval alone undercovers (measured: 0.91 to 0.92 in
+  cells at n = 100 to 300 with N = 5 and 10); the hull restores at least the nominal
+  level there (0.94 to 0.96 in the same cells) at the price of wider intervals
+  elsewhere (mean coverage about 0.97).
+
+Both are pointwise (one category at a time), not simultaneous.
 
 ``method="inversion"``: Wald intervals ``P_x +- z_{(1+conf)/2} sd_x`` with the exact
 covariance of the inversion ``P = B c/n + k``, ``B (diag q - q q^T) B^T / n``, evaluated
@@ -61,11 +74,14 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._validation import check_count, check_real, fmt
+from .design.estimation import RANK_TOL  # rank tolerance, shared with the design side
 from .errors import DataError, ValidationError
 from .mechanism import Mechanism, as_matrix
 
@@ -93,8 +109,6 @@ PROFILE_RTOL = 1e-3
 PROFILE_MAX_ITER = 600
 #: A profile point within this fraction of the likelihood-ratio margin is counted inside.
 PROFILE_SLACK = 0.02
-#: Rank tolerance (relative to the largest singular value).
-RANK_TOL = 1e-10
 
 METHODS = ("mle", "inversion")
 
@@ -126,7 +140,8 @@ class DistributionEstimate:
     identified_categories
         Per category: whether ``P(x)`` is identified (all ``True`` when ``identified``).
     interval_method
-        ``"profile likelihood"``, ``"wald"`` or ``"identified set (...)"``.
+        ``"profile likelihood + empirical likelihood"``, ``"wald"`` or
+        ``"identified set (...)"``.
     confidence
         The confidence level of the intervals.
     counts
@@ -142,6 +157,18 @@ class DistributionEstimate:
     log_likelihood
         ``sum_y c_y log q_y`` at the estimate (``-inf`` if impossible; ``None`` for an
         inversion outside the simplex).
+
+    Examples
+    --------
+    Binary randomized response keeping the value with probability 0.75: 60 of 100
+    released rows say ``1``, so ``q = 0.6 = 0.25 + 0.5 P(1)`` and ``P(1) = 0.7``:
+
+    >>> from pmlkit.inference import estimate_from_counts
+    >>> r = estimate_from_counts([40, 60], [[0.75, 0.25], [0.25, 0.75]])
+    >>> r.estimate.round(3).tolist(), r.identified, r.n
+    ([0.3, 0.7], True, 100)
+    >>> bool(r.lower[1] < 0.7 < r.upper[1])
+    True
     """
 
     categories: tuple[Any, ...]
@@ -223,7 +250,21 @@ class DistributionEstimate:
 class GroupedEstimates(Mapping[Any, DistributionEstimate]):
     """One :class:`DistributionEstimate` per group of a non-private column (a mapping
     ``group -> estimate``, groups in sorted order when sortable). Intervals are per group
-    and per category (pointwise)."""
+    and per category (pointwise).
+
+    Examples
+    --------
+    Group ``a`` released 30 ``yes`` of 50 (``q = 0.6``, so ``P(yes) = 0.7``); group ``b``
+    10 of 50 (``q = 0.2``, below the 0.25 a group without any ``yes`` would give: the
+    maximum likelihood is on the boundary, ``P(yes) = 0``):
+
+    >>> from pmlkit import Mechanism, estimate_distribution
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> released = ["yes"] * 30 + ["no"] * 20 + ["yes"] * 10 + ["no"] * 40
+    >>> g = estimate_distribution(released, mech, by=["a"] * 50 + ["b"] * 50)
+    >>> [(k, round(float(g[k].estimate[1]), 3)) for k in g]
+    [('a', 0.7), ('b', 0.0)]
+    """
 
     by: str | None
     groups: tuple[Any, ...]
@@ -273,14 +314,25 @@ class GroupedEstimates(Mapping[Any, DistributionEstimate]):
 # -- identification -------------------------------------------------------------------
 
 def _rank(w: np.ndarray) -> int:
-    s = np.linalg.svd(w, compute_uv=False)
-    return int((s > RANK_TOL * max(1.0, s[0])).sum()) if s.size else 0
+    from .design.estimation import mechanism_rank
+
+    return mechanism_rank(w)
 
 
-def identifiable(mechanism: Any) -> np.ndarray:
+def identifiable(mechanism: ArrayLike | Mechanism) -> NDArray[np.bool_]:
     """Per input category: whether ``P(x)`` is determined by the output distribution
     ``W^T P``, i.e. whether ``e_x`` lies in the column space of ``W``. All ``True``
-    exactly when ``rank W = N``."""
+    exactly when ``rank W = N``.
+
+    Examples
+    --------
+    Inputs 0 and 1 have the same row: only their total is identified; input 2 is
+    (``e_2`` is the difference of the two columns divided by 0.8):
+
+    >>> from pmlkit.inference import identifiable
+    >>> identifiable([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]]).tolist()
+    [False, False, True]
+    """
     w = as_matrix(mechanism)
     n = w.shape[0]
     if _rank(w) == n:
@@ -288,7 +340,7 @@ def identifiable(mechanism: Any) -> np.ndarray:
     u, s, _ = np.linalg.svd(w, full_matrices=False)
     basis = u[:, s > RANK_TOL * max(1.0, s[0])]
     resid = np.eye(n) - basis @ basis.T  # projection of e_x off the column space
-    return np.linalg.norm(resid, axis=0) <= 1e-8
+    return np.asarray(np.linalg.norm(resid, axis=0) <= 1e-8)
 
 
 # -- the EM ---------------------------------------------------------------------------
@@ -505,6 +557,114 @@ def _identified_set(w: np.ndarray, c: np.ndarray, q_mle: np.ndarray, confidence:
     return np.clip(lower - 1e-7, 0.0, 1.0), np.clip(upper + 1e-7, 0.0, 1.0)
 
 
+def _inversion_map(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``(B, k)`` of the least-squares inversion ``P = B q + k`` (exact on ``sum q = 1``
+    for every ``q = W^T P``); see :func:`_inversion`."""
+    g = w @ w.T
+    a = np.linalg.solve(g, w)  # (W W^T)^{-1} W: unconstrained least squares
+    k = np.linalg.solve(g, np.ones(w.shape[0]))
+    k /= k.sum()
+    return a - np.outer(k, a.sum(axis=0)), k
+
+
+#: Iteration caps of the empirical-likelihood ends (outer) and of its multiplier (inner).
+EL_OUTER = 60
+EL_INNER = 60
+
+
+def _el_stat(a: np.ndarray, qhat: np.ndarray, t: np.ndarray
+             ) -> tuple[np.ndarray, np.ndarray]:
+    """``-log R(t) / n`` of each row's empirical likelihood (``inf`` outside the hull of
+    the observed ``a``) and its multiplier ``lam`` (``d/dt = -lam``)."""
+    d = a - t[:, None]
+    dmax = d.max(axis=1)
+    dmin = d.min(axis=1)
+    ok = (dmax > 0) & (dmin < 0)
+    lo = np.where(ok, -1.0 / np.where(ok, dmax, 1.0), 0.0)
+    hi = np.where(ok, -1.0 / np.where(ok, dmin, -1.0), 0.0)
+    lam = np.zeros(t.shape)
+    for _ in range(EL_INNER):  # safeguarded Newton on a decreasing function of lam
+        den = 1.0 + lam[:, None] * d
+        f = (qhat * d / den).sum(axis=1)
+        fp = -(qhat * d * d / (den * den)).sum(axis=1)
+        lo = np.where(f > 0, lam, lo)
+        hi = np.where(f > 0, hi, lam)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            nxt = lam - f / fp
+        bad = ~np.isfinite(nxt) | (nxt <= lo) | (nxt >= hi)
+        nxt = np.where(bad, 0.5 * (lo + hi), nxt)
+        done = np.abs(nxt - lam) <= 1e-15 * (1.0 + np.abs(lam))
+        lam = np.where(ok, nxt, 0.0)
+        if np.all(done | ~ok):
+            break
+    with np.errstate(invalid="ignore", divide="ignore"):
+        stat = (qhat * np.log1p(lam[:, None] * d)).sum(axis=1)
+    return np.where(ok & np.isfinite(stat), stat, np.inf), lam
+
+
+def _el_intervals(w: np.ndarray, c: np.ndarray, confidence: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+    """Empirical-likelihood intervals (Owen 1988) for ``P(x) = E[a_x(Y)]``, the mean of
+    the inversion's linear functional ``a_x(y) = B[x, y] + k_x`` of one released output.
+
+    The set is ``{t : -2 log R(t) <= chi2_1(confidence)}`` with ``R(t)`` the largest
+    ratio ``prod_y (q_y / qhat_y)^(c_y)`` over distributions ``q`` on the observed outputs
+    with ``sum_y q_y a_x(y) = t``: ``q_y = qhat_y / (1 + lam (a_x(y) - t))``, ``lam`` the
+    root of ``sum_y qhat_y (a_x(y) - t) / (1 + lam (a_x(y) - t)) = 0`` (decreasing in
+    ``lam``: safeguarded Newton). No constraint ties the other categories to the simplex,
+    so the chi-square calibration does not degrade when they are near 0, which is where
+    the profile likelihood over the simplex undercovers at small n. ``-log R`` is convex
+    in ``t`` with derivative ``-n lam``, so each end is found by Newton steps from the
+    outside (which stay outside), bracketed by bisection; the reported end is a point
+    outside the set (or 0 / 1 after clipping)."""
+    from scipy.stats import chi2
+
+    b, k = _inversion_map(w)
+    n_rec = float(c.sum())
+    obs = c > 0
+    qhat = c[obs] / n_rec
+    a1 = b[:, obs] + k[:, None]  # N x M_obs
+    n = w.shape[0]
+    a = np.vstack([a1, a1])  # rows 0..N-1: lower ends, N..2N-1: upper ends
+    side = np.concatenate([-np.ones(n), np.ones(n)])
+    crit = float(chi2.ppf(confidence, 1)) / (2.0 * n_rec)  # on the mean log scale
+    t_hat = a @ qhat
+    edge = np.where(side < 0, a.min(axis=1), a.max(axis=1))
+    inside = t_hat.copy()
+    outside = edge.copy()
+    # start at the Wald end, inside the hull
+    sd = np.sqrt(np.maximum((a * a) @ qhat - t_hat**2, 0.0) / n_rec)
+    z = math.sqrt(2.0 * n_rec * crit)
+    t = np.clip(t_hat + side * z * sd, np.minimum(inside, outside),
+                np.maximum(inside, outside))
+    t = np.where(t == outside, 0.5 * (inside + outside), t)
+    active = np.abs(outside - inside) > PROFILE_XTOL
+    for _ in range(EL_OUTER):
+        if not active.any():
+            break
+        idx = np.flatnonzero(active)
+        stat, lam = _el_stat(a[idx], qhat, t[idx])
+        ins = stat <= crit
+        inside[idx] = np.where(ins, t[idx], inside[idx])
+        outside[idx] = np.where(ins, outside[idx], t[idx])
+        slope = -lam  # d stat / dt
+        with np.errstate(divide="ignore", invalid="ignore"):
+            newton = t[idx] - (stat - crit) / slope
+        lo_b = np.minimum(inside[idx], outside[idx])
+        hi_b = np.maximum(inside[idx], outside[idx])
+        good = np.isfinite(newton) & (newton > lo_b) & (newton < hi_b)
+        nxt = np.where(good, newton, 0.5 * (inside[idx] + outside[idx]))
+        step = np.abs(nxt - t[idx])
+        width = np.abs(outside[idx] - inside[idx])
+        tol = np.maximum(PROFILE_XTOL * 1e-3, PROFILE_RTOL * 1e-3 * np.abs(t[idx]
+                                                                          - t_hat[idx]))
+        t[idx] = nxt
+        active[idx] = (width > tol) & (step > tol)
+    lower = np.clip(outside[:n], 0.0, 1.0)
+    upper = np.clip(outside[n:], 0.0, 1.0)
+    return lower, upper
+
+
 def _inversion(w: np.ndarray, c: np.ndarray, confidence: float
                ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Least squares ``min ||W^T P - c/n||^2`` subject to ``sum P = 1`` (exactly unbiased:
@@ -514,12 +674,9 @@ def _inversion(w: np.ndarray, c: np.ndarray, confidence: float
 
     n_rec = float(c.sum())
     qhat = c / n_rec
-    g = w @ w.T
-    a = np.linalg.solve(g, w)  # (W W^T)^{-1} W: unconstrained least squares
-    k = np.linalg.solve(g, np.ones(w.shape[0]))
-    k /= k.sum()
-    # P = A q + k (1 - 1^T A q) = B q + k with B = A - k 1^T A (exact for sum = 1)
-    b = a - np.outer(k, a.sum(axis=0))
+    # P = A q + k (1 - 1^T A q) = B q + k with B = A - k 1^T A (exact for sum = 1),
+    # A = (W W^T)^{-1} W the unconstrained least squares
+    b, k = _inversion_map(w)
     p = b @ qhat + k
     cov = (b * qhat) @ b.T - np.outer(b @ qhat, b @ qhat)  # B (diag q - q q^T) B^T
     sd = np.sqrt(np.maximum(np.diag(cov), 0.0) / n_rec)
@@ -541,13 +698,27 @@ def _check_confidence(confidence: Any) -> float:
                       high_open=True)
 
 
-def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
+def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
+                         method: str = "mle",
                          confidence: float = 0.95, tol: float = EM_TOL,
                          max_iter: int = EM_MAX_ITER) -> DistributionEstimate:
     """Estimate ``P`` from output counts given in the order of the mechanism's outputs.
 
     ``counts`` is a length-``M`` sequence of non-negative integers (index ``j`` counts
-    output ``j``). See :func:`estimate_distribution` for everything else."""
+    output ``j``). See :func:`estimate_distribution` for everything else.
+
+    Examples
+    --------
+    Three categories through k-ary randomized response at LDP level ``log 2`` (keep
+    probability 1/2, each other output 1/4): the inversion is ``P = 4 q - 1``, inside
+    the simplex here, so it is also the maximum-likelihood estimate:
+
+    >>> from pmlkit.inference import estimate_from_counts
+    >>> w = [[0.5, 0.25, 0.25], [0.25, 0.5, 0.25], [0.25, 0.25, 0.5]]
+    >>> r = estimate_from_counts([400, 350, 250], w)
+    >>> r.estimate.round(4).tolist(), r.converged
+    ([0.6, 0.4, 0.0], True)
+    """
     method = _check_method(method)
     confidence = _check_confidence(confidence)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
@@ -599,9 +770,10 @@ def estimate_from_counts(counts: Any, mechanism: Any, *, method: str = "mle",
         how = "profile likelihood"
     elif ident:
         lo, hi = _profile_intervals(w, c, p, confidence)
-        lo = np.minimum(lo, p)
-        hi = np.maximum(hi, p)
-        how = "profile likelihood"
+        el_lo, el_hi = _el_intervals(w, c, confidence)
+        lo = np.minimum(np.minimum(lo, el_lo), p)
+        hi = np.maximum(np.maximum(hi, el_hi), p)
+        how = "profile likelihood + empirical likelihood"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)
@@ -782,7 +954,8 @@ def _group_codes(by: Any) -> tuple[list[Any], np.ndarray]:
             for i in order], remap[codes]
 
 
-def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
+def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
+                          method: str = "mle",
                           confidence: float = 0.95, column: str | None = None,
                           by: Any = None, tol: float = EM_TOL,
                           max_iter: int = EM_MAX_ITER
@@ -828,6 +1001,23 @@ def estimate_distribution(released: Any, mechanism: Any, *, method: str = "mle",
     ValidationError
         Bad ``method``, ``confidence``, ``tol``, ``max_iter``, counts; ``"inversion"`` on a
         mechanism of rank < N.
+
+    Examples
+    --------
+    A released yes/no column through randomized response keeping the value with
+    probability 0.75: 60% of released rows say ``yes``, so ``0.25 + 0.5 P(yes) = 0.6``:
+
+    >>> from pmlkit import Mechanism, estimate_distribution
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> r = estimate_distribution(["yes"] * 60 + ["no"] * 40, mech)
+    >>> [round(float(x), 3) for x in r.estimate]
+    [0.3, 0.7]
+
+    Output counts give the same estimate:
+
+    >>> r2 = estimate_distribution({"yes": 60, "no": 40}, mech)
+    >>> bool(np.allclose(r2.estimate, r.estimate))
+    True
     """
     method = _check_method(method)
     confidence = _check_confidence(confidence)
@@ -925,7 +1115,7 @@ def _from_mapping(doc: Any, column: str, where: str) -> Mechanism | None:
     return mech
 
 
-def find_mechanism(path: Any, column: str) -> tuple[Mechanism, str]:
+def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, str]:
     """The mechanism a privatised file's column was released through, and where it was
     found.
 
@@ -935,6 +1125,20 @@ def find_mechanism(path: Any, column: str) -> tuple[Mechanism, str]:
     ``"mechanism"`` a mapping ``column -> mechanism JSON document`` (the document of
     :meth:`pmlkit.Mechanism.to_dict`, checked by :meth:`pmlkit.Mechanism.from_dict`, digest
     included). Raises :class:`~pmlkit.errors.DataError` when neither records it.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from pmlkit import Mechanism
+    >>> from pmlkit.inference import find_mechanism
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "out.csv").write_text("smoker\\nyes\\nno\\n")
+    >>> doc = {"mechanism": {"smoker": mech.to_dict()}}
+    >>> _ = (folder / "out.csv.pmlkit.json").write_text(json.dumps(doc))
+    >>> found, where = find_mechanism(folder / "out.csv", "smoker")
+    >>> found.matrix.tolist(), where.startswith("manifest")
+    ([[0.75, 0.25], [0.25, 0.75]], True)
     """
     import json
     from pathlib import Path

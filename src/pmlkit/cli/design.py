@@ -39,7 +39,7 @@ from ._common import (
     steps,
 )
 
-UTILITIES = ("mutual_information", "accuracy")
+UTILITIES = ("mutual_information", "accuracy", "estimation")
 
 
 def _set_methods() -> list[str]:
@@ -60,7 +60,9 @@ def _set_methods() -> list[str]:
 @click.option("--delta", required=True, type=float,
               help="Failure probability of the distribution estimate, in (0, 1].")
 @click.option("--utility", type=click.Choice(UTILITIES), default="mutual_information",
-              show_default=True, help="What the design maximises.")
+              show_default=True,
+              help="What the design maximises; estimation: the accuracy of the "
+                   "distribution an analyst estimates from the released column.")
 @renamed_option("--confidence", "--set", "set_method",
                 type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")

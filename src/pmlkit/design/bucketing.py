@@ -21,9 +21,13 @@ from __future__ import annotations
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike
+
+if TYPE_CHECKING:
+    from ..estimation import EmpiricalDistribution
 
 __all__ = ["CoarseningCandidate", "CoarseningProposal", "propose_coarsening"]
 
@@ -33,7 +37,19 @@ OTHER = "other"
 
 @dataclass(frozen=True)
 class CoarseningCandidate:
-    """One candidate: keep the ``k`` most frequent categories (``kept``), merge the rest."""
+    """One candidate: keep the ``k`` most frequent categories (``kept``), merge the rest.
+
+    Examples
+    --------
+    See :func:`propose_coarsening`; each tried ``k`` gives one candidate:
+
+    >>> from pmlkit.design.bucketing import propose_coarsening
+    >>> samples = ["a"] * 500 + ["b"] * 300 + ["c"] * 100 + ["d"] * 60 + ["e"] * 40
+    >>> prop = propose_coarsening(samples, 1.0, 1e-3, ks=[2, 5], utility="accuracy")
+    >>> first = prop.candidates[0]
+    >>> first.k, first.kept
+    (2, ('a', 'b'))
+    """
 
     k: int
     kept: tuple[Any, ...]
@@ -44,7 +60,16 @@ class CoarseningCandidate:
 
 @dataclass(frozen=True)
 class CoarseningProposal:
-    """The candidates tried and the best one (largest utility on the original column)."""
+    """The candidates tried and the best one (largest utility on the original column).
+
+    Examples
+    --------
+    >>> from pmlkit.design.bucketing import propose_coarsening
+    >>> samples = ["a"] * 500 + ["b"] * 300 + ["c"] * 100 + ["d"] * 60 + ["e"] * 40
+    >>> prop = propose_coarsening(samples, 1.0, 1e-3, ks=[2, 5], utility="accuracy")
+    >>> [c.k for c in prop.candidates], prop.best.k
+    ([2, 5], 2)
+    """
 
     utility: str
     candidates: tuple[CoarseningCandidate, ...]
@@ -60,7 +85,8 @@ class CoarseningProposal:
         return "\n".join(lines)
 
 
-def propose_coarsening(samples: Any, eps: Any, delta: Any, *,
+def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
+                       delta: float, *,
                        ks: Sequence[int] | None = None, utility: str = "mutual_information",
                        confidence: str = "l1", max_seconds: float | None = 20.0
                        ) -> CoarseningProposal:
@@ -70,7 +96,20 @@ def propose_coarsening(samples: Any, eps: Any, delta: Any, *,
     ``ks``: the ``k`` to try (default ``2, 4, 8, 12, 16, ...`` below the number of
     categories, and all categories); ``k = N`` keeps every category (no coarsening).
     ``utility``: ``"mutual_information"`` or ``"accuracy"``. ``max_seconds``: budget of
-    each design."""
+    each design.
+
+    Examples
+    --------
+    At eps = 1 the accuracy ``P[Y = X]`` of the whole release is the same whether the
+    three rare categories (20% of the rows) are kept or merged into ``other``; on ties
+    the coarser release wins:
+
+    >>> from pmlkit.design.bucketing import propose_coarsening
+    >>> samples = ["a"] * 500 + ["b"] * 300 + ["c"] * 100 + ["d"] * 60 + ["e"] * 40
+    >>> prop = propose_coarsening(samples, 1.0, 1e-3, ks=[2, 5], utility="accuracy")
+    >>> [round(c.utility, 3) for c in prop.candidates], prop.best.k
+    ([0.8, 0.8], 2)
+    """
     from .._validation import check_delta, check_eps
     from ..errors import ValidationError
     from ..estimation import EmpiricalDistribution, empirical_distribution
@@ -124,7 +163,7 @@ def propose_coarsening(samples: Any, eps: Any, delta: Any, *,
                 if cats[x] in labels:
                     u += p[x] * v[x, labels.index(cats[x])]
         out.append(CoarseningCandidate(int(len(ccats) - (1 if rest.size else 0)),
-                                       tuple(cats[i] for i in kept), u,
+                                       tuple(cats[i] for i in kept), float(u),
                                        res.optimality_gap, time.perf_counter() - t0))
     best = max(out, key=lambda c: (c.utility, -c.k))
     return CoarseningProposal(utility, tuple(out), best)

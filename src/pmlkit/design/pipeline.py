@@ -7,6 +7,9 @@ Utilities (``utility=``):
   (:mod:`pmlkit.design.subconvex`).
 - ``"accuracy"``: ``P[Y = X] = sum_i p_i W[i, i]``, linear; one LP over the polytope
   (:mod:`pmlkit.design.linear`). The mechanism is square with outputs = inputs.
+- ``"estimation"``: minus the expected squared error of the estimated distribution for
+  ``n = 10^4`` released rows, ``EstimationError()`` below (the optimal mechanism does not
+  depend on ``n``).
 - an ``N x M`` array ``g``: the linear expected gain ``sum_i p_i sum_j g[i, j] W[i, j]``
   (e.g. ``-(1 - I)`` for minus the Hamming distortion).
 - a callable ``mu(column, prior) -> float``, convex and positively homogeneous in
@@ -91,10 +94,16 @@ class _Utility:
                 self.mu, self.name = utility, utility
             elif utility == "accuracy":
                 self.gain, self.name = np.eye(n), utility
+            elif utility == "estimation":
+                from .estimation import EstimationError
+
+                self.custom = EstimationError()
+                self.name = self.custom.name
             else:
                 raise ValidationError(
-                    "utility must be 'mutual_information', 'accuracy', an N x M gain array "
-                    f"or a callable mu(column, prior), got {utility!r}")
+                    "utility must be 'mutual_information', 'accuracy', 'estimation', an "
+                    "N x M gain array or a callable mu(column, prior), got "
+                    f"{utility!r}")
         elif callable(utility):
             self.mu = utility
             self.name = getattr(utility, "__name__", "callable")
@@ -343,13 +352,18 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     return w, ed, method, g
 
 
-def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str
-                   ) -> tuple[np.ndarray, float, str]:
+def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
+                   max_seconds: float = math.inf) -> tuple[np.ndarray, float, str]:
     """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
-    over the enumerated extreme rays, or the best certified candidate beyond
-    ``MAX_EXACT_N`` (with a warning)."""
+    over the enumerated extreme rays (``N <= MAX_EXACT_N``); a utility object that also
+    has ``design_over_set`` (the estimation error) is designed by it as well (any N and
+    set kind) and the better certified matrix is kept. Otherwise, beyond
+    ``MAX_EXACT_N``, the best certified candidate (with a warning)."""
+    import time
+
     n = p.size
     rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
+    cands: list[tuple[float, np.ndarray, float, str]] = []
     if rays_fn is not None:
         nrays = [0]
 
@@ -359,7 +373,41 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
             return np.asarray(util.custom.design_matrix(rays, p))
 
         w, ed = solve_certified(build, uset, eps, what=designer)
-        return w, ed, f"{util.name} over the extreme rays ({nrays[0]} candidate rays, HiGHS)"
+        cands.append((util.value(w, p), w, ed, f"{util.name} over the extreme rays "
+                      f"({nrays[0]} candidate rays, HiGHS)"))
+        from ..sets import L1Ball
+
+        if isinstance(uset, L1Ball) and uset.radius > 0:
+            # the paper's fixed-prior design at eps' is certified over the ball: a
+            # candidate too (the Frank-Wolfe above stops at a relative gap)
+            ep = eps_prime(eps, uset.radius)
+            if ep >= 0:
+                w_ep = _fixed_prior_subconvex(np.asarray(uset.center), p, ep, util)
+                if w_ep is not None and _capacity(w_ep, uset) <= eps + CERTIFY_TOL:
+                    cands.append((util.value(w_ep, p), w_ep, eps,
+                                  f"{util.name} over the fixed-prior extreme rays at "
+                                  f"eps' = {ep:.6g} (HiGHS)"))
+    over_set = getattr(util.custom, "design_over_set", None)
+    if over_set is not None:
+        deadline = time.monotonic() + max_seconds
+
+        def build_set(e: float) -> np.ndarray:
+            return np.asarray(over_set(uset, p, e, deadline=deadline))
+
+        try:
+            w, ed = solve_certified(build_set, uset, eps, what=designer)
+        except PMLError:
+            if not cands:
+                raise
+        else:
+            steps = getattr(util.custom, "last_steps", None)
+            cands.append((util.value(w, p), w, ed,
+                          f"{util.name}: PML randomized response refined by a local "
+                          f"search over the square eps-PML polytope ({steps} Frank-Wolfe "
+                          "steps, HiGHS)"))
+    if cands:
+        cands.sort(key=lambda c: -c[0])
+        return cands[0][1], cands[0][2], cands[0][3]
     w, method = _fallback(uset, p, eps, util)
     why = f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else "no exact rays for this set kind"
     warnings.warn(f"{designer}: no exact optimum for utility {util.name!r} ({why}); "
@@ -392,7 +440,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
         if util.custom is not None:
             # a utility object (for example the estimation error) is designed over the
             # enumerated extreme rays; no optimality bound is available for it
-            w, ed, method = _custom_design(uset, p, eps, util, designer=designer)
+            w, ed, method = _custom_design(uset, p, eps, util, designer=designer,
+                                           max_seconds=secs)
             opt_gap = None
         else:
             w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,

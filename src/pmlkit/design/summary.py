@@ -12,7 +12,14 @@ For a mechanism ``W`` (``N x M``) and a distribution ``p`` of the inputs:
   allows this at large eps when the output is rare enough; local differential privacy never
   does;
 - *PML per outcome*: ``log(max_x W[x, y] / P[Y = y])`` in nats (the leakage of seeing ``y``);
-- *expected accuracy*: ``P[Y = X] = sum_x p(x) W[x, y]`` over the outputs labelled ``x``.
+- *expected accuracy*: ``P[Y = X] = sum_x p(x) W[x, y]`` over the outputs labelled ``x``;
+- *identifiable*: whether ``rank W = N``, i.e. whether the distribution of the true values
+  can be estimated from released data at all (two inputs with equal rows, or any rank
+  deficiency, leave only ``W^T P`` determined);
+- *expected estimation error*: for ``n`` released rows, the expected squared error
+  ``E ||P_hat - P||_2^2 ~ tr C(W) / n`` of the maximum-likelihood estimate of ``p``
+  (:func:`pmlkit.design.estimation.estimation_mse`; infinite when not identifiable), and
+  its square root per category, ``sqrt(tr C(W) / (n N))``, a typical standard error.
 """
 
 from __future__ import annotations
@@ -22,13 +29,27 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike
 
 __all__ = ["MechanismSummary", "summarize_mechanism"]
 
 
 @dataclass(frozen=True)
 class MechanismSummary:
-    """What a mechanism does, under a distribution of its inputs (module docstring)."""
+    """What a mechanism does, under a distribution of its inputs (module docstring).
+
+    Examples
+    --------
+    The identity releases every row unchanged: everything is kept, and the estimate is
+    the empirical distribution (expected squared error ``(1 - 0.5^2 - 0.5^2) / n``):
+
+    >>> from pmlkit import summarize_mechanism
+    >>> s = summarize_mechanism([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], n=100)
+    >>> s.unchanged_with_certainty, s.expected_accuracy, round(s.estimation_mse, 6)
+    (1.0, 1.0, 0.005)
+    >>> s.to_dict()["estimation"]
+    {'n': 100, 'expected_squared_error': 0.005}
+    """
 
     n_inputs: int
     n_outputs: int
@@ -38,6 +59,9 @@ class MechanismSummary:
     pml_per_outcome: tuple[tuple[Any, float], ...]
     expected_accuracy: float
     reading: str
+    identifiable: bool = True
+    estimation_n: int = 10_000
+    estimation_mse: float = math.nan
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -50,6 +74,13 @@ class MechanismSummary:
             "pml_per_outcome": [{"output": o, "pml": v} for o, v in self.pml_per_outcome],
             "expected_accuracy": self.expected_accuracy,
             "reading": self.reading,
+            "identifiable": self.identifiable,
+            "estimation": {
+                "n": self.estimation_n,
+                # infinite (not identifiable) is null in JSON
+                "expected_squared_error": self.estimation_mse
+                if math.isfinite(self.estimation_mse) else None,
+            },
         }
 
     def __str__(self) -> str:
@@ -60,21 +91,67 @@ class MechanismSummary:
                          f"{', '.join(str(x) for x in ins[:8])}{more}")
         if len(self.shared_outputs) > 5:
             lines.append(f"  ... {len(self.shared_outputs) - 5} more merged outputs")
+        lines.append(f"  estimation: {self.estimation_reading}")
         return "\n".join(lines)
 
+    @property
+    def estimation_reading(self) -> str:
+        """One sentence on estimating the distribution from released rows."""
+        if not self.identifiable:
+            return ("not identifiable (rank < N): the distribution of the true values "
+                    "cannot be estimated from released data, only bounded")
+        rmse = math.sqrt(self.estimation_mse / max(self.n_inputs, 1))
+        return (f"identifiable; from n = {self.estimation_n} released rows the estimated "
+                f"distribution has expected squared error {self.estimation_mse:.3g} "
+                f"(about {rmse:.3g} per category)")
 
-def summarize_mechanism(mechanism: Any, prior: Any) -> MechanismSummary:
+
+def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
+                        ) -> MechanismSummary:
     """Summarise ``mechanism`` (a :class:`~pmlkit.Mechanism` or ``N x M`` matrix) under the
-    input distribution ``prior`` (e.g. the estimate it was designed for)."""
-    from .._validation import as_distribution, check_prior_matches
+    input distribution ``prior`` (e.g. the estimate it was designed for).
+
+    Parameters
+    ----------
+    mechanism
+        A :class:`~pmlkit.Mechanism` or a row-stochastic ``N x M`` matrix.
+    prior
+        Distribution of the inputs, length ``N``.
+    n
+        Number of released rows the expected estimation error is stated for.
+
+    Returns
+    -------
+    MechanismSummary
+        See the module docstring for each figure.
+
+    Examples
+    --------
+    Binary randomized response keeping the value with probability 0.75, for a balanced
+    column: the estimate ``(c/n - 0.25) / 0.5`` of each share has variance
+    ``q (1 - q) / (n 0.5^2) = 1 / n`` with ``q = 0.5``, so the two shares have expected
+    squared error ``2 / n``:
+
+    >>> from pmlkit import summarize_mechanism
+    >>> s = summarize_mechanism([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], n=1000)
+    >>> s.identifiable, round(s.estimation_mse, 6), round(s.expected_accuracy, 2)
+    (True, 0.002, 0.75)
+
+    Two inputs with the same row cannot be told apart, whatever the number of rows:
+
+    >>> summarize_mechanism([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]], [0.2, 0.3, 0.5]).identifiable
+    False
+    """
+    from .._validation import as_distribution, check_count, check_prior_matches
     from ..leakage import pml
     from ..mechanism import as_matrix
+    from .estimation import estimation_mse, mechanism_rank
 
     w = as_matrix(mechanism)
     p = as_distribution(prior, "prior")
     check_prior_matches(w, p)
-    n, m = w.shape
-    ins = list(getattr(mechanism, "input_labels", ()) or range(n))
+    n_in, m = w.shape
+    ins = list(getattr(mechanism, "input_labels", ()) or range(n_in))
     outs = list(getattr(mechanism, "output_labels", ()) or range(m))
     py = p @ w
     used = int(np.count_nonzero(py > 0))
@@ -89,7 +166,7 @@ def summarize_mechanism(mechanism: Any, prior: Any) -> MechanismSummary:
     label_of = {(type(v).__name__, v): j for j, v in enumerate(outs)}
     acc = 0.0
     unchanged = 0.0
-    for x in range(n):
+    for x in range(n_in):
         key = (type(ins[x]).__name__, ins[x])
         if key not in label_of:
             continue
@@ -104,11 +181,14 @@ def summarize_mechanism(mechanism: Any, prior: Any) -> MechanismSummary:
     merged = sum(len(i) for _, i in shared)
     reading = (
         f"{used} of {m} outputs occur; "
-        + (f"{merged} of {n} inputs share {len(shared)} merged "
+        + (f"{merged} of {n_in} inputs share {len(shared)} merged "
            f"output{'s' if len(shared) > 1 else ''}; " if shared
            else "no two inputs share their most likely output; ")
         + f"{100 * unchanged:.0f}% of rows are published unchanged with certainty; "
         f"the label is kept for {100 * acc:.0f}% of rows; the most revealing outcome leaks "
         f"{worst:.3g} nats")
-    return MechanismSummary(n, m, used, tuple(shared), float(unchanged), per, float(acc),
-                            reading)
+    rows = check_count(n, "n")
+    ident = mechanism_rank(w) == n_in
+    err = estimation_mse(w, p, rows) if ident else math.inf
+    return MechanismSummary(n_in, m, used, tuple(shared), float(unchanged), per, float(acc),
+                            reading, ident, rows, float(err))
