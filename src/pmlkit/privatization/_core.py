@@ -3,13 +3,14 @@
 Algorithm (per record, vectorised over chunks of records)
 ---------------------------------------------------------
 For every row ``i`` of the ``N x M`` mechanism ``W`` an alias table (Walker 1977, Vose
-1991) is built once: ``prob[i, j]`` in ``[0, 1]`` and ``alias[i, j]`` in ``{0..M-1}`` such
-that drawing ``j`` uniformly and keeping it with probability ``prob[i, j]`` (else taking
-``alias[i, j]``) yields output ``j`` with probability exactly ``W[i, j]`` (up to float
-rounding, ~1e-16). One uniform ``u`` per record suffices: ``x = u * M``, ``j = floor(x)``,
-``v = x - j``; output ``j`` if ``v < prob[i, j]`` else ``alias[i, j]``. The fractional part
-keeps ``53 - log2(M)`` random bits. Outputs with ``W[i, j] = 0`` are never produced (their
-``prob`` is forced to 0 and their alias points to a positive entry).
+1991) is built once over ``C = 2**b >= M`` columns (``W`` padded with zero columns):
+``prob[i, j]`` in ``[0, 1]`` and ``alias[i, j]`` such that drawing ``j`` uniformly among the
+``C`` columns and keeping it with probability ``prob[i, j]`` (else taking ``alias[i, j]``)
+yields output ``j`` with probability exactly ``W[i, j]`` (up to float rounding, ~1e-16). One
+random 64-bit word per record suffices: its top ``b`` bits are ``j`` (exactly uniform), its
+other ``64 - b`` bits a coin compared with ``prob[i, j]``. Outputs with ``W[i, j] = 0`` are
+never produced (their ``prob`` is 0 and no alias points to them). See
+:class:`pmlkit.sampler.AliasSampler`.
 
 Records are processed in chunks of :data:`CHUNK_ROWS` rows so the temporaries stay
 bounded (a few tens of MB) whatever the input size.

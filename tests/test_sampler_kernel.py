@@ -1,0 +1,109 @@
+"""The one-word alias draw (pmlkit.sampler.AliasSampler.draw), checked bit by bit against
+the alias method written out in exact rationals, at the edges of the coin, and for bad
+codes."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import randomgen
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pmlkit.errors import ValidationError
+from pmlkit.sampler import AliasSampler
+
+
+def _mechanism(n: int, m: int, seed: int, zero_frac: float) -> np.ndarray:
+    g = np.random.default_rng(seed)
+    w = g.dirichlet(np.full(m, 0.5), size=n)
+    w[g.random(w.shape) < zero_frac] = 0.0
+    w[np.arange(n), g.integers(0, m, n)] += 0.1
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _reference(s: AliasSampler, codes: np.ndarray, words: np.ndarray) -> list[int]:
+    """The alias method on the word r: column j = the top b bits (C = 2**b columns), coin
+    = the other 64 - b bits read as a fraction in [0, 1); keep j iff coin < prob[i, j]
+    (compared exactly), else alias[i, j]."""
+    c = s.n_columns
+    b = c.bit_length() - 1
+    prob = s.prob_flat.reshape(-1, c)
+    alias = s.alias_flat.reshape(-1, c)
+    out = []
+    for i, r in zip(codes.tolist(), words.tolist(), strict=True):
+        j = r >> (64 - b)
+        coin = Fraction(r & ((1 << (64 - b)) - 1), 1 << (64 - b))
+        out.append(j if coin < Fraction(float(prob[i, j])) else int(alias[i, j]))
+    return out
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.integers(1, 6), st.integers(1, 70), st.integers(0, 2**32 - 1), st.floats(0, 0.7))
+def test_draw_is_the_alias_method_on_each_word(n, m, seed, zero_frac):
+    w = _mechanism(n, m, seed, zero_frac)
+    s = AliasSampler(w)
+    codes = np.random.default_rng(seed + 1).integers(0, n, 3000)
+    got = s.draw(codes, np.random.default_rng(seed))
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got.tolist() == _reference(s, codes, words)
+    assert np.all(w[codes, got] > 0)
+
+
+def _fixed_words(words: list[int]) -> np.random.Generator:
+    it = iter(words)
+    return np.random.Generator(randomgen.UserBitGenerator(lambda _state: next(it), 64))
+
+
+@pytest.mark.parametrize("m", [1, 2, 3, 5, 50, 64, 1000])
+def test_extreme_coins_never_give_an_impossible_output(m):
+    """Every column with the smallest coin (0) and the largest (all ones): the output is
+    always possible, the column itself when its keep-probability is 1 (largest coin) or
+    positive (smallest coin)."""
+    w = _mechanism(3, m, m, 0.5)
+    s = AliasSampler(w)
+    c, b = s.n_columns, s.n_columns.bit_length() - 1
+    prob = s.prob_flat.reshape(3, c)
+    top = (1 << (64 - b)) - 1
+    for i in range(3):
+        cols = np.arange(c)
+        words = [int(j) << (64 - b) for j in cols] + [(int(j) << (64 - b)) | top
+                                                      for j in cols]
+        got = s.draw(np.full(2 * c, i), _fixed_words(words))
+        assert np.all(w[i, got] > 0), "an impossible output was drawn"
+        low, high = got[:c], got[c:]
+        np.testing.assert_array_equal(low[prob[i] > 2.0**-60], cols[prob[i] > 2.0**-60])
+        np.testing.assert_array_equal(high[prob[i] == 1.0], cols[prob[i] == 1.0])
+
+
+def test_padding_columns_are_never_drawn():
+    s = AliasSampler(np.full((2, 3), 1 / 3))  # 3 outputs, 4 table columns
+    assert s.n_columns == 4
+    out = s.draw(np.arange(200_000) % 2, np.random.default_rng(0))
+    counts = np.bincount(out, minlength=4)
+    assert counts[3] == 0
+    assert np.all(np.abs(counts[:3] / 200_000 - 1 / 3) < 0.005)
+
+
+@pytest.mark.parametrize("codes", [[-1], [0, 2], [5]])
+def test_out_of_range_codes_are_refused(codes):
+    """A negative code used to wrap around to another row's table silently."""
+    s = AliasSampler(np.array([[0.5, 0.5], [0.1, 0.9]]))
+    with pytest.raises(ValidationError, match=r"codes must be input indices in 0\.\.1"):
+        s.draw(np.array(codes), np.random.default_rng(0))
+
+
+def test_codes_of_any_integer_dtype_and_blocks_continue_the_stream():
+    s = AliasSampler(np.array([[0.2, 0.3, 0.5], [0.6, 0.4, 0.0]]))
+    codes = np.random.default_rng(3).integers(0, 2, 200_000)
+    ref = s.draw(codes, np.random.default_rng(9))
+    for dtype in (np.int8, np.uint16, np.int32, np.uint64):
+        np.testing.assert_array_equal(s.draw(codes.astype(dtype), np.random.default_rng(9)),
+                                      ref)
+    g = np.random.default_rng(9)  # two calls continue one stream
+    parts = np.concatenate([s.draw(codes[:70_001], g), s.draw(codes[70_001:], g)])
+    np.testing.assert_array_equal(parts, ref)
+    with pytest.raises(ValidationError, match="1-D array of integer"):
+        s.draw(np.array([0.0, 1.0]), np.random.default_rng(0))
