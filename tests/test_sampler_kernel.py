@@ -107,3 +107,94 @@ def test_codes_of_any_integer_dtype_and_blocks_continue_the_stream():
     np.testing.assert_array_equal(parts, ref)
     with pytest.raises(ValidationError, match="1-D array of integer"):
         s.draw(np.array([0.0, 1.0]), np.random.default_rng(0))
+
+
+# -- encoding object arrays by object identity ------------------------------------------------
+
+def _shared_and_distinct(labels: list, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The same values twice: records sharing one object per label, and records each with
+    its own copy (built from the text, so no two records share an object)."""
+    pool = np.empty(len(labels), dtype=object)
+    pool[:] = labels
+    shared = pool[x]
+    distinct = np.empty(x.size, dtype=object)
+    distinct[:] = [v.encode().decode() if isinstance(v, str) else
+                   (None if v is None else pickle_copy(v)) for v in shared.tolist()]
+    return shared, distinct
+
+
+def pickle_copy(v):
+    import pickle
+
+    return pickle.loads(pickle.dumps(v))
+
+
+@pytest.mark.parametrize("k", [3, 40])
+def test_shared_objects_privatise_as_distinct_copies(k):
+    import pmlkit
+
+    names = [f"v{i}" for i in range(k)]
+    mech = pmlkit.Mechanism(np.full((k, k), 1 / k), tuple(names), tuple(names))
+    x = np.random.default_rng(k).integers(0, k, 50_000)
+    shared, distinct = _shared_and_distinct(names, x)
+    assert len({id(v) for v in distinct[:5000]}) == 5000  # really distinct objects
+    a = pmlkit.privatize(mech, shared, rng=5)
+    b = pmlkit.privatize(mech, distinct, rng=5)
+    np.testing.assert_array_equal(a, b)
+    assert a.dtype == object and set(a.tolist()) <= set(names)
+
+
+@pytest.mark.parametrize("labels, intruder", [
+    (["a", "b"], b"a"),  # bytes never match a str label
+    ([0, 1], True),  # a bool never matches an int label
+    ([False, True], 1),  # nor an int a bool label
+    (["a", "b"], None),  # a null
+    (["a", "b"], "c"),  # an unknown label
+    ([0.5, 1.5], float("nan")),
+])
+def test_problems_among_shared_objects_are_counted_like_distinct_ones(labels, intruder):
+    import pmlkit
+    from pmlkit.errors import DataError
+
+    mech = pmlkit.Mechanism(np.full((2, 2), 0.5), tuple(labels), tuple(labels))
+    x = np.random.default_rng(0).integers(0, 3, 20_000)
+    shared, distinct = _shared_and_distinct([*labels, intruder], x)
+    errors = []
+    for vals in (shared, distinct):
+        with pytest.raises(DataError) as info:
+            pmlkit.privatize(mech, vals, rng=1)
+        errors.append(str(info.value))
+    assert errors[0] == errors[1]
+    assert str(int((x == 2).sum())) in errors[0]
+
+
+def test_privatize_without_report_skips_the_digest_but_draws_the_same(monkeypatch):
+    """privatize() of a numpy array needs no report: the mechanism's canonical JSON (its
+    digest) is not computed, and the values equal privatize_with_report's."""
+    import pmlkit
+    from pmlkit.privatization import privatize_with_report
+
+    w = np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8]])
+    mech = pmlkit.Mechanism(w, ("a", "b"), ("x", "y", "z"))
+    x = np.array(["a", "b"] * 3000, dtype=object)
+    ref, report = privatize_with_report(mech, x, rng=4)
+    assert sum(report.output_counts.values()) == 6000
+    assert report.output_counts == {v: int((ref == v).sum()) for v in ("x", "y", "z")}
+
+    def boom(self):
+        raise AssertionError("digest computed")
+
+    monkeypatch.setattr(pmlkit.Mechanism, "to_dict", boom)
+    fresh = pmlkit.Mechanism(w, ("a", "b"), ("x", "y", "z"))  # nothing memoised
+    np.testing.assert_array_equal(pmlkit.privatize(fresh, x, rng=4), ref)
+    np.testing.assert_array_equal(pmlkit.privatize(fresh, list(x), rng=4), ref)
+
+
+def test_draw_into_out():
+    s = AliasSampler(np.array([[0.5, 0.5], [0.9, 0.1]]))
+    codes = np.arange(1000) % 2
+    out = np.full(1000, -7, dtype=np.intp)
+    assert s.draw(codes, np.random.default_rng(2), out=out) is out
+    np.testing.assert_array_equal(out, s.draw(codes, np.random.default_rng(2)))
+    with pytest.raises(ValidationError, match="out must be"):
+        s.draw(codes, np.random.default_rng(2), out=np.empty(999, dtype=np.intp))

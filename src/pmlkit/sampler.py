@@ -9,6 +9,7 @@ record does not grow with the number of outputs.
 
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -179,7 +180,8 @@ class AliasSampler:
         alias[fix] = np.broadcast_to(best[:, None], (n, m))[fix]
         return prob, alias
 
-    def draw(self, codes: ArrayLike, generator: np.random.Generator) -> NDArray[np.intp]:
+    def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
+             out: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
         """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
@@ -192,6 +194,9 @@ class AliasSampler:
             1-D integer input indices in ``0..N-1``.
         generator
             The numpy Generator whose bit generator supplies the random words.
+        out
+            Optional contiguous intp array of the length of ``codes`` to write the output
+            indices into (returned).
 
         Raises
         ------
@@ -203,7 +208,12 @@ class AliasSampler:
             raise ValidationError(f"codes must be a 1-D array of integer input indices, got "
                                   f"an array of dtype {codes.dtype} and shape {codes.shape}")
         n = codes.shape[0]
-        out = np.empty(n, dtype=np.intp)
+        if out is None:
+            out = np.empty(n, dtype=np.intp)
+        elif out.shape != (n,) or out.dtype != np.intp or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise ValidationError(f"out must be a writable contiguous intp array of shape "
+                                  f"({n},), got dtype {out.dtype} and shape {out.shape}")
         if n == 0:
             return out
         lo, hi = int(codes.min()), int(codes.max())
@@ -257,6 +267,7 @@ class Encoder:
         self.nulls = 0
         self.unknown: Counter[Any] = Counter()
         self._index: Any = None
+        self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
 
     @property
     def failed(self) -> bool:
@@ -283,37 +294,100 @@ class Encoder:
             return self.kind in ("str", "mixed")
         return True
 
-    def encode_numpy(self, values: np.ndarray) -> np.ndarray | None:
+    def encode_numpy(self, values: NDArray[Any]) -> NDArray[np.intp] | None:
         """Indices (intp) of a 1-D numpy chunk, or None after recording its problems."""
         kind = values.dtype.kind
-        if kind in "iu" and self.range_labels:
+        if kind in "iu" and self.kind == "int" and (lookup := self._int_lookup()) is not None:
+            # integer labels in a short range: one bounds check and one table lookup
+            offset, table = lookup
             codes = values.astype(np.intp, copy=False)
-            if codes.size == 0 or (codes.min() >= 0 and codes.max() < len(self.labels)):
-                return codes
-            bad = (codes < 0) | (codes >= len(self.labels))
+            if offset:
+                codes = codes - offset
+            n = table.shape[0]
+            if codes.size == 0 or (codes.min() >= 0 and codes.max() < n):
+                if self.range_labels:
+                    return codes
+                mapped = table.take(codes)
+                if mapped.size == 0 or mapped.min() >= 0:
+                    return mapped
+            inside = (codes >= 0) & (codes < n)
+            mapped = np.full(codes.shape[0], -1, dtype=np.intp)
+            mapped[inside] = table[codes[inside]]
+            bad = mapped < 0
             self._record(values[bad], np.zeros(int(bad.sum()), dtype=bool))
             return None
-        if kind == "b" and self.kind == "bool":
-            lookup = np.full(2, -1, dtype=np.intp)
-            for i, lab in enumerate(self.labels):
-                lookup[int(lab)] = i
-            codes = lookup[values.astype(np.intp)]
-        elif not self._kind_ok(kind):
-            codes = np.full(values.shape[0], -1, dtype=np.intp)
-        elif kind == "O" and self.kind == "str" and (arr := strings_to_arrow(values)) \
-                is not None:
-            # Python strings copied once into an Arrow buffer and matched there by hash
-            # (about 5x faster than hashing the objects through a pandas Index)
-            return self._encode_arrow_plain(arr)
-        else:
-            codes = self._pd_index().get_indexer(values)
-            if kind == "O" and self.kind != "mixed":
-                codes = self._fix_object_kinds(values, codes)
+        if kind == "O" and (codes := self._codes_by_identity(values)) is not None:
+            return codes
+        codes = self._numpy_codes(values)
         bad = codes < 0
         if not bad.any():
             return codes
         self._record(values[bad], null_mask(values[bad]))
         return None
+
+    def _int_lookup(self) -> tuple[int, NDArray[np.intp]] | None:
+        """(offset, table) with ``table[v - offset]`` the index of integer label ``v`` (-1
+        for no label), when the labels span a short range; else None."""
+        if self._lookup is None:
+            labs = [int(v) for v in self.labels]
+            lo, hi = min(labs), max(labs)
+            if hi - lo > 4 * len(labs) + 1024 or lo < -(2**62) or hi > 2**62:
+                self._lookup = ()
+            else:
+                table = np.full(hi - lo + 1, -1, dtype=np.intp)
+                table[np.asarray(labs, dtype=np.int64) - lo] = np.arange(len(labs))
+                self._lookup = (lo, table)
+        return self._lookup or None
+
+    def _numpy_codes(self, values: NDArray[Any]) -> NDArray[np.intp]:
+        """Indices of a numpy chunk's values, -1 for nulls, unknown values and values of
+        another kind (a bool never matches an int label, bytes never match a str)."""
+        kind = values.dtype.kind
+        if kind == "b" and self.kind == "bool":
+            lookup = np.full(2, -1, dtype=np.intp)
+            for i, lab in enumerate(self.labels):
+                lookup[int(lab)] = i
+            return lookup[values.astype(np.intp)]
+        if not self._kind_ok(kind):
+            return np.full(values.shape[0], -1, dtype=np.intp)
+        if kind == "O" and self.kind == "str" and (arr := strings_to_arrow(values)) \
+                is not None:
+            # Python strings copied once into an Arrow buffer and matched there by hash
+            # (about 5x faster than hashing the objects through a pandas Index)
+            return self._arrow_codes(arr)
+        codes = np.asarray(self._pd_index().get_indexer(values), dtype=np.intp)
+        if kind == "O" and self.kind != "mixed":
+            codes = self._fix_object_kinds(values, codes)
+        return codes
+
+    def _codes_by_identity(self, values: NDArray[Any]) -> NDArray[np.intp] | None:
+        """Indices of an object array whose records share few distinct objects (strings
+        read by pandas or pyarrow, or labels indexed from a small array, are shared, not
+        copied per record): each distinct object is matched once, by the rules of
+        :meth:`_numpy_codes`, and the records by the object's address (a hash of machine
+        words, no Python object touched per record). The array keeps every object alive
+        meanwhile, so an address names one object. None when the objects are mostly
+        distinct, or when any record is not a label (the caller then counts the
+        problems)."""
+        import pandas as pd
+
+        n = values.shape[0]
+        if n < 4096 or values.ndim != 1:
+            return None
+        addr = np.asarray(_Addresses(values))
+        if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+            return None
+        ids, uniq = pd.factorize(addr)
+        if uniq.size > max(4096, n // 16):
+            return None
+        # the distinct objects themselves, from their addresses: each is alive (held by
+        # ``values``), so the address names it
+        objs = np.empty(uniq.size, dtype=object)
+        objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in uniq.tolist()]
+        obj_codes = self._numpy_codes(objs)
+        if obj_codes.size == 0 or obj_codes.min() < 0:
+            return None
+        return obj_codes.take(np.asarray(ids, dtype=np.intp))
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """In object arrays True == 1 hashes alike: a bool never matches an int label (and
@@ -416,6 +490,19 @@ class Encoder:
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
+
+class _Addresses:
+    """A read-only uint64 view of an object array's pointers (numpy has no such view of
+    its own), through the array interface; it keeps the array (and so every object it
+    points to) alive while the view exists."""
+
+    def __init__(self, values: NDArray[Any]) -> None:
+        if values.dtype.kind != "O" or values.dtype.itemsize != 8:
+            raise TypeError("an object array of 8-byte pointers is needed")
+        self.values = values
+        self.__array_interface__ = {
+            "data": (values.ctypes.data, True), "shape": values.shape,
+            "strides": values.strides, "typestr": "<u8", "version": 3}
 
 
 def strings_to_arrow(values: np.ndarray) -> Any:

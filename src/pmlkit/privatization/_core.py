@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
@@ -116,6 +117,16 @@ def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
     return out
 
 
+def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
+                 idx: NDArray[np.intp]) -> NDArray[Any]:
+    """The output labels of output indices ``idx`` as a numpy array (``idx`` itself when
+    the labels are ``0..M-1``: no copy)."""
+    labels = _output_array(mech, like_dtype)
+    if labels.dtype == idx.dtype and np.array_equal(labels, np.arange(labels.shape[0])):
+        return idx
+    return labels.take(idx)
+
+
 def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                      generator: np.random.Generator, what: str) -> np.ndarray:
     if values.ndim != 1:
@@ -127,7 +138,7 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
         codes = enc.encode_numpy(values[start:start + CHUNK_ROWS])
         if codes is None or enc.failed:
             continue
-        idx[start:start + codes.shape[0]] = sampler.draw(codes, generator)
+        sampler.draw(codes, generator, out=idx[start:start + codes.shape[0]])
     if enc.failed:
         raise enc.error(what)
     return idx
@@ -189,7 +200,7 @@ def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
 
 
 def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
-                      generator: np.random.Generator, what: str) -> Any:
+                      generator: np.random.Generator, what: str) -> tuple[Any, NDArray[np.intp]]:
     import pandas as pd
 
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -206,13 +217,13 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             codes = cat_codes[raw]  # categories matched once, rows by their code
             idx = np.empty(codes.shape[0], dtype=np.intp)
             for start in range(0, codes.shape[0], CHUNK_ROWS):
-                idx[start:start + CHUNK_ROWS] = sampler.draw(codes[start:start + CHUNK_ROWS],
-                                                             generator)
+                sampler.draw(codes[start:start + CHUNK_ROWS], generator,
+                             out=idx[start:start + CHUNK_ROWS])
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
         cat = pd.Categorical.from_codes(idx, categories=out_cats)
-        return pd.Series(cat, index=s.index, name=s.name)
+        return pd.Series(cat, index=s.index, name=s.name), idx
     if isinstance(s.array, pd.arrays.ArrowExtensionArray | pd.arrays.ArrowStringArray):
         # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
         # than going through Python objects
@@ -226,10 +237,11 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
                 taken = pa.array(list(mech.output_labels), type=out_type).take(pa.array(idx))
-                return pd.Series(pd.array(taken, dtype=s.dtype), index=s.index, name=s.name)
+                return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
+                                  name=s.name), idx)
             except (TypeError, ValueError, pa.ArrowException):
                 pass
-        return pd.Series(_output_array(mech, None)[idx], index=s.index, name=s.name)
+        return pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name), idx
     if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
         vals = s.to_numpy(dtype=object, na_value=None)
     elif s.dtype.kind in "biuf" and s.dtype != object:
@@ -237,14 +249,14 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     else:
         vals = s.to_numpy(dtype=object)
     idx = _privatize_numpy(mech, sampler, vals, generator, what)
-    out_vals = _output_array(mech, None)[idx]
+    out_vals = _take_labels(mech, None, idx)
     out = pd.Series(out_vals, index=s.index, name=s.name)
     if label_kind(mech.output_labels) == label_kind(mech.input_labels):
         try:
             out = out.astype(s.dtype)
         except (TypeError, ValueError):
             pass
-    return out
+    return out, idx
 
 
 def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
@@ -426,10 +438,12 @@ def mech_digest(mech: Mechanism) -> str:
 
 
 def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
-              into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+              into: Any, counts: bool = True
+              ) -> tuple[Any, tuple[str, ...], int | None, NDArray[np.int64] | None]:
     """Privatise an in-memory container (everything but Dask collections, which
     :mod:`pmlkit.privatization._dask` splits into partitions and hands back here one at a
-    time); returns (result, privatised columns, rows, output index counts)."""
+    time); returns (result, privatised columns, rows, output index counts). Without
+    ``counts`` the counts are ``None`` for arrays and Series (not counted)."""
     import sys
 
     sampler = _prepared(mech)[0]
@@ -439,12 +453,12 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     if pd is not None and isinstance(values, pd.DataFrame):
         df_cols, targets = columns_into(values, columns, into)
         out = values.copy()
-        counts = np.zeros(mech.n_outputs, dtype=np.int64)
+        total = np.zeros(mech.n_outputs, dtype=np.int64)
         for col, target in zip(df_cols, targets, strict=True):
-            res = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
+            res, idx = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
             out[target] = res.array  # positional (no index alignment), dtype kept
-            counts += _counts(mech, res)
-        return out, tuple(df_cols), len(values), counts
+            total += _counts(mech, idx)
+        return out, tuple(df_cols), len(values), total
     pl = sys.modules.get("polars")
     if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
         done = _run_polars(mech, sampler, values, source, columns=columns, into=into)
@@ -458,36 +472,34 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
                               f"a {type(values).__module__.split('.')[0]} "
                               f"{type(values).__name__}")
     if pd is not None and isinstance(values, pd.Series):
-        res = _privatize_pandas(mech, sampler, values, gen, "values")
-        return res, (), len(values), _counts(mech, res)
+        res, idx = _privatize_pandas(mech, sampler, values, gen, "values")
+        return res, (), len(values), _counts(mech, idx) if counts else None
     if pd is not None and isinstance(values, pd.Categorical):
-        res = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
-        return res.array, (), len(values), _counts(mech, res)
+        res, idx = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
+        return res.array, (), len(values), _counts(mech, idx) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res = _privatize_arrow(mech, sampler, values, gen, "values")
         return res, (), len(values), None
     if isinstance(values, np.ndarray):
         idx = _privatize_numpy(mech, sampler, values, gen, "values")
-        out = _output_array(mech, values.dtype)[idx]
-        return out, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
+        out = _take_labels(mech, values.dtype, idx)
+        return out, (), len(values), _counts(mech, idx) if counts else None
     if isinstance(values, list | tuple):
         arr = np.empty(len(values), dtype=object)
         arr[:] = list(values)
         idx = _privatize_numpy(mech, sampler, arr, gen, "values")
         labels = list(mech.output_labels)
         return [labels[i] for i in idx.tolist()], (), len(values), \
-            np.bincount(idx, minlength=mech.n_outputs)
+            _counts(mech, idx) if counts else None
     raise ValidationError(
         "values must be a numpy array, list, pandas Series/Categorical/DataFrame, polars "
         "Series/DataFrame/LazyFrame, pyarrow Array/ChunkedArray/Table/RecordBatch or dask "
         f"DataFrame/Series, got {type(values).__name__}")
 
 
-def _counts(mech: Mechanism, res: Any) -> np.ndarray:
-    import pandas as pd
-
-    vc = pd.Series(res).value_counts()
-    return np.array([int(vc.get(lab, 0)) for lab in mech.output_labels], dtype=np.int64)
+def _counts(mech: Mechanism, idx: NDArray[np.intp]) -> NDArray[np.int64]:
+    """How many records got each output (by output index)."""
+    return np.bincount(idx, minlength=mech.n_outputs).astype(np.int64, copy=False)
 
 
 def check_column_names(columns: Any, into: Any, *, as_str: bool = False

@@ -24,7 +24,8 @@ def _is_dask(values: Any) -> bool:
 
 
 def run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
-        into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+        into: Any, counts: bool = True
+        ) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
     """Privatise ``values`` with the engine its type needs; returns (result, columns, rows,
     output index counts); rows and counts are ``None`` for a lazy Dask result."""
     import sys
@@ -34,7 +35,7 @@ def run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
 
         result, cols = privatize_dask(mech, values, source, columns=columns, into=into)
         return result, cols, None, None
-    return run_local(mech, values, source, columns=columns, into=into)
+    return run_local(mech, values, source, columns=columns, into=into, counts=counts)
 
 
 def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
@@ -120,4 +121,12 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     ValidationError
         Bad mechanism, rng, columns or container.
     """
-    return privatize_with_report(mechanism, values, rng=rng, columns=columns, into=into)[0]
+    if type(values).__module__.split(".")[0] in ("pandas", "dask"):
+        # the result carries the report in its attrs
+        return privatize_with_report(mechanism, values, rng=rng, columns=columns,
+                                     into=into)[0]
+    # no report to attach: neither the output counts nor the mechanism's digest (whose
+    # canonical JSON costs more than privatising 10^7 records for a 1000 x 1000 matrix)
+    mech = as_mechanism_object(mechanism)
+    warn_if_reference_values(mech, values, columns)
+    return run(mech, values, resolve_rng(rng), columns=columns, into=into, counts=False)[0]
