@@ -28,6 +28,17 @@ DRAW_BLOCK = 1 << 16
 
 
 def label_kind(labels: Sequence[Any]) -> str:
+    """The kind of a label sequence: ``"bool"``, ``"int"``, ``"float"`` (floats, or ints
+    and floats), ``"str"``, ``"object"`` (anything else) or ``"mixed"``. Values match
+    labels only within a kind (a bool is never the label 1).
+
+    Examples
+    --------
+    >>> label_kind([0, 1, 2]), label_kind([0, 1.5]), label_kind(["a", "b"])
+    ('int', 'float', 'str')
+    >>> label_kind([True, False]), label_kind([True, 1]), label_kind([None])
+    ('bool', 'mixed', 'object')
+    """
     kinds = set()
     for v in labels:
         if isinstance(v, bool | np.bool_):
@@ -258,7 +269,22 @@ class AliasSampler:
 
 
 class Encoder:
-    """Map chunks of values to input indices; collect nulls/unknowns over all chunks."""
+    """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> enc = Encoder(["low", "mid", "high"])
+    >>> enc.encode_numpy(np.array(["high", "low", "low"], dtype=object)).tolist()
+    [2, 0, 0]
+
+    A value that is not a label (or a null) is counted, over every chunk, and reported once:
+
+    >>> enc.encode_numpy(np.array(["mid", "top", None, "top"], dtype=object)) is None
+    True
+    >>> enc.failed, enc.nulls, dict(enc.unknown)
+    (True, 1, {'top': 2})
+    """
 
     def __init__(self, labels: Sequence[Any]) -> None:
         self.labels = tuple(labels)
@@ -316,8 +342,8 @@ class Encoder:
             bad = mapped < 0
             self._record(values[bad], np.zeros(int(bad.sum()), dtype=bool))
             return None
-        if kind == "O" and (codes := self._codes_by_identity(values)) is not None:
-            return codes
+        if kind == "O" and (shared := self._codes_by_identity(values)) is not None:
+            return shared
         codes = self._numpy_codes(values)
         bad = codes < 0
         if not bad.any():
@@ -422,7 +448,8 @@ class Encoder:
             # entries no row uses may be unknown: only the rows decide
             if chunk.null_count == 0:
                 dict_codes = self._arrow_codes(chunk.dictionary)
-                codes = dict_codes[chunk.indices.to_numpy(zero_copy_only=False)]
+                codes: NDArray[np.intp] = dict_codes.take(
+                    np.asarray(chunk.indices.to_numpy(zero_copy_only=False), dtype=np.intp))
                 if codes.size == 0 or codes.min() >= 0:
                     return codes
             # decode for a complete count of the problems
@@ -505,10 +532,19 @@ class _Addresses:
             "strides": values.strides, "typestr": "<u8", "version": 3}
 
 
-def strings_to_arrow(values: np.ndarray) -> Any:
+def strings_to_arrow(values: NDArray[Any]) -> Any:
     """An Arrow string array of an object array holding only ``str`` (and None), else
     None (bytes, numbers, NaN or mixed objects keep the generic path, so a ``b"a"`` never
-    matches the label ``"a"``)."""
+    matches the label ``"a"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> strings_to_arrow(np.array(["a", None, "b"], dtype=object)).to_pylist()
+    ['a', None, 'b']
+    >>> strings_to_arrow(np.array(["a", b"a"], dtype=object)) is None  # bytes are not str
+    True
+    """
     import pandas as pd
     import pyarrow as pa
 
@@ -520,7 +556,15 @@ def strings_to_arrow(values: np.ndarray) -> Any:
         return None
 
 
-def null_mask(values: np.ndarray) -> np.ndarray:
+def null_mask(values: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which values are null (None, NaN, NaT, pandas NA).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> null_mask(np.array(["a", None, float("nan"), 0], dtype=object)).tolist()
+    [False, True, True, False]
+    """
     import pandas as pd
 
     return np.asarray(pd.isna(values), dtype=bool)

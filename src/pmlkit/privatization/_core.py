@@ -56,7 +56,14 @@ CHUNK_ROWS = 1 << 20
 
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
-    (labels ``0..N-1`` / ``0..M-1``)."""
+    (labels ``0..N-1`` / ``0..M-1``).
+
+    Examples
+    --------
+    >>> m = as_mechanism_object([[0.9, 0.1], [0.2, 0.8]])
+    >>> m.input_labels, m.output_labels
+    ((0, 1), (0, 1))
+    """
     if isinstance(mechanism, Mechanism):
         return mechanism
     return Mechanism(as_matrix(mechanism))
@@ -83,6 +90,16 @@ class PrivatizationReport:
         The columns privatised (``()`` for a single array/Series).
     output_counts
         Count of each output label (``None`` when not computed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> _, rep = pmlkit.privatize_with_report(np.eye(2), np.array([0, 1, 1]))
+    >>> rep.rows, rep.seeded, rep.output_counts
+    (3, False, {0: 1, 1: 2})
+    >>> sorted(rep.to_dict())
+    ['columns', 'mechanism_sha256', 'output_counts', 'rng', 'rows', 'seeded']
     """
 
     rows: int | None
@@ -186,7 +203,16 @@ def _n_chunks(n: int) -> int:
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
-    """Arrow type for the output labels: the input's type when the labels fit it."""
+    """Arrow type for the output labels: the input's type when the labels fit it.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.5, 0.5], [0.5, 0.5]], ("a", "b"), ("a", "b"))
+    >>> arrow_output_type(m, pa.large_string()), arrow_output_type(m, pa.int64())
+    (DataType(large_string), DataType(string))
+    """
     import pyarrow as pa
 
     base = in_type.value_type if pa.types.is_dictionary(in_type) else in_type
@@ -433,7 +459,15 @@ def _digest_of(mech: Mechanism) -> str:
 
 
 def mech_digest(mech: Mechanism) -> str:
-    """The mechanism's SHA-256 digest (computed once per mechanism object)."""
+    """The mechanism's SHA-256 digest (computed once per mechanism object).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.75, 0.25], [0.25, 0.75]])
+    >>> mech_digest(m) == m.to_dict()["sha256"] and len(mech_digest(m)) == 64
+    True
+    """
     return _digest_of(mech)
 
 
@@ -443,7 +477,18 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     """Privatise an in-memory container (everything but Dask collections, which
     :mod:`pmlkit.privatization._dask` splits into partitions and hands back here one at a
     time); returns (result, privatised columns, rows, output index counts). Without
-    ``counts`` the counts are ``None`` for arrays and Series (not counted)."""
+    ``counts`` the counts are ``None`` for arrays and Series (not counted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.rng import resolve_rng
+    >>> m = as_mechanism_object(np.eye(3))
+    >>> out, cols, rows, counts = run_local(m, np.array([2, 0, 2]), resolve_rng(None),
+    ...                                     columns=None, into=None)
+    >>> out.tolist(), cols, rows, counts.tolist()
+    ([2, 0, 2], (), 3, [1, 0, 2])
+    """
     import sys
 
     sampler = _prepared(mech)[0]
@@ -507,7 +552,19 @@ def check_column_names(columns: Any, into: Any, *, as_str: bool = False
     """The one check of ``columns=`` / ``into=`` (DataFrames, files, Dask): a name or a
     non-empty list of names, ``into`` (default: the columns themselves, i.e. replace in
     place) giving one new name per column, and no name twice in either list. ``as_str``
-    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``."""
+    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``.
+
+    Examples
+    --------
+    >>> check_column_names("sex", None)
+    (['sex'], ['sex'])
+    >>> check_column_names(["sex", "race"], ["sex_p", "race_p"])
+    (['sex', 'race'], ['sex_p', 'race_p'])
+    >>> check_column_names(["a", "a"], None)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: columns and into names must be unique, got ...
+    """
     def names(v: Any) -> list[Any]:
         out = [v] if isinstance(v, str) else list(v)
         return [str(x) for x in out] if as_str else out
@@ -526,6 +583,21 @@ def check_column_names(columns: Any, into: Any, *, as_str: bool = False
 
 
 def columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
+    """The columns of a table to privatise and the columns their outputs go to, checked
+    against the table's columns: each must exist once, and an ``into`` column must not
+    exist already (pmlkit never overwrites a column it was not asked to privatise).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sex": ["F", "M"], "age": [30, 40]})
+    >>> columns_into(df, "sex", "sex_private")
+    (['sex'], ['sex_private'])
+    >>> columns_into(df, "sex", "age")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: into column 'age' already exists; choose a new name ...
+    """
     if columns is None:
         raise ValidationError("columns= is required to privatise a DataFrame (name the "
                               "column(s) holding the sensitive labels)")
