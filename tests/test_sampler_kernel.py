@@ -198,3 +198,34 @@ def test_draw_into_out():
     np.testing.assert_array_equal(out, s.draw(codes, np.random.default_rng(2)))
     with pytest.raises(ValidationError, match="out must be"):
         s.draw(codes, np.random.default_rng(2), out=np.empty(999, dtype=np.intp))
+
+
+def test_chunks_encoded_ahead_give_the_sequential_values_and_counts(monkeypatch):
+    """Chunks are encoded one ahead in a second thread: the outputs under a seed and the
+    problems counted over every chunk are those of one whole-array pass."""
+    import pandas as pd
+    import pyarrow as pa
+
+    import pmlkit
+    from pmlkit.errors import DataError
+    from pmlkit.privatization import _core
+
+    names = ("a", "b", "c")
+    mech = pmlkit.Mechanism(np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]),
+                            names, names)
+    pool = np.array(names, dtype=object)
+    x = pool[np.random.default_rng(1).integers(0, 3, 10_000)]
+    whole = {kind: pmlkit.privatize(mech, v, rng=3) for kind, v in
+             (("obj", x), ("pa", pa.array(x.tolist())), ("pd", pd.Series(x, dtype="str")))}
+    monkeypatch.setattr(_core, "CHUNK_ROWS", 999)  # 11 chunks
+    np.testing.assert_array_equal(pmlkit.privatize(mech, x, rng=3), whole["obj"])
+    assert pmlkit.privatize(mech, pa.array(x.tolist()), rng=3).to_pylist() == \
+        whole["pa"].to_pylist()
+    assert pmlkit.privatize(mech, pd.Series(x, dtype="str"), rng=3).tolist() == \
+        whole["pd"].tolist()
+    bad = x.copy()
+    bad[[5, 2500, 9999]] = "zz"  # unknown values in three different chunks
+    bad[7000] = None
+    for vals in (bad, pa.array(bad.tolist())):
+        with pytest.raises(DataError, match=r"'zz' appears in 3 rows.*1 row holds a null"):
+            pmlkit.privatize(mech, vals, rng=3)

@@ -27,14 +27,14 @@ mapped silently; row order and count are kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._provenance import warn_if_reference_values
+from .._provenance import _reference, warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
@@ -151,8 +151,9 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     enc = Encoder(mech.input_labels)
     n = values.shape[0]
     idx = np.empty(n, dtype=np.intp)
-    for start in range(0, n, CHUNK_ROWS):  # loop over chunks of 2^20 records
-        codes = enc.encode_numpy(values[start:start + CHUNK_ROWS])
+    starts = range(0, n, CHUNK_ROWS)  # chunks of 2^20 records
+    chunks = [values[start:start + CHUNK_ROWS] for start in starts]
+    for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
         if codes is None or enc.failed:
             continue
         sampler.draw(codes, generator, out=idx[start:start + codes.shape[0]])
@@ -187,15 +188,37 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
     enc = Encoder(mech.input_labels)
     out_pieces = []
-    for piece in pieces:
-        for start in range(0, len(piece), CHUNK_ROWS):
-            codes = enc.encode_arrow(piece.slice(start, CHUNK_ROWS))
-            if codes is None or enc.failed:
-                continue
-            out_pieces.append(sampler.draw(codes, generator))
+    chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
+              for start in range(0, len(piece), CHUNK_ROWS)]
+    for codes in _encode_ahead(enc.encode_arrow, chunks):
+        if codes is None or enc.failed:
+            continue
+        out_pieces.append(sampler.draw(codes, generator))
     if enc.failed:
         raise enc.error(what)
     return out_pieces
+
+
+def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
+                  chunks: Sequence[Any]) -> Iterator[NDArray[np.intp] | None]:
+    """``encode(chunk)`` of each chunk, in order, computed one chunk ahead in a second
+    thread (hashing labels releases the GIL) while the caller draws the previous chunk's
+    outputs. Encoding uses no randomness, and the one worker encodes the chunks in order,
+    so the codes, the problems counted and the random stream are those of a sequential
+    loop."""
+    if len(chunks) < 2:
+        for chunk in chunks:
+            yield encode(chunk)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-encode") as pool:
+        pending = pool.submit(encode, chunks[0])
+        for nxt in chunks[1:]:
+            done = pending.result()
+            pending = pool.submit(encode, nxt)
+            yield done
+        yield pending.result()
 
 
 def _n_chunks(n: int) -> int:
@@ -330,6 +353,13 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out, idx
 
 
+def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
+    """PMLWarning if a polars column is the mechanism's reference sample (converted to
+    Arrow for the fingerprint only when the mechanism records a reference sample)."""
+    if _reference(mech) is not None:
+        warn_if_reference_values(mech, s.to_arrow())
+
+
 class _PolarsBatches:
     """The function polars maps over the batches of a lazy column: every call (batch)
     draws from a fresh child stream spawned from the call's root source (secure children
@@ -366,7 +396,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         out = values
         for col, target in zip(cols, targets, strict=True):
             # PMLWarning if the column is the mechanism's reference sample (as for pandas)
-            warn_if_reference_values(mech, values.get_column(col).to_arrow())
+            _warn_if_reference_polars(mech, values.get_column(col))
             res, idx = _privatize_polars(mech, sampler, values.get_column(col),
                                          source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
@@ -393,7 +423,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         if columns is not None or into is not None:
             raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
                                   "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
-        warn_if_reference_values(mech, values.to_arrow())
+        _warn_if_reference_polars(mech, values)
         res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
         return res, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
     return None
