@@ -229,3 +229,28 @@ def test_chunks_encoded_ahead_give_the_sequential_values_and_counts(monkeypatch)
     for vals in (bad, pa.array(bad.tolist())):
         with pytest.raises(DataError, match=r"'zz' appears in 3 rows.*1 row holds a null"):
             pmlkit.privatize(mech, vals, rng=3)
+
+
+@pytest.mark.parametrize("k, distinct", [(64, 2), (100, 7), (300, 3), (70, 2000)])
+def test_fast_digest_equals_the_documents_digest(k, distinct):
+    """The report's digest (written once per distinct matrix entry) is the digest of the
+    mechanism's JSON document, byte for byte; including -0.0, subnormal and tiny
+    entries, string labels with JSON escapes and parameters."""
+    import pmlkit
+    from pmlkit.privatization._core import _canonical_digest
+
+    g = np.random.default_rng(k)
+    values = np.concatenate([[0.0, -0.0, 5e-324, 1e-300, 0.1], g.random(distinct)])[:distinct]
+    w = values[g.integers(0, distinct, (k, k))] + 1e-3
+    w[:, 0] = 0.0
+    w[:, 1] = -0.0
+    w /= w.sum(axis=1, keepdims=True)
+    labels = tuple(f'x"{i}\\\u00e9' for i in range(k))
+    mech = pmlkit.Mechanism(w, labels, labels, designer="test", parameters={"eps": 0.5})
+    fast = _canonical_digest(mech)
+    assert fast is None or fast == mech.to_dict()["sha256"]
+    if k * k >= 4096 and distinct <= k * k // 8:
+        assert fast is not None
+    from pmlkit.privatization._core import mech_digest
+
+    assert mech_digest(mech) == mech.to_dict()["sha256"]
