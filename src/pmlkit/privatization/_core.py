@@ -27,14 +27,14 @@ mapped silently; row order and count are kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
-from .._provenance import _reference, warn_if_reference_values
+from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
@@ -356,7 +356,7 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
 def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
     """PMLWarning if a polars column is the mechanism's reference sample (converted to
     Arrow for the fingerprint only when the mechanism records a reference sample)."""
-    if _reference(mech) is not None:
+    if isinstance(mech.parameters.get("reference"), Mapping):
         warn_if_reference_values(mech, s.to_arrow())
 
 
