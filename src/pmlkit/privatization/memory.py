@@ -84,8 +84,8 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
 
     For a record with label ``x_i`` the output is ``y_j`` with probability
     ``W[i, j] = P(Y = y_j | X = x_i)`` (the mechanism's row ``i``), independently across
-    records. Sampling uses alias tables and one uniform per record (see the module
-    docstring), in chunks of :data:`CHUNK_ROWS` rows.
+    records. Sampling uses alias tables and one random 64-bit word per record (see
+    :class:`pmlkit.sampler.AliasSampler`), in chunks of :data:`CHUNK_ROWS` rows.
 
     Parameters
     ----------
