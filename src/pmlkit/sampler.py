@@ -391,15 +391,19 @@ class Encoder:
         read by pandas or pyarrow, or labels indexed from a small array, are shared, not
         copied per record): each distinct object is matched once, by the rules of
         :meth:`_numpy_codes`, and the records by the object's address (a hash of machine
-        words, no Python object touched per record). The array keeps every object alive
-        meanwhile, so an address names one object. None when the objects are mostly
-        distinct, or when any record is not a label (the caller then counts the
-        problems)."""
+        words, no Python object touched per record). A private copy of the array keeps
+        every object alive meanwhile, so an address names one object. None when the
+        objects are mostly distinct, or when any record is not a label (the caller then
+        counts the problems)."""
         import pandas as pd
 
         n = values.shape[0]
         if n < 4096 or values.ndim != 1:
             return None
+        # a private copy (made holding the GIL) owns a reference to every object for as
+        # long as the addresses are used: another thread replacing an element of the
+        # caller's array meanwhile can neither free an object nor reuse its address
+        values = values.copy()
         addr = np.asarray(_Addresses(values))
         if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
             return None

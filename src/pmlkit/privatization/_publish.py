@@ -68,9 +68,11 @@ def remove_stale(final: Path) -> list[Path]:
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> folder = Path(tempfile.mkdtemp())
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
     >>> remove_stale(folder / "out.csv")  # nothing left by a killed run
     []
+    >>> workdir.cleanup()
     """
     removed: list[Path] = []
     prefix = f".{final.name}{_TAG}"
@@ -127,7 +129,8 @@ def commit(tmp: Path, final: Path, *, overwrite: bool) -> None:
 
     >>> import tempfile
     >>> from pathlib import Path
-    >>> folder = Path(tempfile.mkdtemp())
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
     >>> tmp = temp_path(folder / "out.txt")
     >>> _ = tmp.write_text("first")
     >>> commit(tmp, folder / "out.txt", overwrite=False)
@@ -139,6 +142,7 @@ def commit(tmp: Path, final: Path, *, overwrite: bool) -> None:
     pmlkit.errors.DataError: output file '...out.txt' already exists ...
     >>> (folder / "out.txt").read_text()
     'first'
+    >>> workdir.cleanup()
     """
     if overwrite:
         if final.is_dir():
@@ -186,7 +190,7 @@ def folder_lock(folders: list[Path]) -> Iterator[None]:
     --------
     >>> import tempfile
     >>> from pathlib import Path
-    >>> with folder_lock([Path(tempfile.mkdtemp())]):
+    >>> with tempfile.TemporaryDirectory() as folder, folder_lock([Path(folder)]):
     ...     pass  # publish here
     """
     try:

@@ -258,7 +258,8 @@ def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | Non
     >>> import pyarrow as pa
     >>> import pyarrow.parquet as pq
     >>> import pmlkit
-    >>> folder = Path(tempfile.mkdtemp())
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
     >>> pq.write_table(pa.table({"sex": ["F", "M"]}), folder / "in.parquet")
     >>> previous_privatization(folder / "in.parquet") is None
     True
@@ -267,6 +268,7 @@ def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | Non
     >>> record = previous_privatization(folder / "out.parquet")
     >>> record["format"], list(record["privatized"])
     ('pmlkit-privatization', ['sex'])
+    >>> workdir.cleanup()
     """
     p = Path(path)
     if file_format(p) != "parquet":
@@ -432,7 +434,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     >>> from pathlib import Path
     >>> import numpy as np
     >>> import pmlkit
-    >>> folder = Path(tempfile.mkdtemp())
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
     >>> _ = (folder / "in.csv").write_text("id,sex\\n1,F\\n2,M\\n3,F\\n")
     >>> swap = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), ("F", "M"), ("F", "M"))
     >>> report = privatize_file(swap, folder / "in.csv", folder / "out.csv", "sex")
@@ -443,6 +446,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     3,M
     >>> report.rows, (folder / "out.csv.pmlkit.json").exists()
     (3, True)
+    >>> workdir.cleanup()
     """
     cols, targets = check_column_names(columns, into, as_str=True)
     mechs = column_mechanisms(mechanism, cols)
