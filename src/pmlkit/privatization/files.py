@@ -87,6 +87,10 @@ __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLIC
 MANIFEST_SUFFIX = ".pmlkit.json"
 #: The ``"format"`` entry of every manifest pmlkit writes.
 MANIFEST_FORMAT = "pmlkit-privatization"
+#: Rows per batch read from a CSV input at most (pyarrow sizes CSV blocks in bytes from
+#: it, ~64 bytes a row: 8 MB blocks; ~3x faster than 64 MB ones). Batches only split the
+#: work: the values drawn and the bytes written do not depend on them.
+CSV_BATCH_ROWS = 1 << 17
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 #: What to do with a missing value in a privatised column.
@@ -807,6 +811,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
+        if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
+            batch_rows = min(batch_rows, CSV_BATCH_ROWS)
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
