@@ -254,3 +254,18 @@ def test_fast_digest_equals_the_documents_digest(k, distinct):
     from pmlkit.privatization._core import mech_digest
 
     assert mech_digest(mech) == mech.to_dict()["sha256"]
+
+
+def test_huge_unsigned_values_never_match_negative_labels():
+    """uint64 values above 2**63 - 1 wrap to negative int64: 2**64 - 3 must not be taken
+    for the label -3."""
+    import pmlkit
+    from pmlkit.errors import DataError
+
+    labels = tuple(range(-5, 6))
+    mech = pmlkit.Mechanism(np.full((11, 11), 1 / 11), labels, labels)
+    vals = np.array([0, 2**64 - 3, 1], dtype=np.uint64)
+    with pytest.raises(DataError, match="18446744073709551613"):
+        pmlkit.privatize(mech, vals, rng=0)
+    ok = np.array([0, 5, 1], dtype=np.uint64)
+    assert set(pmlkit.privatize(mech, ok, rng=0).tolist()) <= set(labels)

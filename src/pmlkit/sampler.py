@@ -323,7 +323,8 @@ class Encoder:
     def encode_numpy(self, values: NDArray[Any]) -> NDArray[np.intp] | None:
         """Indices (intp) of a 1-D numpy chunk, or None after recording its problems."""
         kind = values.dtype.kind
-        if kind in "iu" and self.kind == "int" and (lookup := self._int_lookup()) is not None:
+        if kind in "iu" and self.kind == "int" and _fits_int64(values) \
+                and (lookup := self._int_lookup()) is not None:
             # integer labels in a short range: one bounds check and one table lookup
             offset, table = lookup
             codes = values.astype(np.intp, copy=False)
@@ -521,6 +522,14 @@ class Encoder:
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
+
+def _fits_int64(values: NDArray[Any]) -> bool:
+    """Whether integer values convert to int64 unchanged (uint64 above 2**63 - 1 would
+    wrap to negative numbers, which could then look like negative labels)."""
+    if values.dtype.kind != "u" or values.dtype.itemsize < 8 or values.size == 0:
+        return True
+    return bool(values.max() <= np.iinfo(np.int64).max)
+
 
 class _Addresses:
     """A read-only uint64 view of an object array's pointers (numpy has no such view of
