@@ -1,5 +1,8 @@
 """Throughput of ``pmlkit.privatize`` by label kind and alphabet size, in one run.
 
+(``bench_throughput.py`` reports the same table, timed interleaved, with the file
+benchmark; this script is kept for its ``--compare`` mode against another version.)
+
 Run: ``.venv/bin/python benchmarks/bench_label_kinds.py [--rows N] [--repeat R]``.
 To compare with another version of pmlkit, run the same script with that version first
 on ``PYTHONPATH`` (for example a ``git worktree`` of an older commit).

@@ -193,6 +193,15 @@ rng = "pmlkit.rng"
 samples_ok = ["a", "b", "a", "a", "b"]
 
 
+def _sampler_draw(codes: list[Any], out_len: int | None = None) -> Any:
+    import numpy as np
+
+    from pmlkit.sampler import AliasSampler
+
+    out = None if out_len is None else np.empty(out_len, dtype=np.intp)
+    return AliasSampler(W).draw(np.array(codes), np.random.default_rng(0), out=out)
+
+
 def _sk(**kwargs: Any) -> Any:
     from pmlkit.sklearn import PMLPrivatizer
 
@@ -711,6 +720,15 @@ CASES: list[Case] = [
     Case("pmlkit.privatize(mechanism, values)", "null value",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", None], rng=0),
          DataError, r"(?i)null|missing"),
+    Case("pmlkit.sampler.AliasSampler(matrix).draw(codes, generator)",
+         "a code outside 0..N-1", lambda t: _sampler_draw([0, 2]), ValidationError,
+         r"codes must be input indices in 0\.\.1, got 2"),
+    Case("pmlkit.sampler.AliasSampler(matrix).draw(codes, generator)", "float codes",
+         lambda t: _sampler_draw([0.0, 1.0]), ValidationError,
+         r"codes must be a 1-D array of integer.*float64"),
+    Case("pmlkit.sampler.AliasSampler(matrix).draw(codes, generator, out)",
+         "out of the wrong length", lambda t: _sampler_draw([0, 1], out_len=3),
+         ValidationError, r"out must be .*shape \(2,\).*shape \(3,\)"),
     Case("pmlkit.privatize(mechanism, values, rng)", "rng a float",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F"], rng=1.5),
          ValidationError, r"rng.*1\.5"),

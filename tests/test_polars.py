@@ -245,14 +245,15 @@ def test_reference_sample_in_polars_or_arrow_warns():
 
 def _implied(sampler: AliasSampler) -> np.ndarray:
     """The output distribution each row's table draws from: column j with probability
-    1/M, kept with prob[j], else its alias."""
-    n, m = sampler.n_inputs, sampler.n_outputs
-    prob = sampler.prob_flat.reshape(n, m)
-    alias = sampler.alias_flat.reshape(n, m)
-    out = prob / m
+    1/C (the table width), kept with prob[j], else its alias."""
+    n, m, c = sampler.n_inputs, sampler.n_outputs, sampler.n_columns
+    prob = sampler.prob_flat.reshape(n, c)
+    alias = sampler.alias_flat.reshape(n, c)
+    out = prob / c
     for i in range(n):
-        np.add.at(out[i], alias[i], (1.0 - prob[i]) / m)
-    return out
+        np.add.at(out[i], alias[i], (1.0 - prob[i]) / c)
+    assert np.all(out[:, m:] == 0.0)  # the padding columns are never drawn
+    return out[:, :m]
 
 
 @settings(max_examples=40, deadline=None)

@@ -90,15 +90,19 @@ def test_alias_tables_reproduce_the_matrix_exactly(m, seed, zero_frac):
     w[:, 0] += 1e-3
     w /= w.sum(axis=1, keepdims=True)
     s = AliasSampler(w)
-    prob = s.prob_flat.reshape(3, m)
-    alias = s.alias_flat.reshape(3, m)
+    c = s.n_columns  # m padded with zero columns to a power of two
+    assert c >= m and c & (c - 1) == 0
+    wide = np.zeros((3, c))
+    wide[:, :m] = w
+    prob = s.prob_flat.reshape(3, c)
+    alias = s.alias_flat.reshape(3, c)
     for i in range(3):
         implied = prob[i].copy()
         np.add.at(implied, alias[i], 1.0 - prob[i])
-        np.testing.assert_allclose(implied / m, w[i], atol=1e-12)
-        # no path leads to an impossible output
-        assert not ((prob[i] > 0) & (w[i] == 0)).any()
-        assert not ((prob[i] < 1) & (w[i, alias[i]] == 0)).any()
+        np.testing.assert_allclose(implied / c, wide[i], atol=1e-12)
+        # no path leads to an impossible output (nor to a padding column)
+        assert not ((prob[i] > 0) & (wide[i] == 0)).any()
+        assert not ((prob[i] < 1) & (wide[i, alias[i]] == 0)).any()
 
 
 def test_seeded_runs_are_reproducible_and_recorded():

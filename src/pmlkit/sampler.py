@@ -2,22 +2,24 @@
 
 The kernel every release path shares (:meth:`pmlkit.Mechanism.apply`, :func:`pmlkit.privatize`,
 files and Dask): :class:`Encoder` maps input labels to row indices without a Python loop
-over records, and :class:`AliasSampler` draws each record's output with one uniform and one
-table lookup (Walker's alias method, Vose's construction), so the cost per record does not
-grow with the number of outputs.
+over records, and :class:`AliasSampler` draws each record's output with one random 64-bit
+word and one table lookup (Walker's alias method, Vose's construction), so the cost per
+record does not grow with the number of outputs.
 """
 
 from __future__ import annotations
 
+import ctypes
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ._optional import require
-from ._validation import as_mechanism, fmt
-from .errors import DataError
+from ._validation import as_mechanism, fmt, readonly
+from .errors import DataError, ValidationError
 
 __all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "label_kind", "null_mask",
            "strings_to_arrow"]
@@ -27,6 +29,17 @@ DRAW_BLOCK = 1 << 16
 
 
 def label_kind(labels: Sequence[Any]) -> str:
+    """The kind of a label sequence: ``"bool"``, ``"int"``, ``"float"`` (floats, or ints
+    and floats), ``"str"``, ``"object"`` (anything else) or ``"mixed"``. Values match
+    labels only within a kind (a bool is never the label 1).
+
+    Examples
+    --------
+    >>> label_kind([0, 1, 2]), label_kind([0, 1.5]), label_kind(["a", "b"])
+    ('int', 'float', 'str')
+    >>> label_kind([True, False]), label_kind([True, 1]), label_kind([None])
+    ('bool', 'mixed', 'object')
+    """
     kinds = set()
     for v in labels:
         if isinstance(v, bool | np.bool_):
@@ -45,30 +58,79 @@ def label_kind(labels: Sequence[Any]) -> str:
 
 
 class AliasSampler:
-    """Alias tables of a mechanism's rows and the vectorised one-uniform draw.
+    """Alias tables of a mechanism's rows and the vectorised one-draw sampler.
+
+    Every row ``i`` of the ``N x M`` matrix gets a Walker/Vose alias table over
+    ``C = 2**b >= M`` columns (the matrix padded with zero columns, so that the top ``b``
+    bits of one random 64-bit word choose a column exactly uniformly): ``prob[i, j]`` in
+    ``[0, 1]`` and ``alias[i, j]`` such that taking column ``j`` with probability ``1/C``,
+    keeping it with probability ``prob[i, j]`` and else taking ``alias[i, j]`` gives output
+    ``j`` with probability ``W[i, j]``.
+
+    One 64-bit word ``r`` per record drives the draw: its top ``b`` bits are the column
+    ``j``, its other ``64 - b`` bits the coin, which keeps ``j`` if it is below
+    ``prob[i, j] * 2**(64 - b)`` rounded to an integer (so the keep-probability is exact to
+    ``2**-(64 - b)``, below ``1e-16`` for ``M <= 1024``). An output with ``W[i, j] = 0`` is
+    never drawn: its threshold is 0 and no alias points to it.
 
     Parameters
     ----------
     matrix
-        Row-stochastic ``N x M`` matrix (validated by :func:`pmlkit.mechanism.as_matrix`).
+        Row-stochastic ``N x M`` matrix (rows = inputs).
+
+    Attributes
+    ----------
+    n_inputs, n_outputs
+        ``N`` and ``M``.
+    n_columns
+        ``C``, the table width: ``M`` rounded up to a power of two (at least 2).
+    prob_flat, alias_flat
+        The ``N x C`` tables, row-major (read-only).
+
+    Examples
+    --------
+    A 2 x 2 mechanism: tables over two columns whose implied distribution is the matrix
+    (row 0: column 0 always kept, column 1 kept half the time, else column 0).
+
+    >>> import numpy as np
+    >>> s = AliasSampler([[0.75, 0.25], [0.5, 0.5]])
+    >>> s.n_columns, s.prob_flat.tolist(), s.alias_flat.tolist()
+    (2, [1.0, 0.5, 1.0, 1.0], [0, 0, 0, 1])
+
+    Drawing for 100,000 records of input 0 gives output 0 about three times in four:
+
+    >>> out = s.draw(np.zeros(100_000, dtype=np.intp), np.random.default_rng(0))
+    >>> round(float(np.mean(out == 0)), 2)
+    0.75
     """
 
-    def __init__(self, matrix: Any) -> None:
+    def __init__(self, matrix: ArrayLike) -> None:
         w = as_mechanism(matrix, "matrix")
         n, m = w.shape
-        prob, alias = self._vose_rows(w)
-        self.n_inputs, self.n_outputs = n, m
-        self.prob_flat = prob.ravel()
-        self.alias_flat = alias.ravel()
-        # one 16-byte cell per (input, column): keep-probability and alias side by side, so
-        # a record costs one gather (one cache line) however large the table is; aliases
-        # are integers below 2**53, exact as floats
-        self._table = np.empty(n * m, dtype=np.complex128)
-        self._table.real = self.prob_flat
-        self._table.imag = self.alias_flat
+        bits = max(1, (m - 1).bit_length())
+        if bits > 32:
+            raise ValidationError(f"matrix must have at most 2**32 columns, got {m}")
+        width = 1 << bits
+        padded = np.zeros((n, width))
+        padded[:, :m] = w
+        prob, alias = self._vose_rows(padded)
+        self.n_inputs, self.n_outputs, self.n_columns = n, m, width
+        self._bits = bits
+        self.prob_flat = readonly(prob.ravel())
+        self.alias_flat = readonly(alias.ravel(), np.intp)
+        # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
+        # alias (b bits), so a record costs one gather of one word however large the table
+        shift = np.uint64(64 - bits)
+        one = np.uint64(1)
+        thr = np.rint(np.ldexp(prob, 64 - bits)).astype(np.uint64)  # exact: times 2**shift
+        full = thr >= one << shift  # the probability rounds to 1: always keep
+        np.minimum(thr, (one << shift) - one, out=thr)
+        own = np.broadcast_to(np.arange(width, dtype=np.uint64), (n, width))
+        cell_alias = np.where(full, own, alias.astype(np.uint64))
+        self._cells = readonly(((thr << np.uint64(bits)) | cell_alias).ravel(), np.uint64)
 
     @staticmethod
-    def _vose_rows(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    def _vose_rows(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
         """Vose's construction run on all rows at once (vectorised over rows).
 
         Every row keeps its own stacks of "small" (scaled mass < 1) and "large" columns;
@@ -130,37 +192,100 @@ class AliasSampler:
         alias[fix] = np.broadcast_to(best[:, None], (n, m))[fix]
         return prob, alias
 
-    def draw(self, codes: np.ndarray, generator: np.random.Generator) -> np.ndarray:
-        """Output indices for input indices ``codes`` (one uniform per record).
+    def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
+             out: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
+        """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
-        cache (about 2x faster than whole-array passes); the uniforms are consumed in order,
-        so the result equals a single whole-array draw from the same stream."""
+        cache; the words are consumed in order, so the result equals a single whole-array
+        draw from the same stream.
+
+        Parameters
+        ----------
+        codes
+            1-D integer input indices in ``0..N-1``.
+        generator
+            The numpy Generator whose bit generator supplies the random words.
+        out
+            Optional contiguous intp array of the length of ``codes`` to write the output
+            indices into (returned).
+
+        Raises
+        ------
+        ValidationError
+            ``codes`` not 1-D integers or outside ``0..N-1``.
+        """
+        codes = np.asarray(codes)
+        if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
+            raise ValidationError(f"codes must be a 1-D array of integer input indices, got "
+                                  f"an array of dtype {codes.dtype} and shape {codes.shape}")
         n = codes.shape[0]
-        out = np.empty(n, dtype=np.intp)
+        if out is None:
+            out = np.empty(n, dtype=np.intp)
+        elif out.shape != (n,) or out.dtype != np.intp or not out.flags.c_contiguous \
+                or not out.flags.writeable:
+            raise ValidationError(f"out must be a writable contiguous intp array of shape "
+                                  f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        if n == 0:
+            return out
+        lo, hi = int(codes.min()), int(codes.max())
+        if lo < 0 or hi >= self.n_inputs:
+            bad = lo if lo < 0 else hi
+            raise ValidationError(f"codes must be input indices in 0..{self.n_inputs - 1}, "
+                                  f"got {bad}")
+        if codes.dtype.itemsize == 8:  # non-negative: the same bits as uint64
+            ucodes = codes.view(np.uint64)
+        else:
+            ucodes = codes.astype(np.uint64)
+        bitgen = generator.bit_generator
+        bits = np.uint64(self._bits)
+        shift = np.uint64(64 - self._bits)
+        low = np.uint64((1 << self._bits) - 1)
+        cells = self._cells
+        uout = out.view(np.uint64)
+        size = min(DRAW_BLOCK, n)
+        col = np.empty(size, dtype=np.uint64)
+        flat = np.empty(size, dtype=np.uint64)
+        keep = np.empty(size, dtype=bool)
         for start in range(0, n, DRAW_BLOCK):  # loop over cache-sized blocks of records
             stop = min(start + DRAW_BLOCK, n)
-            out[start:stop] = self._draw_block(codes[start:stop], generator)
+            if stop - start != size:
+                size = stop - start
+                col, flat, keep = col[:size], flat[:size], keep[:size]
+            r = bitgen.random_raw(size)
+            o = uout[start:stop]
+            np.right_shift(r, shift, out=col)  # top bits: the column
+            np.left_shift(ucodes[start:stop], bits, out=flat)
+            flat |= col
+            cells.take(flat, out=o, mode="clip")  # the one gather (indices are in range)
+            np.left_shift(r, bits, out=r)  # the coin, above b set bits: compares with the
+            r |= low  # cell exactly as the coin with the threshold (the alias is <= low)
+            np.less(r, o, out=keep)
+            o &= low  # the alias
+            # o = keep ? col : alias, without a branch per record
+            np.subtract(col, o, out=col)
+            np.multiply(col, keep, out=col)
+            o += col
         return out
-
-    def _draw_block(self, codes: np.ndarray, generator: np.random.Generator) -> np.ndarray:
-        m = self.n_outputs
-        u = generator.random(codes.shape[0])
-        if m == 1:
-            return np.zeros(codes.shape[0], dtype=np.intp)
-        u *= m
-        j = u.astype(np.intp)
-        u -= j
-        np.minimum(j, m - 1, out=j)  # u*m may round up to m
-        flat = codes.astype(np.intp, copy=False) * m
-        flat += j
-        cell = self._table.take(flat)  # the one gather: (keep-probability, alias)
-        keep = u < cell.real
-        return np.where(keep, j, cell.imag.astype(np.intp))
 
 
 class Encoder:
-    """Map chunks of values to input indices; collect nulls/unknowns over all chunks."""
+    """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> enc = Encoder(["low", "mid", "high"])
+    >>> enc.encode_numpy(np.array(["high", "low", "low"], dtype=object)).tolist()
+    [2, 0, 0]
+
+    A value that is not a label (or a null) is counted, over every chunk, and reported once:
+
+    >>> enc.encode_numpy(np.array(["mid", "top", None, "top"], dtype=object)) is None
+    True
+    >>> enc.failed, enc.nulls, dict(enc.unknown)
+    (True, 1, {'top': 2})
+    """
 
     def __init__(self, labels: Sequence[Any]) -> None:
         self.labels = tuple(labels)
@@ -169,6 +294,7 @@ class Encoder:
         self.nulls = 0
         self.unknown: Counter[Any] = Counter()
         self._index: Any = None
+        self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
 
     @property
     def failed(self) -> bool:
@@ -195,37 +321,105 @@ class Encoder:
             return self.kind in ("str", "mixed")
         return True
 
-    def encode_numpy(self, values: np.ndarray) -> np.ndarray | None:
+    def encode_numpy(self, values: NDArray[Any]) -> NDArray[np.intp] | None:
         """Indices (intp) of a 1-D numpy chunk, or None after recording its problems."""
         kind = values.dtype.kind
-        if kind in "iu" and self.range_labels:
+        if kind in "iu" and self.kind == "int" and _fits_int64(values) \
+                and (lookup := self._int_lookup()) is not None:
+            # integer labels in a short range: one bounds check and one table lookup
+            offset, table = lookup
             codes = values.astype(np.intp, copy=False)
-            if codes.size == 0 or (codes.min() >= 0 and codes.max() < len(self.labels)):
-                return codes
-            bad = (codes < 0) | (codes >= len(self.labels))
+            if offset:
+                codes = codes - offset
+            n = table.shape[0]
+            if codes.size == 0 or (codes.min() >= 0 and codes.max() < n):
+                if self.range_labels:
+                    return codes
+                mapped = table.take(codes)
+                if mapped.size == 0 or mapped.min() >= 0:
+                    return mapped
+            inside = (codes >= 0) & (codes < n)
+            mapped = np.full(codes.shape[0], -1, dtype=np.intp)
+            mapped[inside] = table[codes[inside]]
+            bad = mapped < 0
             self._record(values[bad], np.zeros(int(bad.sum()), dtype=bool))
             return None
-        if kind == "b" and self.kind == "bool":
-            lookup = np.full(2, -1, dtype=np.intp)
-            for i, lab in enumerate(self.labels):
-                lookup[int(lab)] = i
-            codes = lookup[values.astype(np.intp)]
-        elif not self._kind_ok(kind):
-            codes = np.full(values.shape[0], -1, dtype=np.intp)
-        elif kind == "O" and self.kind == "str" and (arr := strings_to_arrow(values)) \
-                is not None:
-            # Python strings copied once into an Arrow buffer and matched there by hash
-            # (about 5x faster than hashing the objects through a pandas Index)
-            return self._encode_arrow_plain(arr)
-        else:
-            codes = self._pd_index().get_indexer(values)
-            if kind == "O" and self.kind != "mixed":
-                codes = self._fix_object_kinds(values, codes)
+        if kind == "O" and (shared := self._codes_by_identity(values)) is not None:
+            return shared
+        codes = self._numpy_codes(values)
         bad = codes < 0
         if not bad.any():
             return codes
         self._record(values[bad], null_mask(values[bad]))
         return None
+
+    def _int_lookup(self) -> tuple[int, NDArray[np.intp]] | None:
+        """(offset, table) with ``table[v - offset]`` the index of integer label ``v`` (-1
+        for no label), when the labels span a short range; else None."""
+        if self._lookup is None:
+            labs = [int(v) for v in self.labels]
+            lo, hi = min(labs), max(labs)
+            if hi - lo > 4 * len(labs) + 1024 or lo < -(2**62) or hi > 2**62:
+                self._lookup = ()
+            else:
+                table = np.full(hi - lo + 1, -1, dtype=np.intp)
+                table[np.asarray(labs, dtype=np.int64) - lo] = np.arange(len(labs))
+                self._lookup = (lo, table)
+        return self._lookup or None
+
+    def _numpy_codes(self, values: NDArray[Any]) -> NDArray[np.intp]:
+        """Indices of a numpy chunk's values, -1 for nulls, unknown values and values of
+        another kind (a bool never matches an int label, bytes never match a str)."""
+        kind = values.dtype.kind
+        if kind == "b" and self.kind == "bool":
+            lookup = np.full(2, -1, dtype=np.intp)
+            for i, lab in enumerate(self.labels):
+                lookup[int(lab)] = i
+            return lookup[values.astype(np.intp)]
+        if not self._kind_ok(kind):
+            return np.full(values.shape[0], -1, dtype=np.intp)
+        if kind == "O" and self.kind == "str" and (arr := strings_to_arrow(values)) \
+                is not None:
+            # Python strings copied once into an Arrow buffer and matched there by hash
+            # (about 5x faster than hashing the objects through a pandas Index)
+            return self._arrow_codes(arr)
+        codes = np.asarray(self._pd_index().get_indexer(values), dtype=np.intp)
+        if kind == "O" and self.kind != "mixed":
+            codes = self._fix_object_kinds(values, codes)
+        return codes
+
+    def _codes_by_identity(self, values: NDArray[Any]) -> NDArray[np.intp] | None:
+        """Indices of an object array whose records share few distinct objects (strings
+        read by pandas or pyarrow, or labels indexed from a small array, are shared, not
+        copied per record): each distinct object is matched once, by the rules of
+        :meth:`_numpy_codes`, and the records by the object's address (a hash of machine
+        words, no Python object touched per record). A private copy of the array keeps
+        every object alive meanwhile, so an address names one object. None when the
+        objects are mostly distinct, or when any record is not a label (the caller then
+        counts the problems)."""
+        pd = require("pandas", "encoding labels of an object/string array")
+
+        n = values.shape[0]
+        if n < 4096 or values.ndim != 1:
+            return None
+        # a private copy (made holding the GIL) owns a reference to every object for as
+        # long as the addresses are used: another thread replacing an element of the
+        # caller's array meanwhile can neither free an object nor reuse its address
+        values = values.copy()
+        addr = np.asarray(_Addresses(values))
+        if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+            return None
+        ids, uniq = pd.factorize(addr)
+        if uniq.size > max(4096, n // 16):
+            return None
+        # the distinct objects themselves, from their addresses: each is alive (held by
+        # ``values``), so the address names it
+        objs = np.empty(uniq.size, dtype=object)
+        objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in uniq.tolist()]
+        obj_codes = self._numpy_codes(objs)
+        if obj_codes.size == 0 or obj_codes.min() < 0:
+            return None
+        return obj_codes.take(np.asarray(ids, dtype=np.intp))
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """In object arrays True == 1 hashes alike: a bool never matches an int label (and
@@ -260,7 +454,8 @@ class Encoder:
             # entries no row uses may be unknown: only the rows decide
             if chunk.null_count == 0:
                 dict_codes = self._arrow_codes(chunk.dictionary)
-                codes = dict_codes[chunk.indices.to_numpy(zero_copy_only=False)]
+                codes: NDArray[np.intp] = dict_codes.take(
+                    np.asarray(chunk.indices.to_numpy(zero_copy_only=False), dtype=np.intp))
                 if codes.size == 0 or codes.min() >= 0:
                     return codes
             # decode for a complete count of the problems
@@ -329,11 +524,41 @@ class Encoder:
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
 
+def _fits_int64(values: NDArray[Any]) -> bool:
+    """Whether integer values convert to int64 unchanged (uint64 above 2**63 - 1 would
+    wrap to negative numbers, which could then look like negative labels)."""
+    if values.dtype.kind != "u" or values.dtype.itemsize < 8 or values.size == 0:
+        return True
+    return bool(values.max() <= np.iinfo(np.int64).max)
 
-def strings_to_arrow(values: np.ndarray) -> Any:
+
+class _Addresses:
+    """A read-only uint64 view of an object array's pointers (numpy has no such view of
+    its own), through the array interface; it keeps the array (and so every object it
+    points to) alive while the view exists."""
+
+    def __init__(self, values: NDArray[Any]) -> None:
+        if values.dtype.kind != "O" or values.dtype.itemsize != 8:
+            raise TypeError("an object array of 8-byte pointers is needed")
+        self.values = values
+        self.__array_interface__ = {
+            "data": (values.ctypes.data, True), "shape": values.shape,
+            "strides": values.strides, "typestr": "<u8", "version": 3}
+
+
+def strings_to_arrow(values: NDArray[Any]) -> Any:
     """An Arrow string array of an object array holding only ``str`` (and None), else
     None (bytes, numbers, NaN or mixed objects keep the generic path, so a ``b"a"`` never
-    matches the label ``"a"``)."""
+    matches the label ``"a"``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> strings_to_arrow(np.array(["a", None, "b"], dtype=object)).to_pylist()
+    ['a', None, 'b']
+    >>> strings_to_arrow(np.array(["a", b"a"], dtype=object)) is None  # bytes are not str
+    True
+    """
     pd = require("pandas", "encoding labels of an object/string array")
     import pyarrow as pa
 
@@ -345,7 +570,15 @@ def strings_to_arrow(values: np.ndarray) -> Any:
         return None
 
 
-def null_mask(values: np.ndarray) -> np.ndarray:
+def null_mask(values: NDArray[Any]) -> NDArray[np.bool_]:
+    """Which values are null (None, NaN, NaT, pandas NA).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> null_mask(np.array(["a", None, float("nan"), 0], dtype=object)).tolist()
+    [False, True, True, False]
+    """
     pd = require("pandas", "encoding labels of an object/string array")
 
     return np.asarray(pd.isna(values), dtype=bool)

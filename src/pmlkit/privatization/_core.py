@@ -3,13 +3,14 @@
 Algorithm (per record, vectorised over chunks of records)
 ---------------------------------------------------------
 For every row ``i`` of the ``N x M`` mechanism ``W`` an alias table (Walker 1977, Vose
-1991) is built once: ``prob[i, j]`` in ``[0, 1]`` and ``alias[i, j]`` in ``{0..M-1}`` such
-that drawing ``j`` uniformly and keeping it with probability ``prob[i, j]`` (else taking
-``alias[i, j]``) yields output ``j`` with probability exactly ``W[i, j]`` (up to float
-rounding, ~1e-16). One uniform ``u`` per record suffices: ``x = u * M``, ``j = floor(x)``,
-``v = x - j``; output ``j`` if ``v < prob[i, j]`` else ``alias[i, j]``. The fractional part
-keeps ``53 - log2(M)`` random bits. Outputs with ``W[i, j] = 0`` are never produced (their
-``prob`` is forced to 0 and their alias points to a positive entry).
+1991) is built once over ``C = 2**b >= M`` columns (``W`` padded with zero columns):
+``prob[i, j]`` in ``[0, 1]`` and ``alias[i, j]`` such that drawing ``j`` uniformly among the
+``C`` columns and keeping it with probability ``prob[i, j]`` (else taking ``alias[i, j]``)
+yields output ``j`` with probability exactly ``W[i, j]`` (up to float rounding, ~1e-16). One
+random 64-bit word per record suffices: its top ``b`` bits are ``j`` (exactly uniform), its
+other ``64 - b`` bits a coin compared with ``prob[i, j]``. Outputs with ``W[i, j] = 0`` are
+never produced (their ``prob`` is 0 and no alias points to them). See
+:class:`pmlkit.sampler.AliasSampler`.
 
 Records are processed in chunks of :data:`CHUNK_ROWS` rows so the temporaries stay
 bounded (a few tens of MB) whatever the input size.
@@ -26,11 +27,12 @@ mapped silently; row order and count are kept.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
@@ -54,7 +56,14 @@ CHUNK_ROWS = 1 << 20
 
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
-    (labels ``0..N-1`` / ``0..M-1``)."""
+    (labels ``0..N-1`` / ``0..M-1``).
+
+    Examples
+    --------
+    >>> m = as_mechanism_object([[0.9, 0.1], [0.2, 0.8]])
+    >>> m.input_labels, m.output_labels
+    ((0, 1), (0, 1))
+    """
     if isinstance(mechanism, Mechanism):
         return mechanism
     return Mechanism(as_matrix(mechanism))
@@ -81,6 +90,16 @@ class PrivatizationReport:
         The columns privatised (``()`` for a single array/Series).
     output_counts
         Count of each output label (``None`` when not computed).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> _, rep = pmlkit.privatize_with_report(np.eye(2), np.array([0, 1, 1]))
+    >>> rep.rows, rep.seeded, rep.output_counts
+    (3, False, {0: 1, 1: 2})
+    >>> sorted(rep.to_dict())
+    ['columns', 'mechanism_sha256', 'output_counts', 'rng', 'rows', 'seeded']
     """
 
     rows: int | None
@@ -115,6 +134,16 @@ def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
     return out
 
 
+def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
+                 idx: NDArray[np.intp]) -> NDArray[Any]:
+    """The output labels of output indices ``idx`` as a numpy array (``idx`` itself when
+    the labels are ``0..M-1``: no copy)."""
+    labels = _output_array(mech, like_dtype)
+    if labels.dtype == idx.dtype and np.array_equal(labels, np.arange(labels.shape[0])):
+        return idx
+    return labels.take(idx)
+
+
 def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                      generator: np.random.Generator, what: str) -> np.ndarray:
     if values.ndim != 1:
@@ -122,11 +151,12 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     enc = Encoder(mech.input_labels)
     n = values.shape[0]
     idx = np.empty(n, dtype=np.intp)
-    for start in range(0, n, CHUNK_ROWS):  # loop over chunks of 2^20 records
-        codes = enc.encode_numpy(values[start:start + CHUNK_ROWS])
+    starts = range(0, n, CHUNK_ROWS)  # chunks of 2^20 records
+    chunks = [values[start:start + CHUNK_ROWS] for start in starts]
+    for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
         if codes is None or enc.failed:
             continue
-        idx[start:start + codes.shape[0]] = sampler.draw(codes, generator)
+        sampler.draw(codes, generator, out=idx[start:start + codes.shape[0]])
     if enc.failed:
         raise enc.error(what)
     return idx
@@ -158,15 +188,37 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
     enc = Encoder(mech.input_labels)
     out_pieces = []
-    for piece in pieces:
-        for start in range(0, len(piece), CHUNK_ROWS):
-            codes = enc.encode_arrow(piece.slice(start, CHUNK_ROWS))
-            if codes is None or enc.failed:
-                continue
-            out_pieces.append(sampler.draw(codes, generator))
+    chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
+              for start in range(0, len(piece), CHUNK_ROWS)]
+    for codes in _encode_ahead(enc.encode_arrow, chunks):
+        if codes is None or enc.failed:
+            continue
+        out_pieces.append(sampler.draw(codes, generator))
     if enc.failed:
         raise enc.error(what)
     return out_pieces
+
+
+def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
+                  chunks: Sequence[Any]) -> Iterator[NDArray[np.intp] | None]:
+    """``encode(chunk)`` of each chunk, in order, computed one chunk ahead in a second
+    thread (hashing labels releases the GIL) while the caller draws the previous chunk's
+    outputs. Encoding uses no randomness, and the one worker encodes the chunks in order,
+    so the codes, the problems counted and the random stream are those of a sequential
+    loop."""
+    if len(chunks) < 2:
+        for chunk in chunks:
+            yield encode(chunk)
+        return
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-encode") as pool:
+        pending = pool.submit(encode, chunks[0])
+        for nxt in chunks[1:]:
+            done = pending.result()
+            pending = pool.submit(encode, nxt)
+            yield done
+        yield pending.result()
 
 
 def _n_chunks(n: int) -> int:
@@ -174,7 +226,16 @@ def _n_chunks(n: int) -> int:
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
-    """Arrow type for the output labels: the input's type when the labels fit it."""
+    """Arrow type for the output labels: the input's type when the labels fit it.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.5, 0.5], [0.5, 0.5]], ("a", "b"), ("a", "b"))
+    >>> arrow_output_type(m, pa.large_string()), arrow_output_type(m, pa.int64())
+    (DataType(large_string), DataType(string))
+    """
     import pyarrow as pa
 
     base = in_type.value_type if pa.types.is_dictionary(in_type) else in_type
@@ -188,7 +249,7 @@ def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
 
 
 def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
-                      generator: np.random.Generator, what: str) -> Any:
+                      generator: np.random.Generator, what: str) -> tuple[Any, NDArray[np.intp]]:
     import pandas as pd
 
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -205,13 +266,13 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             codes = cat_codes[raw]  # categories matched once, rows by their code
             idx = np.empty(codes.shape[0], dtype=np.intp)
             for start in range(0, codes.shape[0], CHUNK_ROWS):
-                idx[start:start + CHUNK_ROWS] = sampler.draw(codes[start:start + CHUNK_ROWS],
-                                                             generator)
+                sampler.draw(codes[start:start + CHUNK_ROWS], generator,
+                             out=idx[start:start + CHUNK_ROWS])
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
         cat = pd.Categorical.from_codes(idx, categories=out_cats)
-        return pd.Series(cat, index=s.index, name=s.name)
+        return pd.Series(cat, index=s.index, name=s.name), idx
     if isinstance(s.array, pd.arrays.ArrowExtensionArray | pd.arrays.ArrowStringArray):
         # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
         # than going through Python objects
@@ -225,10 +286,11 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
                 taken = pa.array(list(mech.output_labels), type=out_type).take(pa.array(idx))
-                return pd.Series(pd.array(taken, dtype=s.dtype), index=s.index, name=s.name)
+                return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
+                                  name=s.name), idx)
             except (TypeError, ValueError, pa.ArrowException):
                 pass
-        return pd.Series(_output_array(mech, None)[idx], index=s.index, name=s.name)
+        return pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name), idx
     if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
         vals = s.to_numpy(dtype=object, na_value=None)
     elif s.dtype.kind in "biuf" and s.dtype != object:
@@ -236,14 +298,14 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     else:
         vals = s.to_numpy(dtype=object)
     idx = _privatize_numpy(mech, sampler, vals, generator, what)
-    out_vals = _output_array(mech, None)[idx]
+    out_vals = _take_labels(mech, None, idx)
     out = pd.Series(out_vals, index=s.index, name=s.name)
     if label_kind(mech.output_labels) == label_kind(mech.input_labels):
         try:
             out = out.astype(s.dtype)
         except (TypeError, ValueError):
             pass
-    return out
+    return out, idx
 
 
 def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
@@ -291,6 +353,13 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out, idx
 
 
+def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
+    """PMLWarning if a polars column is the mechanism's reference sample (converted to
+    Arrow for the fingerprint only when the mechanism records a reference sample)."""
+    if isinstance(mech.parameters.get("reference"), Mapping):
+        warn_if_reference_values(mech, s.to_arrow())
+
+
 class _PolarsBatches:
     """The function polars maps over the batches of a lazy column: every call (batch)
     draws from a fresh child stream spawned from the call's root source (secure children
@@ -327,7 +396,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         out = values
         for col, target in zip(cols, targets, strict=True):
             # PMLWarning if the column is the mechanism's reference sample (as for pandas)
-            warn_if_reference_values(mech, values.get_column(col).to_arrow())
+            _warn_if_reference_polars(mech, values.get_column(col))
             res, idx = _privatize_polars(mech, sampler, values.get_column(col),
                                          source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
@@ -354,7 +423,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         if columns is not None or into is not None:
             raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
                                   "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
-        warn_if_reference_values(mech, values.to_arrow())
+        _warn_if_reference_polars(mech, values)
         res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
         return res, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
     return None
@@ -412,23 +481,94 @@ def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
 
 def _digest_of(mech: Mechanism) -> str:
     """The mechanism's digest, computed once per mechanism object (its canonical JSON
-    costs about 0.6 s for a 1000 x 1000 matrix, more than privatising 10^7 records)."""
+    costs about 0.6 s for a 1000 x 1000 matrix, more than privatising 10^7 records, unless
+    the matrix has few distinct entries: see :func:`_canonical_digest`)."""
     memo = _prepared(mech)[1]
     if not memo:
-        memo.append(str(mech.to_dict()["sha256"]))
+        memo.append(_canonical_digest(mech) or str(mech.to_dict()["sha256"]))
     return memo[0]
 
 
+def _canonical_digest(mech: Mechanism) -> str | None:
+    """The digest :meth:`Mechanism.to_dict` records, computed with the matrix's numbers
+    written once per distinct value (JSON writes a float as its ``repr``, so the text is
+    the same, byte for byte): a 1000 x 1000 randomized response has two distinct entries
+    and 10^6 cells. None (use ``to_dict``) for small matrices, matrices with many distinct
+    entries, or a document this shortcut cannot reproduce."""
+    import hashlib
+    import json
+    import uuid
+
+    w = np.ascontiguousarray(mech.matrix, dtype=np.float64)
+    if w.size < 4096:
+        return None
+    import pandas as pd
+
+    # distinct entries by their bits (-0.0 and 0.0 stay apart), by hashing (no sort)
+    inverse, uniq = pd.factorize(w.view(np.uint64).ravel())
+    uniq = np.asarray(uniq, dtype=np.uint64)
+    if uniq.size > w.size // 8:
+        return None
+    texts = [repr(v).encode("ascii") for v in uniq.view(np.float64).tolist()]
+    width = max(len(t) for t in texts)
+    # every distinct entry's text padded with NUL bytes (never in a float's repr) and
+    # followed by ","; the cells gathered, row and matrix brackets put in place, the
+    # padding dropped: the JSON text of the matrix without a Python string per cell
+    pad = np.zeros((len(texts), width + 1), dtype=np.uint8)
+    for i, t in enumerate(texts):
+        pad[i, :len(t)] = np.frombuffer(t, dtype=np.uint8)
+    pad[:, width] = ord(",")
+    n, m = w.shape
+    cells = pad[inverse.reshape(n, m)]
+    cells[:, m - 1, width] = ord("]")
+    rows = np.empty((n, m * (width + 1) + 2), dtype=np.uint8)
+    rows[:, 0] = ord("[")
+    rows[:, 1:-1] = cells.reshape(n, -1)
+    rows[:, -1] = ord(",")
+    rows[n - 1, -1] = ord("]")
+    flat = rows.ravel()
+    matrix_json = "[" + flat[flat != 0].tobytes().decode("ascii")
+    token = json.dumps(f"pmlkit-matrix-{uuid.uuid4().hex}")
+    content = mech._content()
+    content["matrix"] = json.loads(token)
+    canon = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    if canon.count(token) != 1:
+        return None
+    canon = canon.replace(token, matrix_json)
+    return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+
 def mech_digest(mech: Mechanism) -> str:
-    """The mechanism's SHA-256 digest (computed once per mechanism object)."""
+    """The mechanism's SHA-256 digest (computed once per mechanism object).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.75, 0.25], [0.25, 0.75]])
+    >>> mech_digest(m) == m.to_dict()["sha256"] and len(mech_digest(m)) == 64
+    True
+    """
     return _digest_of(mech)
 
 
 def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
-              into: Any) -> tuple[Any, tuple[str, ...], int | None, np.ndarray | None]:
+              into: Any, counts: bool = True
+              ) -> tuple[Any, tuple[str, ...], int | None, NDArray[np.int64] | None]:
     """Privatise an in-memory container (everything but Dask collections, which
     :mod:`pmlkit.privatization._dask` splits into partitions and hands back here one at a
-    time); returns (result, privatised columns, rows, output index counts)."""
+    time); returns (result, privatised columns, rows, output index counts). Without
+    ``counts`` the counts are ``None`` for arrays and Series (not counted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.rng import resolve_rng
+    >>> m = as_mechanism_object(np.eye(3))
+    >>> out, cols, rows, counts = run_local(m, np.array([2, 0, 2]), resolve_rng(None),
+    ...                                     columns=None, into=None)
+    >>> out.tolist(), cols, rows, counts.tolist()
+    ([2, 0, 2], (), 3, [1, 0, 2])
+    """
     import sys
 
     sampler = _prepared(mech)[0]
@@ -438,12 +578,12 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     if pd is not None and isinstance(values, pd.DataFrame):
         df_cols, targets = columns_into(values, columns, into)
         out = values.copy()
-        counts = np.zeros(mech.n_outputs, dtype=np.int64)
+        total = np.zeros(mech.n_outputs, dtype=np.int64)
         for col, target in zip(df_cols, targets, strict=True):
-            res = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
+            res, idx = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
             out[target] = res.array  # positional (no index alignment), dtype kept
-            counts += _counts(mech, res)
-        return out, tuple(df_cols), len(values), counts
+            total += _counts(mech, idx)
+        return out, tuple(df_cols), len(values), total
     pl = sys.modules.get("polars")
     if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
         done = _run_polars(mech, sampler, values, source, columns=columns, into=into)
@@ -457,36 +597,34 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
                               f"a {type(values).__module__.split('.')[0]} "
                               f"{type(values).__name__}")
     if pd is not None and isinstance(values, pd.Series):
-        res = _privatize_pandas(mech, sampler, values, gen, "values")
-        return res, (), len(values), _counts(mech, res)
+        res, idx = _privatize_pandas(mech, sampler, values, gen, "values")
+        return res, (), len(values), _counts(mech, idx) if counts else None
     if pd is not None and isinstance(values, pd.Categorical):
-        res = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
-        return res.array, (), len(values), _counts(mech, res)
+        res, idx = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
+        return res.array, (), len(values), _counts(mech, idx) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res = _privatize_arrow(mech, sampler, values, gen, "values")
         return res, (), len(values), None
     if isinstance(values, np.ndarray):
         idx = _privatize_numpy(mech, sampler, values, gen, "values")
-        out = _output_array(mech, values.dtype)[idx]
-        return out, (), len(values), np.bincount(idx, minlength=mech.n_outputs)
+        out = _take_labels(mech, values.dtype, idx)
+        return out, (), len(values), _counts(mech, idx) if counts else None
     if isinstance(values, list | tuple):
         arr = np.empty(len(values), dtype=object)
         arr[:] = list(values)
         idx = _privatize_numpy(mech, sampler, arr, gen, "values")
         labels = list(mech.output_labels)
         return [labels[i] for i in idx.tolist()], (), len(values), \
-            np.bincount(idx, minlength=mech.n_outputs)
+            _counts(mech, idx) if counts else None
     raise ValidationError(
         "values must be a numpy array, list, pandas Series/Categorical/DataFrame, polars "
         "Series/DataFrame/LazyFrame, pyarrow Array/ChunkedArray/Table/RecordBatch or dask "
         f"DataFrame/Series, got {type(values).__name__}")
 
 
-def _counts(mech: Mechanism, res: Any) -> np.ndarray:
-    import pandas as pd
-
-    vc = pd.Series(res).value_counts()
-    return np.array([int(vc.get(lab, 0)) for lab in mech.output_labels], dtype=np.int64)
+def _counts(mech: Mechanism, idx: NDArray[np.intp]) -> NDArray[np.int64]:
+    """How many records got each output (by output index)."""
+    return np.bincount(idx, minlength=mech.n_outputs).astype(np.int64, copy=False)
 
 
 def check_column_names(columns: Any, into: Any, *, as_str: bool = False
@@ -494,7 +632,19 @@ def check_column_names(columns: Any, into: Any, *, as_str: bool = False
     """The one check of ``columns=`` / ``into=`` (DataFrames, files, Dask): a name or a
     non-empty list of names, ``into`` (default: the columns themselves, i.e. replace in
     place) giving one new name per column, and no name twice in either list. ``as_str``
-    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``."""
+    converts the names to ``str`` (file columns are text). Returns ``(columns, into)``.
+
+    Examples
+    --------
+    >>> check_column_names("sex", None)
+    (['sex'], ['sex'])
+    >>> check_column_names(["sex", "race"], ["sex_p", "race_p"])
+    (['sex', 'race'], ['sex_p', 'race_p'])
+    >>> check_column_names(["a", "a"], None)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: columns and into names must be unique, got ...
+    """
     def names(v: Any) -> list[Any]:
         out = [v] if isinstance(v, str) else list(v)
         return [str(x) for x in out] if as_str else out
@@ -513,6 +663,21 @@ def check_column_names(columns: Any, into: Any, *, as_str: bool = False
 
 
 def columns_into(df: Any, columns: Any, into: Any) -> tuple[list[str], list[str]]:
+    """The columns of a table to privatise and the columns their outputs go to, checked
+    against the table's columns: each must exist once, and an ``into`` column must not
+    exist already (pmlkit never overwrites a column it was not asked to privatise).
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> df = pd.DataFrame({"sex": ["F", "M"], "age": [30, 40]})
+    >>> columns_into(df, "sex", "sex_private")
+    (['sex'], ['sex_private'])
+    >>> columns_into(df, "sex", "age")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: into column 'age' already exists; choose a new name ...
+    """
     if columns is None:
         raise ValidationError("columns= is required to privatise a DataFrame (name the "
                               "column(s) holding the sensitive labels)")

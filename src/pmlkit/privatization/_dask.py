@@ -44,11 +44,29 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     """Lazy privatisation of a dask Series or DataFrame (one child stream per partition).
 
     Returns ``(lazy result, privatised columns)``; divisions, index and untouched columns
-    are kept."""
-    import dask
+    are kept.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pandas as pd
+    >>> import dask.dataframe as dd
+    >>> import pmlkit
+    >>> from pmlkit.privatization._core import as_mechanism_object
+    >>> from pmlkit.rng import resolve_rng
+    >>> ddf = dd.from_pandas(pd.DataFrame({"x": [0, 1, 1, 0]}), npartitions=2)
+    >>> lazy, cols = privatize_dask(as_mechanism_object(np.eye(2)[::-1]), ddf,
+    ...                             resolve_rng(None), columns="x", into="x_private")
+    >>> cols, lazy.compute()["x_private"].tolist()
+    (('x',), [1, 0, 0, 1])
+    """
+    import importlib
+
     import dask.dataframe as dd
 
     from ._core import columns_into
+
+    dask: Any = importlib.import_module("dask")  # untyped library
 
     if isinstance(values, dd.DataFrame):
         cols, targets = columns_into(values, columns, into)
@@ -92,6 +110,15 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
     Returns
     -------
     pmlkit.EmpiricalDistribution
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import dask.dataframe as dd
+    >>> col = dd.from_pandas(pd.Series(["a", "b", "b", "b"]), npartitions=2)
+    >>> dist = dask_empirical_distribution(col)
+    >>> dist.categories, dist.counts.tolist(), dist.p.tolist()
+    (('a', 'b'), [1, 3], [0.25, 0.75])
     """
     import dask.dataframe as dd
 
@@ -99,8 +126,9 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
 
     if not isinstance(column, dd.Series):
         raise ValidationError(f"column must be a dask Series, got {type(column).__name__}")
-    import dask
+    import importlib
 
+    dask: Any = importlib.import_module("dask")  # untyped library
     vc, nulls = dask.compute(column.value_counts(dropna=True), column.isna().sum())
     labels = [v.item() if isinstance(v, np.generic) else v for v in vc.index]
     return empirical_from_counts(labels, vc.to_numpy(), categories, nulls=int(nulls))
@@ -181,8 +209,10 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     from pathlib import Path
 
     try:
-        import dask
-        import distributed
+        import importlib
+
+        dask: Any = importlib.import_module("dask")  # untyped libraries
+        distributed: Any = importlib.import_module("distributed")
     except ImportError:
         raise DataError("the dask engine needs the optional dependencies: install them "
                         "with pip install 'pmlkit[dask]' (or use the local engine)") from None

@@ -36,7 +36,15 @@ _TAG = ".pmlkit-"
 
 
 def temp_path(final: Path, suffix: str = ".tmp") -> Path:
-    """A fresh hidden temporary name in ``final``'s folder, tagged with this process id."""
+    """A fresh hidden temporary name in ``final``'s folder, tagged with this process id.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> t = temp_path(Path("out/data.csv"))
+    >>> t.parent == Path("out"), t.name.startswith(".data.csv.pmlkit-"), t.suffix
+    (True, True, '.tmp')
+    """
     return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
 
 
@@ -54,7 +62,18 @@ def _alive(pid: int) -> bool:
 
 def remove_stale(final: Path) -> list[Path]:
     """Remove temporary files (or folders) left next to ``final`` by runs that were killed
-    (their process no longer exists). Returns what was removed."""
+    (their process no longer exists). Returns what was removed.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
+    >>> remove_stale(folder / "out.csv")  # nothing left by a killed run
+    []
+    >>> workdir.cleanup()
+    """
     removed: list[Path] = []
     prefix = f".{final.name}{_TAG}"
     try:
@@ -80,7 +99,16 @@ def remove_stale(final: Path) -> list[Path]:
 
 
 def os_error(exc: OSError, what: str, path: Path | str) -> DataError:
-    """One clear line for a file-system error (permissions, disk full, ...)."""
+    """One clear line for a file-system error (permissions, disk full, ...).
+
+    Examples
+    --------
+    >>> import errno
+    >>> err = os_error(OSError(errno.ENOSPC, "No space left on device"), "write the output",
+    ...                "out.csv")
+    >>> type(err).__name__, "out.csv" in str(err)
+    ('DataError', True)
+    """
     reason = exc.strerror or type(exc).__name__
     if exc.errno == errno.ENOSPC:
         reason = "no space left on the device"
@@ -93,7 +121,29 @@ def commit(tmp: Path, final: Path, *, overwrite: bool) -> None:
     """Publish the finished temporary file ``tmp`` under ``final`` (see the module docs).
 
     Raises DataError if ``final`` exists and ``overwrite`` is False (``tmp`` is kept for the
-    caller to remove)."""
+    caller to remove).
+
+    Examples
+    --------
+    Without ``overwrite`` an existing output is never replaced:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
+    >>> tmp = temp_path(folder / "out.txt")
+    >>> _ = tmp.write_text("first")
+    >>> commit(tmp, folder / "out.txt", overwrite=False)
+    >>> tmp2 = temp_path(folder / "out.txt")
+    >>> _ = tmp2.write_text("second")
+    >>> commit(tmp2, folder / "out.txt", overwrite=False)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: output file '...out.txt' already exists ...
+    >>> (folder / "out.txt").read_text()
+    'first'
+    >>> workdir.cleanup()
+    """
     if overwrite:
         if final.is_dir():
             raise DataError(f"output {str(final)!r} is a folder; pmlkit replaces files only")
@@ -134,7 +184,15 @@ def folder_lock(folders: list[Path]) -> Iterator[None]:
     """Hold an advisory exclusive lock (:func:`fcntl.flock`) on each folder while outputs
     are published into it, so two runs never interleave publishing data and manifests
     (a reader would otherwise find one run's data with the other's manifest). No lock
-    file is created; without ``fcntl`` (Windows) this does nothing."""
+    file is created; without ``fcntl`` (Windows) this does nothing.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> with tempfile.TemporaryDirectory() as folder, folder_lock([Path(folder)]):
+    ...     pass  # publish here
+    """
     try:
         import fcntl
     except ImportError:  # pragma: no cover
@@ -155,7 +213,13 @@ def folder_lock(folders: list[Path]) -> Iterator[None]:
 @contextlib.contextmanager
 def cleanup_on_signals() -> Iterator[None]:
     """Turn SIGTERM/SIGHUP into ``SystemExit(128 + signal)`` for the block's duration (main
-    thread only), so that temporary files are removed by the ``finally`` blocks."""
+    thread only), so that temporary files are removed by the ``finally`` blocks.
+
+    Examples
+    --------
+    >>> with cleanup_on_signals():
+    ...     pass  # write temporary files here; SIGTERM now runs the finally blocks
+    """
     if threading.current_thread() is not threading.main_thread():
         yield
         return

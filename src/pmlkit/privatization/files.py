@@ -87,6 +87,10 @@ __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLIC
 MANIFEST_SUFFIX = ".pmlkit.json"
 #: The ``"format"`` entry of every manifest pmlkit writes.
 MANIFEST_FORMAT = "pmlkit-privatization"
+#: Rows per batch read from a CSV input at most (pyarrow sizes CSV blocks in bytes from
+#: it, ~64 bytes a row: 8 MB blocks; ~3x faster than 64 MB ones). Batches only split the
+#: work: the values drawn and the bytes written do not depend on them.
+CSV_BATCH_ROWS = 1 << 17
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 #: What to do with a missing value in a privatised column.
@@ -114,6 +118,13 @@ class FileReport:
     joint_guarantee
         The joint guarantee of the release (``JointGuarantee.to_dict()``), or ``None``
         when none was given.
+
+    Examples
+    --------
+    >>> rep = FileReport((("a.csv", "b.csv", 10), ("c.csv", "d.csv", 5)), ("sex",), ("sex",),
+    ...                  False, "secure", "ab" * 32)
+    >>> rep.rows, rep.to_dict()["mechanisms_sha256"] == {"sex": "ab" * 32}
+    (15, True)
     """
 
     files: tuple[tuple[str, str, int], ...]
@@ -150,7 +161,16 @@ def arrow_type_for(labels: Sequence[Any]) -> Any:
 
 def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Path]:
     """Where each input goes: several inputs (or an existing folder / a path ending in
-    a separator) -> ``output/<input name>``; one input -> ``output`` itself."""
+    a separator) -> ``output/<input name>``; one input -> ``output`` itself.
+
+    Examples
+    --------
+    >>> from pathlib import Path
+    >>> [str(p) for p in output_paths([Path("in/a.csv")], "out.csv")]
+    ['out.csv']
+    >>> [str(p) for p in output_paths([Path("in/a.csv"), Path("in/b.csv")], "out")]
+    ['out/a.csv', 'out/b.csv']
+    """
     out = Path(output)
     as_dir = len(inputs) > 1 or out.is_dir() or str(output).endswith(("/", os.sep))
     if as_dir:
@@ -230,7 +250,30 @@ def joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
 
 def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | None:
     """The ``pmlkit`` record an earlier ``privatize`` pass left in a Parquet file's
-    key-value metadata (``None`` for CSV files and files without one)."""
+    key-value metadata (``None`` for CSV files and files without one).
+
+    Examples
+    --------
+    A Parquet output records its privatisation; a CSV file cannot:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import pyarrow.parquet as pq
+    >>> import pmlkit
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
+    >>> pq.write_table(pa.table({"sex": ["F", "M"]}), folder / "in.parquet")
+    >>> previous_privatization(folder / "in.parquet") is None
+    True
+    >>> m = pmlkit.Mechanism(np.array([[0.9, 0.1], [0.1, 0.9]]), ("F", "M"), ("F", "M"))
+    >>> _ = privatize_file(m, folder / "in.parquet", folder / "out.parquet", "sex")
+    >>> record = previous_privatization(folder / "out.parquet")
+    >>> record["format"], list(record["privatized"])
+    ('pmlkit-privatization', ['sex'])
+    >>> workdir.cleanup()
+    """
     p = Path(path)
     if file_format(p) != "parquet":
         return None
@@ -385,6 +428,29 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         the value and its row count), output equal to an input, existing output without
         ``overwrite``, a file-system error. No output is left behind on any error or
         interruption; with several inputs either all outputs are published or none.
+
+    Examples
+    --------
+    Swap two labels in a CSV column (a permutation, so the output can be checked by eye);
+    the other column is copied byte for byte and a manifest is published beside the output:
+
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> folder = Path(workdir.name)
+    >>> _ = (folder / "in.csv").write_text("id,sex\\n1,F\\n2,M\\n3,F\\n")
+    >>> swap = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), ("F", "M"), ("F", "M"))
+    >>> report = privatize_file(swap, folder / "in.csv", folder / "out.csv", "sex")
+    >>> print((folder / "out.csv").read_text(), end="")
+    id,sex
+    1,M
+    2,F
+    3,M
+    >>> report.rows, (folder / "out.csv.pmlkit.json").exists()
+    (3, True)
+    >>> workdir.cleanup()
     """
     cols, targets = check_column_names(columns, into, as_str=True)
     mechs = column_mechanisms(mechanism, cols)
@@ -745,6 +811,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
+        if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
+            batch_rows = min(batch_rows, CSV_BATCH_ROWS)
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
