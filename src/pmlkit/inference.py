@@ -528,14 +528,14 @@ def _identified_set(w: np.ndarray, c: np.ndarray, q_mle: np.ndarray, confidence:
                     ) -> tuple[np.ndarray, np.ndarray]:
     """Simultaneous bounds on each P(x) over {P : W^T P in a Clopper-Pearson box}."""
     from scipy.optimize import linprog
-    from scipy.stats import beta
+
+    from .confidence import clopper_pearson_lower, clopper_pearson_upper
 
     n_in, m = w.shape
     n_rec = float(c.sum())
     a = (1.0 - confidence) / m
-    with np.errstate(invalid="ignore"):
-        lo = np.where(c > 0, beta.ppf(a / 2, c, n_rec - c + 1), 0.0)
-        hi = np.where(c < n_rec, beta.ppf(1 - a / 2, c + 1, n_rec - c), 1.0)
+    lo = clopper_pearson_lower(c, n_rec, a / 2)
+    hi = clopper_pearson_upper(c, np.full(c.shape, n_rec), a / 2)
     lo = np.minimum(np.nan_to_num(lo, nan=0.0), q_mle)
     hi = np.maximum(np.nan_to_num(hi, nan=1.0), q_mle)
     a_ub = np.vstack([w.T, -w.T])
