@@ -154,6 +154,7 @@ class EnumerationOracle:
     """Exact pricing over an explicit list of candidate rays (columns of ``rays``)."""
 
     name = "enumeration"
+    exact = True
 
     def __init__(self, rays: np.ndarray, values: np.ndarray) -> None:
         self.rays = rays
@@ -169,12 +170,14 @@ class EnumerationOracle:
         return self.rays[:, idx], self.values[idx], best
 
 
-class BranchAndBoundOracle:
-    """Pricing for mutual information over ``K_1`` of any set by spatial branch and bound
-    (module docstring). ``price`` returns improving columns and a valid upper bound on
-    ``max_{v in K_1} mu(v) - y . v`` (``inf`` if the search was cut before bounding)."""
+class _BlockColumns:
+    """Columns with contiguous blocks in a sort order (start and heuristic columns
+    shared by the pricing oracles without a ray list)."""
 
-    name = "branch and bound"
+    n: int
+    p: np.ndarray
+    uset: Any
+    eps: float
 
     def contiguous(self, order: np.ndarray) -> np.ndarray:
         """Three-level points of ``K_1`` whose blocks (top, middle, bottom) are contiguous
@@ -217,6 +220,14 @@ class BranchAndBoundOracle:
         idx = np.argpartition(-rc, k - 1)[:k]
         idx = idx[rc[idx] > atol]
         return cols[:, idx], vals[idx]
+
+
+class BranchAndBoundOracle(_BlockColumns):
+    """Pricing for mutual information over ``K_1`` of any set by spatial branch and bound
+    (module docstring). ``price`` returns improving columns and a valid upper bound on
+    ``max_{v in K_1} mu(v) - y . v`` (``inf`` if the search was cut before bounding)."""
+
+    name = "branch and bound"
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float) -> None:
         from scipy.sparse import csr_matrix, vstack
@@ -343,6 +354,245 @@ class BranchAndBoundOracle:
         return cols, np.asarray(vals, dtype=np.float64), float(bound)
 
 
+#: Largest denominator ``m`` for which a prior written as ``k / m`` (integer ``k``, e.g. the
+#: estimate ``counts / total``) is priced exactly by dynamic programming over masses.
+GRID_MAX = 400_000
+
+
+def prior_grid(p: np.ndarray, max_denominator: int = GRID_MAX
+               ) -> tuple[np.ndarray, int] | None:
+    """``(k, m)`` with integer ``k >= 0`` and ``p == k / m`` (every entry within ``1e-12``
+    relative, ``sum(k) == m``), ``m <= max_denominator``; ``None`` if there is no such grid.
+
+    Examples
+    --------
+    >>> k, m = prior_grid(np.array([0.5, 0.3, 0.2]))
+    >>> k.tolist(), m
+    ([5, 3, 2], 10)
+    >>> prior_grid(np.array([1 / math.pi, 1 - 1 / math.pi])) is None
+    True
+    """
+    from fractions import Fraction
+
+    p = np.asarray(p, dtype=np.float64)
+    m = 1
+    for v in p:
+        if v <= 0:
+            continue
+        d = Fraction(float(v)).limit_denominator(max_denominator).denominator
+        m = m * d // math.gcd(m, d)
+        if m > max_denominator:
+            return None
+    k = np.rint(p * m)
+    if k.sum() != m or np.any(np.abs(k - p * m) > 1e-9 * np.maximum(1.0, k)) \
+            or np.any(np.abs(k / m - p) > 1e-12 * np.maximum(p, 1e-300)):
+        return None
+    return k.astype(np.int64), m
+
+
+def _min_sums(kw: np.ndarray, y: np.ndarray, size: int, *, keep: bool = False
+              ) -> tuple[np.ndarray, np.ndarray | None]:
+    """``best[k] = min { sum_{x in S} y_x : S a set of items with sum_{x in S} kw_x = k }``
+    for ``k = 0..size`` (``inf`` where no set has that mass): the 0/1-knapsack recursion,
+    one vectorised pass per item. With ``keep``, also the ``(items, size + 1)`` table of
+    decisions for :func:`_backtrack`."""
+    best = np.full(size + 1, math.inf)
+    best[0] = 0.0
+    take = np.zeros((kw.size, size + 1), dtype=bool) if keep else None
+    for i in range(kw.size):
+        a = int(kw[i])
+        if a > size:
+            continue
+        cand = best[:size + 1 - a] + y[i]
+        cur = best[a:]
+        better = cand < cur
+        if take is not None:
+            take[i, a:] = better
+        if a == 0:
+            best = np.where(better, cand, cur)
+        else:
+            best[a:] = np.where(better, cand, cur)
+    return best, take
+
+
+def _backtrack(kw: np.ndarray, take: np.ndarray, k: int) -> np.ndarray:
+    """Items (indices into ``kw``) of the minimising set of mass ``k`` (see
+    :func:`_min_sums`)."""
+    chosen = []
+    for i in range(kw.size - 1, -1, -1):
+        if take[i, k]:
+            chosen.append(i)
+            k -= int(kw[i])
+    return np.asarray(chosen[::-1], dtype=np.int64)
+
+
+class L1BallOracle(_BlockColumns):
+    """Exact pricing for mutual information over ``K_1`` of an l1-ball centred at the
+    prior, for a prior on a grid ``k / m`` (module docstring, "Level structure")."""
+
+    name = "dynamic programming"
+    exact = True
+
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, grid: tuple[np.ndarray, int]
+                 ) -> None:
+        from ._common import exp_capped
+
+        self.uset, self.p, self.eps, self.n = uset, p, eps, p.size
+        self.k, self.m = grid
+        self.e = exp_capped(eps)
+        self.b = min(float(uset.radius) / 2.0, 1.0)
+        self.up = self.e / (1.0 + self.e * self.b)
+
+    # -- the four families of candidates; each returns (values, payloads) -------------------
+    def _fixed_prior(self, y: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
+        """Best point of ``{0 <= w <= U', p . w = 1}`` with free entry ``f``, per ``f``."""
+        up, k, m, p = self.up, self.k, self.m, self.p
+        out: list[tuple[float, str, tuple[int, ...]]] = []
+        if up * (1.0 + 1e-12) < 1.0:  # the box cannot reach p . w = 1
+            return out
+        size = min(m, int(math.floor(m / up * (1 + 1e-12))))
+        kk = np.arange(size + 1)
+        mass = kk / m
+        idx = np.arange(self.n)
+        for f in np.flatnonzero(k > 0):
+            others = idx != f
+            best, _ = _min_sums(k[others], y[others], size)
+            r = (1.0 - up * mass) / p[f]
+            ok = np.isfinite(best) & (r >= -1e-12 * up) & (r <= up * (1 + 1e-12))
+            if not ok.any():
+                continue
+            r = np.clip(r, 0.0, up)
+            val = up * (mass * math.log(up) - best) + p[f] * _xlogx(r) - y[f] * r
+            val = np.where(ok, val, -math.inf)
+            j = int(np.argmax(val))
+            out.append((float(val[j]), "fp", (int(f), j)))
+        return out
+
+    def _levels2(self, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Levels ``(U, C)`` of the two-level points with top mass ``mass``, and validity."""
+        e, b, up = self.e, self.b, self.up
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            den = up * b * mass + 1.0 - mass
+            c_a = (1.0 - up * mass) / den
+            c_b = 1.0 / (1.0 + (e - 1.0) * mass)
+            c = np.where(mass >= b, c_a, c_b)
+            u = np.where(mass >= b, up * (1.0 + b * c), e * c)
+            ok = np.isfinite(c) & np.isfinite(u) & (c >= 0) & (u >= c) \
+                & ((mass < b) | (den > 0))
+        return u, c, ok
+
+    def _two_level(self, y: np.ndarray, best: np.ndarray
+                   ) -> list[tuple[float, str, tuple[int, ...]]]:
+        m = self.m
+        kk = np.arange(m + 1)
+        if not (self.k == 0).any():
+            kk = kk[:-1]  # the rest must be non-empty
+        mass = kk / m
+        u, c, ok = self._levels2(mass)
+        ok &= np.isfinite(best[kk])
+        with np.errstate(invalid="ignore", divide="ignore", over="ignore"):
+            val = mass * _xlogx(u) + (1 - mass) * _xlogx(c) - (u - c) * best[kk] \
+                - c * float(y.sum())
+        val = np.where(ok, val, -math.inf)
+        order = np.argsort(-val)[: max(4, self.n)]
+        return [(float(val[j]), "two", (int(kk[j]),)) for j in order if val[j] > -math.inf]
+
+    def _small_top(self, best: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
+        """Upper bounds over the three-level points whose top block has mass below
+        ``b``: ``U = e^eps B (P_T + P_M - b)``, ``B (e^eps P_T (P_T + P_M - b) + P_M) = 1``."""
+        e, b, m = self.e, self.b, self.m
+        out: list[tuple[float, str, tuple[int, ...]]] = []
+        top = int(math.ceil(b * m))
+        for kt in range(min(top, m + 1)):
+            pt = kt / m
+            if pt >= b or not math.isfinite(best[kt]):
+                continue
+            lo = max(1, int(math.floor((b - pt) * m)))
+            km = np.arange(lo, m - kt + 1)
+            if not km.size:
+                continue
+            pm = km / m
+            q = pt + pm - b
+            with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                bb = 1.0 / (e * pt * q + pm)
+                u = e * bb * q
+                ok = (q >= 0) & (e * q >= 1.0) & np.isfinite(best[kt + km]) & (bb > 0)
+                val = pt * _xlogx(u) + pm * _xlogx(bb) \
+                    - bb * ((e * q - 1.0) * best[kt] + best[kt + km])
+            val = np.where(ok, val, -math.inf)
+            j = int(np.argmax(val))
+            if val[j] > -math.inf:
+                out.append((float(val[j]), "small", (kt, int(km[j]))))
+        return out
+
+    # -- columns ---------------------------------------------------------------------------
+    def _column(self, kind: str, data: tuple[int, ...], y: np.ndarray,
+                take: np.ndarray) -> np.ndarray | None:
+        n, k, m = self.n, self.k, self.m
+        w = np.zeros(n)
+        if kind == "fp":
+            f, j = data
+            others = np.flatnonzero(np.arange(n) != f)
+            size = j
+            _, tk = _min_sums(k[others], y[others], size, keep=True)
+            assert tk is not None
+            s = others[_backtrack(k[others], tk, j)]
+            w[s] = self.up
+            w[f] = max(0.0, (1.0 - self.up * (j / m)) / self.p[f])
+        elif kind == "two":
+            (kt,) = data
+            t = _backtrack(k, take, kt)
+            u, c, _ = self._levels2(np.array([kt / m]))
+            w[:] = c[0]
+            w[t] = u[0]
+        else:
+            kt, km = data
+            t = _backtrack(k, take, kt)
+            tm = _backtrack(k, take, kt + km)
+            if not np.isin(t, tm).all():
+                return None  # the two minimisers are not nested: no column from here
+            pt, pm = kt / m, km / m
+            q = pt + pm - self.b
+            bb = 1.0 / (self.e * pt * q + pm)
+            w[tm] = bb
+            w[t] = self.e * bb * q
+        s = float(self.p @ w)
+        return w / s if s > 0 else None
+
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        from ..utility import mutual_information_columns
+
+        n = self.n
+        best, take = _min_sums(self.k, y, self.m, keep=True)
+        assert take is not None
+        cands = [(-float(y.sum()), "one", ())]
+        cands += self._fixed_prior(y)
+        cands += self._two_level(y, best)
+        cands += self._small_top(best)
+        top = max(c[0] for c in cands)
+        # sums of up to N duals and masses k / m instead of float sums: a margin far below
+        # any requested gap keeps the bound on the safe side of rounding
+        bound = top + 1e-10 * (1.0 + float(np.abs(y).sum()))
+        cands.sort(key=lambda c: -c[0])
+        cols = []
+        for val, kind, data in cands[: max(want, 1)]:
+            if val <= atol:
+                break
+            w = np.ones(n) if kind == "one" else self._column(kind, data, y, take)
+            if w is not None:
+                cols.append(w)
+        if not cols:
+            return np.zeros((n, 0)), np.zeros(0), bound
+        v = np.stack(cols, axis=1)
+        worst = self.uset.min_linear(v)
+        v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
+        vals = np.asarray(mutual_information_columns(v, self.p), dtype=np.float64) \
+            if v.shape[1] else np.zeros(0)
+        keep = vals - y @ v > atol
+        return v[:, keep], vals[keep], bound
+
+
 def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarray], np.ndarray],
                       *, start: np.ndarray | None, gap: float, deadline: float,
                       ) -> ColgenResult:
@@ -367,7 +617,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     value, y, theta = master.solve()
     # exact enumeration pricing is cheap once the rays exist (one matrix-vector product a
     # round): it finishes the job whatever the deadline; the bound search stops at it
-    limit = math.inf if oracle.name == "enumeration" else deadline
+    limit = math.inf if getattr(oracle, "exact", False) else deadline
     # keep the last part of the budget for the bound (branch and bound pricing)
     heur_until = t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) else math.inf
     while True:

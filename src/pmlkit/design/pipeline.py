@@ -264,7 +264,9 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         MAX_THREE_LEVEL_N,
         BranchAndBoundOracle,
         EnumerationOracle,
+        L1BallOracle,
         column_generation,
+        prior_grid,
         relative_gap,
     )
 
@@ -293,6 +295,11 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             PMLWarning, stacklevel=4)
         return w, eps, f"no optimality bound: {method}", None
 
+    # mutual information over an l1-ball centred at a prior k / m (an estimate from counts)
+    # is priced exactly by dynamic programming over masses, for any N
+    grid = (prior_grid(p) if rays_fn is None and mu == "mutual_information"
+            and isinstance(uset, L1Ball) and np.array_equal(np.asarray(uset.center), p)
+            else None)
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -312,6 +319,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         if rays_fn is not None:
             rays = rays_fn(e)
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
+        elif grid is not None:
+            oracle = L1BallOracle(uset, p, e, grid)
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
         # later margins (re-designs at eps - margin) get at least a few seconds
@@ -329,7 +338,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # exhaustive pricing runs to the end whatever the budget: a gap left after it is
         # the LP solver's tolerance, not the time budget
         why = ("after exhaustive pricing (the rest is the LP solver's tolerance)"
-               if first.oracle == "enumeration" else
+               if first.oracle in ("enumeration", "dynamic programming") else
                "stopped by the time budget (max_seconds); raise max_seconds to close it")
         warnings.warn(
             f"{designer}: certified optimality gap of {g:.3g} (requested {gap:g}) {why}: "
