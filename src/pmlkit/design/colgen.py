@@ -134,6 +134,20 @@ class _Master:
             self.vals = np.concatenate([self.vals, np.asarray(new_v)])
         return added
 
+    def prune(self, theta: np.ndarray, y: np.ndarray, limit: int) -> np.ndarray:
+        """Drop the least promising non-basic columns when there are more than ``limit``
+        (the bound prices all of ``K_1``, so it does not depend on which columns the master
+        holds; a dropped column can come back). Returns ``theta`` for the kept columns."""
+        k = self.cols.shape[1]
+        if k <= limit:
+            return theta
+        rc = self.vals - y @ self.cols
+        rc[theta > 0] = math.inf
+        keep = np.sort(np.argsort(-rc, kind="stable")[: limit // 2])
+        self.cols, self.vals = self.cols[:, keep], self.vals[keep]
+        self._keys = {np.round(self.cols[:, j], 10).tobytes() for j in range(keep.size)}
+        return theta[keep]
+
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """Value, duals ``y`` and primal ``theta``."""
         from scipy.optimize import linprog
@@ -154,7 +168,8 @@ class EnumerationOracle:
     """Exact pricing over an explicit list of candidate rays (columns of ``rays``)."""
 
     name = "enumeration"
-    exact = True
+    #: cheap rounds: finish whatever the deadline
+    runs_to_end = True
 
     def __init__(self, rays: np.ndarray, values: np.ndarray) -> None:
         self.rays = rays
@@ -431,7 +446,6 @@ class L1BallOracle(_BlockColumns):
     prior, for a prior on a grid ``k / m`` (module docstring, "Level structure")."""
 
     name = "dynamic programming"
-    exact = True
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, grid: tuple[np.ndarray, int]
                  ) -> None:
@@ -442,6 +456,7 @@ class L1BallOracle(_BlockColumns):
         self.e = exp_capped(eps)
         self.b = min(float(uset.radius) / 2.0, 1.0)
         self.up = self.e / (1.0 + self.e * self.b)
+        self._calls = 0
 
     # -- the four families of candidates; each returns (values, payloads) -------------------
     def _fixed_prior(self, y: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
@@ -499,30 +514,41 @@ class L1BallOracle(_BlockColumns):
 
     def _small_top(self, best: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
         """Upper bounds over the three-level points whose top block has mass below
-        ``b``: ``U = e^eps B (P_T + P_M - b)``, ``B (e^eps P_T (P_T + P_M - b) + P_M) = 1``."""
+        ``b``: ``U = e^eps B q``, ``B (e^eps P_T q + P_M) = 1`` with ``q = P_T + P_M - b``
+        (and ``U >= B``: ``e^eps q >= 1``). Vectorised over ``(k_T, k_M)`` in row chunks;
+        one candidate (the best ``k_M``) per ``k_T``."""
         e, b, m = self.e, self.b, self.m
         out: list[tuple[float, str, tuple[int, ...]]] = []
-        top = int(math.ceil(b * m))
-        for kt in range(min(top, m + 1)):
-            pt = kt / m
-            if pt >= b or not math.isfinite(best[kt]):
-                continue
-            lo = max(1, int(math.floor((b - pt) * m)))
-            km = np.arange(lo, m - kt + 1)
-            if not km.size:
-                continue
-            pm = km / m
+        kts = np.arange(min(int(math.ceil(b * m)), m + 1))
+        kts = kts[(kts / m < b) & np.isfinite(best[kts])]
+        if not kts.size:
+            return out
+        # e^eps q >= 1 needs k_M >= (b - P_T + e^-eps) m; one unit of slack for rounding
+        first = np.maximum(np.floor((b + 1.0 / e) * m - kts) - 1, 1).astype(np.int64)
+        width = int(max(m - kts[0] - first.min() + 1, 1))
+        step = max(1, 2_000_000 // width)
+        for s0 in range(0, kts.size, step):
+            kt = kts[s0:s0 + step, None]
+            km = first[s0:s0 + step, None] + np.arange(width)[None, :]
+            pt, pm = kt / m, km / m
             q = pt + pm - b
+            inside = (kt + km <= m) & (e * q >= 1.0)
+            kmc = np.where(inside, km, 0)
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
                 bb = 1.0 / (e * pt * q + pm)
                 u = e * bb * q
-                ok = (q >= 0) & (e * q >= 1.0) & np.isfinite(best[kt + km]) & (bb > 0)
-                val = pt * _xlogx(u) + pm * _xlogx(bb) \
-                    - bb * ((e * q - 1.0) * best[kt] + best[kt + km])
-            val = np.where(ok, val, -math.inf)
-            j = int(np.argmax(val))
-            if val[j] > -math.inf:
-                out.append((float(val[j]), "small", (kt, int(km[j]))))
+                # U Y_T + B Y_M = B (rho Y_T + Y_M), rho = U / B = e^eps q >= 1, is at
+                # least B ((rho - 1) min Y(k_T) + min Y(k_T + k_M)) (T and T + M are sets
+                # of those masses) and B (rho min Y(k_T) + min Y(k_M)) (T and M are)
+                bt = best[kt]
+                low = np.maximum((e * q - 1.0) * bt + best[np.where(inside, kt + km, 0)],
+                                 e * q * bt + best[kmc])
+                val = pt * u * np.log(u) + pm * bb * np.log(bb) - bb * low
+            val = np.where(inside & np.isfinite(val), val, -math.inf)
+            j = np.argmax(val, axis=1)
+            rows = np.arange(kt.shape[0])
+            for r in np.flatnonzero(val[rows, j] > -math.inf):
+                out.append((float(val[r, j[r]]), "small", (int(kt[r, 0]), int(km[r, j[r]]))))
         return out
 
     # -- columns ---------------------------------------------------------------------------
@@ -569,8 +595,15 @@ class L1BallOracle(_BlockColumns):
         cands = [(-float(y.sum()), "one", ())]
         cands += self._fixed_prior(y)
         cands += self._two_level(y, best)
-        cands += self._small_top(best)
-        top = max(c[0] for c in cands)
+        self._calls += 1
+        cheap = max(c[0] for c in cands)
+        # the small-top family is the costly one and only matters for the bound: skip it
+        # (no bound this round) while the other families still improve a lot
+        if cheap > 1e-4 * max(abs(float(y.sum())), 1e-12) and self._calls % 5:
+            top = math.inf
+        else:
+            cands += self._small_top(best)
+            top = max(c[0] for c in cands)
         # sums of up to N duals and masses k / m instead of float sums: a margin far below
         # any requested gap keeps the bound on the safe side of rounding
         bound = top + 1e-10 * (1.0 + float(np.abs(y).sum()))
@@ -612,12 +645,14 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     cols = np.concatenate(init, axis=1)
     master.add(cols, mu_values(cols))
     want = max(2 * n, 10)
+    # the master LP is re-solved from scratch each round: keep it to a few times N columns
+    limit_cols = max(30 * n, 300)
     upper = math.inf
     it = 0
     value, y, theta = master.solve()
     # exact enumeration pricing is cheap once the rays exist (one matrix-vector product a
     # round): it finishes the job whatever the deadline; the bound search stops at it
-    limit = math.inf if getattr(oracle, "exact", False) else deadline
+    limit = math.inf if getattr(oracle, "runs_to_end", False) else deadline
     # keep the last part of the budget for the bound (branch and bound pricing)
     heur_until = t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) else math.inf
     while True:
@@ -636,6 +671,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             new, vals, best = oracle.price(y, want=want, deadline=deadline, atol=atol)
         else:
             value, y, theta = master.solve()
+            theta = master.prune(theta, y, limit_cols)
             if time.monotonic() > deadline:
                 break
             continue
@@ -648,6 +684,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                 break
             continue
         value, y, theta = master.solve()
+        theta = master.prune(theta, y, limit_cols)
         if time.monotonic() > limit or it >= _MAX_ROUNDS:
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
