@@ -551,6 +551,77 @@ class L1BallOracle(_BlockColumns):
                 out.append((float(val[r, j[r]]), "small", (int(kt[r, 0]), int(km[r, j[r]]))))
         return out
 
+    def _refine_small(self, y: np.ndarray, best: np.ndarray,
+                      cands: list[tuple[float, str, tuple[int, ...]]], above: float,
+                      budget: float = 4e7) -> list[tuple[float, str, tuple[int, ...]]]:
+        """Tighter bounds for the small-top candidates above ``above``: ``T`` inside
+        ``S = T + M`` exactly. With ``K`` the mass of ``S``, ``rho = e^eps (K / m - b)``
+        depends on ``K`` only, and ``rho Y_T + Y_M = (rho_j - 1) Y_T + Y_S + (rho - rho_j)
+        Y_T``; for ``K`` in a segment starting at ``rho_j <= rho``, the first two terms are
+        minimised exactly by a dynamic programme over ``(mass of T, mass of S)`` and the
+        last is at least ``(rho - rho_j) min Y(k_T)``. Skipped beyond ``budget`` cell
+        updates (the looser bound stays)."""
+        e, b, m, kw = self.e, self.b, self.m, self.k
+        hot = [c for c in cands if c[0] > above]
+        if not hot:
+            return cands
+        kt_max = max(c[2][0] for c in hot)
+        # e^eps q >= 1 needs K >= (b + e^-eps) m: one unit of slack for rounding
+        k_lo = max(0, int(math.floor((b + 1.0 / e) * m)) - 1)
+        per = float(kw.size) * (kt_max + 1) * (m + 1)
+        # one segment per K is exact; fewer, wider segments when that costs too much
+        segs = int(min(m + 1 - k_lo, budget // max(per, 1.0)))
+        if segs < 1:
+            return cands
+        edges = np.unique(np.linspace(k_lo, m + 1, segs + 1).astype(np.int64))
+        ref: dict[int, float] = {}
+        rows = sorted({c[2][0] for c in hot})
+        for a, z in zip(edges[:-1], edges[1:]):
+            rho_j = e * (a / m - b)
+            d = np.full((kt_max + 1, m + 1), math.inf)
+            d[0, 0] = 0.0
+            for i in range(kw.size):
+                w_, yi = int(kw[i]), float(y[i])
+                if w_ > m:
+                    continue
+                new = d.copy()
+                np.minimum(new[:, w_:], d[:, :m + 1 - w_] + yi, out=new[:, w_:])
+                if w_ <= kt_max:
+                    np.minimum(new[w_:, w_:], d[:kt_max + 1 - w_, :m + 1 - w_] + rho_j * yi,
+                               out=new[w_:, w_:])
+                d = new
+            big_k = np.arange(a, min(z, m + 1))
+            for kt in rows:
+                km = big_k - kt
+                pt, pm = kt / m, km / m
+                q = pt + pm - b
+                ok = (km >= 1) & (e * q >= 1.0)
+                if not ok.any():
+                    continue
+                km, q, pm, kk = km[ok], q[ok], pm[ok], big_k[ok]
+                with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+                    bb = 1.0 / (e * pt * q + pm)
+                    u = e * bb * q
+                    low = np.maximum.reduce([
+                        d[kt, kk] + (e * q - rho_j) * best[kt],
+                        (e * q - 1.0) * best[kt] + best[kk],
+                        e * q * best[kt] + best[km]])
+                    val = pt * u * np.log(u) + pm * bb * np.log(bb) - bb * low
+                val = val[np.isfinite(val)]
+                if val.size:
+                    ref[kt] = max(ref.get(kt, -math.inf), float(val.max()))
+        # rows are bounded at their best k_M only: re-bound the whole row with the refined
+        # value where the refinement reached it, else keep the looser bound
+        out = []
+        for val, kind, data in cands:
+            if data[0] in ref and val > above:
+                out.append((min(val, ref[data[0]]), kind, data))
+            elif val > above:
+                out.append((-math.inf if data[0] in rows else val, kind, data))
+            else:
+                out.append((val, kind, data))
+        return out
+
     # -- columns ---------------------------------------------------------------------------
     def _column(self, kind: str, data: tuple[int, ...], y: np.ndarray,
                 take: np.ndarray) -> np.ndarray | None:
@@ -585,8 +656,10 @@ class L1BallOracle(_BlockColumns):
         s = float(self.p @ w)
         return w / s if s > 0 else None
 
-    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float
-              ) -> tuple[np.ndarray, np.ndarray, float]:
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        """Improving columns and an upper bound on ``max_{v in K_1} mu(v) - y . v``
+        (``inf`` in rounds that skip the costly family, unless ``full``)."""
         from ..utility import mutual_information_columns
 
         n = self.n
@@ -599,14 +672,16 @@ class L1BallOracle(_BlockColumns):
         cheap = max(c[0] for c in cands)
         # the small-top family is the costly one and only matters for the bound: skip it
         # (no bound this round) while the other families still improve a lot
-        if cheap > 1e-4 * max(abs(float(y.sum())), 1e-12) and self._calls % 5:
+        if not full and cheap > 1e-4 * max(abs(float(y.sum())), 1e-12) and self._calls % 5:
             top = math.inf
         else:
-            cands += self._small_top(best)
+            small = self._small_top(best)
+            small = self._refine_small(y, best, small, max(cheap, 0.0) + atol)
+            cands += small
             top = max(c[0] for c in cands)
         # sums of up to N duals and masses k / m instead of float sums: a margin far below
         # any requested gap keeps the bound on the safe side of rounding
-        bound = top + 1e-10 * (1.0 + float(np.abs(y).sum()))
+        bound = top + 1e-12 * (1.0 + float(np.abs(y).sum()))
         cands.sort(key=lambda c: -c[0])
         cols = []
         for val, kind, data in cands[: max(want, 1)]:
