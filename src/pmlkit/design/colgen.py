@@ -369,6 +369,10 @@ class BranchAndBoundOracle(_BlockColumns):
         return cols, np.asarray(vals, dtype=np.float64), float(bound)
 
 
+#: Largest ``N^2 m`` (dynamic-programming steps of one pricing round, a few nanoseconds
+#: each) for which :class:`L1BallOracle` is used.
+DP_MAX_STEPS = 1e9
+
 #: Largest denominator ``m`` for which a prior written as ``k / m`` (integer ``k``, e.g. the
 #: estimate ``counts / total``) is priced exactly by dynamic programming over masses.
 GRID_MAX = 400_000

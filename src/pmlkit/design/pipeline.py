@@ -264,6 +264,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         MAX_THREE_LEVEL_N,
         BranchAndBoundOracle,
         EnumerationOracle,
+        DP_MAX_STEPS,
         L1BallOracle,
         column_generation,
         prior_grid,
@@ -296,10 +297,16 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         return w, eps, f"no optimality bound: {method}", None
 
     # mutual information over an l1-ball centred at a prior k / m (an estimate from counts)
-    # is priced exactly by dynamic programming over masses, for any N
-    grid = (prior_grid(p) if rays_fn is None and mu == "mutual_information"
+    # is priced exactly by dynamic programming over masses (about N^2 m steps): preferred
+    # to the ray list from N = 9 on (2-5x faster at N = 12), and the only exact pricing
+    # once the list is too long
+    grid = (prior_grid(p) if (rays_fn is None or n > 8) and mu == "mutual_information"
             and isinstance(uset, L1Ball) and np.array_equal(np.asarray(uset.center), p)
             else None)
+    if grid is not None and float(n) ** 2 * grid[1] > DP_MAX_STEPS:
+        grid = None
+    if grid is not None:
+        rays_fn = None
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
