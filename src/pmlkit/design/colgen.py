@@ -17,7 +17,7 @@ far the restricted value is from the optimum: ``gap = (bound - value) / bound``.
 adds the most improving columns until the gap is at most the requested one (or the time
 budget is spent, in which case the gap actually reached is reported).
 
-Pricing, two exact oracles:
+Pricing, three oracles:
 
 - **Enumeration** (small alphabets): the candidate rays of the set are generated once
   (``N 2^(N-1)``, ``~N 2^N`` or ``3^N`` of them), their utilities computed once; each round is
@@ -34,11 +34,47 @@ Pricing, two exact oracles:
   exact ``G(w*)`` is a lower bound (and a candidate column). A node is split at ``w*_x`` on
   the coordinate with the largest chord error; the largest bound over the open nodes is a
   valid upper bound at every moment, so stopping early still certifies a (larger) gap.
+- **Dynamic programming over masses** (mutual information over an l1-ball centred at the
+  prior, prior on a grid ``p = k / m`` with integer ``k``, e.g. an estimate from counts; any
+  N): exact, see below.
+
+Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
+``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
+``b`` from the largest entries of a column to its smallest, so ``min_Q Q . w >= 1 -
+b (max w - min w)`` on ``K_1``, and the box ``F = {0 <= w <= U', p . w = 1}`` lies in
+``K_1``. The extreme points of ``K_1`` have at most three levels (top block ``T``, middle
+``M``, bottom, :func:`~pmlkit.design.subconvex.three_level_rays`); solving the two tight
+equations (``p . w = 1``, PML tight) for the ball's greedy worst case splits them into:
+
+1. ``P_T = p(T) >= b``, bottom 0: the top level is exactly ``U'`` and the middle one in
+   ``[0, U']``, a point of ``F`` (as are the top-only points ``1_T / P_T``, feasible only
+   when ``E (P_T - b) >= 1``, i.e. ``1 / P_T <= U'``). ``F`` is in ``K_1`` and G is convex,
+   so these are covered by the maximum of ``G`` over the vertices of ``F``: every entry at
+   0 or ``U'`` but one free entry ``f`` at ``r = (1 - U' P_S) / p_f``.
+2. Two levels, ``T`` at ``U`` and the rest at ``C > 0``: ``C = (1 - U' P_T) / (U' b P_T +
+   1 - P_T)``, ``U = U' (1 + b C)`` when ``P_T >= b``; ``C = 1 / (1 + (E - 1) P_T)``,
+   ``U = E C`` when ``P_T < b`` (the whole top mass is moved).
+3. ``P_T < b``, bottom 0 ("small top"): ``U = E B q`` with ``q = P_T + P_M - b``,
+   ``B (E P_T q + P_M) = 1``, and ``U >= B`` (``E q >= 1``).
+
+On a family the levels depend on the block masses only, and
+``G = sum_levels L (P_level log L - Y_level)`` with ``Y_level = sum_{x in block} y_x`` is
+decreasing in each ``Y`` (levels are >= 0). With integer masses ``k_x``, the knapsack
+recursion :func:`_min_sums` gives ``min Y`` over the sets of every mass ``0..m`` in
+``O(N m)``: family 2 is exact from one table, family 1 from one table per free entry
+``f`` (``O(N^2 m)``). For family 3, ``U Y_T + B Y_M = B ((rho - 1) Y_T + Y_S)`` with
+``S = T + M`` and ``rho = U / B = E q >= 1``; it is at least ``B ((rho - 1) min Y(k_T) + min
+Y(k_S))`` and ``B (rho min Y(k_T) + min Y(k_M))``, and where those bounds do not settle the
+sign, a table over (mass of ``T``, mass of ``S``) with ``T`` inside ``S`` makes it exact
+(:meth:`L1BallOracle._refine_small`). The bound is the largest value over the families,
+plus a margin of ``1e-12 (1 + sum |y|)`` for rounding, and the minimising sets (traced back
+through the tables) are the improving columns.
 """
 
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -50,7 +86,7 @@ import numpy as np
 from ..errors import PMLError
 from ._common import drop_empty_columns, repair_rows
 
-__all__ = ["ColgenResult", "column_generation"]
+__all__ = ["ColgenResult", "L1BallOracle", "column_generation", "prior_grid"]
 
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
 MAX_ENUMERATED = 2_000_000
@@ -71,7 +107,15 @@ class ColgenResult:
 
     ``matrix``: the mechanism (rows repaired, empty columns dropped); ``value``: the master
     LP optimum; ``upper_bound``: a certified upper bound on the full LP optimum (``inf`` if
-    none); ``iterations``, ``columns``: the work done; ``oracle``: which pricing was used."""
+    none); ``iterations``, ``columns``: the work done; ``oracle``: which pricing was used.
+
+    Examples
+    --------
+    >>> r = ColgenResult(np.eye(2), value=0.99, upper_bound=1.0, iterations=3, columns=4,
+    ...                  oracle="enumeration", seconds=0.1)
+    >>> round(r.gap, 6)  # (1.0 - 0.99) / 1.0: within 1% of the optimum
+    0.01
+    """
 
     matrix: np.ndarray
     value: float
@@ -296,7 +340,8 @@ class BranchAndBoundOracle(_BlockColumns):
         lo0, hi0 = np.zeros(n), self.cap.copy()
 
         def g(a: np.ndarray) -> np.ndarray:
-            return p * _xlogx(a) - y * a
+            out: np.ndarray = p * _xlogx(a) - y * a
+            return out
 
         def relax(lo: np.ndarray, hi: np.ndarray) -> tuple[float, np.ndarray] | None:
             width = hi - lo
@@ -447,7 +492,25 @@ def _backtrack(kw: np.ndarray, take: np.ndarray, k: int) -> np.ndarray:
 
 class L1BallOracle(_BlockColumns):
     """Exact pricing for mutual information over ``K_1`` of an l1-ball centred at the
-    prior, for a prior on a grid ``k / m`` (module docstring, "Level structure")."""
+    prior, for a prior on a grid ``k / m`` (module docstring, "Level structure").
+
+    ``price(y, want=, deadline=, atol=, full=False)`` returns improving columns (points of
+    ``K_1``), their utilities and an upper bound on ``max_{v in K_1} mu(v) - y . v``.
+
+    Examples
+    --------
+    With zero duals the bound is the largest ``mu`` over ``K_1``. For the fixed prior
+    ``(0.5, 0.3, 0.2)`` at ``eps = log 2`` (entries at most 2, ``p . w = 1``) that is
+    ``log 2``, reached by ``w = (2, 0, 0)`` (the first value revealed with certainty):
+
+    >>> from pmlkit.sets import L1Ball
+    >>> p = np.array([0.5, 0.3, 0.2])
+    >>> oracle = L1BallOracle(L1Ball(p, 0.0), p, math.log(2), prior_grid(p))
+    >>> cols, vals, bound = oracle.price(np.zeros(3), want=1, deadline=math.inf,
+    ...                                  atol=1e-12, full=True)
+    >>> round(bound, 9), round(float(vals[0]), 9)
+    (0.693147181, 0.693147181)
+    """
 
     name = "dynamic programming"
 
@@ -469,7 +532,7 @@ class L1BallOracle(_BlockColumns):
         out: list[tuple[float, str, tuple[int, ...]]] = []
         if up * (1.0 + 1e-12) < 1.0:  # the box cannot reach p . w = 1
             return out
-        size = min(m, int(math.floor(m / up * (1 + 1e-12))))
+        size = min(m, math.floor(m / up * (1 + 1e-12)))
         kk = np.arange(size + 1)
         mass = kk / m
         idx = np.arange(self.n)
@@ -523,7 +586,7 @@ class L1BallOracle(_BlockColumns):
         one candidate (the best ``k_M``) per ``k_T``."""
         e, b, m = self.e, self.b, self.m
         out: list[tuple[float, str, tuple[int, ...]]] = []
-        kts = np.arange(min(int(math.ceil(b * m)), m + 1))
+        kts = np.arange(min(math.ceil(b * m), m + 1))
         kts = kts[(kts / m < b) & np.isfinite(best[kts])]
         if not kts.size:
             return out
@@ -571,7 +634,7 @@ class L1BallOracle(_BlockColumns):
             return cands
         kt_max = max(c[2][0] for c in hot)
         # e^eps q >= 1 needs K >= (b + e^-eps) m: one unit of slack for rounding
-        k_lo = max(0, int(math.floor((b + 1.0 / e) * m)) - 1)
+        k_lo = max(0, math.floor((b + 1.0 / e) * m) - 1)
         per = float(kw.size) * (kt_max + 1) * (m + 1)
         # one segment per K is exact; fewer, wider segments when that costs too much
         segs = int(min(m + 1 - k_lo, budget // max(per, 1.0)))
@@ -580,7 +643,7 @@ class L1BallOracle(_BlockColumns):
         edges = np.unique(np.linspace(k_lo, m + 1, segs + 1).astype(np.int64))
         ref: dict[int, float] = {}
         rows = sorted({c[2][0] for c in hot})
-        for a, z in zip(edges[:-1], edges[1:]):
+        for a, z in itertools.pairwise(edges):
             rho_j = e * (a / m - b)
             d = np.full((kt_max + 1, m + 1), math.inf)
             d[0, 0] = 0.0
@@ -669,7 +732,7 @@ class L1BallOracle(_BlockColumns):
         n = self.n
         best, take = _min_sums(self.k, y, self.m, keep=True)
         assert take is not None
-        cands = [(-float(y.sum()), "one", ())]
+        cands: list[tuple[float, str, tuple[int, ...]]] = [(-float(y.sum()), "one", ())]
         cands += self._fixed_prior(y)
         cands += self._two_level(y, best)
         self._calls += 1
@@ -712,7 +775,25 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 
     ``start``: initial columns (points of ``K_1``); ``w = 1`` is always added, so the master
     is feasible from the first round. Stops when the certified gap is ``<= gap`` or at
-    ``deadline`` (``time.monotonic()``), returning the gap reached."""
+    ``deadline`` (``time.monotonic()``), returning the gap reached.
+
+    Examples
+    --------
+    At ``eps = log 2`` a fair coin can be published unchanged (its PML is ``log 2``), so the
+    optimal mutual information is ``log 2`` and the mechanism the identity:
+
+    >>> from pmlkit.sets import L1Ball
+    >>> from pmlkit.utility import mutual_information_columns
+    >>> p = np.array([0.5, 0.5])
+    >>> oracle = L1BallOracle(L1Ball(p, 0.0), p, math.log(2), prior_grid(p))
+    >>> res = column_generation(oracle, p, lambda v: mutual_information_columns(v, p),
+    ...                         start=None, gap=1e-9, deadline=math.inf)
+    >>> round(res.value, 9), res.gap
+    (0.693147181, 0.0)
+    >>> np.round(res.matrix, 9)
+    array([[1., 0.],
+           [0., 1.]])
+    """
     t0 = time.monotonic()
     n = p.size
     master = _Master(n)

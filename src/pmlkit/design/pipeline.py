@@ -260,11 +260,11 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
 
     from ..sets import L1Ball
     from .colgen import (
+        DP_MAX_STEPS,
         MAX_ENUMERATED,
         MAX_THREE_LEVEL_N,
         BranchAndBoundOracle,
         EnumerationOracle,
-        DP_MAX_STEPS,
         L1BallOracle,
         column_generation,
         prior_grid,
