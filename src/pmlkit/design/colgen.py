@@ -414,8 +414,8 @@ class BranchAndBoundOracle(_BlockColumns):
         return cols, np.asarray(vals, dtype=np.float64), float(bound)
 
 
-#: Largest ``N^2 m`` (dynamic-programming steps of one pricing round, a few nanoseconds
-#: each) for which :class:`L1BallOracle` is used.
+#: Largest number of array steps of one pricing round (:meth:`L1BallOracle.steps`, a few
+#: nanoseconds each) for which :class:`L1BallOracle` is used.
 DP_MAX_STEPS = 1e9
 
 #: Largest denominator ``m`` for which a prior written as ``k / m`` (integer ``k``, e.g. the
@@ -525,29 +525,55 @@ class L1BallOracle(_BlockColumns):
         self.up = self.e / (1.0 + self.e * self.b)
         self._calls = 0
 
+    @staticmethod
+    def steps(n: int, m: int, radius: float) -> float:
+        """Array steps of one full pricing round: ``N^2 m`` for the fixed-prior tables and
+        ``(b m) m`` for the small-top family (``b = radius / 2``)."""
+        return float(n) ** 2 * m + min(radius / 2.0, 1.0) * float(m) ** 2
+
     # -- the four families of candidates; each returns (values, payloads) -------------------
-    def _fixed_prior(self, y: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
-        """Best point of ``{0 <= w <= U', p . w = 1}`` with free entry ``f``, per ``f``."""
+    def _fixed_prior(self, y: np.ndarray, best_all: np.ndarray, above: float
+                     ) -> list[tuple[float, str, tuple[int, ...]]]:
+        """Best point of ``{0 <= w <= U', p . w = 1}`` with free entry ``f``, per ``f``.
+
+        ``min Y`` over the sets avoiding ``f`` is at least ``min Y`` over all sets
+        (``best_all``), which bounds every ``f`` at once; the exact table without ``f`` is
+        built only for the ``f`` whose bound exceeds ``above`` (and for the best few, whose
+        columns are wanted)."""
         up, k, m, p = self.up, self.k, self.m, self.p
         out: list[tuple[float, str, tuple[int, ...]]] = []
         if up * (1.0 + 1e-12) < 1.0:  # the box cannot reach p . w = 1
             return out
         size = min(m, math.floor(m / up * (1 + 1e-12)))
-        kk = np.arange(size + 1)
-        mass = kk / m
+        mass = np.arange(size + 1) / m
+        lin = up * (mass * math.log(up) - best_all[:size + 1])  # S at U', relaxed
+        free = np.flatnonzero(k > 0)
+        r = np.clip((1.0 - up * mass[None, :]) / p[free, None], 0.0, up)
+        ok = np.isfinite(best_all[None, :size + 1]) \
+            & ((1.0 - up * mass[None, :]) >= -1e-12 * up) \
+            & ((1.0 - up * mass[None, :]) <= up * p[free, None] * (1 + 1e-12))
+        with np.errstate(invalid="ignore"):
+            relaxed = np.where(ok, lin[None, :] + p[free, None] * _xlogx(r)
+                               - y[free, None] * r, -math.inf).max(axis=1)
+        order = np.argsort(-relaxed, kind="stable")
         idx = np.arange(self.n)
-        for f in np.flatnonzero(k > 0):
+        for rank, i in enumerate(order):
+            f = int(free[i])
+            if rank >= 4 and relaxed[i] <= above:
+                if relaxed[i] > -math.inf:
+                    out.append((float(relaxed[i]), "fp-relaxed", (f,)))
+                continue
             others = idx != f
             best, _ = _min_sums(k[others], y[others], size)
-            r = (1.0 - up * mass) / p[f]
-            ok = np.isfinite(best) & (r >= -1e-12 * up) & (r <= up * (1 + 1e-12))
-            if not ok.any():
+            rf = (1.0 - up * mass) / p[f]
+            okf = np.isfinite(best) & (rf >= -1e-12 * up) & (rf <= up * (1 + 1e-12))
+            if not okf.any():
                 continue
-            r = np.clip(r, 0.0, up)
-            val = up * (mass * math.log(up) - best) + p[f] * _xlogx(r) - y[f] * r
-            val = np.where(ok, val, -math.inf)
+            rf = np.clip(rf, 0.0, up)
+            val = np.where(okf, up * (mass * math.log(up) - best) + p[f] * _xlogx(rf)
+                           - y[f] * rf, -math.inf)
             j = int(np.argmax(val))
-            out.append((float(val[j]), "fp", (int(f), j)))
+            out.append((float(val[j]), "fp", (f, j)))
         return out
 
     def _levels2(self, mass: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -733,8 +759,8 @@ class L1BallOracle(_BlockColumns):
         best, take = _min_sums(self.k, y, self.m, keep=True)
         assert take is not None
         cands: list[tuple[float, str, tuple[int, ...]]] = [(-float(y.sum()), "one", ())]
-        cands += self._fixed_prior(y)
         cands += self._two_level(y, best)
+        cands += self._fixed_prior(y, best, max(max(c[0] for c in cands), 0.0) + atol)
         self._calls += 1
         cheap = max(c[0] for c in cands)
         # the small-top family is the costly one and only matters for the bound: skip it
@@ -754,6 +780,8 @@ class L1BallOracle(_BlockColumns):
         for val, kind, data in cands[: max(want, 1)]:
             if val <= atol:
                 break
+            if kind == "fp-relaxed":
+                continue  # a bound only, no column
             w = np.ones(n) if kind == "one" else self._column(kind, data, y, take)
             if w is not None:
                 cols.append(w)

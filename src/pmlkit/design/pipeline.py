@@ -19,11 +19,14 @@ Utilities (``utility=``):
 Sub-convex utilities are designed by column generation over the extreme rays of the set's
 cone of eps-PML columns (:mod:`pmlkit.design.colgen`), which certifies a relative
 optimality gap (``parameters["optimality_gap"]``, ``DesignResult.optimality_gap``; 0 when
-optimal to solver tolerance). Pricing is exact by enumeration of the candidate rays while
-they are few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball,
-box or their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for
-vertex sets, mutual information is priced by spatial branch and bound, which bounds the gap
-at any time. ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
+optimal to solver tolerance). Mutual information over an l1-ball centred at the estimate
+(the paper's set, and the fixed prior) is priced exactly for any N by dynamic programming
+over block masses when the estimate is a vector of counts over their total (used from
+N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while they are
+few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
+their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for vertex
+sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
+time (boxes and other sets at N >= 14 may end with a gap of a few percent: it is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
 carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
 accuracy design's utility (its columns start the search). For the fixed prior in the first
 privacy region the closed form is used for any N. A user callable on an alphabet too large
@@ -303,7 +306,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     grid = (prior_grid(p) if (rays_fn is None or n > 8) and mu == "mutual_information"
             and isinstance(uset, L1Ball) and np.array_equal(np.asarray(uset.center), p)
             else None)
-    if grid is not None and float(n) ** 2 * grid[1] > DP_MAX_STEPS:
+    if grid is not None and L1BallOracle.steps(n, grid[1], uset.radius) > DP_MAX_STEPS:
         grid = None
     if grid is not None:
         rays_fn = None
@@ -345,7 +348,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # exhaustive pricing runs to the end whatever the budget: a gap left after it is
         # the LP solver's tolerance, not the time budget
         why = ("after exhaustive pricing (the rest is the LP solver's tolerance)"
-               if first.oracle in ("enumeration", "dynamic programming") else
+               if first.oracle == "enumeration" else
                "stopped by the time budget (max_seconds); raise max_seconds to close it")
         warnings.warn(
             f"{designer}: certified optimality gap of {g:.3g} (requested {gap:g}) {why}: "
