@@ -26,7 +26,8 @@ N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while
 few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for vertex
 sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
-time (boxes and other sets at N >= 14 may end with a gap of a few percent: it is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
+time (boxes and other sets at N >= 14 may end with a gap of a few percent: it is
+reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
 carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
 accuracy design's utility (its columns start the search). For the fixed prior in the first
 privacy region the closed form is used for any N. A user callable on an alphabet too large
