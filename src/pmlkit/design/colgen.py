@@ -490,6 +490,41 @@ def _backtrack(kw: np.ndarray, take: np.ndarray, k: int) -> np.ndarray:
     return np.asarray(chosen[::-1], dtype=np.int64)
 
 
+def _members(kw: np.ndarray, take: np.ndarray, size: int) -> np.ndarray:
+    """``(items, size + 1)`` booleans: item ``i`` is in the set :func:`_backtrack` returns
+    for mass ``k``, for every ``k <= size`` at once."""
+    cur = np.arange(size + 1)
+    inside = np.zeros((kw.size, size + 1), dtype=bool)
+    for i in range(kw.size - 1, -1, -1):
+        t = take[i, cur]
+        inside[i] = t
+        cur = cur - np.where(t, int(kw[i]), 0)
+    return inside
+
+
+def _range_min_table(a: np.ndarray) -> list[np.ndarray]:
+    """Sparse table of ``a``: level ``j`` holds the minima over windows of ``2^j``."""
+    table = [a]
+    span = 1
+    while 2 * span <= a.size:
+        prev = table[-1]
+        table.append(np.minimum(prev[:-span], prev[span:]))
+        span *= 2
+    return table
+
+
+def _range_min(table: list[np.ndarray], lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    """``min a[lo..hi]`` (inclusive, ``lo <= hi``) elementwise, from :func:`_range_min_table`."""
+    length = (hi - lo + 1).astype(np.int64)
+    level = np.floor(np.log2(np.maximum(length, 1))).astype(np.int64)
+    out = np.full(lo.shape, math.inf)
+    for j in np.unique(level):
+        sel = level == j
+        t = table[int(j)]
+        out[sel] = np.minimum(t[lo[sel]], t[hi[sel] - (1 << int(j)) + 1])
+    return out
+
+
 class L1BallOracle(_BlockColumns):
     """Exact pricing for mutual information over ``K_1`` of an l1-ball centred at the
     prior, for a prior on a grid ``k / m`` (module docstring, "Level structure").
@@ -513,6 +548,9 @@ class L1BallOracle(_BlockColumns):
     """
 
     name = "dynamic programming"
+    #: some rounds return no bound (``inf``): :func:`column_generation` asks for one at
+    #: the end
+    skips_bounds = True
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, grid: tuple[np.ndarray, int]
                  ) -> None:
@@ -532,14 +570,14 @@ class L1BallOracle(_BlockColumns):
         return float(n) ** 2 * m + min(radius / 2.0, 1.0) * float(m) ** 2
 
     # -- the four families of candidates; each returns (values, payloads) -------------------
-    def _fixed_prior(self, y: np.ndarray, best_all: np.ndarray, above: float
-                     ) -> list[tuple[float, str, tuple[int, ...]]]:
+    def _fixed_prior(self, y: np.ndarray, best_all: np.ndarray, take: np.ndarray,
+                     above: float) -> list[tuple[float, str, tuple[int, ...]]]:
         """Best point of ``{0 <= w <= U', p . w = 1}`` with free entry ``f``, per ``f``.
 
         ``min Y`` over the sets avoiding ``f`` is at least ``min Y`` over all sets
-        (``best_all``), which bounds every ``f`` at once; the exact table without ``f`` is
-        built only for the ``f`` whose bound exceeds ``above`` (and for the best few, whose
-        columns are wanted)."""
+        (``best_all``), with equality where the minimising set avoids ``f``; the exact
+        table without ``f`` is built only where the sets containing ``f`` could beat both
+        the others and ``above``."""
         up, k, m, p = self.up, self.k, self.m, self.p
         out: list[tuple[float, str, tuple[int, ...]]] = []
         if up * (1.0 + 1e-12) < 1.0:  # the box cannot reach p . w = 1
@@ -553,15 +591,24 @@ class L1BallOracle(_BlockColumns):
             & ((1.0 - up * mass[None, :]) >= -1e-12 * up) \
             & ((1.0 - up * mass[None, :]) <= up * p[free, None] * (1 + 1e-12))
         with np.errstate(invalid="ignore"):
-            relaxed = np.where(ok, lin[None, :] + p[free, None] * _xlogx(r)
-                               - y[free, None] * r, -math.inf).max(axis=1)
-        order = np.argsort(-relaxed, kind="stable")
+            rel = np.where(ok, lin[None, :] + p[free, None] * _xlogx(r)
+                           - y[free, None] * r, -math.inf)
+        # where the minimising set of mass k (traced back through the table) avoids f, the
+        # relaxed value is exact
+        inside = _members(k, take, size)[free]
         idx = np.arange(self.n)
-        for rank, i in enumerate(order):
-            f = int(free[i])
-            if rank >= 4 and relaxed[i] <= above:
-                if relaxed[i] > -math.inf:
-                    out.append((float(relaxed[i]), "fp-relaxed", (f,)))
+        for i, f_ in enumerate(free):
+            f = int(f_)
+            vals = rel[i]
+            ex = np.where(inside[i], -math.inf, vals)
+            wi = np.where(inside[i], vals, -math.inf)
+            j = int(np.argmax(ex))
+            top_in = float(wi.max())
+            if top_in <= max(float(ex[j]), above):
+                if ex[j] > -math.inf:
+                    out.append((float(ex[j]), "fp", (f, j)))
+                if top_in > -math.inf:
+                    out.append((top_in, "fp-relaxed", (f,)))
                 continue
             others = idx != f
             best, _ = _min_sums(k[others], y[others], size)
@@ -605,11 +652,17 @@ class L1BallOracle(_BlockColumns):
         order = np.argsort(-val)[: max(4, self.n)]
         return [(float(val[j]), "two", (int(kk[j]),)) for j in order if val[j] > -math.inf]
 
-    def _small_top(self, best: np.ndarray) -> list[tuple[float, str, tuple[int, ...]]]:
+    def _small_top(self, best: np.ndarray, above: float = -math.inf, block: int = 256
+                   ) -> list[tuple[float, str, tuple[int, ...]]]:
         """Upper bounds over the three-level points whose top block has mass below
         ``b``: ``U = e^eps B q``, ``B (e^eps P_T q + P_M) = 1`` with ``q = P_T + P_M - b``
-        (and ``U >= B``: ``e^eps q >= 1``). Vectorised over ``(k_T, k_M)`` in row chunks;
-        one candidate (the best ``k_M``) per ``k_T``."""
+        (and ``U >= B``: ``e^eps q >= 1``). One candidate (the best ``k_M``) per ``k_T``.
+
+        Each row ``k_T`` is first bounded on blocks of ``block`` consecutive ``k_M``: along
+        a row ``q``, ``P_M`` and ``U`` increase and ``B`` decreases, ``a log a`` is convex
+        (its maximum on an interval is at an end), and the tables' minima over the block
+        (a sparse table) bound the ``min Y`` terms from below. Only the blocks whose bound
+        exceeds ``above`` are evaluated cell by cell."""
         e, b, m = self.e, self.b, self.m
         out: list[tuple[float, str, tuple[int, ...]]] = []
         kts = np.arange(min(math.ceil(b * m), m + 1))
@@ -618,30 +671,73 @@ class L1BallOracle(_BlockColumns):
             return out
         # e^eps q >= 1 needs k_M >= (b - P_T + e^-eps) m; one unit of slack for rounding
         first = np.maximum(np.floor((b + 1.0 / e) * m - kts) - 1, 1).astype(np.int64)
-        width = int(max(m - kts[0] - first.min() + 1, 1))
-        step = max(1, 2_000_000 // width)
-        for s0 in range(0, kts.size, step):
-            kt = kts[s0:s0 + step, None]
-            km = first[s0:s0 + step, None] + np.arange(width)[None, :]
-            pt, pm = kt / m, km / m
+        last = m - kts  # k_T + k_M <= m
+        table = _range_min_table(best)
+        nb = int(np.max((last - first) // block + 1)) if (last >= first).any() else 0
+        if nb <= 0:
+            return out
+        kt = kts[:, None].astype(np.float64)
+        k1 = first[:, None] + block * np.arange(nb)[None, :]
+        k2 = np.minimum(k1 + block - 1, last[:, None])  # inclusive
+        live = k1 <= k2
+        k1c, k2c = np.where(live, k1, first[:, None]), np.where(live, k2, first[:, None])
+        pt = kt / m
+
+        def levels(km: np.ndarray) -> tuple[np.ndarray, ...]:
+            pm = km / m
             q = pt + pm - b
-            inside = (kt + km <= m) & (e * q >= 1.0)
-            kmc = np.where(inside, km, 0)
+            bb = 1.0 / (e * pt * q + pm)
+            return pm, q, bb, e * bb * q
+
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # valid cells of a block start at q = e^-eps at the earliest: bound the levels
+            # from there (B is positive and decreasing, U increasing, on that range)
+            kstar = (b + 1.0 / e - pt) * m
+            pm1, q1, bb1, u1 = levels(np.maximum(k1c.astype(np.float64), kstar))
+            pm2, q2, bb2, u2 = levels(k2c.astype(np.float64))
+            ulog = np.maximum(_xlogx(u1), _xlogx(u2))
+            blog = np.maximum(_xlogx(bb1), _xlogx(bb2))
+            phi = pt * ulog + np.where(blog >= 0, pm2, pm1) * blog
+            bt = best[kts][:, None]
+            eq_lo, eq_hi = e * q1, e * q2
+            min_s = _range_min(table, kts[:, None] + k1c, kts[:, None] + k2c)
+            min_m = _range_min(table, k1c, k2c)
+            low_a = np.minimum((eq_lo - 1.0) * bt, (eq_hi - 1.0) * bt) + min_s
+            low_b = np.minimum(eq_lo * bt, eq_hi * bt) + min_m
+            low = np.maximum(low_a, low_b)
+            ub = phi - np.where(low >= 0, bb2, bb1) * low
+            ub = np.where(live & (eq_hi >= 1.0) & ~np.isnan(ub), ub, -math.inf)
+        row_ub = ub.max(axis=1)
+        for r in range(kts.size):
+            if row_ub[r] == -math.inf:
+                continue
+            hot = np.flatnonzero(ub[r] > above)
+            if not hot.size:
+                out.append((float(row_ub[r]), "small-bound", (int(kts[r]),)))
+                continue
+            ktr = int(kts[r])
+            km = (k1[r, hot][:, None] + np.arange(block)[None, :]).ravel()
+            km = km[km <= last[r]]
+            pt_r = ktr / m
+            pm = km / m
+            q = pt_r + pm - b
             with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-                bb = 1.0 / (e * pt * q + pm)
+                bb = 1.0 / (e * pt_r * q + pm)
                 u = e * bb * q
                 # U Y_T + B Y_M = B (rho Y_T + Y_M), rho = U / B = e^eps q >= 1, is at
                 # least B ((rho - 1) min Y(k_T) + min Y(k_T + k_M)) (T and T + M are sets
                 # of those masses) and B (rho min Y(k_T) + min Y(k_M)) (T and M are)
-                bt = best[kt]
-                low = np.maximum((e * q - 1.0) * bt + best[np.where(inside, kt + km, 0)],
-                                 e * q * bt + best[kmc])
-                val = pt * u * np.log(u) + pm * bb * np.log(bb) - bb * low
-            val = np.where(inside & np.isfinite(val), val, -math.inf)
-            j = np.argmax(val, axis=1)
-            rows = np.arange(kt.shape[0])
-            for r in np.flatnonzero(val[rows, j] > -math.inf):
-                out.append((float(val[r, j[r]]), "small", (int(kt[r, 0]), int(km[r, j[r]]))))
+                btr = best[ktr]
+                low_c = np.maximum((e * q - 1.0) * btr + best[ktr + km], e * q * btr + best[km])
+                val = pt_r * _xlogx(u) + pm * _xlogx(bb) - bb * low_c
+            val = np.where((e * q >= 1.0) & np.isfinite(val), val, -math.inf)
+            cold = np.delete(ub[r], hot)
+            rest = float(cold.max()) if cold.size else -math.inf
+            j = int(np.argmax(val))
+            if val[j] >= rest and val[j] > -math.inf:
+                out.append((float(val[j]), "small", (ktr, int(km[j]))))
+            elif rest > -math.inf:
+                out.append((max(rest, float(val[j])), "small-bound", (ktr,)))
         return out
 
     def _refine_small(self, y: np.ndarray, best: np.ndarray,
@@ -760,7 +856,7 @@ class L1BallOracle(_BlockColumns):
         assert take is not None
         cands: list[tuple[float, str, tuple[int, ...]]] = [(-float(y.sum()), "one", ())]
         cands += self._two_level(y, best)
-        cands += self._fixed_prior(y, best, max(max(c[0] for c in cands), 0.0) + atol)
+        cands += self._fixed_prior(y, best, take, max(max(c[0] for c in cands), 0.0) + atol)
         self._calls += 1
         cheap = max(c[0] for c in cands)
         # the small-top family is the costly one and only matters for the bound: skip it
@@ -768,7 +864,7 @@ class L1BallOracle(_BlockColumns):
         if not full and cheap > 1e-4 * max(abs(float(y.sum())), 1e-12) and self._calls % 5:
             top = math.inf
         else:
-            small = self._small_top(best)
+            small = self._small_top(best, max(cheap, 0.0) + atol)
             small = self._refine_small(y, best, small, max(cheap, 0.0) + atol)
             cands += small
             top = max(c[0] for c in cands)
@@ -780,7 +876,7 @@ class L1BallOracle(_BlockColumns):
         for val, kind, data in cands[: max(want, 1)]:
             if val <= atol:
                 break
-            if kind == "fp-relaxed":
+            if kind in ("fp-relaxed", "small-bound"):
                 continue  # a bound only, no column
             w = np.ones(n) if kind == "one" else self._column(kind, data, y, take)
             if w is not None:
@@ -876,6 +972,10 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         if time.monotonic() > limit or it >= _MAX_ROUNDS:
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
+    if relative_gap(upper, value) > gap and getattr(oracle, "skips_bounds", False):
+        # an oracle that skips its costly bound in some rounds bounds the last duals once
+        _, _, best = oracle.price(y, want=0, deadline=math.inf, atol=atol, full=True)
+        upper = min(upper, float(np.sum(y)) + max(0.0, best))
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
     w = drop_empty_columns(repair_rows(w))
