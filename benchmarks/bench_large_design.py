@@ -10,8 +10,10 @@ the exact set, and the fixed-prior design at eps' for l1-balls when it certifies
 gain over it. Then Adult's native-country and occupation x sex columns (skipped without
 the data: set ``PMLKIT_DATA`` to the folder holding ``adult.data``).
 
-Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_seconds]`` (default 60 s
-per design for N = 50 and the Adult columns, a third of it below).
+Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_seconds] [Ns] [adult]``
+(default 60 s per design for N = 50 and the Adult columns, a third of it below; ``Ns`` a
+comma-separated subset of the alphabet sizes, ``adult`` one of ``adult`` (default),
+``noadult``, ``only``: to split the table over processes).
 """
 
 from __future__ import annotations
@@ -95,10 +97,12 @@ def row(name, n, eps, dt, peak, val, gap, extra=""):
 
 def main() -> None:
     big = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
+    ns = tuple(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) > 2 else NS
+    which = sys.argv[3] if len(sys.argv) > 3 else "adult"
     print(f"m = {M}, delta = {DELTA}, geometric prior (0.85); budget {big:g} s (N = 50)")
     print(f"{'set':22s} {'N':>3s} {'eps':>6s} {'time s':>8s} {'peak MB':>8s} "
           f"{'MI nats':>10s} {'gap':>9s} notes")
-    for n in NS:
+    for n in ns if which != "only" else ():
         counts = geometric_counts(n)
         p = counts / counts.sum()
         secs = big if n >= 50 else big / 3
@@ -114,7 +118,8 @@ def main() -> None:
                     v_fb = old_fallback(uset, p, eps)
                     extra += f"; old fallback {v_fb:.6f}, gain {val - v_fb:+.6f}"
                 row(name, n, eps, dt, peak, val, gap, extra)
-    adult(big)
+    if which != "noadult":
+        adult(big)
 
 
 def adult(secs: float) -> None:

@@ -63,7 +63,16 @@ _RAY_TOL = 1e-12
 
 
 def subset_matrix(n: int) -> np.ndarray:
-    """All ``2^n`` subsets of ``range(n)`` as a boolean ``(2^n, n)`` matrix."""
+    """All ``2^n`` subsets of ``range(n)`` as a boolean ``(2^n, n)`` matrix.
+
+    Examples
+    --------
+    >>> subset_matrix(2).astype(int)  # row k holds the binary digits of k
+    array([[0, 0],
+           [1, 0],
+           [0, 1],
+           [1, 1]])
+    """
     if n > 24:  # pragma: no cover - guarded by MAX_EXACT_N
         raise TooLargeError(f"cannot enumerate 2^{n} subsets")
     codes = np.arange(1 << n, dtype=np.int64)
@@ -88,7 +97,17 @@ def fixed_prior_rays(p: np.ndarray, eps: float) -> np.ndarray:
 
     Candidates ``e^eps 1_S + r e_f`` for every subset ``S`` and free index ``f`` outside it
     with ``p_f > 0``, kept when ``0 <= r <= e^eps`` (within 1e-12, then clipped). Empty
-    when ``eps`` is so small that no column exists (never for ``eps >= 0``: ``w = 1``)."""
+    when ``eps`` is so small that no column exists (never for ``eps >= 0``: ``w = 1``).
+
+    Examples
+    --------
+    A fair coin at ``eps = log 2``: the cap is 2, and ``p . w = 1`` forces one entry to 2
+    and the other to 0 (each found twice: once as the free entry, once in ``S``).
+
+    >>> fixed_prior_rays(np.array([0.5, 0.5]), np.log(2))
+    array([[2., 0., 2., 0.],
+           [0., 2., 0., 2.]])
+    """
     n = p.size
     _check_size(n)
     e = exp_capped(eps)
@@ -110,7 +129,15 @@ def l1_ball_rays(p: np.ndarray, eps: float, beta: float) -> np.ndarray:
     """Vertices of the lifted l1-ball polytope projected to ``w`` (see module docstring).
 
     Requires ``beta <= 2 p_min``. Returns ``(N, K)``: the fixed-prior rays at ``eps'``
-    (when ``eps' >= 0``) and the two-level rays ``t + (U - t) 1_S``."""
+    (when ``eps' >= 0``) and the two-level rays ``t + (U - t) 1_S``.
+
+    Examples
+    --------
+    >>> p = np.array([0.5, 0.3, 0.2])
+    >>> rays = l1_ball_rays(p, np.log(2), 0.2)
+    >>> rays.shape, bool(np.allclose(p @ rays, 1.0))  # every ray is normalised: p . v = 1
+    ((3, 10), True)
+    """
     n = p.size
     _check_size(n)
     if beta > 2 * float(p.min()):
@@ -171,7 +198,19 @@ def ray_values(rays: np.ndarray, p: np.ndarray, mu: str | MuFn) -> np.ndarray:
 
 def ray_lp_matrix(rays: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Solve ``max values . theta  s.t.  rays @ theta = 1, theta >= 0`` (HiGHS) and return
-    the mechanism with columns ``theta_k v_k`` (rows repaired, empty columns dropped)."""
+    the mechanism with columns ``theta_k v_k`` (rows repaired, empty columns dropped).
+
+    Examples
+    --------
+    At ``eps = log 2`` a fair coin can be released exactly (its PML is ``log 2``): the
+    optimal mutual-information mechanism is the identity.
+
+    >>> p = np.array([0.5, 0.5])
+    >>> rays = fixed_prior_rays(p, np.log(2))
+    >>> ray_lp_matrix(rays, ray_values(rays, p, "mutual_information"))
+    array([[1., 0.],
+           [0., 1.]])
+    """
     if rays.shape[1] == 0:  # pragma: no cover - w = 1 is always a ray
         raise PMLError("no feasible extreme ray")
     n = rays.shape[0]
@@ -213,7 +252,8 @@ def _three_block_rays(uset: Any, e: float, q0: np.ndarray, t_: np.ndarray, m_: n
         b = -(1.0 - e * qt) / det
     ok = np.isfinite(u) & np.isfinite(b) & (det != 0) & (b >= -_RAY_TOL) \
         & (u >= b * (1 - _RAY_TOL))
-    return u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok]
+    out: np.ndarray = u[ok, None] * t_[ok] + np.clip(b[ok], 0, None)[:, None] * m_[ok]
+    return out
 
 
 def _two_block_rays(uset: Any, e: float, q0: np.ndarray, t_: np.ndarray
@@ -363,7 +403,8 @@ def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int, start: 
         t_, _ = blocks(np.flatnonzero(s)[ok])
         parts.append(a[ok, None] * t_)
     v = np.concatenate(parts, axis=0)
-    return v[np.isfinite(v).all(axis=1)]
+    out: np.ndarray = v[np.isfinite(v).all(axis=1)]
+    return out
 
 
 def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.ndarray:
@@ -390,6 +431,21 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
     ``uset.argmin_linear`` on a representative vector with the same order) gives a superset
     of the extreme rays. Candidates are then filtered with the exact worst case
     (``max w <= e^eps min_Q Q . w``, relative tolerance 1e-9). Returns ``(N, K)``.
+
+
+    Examples
+    --------
+    Every candidate is a point of ``K_1``: normalised, and within the PML cap
+    ``e^eps min_Q Q . w`` of the exact worst case.
+
+    >>> from pmlkit.sets import L1Ball
+    >>> p = np.array([0.5, 0.3, 0.2])
+    >>> ball = L1Ball(p, 0.6)
+    >>> rays = three_level_rays(ball, np.log(2))
+    >>> bool(np.allclose(p @ rays, 1.0))
+    True
+    >>> bool((rays.max(axis=0) <= 2.0 * ball.min_linear(rays) * (1 + 1e-9)).all())
+    True
     """
     from ..sets import Box, L1Ball, L1BoxSet
 
