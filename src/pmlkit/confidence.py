@@ -463,7 +463,7 @@ def l1_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> Confidenc
         c, L1Ball(c / m, beta), "l1", d,
         f"l1-ball of radius beta*={beta:.6g} around the empirical distribution "
         f"(m={m}, N={n}); coverage 1-delta by Weissman et al. (2003) Thm 1 with "
-        "phi(kappa)>=2 (paper: Thm weissman, eq. betastar)",
+        "phi(kappa)>=2 (paper: Theorem 2 and Section 4.4)",
         {"radius": beta})
 
 
@@ -621,7 +621,7 @@ def l1_kappa_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
         f"distribution-dependent l1-ball of radius {beta:.6g}: kappa_P <= {ku:.6g} with "
         f"probability 1-{s:g}*delta (one-sided Clopper-Pearson, Bonferroni), then Weissman "
         f"et al. (2003) Thm 1 with phi(kappa_up) at {1 - s:g}*delta; coverage 1-delta by the "
-        "union bound (paper: Thm weissman; beyond the paper)",
+        "union bound (paper: Theorem 2; beyond the paper)",
         {"radius": beta, "kappa_upper": ku, "split": s})
 
 
@@ -667,7 +667,7 @@ def l1_box_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
     return _result(
         c, uset, "l1-box", d,
         f"intersection of the l1-ball of radius {beta:.6g} (Weissman et al. 2003 Thm 1 with "
-        f"phi>=2 at {1 - s:g}*delta; paper: Thm weissman) and the exact Clopper-Pearson box "
+        f"phi>=2 at {1 - s:g}*delta; paper: Theorem 2) and the exact Clopper-Pearson box "
         f"at {s:g}*delta (Bonferroni); coverage 1-delta by the union bound (beyond the paper)",
         {"radius": beta, "lower": lo[0].tolist(), "upper": hi[0].tolist(), "split": s})
 

@@ -17,7 +17,7 @@ from ._common import emit, json_option
 @click.option("--eps", "--epsilon", "eps", type=float, default=math.log(2), show_default="log 2",
               help="Target PML eps of the designed mechanism.")
 @click.option("--delta", type=float, default=1e-6, show_default=True,
-              help="Failure probability of the confidence set (eq. betastar).")
+              help="Failure probability of the confidence set (paper, Section 4.4).")
 @click.option("--data", type=click.Path(path_type=pathlib.Path), default=None,
               help="Folder of the UCI Adult files (default: PMLKIT_DATA or the cache; "
                    " a synthetic sample with the same marginals otherwise).")

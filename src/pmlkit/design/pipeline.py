@@ -797,8 +797,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     if confidence == "l1":
         radius = l1_radius(delta, est.m, est.n)
         uset: Any = L1Ball(p, radius)
-        description = ("Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, "
-                       "eq. betastar): P[||P - p_hat||_1 >= beta] <= delta")
+        description = ("Weissman et al. l1 deviation bound with phi >= 2 (paper: Theorem 2, "
+                       "Section 4.4): P[||P - p_hat||_1 >= beta] <= delta")
     else:
         from ..confidence import confidence_set
 

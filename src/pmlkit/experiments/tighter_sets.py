@@ -67,7 +67,7 @@ CAPTION = (
     "Tighter confidence sets for the same delta (beyond the paper). Left: certified eps "
     f"(exact local leakage capacity) of k-ary randomized response at eps0 = {RR_EPS:g} over "
     "each confidence set at delta = 1e-6, against m, for N = 2, 6, 20 and a uniform and a "
-    "skewed (Zipf-2) estimate; the paper's set is 'l1' (Weissman, eq. betastar). Right: the "
+    "skewed (Zipf-2) estimate; the paper's set is 'l1' (Weissman et al.; paper, Section 4.4). Right: the "
     "Adult Laplace experiment (income, sex; eps = log 2, delta = 1e-9, 100 shuffles, common "
     "random numbers): empirical mutual information with the Laplace scale set from each "
     "set's exact lower bound on p_min, against the paper's ball and LDP (b = 2/eps); the "
