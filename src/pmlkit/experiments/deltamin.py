@@ -44,7 +44,8 @@ CAPTION = (
     f"eps-PML for an estimate from m samples, N = {N}. (a) Cor. deltamin: delta_min(eps') "
     f"against eps' for eps = log 5 and m in {list(M_A)} (bound values above 1 are vacuous "
     "and shown as 1). (b) eq. epsmax: eps'(delta = 1e-5) against m with "
-    "beta = beta*(1e-5) of the paper's Section 4.4, for eps in {log 2, log 5, log 10}; dashed lines "
+    "beta = beta*(1e-5) of the paper's Section 4.4, for eps in {log 2, log 5, log 10}; "
+    "dashed lines "
     "mark eps (the guarantee under the estimate). Computed with pmlkit.bounds.delta_min, "
     "pmlkit.bounds.eps_bound and pmlkit.estimation.l1_radius."
 )
