@@ -56,7 +56,7 @@ def test_optimum_equals_previous_settings(kind, n, seed):
     eps = float(rng.uniform(0.1, 2.0))
     uset = make_set(kind, p, rng)
     gain = np.eye(n) if seed != 1 else rng.random((n, n))
-    w = linear_design_matrix(uset, p, eps, gain)
+    w = linear_design_matrix(uset, p, eps=eps, gain=gain)
     value = float(p @ (gain * w).sum(axis=1))
     ref = reference_value(uset, p, eps, gain)
     assert value == pytest.approx(ref, rel=1e-7, abs=1e-12)
@@ -87,7 +87,7 @@ def test_small_n_equals_the_paper_form(seed):
     p = rng.dirichlet(np.full(4, 3.0))
     beta = float(rng.uniform(0, 2 * p.min()))
     eps = float(rng.uniform(0.05, 2.0))
-    w = linear_design_matrix(L1Ball(p, beta), p, eps)
+    w = linear_design_matrix(L1Ball(p, beta), p, eps=eps)
     assert float(p @ np.diag(w)) == pytest.approx(paper_form_value(p, eps, beta), rel=1e-7)
 
 

@@ -162,8 +162,8 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
 
     target = eps + CERTIFY_TOL
     cands: list[tuple[float, np.ndarray, str]] = []
-    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, e, "accuracy"), uset,
-                           eps, what="linear-utility LP")
+    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, eps=e, gain="accuracy"),
+                           uset, eps, what="linear-utility LP")
     cands.append((util.value(w, p), w, "linear-utility LP (accuracy) over the exact set"))
     center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
     lo = 0.0
@@ -304,7 +304,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # whatever the budget
         start = None
         try:
-            wl = linear_design_matrix(uset, p, e, "accuracy")
+            wl = linear_design_matrix(uset, p, eps=e, gain="accuracy")
             wl = wl[:, wl.max(axis=0) > 1e-12]
             start = wl / (p @ wl)[None, :]
         except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
@@ -378,8 +378,9 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     ed = eps
     opt_gap: float | None
     if util.linear:
-        w, ed = solve_certified(lambda e: linear_design_matrix(uset, p, e, util.gain), uset,
-                                eps, what=designer)
+        w, ed = solve_certified(
+            lambda e: linear_design_matrix(uset, p, eps=e, gain=util.gain), uset, eps,
+            what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
         # optimal to solver tolerance at the design eps; a margin below eps is not bounded
         opt_gap = 0.0 if ed == eps else None
@@ -564,7 +565,7 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
             try:
                 w_fixed: np.ndarray | None
                 if util.linear:
-                    w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, ep, util.gain)
+                    w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, eps=ep, gain=util.gain)
                 else:
                     w_fixed = _fixed_prior_subconvex(p, p, ep, util)
                 u_ep = None if w_fixed is None else util.value(w_fixed, p)
