@@ -244,10 +244,11 @@ def column_price_bound(z: ArrayLike, q: ArrayLike, eps: float) -> NDArray[np.flo
         ratio = np.where(free, -np.inf, zz / np.where(free, 1.0, qq))
     order = np.argsort(-ratio, axis=0, kind="stable")
     r = np.take_along_axis(ratio, order, axis=0)
-    mass = e * np.where(free, 0.0, np.take_along_axis(qq, order, axis=0))
+    mass = e * np.where(np.take_along_axis(free, order, axis=0), 0.0,
+                        np.take_along_axis(qq, order, axis=0))
     before = np.cumsum(mass, axis=0) - mass
     taken = np.clip(1.0 - before, 0.0, mass)  # q-mass given to each entry, greedily
-    return np.asarray(out + np.where(taken > 0, taken * r, 0.0).sum(axis=0),
+    return np.asarray(out + (taken * np.where(taken > 0, r, 0.0)).sum(axis=0),
                       dtype=np.float64)
 
 
