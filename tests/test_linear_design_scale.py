@@ -112,7 +112,7 @@ def min_over_set(kind_args, w: np.ndarray) -> float:
         return float(np.min(args @ w))
     if kind == "box":
         lo, hi = args
-        res = linprog(w, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi)),
+        res = linprog(w, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi, strict=True)),
                       method="highs")
         return float(res.fun)
     return float(argmin_over_set(kind_args, w) @ w)
@@ -125,7 +125,7 @@ def argmin_over_set(kind_args, w: np.ndarray) -> np.ndarray:
         return args[int(np.argmin(args @ w))]
     if kind == "box":
         lo, hi = args
-        return linprog(w, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi)),
+        return linprog(w, A_eq=np.ones((1, n)), b_eq=[1.0], bounds=list(zip(lo, hi, strict=True)),
                        method="highs").x
     # l1-ball (optionally cut by a box): variables (Q, d) with d >= |Q - c|
     c, beta, lo, hi = args if kind == "l1box" else (*args, np.zeros(n), np.ones(n))
@@ -134,7 +134,7 @@ def argmin_over_set(kind_args, w: np.ndarray) -> np.ndarray:
     return linprog(np.concatenate([w, np.zeros(n)]), A_ub=a_ub,
                    b_ub=np.concatenate([c, -c, [beta]]),
                    A_eq=np.concatenate([np.ones(n), np.zeros(n)])[None, :], b_eq=[1.0],
-                   bounds=list(zip(lo, hi)) + [(0, None)] * n, method="highs").x[:n]
+                   bounds=list(zip(lo, hi, strict=True)) + [(0, None)] * n, method="highs").x[:n]
 
 
 def cutting_plane_value(kind_args, p: np.ndarray, eps: float, gain: np.ndarray) -> float:

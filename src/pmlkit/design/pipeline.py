@@ -57,14 +57,18 @@ from .subconvex import (
     three_level_rays,
 )
 
-__all__ = ["MAX_DESIGN_CATEGORIES", "design_from_samples", "optimal_mechanism",
-           "optimal_mechanism_for_set"]
+__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "design_from_samples",
+           "optimal_mechanism", "optimal_mechanism_for_set"]
 
 #: Most categories :func:`design_from_samples` designs over. Its LPs have ``N^2`` variables
 #: and their cost grows about as ``N^3``: N = 80 takes ~10 s here, N = 150 about a minute,
 #: and a few thousand exhaust the memory. Larger alphabets are refused before any LP is
 #: built (bucket rare values or use a coarser column).
 MAX_DESIGN_CATEGORIES = 150
+#: Most categories for a linear utility (accuracy or a gain matrix): its LP is solved by
+#: column generation over the output columns (:mod:`pmlkit.design.linear`), N = 500 in
+#: seconds at eps = 1 (``benchmarks/bench_linear_design.py``).
+MAX_LINEAR_DESIGN_CATEGORIES = 500
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 
@@ -630,7 +634,8 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     ``"(missing)"``, added to ``categories`` if they are given; the mechanism then
     privatises missing values like any label) or ``"keep"`` (missing samples are left out of
     the estimate: they stay missing when privatised, so whether a value is missing is
-    released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories raise
+    released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories
+    (:data:`MAX_LINEAR_DESIGN_CATEGORIES` for a linear utility) raise
     :class:`~pmlkit.errors.TooLargeError` before any LP is built.
 
     Returns
@@ -664,10 +669,14 @@ def design_from_samples(samples: Any, eps: Any, delta: Any, *,
     p = np.asarray(est.p, dtype=np.float64)
     if est.n < 2:
         raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
-    if est.n > MAX_DESIGN_CATEGORIES:
+    linear = (isinstance(utility, str) and utility == "accuracy") or (
+        not isinstance(utility, str) and not callable(utility)
+        and not hasattr(utility, "design_matrix"))
+    limit = MAX_LINEAR_DESIGN_CATEGORIES if linear else MAX_DESIGN_CATEGORIES
+    if est.n > limit:
         raise TooLargeError(
             f"the column has {est.n} distinct values; designing a mechanism over more than "
-            f"{MAX_DESIGN_CATEGORIES} categories is infeasible here (the design LPs grow "
+            f"{limit} categories is infeasible here (the design LPs grow "
             "with the square of the count): bucket rare values into a coarser category, "
             "or use a coarser column")
     if confidence == "l1":
