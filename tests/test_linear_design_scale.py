@@ -274,3 +274,29 @@ def test_polytope_old_spellings_warn_and_agree():
     with pytest.warns(DeprecationWarning):
         old = mechanism_polytope(uset=ball, eps=1.0)
     assert old.form == mechanism_polytope(ball, 1.0).form
+
+
+def test_design_from_samples_takes_hundreds_of_categories_for_accuracy():
+    """Above the sub-convex limit (150) a linear utility is still designed (up to 500),
+    certified, and at least as accurate as eps-LDP randomized response."""
+    from pmlkit.design import design_from_samples
+    from pmlkit.design.pipeline import MAX_DESIGN_CATEGORIES
+    from pmlkit.errors import TooLargeError
+    from pmlkit.estimation import EmpiricalDistribution
+
+    n = 200
+    rng = np.random.default_rng(11)
+    counts = rng.multinomial(100_000, rng.dirichlet(np.full(n, 3.0)))
+    est = EmpiricalDistribution.from_counts(counts, [f"c{i}" for i in range(n)])
+    res = design_from_samples(est, 1.0, 1e-6, utility="accuracy")
+    assert res.mechanism.n_inputs == n and res.guarantee.certified_eps <= 1.0 + 1e-9
+    p = counts / counts.sum()
+    e = math.e
+    rr_accuracy = e / (e + n - 1)  # randomized response keeps the value w.p. e^eps/(e^eps+N-1)
+    assert res.guarantee.utility_value >= rr_accuracy
+    assert res.guarantee.utility_value == pytest.approx(
+        float(p @ np.diag(np.asarray(res.mechanism.matrix))), rel=1e-12)
+    with pytest.raises(TooLargeError):
+        design_from_samples(EmpiricalDistribution.from_counts(
+            np.ones(MAX_DESIGN_CATEGORIES + 1), list(range(MAX_DESIGN_CATEGORIES + 1))),
+            1.0, 1e-6)

@@ -7,7 +7,9 @@
 - :func:`robust_polytope` (Prop. LCCP) and :func:`exact_polytope` (any radius, boxes,
   vertex sets): the robust polytope as linear constraints;
 - :func:`optimal_mechanism`, :func:`optimal_mechanism_for_set`: exact optimal designs for
-  linear (LP) and sub-convex (extreme-ray LP) utilities;
+  linear utilities (the polytope LP, solved by column generation over the output columns:
+  hundreds of categories in seconds, :mod:`pmlkit.design.linear`) and sub-convex ones
+  (column generation over the extreme rays, :mod:`pmlkit.design.colgen`);
 - :func:`design_from_samples`: samples -> set -> certified mechanism + :class:`Guarantee`.
 
 Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`.
