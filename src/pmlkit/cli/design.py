@@ -218,8 +218,7 @@ def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
     the candidates."""
     import numpy as np
 
-    from ..design import DesignResult, Guarantee, randomized_response
-    from ..design._common import certify
+    from ..design import DesignResult, Guarantee, certify, randomized_response
     from ..design.bucketing import OTHER, propose_coarsening
     from ..design.pipeline import optimal_mechanism_for_set
     from ..design.polytope import eps_prime

@@ -12,11 +12,13 @@
   (column generation over the extreme rays, :mod:`pmlkit.design.colgen`);
 - :func:`design_from_samples`: samples -> set -> certified mechanism + :class:`Guarantee`.
 
-Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`.
+Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`
+(:func:`certify`: a matrix and a set in, a certified :class:`~pmlkit.Mechanism` out).
 """
 
 from __future__ import annotations
 
+from ._common import certify
 from .baselines import (
     extremal_binary,
     extremal_high_privacy,
@@ -36,6 +38,7 @@ __all__ = [
     "DesignResult",
     "Guarantee",
     "MechanismPolytope",
+    "certify",
     "design_from_samples",
     "eps_prime",
     "exact_polytope",

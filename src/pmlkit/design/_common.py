@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -29,6 +29,9 @@ from numpy.typing import ArrayLike, NDArray
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
 from ..worstcase import CERTIFY_TOL
+
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
 
 __all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "exp_capped", "repair_rows",
            "solve_certified", "solve_lp"]
@@ -82,7 +85,8 @@ def floor_repair(w: NDArray[np.float64], eps: float) -> NDArray[np.float64] | No
     return np.asarray(out, dtype=np.float64)
 
 
-def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: Any, eps: float, *,
+def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: UncertaintySet,
+                    eps: float, *,
                     what: str) -> tuple[NDArray[np.float64], float]:
     """Run ``build(eps_design)`` for ``eps_design = max(eps - margin, 0)`` over
     :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``;
@@ -192,7 +196,8 @@ def drop_empty_columns(w: NDArray[np.float64], *, tol: float = 1e-13
     return np.where(w < tol, 0.0, w)
 
 
-def certify(matrix: NDArray[np.float64], uset: Any, eps: float, *, designer: str,
+def certify(matrix: NDArray[np.float64], uset: UncertaintySet, eps: float, *,
+            designer: str,
             parameters: Mapping[str, Any], input_labels: Sequence[Any] | None = None,
             output_labels: Sequence[Any] | None = None) -> Mechanism:
     """Build the :class:`Mechanism`, certified over ``uset`` with ``leakage_capacity``.

@@ -21,7 +21,7 @@ the whole LP (``N = 500`` in seconds at ``eps = 1``).
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -32,11 +32,14 @@ from ..errors import ValidationError
 from ._common import HIGHS_OPTIONS, exp_capped, repair_rows, solve_lp
 from .polytope import MechanismPolytope, exact_polytope, robust_polytope
 
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
+
 __all__ = ["linear_design_matrix", "mechanism_polytope"]
 
 
 @renamed_parameter(version="0.2", uset="uncertainty_set")
-def mechanism_polytope(uncertainty_set: Any, eps: float, *, n_outputs: int | None = None
+def mechanism_polytope(uncertainty_set: UncertaintySet, eps: float, *, n_outputs: int | None = None
                        ) -> MechanismPolytope:
     """``M(eps, set)`` as linear constraints: Prop. LCCP's 2NM form for an l1-ball with
     ``beta <= 2 p_min`` (:func:`robust_polytope`), else the exact dual form
@@ -86,7 +89,7 @@ def gain_matrix(gain: ArrayLike | str, n: int) -> NDArray[np.float64]:
 
 @renamed_parameter(version="0.2", uset="uncertainty_set")
 @positional_deprecated(version="0.2", allowed=2)
-def linear_design_matrix(uncertainty_set: Any, prior: ArrayLike, *, eps: float,
+def linear_design_matrix(uncertainty_set: UncertaintySet, prior: ArrayLike, *, eps: float,
                          gain: ArrayLike | str = "accuracy") -> NDArray[np.float64]:
     """The matrix maximising ``sum_i p_i sum_j g[i, j] W[i, j]`` over ``M(eps, set)``.
 

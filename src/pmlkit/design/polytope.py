@@ -41,7 +41,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
@@ -50,6 +50,9 @@ from .._deprecation import positional_deprecated, renamed_parameter
 from .._validation import as_distribution, check_count, check_eps, check_radius, fmt
 from ..errors import ValidationError
 from ._common import exp_capped
+
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
 
 __all__ = ["MechanismPolytope", "eps_prime", "exact_polytope", "robust_polytope"]
 
@@ -276,7 +279,7 @@ def robust_polytope(prior: ArrayLike, *, eps: float, beta: float,
 
 
 @renamed_parameter(version="0.2", uset="uncertainty_set")
-def exact_polytope(uncertainty_set: Any, eps: float, *,
+def exact_polytope(uncertainty_set: UncertaintySet, eps: float, *,
                    n_outputs: int | None = None) -> MechanismPolytope:
     """The exact ``M(eps, set)`` for an :class:`~pmlkit.sets.L1Ball` (any radius),
     :class:`~pmlkit.sets.Box`, :class:`~pmlkit.sets.L1BoxSet` or
