@@ -236,7 +236,9 @@ def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
         proposal = propose_coarsening(est, eps, delta, utility=utility,
                                       max_seconds=max_seconds)
         keep = proposal.best.k
-        text = f"{proposal}\n"
+        text = (f"{proposal}\n(each candidate designed over its merged column's own "
+                "l1-ball; the release below is certified over the original column's, "
+                "which is wider)\n")
     else:
         text = ""
     if keep >= n - 1:  # merging one category (or none) changes nothing
