@@ -27,6 +27,7 @@ import pytest
 
 import pmlkit
 from pmlkit.errors import (
+    CertificationError,
     DataError,
     MechanismFileError,
     PMLError,
@@ -434,6 +435,10 @@ CASES: list[Case] = [
     Case("pmlkit.design.robust_polytope(prior, eps=, beta=)", "beta NaN",
          lambda t: _d(design, "robust_polytope")(P, eps=1.0, beta=NAN), ValidationError,
          r"beta .*nan"),
+    Case("pmlkit.design.certify(matrix, set, eps, ...)", "the matrix leaks more than eps",
+         lambda t: _d(design, "certify")(np.eye(2), pmlkit.sets.L1Ball([0.5, 0.5], 0.1), 0.5,
+                                         designer="mine", parameters={}),
+         CertificationError, r"mine: .*worst-case eps over the set is .*above the target eps 0\.5"),
     Case("pmlkit.design.exact_polytope(set, eps)", "not a set",
          lambda t: _d(design, "exact_polytope")(P, 1.0), ValidationError, r"(?i)set"),
     Case("pmlkit.design.eps_prime(eps, beta)", "eps < 0",
