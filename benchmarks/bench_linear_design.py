@@ -16,10 +16,24 @@ a shared machine wall time varies by 2x and more) and its peak resident memory
 stopped after ``--timeout`` seconds of wall time (default 120) and reported as such. The
 two optimal accuracies are compared (relative difference).
 
-Measured on a shared 2-core machine (load ~6), eps = 1, CPU seconds and peak MB, old /
-new: see the table printed by the last run in the commit that changed this file; at
-N = 500 the new path takes a few seconds in both forms, the old one does not finish in
-two minutes.
+Measured on a shared 2-core machine (load ~6), eps = 1 (CPU s old / new, peak MB old /
+new, output columns in the final restricted LP, one-column pricing LPs; optima equal to
+4e-15 relative where both finish):
+
+    N    form   old cpu s  new cpu s  old/new  old MB  new MB  cols  priced
+    50   2NM         0.40       0.40      1.0      90      82     8       0
+    50   exact       0.51       0.31      1.6      96      83     8       0
+    100  2NM         0.48       0.36      1.3     114      84     8       0
+    100  exact       3.13       0.43      7.3     136      86     8       1
+    200  2NM         2.01       0.39      5.2     218      88     8       0
+    200  exact       6.77       0.58     11.7     321      92     8       0
+    300  2NM    >120 wall       0.65        -       -      94     8       0
+    300  exact  >120 wall       1.51        -       -     102     8      20
+    500  2NM    >120 wall       0.81        -       -     112     8       0
+    500  exact  >120 wall       4.30        -       -     119     8      29
+
+At larger eps the optimum uses more outputs and the knapsack bound is looser, so more
+columns are priced exactly: see ``--eps 3`` (measured below when run).
 
 Run: ``.venv/bin/python benchmarks/bench_linear_design.py [N ...] [--eps E]
 [--timeout S]``.
