@@ -269,14 +269,14 @@ def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarra
     distribution ``q`` of the set (Lagrangian bound; ``sum_j q . W_j = 1``). ``C`` lies in
     the fixed-prior cone of ``q`` (``max w <= e^eps q . w``), so
     :func:`column_price_bound` bounds each ``sup``; the smallest bound over the set's
-    known points is used. A column outside ``J`` with a bound above
-    ``PRICING_TOL * scale`` enters ``J`` (largest first, at most doubling ``J``); when
-    none is left the restricted optimum is the whole LP's to ``PRICING_TOL`` relative.
+    known points is used. A column whose bound exceeds ``PRICING_TOL * scale`` is priced
+    exactly (:class:`_ColumnPricer`, one LP over ``C`` with ``mean(w) = 1``, for which
+    ``sum_j mean(W_j) = 1`` as well) and enters ``J`` if its ``sup`` still exceeds it
+    (largest bounds first, at most doubling ``J`` per round); when none enters, the
+    restricted optimum is the whole LP's to ``2 PRICING_TOL`` relative.
     The first ``J`` holds the :data:`INITIAL_COLUMNS` outputs worth most
     (``max_i f[i, j]``): the accuracy optimum uses the most likely outputs."""
     from scipy.optimize import linprog
-
-    from ..sets import L1Ball
 
     n, m = g.shape
     pts = _set_points(uset, p)
@@ -296,21 +296,14 @@ def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarra
                       bounds=poly.bounds, method="highs", options=dict(HIGHS_OPTIONS))
         if res.status != 0 or res.x is None:
             return None
-        y = -np.asarray(res.eqlin.marginals[:n], dtype=np.float64)  # row-sum duals
+        # the first n equalities of every polytope form are the row sums
+        y = -np.asarray(res.eqlin.marginals[:n], dtype=np.float64)
         value = -float(res.fun)
         out = np.flatnonzero(~inside)
         z = f[:, out] - y[:, None]
         bound = np.full(out.size, np.inf)
         for q in pts:
             bound = np.minimum(bound, column_price_bound(z, q, eps))
-        if isinstance(uset, L1Ball) and out.size:
-            # per column j, the point of the ball that moves mass beta/2 onto j (taking
-            # it from the others in proportion): w_j, which z_j rewards, costs most there
-            cen = np.asarray(uset.center, dtype=np.float64)
-            t = np.minimum(1.0, uset.radius / np.maximum(2.0 * (1.0 - cen[out]), 1e-300))
-            qj = (1.0 - t)[None, :] * cen[:, None]
-            qj[out, np.arange(out.size)] += t
-            bound = np.minimum(bound, column_price_bound(z, qj, eps))
         tol = PRICING_TOL * max(abs(value), scale)
         want = max(int(cols.size), 1)
         enter: list[int] = []
