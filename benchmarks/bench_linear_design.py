@@ -32,8 +32,18 @@ new, output columns in the final restricted LP, one-column pricing LPs; optima e
     500  2NM    >120 wall       0.81        -       -     112     8       0
     500  exact  >120 wall       4.30        -       -     119     8      29
 
-At larger eps the optimum uses more outputs and the knapsack bound is looser, so more
-columns are priced exactly: see ``--eps 3`` (measured below when run).
+(An earlier run of the old path at N = 300, 2NM form, took 254 CPU s.) At larger eps
+the optimum uses more outputs and the knapsack bound is looser, so more columns are
+priced exactly, one small LP each; ``--eps 3 --timeout 60``:
+
+    N    form   old cpu s  new cpu s  old/new  old MB  new MB  cols  priced
+    200  2NM         5.81       0.89      6.5     217     106    32      24
+    200  exact   >60 wall      25.74        -       -     129    27     677
+    500  2NM     >60 wall       3.29        -       -     146    32      24
+    500  exact   >60 wall      79.26        -       -     194    32     490
+
+so the exact (large-radius) l1-ball form at N = 500 and eps = 3 still takes over a
+minute, nearly all of it in the one-column pricing LPs.
 
 Run: ``.venv/bin/python benchmarks/bench_linear_design.py [N ...] [--eps E]
 [--timeout S]``.
