@@ -381,9 +381,10 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     secs, gap_target = _budget(max_seconds, gap, allow_fallback, designer)
     ed = eps
     opt_gap: float | None
-    if util.linear:
+    if util.gain is not None:
+        gain = util.gain
         w, ed = solve_certified(
-            lambda e: linear_design_matrix(uset, p, eps=e, gain=util.gain), uset, eps,
+            lambda e: linear_design_matrix(uset, p, eps=e, gain=gain), uset, eps,
             what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
         # optimal to solver tolerance at the design eps; a margin below eps is not bounded
@@ -568,7 +569,7 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
         if ep >= 0:
             try:
                 w_fixed: np.ndarray | None
-                if util.linear:
+                if util.gain is not None:
                     w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, eps=ep, gain=util.gain)
                 else:
                     w_fixed = _fixed_prior_subconvex(p, p, ep, util)
