@@ -1,61 +1,133 @@
-"""Benchmark: the linear (accuracy) designer at large N, old vs new HiGHS settings.
+"""Benchmark: the linear (accuracy) designer at large N, whole LP vs column generation.
 
 For N in (50, 100, 200, 300, 500) (or the N given on the command line), a Dirichlet(5)
-prior, eps = 1, accuracy gain, and both polytope forms (the 2NM form at beta = 1.5 p_min,
-the exact LP-dual form at beta = 0.2), the design LP is solved in the same run with
+prior, accuracy gain, eps = 1 (``--eps`` to change), and both polytope forms of the
+l1-ball (the 2NM form at beta = 1.5 p_min, the exact LP-dual form at beta = 0.2), the
+design LP is solved
 
-- old: HiGHS with primal and dual feasibility tolerances 1e-10 (the shared designer
-  settings, what ``linear_design_matrix`` used before);
-- new: ``linear_design_matrix``'s current settings (``_highs_options``: the same for the
-  2NM form, dual feasibility at HiGHS' default 1e-7 for the exact form);
+- old: the whole polytope LP in one HiGHS call (``_full_lp_design``, what
+  ``linear_design_matrix`` solved before);
+- new: ``linear_design_matrix``'s column generation over the output columns
+  (``_column_generation_design``);
 
-and the CPU seconds of this process (``time.process_time``: on a shared machine wall time
-varies by 2x and more), the ratio old/new and the relative difference of the two optimal
-accuracies are printed side by side. Each LP is solved once (at N >= 200 one solve takes
-seconds to minutes).
+each in a fresh child process, which reports its CPU seconds (``time.process_time``: on
+a shared machine wall time varies by 2x and more) and its peak resident memory
+(``ru_maxrss``, including the interpreter and numpy/scipy, ~100 MB). The old path is
+stopped after ``--timeout`` seconds of wall time (default 120) and reported as such. The
+two optimal accuracies are compared (relative difference).
 
-Measured on a shared 2-core machine (CPU seconds, old / new): N = 100: 2NM 0.14 / 0.13,
-exact 2.10 / 2.14; N = 200: 2NM 1.28 / 1.26, exact 12.39 / 5.29 (2.3x), same optimum to
-4e-16 relative. N = 300, 2NM, new settings: 254 s; N = 500 was not reached: the linear
-design at N = 500 within a minute needs a smaller LP, not solver settings.
+Measured on a shared 2-core machine (load ~6), eps = 1 (CPU s old / new, peak MB old /
+new, output columns in the final restricted LP, one-column pricing LPs; optima equal to
+4e-15 relative where both finish):
 
-Run: ``.venv/bin/python benchmarks/bench_linear_design.py [N ...]`` (the default list
-includes 300 and 500, which take many minutes).
+    N    form   old cpu s  new cpu s  old/new  old MB  new MB  cols  priced
+    50   2NM         0.40       0.40      1.0      90      82     8       0
+    50   exact       0.51       0.31      1.6      96      83     8       0
+    100  2NM         0.48       0.36      1.3     114      84     8       0
+    100  exact       3.13       0.43      7.3     136      86     8       1
+    200  2NM         2.01       0.39      5.2     218      88     8       0
+    200  exact       6.77       0.58     11.7     321      92     8       0
+    300  2NM    >120 wall       0.65        -       -      94     8       0
+    300  exact  >120 wall       1.51        -       -     102     8      20
+    500  2NM    >120 wall       0.81        -       -     112     8       0
+    500  exact  >120 wall       4.30        -       -     119     8      29
+
+(An earlier run of the old path at N = 300, 2NM form, took 254 CPU s.) At larger eps
+the optimum uses more outputs and the knapsack bound is looser, so more columns are
+priced exactly, one small LP each; ``--eps 3 --timeout 60``:
+
+    N    form   old cpu s  new cpu s  old/new  old MB  new MB  cols  priced
+    200  2NM         5.81       0.89      6.5     217     106    32      24
+    200  exact   >60 wall      25.74        -       -     129    27     677
+    500  2NM     >60 wall       3.29        -       -     146    32      24
+    500  exact   >60 wall      79.26        -       -     194    32     490
+
+so the exact (large-radius) l1-ball form at N = 500 and eps = 3 still takes over a
+minute, nearly all of it in the one-column pricing LPs.
+
+Run: ``.venv/bin/python benchmarks/bench_linear_design.py [N ...] [--eps E]
+[--timeout S]``.
 """
 
 from __future__ import annotations
 
+import argparse
+import json
+import subprocess
 import sys
 import time
 
-import numpy as np
 
-from pmlkit.design._common import _HIGHS_OPTIONS
-from pmlkit.design.linear import _full_lp_design
-from pmlkit.sets import L1Ball
+def one(n: int, form: str, path: str, eps: float) -> None:
+    """Child process: one solve, one JSON line on stdout."""
+    import resource
+
+    import numpy as np
+
+    from pmlkit.design.linear import _column_generation_design, _full_lp_design
+    from pmlkit.sets import L1Ball
+
+    rng = np.random.default_rng(n)
+    p = rng.dirichlet(np.full(n, 5.0))
+    beta = 1.5 * float(p.min()) if form == "2NM" else 0.2
+    ball = L1Ball(p, beta)
+    g = np.eye(n)
+    stats: dict[str, object] = {}
+    t0 = time.process_time()
+    if path == "old":
+        w = _full_lp_design(ball, p, eps, g)
+    else:
+        w = _column_generation_design(ball, p, eps, g, stats=stats)
+        assert w is not None
+    cpu = time.process_time() - t0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+    print(json.dumps({"cpu": cpu, "mb": peak, "accuracy": float(p @ np.diag(w)),
+                      "columns": stats.get("columns"), "rounds": stats.get("rounds"),
+                      "priced": stats.get("priced")}))
 
 
-def main(sizes: list[int]) -> None:
-    eps = 1.0
-    print(f"{'N':>5} {'form':>10} {'old cpu s':>10} {'new cpu s':>10} {'old/new':>8} "
-          f"{'accuracy':>10} {'rel diff':>9}")
-    for n in sizes:
-        rng = np.random.default_rng(n)
-        p = rng.dirichlet(np.full(n, 5.0))
-        g = np.eye(n)
-        for form, beta in (("2NM", 1.5 * float(p.min())), ("exact", 0.2)):
-            ball = L1Ball(p, beta)
-            t0 = time.process_time()
-            w_old = _full_lp_design(ball, p, eps, g, options=dict(_HIGHS_OPTIONS))
-            t_old = time.process_time() - t0
-            t0 = time.process_time()
-            w_new = _full_lp_design(ball, p, eps, g)
-            t_new = time.process_time() - t0
-            a_old = float(p @ np.diag(w_old))
-            a_new = float(p @ np.diag(w_new))
-            print(f"{n:>5} {form:>10} {t_old:>10.2f} {t_new:>10.2f} {t_old / t_new:>8.2f} "
-                  f"{a_new:>10.6f} {abs(a_new - a_old) / a_old:>9.1e}", flush=True)
+def run(n: int, form: str, path: str, eps: float, timeout: float) -> dict | None:
+    cmd = [sys.executable, __file__, "--one", str(n), form, path, "--eps", str(eps)]
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout,
+                             check=True)
+    except subprocess.TimeoutExpired:
+        return None
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("sizes", nargs="*", type=int, default=[50, 100, 200, 300, 500])
+    ap.add_argument("--eps", type=float, default=1.0)
+    ap.add_argument("--timeout", type=float, default=120.0)
+    ap.add_argument("--one", nargs=3, default=None)
+    a = ap.parse_args()
+    if a.one:
+        one(int(a.one[0]), a.one[1], a.one[2], a.eps)
+        return
+    print(f"eps = {a.eps}; CPU seconds and peak MB per child process; old stopped after "
+          f"{a.timeout:g} s wall")
+    print(f"{'N':>5} {'form':>6} {'old cpu s':>10} {'new cpu s':>10} {'old/new':>8} "
+          f"{'old MB':>7} {'new MB':>7} {'cols':>5} {'priced':>6} {'accuracy':>10} "
+          f"{'rel diff':>9}")
+    for n in a.sizes:
+        for form in ("2NM", "exact"):
+            new = run(n, form, "new", a.eps, 10 * a.timeout)
+            old = run(n, form, "old", a.eps, a.timeout)
+            assert new is not None
+            if old is None:
+                o_cpu = f">{a.timeout:g} wall"
+                ratio = o_mb = diff = "-"
+            else:
+                o_cpu = f"{old['cpu']:.2f}"
+                ratio = f"{old['cpu'] / new['cpu']:.1f}"
+                o_mb = f"{old['mb']:.0f}"
+                diff = f"{abs(new['accuracy'] - old['accuracy']) / old['accuracy']:.1e}"
+            print(f"{n:>5} {form:>6} {o_cpu:>10} {new['cpu']:>10.2f} {ratio:>8} "
+                  f"{o_mb:>7} {new['mb']:>7.0f} {new['columns']:>5} {new['priced']:>6} "
+                  f"{new['accuracy']:>10.6f} {diff:>9}", flush=True)
 
 
 if __name__ == "__main__":
-    main([int(a) for a in sys.argv[1:]] or [50, 100, 200, 300, 500])
+    main()

@@ -339,7 +339,7 @@ def test_exact_polytope_equals_lccp_when_both_apply():
     from pmlkit.design.linear import linear_design_matrix
 
     ball = L1Ball(p, 0.2)
-    a = linear_design_matrix(ball, p, 0.4, "accuracy")
+    a = linear_design_matrix(ball, p, eps=0.4, gain="accuracy")
     poly = exact_polytope(ball, 0.4)
     c = np.zeros(poly.n_vars)
     c[poly.layout["W"]] = -(p[:, None] * np.eye(3)).ravel()
@@ -349,13 +349,13 @@ def test_exact_polytope_equals_lccp_when_both_apply():
 
 
 def test_robust_polytope_shape_and_errors():
-    poly = robust_polytope([0.5, 0.3, 0.2], 0.5, 0.1)
+    poly = robust_polytope([0.5, 0.3, 0.2], eps=0.5, beta=0.1)
     assert poly.A_ub.shape[0] == 2 * 9  # the 2 N^2 form
     assert poly.eps_prime == pytest.approx(eps_prime(0.5, 0.1))
     with pytest.raises(ValidationError, match="beta"):
-        robust_polytope([0.5, 0.3, 0.2], 0.5, 0.5)
+        robust_polytope([0.5, 0.3, 0.2], eps=0.5, beta=0.5)
     with pytest.raises(ValidationError, match="eps"):
-        robust_polytope([0.5, 0.3, 0.2], -0.5, 0.1)
+        robust_polytope([0.5, 0.3, 0.2], eps=-0.5, beta=0.1)
 
 
 # ============================================================ any radius, boxes

@@ -7,14 +7,18 @@
 - :func:`robust_polytope` (Prop. LCCP) and :func:`exact_polytope` (any radius, boxes,
   vertex sets): the robust polytope as linear constraints;
 - :func:`optimal_mechanism`, :func:`optimal_mechanism_for_set`: exact optimal designs for
-  linear (LP) and sub-convex (extreme-ray LP) utilities;
+  linear utilities (the polytope LP, solved by column generation over the output columns:
+  hundreds of categories in seconds, :mod:`pmlkit.design.linear`) and sub-convex ones
+  (column generation over the extreme rays, :mod:`pmlkit.design.colgen`);
 - :func:`design_from_samples`: samples -> set -> certified mechanism + :class:`Guarantee`.
 
-Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`.
+Every designer certifies what it returns with :func:`pmlkit.worstcase.leakage_capacity`
+(:func:`certify`: a matrix and a set in, a certified :class:`~pmlkit.Mechanism` out).
 """
 
 from __future__ import annotations
 
+from ._common import certify
 from .baselines import (
     extremal_binary,
     extremal_high_privacy,
@@ -34,6 +38,7 @@ __all__ = [
     "DesignResult",
     "Guarantee",
     "MechanismPolytope",
+    "certify",
     "design_from_samples",
     "eps_prime",
     "exact_polytope",

@@ -21,13 +21,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
 from ..worstcase import CERTIFY_TOL
+
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
 
 __all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "exp_capped", "repair_rows",
            "solve_certified", "solve_lp"]
@@ -41,7 +45,13 @@ EPS_CAP = 30.0
 
 
 def exp_capped(eps: float) -> float:
-    """``e^min(eps, EPS_CAP)`` (never overflows)."""
+    """``e^min(eps, EPS_CAP)`` (never overflows).
+
+    Examples
+    --------
+    >>> exp_capped(0.0), exp_capped(1000.0) == exp_capped(EPS_CAP)
+    (1.0, True)
+    """
     return math.exp(min(eps, EPS_CAP))
 
 
@@ -54,7 +64,7 @@ HIGHS_OPTIONS = {
 }
 
 
-def floor_repair(w: np.ndarray, eps: float) -> np.ndarray | None:
+def floor_repair(w: NDArray[np.float64], eps: float) -> NDArray[np.float64] | None:
     """Raise every entry of each column to at least ``e^-eps`` times the column's maximum,
     taking the added mass from each row's largest entry (rows keep summing to 1).
 
@@ -72,17 +82,32 @@ def floor_repair(w: np.ndarray, eps: float) -> np.ndarray | None:
     out = w + add
     k = np.argmax(w, axis=1)
     out[np.arange(n), k] -= add.sum(axis=1)
-    return out
+    return np.asarray(out, dtype=np.float64)
 
 
-def solve_certified(build: Callable[[float], np.ndarray], uset: Any, eps: float, *,
-                    what: str) -> tuple[np.ndarray, float]:
+def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: UncertaintySet,
+                    eps: float, *,
+                    what: str) -> tuple[NDArray[np.float64], float]:
     """Run ``build(eps_design)`` for ``eps_design = max(eps - margin, 0)`` over
     :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``;
     for large eps, a solution that fails is repaired with :func:`floor_repair` first.
 
     Returns the matrix and the eps it was designed at; raises :class:`CertificationError`
-    if nothing certifies."""
+    if nothing certifies.
+
+    Examples
+    --------
+    Binary randomized response at ``e^eps = 2`` has worst case ``log 2`` over every prior,
+    so it certifies at the first margin (0):
+
+    >>> import numpy as np
+    >>> from pmlkit.sets import L1Ball
+    >>> rr = np.array([[2 / 3, 1 / 3], [1 / 3, 2 / 3]])
+    >>> w, designed_at = solve_certified(lambda e: rr, L1Ball([0.5, 0.5], 1.0), np.log(2),
+    ...                                  what="example")
+    >>> print(designed_at == np.log(2))
+    True
+    """
     from ..worstcase import leakage_capacity
 
     cert = math.nan
@@ -100,12 +125,20 @@ def solve_certified(build: Callable[[float], np.ndarray], uset: Any, eps: float,
         f"the target eps {eps!r} even when designed at eps - {MARGINS[-1]:g}")
 
 
-def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = None,
-             b_eq: Any = None, bounds: Any = (0, None), what: str = "design LP") -> np.ndarray:
+def solve_lp(c: ArrayLike, *, A_ub: Any = None, b_ub: ArrayLike | None = None,
+             A_eq: Any = None, b_eq: ArrayLike | None = None, bounds: Any = (0, None),
+             what: str = "design LP") -> NDArray[np.float64]:
     """Minimise ``c @ x`` with HiGHS; raise :class:`InfeasibleError` if infeasible.
 
     Returns the primal solution. Unboundedness or a solver failure is an internal error
-    (the designers' LPs are bounded by construction) and raises ``PMLError``."""
+    (the designers' LPs are bounded by construction) and raises ``PMLError``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(np.round(solve_lp([1.0, 2.0], A_eq=[[1.0, 1.0]], b_eq=[1.0]), 6))
+    [1. 0.]
+    """
     from scipy.optimize import linprog
 
     res = linprog(c, A_ub=A_ub, b_ub=b_ub, A_eq=A_eq, b_eq=b_eq, bounds=bounds,
@@ -129,23 +162,32 @@ def solve_lp(c: np.ndarray, *, A_ub: Any = None, b_ub: Any = None, A_eq: Any = N
 NOISE_COLUMN = 1e-9
 
 
-def repair_rows(w: np.ndarray, *, tol: float = 1e-6) -> np.ndarray:
+def repair_rows(w: NDArray[np.float64], *, tol: float = 1e-6) -> NDArray[np.float64]:
     """Clip negative LP noise to 0, remove noise-only columns (max entry below
     :data:`NOISE_COLUMN`, set to 0 so that the output alphabet keeps its size) and divide
     rows by their sums.
 
     Raises ``PMLError`` if a row sum is further than ``tol`` from 1 (a solver failure,
-    never expected)."""
+    never expected).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> print(repair_rows(np.array([[0.5 + 1e-11, 0.5], [-1e-12, 1.0]])))
+    [[0.5 0.5]
+     [0.  1. ]]
+    """
     w = np.where(w < 0, 0.0, w)
     w[:, w.max(axis=0) < NOISE_COLUMN] = 0.0
     s = w.sum(axis=1)
     if np.any(np.abs(s - 1.0) > tol):
         raise PMLError(f"LP solution rows sum to {s.min()!r}..{s.max()!r}, not 1: "
                        "solver failure")
-    return w / s[:, None]
+    return np.asarray(w / s[:, None], dtype=np.float64)
 
 
-def drop_empty_columns(w: np.ndarray, *, tol: float = 1e-13) -> np.ndarray:
+def drop_empty_columns(w: NDArray[np.float64], *, tol: float = 1e-13
+                       ) -> NDArray[np.float64]:
     """Remove columns whose entries are all below ``tol`` (outputs that never occur)."""
     keep = w.max(axis=0) > tol
     if not keep.any():  # pragma: no cover - rows sum to 1
@@ -154,7 +196,8 @@ def drop_empty_columns(w: np.ndarray, *, tol: float = 1e-13) -> np.ndarray:
     return np.where(w < tol, 0.0, w)
 
 
-def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
+def certify(matrix: NDArray[np.float64], uset: UncertaintySet, eps: float, *,
+            designer: str,
             parameters: Mapping[str, Any], input_labels: Sequence[Any] | None = None,
             output_labels: Sequence[Any] | None = None, basis: str | None = None,
             statement: str = "") -> Mechanism:
@@ -170,6 +213,18 @@ def certify(matrix: np.ndarray, uset: Any, eps: float, *, designer: str,
     ------
     CertificationError
         If ``leakage_capacity(matrix, uset) > eps + CERTIFY_TOL``.
+
+    Examples
+    --------
+    Binary randomized response at ``e^eps = 2`` leaks ``log 2`` under every prior:
+
+    >>> import numpy as np
+    >>> from pmlkit.sets import L1Ball
+    >>> rr = np.array([[2 / 3, 1 / 3], [1 / 3, 2 / 3]])
+    >>> m = certify(rr, L1Ball([0.5, 0.5], 1.0), np.log(2), designer="example",
+    ...             parameters={}, input_labels=["no", "yes"])
+    >>> print(round(m.certified_eps, 6), m.output_labels)
+    0.693147 ('no', 'yes')
     """
     from ..mechanism import typed_description
     from ..worstcase import leakage_capacity

@@ -1,44 +1,76 @@
-"""Optimal mechanisms for linear utilities: one LP over the robust polytope (HiGHS).
+"""Optimal mechanisms for linear utilities: an LP over the robust polytope (HiGHS).
 
 A linear utility is an expected gain ``U(W, p) = sum_i p_i sum_j g[i, j] W[i, j]``; the
 identity gain is ``P[Y = X]`` ("accuracy"), ``g = -(1 - I)`` is minus the Hamming
 distortion. Over a polytope of mechanisms its maximum is attained at a vertex and found
 exactly by an LP.
 
-The LP is built sparsely (``O(N M)`` non-zeros, see :mod:`pmlkit.design.polytope`: the
-constraint matrices are assembled as COO triplets in one vectorised pass) and solved by
-HiGHS. Its size is inherent (``N M`` entries of ``W``, about ``2 N M`` or ``3 N M``
-constraints), so large alphabets cost seconds to minutes; see
-``benchmarks/bench_linear_design.py`` for measured times.
+The polytope LP (:mod:`pmlkit.design.polytope`, ``O(N M)`` non-zeros) has ``N M``
+entries of ``W`` and two or three times as many constraints: solved whole, ``N = 200``
+takes seconds and ``N = 300`` minutes. Its output columns, however, are coupled only by
+the row sums, and the optimum uses few of them (the most likely outputs: at ``eps = 1``
+three of 50, eight of 500). :func:`linear_design_matrix` therefore solves it by column
+generation over the output columns (Dantzig-Wolfe at the level of whole columns): an LP
+over a few columns, priced for every other column by a closed-form bound (a fractional
+knapsack, :func:`column_price_bound`) and, where that bound is not conclusive, by one
+small exact LP per column. The result is the optimum of the whole LP, certified by LP
+duality to ``1e-10`` relative; ``benchmarks/bench_linear_design.py`` compares it with
+the whole LP (``N = 500`` in seconds at ``eps = 1``).
 """
 
 from __future__ import annotations
 
-from typing import Any
+import math
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from .._deprecation import positional_deprecated, renamed_parameter
 from .._validation import as_distribution, check_eps, check_prior_matches, fmt
 from ..errors import ValidationError
-from ._common import HIGHS_OPTIONS, repair_rows, solve_lp
+from ._common import HIGHS_OPTIONS, exp_capped, repair_rows, solve_lp
 from .polytope import MechanismPolytope, exact_polytope, robust_polytope
+
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
 
 __all__ = ["linear_design_matrix", "mechanism_polytope"]
 
 
-def mechanism_polytope(uset: Any, eps: float, *, n_outputs: int | None = None
+@renamed_parameter(version="0.2", uset="uncertainty_set")
+def mechanism_polytope(uncertainty_set: UncertaintySet, eps: float, *, n_outputs: int | None = None
                        ) -> MechanismPolytope:
-    """``M(eps, set)``: Prop. LCCP's 2NM form for an l1-ball with ``beta <= 2 p_min``
-    (:func:`robust_polytope`), else the exact dual form (:func:`exact_polytope`)."""
+    """``M(eps, set)`` as linear constraints: Prop. LCCP's 2NM form for an l1-ball with
+    ``beta <= 2 p_min`` (:func:`robust_polytope`), else the exact dual form
+    (:func:`exact_polytope`).
+
+    Examples
+    --------
+    A small l1-ball takes the 2NM form (``2 N M`` inequalities):
+
+    >>> from pmlkit.sets import L1Ball
+    >>> poly = mechanism_polytope(L1Ball([0.5, 0.3, 0.2], 0.1), 1.0)
+    >>> poly.form, poly.A_ub.shape[0]
+    ('Prop. LCCP (2NM form)', 18)
+    """
     from ..sets import L1Ball
 
+    uset = uncertainty_set
     if isinstance(uset, L1Ball) and uset.radius <= 2 * float(np.min(uset.center)):
-        return robust_polytope(uset.center, eps, uset.radius, n_outputs=n_outputs)
+        return robust_polytope(uset.center, eps=eps, beta=uset.radius, n_outputs=n_outputs)
     return exact_polytope(uset, eps, n_outputs=n_outputs)
 
 
-def gain_matrix(gain: Any, n: int) -> np.ndarray:
-    """Validate a gain matrix ``(N, M)``; ``"accuracy"`` is the identity."""
+def gain_matrix(gain: ArrayLike | str, n: int) -> NDArray[np.float64]:
+    """Validate a gain matrix ``(N, M)``; ``"accuracy"`` is the identity.
+
+    Examples
+    --------
+    >>> gain_matrix("accuracy", 2)
+    array([[1., 0.],
+           [0., 1.]])
+    """
     if isinstance(gain, str):
         if gain == "accuracy":
             return np.eye(n)
@@ -55,27 +87,55 @@ def gain_matrix(gain: Any, n: int) -> np.ndarray:
     return g
 
 
-def linear_design_matrix(uset: Any, prior: Any, eps: Any, gain: Any = "accuracy"
-                         ) -> np.ndarray:
+@renamed_parameter(version="0.2", uset="uncertainty_set")
+@positional_deprecated(version="0.2", allowed=2)
+def linear_design_matrix(uncertainty_set: UncertaintySet, prior: ArrayLike, *, eps: float,
+                         gain: ArrayLike | str = "accuracy") -> NDArray[np.float64]:
     """The matrix maximising ``sum_i p_i sum_j g[i, j] W[i, j]`` over ``M(eps, set)``.
 
-    Solved at ``eps`` and repaired (see :mod:`pmlkit.design._common`); not certified here
-    (the callers certify, through ``solve_certified``). ``prior`` is the distribution the utility is
-    evaluated at (the estimate).
+    Solved at ``eps`` by column generation over the output columns (module docstring),
+    optimal for the whole LP to ``1e-10`` relative, and repaired (see
+    :mod:`pmlkit.design._common`); not certified here (the callers certify, through
+    ``solve_certified``). HiGHS works to primal feasibility ``1e-10``: the released matrix
+    must satisfy the constraints before certification.
 
-    HiGHS settings (:func:`_highs_options`): primal feasibility to ``1e-10`` always (the
-    released matrix must satisfy the constraints before certification); dual feasibility
-    (optimality of the reduced costs) to ``1e-10`` for the 2NM form and to HiGHS'
-    default ``1e-7`` for the exact dual forms, where it halves the simplex iterations at
-    ``N = 200`` for the same optimum (measured in ``benchmarks/bench_linear_design.py``;
-    the tests compare the values with the tight settings to ``1e-7`` relative)."""
+    Parameters
+    ----------
+    uncertainty_set
+        A :mod:`pmlkit.sets` set (l1-ball, box, their intersection, vertex set).
+    prior
+        The distribution the utility is evaluated at (the estimate), length N.
+    eps
+        Target ``>= 0`` (keyword-only; by position deprecated since 0.2).
+    gain
+        ``"accuracy"`` (the identity) or an ``N x M`` array.
+
+    Returns
+    -------
+    numpy.ndarray
+        The ``N x M`` mechanism (rows sum to 1); outputs the optimum leaves unused are
+        zero columns.
+
+    Examples
+    --------
+    For the fixed prior ``(1/2, 1/2)`` at ``eps = log 1.5`` a column ``(a, 1 - a)`` needs
+    ``a <= 1.5 (a + 1 - a) / 2``, so the best accuracy is 3/4:
+
+    >>> import numpy as np
+    >>> from pmlkit.sets import L1Ball
+    >>> w = linear_design_matrix(L1Ball([0.5, 0.5], 0.0), [0.5, 0.5], eps=np.log(1.5))
+    >>> print(np.round(w, 4))
+    [[0.75 0.25]
+     [0.25 0.75]]
+    """
+    uset = uncertainty_set
     eps = check_eps(eps)
     p = as_distribution(prior, "prior")
     if p.size != uset.n:
         raise ValidationError(
             f"prior has {p.size} entries but the uncertainty set is on {uset.n} points")
     g = gain_matrix(gain, p.size)
-    w = repair_rows(_full_lp_design(uset, p, eps, g))
+    w = repair_rows(_lp_design(uset, p, eps, g))
     check_prior_matches(w, p)
     return w
 
@@ -114,3 +174,187 @@ def _full_lp_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarray, *,
     return poly.matrix(solve_lp(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq,
                                 b_eq=poly.b_eq, bounds=poly.bounds, what=what))
 
+
+
+#: Relative tolerance of the column-generation certificate: the whole LP's optimum is at
+#: most ``(1 + PRICING_TOL)`` times the value found (plus ``PRICING_TOL`` times the
+#: largest gain, for values near 0).
+PRICING_TOL = 1e-10
+#: Output columns in the first restricted LP of :func:`_column_generation_design`.
+INITIAL_COLUMNS = 8
+#: Rounds of column generation before the whole LP is solved instead (a guard: the
+#: tests and benchmarks need at most a handful).
+MAX_ROUNDS = 50
+
+
+def _lp_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarray) -> np.ndarray:
+    """The unrepaired optimal ``W``: :func:`_column_generation_design`, or the whole LP
+    (:func:`_full_lp_design`) where it does not apply or does not converge."""
+    w = _column_generation_design(uset, p, eps, g)
+    return _full_lp_design(uset, p, eps, g) if w is None else w
+
+
+def _set_points(uset: Any, p: np.ndarray) -> np.ndarray:
+    """Distributions of ``uset`` (rows): its center or vertices, a point of a box, and the
+    prior if the set contains it."""
+    from ..sets import Box, VertexSet
+
+    pts = []
+    if hasattr(uset, "center"):
+        pts.append(np.asarray(uset.center, dtype=np.float64))
+    if isinstance(uset, VertexSet):
+        pts.extend(np.asarray(uset.vertices, dtype=np.float64))
+    if isinstance(uset, Box):
+        lo = np.asarray(uset.lower, dtype=np.float64)
+        hi = np.asarray(uset.upper, dtype=np.float64)
+        room = float((hi - lo).sum())
+        q = lo + (1.0 - float(lo.sum())) * (hi - lo) / room if room > 0 else lo
+        if uset.contains(q):
+            pts.append(q)
+    if uset.contains(p):
+        pts.append(p)
+    return np.array(pts, dtype=np.float64).reshape(-1, p.size)
+
+
+def column_price_bound(z: ArrayLike, q: ArrayLike, eps: float) -> NDArray[np.float64]:
+    """``max z_j . w`` over the eps-PML columns of the fixed prior ``q``, normalised:
+    ``{w : 0 <= w_i <= e^eps, q . w = 1}``, for every column ``z_j`` of ``z`` (``N x K``;
+    ``q`` a distribution, or ``N x K``: one per column).
+
+    A fractional knapsack, solved greedily: entries with ``q_i = 0`` take ``w_i = e^eps``
+    when ``z_i > 0``; the others are filled with ``w_i = e^eps`` in decreasing order of
+    ``z_i / q_i`` until the mass ``q . w`` reaches 1 (the last one partly). Since every
+    eps-PML column over a set holding ``q`` satisfies ``max w <= e^eps q . w``, this
+    bounds from above what any output column can add to a linear utility whose row prices
+    make it ``z`` (the pricing step of :func:`linear_design_matrix`).
+
+    Examples
+    --------
+    With ``q = (1/2, 1/2)`` and ``e^eps = 1.5`` a normalised column has ``w_1 + w_2 = 2``
+    and ``w_i <= 1.5``: the best for ``z = (1, -1)`` is ``w = (1.5, 0.5)``, worth 1.
+
+    >>> import numpy as np
+    >>> print(column_price_bound(np.array([[1.0], [-1.0]]), [0.5, 0.5], np.log(1.5)))
+    [1.]
+    """
+    zz = np.asarray(z, dtype=np.float64)
+    qq = np.asarray(q, dtype=np.float64)
+    qq = np.broadcast_to(qq[:, None] if qq.ndim == 1 else qq, zz.shape)
+    e = exp_capped(eps)
+    free = qq <= 0
+    out = e * np.where(free, np.maximum(zz, 0.0), 0.0).sum(axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(free, -np.inf, zz / np.where(free, 1.0, qq))
+    order = np.argsort(-ratio, axis=0, kind="stable")
+    r = np.take_along_axis(ratio, order, axis=0)
+    mass = e * np.where(np.take_along_axis(free, order, axis=0), 0.0,
+                        np.take_along_axis(qq, order, axis=0))
+    before = np.cumsum(mass, axis=0) - mass
+    taken = np.clip(1.0 - before, 0.0, mass)  # q-mass given to each entry, greedily
+    return np.asarray(out + (taken * np.where(taken > 0, r, 0.0)).sum(axis=0),
+                      dtype=np.float64)
+
+
+def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarray, *,
+                              stats: dict[str, Any] | None = None) -> np.ndarray | None:
+    """The linear-utility LP by column generation over the output columns; ``None`` if
+    the set has no known point or it did not converge in :data:`MAX_ROUNDS` rounds.
+
+    The LP ``max sum_ij f[i, j] W[i, j]`` (``f = p g``) over ``M(eps, set)`` couples its
+    output columns only through the row sums: each column ranges over the same cone ``C``
+    of eps-PML columns. Restricted to a set ``J`` of columns (the others 0) it is the
+    polytope LP with ``|J|`` outputs, solved with HiGHS; its duals ``y`` on the row sums
+    give, by LP duality, ``value(J) = sum_i y_i``, and for the whole LP
+    ``value <= sum_i y_i + sum_j max(0, sup_{w in C, q.w = 1} (f_j - y) . w)`` for any
+    distribution ``q`` of the set (Lagrangian bound; ``sum_j q . W_j = 1``). ``C`` lies in
+    the fixed-prior cone of ``q`` (``max w <= e^eps q . w``), so
+    :func:`column_price_bound` bounds each ``sup``; the smallest bound over the set's
+    known points is used. A column whose bound exceeds ``PRICING_TOL * scale`` is priced
+    exactly (:class:`_ColumnPricer`, one LP over ``C`` with ``mean(w) = 1``, for which
+    ``sum_j mean(W_j) = 1`` as well) and enters ``J`` if its ``sup`` still exceeds it
+    (largest bounds first, at most doubling ``J`` per round); when none enters, the
+    restricted optimum is the whole LP's to ``2 PRICING_TOL`` relative.
+    The first ``J`` holds the :data:`INITIAL_COLUMNS` outputs worth most
+    (``max_i f[i, j]``): the accuracy optimum uses the most likely outputs."""
+    from scipy.optimize import linprog
+
+    n, m = g.shape
+    pts = _set_points(uset, p)
+    if pts.shape[0] == 0:
+        return None
+    f = p[:, None] * g
+    scale = max(float(np.abs(f).max()), 1e-300)
+    inside = np.zeros(m, dtype=bool)
+    inside[np.argsort(-f.max(axis=0), kind="stable")[:INITIAL_COLUMNS]] = True
+    pricer: _ColumnPricer | None = None
+    for rounds in range(1, MAX_ROUNDS + 1):
+        cols = np.flatnonzero(inside)
+        poly = mechanism_polytope(uset, eps, n_outputs=cols.size)
+        c = np.zeros(poly.n_vars)
+        c[poly.layout["W"]] = -f[:, cols].ravel()
+        res = linprog(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,
+                      bounds=poly.bounds, method="highs", options=dict(HIGHS_OPTIONS))
+        if res.status != 0 or res.x is None:
+            return None
+        # the first n equalities of every polytope form are the row sums
+        y = -np.asarray(res.eqlin.marginals[:n], dtype=np.float64)
+        value = -float(res.fun)
+        out = np.flatnonzero(~inside)
+        z = f[:, out] - y[:, None]
+        bound = np.full(out.size, np.inf)
+        for q in pts:
+            bound = np.minimum(bound, column_price_bound(z, q, eps))
+        tol = PRICING_TOL * max(abs(value), scale)
+        want = max(int(cols.size), 1)
+        enter: list[int] = []
+        for k in np.argsort(-bound, kind="stable"):
+            if bound[k] <= tol or len(enter) >= want:
+                break
+            # the relaxation flags it: price the column exactly (one small LP)
+            if pricer is None:
+                pricer = _ColumnPricer(uset, eps, n)
+            if pricer.price(z[:, k]) > tol:
+                enter.append(int(out[k]))
+        if stats is not None:
+            stats.update(rounds=rounds, columns=int(cols.size), value=value,
+                         n_vars=int(poly.n_vars),
+                         priced=0 if pricer is None else pricer.calls)
+        if not enter:
+            w = np.zeros((n, m))
+            w[:, cols] = poly.matrix(res.x)
+            return w
+        inside[enter] = True
+    return None
+
+
+class _ColumnPricer:
+    """``sup (z . w)`` over the eps-PML columns ``w`` of ``uset`` with ``mean(w) = 1``
+    (the exact pricing LP of one output column: :func:`mechanism_polytope` with one
+    output, its row sums replaced by the normalisation)."""
+
+    def __init__(self, uset: Any, eps: float, n: int) -> None:
+        from scipy.sparse import csr_matrix, vstack
+
+        poly = mechanism_polytope(uset, eps, n_outputs=1)
+        norm = np.zeros((1, poly.n_vars))
+        norm[0, poly.layout["W"]] = 1.0 / n
+        self.a_eq = vstack([csr_matrix(norm), poly.A_eq.tocsr()[n:]]).tocsr()
+        self.b_eq = np.concatenate([[1.0], poly.b_eq[n:]])
+        self.a_ub, self.b_ub = poly.A_ub, poly.b_ub
+        self.bounds = np.array(poly.bounds, dtype=np.float64)
+        self.bounds[poly.layout["W"], 1] = np.inf
+        self.w = poly.layout["W"]
+        self.nv = poly.n_vars
+        self.calls = 0
+
+    def price(self, z: np.ndarray) -> float:
+        from scipy.optimize import linprog
+
+        self.calls += 1
+        c = np.zeros(self.nv)
+        c[self.w] = -z
+        res = linprog(c, A_ub=self.a_ub, b_ub=self.b_ub, A_eq=self.a_eq, b_eq=self.b_eq,
+                      bounds=self.bounds, method="highs", options=dict(HIGHS_OPTIONS))
+        if res.status != 0 or res.fun is None:
+            return math.inf  # unknown: let the column in
+        return -float(res.fun)

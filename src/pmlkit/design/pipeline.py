@@ -69,14 +69,18 @@ if TYPE_CHECKING:  # pragma: no cover
 
     from ..sets import UncertaintySet
 
-__all__ = ["MAX_DESIGN_CATEGORIES", "design_from_samples", "optimal_mechanism",
-           "optimal_mechanism_for_set"]
+__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "design_from_samples",
+           "optimal_mechanism", "optimal_mechanism_for_set"]
 
 #: Most categories :func:`design_from_samples` designs over. Its LPs have ``N^2`` variables
 #: and their cost grows about as ``N^3``: N = 80 takes ~10 s here, N = 150 about a minute,
 #: and a few thousand exhaust the memory. Larger alphabets are refused before any LP is
 #: built (bucket rare values or use a coarser column).
 MAX_DESIGN_CATEGORIES = 150
+#: Most categories for a linear utility (accuracy or a gain matrix): its LP is solved by
+#: column generation over the output columns (:mod:`pmlkit.design.linear`), N = 500 in
+#: seconds at eps = 1 (``benchmarks/bench_linear_design.py``).
+MAX_LINEAR_DESIGN_CATEGORIES = 500
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 
@@ -180,8 +184,8 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
 
     target = eps + CERTIFY_TOL
     cands: list[tuple[float, np.ndarray, str]] = []
-    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, e, "accuracy"), uset,
-                           eps, what="linear-utility LP")
+    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, eps=e, gain="accuracy"),
+                           uset, eps, what="linear-utility LP")
     cands.append((util.value(w, p), w, "linear-utility LP (accuracy) over the exact set"))
     center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
     lo = 0.0
@@ -336,7 +340,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # whatever the budget
         start = None
         try:
-            wl = linear_design_matrix(uset, p, e, "accuracy")
+            wl = linear_design_matrix(uset, p, eps=e, gain="accuracy")
             wl = wl[:, wl.max(axis=0) > 1e-12]
             start = wl / (p @ wl)[None, :]
         except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
@@ -450,9 +454,11 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     secs, gap_target = _budget(max_seconds, gap, allow_fallback, designer)
     ed = eps
     opt_gap: float | None
-    if util.linear:
-        w, ed = solve_certified(lambda e: linear_design_matrix(uset, p, e, util.gain), uset,
-                                eps, what=designer)
+    if util.gain is not None:
+        gain = util.gain
+        w, ed = solve_certified(
+            lambda e: linear_design_matrix(uset, p, eps=e, gain=gain), uset, eps,
+            what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
         # optimal to solver tolerance at the design eps; a margin below eps is not bounded
         opt_gap = 0.0 if ed == eps else None
@@ -673,8 +679,8 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
         if ep >= 0:
             try:
                 w_fixed: np.ndarray | None
-                if util.linear:
-                    w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, ep, util.gain)
+                if util.gain is not None:
+                    w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, eps=ep, gain=util.gain)
                 else:
                     w_fixed = _fixed_prior_subconvex(p, p, ep, util)
                 u_ep = None if w_fixed is None else util.value(w_fixed, p)
@@ -739,7 +745,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     ``"(missing)"``, added to ``categories`` if they are given; the mechanism then
     privatises missing values like any label) or ``"keep"`` (missing samples are left out of
     the estimate: they stay missing when privatised, so whether a value is missing is
-    released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories raise
+    released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories
+    (:data:`MAX_LINEAR_DESIGN_CATEGORIES` for a linear utility) raise
     :class:`~pmlkit.errors.TooLargeError` before any LP is built.
 
     Returns
@@ -788,10 +795,14 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     p = np.asarray(est.p, dtype=np.float64)
     if est.n < 2:
         raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
-    if est.n > MAX_DESIGN_CATEGORIES:
+    linear = (isinstance(utility, str) and utility == "accuracy") or (
+        not isinstance(utility, str) and not callable(utility)
+        and not hasattr(utility, "design_matrix"))
+    limit = MAX_LINEAR_DESIGN_CATEGORIES if linear else MAX_DESIGN_CATEGORIES
+    if est.n > limit:
         raise TooLargeError(
             f"the column has {est.n} distinct values; designing a mechanism over more than "
-            f"{MAX_DESIGN_CATEGORIES} categories is infeasible here (the design LPs grow "
+            f"{limit} categories is infeasible here (the design LPs grow "
             "with the square of the count): bucket rare values into a coarser category, "
             "or use a coarser column")
     if confidence == "l1":

@@ -41,22 +41,36 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+from numpy.typing import ArrayLike, NDArray
 
+from .._deprecation import positional_deprecated, renamed_parameter
 from .._validation import as_distribution, check_count, check_eps, check_radius, fmt
 from ..errors import ValidationError
 from ._common import exp_capped
 
+if TYPE_CHECKING:
+    from ..sets import UncertaintySet
+
 __all__ = ["MechanismPolytope", "eps_prime", "exact_polytope", "robust_polytope"]
 
 
-def eps_prime(eps: Any, beta: Any) -> float:
+def eps_prime(eps: float, beta: float) -> float:
     """``eps' = log( e^eps / (1 + beta e^eps / 2) )`` (eq. optimalepsdash), computed as
     ``-log(e^-eps + beta/2)``; may be negative (then ``M(eps', p)`` is empty).
 
-    ``eps >= 0`` and ``beta >= 0`` are checked (ValidationError)."""
+    ``eps >= 0`` and ``beta >= 0`` are checked (ValidationError).
+
+    Examples
+    --------
+    At ``eps = log 2`` and ``beta = 1/2``: ``e^eps' = 2 / (1 + 1/2) = 4/3``.
+
+    >>> import math
+    >>> print(round(math.exp(eps_prime(math.log(2), 0.5)), 6))
+    1.333333
+    """
     eps = check_eps(eps)
     beta = check_radius(beta)
     if beta == 0:
@@ -72,6 +86,23 @@ class MechanismPolytope:
     ``layout`` maps each block name (``"W"``, ``"t"``, ``"s"``, ...) to its slice of ``x``.
     ``A_ub``/``A_eq`` are ``scipy.sparse`` CSR matrices; pass everything to
     ``scipy.optimize.linprog(method="highs")``.
+
+    Examples
+    --------
+    The fixed prior ``(1/2, 1/2)`` (``beta = 0``) at ``eps = log 1.5``: maximising the
+    accuracy over the polytope gives ``W[x, x] = 3/4`` (a column ``(a, 1 - a)`` needs
+    ``a <= 1.5 / 2``).
+
+    >>> import numpy as np
+    >>> from scipy.optimize import linprog
+    >>> poly = robust_polytope([0.5, 0.5], eps=np.log(1.5), beta=0.0)
+    >>> c = np.zeros(poly.n_vars)
+    >>> c[poly.layout["W"]] = -0.5 * np.eye(2).ravel()
+    >>> res = linprog(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,
+    ...               bounds=poly.bounds, method="highs")
+    >>> print(np.round(poly.matrix(res.x), 4))
+    [[0.75 0.25]
+     [0.25 0.75]]
     """
 
     n_inputs: int
@@ -89,12 +120,13 @@ class MechanismPolytope:
 
     @property
     def n_vars(self) -> int:
+        """The number of LP variables (the length of ``x``)."""
         return int(self.bounds.shape[0])
 
-    def matrix(self, x: Any) -> np.ndarray:
+    def matrix(self, x: ArrayLike) -> NDArray[np.float64]:
         """The ``N x M`` block ``W`` of a solution vector ``x``."""
-        x = np.asarray(x, dtype=np.float64)
-        return x[self.layout["W"]].reshape(self.n_inputs, self.n_outputs)
+        v = np.asarray(x, dtype=np.float64)
+        return v[self.layout["W"]].reshape(self.n_inputs, self.n_outputs)
 
 
 class _Builder:
@@ -179,7 +211,9 @@ def _outputs(n_outputs: Any, n: int) -> int:
     return n if n_outputs is None else check_count(n_outputs, "n_outputs", minimum=1)
 
 
-def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
+@renamed_parameter(version="0.2", p_hat="prior")
+@positional_deprecated(version="0.2", allowed=1)
+def robust_polytope(prior: ArrayLike, *, eps: float, beta: float,
                     n_outputs: int | None = None) -> MechanismPolytope:
     """``M(eps, B_beta(p_hat))`` as linear constraints (Prop. LCCP, the 2 N M form).
 
@@ -197,10 +231,10 @@ def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
 
     Parameters
     ----------
-    p_hat
-        Estimate (probability vector, length N).
+    prior
+        Estimate ``p_hat`` (probability vector, length N; formerly ``p_hat``).
     eps
-        Target ``>= 0``.
+        Target ``>= 0`` (keyword-only, as ``beta``: by position deprecated since 0.2).
     beta
         l1 radius, ``0 <= beta <= 2 min p_hat``.
     n_outputs
@@ -211,14 +245,23 @@ def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
     ------
     ValidationError
         If ``beta > 2 min p_hat`` (the Proposition does not apply).
+
+    Examples
+    --------
+    ``N = 3`` inputs and outputs: ``2 N M = 18`` inequalities, and
+    ``eps' = -log(e^-1 + 0.05) = 0.8726`` below ``eps = 1``:
+
+    >>> poly = robust_polytope([0.5, 0.3, 0.2], eps=1.0, beta=0.1)
+    >>> poly.A_ub.shape[0], round(poly.eps_prime, 4)
+    (18, 0.8726)
     """
-    p = as_distribution(p_hat, "p_hat")
+    p = as_distribution(prior, "prior")
     eps = check_eps(eps)
     beta = check_radius(beta)
     if beta > 2 * float(p.min()):
         raise ValidationError(
-            f"beta must be <= 2 min(p_hat) = {2 * float(p.min())!r} for Prop. LCCP, got "
-            f"{beta!r}; use exact_polytope(L1Ball(p_hat, beta), eps) for any radius")
+            f"beta must be <= 2 min(prior) = {2 * float(p.min())!r} for Prop. LCCP, got "
+            f"{beta!r}; use exact_polytope(L1Ball(prior, beta), eps) for any radius")
     n = p.size
     m = _outputs(n_outputs, n)
     ep = eps_prime(eps, beta)
@@ -235,7 +278,9 @@ def robust_polytope(p_hat: Any, eps: Any, beta: Any, *,
                    {"p_hat": p.tolist(), "beta": beta})
 
 
-def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> MechanismPolytope:
+@renamed_parameter(version="0.2", uset="uncertainty_set")
+def exact_polytope(uncertainty_set: UncertaintySet, eps: float, *,
+                   n_outputs: int | None = None) -> MechanismPolytope:
     """The exact ``M(eps, set)`` for an :class:`~pmlkit.sets.L1Ball` (any radius),
     :class:`~pmlkit.sets.Box`, :class:`~pmlkit.sets.L1BoxSet` or
     :class:`~pmlkit.sets.VertexSet`, through LP duality.
@@ -248,9 +293,19 @@ def exact_polytope(uset: Any, eps: Any, *, n_outputs: int | None = None) -> Mech
     ------
     ValidationError
         For a set of another type.
+
+    Examples
+    --------
+    A box: per cell ``(i, j)`` one dual constraint and one PML constraint:
+
+    >>> from pmlkit.sets import Box
+    >>> poly = exact_polytope(Box([0.2, 0.3], [0.7, 0.8]), 0.5)
+    >>> poly.form, poly.A_ub.shape[0]
+    ('exact box (LP dual)', 8)
     """
     from ..sets import Box, L1Ball, L1BoxSet, VertexSet
 
+    uset = uncertainty_set
     eps = check_eps(eps)
     n = int(uset.n) if hasattr(uset, "n") else 0
     m = _outputs(n_outputs, n)
