@@ -1,6 +1,6 @@
-"""Every public function and class of the core, analysis and confidence layers carries a
-numpydoc ``Examples`` section with at least one doctest (pytest runs them through
-``--doctest-modules``), so a reader always has a checked example to start from."""
+"""Every public function and class of pmlkit (the ``__all__`` of every public module, all
+layers) carries a numpydoc ``Examples`` section with at least one doctest (pytest runs them
+through ``--doctest-modules``), so a reader always has a checked example to start from."""
 
 from __future__ import annotations
 
@@ -10,24 +10,36 @@ import re
 
 import pytest
 
-MODULES = [
-    "pmlkit.errors",
-    "pmlkit._validation",
-    "pmlkit.rng",
-    "pmlkit.sets",
-    "pmlkit.leakage",
-    "pmlkit.worstcase",
-    "pmlkit.bounds",
-    "pmlkit.utility",
-    "pmlkit.estimation",
-    "pmlkit.confidence",
-]
+
+def _public_modules() -> list[str]:
+    """Every module of pmlkit whose dotted path has no private part (plus ``_validation``,
+    whose helpers the other layers build on)."""
+    import pkgutil
+
+    import pmlkit
+
+    names = [m.name for m in pkgutil.walk_packages(pmlkit.__path__, "pmlkit.")
+             if not any(part.startswith("_") for part in m.name.split(".")[1:])]
+    return sorted(["pmlkit._validation", *names])
+
+
+MODULES = _public_modules()
+_SEEN: set[int] = set()
 
 
 def _public(module: str) -> list[tuple[str, object]]:
     mod = importlib.import_module(module)
-    return [(name, getattr(mod, name)) for name in mod.__all__
-            if inspect.isclass(getattr(mod, name)) or inspect.isfunction(getattr(mod, name))]
+    out = []
+    for name in getattr(mod, "__all__", []):
+        obj = getattr(mod, name)
+        home = getattr(obj, "__module__", None) or ""
+        # defined here, or in a private module and exported here (privatization._core)
+        ours = home == module or (home.startswith("pmlkit.") and any(
+            part.startswith("_") for part in home.split(".")[1:]))
+        if ours and (inspect.isclass(obj) or inspect.isfunction(obj)) and id(obj) not in _SEEN:
+            _SEEN.add(id(obj))
+            out.append((name, obj))
+    return out
 
 
 CASES = [(m, name, obj) for m in MODULES for name, obj in _public(m)]

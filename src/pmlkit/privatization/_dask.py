@@ -202,6 +202,17 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     started and closed here. ``mechanism`` may map each column to its own mechanism and
     ``joint_guarantee`` / ``repeat`` are recorded and checked as by ``privatize_file``.
     Returns a :class:`pmlkit.privatization.files.FileReport`.
+
+    Examples
+    --------
+    Not run here (it starts a local Dask cluster; ``tests/test_dask.py`` runs it):
+
+    >>> from pmlkit.design import randomized_response
+    >>> mech = randomized_response(2, eps=1.0).with_labels(["F", "M"], ["F", "M"])
+    >>> report = privatize_file_dask(mech, "people.csv", "released.csv",
+    ...                              "sex")  # doctest: +SKIP
+    >>> report.rows  # doctest: +SKIP
+    1000
     """
     import json
     import os
