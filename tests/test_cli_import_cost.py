@@ -14,6 +14,7 @@ import subprocess
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -28,7 +29,7 @@ NOT_NEEDED = ("pandas", "matplotlib", "tqdm", "polars", "sklearn", "dask", "scip
 NOT_AT_LOAD = (*NOT_NEEDED, "scipy", "pyarrow")
 
 
-def _loaded(code: str) -> dict[str, object]:
+def _loaded(code: str) -> dict[str, Any]:
     probe = textwrap.dedent(code) + textwrap.dedent(f"""
         import json, sys
         print(json.dumps({{"loaded": [m for m in {NOT_AT_LOAD!r} if m in sys.modules],
@@ -37,7 +38,7 @@ def _loaded(code: str) -> dict[str, object]:
     proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    out: dict[str, object] = json.loads(proc.stdout.strip().splitlines()[-1])
+    out: dict[str, Any] = json.loads(proc.stdout.strip().splitlines()[-1])
     return out
 
 
