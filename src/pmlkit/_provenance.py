@@ -66,7 +66,7 @@ def _labels_1d(values: Any) -> np.ndarray | None:
     mod = type(values).__module__.split(".")[0]
     try:
         if mod == "pyarrow":
-            arr = np.asarray(values.to_numpy(zero_copy_only=False))
+            arr = _arrow_labels(values)
         elif mod == "pandas" and hasattr(values, "to_numpy") and getattr(values, "ndim", 2) == 1:
             arr = np.asarray(values.to_numpy())
         elif isinstance(values, np.ndarray):
@@ -79,6 +79,31 @@ def _labels_1d(values: Any) -> np.ndarray | None:
     except (TypeError, ValueError, AttributeError):
         return None
     return arr if arr.ndim == 1 else None
+
+
+def _arrow_labels(values: Any) -> np.ndarray:
+    """The numpy array ``values.to_numpy(zero_copy_only=False)`` gives, without it for the
+    common label columns: pyarrow's numpy conversion imports pandas (about a third of a
+    second of ``pmlkit design``), so text columns go through ``to_pylist`` (the same Python
+    strings, ``None`` for nulls) and null-free integer or float columns are read from their
+    data buffers. Other types (dictionaries, booleans, dates, nulls in numbers) use pyarrow's
+    own conversion."""
+    import pyarrow as pa
+
+    t = values.type
+    if pa.types.is_string(t) or pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        arr = np.empty(len(values), dtype=object)
+        arr[:] = values.to_pylist()
+        return arr
+    chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
+    if (pa.types.is_integer(t) or pa.types.is_floating(t)) and values.null_count == 0:
+        kind = "f" if pa.types.is_floating(t) else ("u" if pa.types.is_unsigned_integer(t)
+                                                     else "i")
+        dtype = np.dtype(f"{kind}{t.bit_width // 8}")
+        parts = [np.frombuffer(c.buffers()[1], dtype=dtype, count=len(c),
+                               offset=c.offset * dtype.itemsize) for c in chunks if len(c)]
+        return np.concatenate(parts) if parts else np.empty(0, dtype=dtype)
+    return np.asarray(values.to_numpy(zero_copy_only=False))
 
 
 def _digest(arr: np.ndarray) -> str:

@@ -182,8 +182,10 @@ def _to_numpy_labels(samples: Any) -> Any:
             if len(samples) == 0:
                 return np.array([])
             vc = pc.value_counts(samples)  # hash-based, in C++
+            # one entry per distinct label: to_pylist, not np.asarray (pyarrow's numpy
+            # conversion imports pandas, a third of a second in `pmlkit design`)
             return _Counted(vc.field("values").to_pylist(),
-                            np.asarray(vc.field("counts"), dtype=np.int64))
+                            np.array(vc.field("counts").to_pylist(), dtype=np.int64))
         raise ValidationError(f"samples of type {type(samples).__name__} are not supported")
     if mod == "pandas":
         import pandas as pd
