@@ -1139,6 +1139,13 @@ class Mechanism(ValidatedMatrix):
             raise MechanismFileError("mechanism records no guarantee to verify")
         try:
             actual = leakage_capacity(self.matrix, g.set)
+            if g.basis == "all":
+                # the claim is "every distribution": check exactly that, not only the
+                # recorded set (which passed a membership test with a float tolerance)
+                from .sets import VertexSet
+
+                actual = max(actual, leakage_capacity(
+                    self.matrix, VertexSet(np.eye(self.n_inputs))))
         except (PMLError, TypeError, KeyError, ValueError) as exc:
             # a malformed set description in a file is the file's fault, whatever the type
             raise MechanismFileError(f"mechanism file uncertainty_set is invalid: {exc}") from exc

@@ -1,0 +1,71 @@
+"""Attacks on the typed guarantee, the mechanism file format 2 and the additive mechanism
+objects: each test is a way to make pmlkit accept or print a guarantee that does not hold,
+and checks that it is refused (or reported as uncertified).
+
+Expected values come from hand computations written beside each test, never from the code
+under test.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import pickle
+
+import numpy as np
+import pytest
+
+from pmlkit.errors import MechanismFileError, ValidationError
+from pmlkit.guarantee import PMLGuarantee
+from pmlkit.mechanism import Mechanism
+from pmlkit.sets import Box, VertexSet
+
+
+def _resign(doc: dict) -> dict:
+    """Recompute the digest as a forger would (it is not a signature)."""
+    content = {k: v for k, v in doc.items() if k != "sha256"}
+    canon = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
+    doc["sha256"] = hashlib.sha256(canon.encode()).hexdigest()
+    return doc
+
+
+# A channel with a zero: under priors close to the point mass on input 0, output 1 has
+# probability ~ 0 while max_i W[i, 1] = 1/2, so its leakage over every distribution is
+# unbounded (by hand: log(0.5 / (0.5 q)) -> inf as q = P(input 1) -> 0).
+W_ZERO = [[1.0, 0.0], [0.5, 0.5]]
+# A box that misses the corners of the simplex by 1e-9: inside the 1e-9 membership tolerance.
+ALMOST_ALL = Box([0.0, 0.0], [1.0 - 1e-9, 1.0 - 1e-9])
+# worst case over that box, by hand: output 1 at q = 1e-9 gives log(0.5 / (0.5e-9)) = log 1e9
+ALMOST_ALL_EPS = float(np.log(1e9))
+
+
+def _all_basis_doc(set_: object, eps: float) -> dict:
+    from pmlkit import randomized_response
+
+    doc = randomized_response(2, 1.0).to_dict()
+    doc["matrix"] = W_ZERO
+    doc["guarantee"].update(set=set_.to_dict(), eps=eps, certified_eps=eps)  # type: ignore[attr-defined]
+    return _resign(doc)
+
+
+def test_basis_all_with_a_set_slightly_smaller_than_the_simplex_is_refused():
+    # the forged claim: "eps = 20.7 for every distribution"; the truth over the simplex: inf
+    eps = ALMOST_ALL_EPS + 1e-6
+    with pytest.raises(MechanismFileError, match="does not hold"):
+        Mechanism.from_dict(_all_basis_doc(ALMOST_ALL, eps))
+    g = PMLGuarantee(eps=eps, set=ALMOST_ALL, certified_eps=eps, basis="all")
+    mech = Mechanism(W_ZERO, guarantee=g)
+    assert not mech.certified
+    # the same matrix over the exact simplex cannot be certified at any finite eps either
+    exact = PMLGuarantee(eps=eps, set=VertexSet(np.eye(2)), certified_eps=eps, basis="all")
+    assert not Mechanism(W_ZERO, guarantee=exact).certified
+
+
+def test_basis_all_still_certifies_a_true_ldp_claim():
+    # randomized response keeping the bit w.p. 3/4: log 3 over every prior (by hand)
+    w = [[0.75, 0.25], [0.25, 0.75]]
+    g = PMLGuarantee(eps=1.1, set=ALMOST_ALL, certified_eps=float(np.log(3)), basis="all")
+    assert Mechanism(w, guarantee=g).certified
+    low = PMLGuarantee(eps=1.0, set=ALMOST_ALL, certified_eps=1.0, basis="all")
+    assert not Mechanism(w, guarantee=low).certified
