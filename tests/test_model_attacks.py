@@ -69,3 +69,22 @@ def test_basis_all_still_certifies_a_true_ldp_claim():
     assert Mechanism(w, guarantee=g).certified
     low = PMLGuarantee(eps=1.0, set=ALMOST_ALL, certified_eps=1.0, basis="all")
     assert not Mechanism(w, guarantee=low).certified
+
+
+@pytest.fixture(scope="module")
+def designed_v2() -> dict:
+    from pmlkit import design_from_samples
+
+    return design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3).mechanism.to_dict()
+
+
+@pytest.mark.filterwarnings("error")  # an int64 overflow warning is not a refusal
+@pytest.mark.parametrize("m, estimate", [(10**400, None), (10**20, [0.6, 0.4]),
+                                         (2**63, [0.5, 0.5])], ids=["1e400", "1e20", "2^63"])
+def test_absurd_sample_sizes_are_a_file_error_not_a_crash(designed_v2, m, estimate):
+    doc = copy.deepcopy(designed_v2)
+    doc["guarantee"]["m"] = m
+    if estimate is not None:
+        doc["provenance"]["estimate"] = estimate
+    with pytest.raises(MechanismFileError, match="'m'|counts|not the set"):
+        Mechanism.from_dict(_resign(doc))

@@ -1339,6 +1339,9 @@ def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
     from .sets import L1Ball
 
     m = int(params["m"])
+    if m > 2**53:  # counts beyond 2^53 are not exact in float64 (nor in int64 past 2^63)
+        raise MechanismFileError(
+            f"mechanism file 'm' = {m} is too large to be a sample size (at most 2^53)")
     prior = np.asarray(params["prior"], dtype=np.float64)
     if prior.size != n:
         raise MechanismFileError(
