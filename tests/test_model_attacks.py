@@ -88,3 +88,17 @@ def test_absurd_sample_sizes_are_a_file_error_not_a_crash(designed_v2, m, estima
         doc["provenance"]["estimate"] = estimate
     with pytest.raises(MechanismFileError, match="'m'|counts|not the set"):
         Mechanism.from_dict(_resign(doc))
+
+
+def test_repr_does_not_call_a_false_claim_certified():
+    # randomized response keeping the bit w.p. 0.9: log 9 = 2.197 over every prior (by hand),
+    # so a stated certified eps of 0.5 is false
+    w = [[0.9, 0.1], [0.1, 0.9]]
+    g = PMLGuarantee.for_all_distributions(2, eps=0.5, certified_eps=0.5)
+    mech = Mechanism(w, guarantee=g)
+    assert not mech.certified
+    assert "certified_eps=" not in repr(mech) and "UNCERTIFIED" in repr(mech)
+    old_style = Mechanism(w, certified_eps=0.5)  # a bare claim without a set
+    assert "certified_eps=" not in repr(old_style) and "UNCERTIFIED" in repr(old_style)
+    true = PMLGuarantee.for_all_distributions(2, eps=2.2, certified_eps=float(np.log(9)))
+    assert "certified_eps=2.19722" in repr(Mechanism(w, guarantee=true))

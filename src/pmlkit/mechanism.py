@@ -739,7 +739,13 @@ class Mechanism(ValidatedMatrix):
         return int(self.matrix.shape[1])
 
     def __repr__(self) -> str:
-        cert = "" if self.certified_eps is None else f", certified_eps={self.certified_eps:.6g}"
+        claim = self.certified_eps
+        if claim is None:
+            cert = ""
+        elif self.certified:
+            cert = f", certified_eps={claim:.6g}"
+        else:  # a stated number pmlkit did not (or could not) check is not "certified"
+            cert = f", UNCERTIFIED claim eps={claim:.6g}"
         return (f"Mechanism({self.n_inputs}x{self.n_outputs}, designer={self.designer!r}"
                 f"{cert})")
 
