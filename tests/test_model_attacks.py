@@ -102,3 +102,19 @@ def test_repr_does_not_call_a_false_claim_certified():
     assert "certified_eps=" not in repr(old_style) and "UNCERTIFIED" in repr(old_style)
     true = PMLGuarantee.for_all_distributions(2, eps=2.2, certified_eps=float(np.log(9)))
     assert "certified_eps=2.19722" in repr(Mechanism(w, guarantee=true))
+
+
+def _tampered_guarantee() -> PMLGuarantee:
+    g = PMLGuarantee.for_all_distributions(2, eps=0.5, certified_eps=0.5)
+    object.__setattr__(g, "certified_eps", 0.9)  # what a forged pickle stream would carry
+    return g
+
+
+def test_a_pickled_guarantee_is_validated_again():
+    with pytest.raises(ValidationError, match="certified_eps must not exceed eps"):
+        pickle.loads(pickle.dumps(_tampered_guarantee()))
+    with pytest.raises(ValidationError, match="certified_eps must not exceed eps"):
+        copy.deepcopy(_tampered_guarantee())
+    g = PMLGuarantee.for_prior([0.25, 0.75], eps=0.5, certified_eps=0.25)
+    back = pickle.loads(pickle.dumps(g))
+    assert back == g and back.set.contains([0.25, 0.75]) and back.basis == "prior"

@@ -240,6 +240,11 @@ class PMLGuarantee:
 
     __hash__ = None  # type: ignore[assignment]
 
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle through the stable serialised form (validated again when unpickled), so
+        a byte stream cannot carry a certified eps above eps or an impossible basis."""
+        return (type(self).from_dict, (self.to_dict(),))
+
     def to_dict(self) -> dict[str, Any]:
         """The stable serialised form (see the module's stability contract)."""
         return {
