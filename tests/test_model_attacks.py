@@ -86,7 +86,7 @@ def test_absurd_sample_sizes_are_a_file_error_not_a_crash(designed_v2, m, estima
     doc["guarantee"]["m"] = m
     if estimate is not None:
         doc["provenance"]["estimate"] = estimate
-    with pytest.raises(MechanismFileError, match="'m'|counts|not the set"):
+    with pytest.raises(MechanismFileError, match=r"'m'|counts|not the set"):
         Mechanism.from_dict(_resign(doc))
 
 
@@ -118,3 +118,25 @@ def test_a_pickled_guarantee_is_validated_again():
     g = PMLGuarantee.for_prior([0.25, 0.75], eps=0.5, certified_eps=0.25)
     back = pickle.loads(pickle.dumps(g))
     assert back == g and back.set.contains([0.25, 0.75]) and back.basis == "prior"
+
+
+def test_a_manifest_with_a_duplicate_key_is_refused_by_estimate(tmp_path):
+    # pmlkit estimate reads the mechanism from the manifest written beside the release; a
+    # second "matrix" key makes readers disagree on the channel (json.loads keeps the last)
+    from pmlkit import randomized_response
+    from pmlkit.inference import find_mechanism
+
+    mech = randomized_response(2, 1.0).with_labels(["no", "yes"])
+    doc = mech.to_dict()
+    real = json.dumps(doc["matrix"])
+    text = json.dumps({"mechanism": {"smoker": doc}})
+    assert text.count(real) == 1
+    forged = text.replace(f'"matrix": {real}', f'"matrix": [[1.0, 0.0], [0.0, 1.0]], '
+                                               f'"matrix": {real}')
+    (tmp_path / "out.csv").write_text("smoker\nyes\nno\n")
+    (tmp_path / "out.csv.pmlkit.json").write_text(forged)
+    with pytest.raises(MechanismFileError, match="twice"):
+        find_mechanism(tmp_path / "out.csv", "smoker")
+    (tmp_path / "out.csv.pmlkit.json").write_text(text)  # the honest manifest still reads
+    found, _ = find_mechanism(tmp_path / "out.csv", "smoker")
+    assert found.matrix.tolist() == mech.matrix.tolist()

@@ -105,7 +105,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import ValidatedMatrix, as_mechanism, fmt, to_jsonable
+from ._validation import ValidatedMatrix, as_mechanism, fmt, no_duplicate_keys, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -151,14 +151,7 @@ def _labels(values: Sequence[Any] | None, n: int, name: str) -> tuple[Label, ...
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``object_pairs_hook`` refusing a key that appears twice in one JSON object."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise MechanismFileError(
-                f"mechanism file has the key {key!r} twice in one object; a duplicate key "
-                "is ambiguous (readers may keep either value) and is refused")
-        out[key] = value
-    return out
+    return no_duplicate_keys(pairs, MechanismFileError, "mechanism file")
 
 
 def _is_number(v: Any) -> bool:
