@@ -140,3 +140,24 @@ def test_a_manifest_with_a_duplicate_key_is_refused_by_estimate(tmp_path):
     (tmp_path / "out.csv.pmlkit.json").write_text(text)  # the honest manifest still reads
     found, _ = find_mechanism(tmp_path / "out.csv", "smoker")
     assert found.matrix.tolist() == mech.matrix.tolist()
+
+
+def test_a_prior_guarantee_at_another_point_than_the_recorded_estimate_is_refused():
+    from pmlkit import optimal_mechanism
+
+    mech = optimal_mechanism([0.3, 0.7], 0.5)
+    doc = mech.to_dict()
+    assert doc["guarantee"]["basis"] == "prior"
+    # The channel is W = [[a, 1-a], [b, 1-b]]; a forger restates the "known prior" at a
+    # point Q where the leakage looks smaller. Leakage at Q, by hand: max over outputs of
+    # log(max_i W[i, y] / (Q . W[:, y])).
+    w = mech.matrix
+    for q in ([0.5, 0.5], [0.2, 0.8]):
+        py = np.asarray(q) @ w
+        leak = float(np.max(np.log(w.max(axis=0) / py)))
+        forged = copy.deepcopy(doc)
+        forged["guarantee"].update(set=Box(q, q).to_dict(), eps=leak + 1e-12,
+                                   certified_eps=leak + 1e-12)
+        with pytest.raises(MechanismFileError, match="estimate"):
+            Mechanism.from_dict(_resign(forged))
+    assert Mechanism.from_dict(mech.to_dict()).certified  # the honest file still loads

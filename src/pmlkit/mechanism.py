@@ -1126,6 +1126,7 @@ class Mechanism(ValidatedMatrix):
             return mech
         assert mech.uncertainty_set is not None
         _check_recorded_set(mech.n_inputs, dict(mech.uncertainty_set), claims)
+        _check_prior_point(mech)
         mech._verify_certificate()
         object.__setattr__(mech, "_certified", True)
         return mech
@@ -1331,6 +1332,22 @@ def _check_recorded_set(n: int, recorded: dict[str, Any], params: Mapping[str, A
             f"{params['confidence']!r} confidence method gives for delta = "
             f"{params['delta']!r}, m = {params['m']!r} and the recorded estimate "
             f"(expected {expected}): the set was edited, so the guarantee does not follow")
+
+
+def _check_prior_point(mech: Mechanism) -> None:
+    """A file's "prior" guarantee must be stated at the estimate it records (the designers
+    state it there): a point elsewhere certifies a distribution the file does not claim."""
+    g, est = mech.guarantee, mech.provenance.estimate
+    if g is None or g.basis != "prior" or est is None:
+        return
+    lows, highs = g.set.coordinate_bounds()
+    p = np.asarray(est, dtype=np.float64)
+    if p.shape != np.shape(lows) or max(float(np.max(np.abs(lows - p))),
+                                        float(np.max(np.abs(highs - p)))) > 1e-9:
+        raise MechanismFileError(
+            "mechanism file 'guarantee' has basis 'prior' at a distribution other than the "
+            f"recorded 'provenance.estimate' {list(est)}: the guarantee is not stated for the "
+            "distribution the file records")
 
 
 def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
