@@ -161,3 +161,18 @@ def test_a_prior_guarantee_at_another_point_than_the_recorded_estimate_is_refuse
         with pytest.raises(MechanismFileError, match="estimate"):
             Mechanism.from_dict(_resign(forged))
     assert Mechanism.from_dict(mech.to_dict()).certified  # the honest file still loads
+
+
+def test_a_tiny_gaussian_sigma_is_refused_before_it_exhausts_memory():
+    # sigma = 1e-5 puts the inputs +-1 2^28 grid steps apart: the exact sup over every
+    # prior walked all of them (1 GiB arrays; the process was killed). Refused up front,
+    # and the refusal names the way out, which works:
+    from pmlkit.additive import GaussianMechanism
+    from pmlkit.errors import TooLargeError
+
+    with pytest.raises(TooLargeError, match=r"granularity >= 2\^-21"):
+        GaussianMechanism.from_scale(1e-5, eps=1.0)
+    ok = GaussianMechanism.from_scale(1e-5, eps=1.0, granularity=2.0**-20)
+    # released sigma = ceil(1e-5 * 2^20) 2^-20 = 11 / 2^20 (by hand)
+    assert ok.released_sigma == 11 / 2**20
+    assert 0.0 < ok.guarantee.output_delta < 1.0
