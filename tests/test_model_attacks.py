@@ -176,3 +176,23 @@ def test_a_tiny_gaussian_sigma_is_refused_before_it_exhausts_memory():
     # released sigma = ceil(1e-5 * 2^20) 2^-20 = 11 / 2^20 (by hand)
     assert ok.released_sigma == 11 / 2**20
     assert 0.0 < ok.guarantee.output_delta < 1.0
+
+
+def test_an_additive_guarantee_for_every_prior_is_checked_over_every_prior():
+    # Laplace on the grid, b = 0.1: over every prior the worst case is at p_min = 0, the
+    # LDP value 2 / b_released ~ 20; over a box stopping 1e-9 short of the corners it is
+    # about -log(1e-9 + (1 - 1e-9) e^{-20}) ~ 19.60 (by hand), a false "every prior" claim.
+    from pmlkit.additive import LaplaceMechanism
+    from pmlkit.guarantee import Provenance
+
+    honest = LaplaceMechanism.from_scale(0.1)
+    b_rel = honest.released_b
+    assert honest.guarantee.certified_eps == pytest.approx(2 / b_rel, rel=1e-12)
+    short = float(-np.log(1e-9 + (1 - 1e-9) * np.exp(-2 / b_rel))) + 1e-5
+    assert short < 2 / b_rel - 0.3
+    forged = PMLGuarantee(eps=short, set=ALMOST_ALL, certified_eps=short, basis="all")
+    with pytest.raises(ValidationError, match="does not hold"):
+        LaplaceMechanism(0.1, None, forged, Provenance())
+    # the same set stated as a user's set ("given") is a true claim and is accepted
+    given = PMLGuarantee(eps=short, set=ALMOST_ALL, certified_eps=short)
+    assert LaplaceMechanism(0.1, None, given, Provenance()).guarantee.basis == "given"
