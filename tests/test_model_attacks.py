@@ -196,3 +196,24 @@ def test_an_additive_guarantee_for_every_prior_is_checked_over_every_prior():
     # the same set stated as a user's set ("given") is a true claim and is accepted
     given = PMLGuarantee(eps=short, set=ALMOST_ALL, certified_eps=short)
     assert LaplaceMechanism(0.1, None, given, Provenance()).guarantee.basis == "given"
+
+
+def test_html_does_not_show_provenance_details_as_a_coverage_statement():
+    # a "given" guarantee (no coverage probability) with delta/m/confidence among the
+    # provenance details: the notebook view must not read as an (eps, delta) guarantee
+    from pmlkit._html import guarantee_line
+    from pmlkit.guarantee import Provenance
+    from pmlkit.sets import L1Ball
+
+    w = [[0.75, 0.25], [0.25, 0.75]]
+    g = PMLGuarantee(eps=1.1, set=L1Ball([0.5, 0.5], 0.0), certified_eps=float(np.log(1.5)))
+    mech = Mechanism(w, guarantee=g, provenance=Provenance(
+        details={"delta": 1e-9, "m": 100000, "confidence": "l1"}))
+    line = guarantee_line(mech)
+    assert mech.certified and "delta = 1e-09" not in line and "100000" not in line
+    assert "basis given" in line
+    from pmlkit import design_from_samples
+
+    res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
+    real = guarantee_line(res.mechanism)
+    assert "delta = 0.001" in real and "m = 100 reference" in real
