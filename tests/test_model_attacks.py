@@ -217,3 +217,17 @@ def test_html_does_not_show_provenance_details_as_a_coverage_statement():
     res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
     real = guarantee_line(res.mechanism)
     assert "delta = 0.001" in real and "m = 100 reference" in real
+
+
+def test_typed_objects_refuse_fields_their_basis_or_type_rules_out():
+    from pmlkit.guarantee import Provenance
+
+    d = PMLGuarantee.for_prior([0.25, 0.75], eps=0.5, certified_eps=0.5).to_dict()
+    d["method"] = "l1"  # a confidence method for a set no sample built
+    with pytest.raises(ValidationError, match="method must be None"):
+        PMLGuarantee.from_dict(d)
+    p = Provenance().to_dict()
+    p["estimate"] = [True, False]  # JSON true/false are not probabilities
+    with pytest.raises(ValidationError, match="estimate"):
+        Provenance.from_dict(p)
+    assert Provenance(estimate=(0.25, 0.75)).estimate == (0.25, 0.75)

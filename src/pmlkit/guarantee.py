@@ -192,6 +192,10 @@ class PMLGuarantee:
             if self.m is not None:
                 raise ValidationError(
                     f"m must be None when basis is {self.basis!r}, got {fmt(self.m)}")
+            if self.method is not None:
+                raise ValidationError(
+                    f"method must be None when basis is {self.basis!r} (no confidence set "
+                    f"was built), got {fmt(self.method)}")
         if not isinstance(self.statement, str):
             raise ValidationError(f"statement must be a str, got {fmt(self.statement)}")
         object.__setattr__(self, "eps", eps)
@@ -343,6 +347,12 @@ class Provenance:
             g = _finite_nonneg(self.optimality_gap, "optimality_gap", allow_inf=True)
             object.__setattr__(self, "optimality_gap", g)
         if self.estimate is not None:
+            if isinstance(self.estimate, str | bytes) or any(
+                    isinstance(x, bool | np.bool_) for x in np.ravel(
+                        np.asarray(self.estimate, dtype=object))):
+                raise ValidationError(
+                    f"estimate must be a 1-D sequence of numbers (not bools), got "
+                    f"{fmt(self.estimate)}")
             est = np.asarray(self.estimate, dtype=np.float64)
             if est.ndim != 1 or not np.isfinite(est).all() or (est < 0).any():
                 raise ValidationError(
