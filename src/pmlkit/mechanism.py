@@ -1152,7 +1152,9 @@ class Mechanism(ValidatedMatrix):
         if actual > g.certified_eps + CERTIFY_TOL:
             raise MechanismFileError(
                 f"mechanism file certifies eps {g.certified_eps!r} but its worst case over "
-                f"the recorded uncertainty set is {actual!r}: the guarantee does not hold")
+                + ("every distribution (basis 'all')" if g.basis == "all"
+                   else "the recorded uncertainty set")
+                + f" is {actual!r}: the guarantee does not hold")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, verify: bool = True,
