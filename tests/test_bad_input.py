@@ -585,6 +585,12 @@ CASES: list[Case] = [
     Case("pmlkit.additive.gaussian_violation_probability(sigma, prior, eps)",
          "prior not binary", lambda t: _d(additive, "gaussian_violation_probability")(
              1.0, (0.2, 0.3, 0.5), 0.1), ValidationError, r"prior"),
+    Case("pmlkit.additive.GaussianMechanism.from_scale(sigma, *, eps, over)",
+         "sigma = 1e-5 over every prior (grid 2^-27)",
+         lambda t: __import__("pmlkit.additive", fromlist=["x"]).GaussianMechanism.from_scale(
+             1e-5, eps=1.0),
+         TooLargeError,
+         r"sigma=1e-05 on a grid of step 2\^-27 .*granularity >= 2\^-21"),
     Case("pmlkit.additive.gaussian_tradeoff(sigma, prior, *, m, delta2, eps)", "delta2 = 1",
          lambda t: _d(additive, "gaussian_tradeoff")(1.5, (0.5, 0.5), m=100, delta2=1.0,
                                                      eps=0.5),

@@ -127,12 +127,15 @@ def guarantee_line(mech: Any) -> str:
         parts.append("<b style='color:#b00'>UNCERTIFIED</b> (no checked guarantee)")
     if "eps" in params:
         parts.append(f"target eps = {num(params['eps'], 6)}")
-    if "delta" in params:
-        parts.append(f"delta = {num(params['delta'], 3)}")
-    if "m" in params:
-        parts.append(f"m = {esc(params['m'])} reference records")
-    if "confidence" in params:
-        parts.append(f"confidence set {esc(params['confidence'])}")
+    g = mech.guarantee
+    # coverage is read from the typed guarantee only: a "delta" or "m" among the provenance
+    # details of a non-sample guarantee is not a coverage statement and is not shown as one
+    if g is not None and g.basis == "sample":
+        parts.append(f"delta = {num(g.delta, 3)}")
+        parts.append(f"m = {esc(g.m)} reference records")
+        parts.append(f"confidence set {esc(g.method)}")
+    elif g is not None:
+        parts.append(f"basis {esc(g.basis)} (no sample-based delta)")
     return "; ".join(parts)
 
 

@@ -33,6 +33,7 @@ __all__ = [
     "check_radius",
     "check_real",
     "fmt",
+    "no_duplicate_keys",
 ]
 
 
@@ -312,3 +313,26 @@ def to_jsonable(obj: Any) -> Any:
     if isinstance(obj, float) and not math.isfinite(obj):
         return "inf" if obj > 0 else ("-inf" if obj < 0 else "nan")
     return obj
+
+
+def no_duplicate_keys(pairs: list[tuple[str, Any]], error: type[Exception] = ValidationError,
+                      what: str = "JSON document") -> dict[str, Any]:
+    """``json.loads`` ``object_pairs_hook`` refusing a key that appears twice in one object
+    (readers disagree on which value counts: ``json.loads`` keeps the last).
+
+    Examples
+    --------
+    >>> import json
+    >>> json.loads('{"a": 1, "a": 2}', object_pairs_hook=no_duplicate_keys)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: JSON document has the key 'a' twice in one object; ...
+    """
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise error(
+                f"{what} has the key {key!r} twice in one object; a duplicate key is "
+                "ambiguous (readers may keep either value) and is refused")
+        out[key] = value
+    return out

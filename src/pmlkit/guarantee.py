@@ -192,6 +192,10 @@ class PMLGuarantee:
             if self.m is not None:
                 raise ValidationError(
                     f"m must be None when basis is {self.basis!r}, got {fmt(self.m)}")
+            if self.method is not None:
+                raise ValidationError(
+                    f"method must be None when basis is {self.basis!r} (no confidence set "
+                    f"was built), got {fmt(self.method)}")
         if not isinstance(self.statement, str):
             raise ValidationError(f"statement must be a str, got {fmt(self.statement)}")
         object.__setattr__(self, "eps", eps)
@@ -239,6 +243,11 @@ class PMLGuarantee:
         return self.to_dict() == other.to_dict()
 
     __hash__ = None  # type: ignore[assignment]
+
+    def __reduce__(self) -> tuple[Any, tuple[Any, ...]]:
+        """Pickle through the stable serialised form (validated again when unpickled), so
+        a byte stream cannot carry a certified eps above eps or an impossible basis."""
+        return (type(self).from_dict, (self.to_dict(),))
 
     def to_dict(self) -> dict[str, Any]:
         """The stable serialised form (see the module's stability contract)."""
@@ -338,6 +347,12 @@ class Provenance:
             g = _finite_nonneg(self.optimality_gap, "optimality_gap", allow_inf=True)
             object.__setattr__(self, "optimality_gap", g)
         if self.estimate is not None:
+            if isinstance(self.estimate, str | bytes) or any(
+                    isinstance(x, bool | np.bool_) for x in np.ravel(
+                        np.asarray(self.estimate, dtype=object))):
+                raise ValidationError(
+                    f"estimate must be a 1-D sequence of numbers (not bools), got "
+                    f"{fmt(self.estimate)}")
             est = np.asarray(self.estimate, dtype=np.float64)
             if est.ndim != 1 or not np.isfinite(est).all() or (est < 0).any():
                 raise ValidationError(

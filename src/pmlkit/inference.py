@@ -80,7 +80,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import check_count, check_real, fmt
+from ._validation import check_count, check_real, fmt, no_duplicate_keys
 from .design.estimation import RANK_TOL  # rank tolerance, shared with the design side
 from .errors import DataError, ValidationError
 from .mechanism import Mechanism, as_matrix
@@ -1115,6 +1115,13 @@ def _from_mapping(doc: Any, column: str, where: str) -> Mechanism | None:
     return mech
 
 
+def _manifest_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A recorded mechanism is read as strictly as a mechanism file: no duplicate keys."""
+    from .errors import MechanismFileError
+
+    return no_duplicate_keys(pairs, MechanismFileError, "the recorded mechanism's manifest")
+
+
 def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, str]:
     """The mechanism a privatised file's column was released through, and where it was
     found.
@@ -1151,7 +1158,8 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
     manifest = p.with_name(p.name + ".pmlkit.json")
     if manifest.is_file():
         try:
-            doc = json.loads(manifest.read_text(encoding="utf-8"))
+            doc = json.loads(manifest.read_text(encoding="utf-8"),
+                             object_pairs_hook=_manifest_keys)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise DataError(f"manifest {str(manifest)!r} cannot be read: {exc}") from exc
         mech = _from_mapping(doc, column, f"manifest {str(manifest)!r}")
@@ -1170,7 +1178,7 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
             if raw is None:
                 continue
             try:
-                doc = json.loads(raw.decode("utf-8"))
+                doc = json.loads(raw.decode("utf-8"), object_pairs_hook=_manifest_keys)
             except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
                 raise DataError(f"{where} cannot be read: {exc}") from exc
             if wrap:

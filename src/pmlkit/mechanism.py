@@ -105,7 +105,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._validation import ValidatedMatrix, as_mechanism, fmt, to_jsonable
+from ._validation import ValidatedMatrix, as_mechanism, fmt, no_duplicate_keys, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -151,14 +151,7 @@ def _labels(values: Sequence[Any] | None, n: int, name: str) -> tuple[Label, ...
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """``object_pairs_hook`` refusing a key that appears twice in one JSON object."""
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise MechanismFileError(
-                f"mechanism file has the key {key!r} twice in one object; a duplicate key "
-                "is ambiguous (readers may keep either value) and is refused")
-        out[key] = value
-    return out
+    return no_duplicate_keys(pairs, MechanismFileError, "mechanism file")
 
 
 def _is_number(v: Any) -> bool:
@@ -739,7 +732,13 @@ class Mechanism(ValidatedMatrix):
         return int(self.matrix.shape[1])
 
     def __repr__(self) -> str:
-        cert = "" if self.certified_eps is None else f", certified_eps={self.certified_eps:.6g}"
+        claim = self.certified_eps
+        if claim is None:
+            cert = ""
+        elif self.certified:
+            cert = f", certified_eps={claim:.6g}"
+        else:  # a stated number pmlkit did not (or could not) check is not "certified"
+            cert = f", UNCERTIFIED claim eps={claim:.6g}"
         return (f"Mechanism({self.n_inputs}x{self.n_outputs}, designer={self.designer!r}"
                 f"{cert})")
 
@@ -1127,6 +1126,7 @@ class Mechanism(ValidatedMatrix):
             return mech
         assert mech.uncertainty_set is not None
         _check_recorded_set(mech.n_inputs, dict(mech.uncertainty_set), claims)
+        _check_prior_point(mech)
         mech._verify_certificate()
         object.__setattr__(mech, "_certified", True)
         return mech
@@ -1139,13 +1139,22 @@ class Mechanism(ValidatedMatrix):
             raise MechanismFileError("mechanism records no guarantee to verify")
         try:
             actual = leakage_capacity(self.matrix, g.set)
+            if g.basis == "all":
+                # the claim is "every distribution": check exactly that, not only the
+                # recorded set (which passed a membership test with a float tolerance)
+                from .sets import VertexSet
+
+                actual = max(actual, leakage_capacity(
+                    self.matrix, VertexSet(np.eye(self.n_inputs))))
         except (PMLError, TypeError, KeyError, ValueError) as exc:
             # a malformed set description in a file is the file's fault, whatever the type
             raise MechanismFileError(f"mechanism file uncertainty_set is invalid: {exc}") from exc
         if actual > g.certified_eps + CERTIFY_TOL:
             raise MechanismFileError(
                 f"mechanism file certifies eps {g.certified_eps!r} but its worst case over "
-                f"the recorded uncertainty set is {actual!r}: the guarantee does not hold")
+                + ("every distribution (basis 'all')" if g.basis == "all"
+                   else "the recorded uncertainty set")
+                + f" is {actual!r}: the guarantee does not hold")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, verify: bool = True,
@@ -1327,11 +1336,30 @@ def _check_recorded_set(n: int, recorded: dict[str, Any], params: Mapping[str, A
             f"(expected {expected}): the set was edited, so the guarantee does not follow")
 
 
+def _check_prior_point(mech: Mechanism) -> None:
+    """A file's "prior" guarantee must be stated at the estimate it records (the designers
+    state it there): a point elsewhere certifies a distribution the file does not claim."""
+    g, est = mech.guarantee, mech.provenance.estimate
+    if g is None or g.basis != "prior" or est is None:
+        return
+    lows, highs = g.set.coordinate_bounds()
+    p = np.asarray(est, dtype=np.float64)
+    if p.shape != np.shape(lows) or max(float(np.max(np.abs(lows - p))),
+                                        float(np.max(np.abs(highs - p)))) > 1e-9:
+        raise MechanismFileError(
+            "mechanism file 'guarantee' has basis 'prior' at a distribution other than the "
+            f"recorded 'provenance.estimate' {list(est)}: the guarantee is not stated for the "
+            "distribution the file records")
+
+
 def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
     from .estimation import EmpiricalDistribution, l1_radius
     from .sets import L1Ball
 
     m = int(params["m"])
+    if m > 2**53:  # counts beyond 2^53 are not exact in float64 (nor in int64 past 2^63)
+        raise MechanismFileError(
+            f"mechanism file 'm' = {m} is too large to be a sample size (at most 2^53)")
     prior = np.asarray(params["prior"], dtype=np.float64)
     if prior.size != n:
         raise MechanismFileError(

@@ -72,7 +72,7 @@ import numpy as np
 
 from .._deprecation import positional_deprecated
 from .._validation import check_eps, check_real, fmt
-from ..errors import ValidationError
+from ..errors import TooLargeError, ValidationError
 from ._args import as_binary_prior, check_interval, check_p_min, check_scale
 from .gaussian import as_eps_array, neg_log_mix
 
@@ -565,11 +565,23 @@ def gaussian_grid_violation_probability(sigma: float, prior: ArrayLike, eps: flo
 _PRUNE_TAIL = 2.0**-60
 
 
+#: Largest ``2^j`` (grid steps from 0 to an input) for the exact sup over an interval.
+MAX_INTERVAL_STEPS = 1 << 21
+
+
 def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float,
                               eps: FloatArray) -> FloatArray:
     """``sup_{q in [lo, hi]} P_Y(E_eps(P_q))`` on the grid (see the public doc)."""
     tails = _GaussTails(grid.units)
     big_n = 1 << grid.exponent
+    if hi > lo and big_n > MAX_INTERVAL_STEPS:
+        # the breakpoint search walks the grid between the inputs +-1, 2^(j+1) steps:
+        # beyond this it needs gigabytes (a sigma of 1e-5 was killed for lack of memory)
+        raise TooLargeError(
+            f"sigma={fmt(grid.requested_scale)} on a grid of step 2^-{grid.exponent} puts "
+            f"the inputs +-1 {2 * big_n} steps apart; the exact violation probability over "
+            f"an interval of priors is computed only up to 2^-21 steps: choose "
+            f"granularity >= 2^-21 (or a larger sigma)")
     cap = big_n + tails.cap + 2
     kappa = _kappa(grid)
     # i0: first index whose whole tail beyond it, under either input, is <= _PRUNE_TAIL

@@ -104,6 +104,16 @@ def _check_binary_set(uset: Any) -> UncertaintySet:
     return check_uncertainty_set(uset, 2, inputs="the mechanism's secret is binary (N = {n})")
 
 
+def _claimed_set(guarantee: PMLGuarantee) -> UncertaintySet:
+    """The set a guarantee's claim is checked over: its set, or for basis ``"all"`` the
+    whole simplex itself (a set that merely passes the tolerant membership test of the
+    corners may stop short of them, where the leakage is largest)."""
+    from ..sets import VertexSet
+
+    uset = _check_binary_set(guarantee.set)
+    return VertexSet(np.eye(2)) if guarantee.basis == "all" else uset
+
+
 @dataclass(frozen=True)
 class Over:
     """What a guarantee is stated over: the set, its basis and (sample) its coverage."""
@@ -231,7 +241,7 @@ class LaplaceMechanism:
             raise ValidationError(
                 f"provenance must be a pmlkit.guarantee.Provenance, got "
                 f"{type(self.provenance).__name__}")
-        uset = _check_binary_set(self.guarantee.set)
+        uset = _claimed_set(self.guarantee)
         actual = self.worst_case_over(uset)
         if actual > self.guarantee.certified_eps + CERTIFY_TOL:
             raise ValidationError(
@@ -513,7 +523,7 @@ class GaussianMechanism:
                 f"guarantee.certified_eps = {self.guarantee.certified_eps!r} must equal eps = "
                 f"{self.guarantee.eps!r} for a Gaussian mechanism: its leakage is unbounded in "
                 f"the noise, what pmlkit certifies is the pair (eps, output_delta)")
-        uset = _check_binary_set(self.guarantee.set)
+        uset = _claimed_set(self.guarantee)
         actual = float(self._delta1(uset, np.array([self.guarantee.eps]))[0])
         if actual > self.guarantee.output_delta + OUTPUT_DELTA_TOL:
             raise ValidationError(
