@@ -114,6 +114,18 @@ def _claimed_set(guarantee: PMLGuarantee) -> UncertaintySet:
     return VertexSet(np.eye(2)) if guarantee.basis == "all" else uset
 
 
+
+def _check_typed(guarantee: object, provenance: object) -> None:
+    """The typed guarantee and provenance of an additive mechanism (one check for both)."""
+    if not isinstance(guarantee, PMLGuarantee):
+        raise ValidationError(
+            f"guarantee must be a pmlkit.guarantee.PMLGuarantee, got "
+            f"{type(guarantee).__name__}")
+    if not isinstance(provenance, Provenance):
+        raise ValidationError(
+            f"provenance must be a pmlkit.guarantee.Provenance, got "
+            f"{type(provenance).__name__}")
+
 @dataclass(frozen=True)
 class Over:
     """What a guarantee is stated over: the set, its basis and (sample) its coverage."""
@@ -233,14 +245,7 @@ class LaplaceMechanism:
         grid = _laplace_grid(self.b, self.granularity)
         object.__setattr__(self, "b", grid.requested_scale)
         object.__setattr__(self, "granularity", grid.granularity)
-        if not isinstance(self.guarantee, PMLGuarantee):
-            raise ValidationError(
-                f"guarantee must be a pmlkit.guarantee.PMLGuarantee, got "
-                f"{type(self.guarantee).__name__}")
-        if not isinstance(self.provenance, Provenance):
-            raise ValidationError(
-                f"provenance must be a pmlkit.guarantee.Provenance, got "
-                f"{type(self.provenance).__name__}")
+        _check_typed(self.guarantee, self.provenance)
         uset = _claimed_set(self.guarantee)
         actual = self.worst_case_over(uset)
         if actual > self.guarantee.certified_eps + CERTIFY_TOL:
@@ -510,14 +515,7 @@ class GaussianMechanism:
         grid = _gaussian_grid(self.sigma, self.granularity)
         object.__setattr__(self, "sigma", grid.requested_scale)
         object.__setattr__(self, "granularity", grid.granularity)
-        if not isinstance(self.guarantee, PMLGuarantee):
-            raise ValidationError(
-                f"guarantee must be a pmlkit.guarantee.PMLGuarantee, got "
-                f"{type(self.guarantee).__name__}")
-        if not isinstance(self.provenance, Provenance):
-            raise ValidationError(
-                f"provenance must be a pmlkit.guarantee.Provenance, got "
-                f"{type(self.provenance).__name__}")
+        _check_typed(self.guarantee, self.provenance)
         if self.guarantee.certified_eps < self.guarantee.eps - CERTIFY_TOL:
             raise ValidationError(
                 f"guarantee.certified_eps = {self.guarantee.certified_eps!r} must equal eps = "
