@@ -789,7 +789,7 @@ class Mechanism(ValidatedMatrix):
         ['b', 'a', 'b']
         """
         from .rng import resolve_rng
-        from .sampler import AliasSampler, Encoder
+        from .sampler import AliasSampler, Encoder, output_label_array
 
         if isinstance(values, list | tuple):
             arr = np.empty(len(values), dtype=object)
@@ -817,7 +817,7 @@ class Mechanism(ValidatedMatrix):
         if enc.failed:
             raise enc.error("values")
         if isinstance(values, np.ndarray):
-            return _output_labels_array(self.output_labels, values.dtype)[idx]
+            return output_label_array(self.output_labels, values.dtype)[idx]
         labels = list(self.output_labels)
         return [labels[i] for i in idx.tolist()]
 
@@ -1208,19 +1208,6 @@ _FIELDS: dict[int, frozenset[str]] = {
 }
 
 
-def _output_labels_array(labels: Sequence[Any], like: np.dtype[Any]) -> np.ndarray:
-    """The output labels as an array to index (the element type of the release)."""
-    from .sampler import label_kind
-
-    lab = list(labels)
-    if like.kind != "O" and label_kind(lab) not in ("mixed", "object"):
-        arr = np.asarray(lab)
-        # numpy's fixed-width str dtype drops trailing NUL characters: keep such labels
-        if arr.dtype.kind not in "US" or arr.tolist() == lab:
-            return arr
-    out = np.empty(len(lab), dtype=object)
-    out[:] = lab
-    return out
 
 
 def _read_v1(cls: type[Mechanism], doc: Mapping[str, Any]

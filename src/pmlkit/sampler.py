@@ -22,6 +22,7 @@ from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
 
 __all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "label_kind", "null_mask",
+           "output_label_array",
            "strings_to_arrow"]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
@@ -582,3 +583,34 @@ def null_mask(values: NDArray[Any]) -> NDArray[np.bool_]:
     pd = require("pandas", "encoding labels of an object/string array")
 
     return np.asarray(pd.isna(values), dtype=bool)
+
+
+def output_label_array(labels: Sequence[Any], like_dtype: np.dtype[Any] | None = None
+                       ) -> NDArray[Any]:
+    """The output labels as an array to index with drawn output indices: the element type
+    of a release (one owner for :meth:`pmlkit.Mechanism.apply` and :func:`pmlkit.privatize`).
+
+    Object input (``like_dtype`` of kind ``"O"``) gets object output; otherwise labels of
+    one native kind become a native array, except that labels numpy's fixed-width str/bytes
+    dtypes would change (a trailing NUL character) stay Python objects.
+
+    Examples
+    --------
+    >>> output_label_array(["F", "M"]).dtype.kind
+    'U'
+    >>> output_label_array(["F", "M"], np.dtype(object)).dtype.kind
+    'O'
+    >>> output_label_array(["a\\x00", "b"]).dtype.kind   # kept exactly, not truncated
+    'O'
+    """
+    lab = list(labels)
+    if like_dtype is None or like_dtype.kind != "O":
+        if label_kind(lab) not in ("mixed", "object"):
+            arr = np.asarray(lab)
+            # numpy's fixed-width str/bytes dtypes drop trailing NUL characters ('\x00'
+            # would come back as ''): keep such labels as Python objects
+            if arr.dtype.kind not in "US" or arr.tolist() == lab:
+                return arr
+    out = np.empty(len(lab), dtype=object)
+    out[:] = lab
+    return out

@@ -38,7 +38,7 @@ from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
-from ..sampler import AliasSampler, Encoder, label_kind
+from ..sampler import AliasSampler, Encoder, label_kind, output_label_array
 
 __all__ = [
     "CHUNK_ROWS",
@@ -117,21 +117,7 @@ class PrivatizationReport:
 
 
 def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
-    labels = list(mech.output_labels)
-    if like_dtype is not None and like_dtype.kind == "O":
-        out = np.empty(len(labels), dtype=object)
-        out[:] = labels
-        return out
-    kind = label_kind(labels)
-    if kind not in ("mixed", "object"):
-        arr = np.asarray(labels)
-        # numpy's fixed-width str/bytes dtypes drop trailing NUL characters ('\x00' would
-        # come back as ''): keep such labels as Python objects rather than change them
-        if arr.dtype.kind not in "US" or arr.tolist() == labels:
-            return arr
-    out = np.empty(len(labels), dtype=object)
-    out[:] = labels
-    return out
+    return output_label_array(mech.output_labels, like_dtype)
 
 
 def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
