@@ -109,6 +109,41 @@ def test_codes_of_any_integer_dtype_and_blocks_continue_the_stream():
         s.draw(np.array([0.0, 1.0]), np.random.default_rng(0))
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 40), st.integers(0, 2**32 - 1),
+       st.sampled_from([np.int8, np.int16, np.int64, np.uint8]), st.sampled_from([7, 3000]))
+def test_remapped_codes_draw_as_their_input_indices(n, m, seed, dtype, n_table):
+    """``draw(codes, remap=t)`` is the alias method on input ``t[codes]`` word by word
+    (categorical codes through the categories' input indices, block by block)."""
+    s = AliasSampler(_mechanism(n, m, seed, 0.3))
+    g = np.random.default_rng(seed)
+    # categories, several sharing one input; 3000 (more than the inputs) takes the path
+    # that gathers each code's input index instead of reordering the tables
+    table = g.integers(0, n, n_table)
+    if n_table > 127:
+        dtype = np.int16
+    codes = g.integers(0, n_table, 70_000).astype(dtype)  # more than one block
+    got = s.draw(codes, np.random.default_rng(seed), remap=table)
+    inputs = table[codes.astype(np.intp)]
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got[:3000].tolist() == _reference(s, inputs[:3000], words[:3000])
+    assert got[-500:].tolist() == _reference(s, inputs[-500:], words[-500:])
+    np.testing.assert_array_equal(got, s.draw(inputs, np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize(("codes", "table", "match"), [
+    ([0, 3], [0, 1, 1], r"codes must be indices into remap in 0\.\.2, got 3"),
+    ([-1], [0, 1], r"codes must be indices into remap in 0\.\.1, got -1"),
+    ([0], [0, 2], r"remap must hold input indices in 0\.\.1, got 2"),
+    ([0], [-1, 0], r"remap must hold input indices in 0\.\.1, got -1"),
+    ([0], [0.0, 1.0], "remap must be a 1-D array of integer"),
+])
+def test_out_of_range_remap_is_refused(codes, table, match):
+    s = AliasSampler(np.array([[0.5, 0.5], [0.1, 0.9]]))
+    with pytest.raises(ValidationError, match=match):
+        s.draw(np.array(codes, dtype=np.int8), np.random.default_rng(0), remap=table)
+
+
 # -- encoding object arrays by object identity ------------------------------------------------
 
 def _shared_and_distinct(labels: list, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -269,3 +304,23 @@ def test_huge_unsigned_values_never_match_negative_labels():
         pmlkit.privatize(mech, vals, rng=0)
     ok = np.array([0, 5, 1], dtype=np.uint64)
     assert set(pmlkit.privatize(mech, ok, rng=0).tolist()) <= set(labels)
+
+
+def test_categorical_with_permuted_categories_matches_the_numpy_path():
+    """pandas categorical codes (int8) go through the categories' input indices inside
+    the draw: the values equal the object-array path's under one seed, across blocks."""
+    import pandas as pd
+
+    import pmlkit
+
+    labels = ("lo", "mid", "hi", "top")
+    w = np.array([[0.7, 0.1, 0.1, 0.1], [0.2, 0.5, 0.2, 0.1], [0.1, 0.1, 0.6, 0.2],
+                  [0.25, 0.25, 0.25, 0.25]])
+    mech = pmlkit.Mechanism(w, labels, labels)
+    x = np.random.default_rng(1).integers(0, 4, 150_000)
+    vals = np.array(labels, dtype=object)[x]
+    ref = pmlkit.privatize(mech, vals, rng=11)
+    cats = pd.Categorical(vals, categories=["top", "unused", "hi", "lo", "mid"])
+    assert cats.codes.dtype == np.int8
+    out = pmlkit.privatize(mech, pd.Series(cats), rng=11)
+    assert out.astype(object).tolist() == ref.tolist()

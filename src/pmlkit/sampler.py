@@ -193,7 +193,8 @@ class AliasSampler:
         return prob, alias
 
     def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
-             out: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
+             out: NDArray[np.intp] | None = None,
+             remap: ArrayLike | None = None) -> NDArray[np.intp]:
         """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
@@ -209,11 +210,29 @@ class AliasSampler:
         out
             Optional contiguous intp array of the length of ``codes`` to write the output
             indices into (returned).
+        remap
+            Optional 1-D integer table of input indices: record ``r`` then has input
+            ``remap[codes[r]]`` (for example pandas categorical codes through the table of
+            their categories' input indices). The remapping is done block by block inside
+            the draw, so a narrow code array (int8) is never widened or gathered as a
+            whole; the random words and the outputs are those of
+            ``draw(remap[codes], ...)``.
 
         Raises
         ------
         ValidationError
-            ``codes`` not 1-D integers or outside ``0..N-1``.
+            ``codes`` not 1-D integers or outside ``0..N-1`` (with ``remap``: outside
+            ``0..len(remap)-1``, or ``remap`` not input indices).
+
+        Examples
+        --------
+        Categorical codes ``[0, 1, 1]`` whose categories are inputs 1 and 0 of an identity
+        mechanism:
+
+        >>> s = AliasSampler([[1.0, 0.0], [0.0, 1.0]])
+        >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
+        ...        remap=[1, 0]).tolist()
+        [1, 0, 0]
         """
         codes = np.asarray(codes)
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
@@ -226,36 +245,67 @@ class AliasSampler:
                 or not out.flags.writeable:
             raise ValidationError(f"out must be a writable contiguous intp array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        base: NDArray[np.uint64] | None = None
+        if remap is not None:
+            table = np.asarray(remap)
+            if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
+                raise ValidationError(f"remap must be a 1-D array of integer input indices, "
+                                      f"got an array of dtype {table.dtype} and shape "
+                                      f"{table.shape}")
+            if table.size and (int(table.min()) < 0 or int(table.max()) >= self.n_inputs):
+                bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
+                raise ValidationError(f"remap must hold input indices in "
+                                      f"0..{self.n_inputs - 1}, got {bad_in}")
+            if table.size <= 4 * self.n_inputs + 1024:
+                # the rows of the tables in code order: the codes then index the cells
+                # directly (the same cells, so the same outputs, one gather per record)
+                cells = self._cells.reshape(self.n_inputs, -1).take(
+                    table.astype(np.intp), axis=0).ravel()
+            else:  # many codes: each code's input index shifted into place, then gathered
+                base = table.astype(np.uint64) << np.uint64(self._bits)
+                cells = self._cells
+        else:
+            cells = self._cells
         if n == 0:
             return out
+        n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
         lo, hi = int(codes.min()), int(codes.max())
-        if lo < 0 or hi >= self.n_inputs:
+        if lo < 0 or hi >= n_codes:
             bad = lo if lo < 0 else hi
-            raise ValidationError(f"codes must be input indices in 0..{self.n_inputs - 1}, "
-                                  f"got {bad}")
-        if codes.dtype.itemsize == 8:  # non-negative: the same bits as uint64
-            ucodes = codes.view(np.uint64)
-        else:
-            ucodes = codes.astype(np.uint64)
+            what = "input indices" if remap is None else "indices into remap"
+            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+        wide = codes.dtype.itemsize == 8
+        # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
+        # widened block by block into a cache-sized buffer, never as a whole
+        ucodes = codes.view(np.uint64) if wide else codes
         bitgen = generator.bit_generator
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
         low = np.uint64((1 << self._bits) - 1)
-        cells = self._cells
         uout = out.view(np.uint64)
         size = min(DRAW_BLOCK, n)
         col = np.empty(size, dtype=np.uint64)
         flat = np.empty(size, dtype=np.uint64)
         keep = np.empty(size, dtype=bool)
+        pos = np.empty(size, dtype=np.intp) if base is not None else None
         for start in range(0, n, DRAW_BLOCK):  # loop over cache-sized blocks of records
             stop = min(start + DRAW_BLOCK, n)
             if stop - start != size:
                 size = stop - start
                 col, flat, keep = col[:size], flat[:size], keep[:size]
+                if pos is not None:
+                    pos = pos[:size]
             r = bitgen.random_raw(size)
             o = uout[start:stop]
             np.right_shift(r, shift, out=col)  # top bits: the column
-            np.left_shift(ucodes[start:stop], bits, out=flat)
+            if base is not None and pos is not None:
+                pos[:] = ucodes[start:stop]
+                base.take(pos, out=flat, mode="clip")  # codes checked in range above
+            elif wide:
+                np.left_shift(ucodes[start:stop], bits, out=flat)
+            else:
+                flat[:] = ucodes[start:stop]
+                flat <<= bits
             flat |= col
             cells.take(flat, out=o, mode="clip")  # the one gather (indices are in range)
             np.left_shift(r, bits, out=r)  # the coin, above b set bits: compares with the

@@ -263,11 +263,13 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             vals = s.to_numpy(dtype=object, na_value=None)
             idx = _privatize_numpy(mech, sampler, vals, generator, what)
         else:
-            codes = cat_codes[raw]  # categories matched once, rows by their code
-            idx = np.empty(codes.shape[0], dtype=np.intp)
-            for start in range(0, codes.shape[0], CHUNK_ROWS):
-                sampler.draw(codes[start:start + CHUNK_ROWS], generator,
-                             out=idx[start:start + CHUNK_ROWS])
+            # categories matched once; rows keep their narrow (int8/int16) codes, which
+            # the sampler maps through the categories' input indices block by block
+            # (gathering with an int8 index array as a whole costs more than the draw)
+            idx = np.empty(raw.shape[0], dtype=np.intp)
+            for start in range(0, raw.shape[0], CHUNK_ROWS):
+                sampler.draw(raw[start:start + CHUNK_ROWS], generator,
+                             out=idx[start:start + CHUNK_ROWS], remap=cat_codes)
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
