@@ -324,3 +324,30 @@ def test_categorical_with_permuted_categories_matches_the_numpy_path():
     assert cats.codes.dtype == np.int8
     out = pmlkit.privatize(mech, pd.Series(cats), rng=11)
     assert out.astype(object).tolist() == ref.tolist()
+
+
+def test_alias_tables_and_digest_are_built_once_per_mechanism(monkeypatch):
+    """The per-mechanism cache was keyed by weak references, which Mechanism (slots, no
+    __weakref__) refuses: every privatize call built the alias tables twice and hashed the
+    matrix again. Now both are built once per mechanism object."""
+    import pmlkit
+    from pmlkit.privatization import _core
+
+    built = []
+    real = _core.AliasSampler
+
+    def counting(matrix):
+        built.append(1)
+        return real(matrix)
+
+    monkeypatch.setattr(_core, "AliasSampler", counting)
+    mech = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("a", "b"), ("a", "b"))
+    hashed = []
+    real_digest = _core._canonical_digest
+    monkeypatch.setattr(_core, "_canonical_digest",
+                        lambda m: hashed.append(1) or real_digest(m))
+    vals = np.array(["a", "b", "b"], dtype=object)
+    first = [pmlkit.privatize_with_report(mech, vals, rng=3) for _ in range(3)]
+    assert len(built) == 1 and len(hashed) == 1
+    assert {r.mechanism_sha256 for _, r in first} == {mech.to_dict()["sha256"]}
+    assert all(out.tolist() == first[0][0].tolist() for out, _ in first)

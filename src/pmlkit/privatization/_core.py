@@ -453,31 +453,23 @@ def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
     return out, tuple(cols), values.num_rows, None
 
 
-#: Alias tables and digests of recently used mechanisms, by object (a Mechanism is frozen
-#: and its matrix read-only); the entry is dropped when the mechanism is collected.
-_PREPARED: dict[int, tuple[Any, Any, AliasSampler, list[str]]] = {}
-
-
 def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
-    """The mechanism's alias sampler and a one-slot list memoising its digest."""
-    import weakref
-
-    key = id(mech)
-    hit = _PREPARED.get(key)
-    if hit is not None and hit[0]() is mech and hit[1] is mech.matrix:
-        return hit[2], hit[3]
-    sampler = AliasSampler(mech.matrix)
-    digest: list[str] = []
-    def _drop(_ref: Any, key: int = key) -> None:
-        _PREPARED.pop(key, None)
-
-    try:
-        ref = weakref.ref(mech, _drop)
-    except TypeError:  # not weak-referenceable: no caching
-        return sampler, digest
-    if len(_PREPARED) >= 64:
-        _PREPARED.clear()
-    _PREPARED[key] = (ref, mech.matrix, sampler, digest)
+    """The mechanism's alias sampler and a one-slot list memoising its digest, built once
+    per mechanism object and kept in the object itself (a Mechanism is frozen and its
+    matrix read-only; :meth:`Mechanism.apply` shares the same ``_sampler``). Mechanism has
+    ``__slots__`` without ``__weakref__``, so a cache keyed by weak references never held
+    an entry: the tables (about 1 s for 1000 x 1000) were rebuilt twice per call."""
+    memo = getattr(mech, "__dict__", None)
+    if memo is None:  # no per-object storage: no caching
+        return AliasSampler(mech.matrix), []
+    sampler = memo.get("_sampler")
+    if sampler is None:
+        sampler = AliasSampler(mech.matrix)
+        object.__setattr__(mech, "_sampler", sampler)
+    digest = memo.get("_digest_memo")
+    if not isinstance(digest, list):
+        digest = []
+        object.__setattr__(mech, "_digest_memo", digest)
     return sampler, digest
 
 
