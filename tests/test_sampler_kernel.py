@@ -351,3 +351,81 @@ def test_alias_tables_and_digest_are_built_once_per_mechanism(monkeypatch):
     assert len(built) == 1 and len(hashed) == 1
     assert {r.mechanism_sha256 for _, r in first} == {mech.to_dict()["sha256"]}
     assert all(out.tolist() == first[0][0].tolist() for out, _ in first)
+
+
+# -- 16-bit cells for large tables ----------------------------------------------------------
+
+def _sixty_four_bit_only(w: np.ndarray, monkeypatch) -> AliasSampler:
+    import pmlkit.sampler as sampler_mod
+
+    with monkeypatch.context() as mp:
+        mp.setattr(sampler_mod, "_COMPACT_MIN_CELLS", 1 << 62)
+        s = AliasSampler(w)
+    assert s._cells16 is None
+    return s
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(129, 300), st.integers(0, 2**32 - 1), st.floats(0, 0.6))
+def test_compact_cells_draw_what_the_64_bit_cells_draw(m, seed, zero_frac):
+    """A large table decides most records on 16-bit cells and the ties on the 64-bit
+    cells: the outputs equal the 64-bit path's word for word, and the alias method's in
+    exact rationals."""
+    w = _mechanism(200, m, seed, zero_frac)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    with pytest.MonkeyPatch.context() as mp:
+        full = _sixty_four_bit_only(w, mp)
+    codes = np.random.default_rng(seed + 1).integers(0, 200, 150_000)
+    got = s.draw(codes, np.random.default_rng(seed))
+    np.testing.assert_array_equal(got, full.draw(codes, np.random.default_rng(seed)))
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got[:2000].tolist() == _reference(s, codes[:2000], words[:2000])
+    assert np.all(w[codes, got] > 0)
+
+
+def test_compact_cells_on_ties_and_around_the_threshold():
+    """Words whose coin equals the 64-bit cell's integer threshold, is one below or one
+    above it (the coin's top bits then tie the 16-bit threshold): decided exactly as the
+    64-bit cell decides (keep the column iff coin < threshold, else the alias), which is
+    also what the 64-bit-only sampler draws. (At the threshold itself the rounded integer
+    threshold, not the float probability, decides: the documented 2**-(64 - b) bound.)"""
+    w = _mechanism(300, 300, 7, 0.3)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    c, b = s.n_columns, s.n_columns.bit_length() - 1
+    thr = (s._cells >> np.uint64(b)).astype(object)  # each cell's 64 - b bit threshold
+    g = np.random.default_rng(3)
+    rows = g.integers(0, 300, 400)
+    cols = g.integers(0, c, 400)
+    codes, words = [], []
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        t = int(thr[i * c + j])
+        for coin in (t - 1, t, t + 1):
+            if 0 <= coin < 1 << (64 - b):
+                codes.append(i)
+                words.append((j << (64 - b)) | coin)
+    codes_a = np.array(codes)
+    got = s.draw(codes_a, _fixed_words(words))
+    expect = []
+    for i, r in zip(codes, words, strict=True):
+        j, coin = r >> (64 - b), r & ((1 << (64 - b)) - 1)
+        cell = int(s._cells[i * c + j])
+        expect.append(j if coin < cell >> b else cell & (c - 1))
+    assert got.tolist() == expect
+    with pytest.MonkeyPatch.context() as mp:
+        full = _sixty_four_bit_only(w, mp)
+    assert full.draw(codes_a, _fixed_words(words)).tolist() == expect
+    assert np.all(w[codes_a, got] > 0)
+
+
+def test_compact_cells_with_remapped_codes():
+    """Categorical codes through a large table: the reordered 16-bit and 64-bit rows draw
+    what the input indices draw."""
+    w = _mechanism(300, 300, 5, 0.2)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    table = np.random.default_rng(1).permutation(300)
+    codes = np.random.default_rng(2).integers(0, 300, 100_000).astype(np.int16)
+    got = s.draw(codes, np.random.default_rng(4), remap=table)
+    np.testing.assert_array_equal(got, s.draw(table[codes], np.random.default_rng(4)))
