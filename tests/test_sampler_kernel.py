@@ -109,6 +109,41 @@ def test_codes_of_any_integer_dtype_and_blocks_continue_the_stream():
         s.draw(np.array([0.0, 1.0]), np.random.default_rng(0))
 
 
+@settings(max_examples=15, deadline=None)
+@given(st.integers(1, 5), st.integers(1, 40), st.integers(0, 2**32 - 1),
+       st.sampled_from([np.int8, np.int16, np.int64, np.uint8]), st.sampled_from([7, 3000]))
+def test_remapped_codes_draw_as_their_input_indices(n, m, seed, dtype, n_table):
+    """``draw(codes, remap=t)`` is the alias method on input ``t[codes]`` word by word
+    (categorical codes through the categories' input indices, block by block)."""
+    s = AliasSampler(_mechanism(n, m, seed, 0.3))
+    g = np.random.default_rng(seed)
+    # categories, several sharing one input; 3000 (more than the inputs) takes the path
+    # that gathers each code's input index instead of reordering the tables
+    table = g.integers(0, n, n_table)
+    if n_table > 127:
+        dtype = np.int16
+    codes = g.integers(0, n_table, 70_000).astype(dtype)  # more than one block
+    got = s.draw(codes, np.random.default_rng(seed), remap=table)
+    inputs = table[codes.astype(np.intp)]
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got[:3000].tolist() == _reference(s, inputs[:3000], words[:3000])
+    assert got[-500:].tolist() == _reference(s, inputs[-500:], words[-500:])
+    np.testing.assert_array_equal(got, s.draw(inputs, np.random.default_rng(seed)))
+
+
+@pytest.mark.parametrize(("codes", "table", "match"), [
+    ([0, 3], [0, 1, 1], r"codes must be indices into remap in 0\.\.2, got 3"),
+    ([-1], [0, 1], r"codes must be indices into remap in 0\.\.1, got -1"),
+    ([0], [0, 2], r"remap must hold input indices in 0\.\.1, got 2"),
+    ([0], [-1, 0], r"remap must hold input indices in 0\.\.1, got -1"),
+    ([0], [0.0, 1.0], "remap must be a 1-D array of integer"),
+])
+def test_out_of_range_remap_is_refused(codes, table, match):
+    s = AliasSampler(np.array([[0.5, 0.5], [0.1, 0.9]]))
+    with pytest.raises(ValidationError, match=match):
+        s.draw(np.array(codes, dtype=np.int8), np.random.default_rng(0), remap=table)
+
+
 # -- encoding object arrays by object identity ------------------------------------------------
 
 def _shared_and_distinct(labels: list, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -269,3 +304,128 @@ def test_huge_unsigned_values_never_match_negative_labels():
         pmlkit.privatize(mech, vals, rng=0)
     ok = np.array([0, 5, 1], dtype=np.uint64)
     assert set(pmlkit.privatize(mech, ok, rng=0).tolist()) <= set(labels)
+
+
+def test_categorical_with_permuted_categories_matches_the_numpy_path():
+    """pandas categorical codes (int8) go through the categories' input indices inside
+    the draw: the values equal the object-array path's under one seed, across blocks."""
+    import pandas as pd
+
+    import pmlkit
+
+    labels = ("lo", "mid", "hi", "top")
+    w = np.array([[0.7, 0.1, 0.1, 0.1], [0.2, 0.5, 0.2, 0.1], [0.1, 0.1, 0.6, 0.2],
+                  [0.25, 0.25, 0.25, 0.25]])
+    mech = pmlkit.Mechanism(w, labels, labels)
+    x = np.random.default_rng(1).integers(0, 4, 150_000)
+    vals = np.array(labels, dtype=object)[x]
+    ref = pmlkit.privatize(mech, vals, rng=11)
+    cats = pd.Categorical(vals, categories=["top", "unused", "hi", "lo", "mid"])
+    assert cats.codes.dtype == np.int8
+    out = pmlkit.privatize(mech, pd.Series(cats), rng=11)
+    assert out.astype(object).tolist() == ref.tolist()
+
+
+def test_alias_tables_and_digest_are_built_once_per_mechanism(monkeypatch):
+    """The per-mechanism cache was keyed by weak references, which Mechanism (slots, no
+    __weakref__) refuses: every privatize call built the alias tables twice and hashed the
+    matrix again. Now both are built once per mechanism object."""
+    import pmlkit
+    from pmlkit.privatization import _core
+
+    built = []
+    real = _core.AliasSampler
+
+    def counting(matrix):
+        built.append(1)
+        return real(matrix)
+
+    monkeypatch.setattr(_core, "AliasSampler", counting)
+    mech = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("a", "b"), ("a", "b"))
+    hashed = []
+    real_digest = _core._canonical_digest
+    monkeypatch.setattr(_core, "_canonical_digest",
+                        lambda m: hashed.append(1) or real_digest(m))
+    vals = np.array(["a", "b", "b"], dtype=object)
+    first = [pmlkit.privatize_with_report(mech, vals, rng=3) for _ in range(3)]
+    assert len(built) == 1 and len(hashed) == 1
+    assert {r.mechanism_sha256 for _, r in first} == {mech.to_dict()["sha256"]}
+    assert all(out.tolist() == first[0][0].tolist() for out, _ in first)
+
+
+# -- 16-bit cells for large tables ----------------------------------------------------------
+
+def _sixty_four_bit_only(w: np.ndarray, monkeypatch) -> AliasSampler:
+    import pmlkit.sampler as sampler_mod
+
+    with monkeypatch.context() as mp:
+        mp.setattr(sampler_mod, "_COMPACT_MIN_CELLS", 1 << 62)
+        s = AliasSampler(w)
+    assert s._cells16 is None
+    return s
+
+
+@settings(max_examples=6, deadline=None)
+@given(st.integers(129, 300), st.integers(0, 2**32 - 1), st.floats(0, 0.6))
+def test_compact_cells_draw_what_the_64_bit_cells_draw(m, seed, zero_frac):
+    """A large table decides most records on 16-bit cells and the ties on the 64-bit
+    cells: the outputs equal the 64-bit path's word for word, and the alias method's in
+    exact rationals."""
+    w = _mechanism(200, m, seed, zero_frac)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    with pytest.MonkeyPatch.context() as mp:
+        full = _sixty_four_bit_only(w, mp)
+    codes = np.random.default_rng(seed + 1).integers(0, 200, 150_000)
+    got = s.draw(codes, np.random.default_rng(seed))
+    np.testing.assert_array_equal(got, full.draw(codes, np.random.default_rng(seed)))
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got[:2000].tolist() == _reference(s, codes[:2000], words[:2000])
+    assert np.all(w[codes, got] > 0)
+
+
+def test_compact_cells_on_ties_and_around_the_threshold():
+    """Words whose coin equals the 64-bit cell's integer threshold, is one below or one
+    above it (the coin's top bits then tie the 16-bit threshold): decided exactly as the
+    64-bit cell decides (keep the column iff coin < threshold, else the alias), which is
+    also what the 64-bit-only sampler draws. (At the threshold itself the rounded integer
+    threshold, not the float probability, decides: the documented 2**-(64 - b) bound.)"""
+    w = _mechanism(300, 300, 7, 0.3)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    c, b = s.n_columns, s.n_columns.bit_length() - 1
+    thr = (s._cells >> np.uint64(b)).astype(object)  # each cell's 64 - b bit threshold
+    g = np.random.default_rng(3)
+    rows = g.integers(0, 300, 400)
+    cols = g.integers(0, c, 400)
+    codes, words = [], []
+    for i, j in zip(rows.tolist(), cols.tolist(), strict=True):
+        t = int(thr[i * c + j])
+        for coin in (t - 1, t, t + 1):
+            if 0 <= coin < 1 << (64 - b):
+                codes.append(i)
+                words.append((j << (64 - b)) | coin)
+    codes_a = np.array(codes)
+    got = s.draw(codes_a, _fixed_words(words))
+    expect = []
+    for i, r in zip(codes, words, strict=True):
+        j, coin = r >> (64 - b), r & ((1 << (64 - b)) - 1)
+        cell = int(s._cells[i * c + j])
+        expect.append(j if coin < cell >> b else cell & (c - 1))
+    assert got.tolist() == expect
+    with pytest.MonkeyPatch.context() as mp:
+        full = _sixty_four_bit_only(w, mp)
+    assert full.draw(codes_a, _fixed_words(words)).tolist() == expect
+    assert np.all(w[codes_a, got] > 0)
+
+
+def test_compact_cells_with_remapped_codes():
+    """Categorical codes through a large table: the reordered 16-bit and 64-bit rows draw
+    what the input indices draw."""
+    w = _mechanism(300, 300, 5, 0.2)
+    s = AliasSampler(w)
+    assert s._cells16 is not None
+    table = np.random.default_rng(1).permutation(300)
+    codes = np.random.default_rng(2).integers(0, 300, 100_000).astype(np.int16)
+    got = s.draw(codes, np.random.default_rng(4), remap=table)
+    np.testing.assert_array_equal(got, s.draw(table[codes], np.random.default_rng(4)))

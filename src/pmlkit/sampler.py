@@ -10,6 +10,7 @@ record does not grow with the number of outputs.
 from __future__ import annotations
 
 import ctypes
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -27,6 +28,13 @@ __all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "label_kind", "null_mask",
 
 #: Records per sampling block (temporaries fit in the CPU cache).
 DRAW_BLOCK = 1 << 16
+
+#: Tables of at least this many cells (256 KB of 64-bit cells) with at most
+#: ``2**_COMPACT_MAX_BITS`` columns are also kept as 16-bit cells (see AliasSampler).
+_COMPACT_MIN_CELLS = 1 << 15
+_COMPACT_MAX_BITS = 12
+#: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
+_TOP16 = 3 if sys.byteorder == "little" else 0
 
 
 def label_kind(labels: Sequence[Any]) -> str:
@@ -73,6 +81,13 @@ class AliasSampler:
     ``prob[i, j] * 2**(64 - b)`` rounded to an integer (so the keep-probability is exact to
     ``2**-(64 - b)``, below ``1e-16`` for ``M <= 1024``). An output with ``W[i, j] = 0`` is
     never drawn: its threshold is 0 and no alias points to it.
+
+    A large table (at least ``2**15`` cells, ``C <= 4096``) is also kept with 16-bit cells:
+    the threshold's top ``16 - b`` bits above the alias. Most records are decided by
+    comparing the coin's top ``16 - b`` bits with them; a record whose top bits are equal
+    (probability ``2**-(16 - b)``) is decided by its 64-bit cell. The outputs are those of
+    the 64-bit cells word for word (same keep-probabilities), from a table a quarter of the
+    size, which stays in the CPU cache (``1000 x 1000``: 2 MB instead of 8 MB).
 
     Parameters
     ----------
@@ -129,6 +144,15 @@ class AliasSampler:
         own = np.broadcast_to(np.arange(width, dtype=np.uint64), (n, width))
         cell_alias = np.where(full, own, alias.astype(np.uint64))
         self._cells = readonly(((thr << np.uint64(bits)) | cell_alias).ravel(), np.uint64)
+        # a large table also gets 16-bit cells: the threshold's top 16 - b bits above the
+        # alias. A record's word decides on them unless its coin's top 16 - b bits equal
+        # the threshold's (one record in 2**(16 - b)), which the 64-bit cell then decides:
+        # the outputs are those of the 64-bit cells bit for bit, from a table a quarter
+        # of the size (a 1000 x 1000 matrix: 2 MB instead of 8 MB, mostly cache hits)
+        self._cells16: NDArray[np.uint16] | None = None
+        if bits <= _COMPACT_MAX_BITS and n * width >= _COMPACT_MIN_CELLS:
+            self._cells16 = readonly((((thr >> np.uint64(48)) << np.uint64(bits))
+                                      | cell_alias).astype(np.uint16).ravel(), np.uint16)
 
     @staticmethod
     def _vose_rows(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
@@ -194,7 +218,8 @@ class AliasSampler:
         return prob, alias
 
     def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
-             out: NDArray[np.intp] | None = None) -> NDArray[np.intp]:
+             out: NDArray[np.intp] | None = None,
+             remap: ArrayLike | None = None) -> NDArray[np.intp]:
         """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
@@ -210,11 +235,29 @@ class AliasSampler:
         out
             Optional contiguous intp array of the length of ``codes`` to write the output
             indices into (returned).
+        remap
+            Optional 1-D integer table of input indices: record ``r`` then has input
+            ``remap[codes[r]]`` (for example pandas categorical codes through the table of
+            their categories' input indices). The remapping is done block by block inside
+            the draw, so a narrow code array (int8) is never widened or gathered as a
+            whole; the random words and the outputs are those of
+            ``draw(remap[codes], ...)``.
 
         Raises
         ------
         ValidationError
-            ``codes`` not 1-D integers or outside ``0..N-1``.
+            ``codes`` not 1-D integers or outside ``0..N-1`` (with ``remap``: outside
+            ``0..len(remap)-1``, or ``remap`` not input indices).
+
+        Examples
+        --------
+        Categorical codes ``[0, 1, 1]`` whose categories are inputs 1 and 0 of an identity
+        mechanism:
+
+        >>> s = AliasSampler([[1.0, 0.0], [0.0, 1.0]])
+        >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
+        ...        remap=[1, 0]).tolist()
+        [1, 0, 0]
         """
         codes = np.asarray(codes)
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
@@ -227,36 +270,74 @@ class AliasSampler:
                 or not out.flags.writeable:
             raise ValidationError(f"out must be a writable contiguous intp array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        base: NDArray[np.uint64] | None = None
+        cells16 = self._cells16
+        if remap is not None:
+            table = np.asarray(remap)
+            if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
+                raise ValidationError(f"remap must be a 1-D array of integer input indices, "
+                                      f"got an array of dtype {table.dtype} and shape "
+                                      f"{table.shape}")
+            if table.size and (int(table.min()) < 0 or int(table.max()) >= self.n_inputs):
+                bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
+                raise ValidationError(f"remap must hold input indices in "
+                                      f"0..{self.n_inputs - 1}, got {bad_in}")
+            if table.size <= 4 * self.n_inputs + 1024:
+                # the rows of the tables in code order: the codes then index the cells
+                # directly (the same cells, so the same outputs, one gather per record)
+                rows = table.astype(np.intp)
+                cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+                if self._cells16 is not None:
+                    cells16 = self._cells16.reshape(self.n_inputs, -1).take(
+                        rows, axis=0).ravel()
+            else:  # many codes: each code's input index shifted into place, then gathered
+                base = table.astype(np.uint64) << np.uint64(self._bits)
+                cells = self._cells
+        else:
+            cells = self._cells
         if n == 0:
             return out
+        n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
         lo, hi = int(codes.min()), int(codes.max())
-        if lo < 0 or hi >= self.n_inputs:
+        if lo < 0 or hi >= n_codes:
             bad = lo if lo < 0 else hi
-            raise ValidationError(f"codes must be input indices in 0..{self.n_inputs - 1}, "
-                                  f"got {bad}")
-        if codes.dtype.itemsize == 8:  # non-negative: the same bits as uint64
-            ucodes = codes.view(np.uint64)
-        else:
-            ucodes = codes.astype(np.uint64)
+            what = "input indices" if remap is None else "indices into remap"
+            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+        wide = codes.dtype.itemsize == 8
+        # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
+        # widened block by block into a cache-sized buffer, never as a whole
+        ucodes = codes.view(np.uint64) if wide else codes
         bitgen = generator.bit_generator
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
         low = np.uint64((1 << self._bits) - 1)
-        cells = self._cells
         uout = out.view(np.uint64)
         size = min(DRAW_BLOCK, n)
         col = np.empty(size, dtype=np.uint64)
         flat = np.empty(size, dtype=np.uint64)
         keep = np.empty(size, dtype=bool)
+        pos = np.empty(size, dtype=np.intp) if base is not None else None
         for start in range(0, n, DRAW_BLOCK):  # loop over cache-sized blocks of records
             stop = min(start + DRAW_BLOCK, n)
             if stop - start != size:
                 size = stop - start
                 col, flat, keep = col[:size], flat[:size], keep[:size]
+                if pos is not None:
+                    pos = pos[:size]
             r = bitgen.random_raw(size)
             o = uout[start:stop]
+            if base is not None and pos is not None:
+                pos[:] = ucodes[start:stop]
+                base.take(pos, out=flat, mode="clip")  # codes checked in range above
+            elif wide:
+                np.left_shift(ucodes[start:stop], bits, out=flat)
+            else:
+                flat[:] = ucodes[start:stop]
+                flat <<= bits
+            if cells16 is not None:
+                self._decide16(r, flat, o, cells, cells16)
+                continue
             np.right_shift(r, shift, out=col)  # top bits: the column
-            np.left_shift(ucodes[start:stop], bits, out=flat)
             flat |= col
             cells.take(flat, out=o, mode="clip")  # the one gather (indices are in range)
             np.left_shift(r, bits, out=r)  # the coin, above b set bits: compares with the
@@ -268,6 +349,37 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _decide16(self, r: NDArray[np.uint64], flat: NDArray[np.uint64],
+                  o: NDArray[np.uint64], cells: NDArray[np.uint64],
+                  cells16: NDArray[np.uint16]) -> None:
+        """One block's outputs from the 16-bit cells (``flat`` holds the row offsets
+        ``input << b``; ``r`` the block's words), with the few records whose coin ties the
+        16-bit threshold decided by the 64-bit cell: the same outputs as the 64-bit path."""
+        b = self._bits
+        top = r.view(np.uint16)[_TOP16::4]  # each word's top 16 bits: column, coin's top
+        col = top >> np.uint16(16 - b)
+        flat |= col
+        cell = cells16.take(flat, mode="clip")  # the one gather (indices are in range)
+        low = np.uint16((1 << b) - 1)
+        word = top << np.uint16(b)  # the coin's top 16 - b bits, above b set bits
+        word |= low
+        keep = word < cell
+        np.bitwise_xor(word, cell, out=word)
+        tie = word <= low  # the same top bits: the 64-bit cell decides
+        cell &= low  # the alias
+        np.subtract(col, cell, out=col)  # cell = keep ? col : alias, without a branch
+        np.multiply(col, keep, out=col)
+        cell += col
+        o[:] = cell
+        if tie.any():
+            at = np.flatnonzero(tie)
+            rt = r[at]
+            ct = cells.take(flat[at].astype(np.intp))
+            bits = np.uint64(b)
+            low64 = np.uint64((1 << b) - 1)
+            keep64 = ((rt << bits) | low64) < ct
+            o[at] = np.where(keep64, rt >> np.uint64(64 - b), ct & low64)
 
 
 class Encoder:

@@ -249,11 +249,13 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             vals = s.to_numpy(dtype=object, na_value=None)
             idx = _privatize_numpy(mech, sampler, vals, generator, what)
         else:
-            codes = cat_codes[raw]  # categories matched once, rows by their code
-            idx = np.empty(codes.shape[0], dtype=np.intp)
-            for start in range(0, codes.shape[0], CHUNK_ROWS):
-                sampler.draw(codes[start:start + CHUNK_ROWS], generator,
-                             out=idx[start:start + CHUNK_ROWS])
+            # categories matched once; rows keep their narrow (int8/int16) codes, which
+            # the sampler maps through the categories' input indices block by block
+            # (gathering with an int8 index array as a whole costs more than the draw)
+            idx = np.empty(raw.shape[0], dtype=np.intp)
+            for start in range(0, raw.shape[0], CHUNK_ROWS):
+                sampler.draw(raw[start:start + CHUNK_ROWS], generator,
+                             out=idx[start:start + CHUNK_ROWS], remap=cat_codes)
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
@@ -437,31 +439,23 @@ def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
     return out, tuple(cols), values.num_rows, None
 
 
-#: Alias tables and digests of recently used mechanisms, by object (a Mechanism is frozen
-#: and its matrix read-only); the entry is dropped when the mechanism is collected.
-_PREPARED: dict[int, tuple[Any, Any, AliasSampler, list[str]]] = {}
-
-
 def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
-    """The mechanism's alias sampler and a one-slot list memoising its digest."""
-    import weakref
-
-    key = id(mech)
-    hit = _PREPARED.get(key)
-    if hit is not None and hit[0]() is mech and hit[1] is mech.matrix:
-        return hit[2], hit[3]
-    sampler = AliasSampler(mech.matrix)
-    digest: list[str] = []
-    def _drop(_ref: Any, key: int = key) -> None:
-        _PREPARED.pop(key, None)
-
-    try:
-        ref = weakref.ref(mech, _drop)
-    except TypeError:  # not weak-referenceable: no caching
-        return sampler, digest
-    if len(_PREPARED) >= 64:
-        _PREPARED.clear()
-    _PREPARED[key] = (ref, mech.matrix, sampler, digest)
+    """The mechanism's alias sampler and a one-slot list memoising its digest, built once
+    per mechanism object and kept in the object itself (a Mechanism is frozen and its
+    matrix read-only; :meth:`Mechanism.apply` shares the same ``_sampler``). Mechanism has
+    ``__slots__`` without ``__weakref__``, so a cache keyed by weak references never held
+    an entry: the tables (about 1 s for 1000 x 1000) were rebuilt twice per call."""
+    memo = getattr(mech, "__dict__", None)
+    if memo is None:  # no per-object storage: no caching
+        return AliasSampler(mech.matrix), []
+    sampler = memo.get("_sampler")
+    if sampler is None:
+        sampler = AliasSampler(mech.matrix)
+        object.__setattr__(mech, "_sampler", sampler)
+    digest = memo.get("_digest_memo")
+    if not isinstance(digest, list):
+        digest = []
+        object.__setattr__(mech, "_digest_memo", digest)
     return sampler, digest
 
 
