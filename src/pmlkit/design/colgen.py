@@ -1041,8 +1041,11 @@ class BoxOracle(_BlockColumns):
     """
 
     name = "exact enumeration (box)"
-    #: the last candidates are cheap to check: finish whatever the deadline
-    runs_to_end = True
+    #: rounds answered from the cache return no bound: :func:`column_generation` asks for
+    #: one at the end
+    skips_bounds = True
+    #: assignments kept from a full pass for the partial pricing of the next rounds
+    CACHE = 200_000
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, *, chunk: int = 1 << 21
                  ) -> None:
@@ -1066,11 +1069,14 @@ class BoxOracle(_BlockColumns):
                 "hT": ft @ self.hi[h], "hS": fs @ self.hi[h],
                 "nT": top.sum(axis=1), "nS": s.sum(axis=1)})
         self.rows = max(1, chunk // max(1, self.masks[1][0].shape[0]))
+        self._cache: tuple[np.ndarray, ...] | None = None
+        self._last_y: np.ndarray | None = None
 
-    def _values(self, ia: np.ndarray, yt: list[np.ndarray], ys: list[np.ndarray]
-                ) -> np.ndarray:
-        """``G`` of every pair (rows ``ia`` of the first half, all of the second);
-        ``-inf`` for assignments that are not points of ``K_1``."""
+    def _coefficients(self, ia: np.ndarray
+                      ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(c0, c1, c2)`` with ``G = c0 - c1 Y(T) - c2 Y(S)`` for every pair (rows ``ia``
+        of the first half, all of the second); ``c0 = -inf`` for assignments that are not
+        points of ``K_1``."""
         a, b = self.sums
         e, sl = self.e, self.slack
 
@@ -1082,8 +1088,6 @@ class BoxOracle(_BlockColumns):
         nt, ns = pair("nT"), pair("nS")
         qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - sl), 0.0)
         qs = np.where(ns == self.n, 1.0, np.maximum(pair("lS"), pair("hS") - sl))
-        ytt = yt[0][ia][:, None] + yt[1][None, :]
-        yss = ys[0][ia][:, None] + ys[1][None, :]
         with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
             one = (nt == 0) & (ns > 0) & (e * qs >= 1.0 - 1e-12)
             den = 1.0 - e * qt
@@ -1091,8 +1095,11 @@ class BoxOracle(_BlockColumns):
             three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
             rho = np.where(three, np.maximum(rho, 1.0), 1.0)
             big_p = (rho - 1.0) * pt + ps
-            val = (_xlogx(rho) * pt - (rho - 1.0) * ytt - yss) / big_p - np.log(big_p)
-        return np.where((one | three) & np.isfinite(val), val, -math.inf)
+            c2 = 1.0 / big_p
+            c1 = (rho - 1.0) * c2
+            c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+        ok = (one | three) & np.isfinite(c0) & np.isfinite(c1) & np.isfinite(c2)
+        return np.where(ok, c0, -math.inf), np.where(ok, c1, 0.0), np.where(ok, c2, 0.0)
 
     def _column(self, ia: int, ib: int) -> np.ndarray:
         n = self.n
@@ -1110,41 +1117,73 @@ class BoxOracle(_BlockColumns):
         w = np.where(top, rho, np.where(mid, 1.0, 0.0))
         return w / float(self.p @ w)
 
-    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float
-              ) -> tuple[np.ndarray, np.ndarray, float]:
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        """Improving columns and the exact bound on ``max_{v in K_1} mu(v) - y . v``.
+
+        Partial pricing: the best assignments of the last full pass are re-priced first
+        (cheap); while they still give improving columns the round returns them without a
+        bound (``inf``, unless ``full``); otherwise every assignment is evaluated."""
+        repeat = self._last_y is not None and np.array_equal(y, self._last_y)
+        self._last_y = y.copy()
+        # the same duals twice: the cached columns did not help, price everything
+        if not full and not repeat and self._cache is not None:
+            idx, c0, c1, c2 = self._cache
+            yt = [tm.astype(np.float64) @ y[h]
+                  for h, (tm, _) in zip(self.halves, self.masks, strict=True)]
+            ys = [(tm | mm).astype(np.float64) @ y[h]
+                  for h, (tm, mm) in zip(self.halves, self.masks, strict=True)]
+            nb = self.masks[1][0].shape[0]
+            ia, ib = idx // nb, idx % nb
+            val = c0 - c1 * (yt[0][ia] + yt[1][ib]) - c2 * (ys[0][ia] + ys[1][ib])
+            cols, vals = self._columns(idx, val, y, want, atol)
+            if cols.shape[1]:
+                return cols, vals, math.inf
+        return self._full(y, want=want, atol=atol)
+
+    def _columns(self, flat: np.ndarray, val: np.ndarray, y: np.ndarray, want: int,
+                 atol: float) -> tuple[np.ndarray, np.ndarray]:
+        """The feasible improving columns among the ``want`` best assignments."""
         from ..utility import mutual_information_columns
 
         n = self.n
-        yt = [tm.astype(np.float64) @ y[h] for h, (tm, _) in zip(self.halves, self.masks,
-                                                                  strict=True)]
-        ys = [(tm | mm).astype(np.float64) @ y[h]
-              for h, (tm, mm) in zip(self.halves, self.masks, strict=True)]
-        na = self.masks[0][0].shape[0]
         keep = max(want, 1)
-        best = -math.inf
-        pool_v: list[np.ndarray] = []
-        pool_i: list[np.ndarray] = []
-        for r0 in range(0, na, self.rows):
-            ia = np.arange(r0, min(r0 + self.rows, na))
-            val = self._values(ia, yt, ys).ravel()
-            best = max(best, float(val.max()))
-            k = min(keep, val.size)
-            idx = np.argpartition(-val, k - 1)[:k]
-            idx = idx[val[idx] > atol]
-            pool_v.append(val[idx])
-            pool_i.append(idx + r0 * val.size // ia.size)
-        bound = best + 1e-10 * (1.0 + float(np.abs(y).sum()))
-        vals_all = np.concatenate(pool_v)
-        flat = np.concatenate(pool_i)
-        order = np.argsort(-vals_all, kind="stable")[:keep]
+        order = np.argsort(-val, kind="stable")[:keep]
+        order = order[val[order] > atol]
         nb = self.masks[1][0].shape[0]
         cols = [self._column(int(f // nb), int(f % nb)) for f in flat[order]]
         if not cols:
-            return np.zeros((n, 0)), np.zeros(0), bound
+            return np.zeros((n, 0)), np.zeros(0)
         v = np.stack(cols, axis=1)
         worst = self.uset.min_linear(v)
         v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
         vals = (np.asarray(mutual_information_columns(v, self.p), dtype=np.float64)
                 if v.shape[1] else np.zeros(0))
         ok = vals - y @ v > atol
-        return v[:, ok], vals[ok], bound
+        return v[:, ok], vals[ok]
+
+    def _full(self, y: np.ndarray, *, want: int, atol: float
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        yt = [tm.astype(np.float64) @ y[h] for h, (tm, _) in zip(self.halves, self.masks,
+                                                                  strict=True)]
+        ys = [(tm | mm).astype(np.float64) @ y[h]
+              for h, (tm, mm) in zip(self.halves, self.masks, strict=True)]
+        na, nb = self.masks[0][0].shape[0], self.masks[1][0].shape[0]
+        per = max(1, self.CACHE // max(1, -(-na // self.rows)))
+        best = -math.inf
+        pool: list[tuple[np.ndarray, ...]] = []
+        for r0 in range(0, na, self.rows):
+            ia = np.arange(r0, min(r0 + self.rows, na))
+            c0, c1, c2 = (c.ravel() for c in self._coefficients(ia))
+            val = c0 - c1 * (yt[0][ia][:, None] + yt[1][None, :]).ravel() \
+                - c2 * (ys[0][ia][:, None] + ys[1][None, :]).ravel()
+            best = max(best, float(val.max()))
+            k = min(per, val.size)
+            idx = np.argpartition(-val, k - 1)[:k]
+            idx = idx[np.isfinite(val[idx])]
+            pool.append((idx + r0 * nb, val[idx], c0[idx], c1[idx], c2[idx]))
+        bound = best + 1e-10 * (1.0 + float(np.abs(y).sum()))
+        flat, vals_all, c0s, c1s, c2s = (np.concatenate(z) for z in zip(*pool, strict=True))
+        self._cache = (flat, c0s, c1s, c2s)
+        cols, vals = self._columns(flat, vals_all, y, want, atol)
+        return cols, vals, bound

@@ -282,8 +282,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     user callable on an alphabet too large to enumerate)."""
     import time
 
-    from ..sets import L1Ball
-    from ..sets import Box
+    from ..sets import Box, L1Ball
     from .colgen import (
         BOX_MAX_N,
         DP_MAX_STEPS,
