@@ -37,6 +37,9 @@ Pricing, three oracles:
 - **Dynamic programming over masses** (mutual information over an l1-ball centred at the
   prior, prior on a grid ``p = k / m`` with integer ``k``, e.g. an estimate from counts; any
   N): exact, see below.
+- **Streamed block assignments** (mutual information over a box, moderate N): exact, every
+  three-level assignment evaluated from block sums of the two halves of the alphabet
+  (:class:`BoxOracle`).
 
 Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
 ``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
@@ -983,9 +986,10 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                         time.monotonic() - t0)
 
 
-#: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments streamed
-#: every pricing round: ~43 million at N = 16, about a second).
-BOX_MAX_N = 16
+#: Largest alphabet priced exactly by :class:`BoxOracle` by default (``3^N`` assignments
+#: in a full pricing pass: 14 million at N = 15, a few seconds; the design at N = 15 takes
+#: 7-13 s on a loaded machine, N = 16 about three times longer).
+BOX_MAX_N = 15
 
 
 def _half_codes(n: int) -> tuple[np.ndarray, np.ndarray]:

@@ -28,10 +28,10 @@ over block masses when the estimate is a vector of counts over their total (used
 N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while they are
 few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
-a box (positive estimate) is then priced exactly up to N = 16 by streaming the three-level
+a box (positive estimate) is then priced exactly up to N = 15 by streaming the three-level
 block assignments (:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex
 sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
-time (boxes at N >= 17 and other sets at N >= 14 may end with a gap of a few percent: it
+time (boxes at N >= 16 and other sets at N >= 14 may end with a gap of a few percent: it
 is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
 carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
 accuracy design's utility (its columns start the search). For the fixed prior in the first
