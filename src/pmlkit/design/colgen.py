@@ -1051,7 +1051,7 @@ class BoxOracle(_BlockColumns):
     #: assignments kept from a full pass for the partial pricing of the next rounds
     CACHE = 200_000
 
-    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, chunk: int = 1 << 21
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, chunk: int = 1 << 19
                  ) -> None:
         from ._common import exp_capped
 
