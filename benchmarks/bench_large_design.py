@@ -10,10 +10,11 @@ the exact set, and the fixed-prior design at eps' for l1-balls when it certifies
 gain over it. Then Adult's native-country and occupation x sex columns (skipped without
 the data: set ``PMLKIT_DATA`` to the folder holding ``adult.data``).
 
-Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_seconds] [Ns] [adult]``
+Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_seconds] [Ns] [adult] [sets]``
 (default 60 s per design for N = 50 and the Adult columns, a third of it below; ``Ns`` a
 comma-separated subset of the alphabet sizes, ``adult`` one of ``adult`` (default),
-``noadult``, ``only``: to split the table over processes).
+``noadult``, ``only``: to split the table over processes; ``sets`` one of ``all``
+(default), ``l1``, ``best``: only the rows of that set).
 """
 
 from __future__ import annotations
@@ -99,6 +100,7 @@ def main() -> None:
     big = float(sys.argv[1]) if len(sys.argv) > 1 else 60.0
     ns = tuple(int(x) for x in sys.argv[2].split(",")) if len(sys.argv) > 2 else NS
     which = sys.argv[3] if len(sys.argv) > 3 else "adult"
+    only = sys.argv[4] if len(sys.argv) > 4 else "all"
     print(f"m = {M}, delta = {DELTA}, geometric prior (0.85); budget {big:g} s (N = 50)")
     print(f"{'set':22s} {'N':>3s} {'eps':>6s} {'time s':>8s} {'peak MB':>8s} "
           f"{'MI nats':>10s} {'gap':>9s} notes")
@@ -107,6 +109,8 @@ def main() -> None:
         p = counts / counts.sum()
         secs = big if n >= 50 else big / 3
         for name, uset in sets_for(counts):
+            if only != "all" and not name.startswith(only):
+                continue
             for eps in EPSS:
                 dt, peak, val, gap, w = design(uset, p, eps, secs)
                 extra = f"outputs {w.shape[1]}"
@@ -119,10 +123,10 @@ def main() -> None:
                     extra += f"; old fallback {v_fb:.6f}, gain {val - v_fb:+.6f}"
                 row(name, n, eps, dt, peak, val, gap, extra)
     if which != "noadult":
-        adult(big)
+        adult(big, only)
 
 
-def adult(secs: float) -> None:
+def adult(secs: float, only: str = "all") -> None:
     try:
         from pmlkit.datasets import load_adult
 
@@ -139,6 +143,8 @@ def adult(secs: float) -> None:
         counts = col.value_counts().to_numpy(dtype=np.float64)
         p = counts / counts.sum()
         for sname, uset in sets_for(counts):
+            if only != "all" and not sname.startswith(only):
+                continue
             eps = math.log(2)
             dt, peak, val, gap, w = design(uset, p, eps, secs)
             v_fb = old_fallback(uset, p, eps)

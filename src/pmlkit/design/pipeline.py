@@ -27,10 +27,12 @@ optimal to solver tolerance). Mutual information over an l1-ball centred at the 
 over block masses when the estimate is a vector of counts over their total (used from
 N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while they are
 few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
-their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); beyond, and for vertex
+their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
+a box (positive estimate) is then priced exactly up to N = 15 by streaming the three-level
+block assignments (:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex
 sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
-time (boxes and other sets at N >= 14 may end with a gap of a few percent: it is
-reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
+time (boxes at N >= 16 and other sets at N >= 14 may end with a gap of a few percent: it
+is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
 carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
 accuracy design's utility (its columns start the search). For the fixed prior in the first
 privacy region the closed form is used for any N. A user callable on an alphabet too large
@@ -280,11 +282,13 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     user callable on an alphabet too large to enumerate)."""
     import time
 
-    from ..sets import L1Ball
+    from ..sets import Box, L1Ball
     from .colgen import (
+        BOX_MAX_N,
         DP_MAX_STEPS,
         MAX_ENUMERATED,
         MAX_THREE_LEVEL_N,
+        BoxOracle,
         BranchAndBoundOracle,
         EnumerationOracle,
         L1BallOracle,
@@ -329,6 +333,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         grid = None
     if grid is not None:
         rays_fn = None
+    # mutual information over a box beyond the ray list: exact pricing by streaming the
+    # 3^N block assignments (meet in the middle) up to BOX_MAX_N, branch and bound beyond
+    box_exact = (rays_fn is None and mu == "mutual_information" and type(uset) is Box
+                 and n <= BOX_MAX_N and bool((p > 0).all()))
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -350,6 +358,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
         elif grid is not None:
             oracle = L1BallOracle(uset, p, e, grid)
+        elif box_exact:
+            oracle = BoxOracle(uset, p, e)
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
         # later margins (re-designs at eps - margin) get at least a few seconds
@@ -367,7 +377,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # exhaustive pricing runs to the end whatever the budget: a gap left after it is
         # the LP solver's tolerance, not the time budget
         why = ("after exhaustive pricing (the rest is the LP solver's tolerance)"
-               if first.oracle == "enumeration" else
+               if first.oracle in ("enumeration", BoxOracle.name) else
                "stopped by the time budget (max_seconds); raise max_seconds to close it")
         warnings.warn(
             f"{designer}: certified optimality gap of {g:.3g} (requested {gap:g}) {why}: "
