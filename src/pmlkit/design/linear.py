@@ -185,6 +185,10 @@ INITIAL_COLUMNS = 8
 #: Rounds of column generation before the whole LP is solved instead (a guard: the
 #: tests and benchmarks need at most a handful).
 MAX_ROUNDS = 50
+#: Over an l1-ball, a column whose dual bound (:func:`ball_price_bound`, the exact price
+#: up to its search precision) exceeds this times the largest gain enters without the
+#: confirming one-column LP; below it (and above the tolerance) the LP decides.
+BALL_SURE = 1e-7
 
 
 def _lp_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarray) -> np.ndarray:
@@ -255,6 +259,123 @@ def column_price_bound(z: ArrayLike, q: ArrayLike, eps: float) -> NDArray[np.flo
                       dtype=np.float64)
 
 
+def ball_price_bound(z: ArrayLike, center: ArrayLike, radius: float, eps: float, *,
+                     iters: int = 90, stop: float = -np.inf) -> NDArray[np.float64]:
+    """An upper bound, tight to the search precision, on ``max z_j . w`` over the
+    eps-PML columns of the l1-ball ``B`` around ``center`` normalised by
+    ``center . w = 1``, for every column ``z_j`` of ``z`` (``N x K``).
+
+    The one-column LP (the exact l1-ball form with one output and ``center . w = 1``)
+    has, with ``c = center``, ``b = min(radius/2, 1)``, ``E = e^eps`` and
+    ``r = z - beta c``, the dual value ``beta + sigma`` for every ``beta`` and every
+    ``sigma >= 0`` with
+
+    - ``sum_i r_i <= sigma / E`` and
+    - ``sum_i r_i^+ <= sigma / E + min(sigma b, sum_i min(sigma c_i, r_i^+))``
+
+    (duals: ``sigma`` of the worst-case probability ``s``, ``beta = alpha - sigma`` with
+    ``alpha`` of the normalisation; the mass ``sigma b`` the ball moves off the largest
+    entries must be put back on the smallest, hence the first line). For a given
+    ``beta`` the least such ``sigma`` is found exactly (the right side is piecewise
+    linear in ``sigma``, its breakpoints ``r_i^+ / c_i`` sorted) and ``beta`` by a golden
+    section search (the value is convex in ``beta``); every evaluated pair is dual
+    feasible, so the least value found bounds the LP from above whatever the search
+    does, and by LP duality it converges to the LP's value. ``stop``: a column whose
+    bound falls to ``stop`` or below is not searched further.
+
+    Examples
+    --------
+    The fixed prior ``(1/2, 1/2)`` (radius 0) at ``e^eps = 1.5``: the best column for
+    ``z = (1, -1)`` is ``(1.5, 0.5)``, worth 1; radius 0.2 moves mass 0.1 onto the
+    small entry, so the column must be flatter: ``w_1 <= 1.5 (0.4 w_1 + 0.6 w_2)`` with
+    ``w_1 + w_2 = 2`` gives ``w_1 = 1.8 / 1.3`` and the value ``2 w_1 - 2 = 10 / 13``:
+
+    >>> import numpy as np
+    >>> z = np.array([[1.0], [-1.0]])
+    >>> print(np.round(ball_price_bound(z, [0.5, 0.5], 0.0, np.log(1.5)), 6))
+    [1.]
+    >>> print(np.round(ball_price_bound(z, [0.5, 0.5], 0.2, np.log(1.5)), 6), round(10 / 13, 6))
+    [0.769231] 0.769231
+    """
+    zz = np.asarray(z, dtype=np.float64)
+    c = np.asarray(center, dtype=np.float64)
+    e = exp_capped(eps)
+    bud = min(float(radius) / 2.0, 1.0)
+    k = zz.shape[1]
+    best = np.full(k, np.inf)
+    if k == 0:
+        return best
+    pos = c > 0
+    ce = np.where(pos, c, 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(pos[:, None], zz / np.where(pos, c, 1.0)[:, None], np.nan)
+    lo = np.nanmin(ratio, axis=0) if pos.any() else np.zeros(k)
+    hi = np.maximum(np.nanmax(ratio, axis=0) if pos.any() else np.zeros(k),
+                    zz.sum(axis=0))
+    lo = np.minimum(lo, hi)
+
+    def value(beta: np.ndarray, cols: np.ndarray) -> np.ndarray:
+        zc = zz[:, cols]
+        r = zc - beta[None, :] * c[:, None]
+        rp = np.maximum(r, 0.0)
+        big_r = rp.sum(axis=0)
+        s1 = e * r.sum(axis=0)
+        s_a = big_r / (1.0 / e + bud)
+        rpe = np.where(pos[:, None], rp, 0.0)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            kap = np.where(pos[:, None], rpe / np.where(pos, c, 1.0)[:, None], 0.0)
+        order = np.argsort(kap, axis=0, kind="stable")
+        kap = np.take_along_axis(kap, order, axis=0)
+        cs = np.cumsum(np.broadcast_to(ce[:, None], zc.shape)[order, np.arange(zc.shape[1])],
+                       axis=0)
+        rs = np.cumsum(np.take_along_axis(rpe, order, axis=0), axis=0)
+        ctot = float(ce.sum())
+        # g(sigma) = sigma/E + sum_i min(sigma c_i, r_i^+) at the breakpoints
+        g = kap / e + rs + kap * (ctot - cs)
+        reach = g >= big_r[None, :]
+        idx = np.argmax(reach, axis=0)
+        none = ~reach.any(axis=0)
+        cols_i = np.arange(zc.shape[1])
+        prev = idx - 1
+        kap_prev = np.where(prev >= 0, kap[np.maximum(prev, 0), cols_i], 0.0)
+        g_prev = np.where(prev >= 0, g[np.maximum(prev, 0), cols_i], 0.0)
+        c_prev = np.where(prev >= 0, cs[np.maximum(prev, 0), cols_i], 0.0)
+        slope = 1.0 / e + (ctot - c_prev)
+        s_b = kap_prev + (big_r - g_prev) / slope
+        s_b = np.where(none, kap[-1] + (big_r - g[-1]) * e, s_b)
+        sigma = np.maximum.reduce([np.zeros_like(s1), s1, s_a, s_b])
+        return np.asarray(beta + sigma, dtype=np.float64)
+
+    gr = (math.sqrt(5.0) - 1.0) / 2.0
+    active = np.arange(k)
+    a, bb = lo.copy(), hi.copy()
+    x1 = bb - gr * (bb - a)
+    x2 = a + gr * (bb - a)
+    f1 = value(x1, active)
+    f2 = value(x2, active)
+    best = np.minimum(best, np.minimum(f1, f2))
+    best = np.minimum(best, value(hi, active))
+    for _ in range(iters):
+        keep = (best[active] > stop) & (bb - a > 1e-15 * (np.abs(a) + np.abs(bb) + 1e-300))
+        if not keep.any():
+            break
+        active, a, bb, x1, x2, f1, f2 = (v[keep] for v in (active, a, bb, x1, x2, f1, f2))
+        left = f1 <= f2  # the minimum lies in [a, x2]
+        bb = np.where(left, x2, bb)
+        a = np.where(left, a, x1)
+        nx1 = np.where(left, bb - gr * (bb - a), x2)
+        nx2 = np.where(left, x1, a + gr * (bb - a))
+        nf1 = np.where(left, np.nan, f2)
+        nf2 = np.where(left, f1, np.nan)
+        x1, x2 = nx1, nx2
+        new = np.where(left, x1, x2)
+        fv = value(new, active)
+        f1 = np.where(left, fv, nf1)
+        f2 = np.where(left, nf2, fv)
+        best[active] = np.minimum(best[active], fv)
+    return best
+
+
 def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarray, *,
                               stats: dict[str, Any] | None = None) -> np.ndarray | None:
     """The linear-utility LP by column generation over the output columns; ``None`` if
@@ -278,6 +399,8 @@ def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarra
     (``max_i f[i, j]``): the accuracy optimum uses the most likely outputs."""
     from scipy.optimize import linprog
 
+    from ..sets import L1Ball
+
     n, m = g.shape
     pts = _set_points(uset, p)
     if pts.shape[0] == 0:
@@ -287,6 +410,8 @@ def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarra
     inside = np.zeros(m, dtype=bool)
     inside[np.argsort(-f.max(axis=0), kind="stable")[:INITIAL_COLUMNS]] = True
     pricer: _ColumnPricer | None = None
+    ball = uset if isinstance(uset, L1Ball) and pts.shape[0] > 0 and np.array_equal(
+        pts[0], np.asarray(uset.center, dtype=np.float64)) else None
     for rounds in range(1, MAX_ROUNDS + 1):
         cols = np.flatnonzero(inside)
         poly = mechanism_polytope(uset, eps, n_outputs=cols.size)
@@ -305,14 +430,30 @@ def _column_generation_design(uset: Any, p: np.ndarray, eps: float, g: np.ndarra
         for q in pts:
             bound = np.minimum(bound, column_price_bound(z, q, eps))
         tol = PRICING_TOL * max(abs(value), scale)
+        sure = np.inf  # bounds above this are the exact price (to the search precision)
+        flagged = bound > tol
+        if flagged.any() and ball is not None:
+            # the l1-ball: the one-column LP's dual, searched in closed form
+            bound[flagged] = np.minimum(bound[flagged], ball_price_bound(
+                z[:, flagged], ball.center, ball.radius, eps, stop=tol))
+            sure = BALL_SURE * scale
+        elif flagged.any():
+            if pricer is None:
+                pricer = _ColumnPricer(uset, eps, n, pts[0])
+            # v(f_j - y) <= v(-y) + v(f_j), v the (sublinear) price: one exact LP
+            anchor = pricer.price(-y)
+            bound = np.minimum(bound, anchor + column_price_bound(f[:, out], pts[0], eps))
         want = max(int(cols.size), 1)
         enter: list[int] = []
         for k in np.argsort(-bound, kind="stable"):
             if bound[k] <= tol or len(enter) >= want:
                 break
+            if bound[k] > sure:
+                enter.append(int(out[k]))
+                continue
             # the relaxation flags it: price the column exactly (one small LP)
             if pricer is None:
-                pricer = _ColumnPricer(uset, eps, n)
+                pricer = _ColumnPricer(uset, eps, n, pts[0])
             if pricer.price(z[:, k]) > tol:
                 enter.append(int(out[k]))
         if stats is not None:
@@ -332,12 +473,12 @@ class _ColumnPricer:
     (the exact pricing LP of one output column: :func:`mechanism_polytope` with one
     output, its row sums replaced by the normalisation)."""
 
-    def __init__(self, uset: Any, eps: float, n: int) -> None:
+    def __init__(self, uset: Any, eps: float, n: int, q: np.ndarray) -> None:
         from scipy.sparse import csr_matrix, vstack
 
         poly = mechanism_polytope(uset, eps, n_outputs=1)
         norm = np.zeros((1, poly.n_vars))
-        norm[0, poly.layout["W"]] = 1.0 / n
+        norm[0, poly.layout["W"]] = q
         self.a_eq = vstack([csr_matrix(norm), poly.A_eq.tocsr()[n:]]).tocsr()
         self.b_eq = np.concatenate([[1.0], poly.b_eq[n:]])
         self.a_ub, self.b_ub = poly.A_ub, poly.b_ub
