@@ -99,34 +99,34 @@ def run(n: int, form: str, path: str, eps: float, timeout: float) -> dict | None
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("sizes", nargs="*", type=int, default=[50, 100, 200, 300, 500])
-    ap.add_argument("--eps", type=float, default=1.0)
+    ap.add_argument("--eps", type=float, nargs="+", default=[1.0])
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--one", nargs=3, default=None)
     a = ap.parse_args()
     if a.one:
-        one(int(a.one[0]), a.one[1], a.one[2], a.eps)
+        one(int(a.one[0]), a.one[1], a.one[2], a.eps[0])
         return
-    print(f"eps = {a.eps}; CPU seconds and peak MB per child process; old stopped after "
+    print(f"eps in {a.eps}; CPU seconds and peak MB per child process; old stopped after "
           f"{a.timeout:g} s wall")
-    print(f"{'N':>5} {'form':>6} {'old cpu s':>10} {'new cpu s':>10} {'old/new':>8} "
+    print(f"{'N':>5} {'eps':>5} {'form':>6} {'old cpu s':>10} {'new cpu s':>10} {'old/new':>8} "
           f"{'old MB':>7} {'new MB':>7} {'cols':>5} {'priced':>6} {'accuracy':>10} "
           f"{'rel diff':>9}")
-    for n in a.sizes:
-        for form in ("2NM", "exact"):
-            new = run(n, form, "new", a.eps, 10 * a.timeout)
-            old = run(n, form, "old", a.eps, a.timeout)
-            assert new is not None
-            if old is None:
-                o_cpu = f">{a.timeout:g} wall"
-                ratio = o_mb = diff = "-"
-            else:
-                o_cpu = f"{old['cpu']:.2f}"
-                ratio = f"{old['cpu'] / new['cpu']:.1f}"
-                o_mb = f"{old['mb']:.0f}"
-                diff = f"{abs(new['accuracy'] - old['accuracy']) / old['accuracy']:.1e}"
-            print(f"{n:>5} {form:>6} {o_cpu:>10} {new['cpu']:>10.2f} {ratio:>8} "
-                  f"{o_mb:>7} {new['mb']:>7.0f} {new['columns']:>5} {new['priced']:>6} "
-                  f"{new['accuracy']:>10.6f} {diff:>9}", flush=True)
+    for n, eps, form in ((n, e, f) for n in a.sizes for e in a.eps
+                         for f in ("2NM", "exact")):
+        new = run(n, form, "new", eps, 10 * a.timeout)
+        old = run(n, form, "old", eps, a.timeout)
+        assert new is not None
+        if old is None:
+            o_cpu = f">{a.timeout:g} wall"
+            ratio = o_mb = diff = "-"
+        else:
+            o_cpu = f"{old['cpu']:.2f}"
+            ratio = f"{old['cpu'] / new['cpu']:.1f}"
+            o_mb = f"{old['mb']:.0f}"
+            diff = f"{abs(new['accuracy'] - old['accuracy']) / old['accuracy']:.1e}"
+        print(f"{n:>5} {eps:>5g} {form:>6} {o_cpu:>10} {new['cpu']:>10.2f} {ratio:>8} "
+              f"{o_mb:>7} {new['mb']:>7.0f} {new['columns']:>5} {new['priced']:>6} "
+              f"{new['accuracy']:>10.6f} {diff:>9}", flush=True)
 
 
 if __name__ == "__main__":
