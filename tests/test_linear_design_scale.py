@@ -300,3 +300,74 @@ def test_design_from_samples_takes_hundreds_of_categories_for_accuracy():
         design_from_samples(EmpiricalDistribution.from_counts(
             np.ones(MAX_DESIGN_CATEGORIES + 1), list(range(MAX_DESIGN_CATEGORIES + 1))),
             1.0, 1e-6)
+
+
+# ============================================================ l1-ball dual pricing
+def one_column_lp_over_ball(z: np.ndarray, c: np.ndarray, radius: float, eps: float) -> float:
+    """max z . w over {w >= 0 : max_i w_i <= e^eps Q . w for every Q of the l1-ball},
+    c . w = 1, from the ball's defining constraints only: cutting planes, each the
+    worst-case distribution of the current column found by a generic LP over the ball."""
+    n = z.size
+    e = math.exp(eps)
+    cuts = [c.copy()]
+    for _ in range(500):
+        # variables (w, s): max z . w ; w_i - e s <= 0 ; s - Q . w <= 0 ; c . w = 1
+        rows = [np.concatenate([np.eye(n)[i], [-e]]) for i in range(n)]
+        rows += [np.concatenate([-q, [1.0]]) for q in cuts]
+        res = linprog(-np.concatenate([z, [0.0]]), A_ub=np.array(rows),
+                      b_ub=np.zeros(len(rows)), A_eq=np.concatenate([c, [0.0]])[None, :],
+                      b_eq=[1.0], bounds=[(0, None)] * n + [(None, None)], method="highs",
+                      options={"primal_feasibility_tolerance": 1e-10,
+                               "dual_feasibility_tolerance": 1e-10})
+        assert res.status == 0
+        w = res.x[:n]
+        q = argmin_over_set(("ball", (c, radius)), w)
+        if w.max() <= e * float(q @ w) + 1e-10:
+            return -float(res.fun)
+        cuts.append(q)
+    raise AssertionError("cutting planes did not converge")
+
+
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+
+@settings(max_examples=15, deadline=None)
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(2, 6),
+       radius_kind=st.sampled_from(["zero", "small", "large", "huge"]),
+       eps=st.floats(0.0, 4.0))
+def test_ball_price_bound_is_the_one_column_lp_optimum(seed, n, radius_kind, eps):
+    """The closed-form dual bound is never below the one-column LP over the l1-ball (a
+    cutting-plane LP from the ball's own constraints) and equal to it (1e-7): it decides
+    which columns enter without any LP."""
+    from pmlkit.design.linear import ball_price_bound
+
+    rng = np.random.default_rng(seed)
+    c = rng.dirichlet(np.ones(n))
+    radius = {"zero": 0.0, "small": float(rng.uniform(0, 2 * c.min())),
+              "large": float(rng.uniform(0.2, 1.0)), "huge": 2.0}[radius_kind]
+    z = rng.normal(size=(n, 2))
+    got = ball_price_bound(z, c, radius, eps)
+    for k in range(2):
+        ref = one_column_lp_over_ball(z[:, k], c, radius, eps)
+        assert got[k] >= ref - 1e-8 * max(1.0, abs(ref))
+        assert got[k] == pytest.approx(ref, rel=1e-7, abs=1e-8)
+
+
+@pytest.mark.parametrize("n,eps,radius", [(40, 3.0, 0.2), (50, 3.0, 0.6), (60, 3.0, 0.2),
+                                          (50, 0.1, 0.2), (30, 5.0, 1.5), (50, 1.0, 2.0)])
+def test_column_generation_over_large_balls_equals_the_whole_lp(n, eps, radius):
+    """Large radii (the exact dual form) and large eps, where the optimum uses many
+    outputs: column generation priced by the closed-form dual reaches the whole LP's
+    optimum to 1e-9 relative."""
+    from pmlkit.design.linear import _column_generation_design
+
+    rng = np.random.default_rng(n + int(10 * eps))
+    p = rng.dirichlet(np.full(n, 4.0))
+    ball = L1Ball(p, radius)
+    gain = np.eye(n) if eps != 5.0 else rng.random((n, n))
+    stats = {}
+    w = _column_generation_design(ball, p, eps, gain, stats=stats)
+    assert w is not None
+    value = float(p @ (gain * w).sum(axis=1))
+    assert value == pytest.approx(reference_value(ball, p, eps, gain), rel=1e-9)
