@@ -30,8 +30,9 @@ import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
 from .._deprecation import positional_deprecated, renamed_parameter
-from .._validation import as_distribution, check_eps, check_prior_matches, fmt
+from .._validation import as_distribution, check_eps, check_prior_matches
 from ..errors import ValidationError
+from ..utility import check_gain
 from ._common import HIGHS_OPTIONS, exp_capped, repair_rows, solve_lp
 from .polytope import MechanismPolytope, exact_polytope, robust_polytope
 
@@ -74,20 +75,7 @@ def gain_matrix(gain: ArrayLike | str, n: int) -> NDArray[np.float64]:
     array([[1., 0.],
            [0., 1.]])
     """
-    if isinstance(gain, str):
-        if gain == "accuracy":
-            return np.eye(n)
-        raise ValidationError(f"gain must be 'accuracy' or an N x M array, got {gain!r}")
-    try:
-        g = np.asarray(gain, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValidationError(f"gain must be an N x M array of numbers, got {fmt(gain)}") \
-            from exc
-    if g.ndim != 2 or g.shape[0] != n or g.shape[1] < 1:
-        raise ValidationError(f"gain must have shape ({n}, M), got shape {g.shape}")
-    if not np.isfinite(g).all():
-        raise ValidationError("gain must be finite (no NaN or inf)")
-    return g
+    return check_gain(gain, n)
 
 
 @renamed_parameter(version="0.2", uset="uncertainty_set")
