@@ -94,14 +94,11 @@ class AliasSampler:
     matrix
         Row-stochastic ``N x M`` matrix (rows = inputs).
 
-    Attributes
-    ----------
-    n_inputs, n_outputs
-        ``N`` and ``M``.
-    n_columns
-        ``C``, the table width: ``M`` rounded up to a power of two (at least 2).
-    prob_flat, alias_flat
-        The ``N x C`` tables, row-major (read-only).
+    Notes
+    -----
+    Attributes: ``n_inputs`` and ``n_outputs`` (``N`` and ``M``); ``n_columns`` (``C``, the
+    table width: ``M`` rounded up to a power of two, at least 2); ``prob_flat`` and
+    ``alias_flat`` (the ``N x C`` tables, row-major, read-only).
 
     Examples
     --------
