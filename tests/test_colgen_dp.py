@@ -17,8 +17,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
+from oracles import full_lp_optimum, mi_cols
 from pmlkit.design import design_from_samples
 from pmlkit.design.colgen import (
     BranchAndBoundOracle,
@@ -33,22 +33,6 @@ from pmlkit.design.subconvex import three_level_rays
 from pmlkit.estimation import EmpiricalDistribution
 from pmlkit.sets import L1Ball
 from pmlkit.worstcase import leakage_capacity
-
-
-def mi_cols(v: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``sum_x p_x v_x log(v_x / p . v)`` per column, with 0 log 0 = 0 (numpy only)."""
-    s = p @ v
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(v > 0, v * np.log(v / s[None, :]), 0.0)
-    return p @ t
-
-
-def full_lp_optimum(rays: np.ndarray, p: np.ndarray) -> float:
-    res = linprog(-mi_cols(rays, p), A_eq=rays, b_eq=np.ones(p.size), bounds=(0, None),
-                  method="highs", options={"primal_feasibility_tolerance": 1e-10,
-                                           "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(-res.fun)
 
 
 def all_rays(uset: L1Ball, eps: float) -> np.ndarray:

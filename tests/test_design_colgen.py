@@ -15,8 +15,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
+from oracles import full_lp_optimum, mi_cols
 from pmlkit.design import design_from_samples, optimal_mechanism, optimal_mechanism_for_set
 from pmlkit.design.colgen import (
     BranchAndBoundOracle,
@@ -32,25 +32,8 @@ from pmlkit.sets import Box, L1Ball, VertexSet
 from pmlkit.worstcase import leakage_capacity
 
 
-def mi_cols(v: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """``sum_x p_x v_x log(v_x / p . v)`` per column, with 0 log 0 = 0 (numpy only)."""
-    s = p @ v
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(v > 0, v * np.log(v / s[None, :]), 0.0)
-    return p @ t
-
-
 def mi(w: np.ndarray, p: np.ndarray) -> float:
     return float(np.sum(mi_cols(np.asarray(w), p)))
-
-
-def full_lp_optimum(rays: np.ndarray, p: np.ndarray) -> float:
-    """Today's enumeration: one LP over every candidate ray (generic HiGHS)."""
-    res = linprog(-mi_cols(rays, p), A_eq=rays, b_eq=np.ones(p.size), bounds=(0, None),
-                  method="highs", options={"primal_feasibility_tolerance": 1e-10,
-                                           "dual_feasibility_tolerance": 1e-10})
-    assert res.status == 0
-    return float(-res.fun)
 
 
 def sets_for(p: np.ndarray) -> list:

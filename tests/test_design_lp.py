@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 import pmlkit
+from oracles import linear_n3
 from pmlkit.design import (
     eps_prime,
     exact_polytope,
@@ -96,25 +97,6 @@ def best_over_vertices(verts: np.ndarray, p: np.ndarray) -> float:
     with the brute-force vertex list)."""
     res = linprog(-mi_columns(verts, p), A_eq=verts.T, b_eq=np.ones(p.size),
                   bounds=(0, None), method="highs")
-    assert res.status == 0
-    return -res.fun
-
-
-def linear_n3(p: np.ndarray, eps: float, beta: float, gain: np.ndarray) -> float:
-    """Prop. LCCP in the paper's N^3 form (one constraint per i, i', j), dense, HiGHS."""
-    n = p.size
-    ep = math.log(math.exp(eps) / (1 + beta * math.exp(eps) / 2))
-    e = math.exp(ep)
-    rows = []
-    for i, i2, j in itertools.product(range(n), range(n), range(n)):
-        r = np.zeros((n, n))
-        r[:, j] -= e * p
-        r[i2, j] -= e * beta / 2
-        r[i, j] += 1
-        rows.append(r.ravel())
-    a_eq = np.kron(np.eye(n), np.ones(n))
-    res = linprog(-(p[:, None] * gain).ravel(), A_ub=np.array(rows), b_ub=np.zeros(len(rows)),
-                  A_eq=a_eq, b_eq=np.ones(n), bounds=(0, None), method="highs")
     assert res.status == 0
     return -res.fun
 

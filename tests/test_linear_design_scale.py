@@ -7,13 +7,13 @@ with one constraint per (i, i', j), written out densely here."""
 
 from __future__ import annotations
 
-import itertools
 import math
 
 import numpy as np
 import pytest
 from scipy.optimize import linprog
 
+from oracles import linear_n3
 from pmlkit.design import optimal_mechanism
 from pmlkit.design.linear import linear_design_matrix, mechanism_polytope
 from pmlkit.sets import Box, L1Ball, L1BoxSet, VertexSet
@@ -62,25 +62,6 @@ def test_optimum_equals_previous_settings(kind, n, seed):
     assert value == pytest.approx(ref, rel=1e-7, abs=1e-12)
 
 
-def paper_form_value(p: np.ndarray, eps: float, beta: float) -> float:
-    """max sum_i p_i W[i, i] s.t. W[i, j] <= e^eps' (p . W_j + beta/2 W[i', j]) for all
-    i, i', j; rows sum to 1; W >= 0 (dense, one row per triple)."""
-    n = p.size
-    e = math.exp(eps) / (1 + beta * math.exp(eps) / 2)
-    rows = []
-    for i, i2, j in itertools.product(range(n), range(n), range(n)):
-        r = np.zeros((n, n))
-        r[:, j] -= e * p
-        r[i2, j] -= e * beta / 2
-        r[i, j] += 1
-        rows.append(r.ravel())
-    res = linprog(-(p[:, None] * np.eye(n)).ravel(), A_ub=np.array(rows),
-                  b_ub=np.zeros(len(rows)), A_eq=np.kron(np.eye(n), np.ones(n)),
-                  b_eq=np.ones(n), bounds=(0, None), method="highs")
-    assert res.status == 0
-    return -float(res.fun)
-
-
 @pytest.mark.parametrize("seed", range(3))
 def test_small_n_equals_the_paper_form(seed):
     rng = np.random.default_rng(seed)
@@ -88,7 +69,7 @@ def test_small_n_equals_the_paper_form(seed):
     beta = float(rng.uniform(0, 2 * p.min()))
     eps = float(rng.uniform(0.05, 2.0))
     w = linear_design_matrix(L1Ball(p, beta), p, eps=eps)
-    assert float(p @ np.diag(w)) == pytest.approx(paper_form_value(p, eps, beta), rel=1e-7)
+    assert float(p @ np.diag(w)) == pytest.approx(linear_n3(p, eps, beta, np.eye(p.size)), rel=1e-7)
 
 
 def test_large_design_is_certified():
