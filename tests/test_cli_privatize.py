@@ -192,3 +192,15 @@ def test_privatize_dask_engine_csv_output(capsys, tmp_path, ref):
     back = pd.concat([pd.read_csv(p) for p in parts], ignore_index=True)
     assert len(back) == len(ref) and back["age"].tolist() == ref["age"].tolist()
     assert set(back["sex"]) <= {"Female", "Male"}
+
+
+def test_assess_text_names_the_published_results(capsys, tmp_path, ref):
+    """The text report names the paper's results as published, not by LaTeX labels."""
+    SEX.save(tmp_path / "m.json")
+    code, stdout, err = run(capsys, "assess", "--mechanism", str(tmp_path / "m.json"),
+                            "--reference", str(tmp_path / "ref.parquet"), "--column", "sex",
+                            "--delta", "1e-3", "--target", "2")
+    assert code == 0, err
+    assert "Theorem 4" in stdout and "Section 4.4" in stdout and "Corollary 3" in stdout
+    for label in ("eq. ", "Thm ", "Cor. "):
+        assert label not in stdout

@@ -43,3 +43,14 @@ def test_demo_cli(capsys):
     assert "exact (greedy, pmlkit)" in out and "Part 1" in out
     assert cli_main(["demo", "--delta", "2"]) == 1
     assert "delta must be in (0, 1]" in capsys.readouterr().err
+
+
+def test_printed_reports_cite_the_published_numbering_not_latex_labels(capsys):
+    """What a newcomer reads names the paper's theorems as published (Theorem 4, Section
+    4.4), not the LaTeX source's labels (``Thm l1gamma``, ``eq. epsmax``)."""
+    from pmlkit.demo import format_report
+
+    text = format_report(run())
+    assert "Theorem 4" in text and "Section 4.4" in text
+    for label in ("eq. ", "Thm ", "Cor. ", "epsmax", "l1gamma"):
+        assert label not in text

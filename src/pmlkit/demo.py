@@ -134,8 +134,8 @@ def format_report(doc: dict[str, Any]) -> str:
         f"Weissman l1 radius for delta = {doc['delta']:g}: beta = {doc['beta']:.4f}",
         "Worst case over the ball B_beta(p_hat) (holds with probability >= 1 - delta):",
         f"  exact (greedy, pmlkit):        {doc['exact_worst_case_eps']:.4f}",
-        f"  paper bound, eq. epsmax:       {doc['paper_bound_epsmax']:.4f}",
-        f"  paper bound, Thm l1gamma:      {doc['paper_bound_l1gamma']:.4f}",
+        f"  paper bound (Section 4.4):     {doc['paper_bound_epsmax']:.4f}",
+        f"  paper bound (Theorem 4):       {doc['paper_bound_l1gamma']:.4f}",
         "  attained at Q* = " + ", ".join(f"{v:.4f}" for v in doc["worst_case_distribution"]),
     ]
     return "\n".join(lines)

@@ -9,9 +9,9 @@ Examples::
 With ``--prior``: the PML of every outcome ``l(X -> y)`` (Def. PML), ``eps_min`` (the
 largest), maximal leakage and the LDP eps of the matrix. With ``--reference``: the same at
 the estimate ``p_hat``, then over the confidence set around it (``--confidence``, default the
-l1-ball of Thm weissman): the exact worst case ``C(W, P)`` (Def. localcap), the exact
-sensitivity ``S(W, P)`` and the paper's closed-form bounds (eq. epsmax, Thm l1gamma,
-Thm lipschitz); ``--target EPS`` adds ``delta_min`` (Cor. deltamin).
+l1-ball of Theorem 2): the exact worst case ``C(W, P)`` (Definition 5), the exact
+sensitivity ``S(W, P)`` and the paper's closed-form bounds (Section 4.4, Theorem 4,
+Theorem 3); ``--target EPS`` adds ``delta_min`` (Corollary 3).
 
 ``--mechanism`` repeated for the same column (a re-run of the release through another
 mechanism, with fresh randomness) reports each mechanism as above and then the exact
@@ -219,13 +219,13 @@ def _assess_set(mech: Any, est: Any, p: Any, delta: float, set_method: str,
              "lipschitz_bound": float(lipschitz_bound(capacity=cap, distance=beta))}
         res["bounds"] = b
         lines.append(f"  paper's bounds with beta = {beta:.6g}: eps_min + log term "
-                     f"(eq. epsmax) = {_fmt(b['eps_bound'])}; sensitivity bound "
-                     f"(Thm l1gamma) = {_fmt(b['sensitivity_bound'])}; |eps_min change| "
-                     f"<= {_fmt(b['lipschitz_bound'])} (Thm lipschitz)")
+                     f"(Section 4.4) = {_fmt(b['eps_bound'])}; sensitivity bound "
+                     f"(Theorem 4) = {_fmt(b['sensitivity_bound'])}; |eps_min change| "
+                     f"<= {_fmt(b['lipschitz_bound'])} (Theorem 3)")
     if target is not None:
         dm = float(delta_min(eps=e0, eps_target=target, m=est.m, n=est.n))
         res["bounds"]["delta_min"] = {"eps_target": target, "delta_min": dm}
         lines.append(f"  delta needed to certify eps {target:g} from eps_min {_fmt(e0)} "
-                     f"with m = {est.m}: {dm:.3g} (Cor. deltamin)")
+                     f"with m = {est.m}: {dm:.3g} (Corollary 3)")
     doc["set"] = res
     return cs
