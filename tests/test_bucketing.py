@@ -22,7 +22,7 @@ from pmlkit.design.bucketing import (
     merged_set,
     propose_coarsening,
 )
-from pmlkit.errors import DataError, ValidationError
+from pmlkit.errors import DataError, PMLWarning, ValidationError
 from pmlkit.estimation import EmpiricalDistribution, l1_radius
 from pmlkit.sets import Box, L1Ball, L1BoxSet, VertexSet
 
@@ -223,3 +223,13 @@ def test_bad_arguments():
         design_coarsened(["other"] * 5 + ["a"] * 3 + ["b", "c"], 1.0, 0.1, 1)
     assert math.isfinite(design_coarsened(["other"] * 5 + ["a"] * 3 + ["b", "c"], 1.0, 0.1,
                                           3).guarantee.utility_value)
+
+
+def test_a_design_stopped_by_its_budget_says_which_candidate():
+    counts = np.arange(20, 0, -1) * 10
+    emp = EmpiricalDistribution.from_counts(counts, [f"c{i}" for i in range(20)])
+    with pytest.warns(PMLWarning, match=r"design_coarsened \(16 kept \+ 'other'\): "
+                      r"certified optimality gap of"):
+        res = design_coarsened(emp, 1.0, 1e-3, 16, confidence="box-cp", max_seconds=0.01)
+    assert res.optimality_gap is not None and res.optimality_gap > 0
+    assert res.guarantee.certified_eps <= 1.0 + 1e-9

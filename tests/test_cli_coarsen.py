@@ -189,3 +189,17 @@ def test_coarsen_works_with_every_confidence_method(tmp_path, ref_csv, confidenc
     if "radius" in s:
         kw["radius"] = s["radius"]
     assert worst_eps_lp(w, **kw) <= 1.0 + 1e-7
+
+
+def test_a_candidate_stopped_by_the_budget_warns_in_cli_words(tmp_path, capsys):
+    ref = tmp_path / "ref.csv"
+    ref.write_text("x\n" + "\n".join(f"c{i}" for i in range(20) for _ in range(10 * (20 - i)))
+                   + "\n")
+    out = tmp_path / "m.json"
+    assert main(["design", "--reference", str(ref), "--column", "x", "--eps", "1",
+                 "--delta", "1e-3", "--confidence", "box-cp", "--coarsen", "16",
+                 "--max-seconds", "0.01", "--output", str(out)]) == 0
+    err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert len(err) == 1 and err[0].startswith("pmlkit: warning: --coarsen (16 kept + "
+                                               "'other'): certified optimality gap")
+    assert "--max-seconds" in err[0] and "max_seconds" not in err[0].replace("--max-", "")

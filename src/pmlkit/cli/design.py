@@ -150,7 +150,8 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     if proposal is not None:
                         proposal_text = f"{proposal}\n"
             for w in caught:  # one line each, in the command line's own words
-                msg = str(w.message).replace("max_seconds", "--max-seconds")
+                msg = str(w.message).replace("max_seconds", "--max-seconds").replace(
+                    "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
             if missing == "error" and "null" in str(exc):

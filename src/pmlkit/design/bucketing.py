@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -403,7 +404,7 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     """
     from .._validation import check_count, check_delta, check_eps
     from ..confidence import confidence_set
-    from ..errors import DataError, ValidationError
+    from ..errors import DataError, PMLWarning, ValidationError
     from ..sets import L1Ball
     from ..utility import mutual_information
     from ._common import certify
@@ -440,13 +441,22 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     # the merged estimate; a set with a center is centred on it exactly (the exact
     # mutual-information pricing over an l1-ball needs the center to be the prior)
     coarse_p = np.asarray(getattr(image, "center", np.bincount(groups, weights=p)))
-    coarse = optimal_mechanism_for_set(image, eps, prior=coarse_p, utility=utility,
-                                       labels=coarse_labels, max_seconds=max_seconds)
+    what = f"{k} kept + {OTHER!r}" if merged.size else f"all {n} kept"
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PMLWarning)
+        coarse = optimal_mechanism_for_set(image, eps, prior=coarse_p, utility=utility,
+                                           labels=coarse_labels, max_seconds=max_seconds)
+    for wrn in caught:  # say which candidate a design warning is about
+        if issubclass(wrn.category, PMLWarning):
+            text = str(wrn.message).replace("optimal_mechanism_for_set",
+                                            f"design_coarsened ({what})")
+            warnings.warn(text, wrn.category, stacklevel=2)
+        else:
+            warnings.warn_explicit(wrn.message, wrn.category, wrn.filename, wrn.lineno)
     w = np.asarray(coarse.matrix, dtype=np.float64)[groups]
     out_labels = list(coarse.output_labels)
     value = _released_utility(w, p, utility, cats, out_labels, kept)
     prov = coarse.provenance
-    what = f"{k} kept + {OTHER!r}" if merged.size else f"all {n} kept"
     params: dict[str, Any] = dict(prov.details)
     params.update(
         eps=eps, beta=float(uset.radius) if isinstance(uset, L1Ball) else None,
