@@ -8,16 +8,15 @@ on the merged column". Written on the ORIGINAL alphabet it is the mechanism
 row. That is the mechanism pmlkit releases (:func:`design_coarsened`), and the one whose
 utility :func:`propose_coarsening` reports for each candidate ``k``.
 
-Which set the merged design is made over
------------------------------------------
-The guarantee of the release is stated, and certified, over the ORIGINAL column's
-confidence set ``S`` (built from the sample at level ``delta``). The PML of ``V`` under a
+**Which set the merged design is made over.** The guarantee of the release is stated,
+and certified, over the ORIGINAL column's confidence set ``S`` (built from the sample at
+level ``delta``). The PML of ``V`` under a
 distribution ``Q`` of the original column depends on ``Q`` only through its merged
 distribution ``A Q`` (``(A Q)(G) = sum_{x in G} Q(x)``): ``P_V(y) = sum_G (A Q)(G) W[G, y]``
 and the rows of ``V`` are those of ``W``. So ``V`` is eps-PML for every ``Q`` in ``S`` iff
 ``W`` is eps-PML for every distribution of the image ``A S`` (:func:`merged_set`), and the
-merged design is made over ``A S``: certified over ``S`` on the original alphabet, with
-the best utility any mechanism that factors through the merge can have.
+merged design is made over ``A S``: certified over ``S`` on the original alphabet, and
+for mutual information the best any mechanism that factors through the merge can have.
 
 A smaller set would not be valid. The merged column's own confidence set (e.g. the l1-ball
 of the Weissman radius for ``k + 1`` categories, smaller than the one for ``N``) holds the
@@ -29,7 +28,16 @@ original column, which is what ``S`` is.
 Utilities are measured on the ORIGINAL column's estimate ``p_hat``: mutual information
 ``I(X; Y)`` of ``V`` (which equals ``I(G; Y)`` of ``W`` under the merged estimate: ``Y``
 depends on ``X`` only through its group) or the accuracy ``P[Y = X]`` (a merged category is
-never "correct" for its members, its rows count 0).
+never "correct" for its members, its rows count 0). The accuracy design itself maximises the
+merged column's accuracy, where ``other`` released for a merged row counts as correct: the
+output ``other`` then means "one of the merged categories", and the accuracy reported is
+the release's, without that term.
+
+Coarsening never raises the utility the original column's set allows: a coarsened release
+is one of the mechanisms certified over ``S``. What it buys is a smaller design (a large
+alphabet within the time budget, or a certified optimum where the full design stops with
+a gap) and a release a person can read; :func:`propose_coarsening` shows what each ``k``
+costs and, on ties, prefers the coarser release.
 """
 
 from __future__ import annotations
@@ -349,7 +357,8 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     The utility recorded (``result.guarantee.utility_value``) is that of ``V`` on the
     original estimate (module docstring); the optimality gap is the design's over the
     merged column (for mutual information ``I(X; Y) = I(G; Y)``, so the gap bounds the
-    loss against every mechanism that factors through this merge). ``k >= N - 1`` is no
+    loss against every mechanism that factors through this merge; for accuracy it is the
+    merged column's accuracy, which counts ``other`` as correct). ``k >= N - 1`` is no
     merge at all (``k = N``). The order of "most frequent" is the counts', ties broken by
     the categories' order.
 
