@@ -219,6 +219,14 @@ def test_bad_arguments():
         design_coarsened(EMP, 1.0, 1e-3, 9)
     with pytest.raises(ValidationError, match="k must be"):
         design_coarsened(EMP, 1.0, 1e-3, 0)
+    with pytest.raises(ValidationError, match="missing must be 'error', 'category' or "
+                       "'keep', got 'drop'"):
+        propose_coarsening(EMP, 1.0, 1e-3, missing="drop")
+    with pytest.raises(DataError, match="1 null"):
+        design_coarsened(["a", "b", None, "a"], 1.0, 0.1, 2)
+    res = design_coarsened(["a", "b", None, "a"], 1.0, 0.1, 2, missing="category")
+    assert sorted(res.mechanism.input_labels) == ["(missing)", "a", "b"]
+    assert design_coarsened(["a", "b", None, "a"], 1.0, 0.1, 2, missing="keep").guarantee.m == 3
     with pytest.raises(DataError, match="already has a category 'other'"):
         design_coarsened(["other"] * 5 + ["a"] * 3 + ["b", "c"], 1.0, 0.1, 1)
     assert math.isfinite(design_coarsened(["other"] * 5 + ["a"] * 3 + ["b", "c"], 1.0, 0.1,

@@ -203,3 +203,32 @@ def test_a_candidate_stopped_by_the_budget_warns_in_cli_words(tmp_path, capsys):
     assert len(err) == 1 and err[0].startswith("pmlkit: warning: --coarsen (16 kept + "
                                                "'other'): certified optimality gap")
     assert "--max-seconds" in err[0] and "max_seconds" not in err[0].replace("--max-", "")
+
+
+@pytest.mark.parametrize("missing", ["category", "keep"])
+def test_coarsen_with_missing_values(tmp_path, missing):
+    ref = tmp_path / "ref.csv"
+    rows = [lab for lab, k in COUNTS.items() for _ in range(k)] + ["NA"] * 50
+    ref.write_text("x\n" + "\n".join(rows) + "\n")
+    out = tmp_path / "m.json"
+    args = ["design", "--reference", str(ref), "--column", "x", "--na", "NA", "--eps", "1",
+            "--delta", "1e-3", "--coarsen", "3", "--output", str(out), "--json"]
+    res = CliRunner().invoke(cli, args)
+    # refused by default, with the way out
+    assert res.exit_code == 1 and "--missing category" in str(res.exception)
+    res = CliRunner().invoke(cli, [*args, "--missing", missing])
+    assert res.exit_code == 0, res.output
+    doc = json.loads(out.read_text())
+    g = json.loads(res.stdout)["guarantee"]
+    if missing == "category":
+        # 50 missing values: the 4th most frequent label, merged into 'other' at k = 3
+        assert "(missing)" in doc["input_labels"] and g["m"] == 1050
+        assert dict(map(tuple, json.loads(res.stdout)["coarsening"]))["(missing)"] == "other"
+    else:
+        assert "(missing)" not in doc["input_labels"] and g["m"] == 1000
+    labels = doc["input_labels"]
+    p = np.array([COUNTS.get(lab, 50) for lab in labels], dtype=float)
+    p /= p.sum()
+    beta = l1_radius(1e-3, int(g["m"]), len(labels))
+    assert g["beta"] == pytest.approx(beta)
+    assert worst_eps_lp(np.array(doc["matrix"]), center=p, radius=beta) <= 1.0 + 1e-7

@@ -29,7 +29,8 @@ Its guarantee is the one without coarsening: certified on the original alphabet 
 original column's confidence set (any ``--confidence``); every candidate is designed over
 that set's image under its merge (:func:`pmlkit.design.bucketing.merged_set`, exact for
 the l1-balls and boxes those methods build). ``--coarsen`` works with ``--utility
-mutual_information`` or ``accuracy``.
+mutual_information`` or ``accuracy``, and with every ``--missing`` (under ``category`` the
+label ``(missing)`` is kept or merged like any other).
 """
 
 from __future__ import annotations
@@ -124,7 +125,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
 
     _check_out(out, pathlib.Path(reference), overwrite)
     cats = _categories(categories)
-    keep_k = _coarsen_spec(coarsen, utility, missing)
+    keep_k = _coarsen_spec(coarsen, utility)
     proposal_text = ""
     proposal: Any = None
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
@@ -146,7 +147,8 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                 else:
                     result, proposal = _coarsen(
                         values, eps, delta, utility=utility, keep=keep_k,
-                        categories=cats, max_seconds=max_seconds, confidence=set_method)
+                        categories=cats, max_seconds=max_seconds, confidence=set_method,
+                        missing=missing)
                     if proposal is not None:
                         proposal_text = f"{proposal}\n"
             for w in caught:  # one line each, in the command line's own words
@@ -189,7 +191,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     return 0
 
 
-def _coarsen_spec(coarsen: str | None, utility: str, missing: str) -> int | None:
+def _coarsen_spec(coarsen: str | None, utility: str) -> int | None:
     """``--coarsen``: ``None`` (auto or absent) or the number of categories to keep."""
     keep: int | None = None
     if coarsen is None or coarsen == "auto":
@@ -207,17 +209,13 @@ def _coarsen_spec(coarsen: str | None, utility: str, missing: str) -> int | None
         raise click.BadParameter(
             f"works with --utility mutual_information or accuracy, got {utility!r}",
             param_hint="'--coarsen'")
-    if coarsen is not None and missing != "error":
-        raise click.BadParameter(
-            f"works with --missing error only, got {missing!r} (declare the missing label "
-            "as a category of the column instead)", param_hint="'--coarsen'")
     return keep
 
 
 def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
                      keep: int | None, categories: list[str] | None = None,
-                     max_seconds: float | None = 60.0, confidence: str = "l1"
-                     ) -> tuple[Any, str]:
+                     max_seconds: float | None = 60.0, confidence: str = "l1",
+                     missing: str = "error") -> tuple[Any, str]:
     """Design on a coarsening of the column, as a mechanism on its original labels.
 
     ``keep``: the number of most frequent categories kept (the rest merged into
@@ -232,18 +230,20 @@ def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
     for a fixed ``keep``)."""
     result, proposal = _coarsen(values, eps, delta, utility=utility, keep=keep,
                                 categories=categories, max_seconds=max_seconds,
-                                confidence=confidence)
+                                confidence=confidence, missing=missing)
     return result, ("" if proposal is None else f"{proposal}\n")
 
 
 def _coarsen(values: Any, eps: float, delta: float, *, utility: str, keep: int | None,
-             categories: list[str] | None, max_seconds: float | None, confidence: str
-             ) -> tuple[Any, Any]:
+             categories: list[str] | None, max_seconds: float | None, confidence: str,
+             missing: str = "error") -> tuple[Any, Any]:
     """:func:`coarsened_design` with the proposal object (``None`` for a fixed ``keep``)."""
     from ..design.bucketing import design_coarsened, propose_coarsening
+    from ..design.pipeline import apply_missing
     from ..errors import DataError
     from ..estimation import empirical_distribution
 
+    values, categories = apply_missing(values, missing, categories)
     est = empirical_distribution(values, categories=categories)
     try:
         if keep is None:

@@ -287,10 +287,16 @@ def merged_set(uncertainty_set: UncertaintySet, groups: ArrayLike) -> Uncertaint
         f"under a merge is computed exactly), got {type(uncertainty_set).__name__}")
 
 
-def _estimate(samples: Any, categories: Sequence[Any] | None) -> EmpiricalDistribution:
+def _estimate(samples: Any, categories: Sequence[Any] | None,
+              missing: str) -> EmpiricalDistribution:
     from ..errors import ValidationError
     from ..estimation import EmpiricalDistribution, empirical_distribution
+    from .pipeline import apply_missing
 
+    if not isinstance(samples, EmpiricalDistribution):
+        samples, categories = apply_missing(samples, missing, categories)
+    else:  # an estimate has no missing samples left; ``missing`` is only validated
+        apply_missing([], missing)
     if isinstance(samples, EmpiricalDistribution):
         if categories is not None and tuple(categories) != tuple(samples.categories):
             raise ValidationError(
@@ -339,7 +345,8 @@ def _released_utility(v: NDArray[np.float64], p: NDArray[np.float64], utility: s
 def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, delta: float,
                      k: int, *, utility: str = "mutual_information",
                      confidence: str = "l1", categories: Sequence[Any] | None = None,
-                     max_seconds: float | None = 60.0) -> DesignResult:
+                     missing: str = "error", max_seconds: float | None = 60.0
+                     ) -> DesignResult:
     """The release "keep the ``k`` most frequent categories, merge the rest into
     ``other``, then a mechanism designed on the merged column", as a certified mechanism on
     the ORIGINAL labels.
@@ -376,6 +383,10 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
         The original column's confidence set (see above).
     categories
         The full list of labels (unseen ones count 0), as in ``design_from_samples``.
+    missing
+        What a missing sample is, as in ``design_from_samples``: ``"error"`` (refused),
+        ``"category"`` (the label ``"(missing)"``, kept or merged like any category) or
+        ``"keep"`` (left out of the estimate).
     max_seconds
         Time budget of the merged design.
 
@@ -426,7 +437,7 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     utility = _check_utility(utility)
     if not isinstance(confidence, str):
         raise ValidationError(f"confidence must be a method name, got {confidence!r}")
-    est = _estimate(samples, categories)
+    est = _estimate(samples, categories, missing)
     n = int(est.n)
     k = check_count(k, "k", minimum=1)
     if k > n:
@@ -489,8 +500,8 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
 def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
                        delta: float, *,
                        ks: Sequence[int] | None = None, utility: str = "mutual_information",
-                       confidence: str = "l1", max_seconds: float | None = 20.0
-                       ) -> CoarseningProposal:
+                       confidence: str = "l1", missing: str = "error",
+                       max_seconds: float | None = 20.0) -> CoarseningProposal:
     """Try top-``k`` + ``other`` coarsenings and pick ``k`` by the utility of the release.
 
     Every candidate is the release itself (:func:`design_coarsened`): designed over the
@@ -504,7 +515,8 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
     categories, and all categories); ``k >= N - 1`` keeps every category (no coarsening;
     tried once). ``utility``: ``"mutual_information"`` or ``"accuracy"``.
     ``confidence``: the original column's set, any method of
-    :func:`pmlkit.confidence.confidence_set`. ``max_seconds``: budget of each design.
+    :func:`pmlkit.confidence.confidence_set`. ``missing``: what a missing sample is
+    (:func:`design_coarsened`). ``max_seconds``: budget of each design.
 
     Examples
     --------
@@ -524,7 +536,7 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
     eps = check_eps(eps)
     delta = check_delta(delta)
     utility = _check_utility(utility)
-    est = _estimate(samples, None)
+    est = _estimate(samples, None, missing)
     n = int(est.n)
     if ks is None:
         ks = sorted({k for k in (2, 4, 8, 12, 16, 24, 32) if k < n} | {n})
