@@ -210,6 +210,8 @@ def test_bad_arguments():
         propose_coarsening(EMP, 1.0, 1e-3, ks=[0, 3])
     with pytest.raises(ValidationError, match="ks must be integers"):
         propose_coarsening(EMP, 1.0, 1e-3, ks=[2.5])
+    with pytest.raises(ValidationError, match=r"ks must be integers.*got 5"):
+        propose_coarsening(EMP, 1.0, 1e-3, ks=5)
     with pytest.raises(ValidationError, match="utility must be 'mutual_information' or "
                        "'accuracy', got 'estimation'"):
         propose_coarsening(EMP, 1.0, 1e-3, utility="estimation")

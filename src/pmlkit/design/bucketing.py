@@ -530,7 +530,7 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
     >>> [round(c.utility, 3) for c in prop.candidates], prop.best.k
     ([0.8, 0.8], 2)
     """
-    from .._validation import check_delta, check_eps
+    from .._validation import check_delta, check_eps, fmt
     from ..errors import ValidationError
 
     eps = check_eps(eps)
@@ -547,7 +547,7 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
         tried, bad = [], True
     if bad or not tried or tried[0] < 1 or tried[-1] > n:
         raise ValidationError(f"ks must be integers in [1, {n}] (the number of categories), "
-                              f"got {list(ks) if not isinstance(ks, str) else ks!r}")
+                              f"got {fmt(ks)}")
     effective = sorted({_effective_k(k, n) for k in tried})
     out = []
     for k in effective:
