@@ -20,13 +20,17 @@ mechanism, even with ``--overwrite``.
 
 ``--coarsen auto`` (or ``--coarsen K``) merges rare categories before designing: the ``K``
 most frequent stay, the rest become one category ``other``. ``auto`` tries several ``K``
-(:func:`pmlkit.design.bucketing.propose_coarsening`), prints the utility each achieves on
-the original column and keeps the best. The mechanism file stays on the original labels:
+(:func:`pmlkit.design.bucketing.propose_coarsening`), prints the utility of each candidate
+release on the original column and keeps the best; the utility printed for the chosen
+``K`` is that of the mechanism written. The mechanism file stays on the original labels:
 merged categories share one row (a coarsened mechanism IS a mechanism on the original
 alphabet whose rows agree within a group), so ``pmlkit privatize`` applies it unchanged.
-Its guarantee is certified on the original alphabet, over the same l1-ball around the
-estimate as without coarsening (the coarse design is made over that ball's image, which
-is the l1-ball of the same radius around the coarse estimate).
+Its guarantee is the one without coarsening: certified on the original alphabet over the
+original column's confidence set (any ``--confidence``); every candidate is designed over
+that set's image under its merge (:func:`pmlkit.design.bucketing.merged_set`, exact for
+the l1-balls and boxes those methods build). ``--coarsen`` works with ``--utility
+mutual_information`` or ``accuracy``, and with every ``--missing`` (under ``category`` the
+label ``(missing)`` is kept or merged like any other).
 """
 
 from __future__ import annotations
@@ -92,8 +96,9 @@ def _set_methods() -> list[str]:
                    "labels absent from the reference count 0.")
 @click.option("--coarsen", default=None, metavar="auto|K",
               help="Merge rare categories first: keep the K most frequent, merge the rest "
-                   "into 'other' (auto: try several K, print each one's utility, keep the "
-                   "best). The file keeps the original labels (merged ones share a row).")
+                   "into 'other' (auto: try several K, print the utility of each one's "
+                   "release, keep the best). The file keeps the original labels (merged "
+                   "ones share a row) and the guarantee over the original --confidence set.")
 @click.option("--missing", type=click.Choice(["error", "category", "keep"]), default="error",
               show_default=True,
               help="A missing value in --column: stop (error), design it as the label "
@@ -120,8 +125,9 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
 
     _check_out(out, pathlib.Path(reference), overwrite)
     cats = _categories(categories)
-    keep_k = _coarsen_spec(coarsen, set_method, missing)
+    keep_k = _coarsen_spec(coarsen, utility)
     proposal_text = ""
+    proposal: Any = None
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
                            delimiter=delimiter)
     if allow_fallback:
@@ -139,11 +145,15 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                         values, eps, delta, utility=utility, confidence=set_method,
                         max_seconds=max_seconds, categories=cats, missing=missing)
                 else:
-                    result, proposal_text = coarsened_design(
+                    result, proposal = _coarsen(
                         values, eps, delta, utility=utility, keep=keep_k,
-                        categories=cats, max_seconds=max_seconds)
+                        categories=cats, max_seconds=max_seconds, confidence=set_method,
+                        missing=missing)
+                    if proposal is not None:
+                        proposal_text = f"{proposal}\n"
             for w in caught:  # one line each, in the command line's own words
-                msg = str(w.message).replace("max_seconds", "--max-seconds")
+                msg = str(w.message).replace("max_seconds", "--max-seconds").replace(
+                    "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
             if missing == "error" and "null" in str(exc):
@@ -175,11 +185,13 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
            "mechanism": mech.to_dict(), "record": record, "summary": summary.to_dict()}
     if coarsen is not None:
         doc["coarsening"] = mech.parameters.get("coarsening")
+        if proposal is not None:
+            doc["coarsening_candidates"] = proposal.to_dict()
     emit(as_json, doc, text)
     return 0
 
 
-def _coarsen_spec(coarsen: str | None, set_method: str, missing: str) -> int | None:
+def _coarsen_spec(coarsen: str | None, utility: str) -> int | None:
     """``--coarsen``: ``None`` (auto or absent) or the number of categories to keep."""
     keep: int | None = None
     if coarsen is None or coarsen == "auto":
@@ -193,104 +205,55 @@ def _coarsen_spec(coarsen: str | None, set_method: str, missing: str) -> int | N
             raise click.BadParameter(
                 f"must be 'auto' or a number of categories to keep >= 1, got {coarsen!r}",
                 param_hint="'--coarsen'")
-    if coarsen is not None and set_method != "l1":
-        raise click.BadParameter(f"works with --confidence l1 only, got {set_method!r}",
-                                 param_hint="'--coarsen'")
-    if coarsen is not None and missing != "error":
+    if coarsen is not None and utility not in ("mutual_information", "accuracy"):
         raise click.BadParameter(
-            f"works with --missing error only, got {missing!r} (declare the missing label "
-            "as a category of the column instead)", param_hint="'--coarsen'")
+            f"works with --utility mutual_information or accuracy, got {utility!r}",
+            param_hint="'--coarsen'")
     return keep
 
 
 def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
                      keep: int | None, categories: list[str] | None = None,
-                     max_seconds: float | None = 60.0) -> tuple[Any, str]:
+                     max_seconds: float | None = 60.0, confidence: str = "l1",
+                     missing: str = "error") -> tuple[Any, str]:
     """Design on a coarsening of the column, as a mechanism on its original labels.
 
     ``keep``: the number of most frequent categories kept (the rest merged into
-    ``other``), or ``None`` to choose it by the utility achieved
-    (:func:`~pmlkit.design.bucketing.propose_coarsening`). The coarse mechanism is designed
-    over the l1-ball of radius ``beta = l1_radius(delta, m, N)`` (the ORIGINAL column's
-    Weissman radius, ``N`` categories) around the coarse estimate, which is exactly the
-    image of the original ball ``B_beta(p_hat)`` under the merge; its rows are repeated
-    for the merged categories, and the result is certified over ``B_beta(p_hat)`` on the
-    original alphabet (PML of a merged release depends on the distribution only through
-    the merged one). Returns the :class:`~pmlkit.design.DesignResult` and the text listing
-    the candidates."""
-    import numpy as np
+    ``other``), or ``None`` to choose it by the utility of each candidate release
+    (:func:`~pmlkit.design.bucketing.propose_coarsening`). Either way the release is
+    :func:`~pmlkit.design.bucketing.design_coarsened`: the merged mechanism is designed over
+    the image of the ORIGINAL column's confidence set (``confidence``, any ``--confidence``
+    method) under the merge, its rows are repeated for the merged categories, and the
+    result is certified over the original set. With ``keep=None`` the release is the best
+    candidate's own mechanism, so the utility printed for it is the released one. Returns
+    the :class:`~pmlkit.design.DesignResult` and the text listing the candidates (empty
+    for a fixed ``keep``)."""
+    result, proposal = _coarsen(values, eps, delta, utility=utility, keep=keep,
+                                categories=categories, max_seconds=max_seconds,
+                                confidence=confidence, missing=missing)
+    return result, ("" if proposal is None else f"{proposal}\n")
 
-    from ..design import DesignResult, Guarantee, certify, randomized_response
-    from ..design.bucketing import OTHER, propose_coarsening
-    from ..design.pipeline import optimal_mechanism_for_set
-    from ..design.polytope import eps_prime
+
+def _coarsen(values: Any, eps: float, delta: float, *, utility: str, keep: int | None,
+             categories: list[str] | None, max_seconds: float | None, confidence: str,
+             missing: str = "error") -> tuple[Any, Any]:
+    """:func:`coarsened_design` with the proposal object (``None`` for a fixed ``keep``)."""
+    from ..design.bucketing import design_coarsened, propose_coarsening
+    from ..design.pipeline import apply_missing
     from ..errors import DataError
-    from ..estimation import empirical_distribution, l1_radius
-    from ..sets import L1Ball
-    from ..utility import mutual_information
+    from ..estimation import empirical_distribution
 
+    values, categories = apply_missing(values, missing, categories)
     est = empirical_distribution(values, categories=categories)
-    n = int(est.n)
-    cats = list(est.categories)
-    counts = np.asarray(est.counts, dtype=np.float64)
-    p = counts / counts.sum()
-    if keep is None:
-        proposal = propose_coarsening(est, eps, delta, utility=utility,
-                                      max_seconds=max_seconds)
-        keep = proposal.best.k
-        text = (f"{proposal}\n(each candidate designed over its merged column's own "
-                "l1-ball; the release below is certified over the original column's, "
-                "which is wider)\n")
-    else:
-        text = ""
-    if keep >= n - 1:  # merging one category (or none) changes nothing
-        keep = n
-    order = np.argsort(-counts, kind="stable")
-    kept = order[:keep]
-    merged = order[keep:]
-    coarse_labels: list[Any] = [cats[i] for i in kept] + ([OTHER] if merged.size else [])
-    if merged.size and OTHER in coarse_labels[:-1]:
-        raise DataError(f"--coarsen: the column already has a category {OTHER!r}; merged "
-                        "categories would be confused with it")
-    row = np.empty(n, dtype=np.int64)
-    row[kept] = np.arange(kept.size)
-    row[merged] = kept.size
-    coarse_p = np.bincount(row, weights=p, minlength=len(coarse_labels))
-    beta = l1_radius(delta, est.m, n)
-    coarse = optimal_mechanism_for_set(L1Ball(coarse_p, beta), eps, prior=coarse_p,
-                                       utility=utility, labels=coarse_labels,
-                                       max_seconds=max_seconds)
-    w = np.asarray(coarse.matrix, dtype=np.float64)[row]
-    ball = L1Ball(p, beta)
-    params = dict(coarse.parameters)
-    params.update(delta=delta, m=int(est.m), confidence="l1", prior=p.tolist(),
-                  beta=beta, coarsening=[[cats[i], coarse_labels[row[i]]]
-                                         for i in range(n)])
-    if utility == "accuracy":
-        out_index = {lab: j for j, lab in enumerate(coarse.output_labels)}
-        value = float(sum(p[i] * w[i, out_index[cats[i]]] for i in kept
-                          if cats[i] in out_index))
-    else:
-        value = float(mutual_information(w, p))
-    params["utility_value"] = value
-    mech = certify(w, ball, eps, designer="design_from_samples (coarsened)",
-                   parameters=params, input_labels=cats,
-                   output_labels=list(coarse.output_labels))
-    rr = np.asarray(randomized_response(n, eps).matrix)
-    u_rr = float(p @ np.diag(rr)) if utility == "accuracy" \
-        else float(mutual_information(rr, p))
-    assert mech.certified_eps is not None
-    g = Guarantee(
-        eps=eps, delta=delta, m=int(est.m), n=n, beta=beta, confidence="l1",
-        set=ball.to_dict(), certified_eps=float(mech.certified_eps),
-        estimate=tuple(float(x) for x in p), categories=tuple(cats), utility=utility,
-        utility_value=value, optimality=f"{params.get('optimality')} on the coarsening "
-        f"({keep if merged.size else n} kept{' + ' + repr(OTHER) if merged.size else ''})",
-        eps_prime=eps_prime(eps, beta), utility_randomized_response=u_rr,
-        description="Weissman et al. l1 deviation bound with phi >= 2 (Thm weissman, eq. "
-        "betastar) on the original column: P[||P - p_hat||_1 >= beta] <= delta; the "
-        "release is the design on the merged column")
-    return DesignResult(mech, g), text
+    try:
+        if keep is None:
+            proposal = propose_coarsening(est, eps, delta, utility=utility,
+                                          confidence=confidence, max_seconds=max_seconds)
+            return proposal.best.result, proposal
+        return design_coarsened(est, eps, delta, min(keep, int(est.n)), utility=utility,
+                                confidence=confidence, max_seconds=max_seconds), None
+    except DataError as exc:
+        raise DataError(f"--coarsen: {exc}") from exc
 
 
 def _with_file_fingerprint(mech: Any, reference: str) -> Any:

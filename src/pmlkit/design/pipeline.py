@@ -727,6 +727,35 @@ def _apply_missing(samples: Any, missing: str) -> Any:
     return out
 
 
+def apply_missing(samples: Any, missing: str, categories: Sequence[Any] | None = None
+                  ) -> tuple[Any, list[Any] | None]:
+    """``(samples, categories)`` with the missing (null/NaN) samples handled as
+    :func:`design_from_samples` does for ``missing=``: ``"error"`` leaves them (the
+    estimate then refuses them with their count), ``"category"`` makes them the label
+    :data:`MISSING_LABEL` (added to ``categories`` if those are given), ``"keep"`` leaves
+    them out of the estimate. For designers that estimate the column themselves (the
+    coarsening of :mod:`pmlkit.design.bucketing`).
+
+    Examples
+    --------
+    >>> samples, cats = apply_missing(["a", None, "b"], "category", ["a", "b"])
+    >>> list(samples), cats
+    (['a', '(missing)', 'b'], ['a', 'b', '(missing)'])
+    >>> list(apply_missing(["a", None, "b"], "keep")[0])
+    ['a', 'b']
+    """
+    if missing not in ("error", "category", "keep"):
+        raise ValidationError(f"missing must be 'error', 'category' or 'keep', got "
+                              f"{fmt(missing)}")
+    cats = None if categories is None else list(categories)
+    if missing == "error":
+        return samples, cats
+    samples = _apply_missing(samples, missing)
+    if missing == "category" and cats is not None and MISSING_LABEL not in cats:
+        cats.append(MISSING_LABEL)
+    return samples, cats
+
+
 def design_from_samples(samples: Any, eps: float, delta: float, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
