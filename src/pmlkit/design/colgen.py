@@ -15,14 +15,18 @@ feasible point, and weak duality gives, for ANY ``y`` returned by a restricted m
 Any valid upper bound on the inner maximum (the *pricing* problem) therefore certifies how
 far the restricted value is from the optimum: ``gap = (bound - value) / bound``. The loop
 adds the most improving columns until the gap is at most the requested one (or the time
-budget is spent, in which case the gap actually reached is reported).
+budget is spent, in which case the gap actually reached is reported). The bound is valid
+for any ``y`` whatsoever, so rounds may skip it (cheap partial pricing) as long as the
+reported gap comes from a full pricing pass. The master is one HiGHS model for the whole
+run: new columns are added to it and its simplex restarts from the last optimal basis.
 
 Pricing, three oracles:
 
 - **Enumeration** (small alphabets): the candidate rays of the set are generated once
-  (``N 2^(N-1)``, ``~N 2^N`` or ``3^N`` of them), their utilities computed once; each round is
-  one matrix-vector product. The master LP stays small, which is where the old designer
-  spent 95% of its time.
+  (``N 2^(N-1)``, ``~N 2^N`` or ``3^N`` of them), their utilities computed once; a full
+  round is one matrix-vector product, and the rounds in between price only the rays that
+  were best in the last full round. The master LP stays small, which is where the old
+  designer spent 95% of its time.
 - **Spatial branch and bound** (mutual information, any N, every set including vertex sets):
   on ``K_1`` the mutual-information term is separable,
   ``mu(w) = sum_x p_x w_x log w_x`` (``p . w = 1``), so the pricing objective is
