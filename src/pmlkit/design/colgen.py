@@ -15,14 +15,18 @@ feasible point, and weak duality gives, for ANY ``y`` returned by a restricted m
 Any valid upper bound on the inner maximum (the *pricing* problem) therefore certifies how
 far the restricted value is from the optimum: ``gap = (bound - value) / bound``. The loop
 adds the most improving columns until the gap is at most the requested one (or the time
-budget is spent, in which case the gap actually reached is reported).
+budget is spent, in which case the gap actually reached is reported). The bound is valid
+for any ``y`` whatsoever, so rounds may skip it (cheap partial pricing) as long as the
+reported gap comes from a full pricing pass. The master is one HiGHS model for the whole
+run: new columns are added to it and its simplex restarts from the last optimal basis.
 
 Pricing, three oracles:
 
 - **Enumeration** (small alphabets): the candidate rays of the set are generated once
-  (``N 2^(N-1)``, ``~N 2^N`` or ``3^N`` of them), their utilities computed once; each round is
-  one matrix-vector product. The master LP stays small, which is where the old designer
-  spent 95% of its time.
+  (``N 2^(N-1)``, ``~N 2^N`` or ``3^N`` of them), their utilities computed once; a full
+  round is one matrix-vector product, and the rounds in between price only the rays that
+  were best in the last full round. The master LP stays small, which is where the old
+  designer spent 95% of its time.
 - **Spatial branch and bound** (mutual information, any N, every set including vertex sets):
   on ``K_1`` the mutual-information term is separable,
   ``mu(w) = sum_x p_x w_x log w_x`` (``p . w = 1``), so the pricing objective is
@@ -156,14 +160,44 @@ def _xlogx(a: np.ndarray) -> np.ndarray:
         return np.where(a > 0, a * np.log(np.where(a > 0, a, 1.0)), 0.0)
 
 
-class _Master:
-    """The restricted master LP ``max vals . theta s.t. R theta = 1, theta >= 0``."""
+def _highs_master(n: int) -> Any:
+    """A persistent HiGHS model with ``n`` equality rows ``= 1`` and no columns, through
+    the HiGHS bindings shipped inside scipy (``scipy.optimize._highspy``, the solver
+    :func:`scipy.optimize.linprog` itself calls), or ``None`` where they are not importable
+    (the master then calls :func:`~scipy.optimize.linprog` each round)."""
+    try:
+        from scipy.optimize._highspy import _core
+    except ImportError:  # pragma: no cover - depends on the scipy build
+        return None
+    try:
+        h = _core._Highs()
+        ok = _core.HighsStatus.kOk
+        statuses = [h.setOptionValue("output_flag", False)]
+        statuses += [h.setOptionValue(k, v) for k, v in _HIGHS.items()]
+        statuses.append(h.addRows(n, np.ones(n), np.ones(n), 0, np.zeros(n, dtype=np.int32),
+                                  np.zeros(0, dtype=np.int32), np.zeros(0)))
+        if any(st != ok for st in statuses):  # pragma: no cover - defensive
+            return None
+        return h
+    except Exception:  # pragma: no cover - an incompatible private API
+        return None
 
-    def __init__(self, n: int) -> None:
+
+class _Master:
+    """The restricted master LP ``max vals . theta s.t. R theta = 1, theta >= 0``.
+
+    The columns live in one HiGHS model for the whole run (columns added and deleted in
+    place), so each round's simplex starts from the previous optimal basis instead of
+    rebuilding the LP: the new columns are the only entering candidates. Any failure of
+    that path falls back to a fresh :func:`~scipy.optimize.linprog` solve of the same
+    columns (``self.cols``, ``self.vals`` are the reference copy either way)."""
+
+    def __init__(self, n: int, *, warm: bool = True) -> None:
         self.n = n
         self.cols = np.zeros((n, 0))
         self.vals = np.zeros(0)
         self._keys: set[bytes] = set()
+        self._highs = _highs_master(n) if warm else None
 
     def add(self, cols: np.ndarray, vals: np.ndarray) -> int:
         added = 0
@@ -177,9 +211,28 @@ class _Master:
             new_v.append(vals[k])
             added += 1
         if added:
-            self.cols = np.concatenate([self.cols, np.stack(new_c, axis=1)], axis=1)
-            self.vals = np.concatenate([self.vals, np.asarray(new_v)])
+            block = np.stack(new_c, axis=1)
+            bvals = np.asarray(new_v, dtype=np.float64)
+            self.cols = np.concatenate([self.cols, block], axis=1)
+            self.vals = np.concatenate([self.vals, bvals])
+            self._highs_add(block, bvals)
         return added
+
+    def _highs_add(self, block: np.ndarray, bvals: np.ndarray) -> None:
+        h = self._highs
+        if h is None:
+            return
+        k = block.shape[1]
+        nz = block != 0
+        starts = np.concatenate([[0], np.cumsum(nz.sum(axis=0))[:-1]]).astype(np.int32)
+        rows, cols = np.nonzero(nz.T)  # column-major order: column, then row
+        try:
+            st = h.addCols(k, -bvals, np.zeros(k), np.full(k, np.inf), int(nz.sum()),
+                           starts, cols.astype(np.int32), block.T[rows, cols])
+            if st != type(st).kOk:
+                self._highs = None
+        except Exception:  # pragma: no cover - defensive: use linprog from now on
+            self._highs = None
 
     def prune(self, theta: np.ndarray, y: np.ndarray, limit: int) -> np.ndarray:
         """Drop the least promising non-basic columns when there are more than ``limit``
@@ -193,10 +246,21 @@ class _Master:
         keep = np.sort(np.argsort(-rc, kind="stable")[: limit // 2])
         self.cols, self.vals = self.cols[:, keep], self.vals[keep]
         self._keys = {np.round(self.cols[:, j], 10).tobytes() for j in range(keep.size)}
+        if self._highs is not None:
+            drop = np.setdiff1d(np.arange(k), keep).astype(np.int32)
+            try:
+                st = self._highs.deleteCols(int(drop.size), drop)
+                if st != type(st).kOk or self._highs.getNumCol() != keep.size:
+                    self._highs = None
+            except Exception:  # pragma: no cover - defensive
+                self._highs = None
         return theta[keep]
 
     def solve(self) -> tuple[float, np.ndarray, np.ndarray]:
         """Value, duals ``y`` and primal ``theta``."""
+        warm = self._solve_highs()
+        if warm is not None:
+            return warm
         from scipy.optimize import linprog
 
         res = linprog(-self.vals, A_eq=self.cols, b_eq=np.ones(self.n), bounds=(0, None),
@@ -210,26 +274,81 @@ class _Master:
         y = -np.asarray(res.eqlin.marginals, dtype=np.float64)
         return float(-res.fun), y, np.asarray(res.x, dtype=np.float64)
 
+    def _solve_highs(self) -> tuple[float, np.ndarray, np.ndarray] | None:
+        """The warm-started solve, or ``None`` (and no warm model from now on) when it does
+        not end optimal with a solution of the right shape."""
+        h = self._highs
+        if h is None:
+            return None
+        try:
+            from scipy.optimize._highspy import _core
+
+            h.run()
+            if h.getModelStatus() != _core.HighsModelStatus.kOptimal:
+                self._highs = None
+                return None
+            sol = h.getSolution()
+            theta = np.asarray(sol.col_value, dtype=np.float64)
+            y = -np.asarray(sol.row_dual, dtype=np.float64)
+        except Exception:  # pragma: no cover - defensive
+            self._highs = None
+            return None
+        if theta.shape != self.vals.shape or y.shape != (self.n,) \
+                or not (np.isfinite(theta).all() and np.isfinite(y).all()):
+            self._highs = None  # pragma: no cover - defensive
+            return None  # pragma: no cover - defensive
+        return float(self.vals @ theta), y, theta
+
 
 class EnumerationOracle:
-    """Exact pricing over an explicit list of candidate rays (columns of ``rays``)."""
+    """Exact pricing over an explicit list of candidate rays (columns of ``rays``).
+
+    Partial pricing: a full pass (one matrix-vector product over every ray) also keeps the
+    :attr:`CACHE` rays of largest reduced cost; the next rounds price those first and
+    return their improving columns without a bound (``inf``). A round whose cache gives
+    nothing, a repeat of the same duals, or ``full=True`` prices every ray and returns the
+    exact bound, so a reported gap always comes from a full pass."""
 
     name = "enumeration"
     #: cheap rounds: finish whatever the deadline
     runs_to_end = True
+    #: rounds answered from the cache return no bound: :func:`column_generation` asks for
+    #: one at the end
+    skips_bounds = True
+    #: rays kept from a full pass for the partial pricing of the next rounds
+    CACHE = 20_000
 
     def __init__(self, rays: np.ndarray, values: np.ndarray) -> None:
         self.rays = rays
         self.values = values
+        self._cache: tuple[np.ndarray, np.ndarray] | None = None
+        self._last_y: np.ndarray | None = None
 
-    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float
-              ) -> tuple[np.ndarray, np.ndarray, float]:
+    @staticmethod
+    def _best(rc: np.ndarray, want: int, atol: float) -> np.ndarray:
+        """Indices of the (at most ``want``) largest entries of ``rc`` above ``atol``."""
+        idx = np.flatnonzero(rc > atol)
+        if idx.size > want:
+            idx = idx[np.argpartition(-rc[idx], want - 1)[:want]] if want > 0 \
+                else idx[:0]
+        return idx
+
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        repeat = self._last_y is not None and np.array_equal(y, self._last_y)
+        self._last_y = y.copy()
+        if not full and not repeat and self._cache is not None:
+            rays, vals = self._cache
+            sel = self._best(vals - y @ rays, want, atol)
+            if sel.size:
+                return rays[:, sel], vals[sel], math.inf
         rc = self.values - y @ self.rays
         best = float(rc.max()) if rc.size else 0.0
-        k = min(want, rc.size)
-        idx = np.argpartition(-rc, k - 1)[:k] if k else np.zeros(0, dtype=int)
-        idx = idx[rc[idx] > atol]
-        return self.rays[:, idx], self.values[idx], best
+        if rc.size > 2 * self.CACHE:
+            keep = np.argpartition(-rc, self.CACHE - 1)[: self.CACHE]
+            self._cache = (np.ascontiguousarray(self.rays[:, keep]), self.values[keep])
+        sel = self._best(rc, want, atol)
+        return self.rays[:, sel], self.values[sel], best
 
 
 class _BlockColumns:

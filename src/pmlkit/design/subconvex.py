@@ -322,18 +322,14 @@ def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int, start: 
     before the feasibility filter, computed from per-code block sums only.
 
     Every quantity of a candidate (the ``q0`` masses and the worst distribution's masses of
-    its blocks, :func:`_block_masses`) is a sum over the entries of a block, accumulated
-    over the ``3^N`` base-3 codes one entry at a time on 1-D arrays; ``(K, N)`` arrays are
-    built for the surviving candidates only (a few percent)."""
+    its blocks, :func:`_block_masses`) is a sum over the entries of a block: the sum of a
+    table over the low base-3 digits of the code and one over its high digits, added for
+    every code of the chunk at once; ``(K, N)`` arrays are built for the surviving
+    candidates only (a few percent)."""
     from ..sets import L1Ball
 
-    codes = np.arange(start, 3**n if stop is None else stop, dtype=np.int64)
-    size = codes.size
-    rem = codes.copy()
-    ht = np.zeros(size, dtype=bool)
-    hm = np.zeros(size, dtype=bool)
-    hb = np.zeros(size, dtype=bool)
-    q0t, q0m = np.zeros(size), np.zeros(size)
+    stop = 3**n if stop is None else stop
+    codes = np.arange(start, stop, dtype=np.int64)
     l1 = isinstance(uset, L1Ball)
     if l1:
         wa = np.asarray(uset.center, dtype=np.float64)
@@ -341,21 +337,33 @@ def _three_level_aggregated(uset: Any, e: float, q0: np.ndarray, n: int, start: 
     else:
         wa = np.asarray(uset.lower, dtype=np.float64)
         wb = np.asarray(uset.upper, dtype=np.float64) - wa
-    at, am, bt, bm = np.zeros(size), np.zeros(size), np.zeros(size), np.zeros(size)
-    for k in range(n):
-        d = rem % 3
-        rem //= 3
-        it, im = d == 2, d == 1
-        ht |= it
-        hm |= im
-        hb |= d == 0
-        q0t += q0[k] * it
-        q0m += q0[k] * im
-        at += wa[k] * it
-        am += wa[k] * im
-        if not l1:
-            bt += wb[k] * it
-            bm += wb[k] * im
+    # a code is lo + 3^nl hi: every block sum is the sum of a table over the 3^nl low codes
+    # and one over the high codes of the chunk (meet in the middle: no per-digit passes
+    # over the whole chunk); chunks start and stop at multiples of 3^nl
+    nl = min(n, 6)
+    assert start % 3**nl == 0 and stop % 3**nl == 0
+    weights = np.stack([q0, wa, wb])  # the masses summed over T and over M
+
+    def tables(digits: np.ndarray, items: np.ndarray
+               ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        it, im = digits == 2, digits == 1
+        ft, fm = it.astype(np.float64), im.astype(np.float64)
+        return (it.any(axis=1), im.any(axis=1), (digits == 0).any(axis=1),
+                ft @ weights[:, items].T, fm @ weights[:, items].T)
+
+    lo_codes = np.arange(3**nl, dtype=np.int64)
+    lo = tables((lo_codes[:, None] // 3 ** np.arange(nl)[None, :]) % 3, np.arange(nl))
+    hi_codes = np.arange(start // 3**nl, stop // 3**nl, dtype=np.int64)
+    hi = tables((hi_codes[:, None] // 3 ** np.arange(n - nl)[None, :]) % 3,
+                np.arange(nl, n))
+
+    def both(a: np.ndarray, b: np.ndarray, op: Any) -> np.ndarray:
+        out: np.ndarray = op(b[:, None], a[None, :]).ravel()
+        return out
+
+    ht, hm, hb = (both(lo[i], hi[i], np.logical_or) for i in range(3))
+    q0t, at, bt = (both(lo[3][:, j], hi[3][:, j], np.add) for j in range(3))
+    q0m, am, bm = (both(lo[4][:, j], hi[4][:, j], np.add) for j in range(3))
     if l1:
         b = min(float(uset.radius) / 2.0, 1.0)
         qt = at - np.minimum(b, at)
