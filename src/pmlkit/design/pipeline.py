@@ -28,16 +28,19 @@ over block masses when the estimate is a vector of counts over their total (used
 N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while they are
 few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
-a box (positive estimate) is then priced exactly up to N = 15 by streaming the three-level
-block assignments (:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex
-sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
-time (boxes at N >= 16 and other sets at N >= 14 may end with a gap of a few percent: it
-is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
-carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
-accuracy design's utility (its columns start the search). For the fixed prior in the first
-privacy region the closed form is used for any N. A user callable on an alphabet too large
-to enumerate has no bound: the best certified candidate is returned with a warning and
-``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
+a box (positive estimate) is then priced exactly up to N = 16 by streaming the three-level
+block assignments (:class:`~pmlkit.design.colgen.BoxOracle`), and beyond by branch and
+bound over the level assignments with knapsack bounds
+(:class:`~pmlkit.design.boxprice.BoxBranchBoundOracle`, exact when it finishes); for
+vertex sets, mutual information is priced by spatial branch and bound. Both bound the gap
+at any time (boxes at N >= 17 and other sets at N >= 14 may end with a gap of a few tens
+of percent: it is reported). ``max_seconds=`` and ``gap=`` bound the work; a design
+stopped by the time budget carries a :class:`~pmlkit.errors.PMLWarning` with the gap
+reached. It is never below the accuracy design's utility (its columns start the search).
+For the fixed prior in the first privacy region the closed form is used for any N. A user
+callable on an alphabet too large to enumerate has no bound: the best certified candidate
+is returned with a warning and ``optimality_gap = None``. ``allow_fallback`` is deprecated
+and has no effect.
 """
 
 from __future__ import annotations
@@ -283,6 +286,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     import time
 
     from ..sets import Box, L1Ball
+    from .boxprice import BoxBranchBoundOracle
     from .colgen import (
         BOX_MAX_N,
         DP_MAX_STEPS,
@@ -335,8 +339,9 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         rays_fn = None
     # mutual information over a box beyond the ray list: exact pricing by streaming the
     # 3^N block assignments (meet in the middle) up to BOX_MAX_N, branch and bound beyond
-    box_exact = (rays_fn is None and mu == "mutual_information" and type(uset) is Box
-                 and n <= BOX_MAX_N and bool((p > 0).all()))
+    box_mi = (rays_fn is None and mu == "mutual_information" and type(uset) is Box
+              and bool((p > 0).all()))
+    box_exact = box_mi and n <= BOX_MAX_N
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -353,6 +358,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             start = wl / (p @ wl)[None, :]
         except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
             start = None
+        # later margins (re-designs at eps - margin) get at least a few seconds
+        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         if rays_fn is not None:
             rays = rays_fn(e)
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
@@ -360,10 +367,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             oracle = L1BallOracle(uset, p, e, grid)
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
+        elif box_mi:
+            oracle = BoxBranchBoundOracle(uset, p, e, deadline=dl)
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
-        # later margins (re-designs at eps - margin) get at least a few seconds
-        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
         return np.asarray(runs[e].matrix, dtype=np.float64)
 
