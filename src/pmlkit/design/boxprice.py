@@ -5,7 +5,7 @@ a valid upper bound on ``max_{w in K_1} G(w)``, ``G(w) = sum_x p_x w_x log w_x -
 over ``K_1 = {w >= 0 : p . w = 1, max w <= e^eps min_Q Q . w}`` for a box
 ``{lo <= Q <= hi, sum Q = 1}``, and the improving columns while there are any.
 :class:`BoxBranchBoundOracle` computes it by branch and bound over the level structure of
-the vertices, with Lagrangian bounds; it is exact when it finishes and valid when stopped.
+the vertices: exact when the search finishes, valid whenever it is stopped.
 
 Parametrisation
 ---------------
@@ -21,44 +21,48 @@ The worst distribution of the box fills the smallest entries first, so
 is in ``K_1`` iff ``min_Q Q . v >= c max v``, ``c = e^-eps``. For fixed blocks this is
 increasing in ``u``: the feasible ``u`` form an interval ``[u_t, 1]``, and since ``w(u)``
 runs monotonically along a segment on which ``G`` (convex) is quasi-convex, the best ``u``
-for given blocks is ``u_t`` or 1.
+for given blocks is ``u_t`` or 1 (both are points of ``K_1``: exact evaluation).
 
-The bound (Dinkelbach and Lagrange)
------------------------------------
+The bound
+---------
 Fix a threshold ``phi``. As ``P > 0``, ``G > phi`` iff
 ``H = u log(u) p(M) - Y(T) - u Y(M) - P log P - phi P > 0``. The concave ``-P log P``
 lies below each of its tangents, ``-P log P <= P0 - P (1 + log P0)``, so with
 ``theta = 1 + log P0 + phi`` every item contributes separately:
-``h_top = -y_x - theta p_x``, ``h_mid = u (p_x (log u - theta) - y_x)``, ``h_bottom = 0``.
-Feasibility is written exactly with the dual of the worst case:
-``min_Q Q . v = max_nu [nu + sum_x lo_x (v_x - nu)_+ - hi_x (nu - v_x)_+]`` (LP duality
-for ``min {Q . v : lo <= Q <= hi, sum Q = 1}``), attained at a level
-``nu in {0, u, 1}``. So a feasible point satisfies, for one of the three ``nu``,
-``sum_x m_x >= c - nu`` with ``m_x = lo_x (v_x - nu)_+ - hi_x (nu - v_x)_+``, again a sum of
-item terms. For any ``theta``, ``mu >= 0``, every feasible point of branch ``nu`` has::
+``h_top = -y_x - theta p_x``, ``h_mid = u (p_x (log u - theta) - y_x)``, ``h_bottom = 0``,
+and ``H <= P0 + sum_x h_x``. The tangent is taken at the ``P`` of the maximising
+assignment (its error is second order in ``P - P0``). Feasibility is written exactly with
+the dual of the worst case: ``min_Q Q . v = max_nu [nu + sum_x lo_x (v_x - nu)_+ -
+hi_x (nu - v_x)_+]`` (LP duality for ``min {Q . v : lo <= Q <= hi, sum Q = 1}``), the
+maximum attained at a level ``nu in {0, u, 1}``. So a feasible point satisfies, for one of
+the three ``nu``, the knapsack constraint ``sum_x m_x >= c - nu`` with item weights
+``m_x = lo_x (v_x - nu)_+ - hi_x (nu - v_x)_+``.
 
-    H <= L(u) = e^(theta - 1 - phi) + mu (nu - c) + sum_x max_k (h_xk(u) + mu m_xk(u)),
-
-the maximum over the choices ``k`` (bottom, middle, top) still open for item ``x``. Each
-term is convex in ``u`` (``u log u`` is convex, the rest is linear in ``u``), so on a cell
-``u1 <= u <= u2`` the bound is ``max(L(u1), L(u2))``. A node of the search (a ``u`` cell and
-some items fixed) is discarded when, for all three ``nu``, some ``(theta, mu)`` makes this
-``<= 0``: no point in it has ``G > phi``. Multipliers: ``mu`` exactly (the bound is
-piecewise linear in ``mu``: every breakpoint is tried), ``theta`` by the tangent at the
-``P`` of the maximising assignment (the error is second order in ``theta``).
+A node of the search is a cell ``u1 <= u <= u2`` with some items' levels fixed. Every
+point of the node that is feasible at some ``u`` of the cell is feasible at ``u2``
+(monotonicity), and for fixed blocks ``sum_x h_x`` is convex in ``u`` (``u log u`` is
+convex, the rest linear), so it is at most its value at ``u1`` or at ``u2``. Hence, for
+each ``nu``, the largest ``P0 + sum_x h_x`` at ``u1`` and at ``u2`` over the assignments
+meeting the knapsack constraint at ``u2`` bounds ``H`` over the node; it is computed by
+dynamic programming over the free items with their weights (shifted to be
+non-negative) rounded UP to a grid of ``BINS`` steps (rounding up admits more
+assignments, never fewer, so the bound stays valid). A node whose bound is ``<= 0`` for
+all three ``nu`` holds no point with ``G > phi`` and is discarded.
 
 Search
 ------
-Best-first over nodes ordered by their bound. A node that is not discarded is split at the
-``u`` of its best candidate (or in the middle) while its cell is wide, then on the item
-whose choice is closest to a tie in the Lagrangian. When all items are fixed the node is
-evaluated exactly. The assignments maximising the Lagrangians are evaluated exactly at
-their vertex ``u_t`` and at ``u = 1``: they are the improving columns (checked against
-the exact worst case). The threshold ``phi`` starts at the caller's tolerance and rises
-to the best value found (the incumbent), so the search ends with
-``max G <= phi``: the returned bound is ``phi`` plus a rounding margin. Stopped early, the
-open nodes still bound ``G``: ``H <= beta`` at a node means ``G <= phi + beta / P_min``
-with ``P_min`` the smallest ``P`` of its points.
+Best-first over nodes ordered by their bound. A node that is not discarded is split in
+``u`` while its cell is wide or the bound differs much between the ends of the cell (at
+the vertex ``u_t`` of its best assignment when that lies inside), otherwise on its
+heaviest free item (three children). Nodes with at most ``ENUMERATE`` free items are
+evaluated exactly (every completion). The assignments maximising the dynamic programs
+are evaluated exactly at ``u_t`` and ``u = 1``: they are the improving columns (checked
+against the exact worst case of the box). The threshold ``phi`` starts at the caller's
+tolerance and, when a bound is wanted, rises to the best value found, so a search that
+finishes proves ``max G <= max(phi, best value)``. A stopped search still bounds ``G``:
+``H <= beta`` at an open node gives ``G <= phi + beta / P_min`` (``P_min = min p``, the
+smallest ``P`` of a vertex); and searches at higher thresholds (``phi`` from ``sum y``
+down), which discard nodes sooner, give tighter certified bounds in the time left.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ _BOT, _MID, _TOP = 0, 1, 2
 
 class BoxBranchBoundOracle:
     """Pricing for mutual information over ``K_1`` of a :class:`~pmlkit.sets.Box` (prior
-    ``p > 0``) by branch and bound with Lagrangian bounds (module docstring): any ``N``.
+    ``p > 0``) by branch and bound with knapsack bounds (module docstring): any ``N``.
 
     ``price(y, want=, deadline=, atol=, full=False)`` returns improving columns (points of
     ``K_1``), their mutual-information values and an upper bound on
@@ -110,8 +114,6 @@ class BoxBranchBoundOracle:
     CELL = 1.0 / 16
     #: nodes with at most this many free items are evaluated exactly (``3^k`` completions)
     ENUMERATE = 5
-    #: relative margin under which an item counts as tied in the Lagrangian
-    TIE = 1e-2
     #: grid of the rounded feasibility weights in :meth:`_dp_bound`
     BINS = 2000
     #: share of the budget after which every round also computes a bound
@@ -180,7 +182,7 @@ class BoxBranchBoundOracle:
         out: np.ndarray = v / float(self.p @ v)
         return out
 
-    # ---------------------------------------------------------------- Lagrangian bound
+    # ---------------------------------------------------------------- node bounds
     def _arrays(self, u: float, y: np.ndarray
                 ) -> tuple[np.ndarray, np.ndarray, list[tuple[np.ndarray, float]]]:
         """``A, B`` (items x choices) with ``h = A - theta B`` at ``u``, and for each
@@ -195,125 +197,15 @@ class BoxBranchBoundOracle:
               (np.stack([-hi, -hi * (1.0 - u), zero], axis=1), 1.0 - self.c)]
         return a, b, cs
 
-    @staticmethod
-    def _min_mu(ds: list[np.ndarray], cs: list[np.ndarray], ss: list[float]
-                ) -> tuple[float, float]:
-        """``min_{mu >= 0} max_e [mu s_e + sum_x max_k (D_exk + mu C_exk)]`` (convex,
-        piecewise linear): every breakpoint is tried, and the crossings of the endpoint
-        functions next to the best one. Returns ``(value, mu)``."""
-        cand = [np.zeros(1)]
-        for d, c in zip(ds, cs, strict=True):
-            for k1, k2 in ((0, 1), (0, 2), (1, 2)):
-                dc = c[:, k2] - c[:, k1]
-                with np.errstate(divide="ignore", invalid="ignore"):
-                    m = (d[:, k1] - d[:, k2]) / dc
-                cand.append(m[np.isfinite(m) & (m > 0)])
-        mus = np.unique(np.concatenate(cand))
-
-        def f(mu: np.ndarray) -> np.ndarray:
-            vals = [mu * s + np.max(d[None] + mu[:, None, None] * c[None], axis=2).sum(axis=1)
-                    for d, c, s in zip(ds, cs, ss, strict=True)]
-            return np.stack(vals)  # (endpoints, len(mu))
-
-        with np.errstate(invalid="ignore"):
-            fv = f(mus)
-        fmax = fv.max(axis=0)
-        i = int(np.argmin(fmax))
-        best, arg = float(fmax[i]), float(mus[i])
-        # slope beyond the last breakpoint: each item takes its largest-C open choice
-        if i == mus.size - 1:
-            far = mus[-1] + 1.0 + abs(mus[-1])
-            ff = f(np.array([far]))[:, 0]
-            slope = (ff - fv[:, -1]) / (far - mus[-1])
-            if (slope < 0).all():
-                return -math.inf, math.inf
-            right = [(far, ff)]
-        else:
-            right = [(float(mus[i + 1]), fv[:, i + 1])]
-        # crossings of the endpoint functions on the neighbouring intervals
-        if len(ds) > 1:
-            nb = right + ([(float(mus[i - 1]), fv[:, i - 1])] if i > 0 else [])
-            for mu2, f2 in nb:
-                f1 = fv[:, i]
-                d1, d2 = f1[0] - f1[1], f2[0] - f2[1]
-                if d1 * d2 < 0:
-                    t = d1 / (d1 - d2)
-                    mu_c = arg + t * (mu2 - arg)
-                    val = float(f(np.array([mu_c]))[:, 0].max())
-                    if val < best:
-                        best, arg = val, mu_c
-        return best, arg
-
-    def _node_bound(self, ends: list[tuple[np.ndarray, np.ndarray, list[Any]]],
-                    allowed: np.ndarray, phi: float, theta0: float
-                    ) -> tuple[float, float, list[np.ndarray], int, float]:
-        """Upper bound on ``H`` over the node (max over ``nu`` of the best multipliers),
-        the ``theta`` used, the maximising assignments, the branching item and the
-        spread of the bound between the two ends of the ``u`` cell."""
-        worst = -math.inf
-        spread = 0.0
-        theta_out = theta0
-        cands: list[np.ndarray] = []
-        tie_item = -1
-        neg = np.where(allowed, 0.0, -np.inf)
-        for j in range(3):
-            theta = theta0
-            best_j = math.inf
-            best_info: tuple[float, float] | None = None
-            for _ in range(4):
-                ds = [a - theta * b + neg for a, b, _ in ends]
-                cs = [np.where(allowed, cl[j][0], 0.0) for _, _, cl in ends]
-                ss = [cl[j][1] for _, _, cl in ends]
-                val, mu = self._min_mu(ds, cs, ss)
-                val += math.exp(theta - 1.0 - phi)
-                if val < best_j:
-                    best_j, best_info = val, (theta, mu)
-                if not math.isfinite(mu) or val == -math.inf:
-                    break
-                # tangent at the P of the maximising assignment (endpoint with larger L)
-                scores = [d + mu * c for d, c in zip(ds, cs, strict=True)]
-                tot = [float(s.max(axis=1).sum()) + mu * sv for s, sv in
-                       zip(scores, ss, strict=True)]
-                e = int(np.argmax(tot))
-                zk = scores[e].argmax(axis=1)
-                big_p = float(ends[e][1][np.arange(self.n), zk].sum())
-                new = 1.0 + phi + math.log(max(big_p, 1e-300))
-                if abs(new - theta) < 1e-12:
-                    break
-                theta = new
-            if best_j > worst:
-                worst = best_j
-            if best_info is None or not math.isfinite(best_info[1]):
-                continue
-            theta, mu = best_info
-            if best_j >= worst:
-                theta_out = theta
-            tots = []
-            for a, b, cl in ends:
-                sc = a - theta * b + neg + mu * np.where(allowed, cl[j][0], 0.0)
-                cands.append(sc.argmax(axis=1))
-                tots.append(float(sc.max(axis=1).sum()) + mu * cl[j][1])
-                if best_j >= worst:
-                    srt = np.sort(sc, axis=1)
-                    margin = srt[:, 2] - srt[:, 1]
-                    free = allowed.sum(axis=1) > 1
-                    if free.any():
-                        # the heaviest item close to a tie (a fractional item of the
-                        # relaxation): fixing it moves the bound most
-                        margin = np.where(free, margin, np.inf)
-                        score = self.p / (margin + self.TIE * (abs(best_j) + 1e-12))
-                        tie_item = int(np.argmax(np.where(free, score, -1.0)))
-            if best_j >= worst:
-                spread = max(tots) - min(tots)
-        return worst, theta_out, cands, tie_item, spread
-
     def _dp_bound(self, ends: list[tuple[np.ndarray, np.ndarray, list[Any]]],
                   allowed: np.ndarray, phi: float, theta0: float
                   ) -> tuple[float, float, list[np.ndarray], int, float]:
-        """Like :meth:`_node_bound`, the feasibility constraint of each ``nu`` handled
-        by dynamic programming over its (rounded up) weights instead of a multiplier:
-        weights ``m_x`` rounded up to a grid ``delta`` can only admit more assignments,
-        so the bound stays valid, and it has no integrality gap beyond the rounding."""
+        """Upper bound on ``H`` over a node (module docstring, "The bound"): for each
+        ``nu``, the feasibility knapsack at the right end of the cell is solved by
+        dynamic programming over its weights rounded up to a grid (which can only admit
+        more assignments), for the objective at both ends of the cell. Returns the bound,
+        the ``theta`` used, the maximising assignments, the item to branch on (the
+        heaviest free one) and the spread of the bound between the ends of the cell."""
         n = self.n
         free = np.flatnonzero(allowed.sum(axis=1) > 1)
         fixed = np.flatnonzero(allowed.sum(axis=1) == 1)

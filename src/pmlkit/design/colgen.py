@@ -986,9 +986,10 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                         time.monotonic() - t0)
 
 
-#: Largest alphabet priced exactly by :class:`BoxOracle` by default (``3^N`` assignments
-#: in a full pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design
-#: at N = 16 is certified optimal in about 26 s). Larger boxes are priced by
+#: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
+#: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
+#: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
+#: least 45 s). Larger boxes are priced by
 #: :class:`~pmlkit.design.boxprice.BoxBranchBoundOracle`.
 BOX_MAX_N = 16
 
