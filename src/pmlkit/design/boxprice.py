@@ -60,9 +60,11 @@ are evaluated exactly at ``u_t`` and ``u = 1``: they are the improving columns (
 against the exact worst case of the box). The threshold ``phi`` starts at the caller's
 tolerance and, when a bound is wanted, rises to the best value found, so a search that
 finishes proves ``max G <= max(phi, best value)``. A stopped search still bounds ``G``:
-``H <= beta`` at an open node gives ``G <= phi + beta / P_min`` (``P_min = min p``, the
-smallest ``P`` of a vertex); and searches at higher thresholds (``phi`` from ``sum y``
-down), which discard nodes sooner, give tighter certified bounds in the time left.
+``H <= beta`` at an open node gives ``G <= phi + beta / P_min`` (``P_min`` the smallest
+``P`` of a vertex in the node); searches at higher thresholds (``phi`` from ``sum y``
+down), which discard nodes sooner, give tighter certified bounds in the time left, and so
+may the spatial branch and bound of :class:`~pmlkit.design.colgen.BranchAndBoundOracle`
+(chord relaxations): the smallest of these valid bounds is returned.
 """
 
 from __future__ import annotations
@@ -134,6 +136,7 @@ class BoxBranchBoundOracle:
         self.deadline = deadline
         self.t0 = time.monotonic()
         self.nodes = 0
+        self._spatial: Any = None
 
     # ---------------------------------------------------------------- exact evaluation
     def _q(self, lo_x: np.ndarray, hi_x: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -278,8 +281,14 @@ class BoxBranchBoundOracle:
         vals = np.full((rows, size), -np.inf)
         vals[:, 0] = 0.0
         dec = np.zeros((nf, rows, size), dtype=np.int8)
+        # items whose choices all weigh 0 (light items) just take their best choice
+        light = w.max(axis=1) == 0 if nf else np.zeros(0, dtype=bool)
+        if light.any():
+            ol = obj[:, light, :]
+            vals[:, 0] += ol.max(axis=2).sum(axis=1)
+            dec[light] = ol.argmax(axis=2).T[:, :, None].astype(np.int8)
         top = 0
-        for x in range(nf):
+        for x in np.flatnonzero(~light):
             new = np.full((rows, size), -np.inf)
             hi = top + int(w[x].max())
             for k in range(3):
@@ -357,7 +366,7 @@ class BoxBranchBoundOracle:
         ``full``; stopped once ``want`` improving points are known when ``early``);
         improving points (``G > tol``) are added to ``found``. Returns a valid bound on
         ``max G`` and whether the search finished."""
-        n, p = self.n, self.p
+        n = self.n
         top_val = -math.inf
 
         def consider(zs: np.ndarray, u1: float = 0.0, u2: float = 1.0
@@ -385,7 +394,6 @@ class BoxBranchBoundOracle:
         root = np.ones((n, 3), dtype=bool)
         heap: list[tuple[float, int, float, float, np.ndarray, float, float]] = []
         tick = 0
-        p_min = float(p.min())
 
         def bound_node(u1: float, u2: float, allowed: np.ndarray, theta0: float
                        ) -> tuple[float, float, int, float, float]:
@@ -455,10 +463,37 @@ class BoxBranchBoundOracle:
         # every point with G > phi was evaluated exactly (a leaf) or is in an open node
         bound = max(phi, top_val)
         if stopped and heap:
-            # an open node with H <= beta has G <= phi + beta / P_min
-            beta = max(-h[0] for h in heap)
-            return max(bound, phi + max(beta, 0.0) / p_min), False
+            # an open node with H <= beta has G <= phi + beta / P_min(node)
+            worst = max(phi + max(-h[0], 0.0) / self._p_min(h[2], h[3], h[4]) for h in heap)
+            return max(bound, worst), False
         return bound, True
+
+    def _spatial_bound(self, y: np.ndarray, tol: float, stop: float) -> float:
+        """The bound of :class:`~pmlkit.design.colgen.BranchAndBoundOracle` with half the
+        time left (``inf`` if it has no time)."""
+        from .colgen import BranchAndBoundOracle
+
+        now = time.monotonic()
+        if now >= stop:
+            return math.inf
+        if self._spatial is None:
+            self._spatial = BranchAndBoundOracle(self.uset, self.p, self.eps)
+        _, _, b = self._spatial.price(y, want=1 << 30, deadline=now + 0.5 * (stop - now),
+                                      atol=tol)
+        return float(b)
+
+    def _p_min(self, u1: float, u2: float, allowed: np.ndarray) -> float:
+        """Smallest ``P = p(T) + u p(M)`` of a vertex in a node (``T`` empty only at
+        ``u = 1``)."""
+        p = self.p
+        one = allowed.sum(axis=1) == 1
+        ft, fm = float(p[one & allowed[:, _TOP]].sum()), float(p[one & allowed[:, _MID]].sum())
+        out = math.inf
+        if allowed[:, _TOP].any():
+            out = max(ft + u1 * fm, float(p[allowed[:, _TOP]].min()))
+        if u2 >= 1.0 and ft == 0.0 and allowed[:, _MID].any():
+            out = min(out, max(fm, float(p[allowed[:, _MID]].min())))
+        return max(out, float(p.min()))
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
               full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
@@ -480,6 +515,10 @@ class BoxBranchBoundOracle:
         now = time.monotonic()
         first = now + 0.3 * (stop - now) if full and math.isfinite(stop) else stop
         bound, done = self._search(y, tol, tol, first, want, full, not full, found)
+        if full and not done and math.isfinite(stop):
+            # the spatial branch and bound of the generic oracle (chord relaxations over
+            # coordinate boxes) is another valid bound: keep the smaller
+            bound = min(bound, self._spatial_bound(y, tol, stop))
         if full and not done:
             # certify at thresholds from high (quick) to low, while they finish
             scale = max(abs(float(np.sum(y))), 1e-3)
