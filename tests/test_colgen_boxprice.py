@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import math
 import time
-import warnings
 
 import numpy as np
 import pytest
@@ -20,7 +19,6 @@ from oracles import full_lp_optimum, mi_cols
 from pmlkit.design.boxprice import BoxBranchBoundOracle
 from pmlkit.design.colgen import BoxOracle, column_generation
 from pmlkit.design.subconvex import three_level_rays
-from pmlkit.errors import PMLWarning
 from pmlkit.sets import Box
 from test_colgen_box import box_cases, brute_vertices, g_values
 
@@ -93,28 +91,3 @@ def test_design_equals_full_enumeration_lp(n, eps, seed):
     assert res.upper_bound >= full - 1e-12
     assert res.gap <= 1e-6
 
-
-def test_pipeline_uses_box_branch_and_bound_beyond_enumeration():
-    # N = 17 is beyond the exact enumeration: the branch and bound runs within the budget,
-    # reports a finite certified gap, and is never below the former fallback (the
-    # accuracy design over the same set)
-    from pmlkit.design import optimal_mechanism_for_set
-    from pmlkit.design.linear import linear_design_matrix
-    from pmlkit.utility import mutual_information
-
-    n = 17
-    counts = np.maximum(np.round(10_000 * 0.8 ** np.arange(n)), 1.0)
-    p = counts / counts.sum()
-    box = Box(np.clip(p - 0.02, 0, 1), np.clip(p + 0.02, 0, 1))
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", PMLWarning)  # the gap left by the time budget
-        mech = optimal_mechanism_for_set(box, 1.0, prior=p, max_seconds=4)
-    assert BoxBranchBoundOracle.name in mech.parameters["method"]
-    gap = mech.parameters["optimality_gap"]
-    assert 0 <= gap < 1
-    w = np.asarray(mech.matrix)
-    # the exact worst case over the box certifies the released mechanism at eps = 1
-    worst = box.min_linear(w / (p @ w)[None, :])
-    assert ((w / (p @ w)[None, :]).max(axis=0) <= math.e * worst * (1 + 1e-8)).all()
-    acc = linear_design_matrix(box, p, eps=1.0, gain="accuracy")
-    assert mutual_information(w, p) >= mutual_information(acc, p) - 1e-9

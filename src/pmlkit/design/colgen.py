@@ -989,8 +989,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
 #: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
 #: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
-#: least 45 s). Larger boxes are priced by
-#: :class:`~pmlkit.design.boxprice.BoxBranchBoundOracle`.
+#: least 45 s).
 BOX_MAX_N = 16
 
 
