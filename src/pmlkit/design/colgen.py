@@ -1105,10 +1105,11 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                         time.monotonic() - t0)
 
 
-#: Largest alphabet priced exactly by :class:`BoxOracle` by default (``3^N`` assignments
-#: in a full pricing pass: 14 million at N = 15, a few seconds; the design at N = 15 takes
-#: 7-13 s on a loaded machine, N = 16 about three times longer).
-BOX_MAX_N = 15
+#: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
+#: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
+#: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
+#: least 45 s).
+BOX_MAX_N = 16
 
 
 def _half_codes(n: int) -> tuple[np.ndarray, np.ndarray]:

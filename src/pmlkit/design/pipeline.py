@@ -28,15 +28,16 @@ over block masses when the estimate is a vector of counts over their total (used
 N = 9 on). Otherwise pricing is exact by enumeration of the candidate rays while they are
 few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, box or
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
-a box (positive estimate) is then priced exactly up to N = 15 by streaming the three-level
-block assignments (:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex
-sets, mutual information is priced by spatial branch and bound, which bounds the gap at any
-time (boxes at N >= 16 and other sets at N >= 14 may end with a gap of a few percent: it
-is reported). ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget
-carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the
-accuracy design's utility (its columns start the search). For the fixed prior in the first
-privacy region the closed form is used for any N. A user callable on an alphabet too large
-to enumerate has no bound: the best certified candidate is returned with a warning and
+a box (positive estimate) is then priced exactly up to N = 15 (16 with a budget of 45 s or
+more) by streaming the three-level block assignments
+(:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex sets, mutual information
+is priced by spatial branch and bound, which bounds the gap at any time (larger boxes and
+other sets at N >= 14 may end with a gap of tens of percent: it is reported).
+``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget carries a
+:class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the accuracy
+design's utility (its columns start the search). For the fixed prior in the first privacy
+region the closed form is used for any N. A user callable on an alphabet too large to
+enumerate has no bound: the best certified candidate is returned with a warning and
 ``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
 """
 
@@ -335,8 +336,11 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         rays_fn = None
     # mutual information over a box beyond the ray list: exact pricing by streaming the
     # 3^N block assignments (meet in the middle) up to BOX_MAX_N, branch and bound beyond
-    box_exact = (rays_fn is None and mu == "mutual_information" and type(uset) is Box
-                 and n <= BOX_MAX_N and bool((p > 0).all()))
+    box_mi = (rays_fn is None and mu == "mutual_information" and type(uset) is Box
+              and bool((p > 0).all()))
+    # a full pass over the 3^16 assignments takes ~7 s (loaded machine): N = 16 only with
+    # the time to finish (about 26-45 s), otherwise the spatial branch and bound
+    box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and max_seconds >= 45))
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -353,6 +357,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             start = wl / (p @ wl)[None, :]
         except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
             start = None
+        # later margins (re-designs at eps - margin) get at least a few seconds
+        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         if rays_fn is not None:
             rays = rays_fn(e)
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
@@ -361,9 +367,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
         else:
+            # boxes beyond it too: in the benchmark (N = 16-50, 20-60 s, loaded machine)
+            # the knapsack branch and bound of pmlkit.design.boxprice found higher values
+            # at N = 16-24 but certified larger gaps than the spatial bound, erratically
             oracle = BranchAndBoundOracle(uset, p, e)
-        # later margins (re-designs at eps - margin) get at least a few seconds
-        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
         return np.asarray(runs[e].matrix, dtype=np.float64)
 
