@@ -333,12 +333,59 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         vals[:] = s.to_list()
         idx = _privatize_numpy(mech, sampler, vals, generator, what)
         return _polars_labels(mech, s.dtype).gather(idx).alias(s.name), idx
-    arr = s.to_arrow()
-    pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = _arrow_indices(mech, sampler, pieces, generator, what)
-    idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+    if isinstance(s.dtype, pl.Categorical | pl.Enum) \
+            and (mapped := _polars_category_codes(mech, s)) is not None:
+        # categories matched once; rows keep their physical codes, which the sampler maps
+        # through the categories' input indices block by block (as for pandas)
+        phys, table = mapped
+        idx = np.empty(phys.shape[0], dtype=np.intp)
+        for start in range(0, phys.shape[0], CHUNK_ROWS):
+            sampler.draw(phys[start:start + CHUNK_ROWS], generator,
+                         out=idx[start:start + CHUNK_ROWS], remap=table)
+    else:
+        # String columns as string_view: polars' own buffers, no copy (the default
+        # conversion copies every string into a large_string array)
+        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) if s.dtype == pl.String \
+            else s.to_arrow()
+        pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+        parts = _arrow_indices(mech, sampler, pieces, generator, what)
+        idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, idx
+
+
+def _polars_category_codes(mech: Mechanism, s: Any
+                           ) -> tuple[NDArray[np.integer], NDArray[np.intp]] | None:
+    """The physical codes of a polars Categorical/Enum column without nulls (zero-copy)
+    and the table of each code's input index; None when a record holds a null or a
+    category that is not an input label, or the code space is much larger than the
+    column (the caller then takes the general path, which counts the problems)."""
+    import polars as pl
+    import pyarrow as pa
+
+    if s.null_count() or len(s) == 0:
+        return None
+    phys = s.to_physical().to_numpy()
+    if phys.dtype.kind != "u":
+        return None
+    size = int(phys.max()) + 1
+    if size > max(4096, phys.shape[0]):
+        return None
+    # the category of every code 0..max, matched against the labels once
+    ids = pl.Series(np.arange(size, dtype=phys.dtype))
+    cats = ids.cat.to(s.dtype).cast(pl.String).to_arrow()
+    table = Encoder(mech.input_labels).encode_arrow_values(cats)
+    if table is None:
+        # some codes are not labels: only the codes present in the column matter
+        present = np.bincount(phys, minlength=size) > 0
+        table = Encoder(mech.input_labels).encode_arrow_values(
+            cats.filter(pa.array(present)))
+        if table is None:
+            return None
+        full = np.zeros(size, dtype=np.intp)  # absent codes: never read
+        full[present] = table
+        table = full
+    return phys, table
 
 
 def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
