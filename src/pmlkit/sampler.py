@@ -759,8 +759,9 @@ _VIEW_WORD0 = np.array([0xFFFFFFFF | (((1 << (8 * min(i, 4))) - 1) << 32) for i 
                        dtype=np.uint64)
 _VIEW_WORD1 = np.array([(1 << (8 * min(max(i - 4, 0), 8))) - 1 for i in range(13)],
                        dtype=np.uint64)
-#: Largest alphabet matched by keys (the slot table has 2 k^2 to 4 k^2 entries).
-_KEYS_MAX_LABELS = 2048
+#: Largest alphabet matched by keys (the slot table has 2 k^2 to 8 k^2 entries, 16-bit
+#: codes above 2^16 slots: at most 8 MB).
+_KEYS_MAX_LABELS = 1024
 
 
 def _le_word(raw: bytes) -> int:
@@ -832,7 +833,8 @@ class _StringKeys:
         # with probability above 1/2 per multiplier; the labels are public and every hit
         # is verified on the full key, so a fixed seed is fine
         search = np.random.default_rng(0x5EED)
-        for bits in range(max(3, (2 * k * k - 1).bit_length()), 24):
+        lo = max(3, (2 * k * k - 1).bit_length())
+        for bits in range(lo, lo + 2):
             shift = np.uint64(64 - bits)
             for _ in range(32):
                 m = search.integers(0, 2**63, 2, dtype=np.int64)
@@ -873,8 +875,9 @@ class _StringKeys:
         import pyarrow as pa
 
         t = arr.type
-        if pa.types.is_string_view(t):
-            return self._view_codes(arr) if self.views is not None else None
+        if pa.types.is_string_view(t):  # views hold a little-endian length here
+            return self._view_codes(arr) if self.views is not None \
+                and sys.byteorder == "little" else None
         if not (pa.types.is_string(t) or pa.types.is_large_string(t)):
             return None
         n = len(arr)

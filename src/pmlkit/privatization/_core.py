@@ -161,12 +161,29 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     pos = 0
     for piece in pieces:
         n = len(piece)
-        taken = [out_labels.take(pa.array(c)) for c in out_pieces[pos:pos + _n_chunks(n)]]
+        idx = out_pieces[pos:pos + _n_chunks(n)]
         pos += _n_chunks(n)
-        results.append(pa.concat_arrays(taken) if taken else pa.array([], type=out_type))
+        # one take per piece (taking per chunk and concatenating copies the strings twice)
+        results.append(_take_arrow(out_labels, np.concatenate(idx)) if idx
+                       else pa.array([], type=out_type))
     if chunked:
         return pa.chunked_array(results, type=out_type)
     return results[0]
+
+
+def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
+    """``labels.take(idx)`` for a pyarrow array; string_view labels (which Arrow's take
+    does not support) by gathering their 16-byte views, which keep pointing into the
+    labels' own data buffers."""
+    import pyarrow as pa
+
+    if not pa.types.is_string_view(labels.type):
+        return labels.take(pa.array(idx))
+    views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
+    views = views[labels.offset:labels.offset + len(labels)]
+    return pa.Array.from_buffers(labels.type, idx.shape[0],
+                                 [None, pa.py_buffer(views.take(idx, axis=0))]
+                                 + labels.buffers()[2:])
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
