@@ -113,7 +113,7 @@ def test_long_labels_fall_back_exactly() -> None:
     """Labels longer than 16 bytes (string/large_string) or 12 bytes (string_view) take the
     generic hash: still exact, and string_view works there (it had no index_in kernel)."""
     labels = ["Married-civ-spouse", "Never-married", "Divorced"]
-    values = labels + ["Married-civ-spous", "Married-civ-spouse ", None] + labels
+    values = [*labels, "Married-civ-spous", "Married-civ-spouse ", None, *labels]
     for t in STRING_TYPES:
         assert Encoder(labels)._arrow_codes(pa.array(values, type=t)).tolist() \
             == oracle(labels, values)
@@ -151,7 +151,7 @@ def containers(values: list[str | None]) -> dict[str, object]:
         "polars String": pl.Series("s", values, dtype=pl.String),
         "polars Categorical": pl.Series("s", values, dtype=pl.String).cast(pl.Categorical),
         "polars Enum": pl.Series("s", values, dtype=pl.String).cast(
-            pl.Enum(sorted({v for v in values if v is not None}) + ["unused"])),
+            pl.Enum([*sorted({v for v in values if v is not None}), "unused"])),
     }
 
 

@@ -181,9 +181,8 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
         return labels.take(pa.array(idx))
     views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
     views = views[labels.offset:labels.offset + len(labels)]
-    return pa.Array.from_buffers(labels.type, idx.shape[0],
-                                 [None, pa.py_buffer(views.take(idx, axis=0))]
-                                 + labels.buffers()[2:])
+    taken = pa.py_buffer(views.take(idx, axis=0))
+    return pa.Array.from_buffers(labels.type, idx.shape[0], [None, taken, *labels.buffers()[2:]])
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
