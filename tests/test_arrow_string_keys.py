@@ -94,6 +94,20 @@ def test_edge_labels(t: object) -> None:
 
 
 @pytest.mark.parametrize("t", STRING_TYPES)
+@pytest.mark.parametrize("labels", [["ab", "cd", "\x00\x00", "é"],  # all of 2 bytes
+                                    ["Female", "Male"], ["a", "b", "c"],
+                                    ["abcdefghijkl", "abcdefghijkm"]])
+def test_labels_of_one_length(t: object, labels: list[str]) -> None:
+    """Labels of one byte length (masked to that length): records of any other length,
+    including prefixes, extensions and longer non-inlined strings, are not labels."""
+    values = labels + near_misses(labels) + ["", "a", "abc", "ab\x00", "é\x00", None,
+                                             "abcdefghijklm", "a" * 40]
+    for offset in range(3):
+        arr = arrow(values * 2, t, offset)
+        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 2)
+
+
+@pytest.mark.parametrize("t", STRING_TYPES)
 def test_many_labels_and_the_end_of_the_data_buffer(t: object) -> None:
     """1000 labels (a perfect hash over 2 k^2 slots), records ending exactly at the end of
     the data buffer, and records in the buffer's last 8 bytes (read from a padded copy)."""

@@ -783,6 +783,10 @@ class _ViewKeys:
                  shift: np.uint64, table: NDArray[Any]) -> None:
         self.words = words  # (2, k): both view words of each label (word 0: the length)
         self.two = bool(words[1].any())  # whether any label has more than 4 bytes
+        lens = words[0] & np.uint64(0xFFFFFFFF)
+        # labels of one length L: every record is masked to L bytes (a record of another
+        # length keeps its own length in word 0, so it still never equals a label)
+        self.same_len = int(lens[0]) if (lens == lens[0]).all() else None
         self.mult = mult
         self.shift = shift
         self.table = table
@@ -857,6 +861,12 @@ class _ViewKeys:
                 size = stop - start
                 lens, a, b, mask, h = lens[:size], a[:size], b[:size], mask[:size], h[:size]
             w0 = views[start:stop, 0]
+            if self.same_len is not None:
+                np.bitwise_and(w0, _VIEW_WORD0[self.same_len], out=a)
+                if self.two:
+                    np.bitwise_and(views[start:stop, 1], _VIEW_WORD1[self.same_len], out=b)
+                self._lookup(a, b, h, out[start:stop])
+                continue
             # the length (unsigned: a forged negative one is huge), then both words masked
             # to it; word 0 keeps the length, so a longer record never equals a label
             np.bitwise_and(w0, np.uint64(0xFFFFFFFF), out=lens)
