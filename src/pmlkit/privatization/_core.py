@@ -26,7 +26,6 @@ mapped silently; row order and count are kept.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,18 +153,16 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
-    out_pieces = _arrow_indices(mech, sampler, pieces, generator, what)
+    idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
     results = []
     pos = 0
     for piece in pieces:
         n = len(piece)
-        idx = out_pieces[pos:pos + _n_chunks(n)]
-        pos += _n_chunks(n)
         # one take per piece (taking per chunk and concatenating copies the strings twice)
-        results.append(_take_arrow(out_labels, np.concatenate(idx)) if idx
-                       else pa.array([], type=out_type))
+        results.append(_take_arrow(out_labels, idx[pos:pos + n]))
+        pos += n
     if chunked:
         return pa.chunked_array(results, type=out_type)
     return results[0]
@@ -186,19 +183,22 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str) -> list[np.ndarray]:
-    """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
+                   generator: np.random.Generator, what: str) -> NDArray[np.intp]:
+    """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
+    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
     enc = Encoder(mech.input_labels)
-    out_pieces = []
+    idx = np.empty(sum(len(piece) for piece in pieces), dtype=np.intp)
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
+    pos = 0
     for codes in _encode_ahead(enc.encode_arrow, chunks):
         if codes is None or enc.failed:
             continue
-        out_pieces.append(sampler.draw(codes, generator))
+        sampler.draw(codes, generator, out=idx[pos:pos + codes.shape[0]])
+        pos += codes.shape[0]
     if enc.failed:
         raise enc.error(what)
-    return out_pieces
+    return idx
 
 
 def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
@@ -221,10 +221,6 @@ def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
             pending = pool.submit(encode, nxt)
             yield done
         yield pending.result()
-
-
-def _n_chunks(n: int) -> int:
-    return max(0, math.ceil(n / CHUNK_ROWS))
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
@@ -284,8 +280,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
 
         pa_arr = pa.array(s.array)
         pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]
-        parts = _arrow_indices(mech, sampler, pieces, generator, what)
-        idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
         if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
@@ -364,8 +359,7 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) if s.dtype == pl.String \
             else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-        parts = _arrow_indices(mech, sampler, pieces, generator, what)
-        idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, idx
 
