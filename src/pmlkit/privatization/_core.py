@@ -334,8 +334,10 @@ def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
 
 def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
                       generator: np.random.Generator, what: str) -> tuple[Any, np.ndarray]:
-    """A polars Series privatised through its Arrow buffers (zero-copy for numbers,
-    categoricals encode their dictionary once); no pandas round trip."""
+    """A polars Series privatised through its own buffers, with no pandas round trip:
+    numbers zero-copy through Arrow, String columns as zero-copy Arrow string views
+    (matched by the encoder's fixed-width keys when the labels are short), Categorical
+    and Enum columns by their physical codes, each category matched once."""
     import polars as pl
     import pyarrow as pa
 
