@@ -232,3 +232,17 @@ def test_chunk_boundaries_keep_the_stream() -> None:
         assert np.array_equal(np.asarray(out.to_pylist(), dtype=object), expected)
     out = pmlkit.privatize(mech, pl.Series("s", values, dtype=pl.String), rng=11)
     assert np.array_equal(out.to_numpy().astype(object), expected)
+
+
+def test_view_padding_is_masked_not_trusted() -> None:
+    """An inlined string_view record whose padding bytes are not zero (a producer may
+    leave them undefined) is still its string: the keys mask the padding."""
+    labels = ["a", "ab", "abcdefghijkl"]
+    rows = [(1, b"a"), (2, b"ab"), (12, b"abcdefghijkl"), (1, b"b"), (3, b"abc")]
+    views = bytearray()
+    for length, raw in rows:
+        views += length.to_bytes(4, "little") + raw.ljust(12, b"\xff")
+    arr = pa.Array.from_buffers(pa.string_view(), len(rows),
+                                [None, pa.py_buffer(bytes(views))])
+    assert Encoder(labels)._arrow_codes(arr).tolist() == [0, 1, 2, -1, -1]
+    assert Encoder(labels).encode_arrow(arr.slice(0, 3)).tolist() == [0, 1, 2]
