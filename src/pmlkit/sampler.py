@@ -620,8 +620,9 @@ class Encoder:
             # index_in or faster (k = 2: about 9.6 against 13.5 ns/record)
             if self._keys == ():
                 self._keys = _ViewKeys.build([str(v) for v in self.labels])
-            if isinstance(self._keys, _ViewKeys) and (codes := self._keys.codes(
-                    arr if pa.types.is_string_view(t) else arr.cast(pa.string_view()))
+            if isinstance(self._keys, _ViewKeys) and hasattr(pa, "string_view") \
+                    and (codes := self._keys.codes(
+                        arr if pa.types.is_string_view(t) else arr.cast(pa.string_view()))
                     ) is not None:
                 if arr.null_count:
                     codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),

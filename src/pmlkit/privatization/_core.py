@@ -358,8 +358,8 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
     else:
         # String columns as string_view: polars' own buffers, no copy (the default
         # conversion copies every string into a large_string array)
-        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) if s.dtype == pl.String \
-            else s.to_arrow()
+        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) \
+            if s.dtype == pl.String and hasattr(pa, "string_view") else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
         idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
@@ -384,8 +384,11 @@ def _polars_category_codes(mech: Mechanism, s: Any
     if size > max(4096, phys.shape[0]):
         return None
     # the category of every code 0..max, matched against the labels once
-    ids = pl.Series(np.arange(size, dtype=phys.dtype))
-    cats = ids.cat.to(s.dtype).cast(pl.String).to_arrow()
+    try:
+        ids = pl.Series(np.arange(size, dtype=phys.dtype))
+        cats = ids.cat.to(s.dtype).cast(pl.String).to_arrow()
+    except (AttributeError, pl.exceptions.PolarsError):  # polars without Series.cat.to
+        return None
     table = Encoder(mech.input_labels).encode_arrow_values(cats)
     if table is None:
         # some codes are not labels: only the codes present in the column matter
