@@ -405,6 +405,7 @@ class Encoder:
         self.unknown: Counter[Any] = Counter()
         self._index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
+        self._keys: _ViewKeys | tuple[()] | None = ()  # built on the first string_view
 
     @property
     def failed(self) -> bool:
@@ -587,6 +588,8 @@ class Encoder:
         if not bad.any():
             return codes
         nullmask = arr.is_null().to_numpy(zero_copy_only=False)
+        if pa.types.is_string_view(arr.type):  # no filter kernel for string_view
+            arr = arr.cast(pa.large_string())
         bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
         self._record(bad_vals, nullmask[bad])
         return None
@@ -610,6 +613,24 @@ class Encoder:
                 value_set = None
         if value_set is None:
             return np.full(len(arr), -1, dtype=np.intp)
+        if self.kind == "str":
+            # short labels: exact fixed-width keys read from string views (no string
+            # hash); string/large_string arrays get views pointing into their own data
+            # (Arrow's cast copies no string), which with the keys measured as fast as
+            # index_in or faster (k = 2: about 9.6 against 13.5 ns/record)
+            if self._keys == ():
+                self._keys = _ViewKeys.build([str(v) for v in self.labels])
+            if isinstance(self._keys, _ViewKeys) and hasattr(pa, "string_view") \
+                    and (codes := self._keys.codes(
+                        arr if pa.types.is_string_view(t) else arr.cast(pa.string_view()))
+                    ) is not None:
+                if arr.null_count:
+                    codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
+                                     dtype=bool)] = -1
+                return codes
+        if pa.types.is_string_view(t):  # index_in has no string_view kernel
+            arr = arr.cast(pa.large_string())
+            value_set = value_set.cast(pa.large_string())
         idx = pc.index_in(arr, value_set=value_set)
         return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.intp)
 
@@ -723,3 +744,165 @@ def output_label_array(labels: Sequence[Any], like_dtype: np.dtype[Any] | None =
     out = np.empty(len(lab), dtype=object)
     out[:] = lab
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# Short string labels matched on Arrow string_view views by exact fixed-width keys (no
+# string hash, no copy, no Python object per record)
+# ---------------------------------------------------------------------------------------
+
+#: Records per block of the key computation (the temporaries stay in the CPU cache).
+_KEY_BLOCK = 1 << 16
+#: The bytes of a view's two 64-bit words that belong to a string of L <= 12 bytes, by L
+#: (word 0: the 4-byte length and the first 4 bytes; word 1: bytes 4..11).
+_VIEW_WORD0 = np.array([0xFFFFFFFF | (((1 << (8 * min(i, 4))) - 1) << 32) for i in range(13)],
+                       dtype=np.uint64)
+_VIEW_WORD1 = np.array([(1 << (8 * min(max(i - 4, 0), 8))) - 1 for i in range(13)],
+                       dtype=np.uint64)
+#: Largest alphabet matched by keys (the slot table has 2 k^2 to 8 k^2 entries, 16-bit
+#: codes above 2^16 slots: at most 8 MB).
+_KEYS_MAX_LABELS = 1024
+
+
+class _ViewKeys:
+    """Exact fixed-width keys of string labels of at most 12 UTF-8 bytes, matched against
+    the 16-byte views of Arrow ``string_view`` arrays (polars' own string layout).
+
+    A string of at most 12 bytes is inlined in its view: a little-endian 4-byte length,
+    then the bytes (the padding is masked here, not trusted). So the two 64-bit words of
+    the view, masked to the record's length, are a key that determines the string; a
+    record longer than 12 bytes is never equal to a label. A multiplicative hash of the
+    key picks one slot of a table in which no two labels share a slot (the multiplier is
+    searched for once), and the slot's label is accepted only if its full key (length
+    and both words) equals the record's; otherwise the record gets -1. The codes are
+    those of an exact dictionary lookup whatever the bytes (embedded NULs, non-ASCII,
+    prefixes of labels, long records sharing a label's first bytes).
+
+    Measured against Arrow's ``index_in`` (a hash of the strings): about 2x faster on
+    string_view arrays (which ``index_in`` must first convert), and on string/large_string
+    arrays cast to views as fast or faster (the same keys read from their offsets and data
+    buffers by unaligned loads were slower than ``index_in``).
+    """
+
+    def __init__(self, words: NDArray[np.uint64], hashed: int, mult: tuple[np.uint64,
+                 np.uint64], shift: np.uint64, table: NDArray[Any]) -> None:
+        self.words = words  # (2, k): both view words of each label (word 0: the length)
+        self.two = bool(words[1].any())  # whether any label has more than 4 bytes
+        self.hashed = hashed  # the word hashed (0 or 1) when it alone tells labels apart,
+        # else 2: both
+        lens = words[0] & np.uint64(0xFFFFFFFF)
+        # labels of one length L: every record is masked to L bytes (a record of another
+        # length keeps its own length in word 0, so it still never equals a label)
+        self.same_len = int(lens[0]) if (lens == lens[0]).all() else None
+        self.mult = mult
+        self.shift = shift
+        self.table = table
+
+    @classmethod
+    def build(cls, labels: Sequence[str]) -> _ViewKeys | None:
+        """The keys of distinct ``str`` labels, or None when a label has more than 12
+        bytes in UTF-8 (or none: lone surrogates), or there are too many labels."""
+        k = len(labels)
+        if not 0 < k <= _KEYS_MAX_LABELS or sys.byteorder != "little":
+            return None
+        try:
+            raw = [lab.encode("utf-8") for lab in labels]
+        except UnicodeEncodeError:
+            return None
+        if len(set(raw)) != k or max(map(len, raw)) > 12:
+            return None
+        views = [len(r).to_bytes(4, "little") + r.ljust(12, b"\0") for r in raw]
+        w = np.array([(int.from_bytes(v[:8], "little"), int.from_bytes(v[8:], "little"))
+                      for v in views], dtype=np.uint64).reshape(k, 2).T.copy()
+        # hash one word when it alone tells the labels apart (two fewer passes per record)
+        hashed = next((i for i in (0, 1) if np.unique(w[i]).size == k), 2)
+        # a multiply-shift hash into 2^bits >= 2 k^2 slots has no collision among k keys
+        # with probability above 1/2 per multiplier; the labels are public and every hit
+        # is verified on the full key, so a fixed seed is fine
+        search = np.random.default_rng(0x5EED)
+        lo = max(3, (2 * k * k - 1).bit_length())
+        for bits in range(lo, lo + 2):
+            shift = np.uint64(64 - bits)
+            for _ in range(32):
+                m = search.integers(0, 2**62, 2, dtype=np.int64)
+                mult = (np.uint64(4 * int(m[0]) + 1), np.uint64(4 * int(m[1]) + 1))
+                h = cls._hash(w[0], w[1], hashed, mult, shift, np.empty(k, dtype=np.uint64))
+                if np.unique(h).size == k:
+                    # empty slots hold code 0: the verification rejects what lands there
+                    table = np.zeros(1 << bits, dtype=np.intp if bits <= 16 else np.int16)
+                    table[h.astype(np.intp)] = np.arange(k)
+                    return cls(w, hashed, mult, shift, table)
+        return None
+
+    @staticmethod
+    def _hash(a: NDArray[np.uint64], b: NDArray[np.uint64], hashed: int,
+              mult: tuple[np.uint64, np.uint64], shift: np.uint64,
+              out: NDArray[np.uint64]) -> NDArray[np.uint64]:
+        """Slot numbers of keys ``(a, b)``: of ``a`` alone (``hashed`` 0), ``b`` alone
+        (1) or both (2)."""
+        if hashed == 2:
+            np.multiply(b, mult[1], out=out)
+            out ^= a
+            out *= mult[0]
+        else:
+            np.multiply(b if hashed else a, mult[0], out=out)
+        out >>= shift
+        return out
+
+    def codes(self, arr: Any) -> NDArray[np.intp] | None:
+        """Codes of a pyarrow string_view array: -1 for a record that is not a label
+        (nulls are not masked here); None if its views buffer is too short (not a valid
+        array: the caller's generic path decides)."""
+        n = len(arr)
+        out = np.empty(n, dtype=np.intp)  # every block is written in full
+        if n == 0:
+            return out
+        buf = arr.buffers()[1]
+        if buf is None or buf.size < 16 * (arr.offset + n):
+            return None
+        views = np.frombuffer(buf, dtype="<u8", count=2 * (arr.offset + n)).reshape(-1, 2)
+        views = views[arr.offset:]
+        size = min(_KEY_BLOCK, n)
+        lens = np.empty(size, dtype=np.uint64)
+        a = np.empty(size, dtype=np.uint64)
+        b = np.empty(size, dtype=np.uint64)
+        mask = np.empty(size, dtype=np.uint64)
+        h = np.empty(size, dtype=np.uint64)
+        for start in range(0, n, _KEY_BLOCK):
+            stop = min(start + _KEY_BLOCK, n)
+            if stop - start != size:
+                size = stop - start
+                lens, a, b, mask, h = lens[:size], a[:size], b[:size], mask[:size], h[:size]
+            w0 = views[start:stop, 0]
+            if self.same_len is not None:
+                np.bitwise_and(w0, _VIEW_WORD0[self.same_len], out=a)
+                if self.two:
+                    np.bitwise_and(views[start:stop, 1], _VIEW_WORD1[self.same_len], out=b)
+                self._lookup(a, b, h, out[start:stop])
+                continue
+            # the length (unsigned: a forged negative one is huge), then both words masked
+            # to it; word 0 keeps the length, so a longer record never equals a label
+            np.bitwise_and(w0, np.uint64(0xFFFFFFFF), out=lens)
+            ilens = lens.view(np.intp)
+            _VIEW_WORD0.take(ilens, out=mask, mode="clip")
+            np.bitwise_and(w0, mask, out=a)
+            if self.two:
+                _VIEW_WORD1.take(ilens, out=mask, mode="clip")
+                np.bitwise_and(views[start:stop, 1], mask, out=b)
+            self._lookup(a, b, h, out[start:stop])
+        return out
+
+    def _lookup(self, a: NDArray[np.uint64], b: NDArray[np.uint64], h: NDArray[np.uint64],
+                out: NDArray[np.intp]) -> None:
+        """Codes of keys ``(a, b)``: the slot's label when its key is equal, else -1 (with
+        every label at most 4 bytes, ``b`` is 0 for every record that can equal one)."""
+        self._hash(a, b, self.hashed, self.mult, self.shift, h)
+        if self.table.dtype == np.intp:
+            self.table.take(h.view(np.intp), out=out, mode="clip")
+        else:
+            out[:] = self.table.take(h.view(np.intp), mode="clip")
+        ok = self.words[0].take(out) == a
+        if self.two:
+            ok &= self.words[1].take(out) == b
+        if not ok.all():
+            out[~ok] = -1

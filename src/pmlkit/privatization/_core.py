@@ -26,7 +26,6 @@ mapped silently; row order and count are kept.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,35 +153,52 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
-    out_pieces = _arrow_indices(mech, sampler, pieces, generator, what)
+    idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
     results = []
     pos = 0
     for piece in pieces:
         n = len(piece)
-        taken = [out_labels.take(pa.array(c)) for c in out_pieces[pos:pos + _n_chunks(n)]]
-        pos += _n_chunks(n)
-        results.append(pa.concat_arrays(taken) if taken else pa.array([], type=out_type))
+        # one take per piece (taking per chunk and concatenating copies the strings twice)
+        results.append(_take_arrow(out_labels, idx[pos:pos + n]))
+        pos += n
     if chunked:
         return pa.chunked_array(results, type=out_type)
     return results[0]
 
 
+def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
+    """``labels.take(idx)`` for a pyarrow array; string_view labels (which Arrow's take
+    does not support) by gathering their 16-byte views, which keep pointing into the
+    labels' own data buffers."""
+    import pyarrow as pa
+
+    if not pa.types.is_string_view(labels.type):
+        return labels.take(pa.array(idx))
+    views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
+    views = views[labels.offset:labels.offset + len(labels)]
+    taken = pa.py_buffer(views.take(idx, axis=0))
+    return pa.Array.from_buffers(labels.type, idx.shape[0], [None, taken, *labels.buffers()[2:]])
+
+
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str) -> list[np.ndarray]:
-    """Output indices for pyarrow arrays, one array per CHUNK_ROWS slice of each piece."""
+                   generator: np.random.Generator, what: str) -> NDArray[np.intp]:
+    """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
+    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
     enc = Encoder(mech.input_labels)
-    out_pieces = []
+    idx = np.empty(sum(len(piece) for piece in pieces), dtype=np.intp)
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
+    pos = 0
     for codes in _encode_ahead(enc.encode_arrow, chunks):
         if codes is None or enc.failed:
             continue
-        out_pieces.append(sampler.draw(codes, generator))
+        sampler.draw(codes, generator, out=idx[pos:pos + codes.shape[0]])
+        pos += codes.shape[0]
     if enc.failed:
         raise enc.error(what)
-    return out_pieces
+    return idx
 
 
 def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
@@ -205,10 +221,6 @@ def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
             pending = pool.submit(encode, nxt)
             yield done
         yield pending.result()
-
-
-def _n_chunks(n: int) -> int:
-    return max(0, math.ceil(n / CHUNK_ROWS))
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
@@ -268,8 +280,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
 
         pa_arr = pa.array(s.array)
         pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]
-        parts = _arrow_indices(mech, sampler, pieces, generator, what)
-        idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
         if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
@@ -323,8 +334,10 @@ def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
 
 def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
                       generator: np.random.Generator, what: str) -> tuple[Any, np.ndarray]:
-    """A polars Series privatised through its Arrow buffers (zero-copy for numbers,
-    categoricals encode their dictionary once); no pandas round trip."""
+    """A polars Series privatised through its own buffers, with no pandas round trip:
+    numbers zero-copy through Arrow, String columns as zero-copy Arrow string views
+    (matched by the encoder's fixed-width keys when the labels are short), Categorical
+    and Enum columns by their physical codes, each category matched once."""
     import polars as pl
     import pyarrow as pa
 
@@ -333,12 +346,61 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         vals[:] = s.to_list()
         idx = _privatize_numpy(mech, sampler, vals, generator, what)
         return _polars_labels(mech, s.dtype).gather(idx).alias(s.name), idx
-    arr = s.to_arrow()
-    pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-    parts = _arrow_indices(mech, sampler, pieces, generator, what)
-    idx = np.concatenate(parts) if parts else np.zeros(0, dtype=np.intp)
+    if isinstance(s.dtype, pl.Categorical | pl.Enum) \
+            and (mapped := _polars_category_codes(mech, s)) is not None:
+        # categories matched once; rows keep their physical codes, which the sampler maps
+        # through the categories' input indices block by block (as for pandas)
+        phys, table = mapped
+        idx = np.empty(phys.shape[0], dtype=np.intp)
+        for start in range(0, phys.shape[0], CHUNK_ROWS):
+            sampler.draw(phys[start:start + CHUNK_ROWS], generator,
+                         out=idx[start:start + CHUNK_ROWS], remap=table)
+    else:
+        # String columns as string_view: polars' own buffers, no copy (the default
+        # conversion copies every string into a large_string array)
+        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) \
+            if s.dtype == pl.String and hasattr(pa, "string_view") else s.to_arrow()
+        pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, idx
+
+
+def _polars_category_codes(mech: Mechanism, s: Any
+                           ) -> tuple[NDArray[np.integer], NDArray[np.intp]] | None:
+    """The physical codes of a polars Categorical/Enum column without nulls (zero-copy)
+    and the table of each code's input index; None when a record holds a null or a
+    category that is not an input label, or the code space is much larger than the
+    column (the caller then takes the general path, which counts the problems)."""
+    import polars as pl
+    import pyarrow as pa
+
+    if s.null_count() or len(s) == 0:
+        return None
+    phys = s.to_physical().to_numpy()
+    if phys.dtype.kind != "u":
+        return None
+    size = int(phys.max()) + 1
+    if size > max(4096, phys.shape[0]):
+        return None
+    # the category of every code 0..max, matched against the labels once
+    try:
+        ids = pl.Series(np.arange(size, dtype=phys.dtype))
+        cats = ids.cat.to(s.dtype).cast(pl.String).to_arrow()
+    except (AttributeError, pl.exceptions.PolarsError):  # polars without Series.cat.to
+        return None
+    table = Encoder(mech.input_labels).encode_arrow_values(cats)
+    if table is None:
+        # some codes are not labels: only the codes present in the column matter
+        present = np.bincount(phys, minlength=size) > 0
+        table = Encoder(mech.input_labels).encode_arrow_values(
+            cats.filter(pa.array(present)))
+        if table is None:
+            return None
+        full = np.zeros(size, dtype=np.intp)  # absent codes: never read
+        full[present] = table
+        table = full
+    return phys, table
 
 
 def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:

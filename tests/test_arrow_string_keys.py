@@ -1,0 +1,265 @@
+"""String labels matched in Arrow buffers (fixed-width keys, string_view views, polars
+physical category codes) against an independent oracle: a plain dictionary lookup
+``labels.index(v)`` over the Python values, and the numpy object-array path of
+:func:`pmlkit.privatize` under the same seed."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pmlkit
+from pmlkit.errors import DataError
+from pmlkit.sampler import Encoder
+
+pa = pytest.importorskip("pyarrow")
+pl = pytest.importorskip("polars")
+pd = pytest.importorskip("pandas")
+
+STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view()]
+# characters of 1 to 4 UTF-8 bytes, NUL among them
+CHARS = st.sampled_from(["a", "b", "\x00", "x", "é", "€", "𝄞", "7"])
+LABEL = st.text(CHARS, min_size=0, max_size=9)
+
+
+def oracle(labels: list[str], values: list[str | None]) -> list[int]:
+    table = {lab: i for i, lab in enumerate(labels)}
+    return [-1 if v is None else table.get(v, -1) for v in values]
+
+
+def near_misses(labels: list[str]) -> list[str]:
+    """Strings an encoder must not confuse with a label: prefixes, extensions by a NUL or a
+    character, and longer strings sharing the label's first and last 8 bytes."""
+    out = []
+    for lab in labels:
+        out += [lab[:-1], lab + "\x00", lab + "a", "\x00" + lab,
+                lab[:8] + "MIDDLE" + lab[-8:], lab + lab]
+    return out
+
+
+@st.composite
+def label_values(draw: st.DrawFn) -> tuple[list[str], list[str | None]]:
+    labels = draw(st.lists(LABEL, min_size=1, max_size=8, unique=True))
+    pool = labels + near_misses(labels) + [None]
+    values = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=60))
+    return labels, values
+
+
+def arrow(values: list[str | None], t: object, offset: int) -> object:
+    """An Arrow array of ``values`` whose buffers start ``offset`` records earlier (a
+    slice), so offsets/views do not start at 0."""
+    pad = ["pad", "\x00\x00"] * offset
+    return pa.array(pad[:offset] + values, type=t).slice(offset)
+
+
+@settings(max_examples=80)
+@given(label_values(), st.sampled_from(STRING_TYPES), st.integers(0, 3))
+def test_codes_equal_a_dictionary_lookup(case: tuple[list[str], list[str | None]],
+                                         t: object, offset: int) -> None:
+    labels, values = case
+    arr = arrow(values, t, offset)
+    enc = Encoder(labels)
+    assert enc._arrow_codes(arr).tolist() == oracle(labels, values)
+    # the public method: codes when every record is a label, else the exact problems
+    enc = Encoder(labels)
+    got = enc.encode_arrow(arr)
+    expected = oracle(labels, values)
+    if min(expected, default=0) >= 0:
+        assert got is not None and got.tolist() == expected
+    else:
+        assert got is None
+        assert enc.nulls == values.count(None)
+        assert dict(enc.unknown) == dict(Counter(v for v, c in zip(values, expected,
+                                                                   strict=True)
+                                                 if c < 0 and v is not None))
+
+
+@pytest.mark.parametrize("t", STRING_TYPES)
+def test_edge_labels(t: object) -> None:
+    """Labels that differ only in length (trailing NULs, 9 vs 10 equal bytes), the empty
+    string, 8/9/12/13/16/17-byte boundaries and multi-byte characters."""
+    labels = ["", "\x00", "a", "a\x00", "a\x00\x00", "aaaaaaaaa", "aaaaaaaaaa",
+              "12345678", "123456789", "abcdefghijkl", "abcdefghijklm", "0123456789abcdef",
+              "é€𝄞", "\x00\x00\x00\x00\x00\x00\x00\x00\x00"]
+    values = labels + near_misses(labels) + ["0123456789abcdefg", "aaaaaaaaaaaaaaaaa",
+                                             None, "é€", "€𝄞"]
+    values = values * 3
+    for offset in range(5):
+        arr = arrow(values, t, offset)
+        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values)
+
+
+@pytest.mark.parametrize("t", STRING_TYPES)
+@pytest.mark.parametrize("labels", [["ab", "cd", "\x00\x00", "é"],  # all of 2 bytes
+                                    ["Female", "Male"], ["a", "b", "c"],
+                                    ["abcdefghijkl", "abcdefghijkm"]])
+def test_labels_of_one_length(t: object, labels: list[str]) -> None:
+    """Labels of one byte length (masked to that length): records of any other length,
+    including prefixes, extensions and longer non-inlined strings, are not labels."""
+    values = labels + near_misses(labels) + ["", "a", "abc", "ab\x00", "é\x00", None,
+                                             "abcdefghijklm", "a" * 40]
+    for offset in range(3):
+        arr = arrow(values * 2, t, offset)
+        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 2)
+
+
+@pytest.mark.parametrize("t", STRING_TYPES)
+def test_many_labels_and_the_end_of_the_data_buffer(t: object) -> None:
+    """1000 labels (a perfect hash over 2 k^2 slots), records ending exactly at the end of
+    the data buffer, and records in the buffer's last 8 bytes (read from a padded copy)."""
+    labels = [f"v{i:04d}" for i in range(1000)] + ["", "z"]
+    rng = np.random.default_rng(1)
+    values: list[str | None] = [labels[i] for i in rng.integers(0, len(labels), 5000)]
+    values += ["v1000", "v999", "v09999", "z", "", "z"]  # tail: unknown, known, empty
+    arr = pa.array(values, type=t)
+    assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values)
+    for cut in (1, 2, 3, 7):  # slices ending inside the buffer
+        sub = arr.slice(0, len(values) - cut)
+        assert Encoder(labels)._arrow_codes(sub).tolist() == oracle(labels,
+                                                                   values[:-cut])
+
+
+def test_long_labels_fall_back_exactly() -> None:
+    """Labels longer than 16 bytes (string/large_string) or 12 bytes (string_view) take the
+    generic hash: still exact, and string_view works there (it had no index_in kernel)."""
+    labels = ["Married-civ-spouse", "Never-married", "Divorced"]
+    values = [*labels, "Married-civ-spous", "Married-civ-spouse ", None, *labels]
+    for t in STRING_TYPES:
+        assert Encoder(labels)._arrow_codes(pa.array(values, type=t)).tolist() \
+            == oracle(labels, values)
+
+
+def test_string_view_input_privatises() -> None:
+    """A pyarrow string_view array is privatised like a string array (it used to fail in
+    Arrow's index_in, which has no string_view kernel), and an unknown value in it is
+    refused with the usual message."""
+    labels = ("Married-civ-spouse", "Never-married")
+    mech = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), labels, labels)
+    arr = pa.array(["Never-married", "Married-civ-spouse"], type=pa.string_view())
+    assert pmlkit.privatize(mech, arr).to_pylist() == ["Married-civ-spouse",
+                                                       "Never-married"]
+    short = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), ("F", "M"), ("F", "M"))
+    with pytest.raises(DataError, match="value 'X' appears in 1 row"):
+        pmlkit.privatize(short, pa.array(["F", "X"], type=pa.string_view()))
+
+
+def krr_mech(labels: list[str], eps: float = 1.0) -> pmlkit.Mechanism:
+    k = len(labels)
+    w = np.expm1(eps) * np.eye(k) + 1.0
+    return pmlkit.Mechanism(w / w.sum(axis=1, keepdims=True), tuple(labels), tuple(labels))
+
+
+def containers(values: list[str | None]) -> dict[str, object]:
+    chunked = pa.chunked_array([pa.array(values[:7]), pa.array(values[7:])]) \
+        if len(values) > 7 else pa.chunked_array([pa.array(values, type=pa.string())])
+    return {
+        "pa.string": pa.array(values, type=pa.string()),
+        "pa.large_string": pa.array(values, type=pa.large_string()),
+        "pa.string_view": pa.array(values, type=pa.string_view()),
+        "pa.chunked": chunked,
+        "pandas string[pyarrow]": pd.Series(values, dtype="string[pyarrow]"),
+        "polars String": pl.Series("s", values, dtype=pl.String),
+        "polars Categorical": pl.Series("s", values, dtype=pl.String).cast(pl.Categorical),
+        "polars Enum": pl.Series("s", values, dtype=pl.String).cast(
+            pl.Enum([*sorted({v for v in values if v is not None}), "unused"])),
+    }
+
+
+def as_list(out: object) -> list[object]:
+    if hasattr(out, "to_pylist"):
+        return list(out.to_pylist())
+    return list(out.to_list() if hasattr(out, "to_list") else out)
+
+
+@settings(max_examples=25)
+@given(st.lists(LABEL, min_size=2, max_size=6, unique=True), st.data())
+def test_every_string_container_gives_the_numpy_values(labels: list[str],
+                                                       data: st.DataObject) -> None:
+    """Under one seed every string container releases the values of the numpy object
+    path (same random words in the same order), whichever encoder matched the labels."""
+    values = data.draw(st.lists(st.sampled_from(labels), min_size=1, max_size=40))
+    mech = krr_mech(labels)
+    expected = pmlkit.privatize(mech, np.array(values, dtype=object), rng=7).tolist()
+    for name, vals in containers(values).items():
+        assert as_list(pmlkit.privatize(mech, vals, rng=7)) == expected, name
+
+
+@pytest.mark.parametrize("bad", ["zz", None])
+def test_every_string_container_refuses_like_numpy(bad: str | None) -> None:
+    """An unknown label or a null is refused with the numpy path's message, whatever the
+    container (including polars categoricals whose global categories hold other
+    strings)."""
+    pl.Series(["zz", "other"]).cast(pl.Categorical)  # unrelated categories exist
+    labels = ["F", "M", "é\x00"]
+    mech = krr_mech(labels)
+    values = ["F", "M", "é\x00", bad, "F", bad]
+    with pytest.raises(DataError) as ref:
+        pmlkit.privatize(mech, np.array(values, dtype=object), rng=1)
+    for name, vals in containers(values).items():
+        if name == "polars Enum" and bad is not None:
+            continue  # an Enum cannot hold a value outside its categories
+        with pytest.raises(DataError) as got:
+            pmlkit.privatize(mech, vals, rng=1)
+        assert str(got.value) == str(ref.value), name
+
+
+def test_polars_categorical_with_unused_unknown_categories() -> None:
+    """Codes of categories that no record uses are never read: a polars Enum whose
+    categories include non-labels privatises when its records are all labels."""
+    mech = krr_mech(["a", "b"])
+    s = pl.Series("s", ["b", "a", "b"], dtype=pl.Enum(["zz", "b", "yy", "a"]))
+    expected = pmlkit.privatize(mech, np.array(["b", "a", "b"], dtype=object), rng=2)
+    out = pmlkit.privatize(mech, s, rng=2)
+    assert out.to_list() == expected.tolist() and out.dtype == s.dtype
+
+
+def test_chunk_boundaries_keep_the_stream() -> None:
+    """Several encoding chunks (2^20 records each) of a string_view and a large_string
+    array give the values of the numpy path under one seed."""
+    from pmlkit.privatization import CHUNK_ROWS
+
+    labels = ["Female", "Male", "Other-longer12"]
+    rng = np.random.default_rng(5)
+    values = np.array(labels, dtype=object)[rng.integers(0, 3, CHUNK_ROWS + 1000)]
+    mech = krr_mech(labels)
+    expected = pmlkit.privatize(mech, values, rng=11)
+    for t in (pa.large_string(), pa.string_view()):
+        out = pmlkit.privatize(mech, pa.array(values, type=t), rng=11)
+        assert np.array_equal(np.asarray(out.to_pylist(), dtype=object), expected)
+    out = pmlkit.privatize(mech, pl.Series("s", values, dtype=pl.String), rng=11)
+    assert np.array_equal(out.to_numpy().astype(object), expected)
+
+
+def test_view_padding_is_masked_not_trusted() -> None:
+    """An inlined string_view record whose padding bytes are not zero (a producer may
+    leave them undefined) is still its string: the keys mask the padding."""
+    labels = ["a", "ab", "abcdefghijkl"]
+    rows = [(1, b"a"), (2, b"ab"), (12, b"abcdefghijkl"), (1, b"b"), (3, b"abc")]
+    views = bytearray()
+    for length, raw in rows:
+        views += length.to_bytes(4, "little") + raw.ljust(12, b"\xff")
+    arr = pa.Array.from_buffers(pa.string_view(), len(rows),
+                                [None, pa.py_buffer(bytes(views))])
+    assert Encoder(labels)._arrow_codes(arr).tolist() == [0, 1, 2, -1, -1]
+    assert Encoder(labels).encode_arrow(arr.slice(0, 3)).tolist() == [0, 1, 2]
+
+
+@pytest.mark.parametrize(("labels", "hashed"), [
+    (["Female", "Male", "Other"], 0),          # the first 4 bytes tell them apart
+    ([f"item{i:04d}" for i in range(50)], 1),  # only bytes 4..11 do
+    (["abcdX", "abcdY", "zzzzX", "zzzzY"], 2),  # neither alone
+])
+def test_each_hashed_word(labels: list[str], hashed: int) -> None:
+    """Whichever view word(s) the hash reads, every hit is verified on both words."""
+    from pmlkit.sampler import _ViewKeys
+
+    keys = _ViewKeys.build(labels)
+    assert keys is not None and keys.hashed == hashed
+    values = labels + near_misses(labels) + ["abcdZ", "zzzzZ", "Fema", "Femalf", "v0050"]
+    for t in STRING_TYPES:
+        arr = pa.array(values * 2, type=t)
+        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 2)
