@@ -367,9 +367,6 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
         else:
-            # boxes beyond it too: in the benchmark (N = 16-50, 20-60 s, loaded machine)
-            # the knapsack branch and bound of pmlkit.design.boxprice found higher values
-            # at N = 16-24 but certified larger gaps than the spatial bound, erratically
             oracle = BranchAndBoundOracle(uset, p, e)
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
         return np.asarray(runs[e].matrix, dtype=np.float64)
