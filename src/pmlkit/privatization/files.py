@@ -71,7 +71,9 @@ from ._core import (
     check_column_names,
     mech_digest,
 )
+from ._csvsplice import PlainBlock, Splicer, data_start, record_cut
 from ._publish import (
+    HashingFile,
     cleanup_on_signals,
     commit,
     folder_lock,
@@ -787,15 +789,20 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     tmp = temp_path(out)
     sink: Any = None
     writer: Any = None
+    hashed: HashingFile | None = None
+    splicer: Splicer | None = None
     rows = 0
     try:
         try:
+            hashed = HashingFile(tmp)  # hashed as written: the output is not read again
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
                 codec: Any = compression if compression is not None else (
                     {n: codecs.get(n, "snappy") for n in schema.names} if codecs else "snappy")
-                writer = pq.ParquetWriter(str(tmp), schema, compression=codec)
+                sink = pa.BufferedOutputStream(pa.PythonFile(hashed, mode="w"),
+                                               buffer_size=1 << 20)
+                writer = pq.ParquetWriter(sink, schema, compression=codec)
             else:
                 from ..io import CsvLayout, CsvTextWriter, compression_of
 
@@ -803,44 +810,78 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
                 layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
-                sink = pa.output_stream(str(tmp), compression=compression_of(out),
+                sink = pa.output_stream(hashed, compression=compression_of(out),
                                         buffer_size=1 << 20)
                 writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
                                        quote_empty=targets)
+                if in_fmt == "csv" and read_csv is not None \
+                        and read_csv.delimiter == delim and read_csv.skip_rows == 0:
+                    splicer = Splicer(names, cols, targets, delim, layout.newline)
+                    if not splicer.usable:
+                        splicer = None
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
             batch_rows = min(batch_rows, CSV_BATCH_ROWS)
-        if piece is None:
+        batches: Any = None
+        if splicer is not None:
+            assert read_csv is not None
+            batches = _csv_blocks(inp, piece, names, read_csv, splicer, batch_rows)
+        if batches is None and piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
-        else:
+        elif batches is None:
+            assert piece is not None
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
+        tables: list[list[bytes]] | None = None
         failed = False
         for batch in batches:
-            new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
-                                   policies, from_text=in_fmt == "csv", schema=schema)
-            if new is None:  # a problem was found: keep counting it, write nothing
-                failed = True
-                continue
-            if failed:
-                continue
-            try:
-                if out_fmt == "parquet":
-                    writer.write_batch(new)
-                else:
-                    writer.write(new)
-            except OSError as exc:
-                raise os_error(exc, "write the output", out) from exc
-            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
-                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
-                                f"{' '.join(str(exc).split())[:300]}") from exc
-            rows += new.num_rows
+            if isinstance(batch, PlainBlock):
+                assert splicer is not None
+                if tables is None:
+                    tables = _cell_tables(mechs, cols, targets, names, schema, writer,
+                                          delim)
+                drawn = _draw_columns(
+                    mechs, samplers, [splicer.cells(batch, j) for j in range(len(cols))],
+                    cols, encoders, gen, policies, from_text=True)
+                if drawn is None or failed:
+                    failed = True
+                    continue
+                picks = []
+                for slot, (idx, null) in enumerate(drawn):
+                    if null is not None:
+                        idx = np.where(null, len(tables[slot]) - 1, idx)
+                    picks.append(idx)
+                try:
+                    sink.write(splicer.splice(batch, picks, tables))
+                except OSError as exc:
+                    raise os_error(exc, "write the output", out) from exc
+                n_rows = batch.rows
+            else:
+                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
+                                       policies, from_text=in_fmt == "csv", schema=schema)
+                if new is None:  # a problem was found: keep counting it, write nothing
+                    failed = True
+                    continue
+                if failed:
+                    continue
+                try:
+                    if out_fmt == "parquet":
+                        writer.write_batch(new)
+                    else:
+                        writer.write(new)
+                except OSError as exc:
+                    raise os_error(exc, "write the output", out) from exc
+                except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV
+                    raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
+                                    f"{' '.join(str(exc).split())[:300]}") from exc
+                n_rows = new.num_rows
+            rows += n_rows
             if bar is not None:
-                bar.update(new.num_rows)
+                bar.update(n_rows)
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -848,12 +889,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         try:
             if out_fmt == "parquet":
                 writer.close()
-            else:
-                sink.close()
+            sink.close()
             writer = sink = None
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            sha, size = _sha256(tmp)
+            sha, size = hashed.finish()
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
     except BaseException:
@@ -864,9 +902,110 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 sink.close()
         except Exception:
             pass
+        try:
+            if hashed is not None:
+                hashed.close()
+        except Exception:
+            pass
         tmp.unlink(missing_ok=True)
         raise
     return _Staged(tmp, out, rows, sha, size)
+
+
+def _cell_tables(mechs: Mapping[str, Any], cols: list[str], targets: list[str],
+                 names: list[str], schema: Any, writer: Any, delim: str
+                 ) -> list[list[bytes]]:
+    """Per privatised column, the CSV text of each output label as the writer writes it
+    (a label that is released as missing is empty), then the text of a missing value
+    (empty); a column appended to the lines gets the separator in front."""
+    out = []
+    for c, t in zip(cols, targets, strict=True):
+        mech = mechs[c]
+        labels = _label_array(mech, schema.field(t).type)
+        texts = writer.cell_texts(labels, schema.names.index(t))
+        if MISSING_LABEL in mech.output_labels:
+            texts[mech.output_labels.index(MISSING_LABEL)] = b""
+        texts.append(b"")
+        prefix = b"" if t in names else delim.encode("utf-8")
+        out.append([prefix + x for x in texts])
+    return out
+
+
+def _csv_blocks(inp: Path, piece: tuple[int, int] | None, names: list[str],
+                read_csv: CsvOptions, splicer: Splicer, batch_rows: int) -> Any:
+    """The records of a CSV input (or of one byte-range ``piece``) as plain blocks to
+    splice where they are plain, record batches parsed by pyarrow where they are not;
+    ``None`` when the file's start (byte-order mark, header) is not plain."""
+    import pyarrow as pa
+
+    from ..io import compression_of
+
+    block = max(batch_rows, 1) * 64  # the bytes pyarrow reads a batch from (see io)
+    block = min(max(block, 1 << 16), 1 << 26)
+    a, b = piece if piece is not None else (0, None)
+    try:
+        fh = pa.input_stream(str(inp), compression=compression_of(inp)
+                             if piece is None else None)
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
+    try:
+        if a:
+            fh.seek(a)
+        head = fh.read(min(1 << 20, b - a) if b is not None else 1 << 20)
+        start = data_start(head, names, splicer.delim.decode("utf-8"),
+                           a == 0 and read_csv.column_names is None,
+                           "\r\n" if splicer.crlf else "\n") if a == 0 else 0
+    except BaseException:
+        fh.close()
+        raise
+    if start is None:
+        fh.close()
+        return None
+    return _csv_block_items(fh, head[start:], (b - a - len(head)) if b is not None else None,
+                            inp, names, read_csv, splicer, block)
+
+
+def _csv_block_items(fh: Any, carry: bytes, left: int | None, inp: Path, names: list[str],
+                     read_csv: CsvOptions, splicer: Splicer, block: int) -> Any:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+
+    newline = b"\r\n" if splicer.crlf else b"\n"
+    ropts = read_csv.read_options(max(block // 64, 1))
+    ropts.column_names = list(names)
+    ropts.skip_rows = 0
+    conv = read_csv.convert_options(None, {n: pa.string() for n in names})
+    popts = read_csv.parse_options(inp)
+    try:
+        with fh:
+            eof = False
+            while True:
+                if not eof:
+                    want = block if left is None else min(block, left)
+                    data = fh.read(want) if want > 0 else b""
+                    if left is not None:
+                        left -= len(data)
+                    eof = not data
+                    buf = carry + data if carry else data
+                else:
+                    buf = carry
+                if not buf:
+                    return
+                cut = len(buf) if eof else record_cut(buf)
+                if cut == 0:  # no whole record yet (a long line or quoted field): read on
+                    carry = buf
+                    continue
+                chunk, carry = buf[:cut], buf[cut:]
+                plain = splicer.parse(chunk if chunk.endswith(b"\n") else chunk + newline)
+                if plain is not None:
+                    yield plain
+                    continue
+                with pacsv.open_csv(pa.BufferReader(chunk), read_options=ropts,
+                                    parse_options=popts, convert_options=conv) as reader:
+                    yield from reader
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"cannot read {str(inp)!r} as CSV: "
+                        f"{' '.join(str(exc).split())[:300]}") from exc
 
 
 def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
@@ -966,19 +1105,20 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
-                     batch: Any, cols: list[str], targets: list[str],
-                     encoders: dict[str, Encoder], gen: np.random.Generator,
-                     policies: Mapping[str, Policy], *, from_text: bool,
-                     schema: Any) -> Any:
-    import pyarrow as pa
-    import pyarrow.compute as pc
+def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                  values: Sequence[Any], cols: list[str], encoders: dict[str, Encoder],
+                  gen: np.random.Generator, policies: Mapping[str, Policy], *,
+                  from_text: bool) -> list[tuple[Any, Any]] | None:
+    """The released output indices of each privatised column of one batch (with the mask
+    of rows whose output must be missing, or None); ``None`` when a problem was found
+    (the encoders keep counting it). ``values[i]`` holds column ``cols[i]``'s values.
 
-    arrays = list(batch.columns)
-    names = list(batch.schema.names)
+    Both the parsing path and the byte-splicing CSV path draw through here, so the
+    released values have the same law, and the same values for the same random stream."""
+
     failed = False
-    for c, t in zip(cols, targets, strict=True):
-        arr = batch.column(names.index(c))
+    out: list[tuple[Any, Any]] = []
+    for c, arr in zip(cols, values, strict=True):
         mech, policy = mechs[c], policies[c]
         if from_text:
             arr = policy.from_text(arr)
@@ -991,22 +1131,48 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         if failed:
             continue
         idx = samplers[c].draw(codes, gen)
-        out_type = schema.field(t).type
-        try:
-            labels = pa.array(list(mech.output_labels), type=out_type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
-            labels = pa.array(list(mech.output_labels)).cast(out_type)
-        new = labels.take(pa.array(idx))
+        null = None
         if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
-            miss = pa.array(idx == mech.output_labels.index(MISSING_LABEL))
-            new = pc.if_else(miss, pa.scalar(None, type=out_type), new)
+            null = idx == mech.output_labels.index(MISSING_LABEL)
         if keep_mask is not None:
-            new = pc.if_else(keep_mask, pa.scalar(None, type=out_type), new)
+            keep = np.asarray(keep_mask.to_numpy(zero_copy_only=False), dtype=bool)
+            null = keep if null is None else null | keep
+        out.append((idx, null))
+    return None if failed else out
+
+
+def _label_array(mech: Any, out_type: Any) -> Any:
+    """The mechanism's output labels as an Arrow array of the output column's type."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(list(mech.output_labels), type=out_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+        return pa.array(list(mech.output_labels)).cast(out_type)
+
+
+def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                     batch: Any, cols: list[str], targets: list[str],
+                     encoders: dict[str, Encoder], gen: np.random.Generator,
+                     policies: Mapping[str, Policy], *, from_text: bool,
+                     schema: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrays = list(batch.columns)
+    names = list(batch.schema.names)
+    drawn = _draw_columns(mechs, samplers, [batch.column(names.index(c)) for c in cols],
+                          cols, encoders, gen, policies, from_text=from_text)
+    if drawn is None:
+        return None
+    for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
+        out_type = schema.field(t).type
+        new = _label_array(mechs[c], out_type).take(pa.array(idx))
+        if null is not None:
+            new = pc.if_else(pa.array(null), pa.scalar(None, type=out_type), new)
         if t in names:
             arrays[names.index(t)] = new
         else:
             names.append(t)
             arrays.append(new)
-    if failed:
-        return None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
