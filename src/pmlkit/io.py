@@ -687,11 +687,6 @@ class CsvTextWriter:
             arr = pc.if_else(needs, quoted, arr)
         return arr.fill_null("")
 
-    def cell_texts(self, arr: Any, column: int) -> list[bytes]:
-        """The bytes this writer writes for each value of ``arr`` in column number
-        ``column`` (quoted where needed; a missing value is empty)."""
-        return [v.encode("utf-8") for v in self._field(arr, column).to_pylist()]
-
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
         pa = require("pyarrow", "reading or writing CSV or Parquet files")

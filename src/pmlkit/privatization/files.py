@@ -71,7 +71,6 @@ from ._core import (
     check_column_names,
     mech_digest,
 )
-from ._csvsplice import PlainBlock, Splicer, data_start, record_cut
 from ._publish import (
     HashingFile,
     cleanup_on_signals,
@@ -753,6 +752,12 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     if in_fmt == "csv":
         fields = [pa.field(n, pa.string()) for n in names]
         column_types = {n: pa.string() for n in names}
+        # a column replaced in place is read dictionary-encoded: its text is hashed once,
+        # by the parser, and the policy and the labels are matched once per distinct
+        # value (it is not written, so its text need not be kept)
+        for c, t in zip(cols, targets, strict=True):
+            if c == t:
+                column_types[c] = pa.dictionary(pa.int32(), pa.string())
         in_place: list[str] = []
     else:
         import pyarrow.parquet as pq
@@ -790,7 +795,6 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     sink: Any = None
     writer: Any = None
     hashed: HashingFile | None = None
-    splicer: Splicer | None = None
     rows = 0
     try:
         try:
@@ -814,74 +818,45 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                         buffer_size=1 << 20)
                 writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
                                        quote_empty=targets)
-                if in_fmt == "csv" and read_csv is not None \
-                        and read_csv.delimiter == delim and read_csv.skip_rows == 0:
-                    splicer = Splicer(names, cols, targets, delim, layout.newline)
-                    if not splicer.usable:
-                        splicer = None
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
             batch_rows = min(batch_rows, CSV_BATCH_ROWS)
-        batches: Any = None
-        if splicer is not None:
-            assert read_csv is not None
-            batches = _csv_blocks(inp, piece, names, read_csv, splicer, batch_rows)
-        if batches is None and piece is None:
+        if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
-        elif batches is None:
-            assert piece is not None
+        else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
-        tables: list[list[bytes]] | None = None
+        out_writer = writer
+
+        def write(new: Any) -> None:
+            try:
+                if out_fmt == "parquet":
+                    out_writer.write_batch(new)
+                else:
+                    out_writer.write(new)
+            except OSError as exc:
+                raise os_error(exc, "write the output", out) from exc
+            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
+                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
+                                f"{' '.join(str(exc).split())[:300]}") from exc
+
         failed = False
         for batch in batches:
-            if isinstance(batch, PlainBlock):
-                assert splicer is not None
-                if tables is None:
-                    tables = _cell_tables(mechs, cols, targets, names, schema, writer,
-                                          delim)
-                drawn = _draw_columns(
-                    mechs, samplers, [splicer.cells(batch, j) for j in range(len(cols))],
-                    cols, encoders, gen, policies, from_text=True)
-                if drawn is None or failed:
-                    failed = True
-                    continue
-                picks = []
-                for slot, (idx, null) in enumerate(drawn):
-                    if null is not None:
-                        idx = np.where(null, len(tables[slot]) - 1, idx)
-                    picks.append(idx)
-                try:
-                    sink.write(splicer.splice(batch, picks, tables))
-                except OSError as exc:
-                    raise os_error(exc, "write the output", out) from exc
-                n_rows = batch.rows
-            else:
-                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
-                                       policies, from_text=in_fmt == "csv", schema=schema)
-                if new is None:  # a problem was found: keep counting it, write nothing
-                    failed = True
-                    continue
-                if failed:
-                    continue
-                try:
-                    if out_fmt == "parquet":
-                        writer.write_batch(new)
-                    else:
-                        writer.write(new)
-                except OSError as exc:
-                    raise os_error(exc, "write the output", out) from exc
-                except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV
-                    raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
-                                    f"{' '.join(str(exc).split())[:300]}") from exc
-                n_rows = new.num_rows
-            rows += n_rows
+            new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
+                                   policies, from_text=in_fmt == "csv", schema=schema)
+            if new is None:  # a problem was found: keep counting it, write nothing
+                failed = True
+                continue
+            if failed:
+                continue
+            write(new)
+            rows += new.num_rows
             if bar is not None:
-                bar.update(n_rows)
+                bar.update(new.num_rows)
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -910,102 +885,6 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         tmp.unlink(missing_ok=True)
         raise
     return _Staged(tmp, out, rows, sha, size)
-
-
-def _cell_tables(mechs: Mapping[str, Any], cols: list[str], targets: list[str],
-                 names: list[str], schema: Any, writer: Any, delim: str
-                 ) -> list[list[bytes]]:
-    """Per privatised column, the CSV text of each output label as the writer writes it
-    (a label that is released as missing is empty), then the text of a missing value
-    (empty); a column appended to the lines gets the separator in front."""
-    out = []
-    for c, t in zip(cols, targets, strict=True):
-        mech = mechs[c]
-        labels = _label_array(mech, schema.field(t).type)
-        texts = writer.cell_texts(labels, schema.names.index(t))
-        if MISSING_LABEL in mech.output_labels:
-            texts[mech.output_labels.index(MISSING_LABEL)] = b""
-        texts.append(b"")
-        prefix = b"" if t in names else delim.encode("utf-8")
-        out.append([prefix + x for x in texts])
-    return out
-
-
-def _csv_blocks(inp: Path, piece: tuple[int, int] | None, names: list[str],
-                read_csv: CsvOptions, splicer: Splicer, batch_rows: int) -> Any:
-    """The records of a CSV input (or of one byte-range ``piece``) as plain blocks to
-    splice where they are plain, record batches parsed by pyarrow where they are not;
-    ``None`` when the file's start (byte-order mark, header) is not plain."""
-    import pyarrow as pa
-
-    from ..io import compression_of
-
-    block = max(batch_rows, 1) * 64  # the bytes pyarrow reads a batch from (see io)
-    block = min(max(block, 1 << 16), 1 << 26)
-    a, b = piece if piece is not None else (0, None)
-    try:
-        fh = pa.input_stream(str(inp), compression=compression_of(inp)
-                             if piece is None else None)
-    except (OSError, pa.ArrowException) as exc:
-        raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
-    try:
-        if a:
-            fh.seek(a)
-        head = fh.read(min(1 << 20, b - a) if b is not None else 1 << 20)
-        start = data_start(head, names, splicer.delim.decode("utf-8"),
-                           a == 0 and read_csv.column_names is None,
-                           "\r\n" if splicer.crlf else "\n") if a == 0 else 0
-    except BaseException:
-        fh.close()
-        raise
-    if start is None:
-        fh.close()
-        return None
-    return _csv_block_items(fh, head[start:], (b - a - len(head)) if b is not None else None,
-                            inp, names, read_csv, splicer, block)
-
-
-def _csv_block_items(fh: Any, carry: bytes, left: int | None, inp: Path, names: list[str],
-                     read_csv: CsvOptions, splicer: Splicer, block: int) -> Any:
-    import pyarrow as pa
-    import pyarrow.csv as pacsv
-
-    newline = b"\r\n" if splicer.crlf else b"\n"
-    ropts = read_csv.read_options(max(block // 64, 1))
-    ropts.column_names = list(names)
-    ropts.skip_rows = 0
-    conv = read_csv.convert_options(None, {n: pa.string() for n in names})
-    popts = read_csv.parse_options(inp)
-    try:
-        with fh:
-            eof = False
-            while True:
-                if not eof:
-                    want = block if left is None else min(block, left)
-                    data = fh.read(want) if want > 0 else b""
-                    if left is not None:
-                        left -= len(data)
-                    eof = not data
-                    buf = carry + data if carry else data
-                else:
-                    buf = carry
-                if not buf:
-                    return
-                cut = len(buf) if eof else record_cut(buf)
-                if cut == 0:  # no whole record yet (a long line or quoted field): read on
-                    carry = buf
-                    continue
-                chunk, carry = buf[:cut], buf[cut:]
-                plain = splicer.parse(chunk if chunk.endswith(b"\n") else chunk + newline)
-                if plain is not None:
-                    yield plain
-                    continue
-                with pacsv.open_csv(pa.BufferReader(chunk), read_options=ropts,
-                                    parse_options=popts, convert_options=conv) as reader:
-                    yield from reader
-    except (pa.ArrowException, OSError) as exc:
-        raise DataError(f"cannot read {str(inp)!r} as CSV: "
-                        f"{' '.join(str(exc).split())[:300]}") from exc
 
 
 def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
@@ -1116,11 +995,18 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
     Both the parsing path and the byte-splicing CSV path draw through here, so the
     released values have the same law, and the same values for the same random stream."""
 
+    import pyarrow as pa
+
     failed = False
     out: list[tuple[Any, Any]] = []
     for c, arr in zip(cols, values, strict=True):
         mech, policy = mechs[c], policies[c]
-        if from_text:
+        if from_text and pa.types.is_dictionary(arr.type):
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            arr = pa.DictionaryArray.from_arrays(arr.indices,
+                                                 policy.from_text(arr.dictionary))
+        elif from_text:
             arr = policy.from_text(arr)
         arr, keep_mask = policy.prepare(arr)
         enc = encoders[c]
