@@ -734,6 +734,36 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
+#: A dictionary page at least this large (compressed) marks a column whose dictionary
+#: outgrew the writer's limit (1 MiB by default; the writer then fell back to plain pages).
+DICTIONARY_FALLBACK_BYTES = 1 << 18
+
+
+def _parquet_dictionary(pf: Any) -> list[str] | None:
+    """The columns worth writing dictionary-encoded, judged by the input's first row
+    group: those stored with a dictionary page that stayed small. A column whose
+    dictionary outgrew the writer's limit (unique ids, free text) is written plain: a
+    writer would otherwise build its dictionary again for every row group only to drop
+    it, the most expensive part of writing such a column. Only the encoding changes,
+    never a value. ``None`` (the writer's default) when the file has nested columns or
+    no row group."""
+    md = pf.metadata
+    if md.num_row_groups == 0:
+        return None
+    rg = md.row_group(0)
+    small: dict[str, bool] = {}
+    for j in range(rg.num_columns):
+        c = rg.column(j)
+        if "." in c.path_in_schema:
+            return None
+        dict_bytes = (c.data_page_offset - c.dictionary_page_offset
+                      if c.has_dictionary_page and c.dictionary_page_offset is not None
+                      else None)
+        small[c.path_in_schema] = dict_bytes is not None and \
+            0 <= dict_bytes < DICTIONARY_FALLBACK_BYTES
+    return [n for n, ok in small.items() if ok]
+
+
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -749,6 +779,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     names = list_columns(inp, csv=read_csv)
     base_meta: dict[Any, Any] = {}
     codecs: dict[str, str] = {}
+    dictionary: list[str] | None = None
     if in_fmt == "csv":
         fields = [pa.field(n, pa.string()) for n in names]
         column_types = {n: pa.string() for n in names}
@@ -765,6 +796,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         with pq.ParquetFile(inp) as pf:
             schema = pf.schema_arrow
             codecs = _parquet_codecs(pf)
+            dictionary = _parquet_dictionary(pf)
         fields = list(schema)
         base_meta = dict(schema.metadata or {})
         column_types = None
@@ -787,6 +819,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         else:
             out_fields.append(f)
             codecs.setdefault(t, codecs.get(c, "snappy"))
+        if dictionary is not None and t not in dictionary:
+            dictionary.append(t)  # released labels: a few distinct values
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
@@ -806,7 +840,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                     {n: codecs.get(n, "snappy") for n in schema.names} if codecs else "snappy")
                 sink = pa.BufferedOutputStream(pa.PythonFile(hashed, mode="w"),
                                                buffer_size=1 << 20)
-                writer = pq.ParquetWriter(sink, schema, compression=codec)
+                writer = pq.ParquetWriter(sink, schema, compression=codec,
+                                          use_dictionary=True if dictionary is None
+                                          else dictionary)
             else:
                 from ..io import CsvLayout, CsvTextWriter, compression_of
 
