@@ -734,33 +734,68 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
-#: A dictionary page at least this large (compressed) marks a column whose dictionary
-#: outgrew the writer's limit (1 MiB by default; the writer then fell back to plain pages).
-DICTIONARY_FALLBACK_BYTES = 1 << 18
+#: A dictionary page at least this large (uncompressed) marks a column whose values are
+#: mostly distinct (unique ids, free text): writers cap dictionaries at about 1 MiB and
+#: then fall back to plain pages.
+DICTIONARY_LARGE_BYTES = 1 << 19
 
 
-def _parquet_dictionary(pf: Any) -> list[str] | None:
+def _dictionary_page_bytes(fh: Any, offset: int) -> int | None:
+    """The uncompressed size of the dictionary page at ``offset``, from its Thrift
+    (compact protocol) page header: field 1 (page type, i32) then field 2 (uncompressed
+    size, i32), each one header byte ``0x15`` and a zigzag varint. ``None`` if the
+    bytes are not laid out so."""
+    fh.seek(offset)
+    head = fh.read(16)
+    pos, values = 0, []
+    for _ in range(2):
+        if pos >= len(head) or head[pos] != 0x15:
+            return None
+        pos += 1
+        shift = value = 0
+        while True:
+            if pos >= len(head) or shift > 35:
+                return None
+            byte = head[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        values.append((value >> 1) ^ -(value & 1))
+    page_type, size = values
+    return size if page_type == 2 and size >= 0 else None  # 2: DICTIONARY_PAGE
+
+
+def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     """The columns worth writing dictionary-encoded, judged by the input's first row
-    group: those stored with a dictionary page that stayed small. A column whose
-    dictionary outgrew the writer's limit (unique ids, free text) is written plain: a
-    writer would otherwise build its dictionary again for every row group only to drop
-    it, the most expensive part of writing such a column. Only the encoding changes,
-    never a value. ``None`` (the writer's default) when the file has nested columns or
-    no row group."""
+    group: those stored with a dictionary page that stayed small (under
+    :data:`DICTIONARY_LARGE_BYTES` uncompressed). A column of mostly distinct values
+    (unique ids) is written plain: a writer would otherwise build its dictionary again
+    for every row group only to drop it at the size cap, the most expensive part of
+    writing such a column. Only the encoding changes, never a value. ``None`` (the
+    writer's default) when the file has nested columns or no row group, or a page
+    header cannot be read."""
     md = pf.metadata
     if md.num_row_groups == 0:
         return None
     rg = md.row_group(0)
     small: dict[str, bool] = {}
-    for j in range(rg.num_columns):
-        c = rg.column(j)
-        if "." in c.path_in_schema:
-            return None
-        dict_bytes = (c.data_page_offset - c.dictionary_page_offset
-                      if c.has_dictionary_page and c.dictionary_page_offset is not None
-                      else None)
-        small[c.path_in_schema] = dict_bytes is not None and \
-            0 <= dict_bytes < DICTIONARY_FALLBACK_BYTES
+    try:
+        with open(path, "rb") as fh:
+            for j in range(rg.num_columns):
+                c = rg.column(j)
+                if "." in c.path_in_schema:
+                    return None
+                if not c.has_dictionary_page or c.dictionary_page_offset is None:
+                    small[c.path_in_schema] = False
+                    continue
+                size = _dictionary_page_bytes(fh, c.dictionary_page_offset)
+                if size is None:
+                    return None
+                small[c.path_in_schema] = size < DICTIONARY_LARGE_BYTES
+    except OSError:
+        return None
     return [n for n, ok in small.items() if ok]
 
 
@@ -796,7 +831,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         with pq.ParquetFile(inp) as pf:
             schema = pf.schema_arrow
             codecs = _parquet_codecs(pf)
-            dictionary = _parquet_dictionary(pf)
+            dictionary = _parquet_dictionary(pf, inp)
         fields = list(schema)
         base_meta = dict(schema.metadata or {})
         column_types = None
