@@ -18,6 +18,18 @@ Untouched columns come out exactly as they went in
   ``compression`` is given.
 * Duplicate column names are refused (which of two ``sex`` columns is sensitive?).
 
+Speed without shortcuts
+-----------------------
+* A column privatised in place is read dictionary-encoded (CSV: the parser builds the
+  dictionary; Parquet: the stored one), so the missing-value policy and the matching of
+  labels run once per distinct value; each record still gets its own random draw.
+* Parquet outputs dictionary-encode the columns whose input dictionary page stayed small
+  (and the released columns); a column of mostly distinct values (an id) is written with
+  plain pages instead of rebuilding a dictionary for each row group only to drop it at
+  the writer's size cap. Values, types, metadata and codecs do not change.
+* The output's SHA-256 (for the manifest) is computed from the bytes as they are written
+  (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
+
 Publishing
 ----------
 Without ``overwrite`` an output is published with a hard link that fails if the name
@@ -40,7 +52,6 @@ metadata under the key ``pmlkit``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import os
@@ -707,16 +718,6 @@ def _progress_bar(inputs: list[Path], csv: CsvOptions | None, progress: bool) ->
             break
     return tqdm(total=total if total >= 0 else None, unit="rows", unit_scale=True,
                 desc="privatising", leave=False)
-
-
-def _sha256(path: Path) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):
-            h.update(chunk)
-            size += len(chunk)
-    return h.hexdigest(), size
 
 
 def _parquet_codecs(pf: Any) -> dict[str, str]:
