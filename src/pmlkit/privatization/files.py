@@ -1062,11 +1062,9 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
                   from_text: bool) -> list[tuple[Any, Any]] | None:
     """The released output indices of each privatised column of one batch (with the mask
     of rows whose output must be missing, or None); ``None`` when a problem was found
-    (the encoders keep counting it). ``values[i]`` holds column ``cols[i]``'s values.
-
-    Both the parsing path and the byte-splicing CSV path draw through here, so the
-    released values have the same law, and the same values for the same random stream."""
-
+    (the encoders keep counting it). ``values[i]`` holds column ``cols[i]``'s values,
+    as text (``from_text``) or typed, plain or dictionary-encoded: a dictionary's values
+    go through the policy once, and every row still gets its own draw, in row order."""
     import pyarrow as pa
 
     failed = False
