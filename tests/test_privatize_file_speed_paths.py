@@ -249,3 +249,53 @@ def test_dictionary_page_header_parse_refuses_other_bytes():
     for junk in (b"", b"PAR1", b"\x15", b"\x15\xff\xff\xff\xff\xff\xff", data_page,
                  bytes(range(16))):
         assert files._dictionary_page_bytes(io.BytesIO(junk), 0) is None
+
+
+class _FullDisk:
+    """A file whose writes fail (no space left) after ``room`` bytes."""
+
+    def __init__(self, real, room: int) -> None:
+        self.real, self.room, self.closed = real, room, False
+
+    def write(self, data) -> int:
+        if len(data) > self.room:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        self.room -= len(data)
+        return self.real.write(data)
+
+    def flush(self) -> None:
+        self.real.flush()
+
+    def fileno(self) -> int:
+        return self.real.fileno()
+
+    def close(self) -> None:
+        self.closed = True
+        self.real.close()
+
+
+def test_hashing_file_digest_and_errors(tmp_path):
+    from pmlkit.privatization._publish import HashingFile
+
+    g = np.random.default_rng(4)
+    pieces = [g.bytes(int(n)) for n in g.integers(0, 50_000, 40)]
+    f = HashingFile(tmp_path / "ok.bin")
+    for p in pieces:
+        assert f.write(memoryview(p)) == len(p)
+    whole = b"".join(pieces)
+    assert f.finish() == (hashlib.sha256(whole).hexdigest(), len(whole))
+    assert (tmp_path / "ok.bin").read_bytes() == whole
+    # a write that fails raises, and the file still closes
+    f = HashingFile(tmp_path / "full.bin")
+    f._fh = _FullDisk(f._fh, 100_000)
+    with pytest.raises(OSError, match="No space"):
+        for p in pieces:
+            f.write(p)
+        f.finish()
+    try:  # closing after a failed write closes the file (it may report the error again)
+        f.close()
+    except OSError:
+        pass
+    assert f.closed
+    with pytest.raises(FileExistsError):  # created exclusively
+        HashingFile(tmp_path / "ok.bin")
