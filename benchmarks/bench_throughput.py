@@ -227,7 +227,9 @@ def files(csv_rows: int, parquet_rows: int, repeat: int) -> None:
             print(f"{fmt:>8} {rows:>13,} rows ({size:,.0f} MB): " + "; ".join(
                 f"{mode} {d['seconds']:.2f} s, {d['peak_mib']:.0f} MiB"
                 for mode, d in res.items())
-                + f"; pmlkit / fastest copy = {res['pmlkit']['seconds'] / fastest:.2f}",
+                + f"; pmlkit / fastest copy = {res['pmlkit']['seconds'] / fastest:.2f}"
+                f" (/ pyarrow {res['pmlkit']['seconds'] / res['pyarrow']['seconds']:.2f},"
+                f" / polars {res['pmlkit']['seconds'] / res['polars']['seconds']:.2f})",
                 flush=True)
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import secrets
 import shutil
@@ -27,10 +28,12 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["cleanup_on_signals", "commit", "folder_lock", "os_error", "remove_stale", "temp_path"]
+__all__ = ["HashingFile", "cleanup_on_signals", "commit", "folder_lock", "os_error",
+           "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -46,6 +49,76 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
     (True, True, '.tmp')
     """
     return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
+
+
+class HashingFile:
+    """A new binary file that computes the SHA-256 and size of what is written to it,
+    as it is written (the output is not read back to be hashed).
+
+    The file is created exclusively (an existing name is an error). :meth:`finish`
+    flushes, fsyncs and closes it and returns ``(sha256 hex digest, size)``.
+
+    Examples
+    --------
+    >>> import hashlib, tempfile
+    >>> from pathlib import Path
+    >>> workdir = tempfile.TemporaryDirectory()
+    >>> f = HashingFile(Path(workdir.name) / "out.bin")
+    >>> f.write(b"abc"), f.write(memoryview(b"de")), f.tell()
+    (3, 2, 5)
+    >>> f.finish() == (hashlib.sha256(b"abcde").hexdigest(), 5)
+    True
+    >>> workdir.cleanup()
+    """
+
+    mode = "wb"
+
+    def __init__(self, path: Path) -> None:
+        self.name = str(path)
+        self._fh = open(path, "xb")
+        self._hash = hashlib.sha256()
+        self.size = 0
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        self._hash.update(view)
+        self._fh.write(view)
+        self.size += view.nbytes
+        return view.nbytes
+
+    def tell(self) -> int:
+        return self.size
+
+    def flush(self) -> None:
+        if not self._fh.closed:
+            self._fh.flush()
+
+    @property
+    def closed(self) -> bool:
+        return self._fh.closed
+
+    def writable(self) -> bool:
+        return True
+
+    def readable(self) -> bool:
+        return False
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        """Flush, fsync and close (a writer closing its sink closes this file too)."""
+        if not self._fh.closed:
+            try:
+                self._fh.flush()
+                os.fsync(self._fh.fileno())
+            finally:
+                self._fh.close()
+
+    def finish(self) -> tuple[str, int]:
+        """Close the file (see :meth:`close`); its SHA-256 (hex) and size in bytes."""
+        self.close()
+        return self._hash.hexdigest(), self.size
 
 
 def _alive(pid: int) -> bool:

@@ -18,6 +18,18 @@ Untouched columns come out exactly as they went in
   ``compression`` is given.
 * Duplicate column names are refused (which of two ``sex`` columns is sensitive?).
 
+Speed without shortcuts
+-----------------------
+* A column privatised in place is read dictionary-encoded (CSV: the parser builds the
+  dictionary; Parquet: the stored one), so the missing-value policy and the matching of
+  labels run once per distinct value; each record still gets its own random draw.
+* Parquet outputs dictionary-encode the columns whose input dictionary page stayed small
+  (and the released columns); a column of mostly distinct values (an id) is written with
+  plain pages instead of rebuilding a dictionary for each row group only to drop it at
+  the writer's size cap. Values, types, metadata and codecs do not change.
+* The output's SHA-256 (for the manifest) is computed from the bytes as they are written
+  (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
+
 Publishing
 ----------
 Without ``overwrite`` an output is published with a hard link that fails if the name
@@ -40,7 +52,6 @@ metadata under the key ``pmlkit``.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import itertools
 import json
 import os
@@ -72,6 +83,7 @@ from ._core import (
     mech_digest,
 )
 from ._publish import (
+    HashingFile,
     cleanup_on_signals,
     commit,
     folder_lock,
@@ -708,16 +720,6 @@ def _progress_bar(inputs: list[Path], csv: CsvOptions | None, progress: bool) ->
                 desc="privatising", leave=False)
 
 
-def _sha256(path: Path) -> tuple[str, int]:
-    h = hashlib.sha256()
-    size = 0
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 22):
-            h.update(chunk)
-            size += len(chunk)
-    return h.hexdigest(), size
-
-
 def _parquet_codecs(pf: Any) -> dict[str, str]:
     """Each column's codec in the first row group (what the input was compressed with)."""
     md = pf.metadata
@@ -731,6 +733,71 @@ def _parquet_codecs(pf: Any) -> dict[str, str]:
         codec = str(c.compression).lower()
         out.setdefault(name, "none" if codec == "uncompressed" else codec)
     return out
+
+
+#: A dictionary page at least this large (uncompressed) marks a column whose values are
+#: mostly distinct (unique ids, free text): writers cap dictionaries at about 1 MiB and
+#: then fall back to plain pages.
+DICTIONARY_LARGE_BYTES = 1 << 19
+
+
+def _dictionary_page_bytes(fh: Any, offset: int) -> int | None:
+    """The uncompressed size of the dictionary page at ``offset``, from its Thrift
+    (compact protocol) page header: field 1 (page type, i32) then field 2 (uncompressed
+    size, i32), each one header byte ``0x15`` and a zigzag varint. ``None`` if the
+    bytes are not laid out so."""
+    fh.seek(offset)
+    head = fh.read(16)
+    pos, values = 0, []
+    for _ in range(2):
+        if pos >= len(head) or head[pos] != 0x15:
+            return None
+        pos += 1
+        shift = value = 0
+        while True:
+            if pos >= len(head) or shift > 35:
+                return None
+            byte = head[pos]
+            pos += 1
+            value |= (byte & 0x7F) << shift
+            shift += 7
+            if not byte & 0x80:
+                break
+        values.append((value >> 1) ^ -(value & 1))
+    page_type, size = values
+    return size if page_type == 2 and size >= 0 else None  # 2: DICTIONARY_PAGE
+
+
+def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
+    """The columns worth writing dictionary-encoded, judged by the input's first row
+    group: those stored with a dictionary page that stayed small (under
+    :data:`DICTIONARY_LARGE_BYTES` uncompressed). A column of mostly distinct values
+    (unique ids) is written plain: a writer would otherwise build its dictionary again
+    for every row group only to drop it at the size cap, the most expensive part of
+    writing such a column. Only the encoding changes, never a value. ``None`` (the
+    writer's default) when the file has nested columns or no row group, or a page
+    header cannot be read."""
+    md = pf.metadata
+    if md.num_row_groups == 0:
+        return None
+    rg = md.row_group(0)
+    small: dict[str, bool] = {}
+    try:
+        with open(path, "rb") as fh:
+            for j in range(rg.num_columns):
+                c = rg.column(j)
+                if "." in c.path_in_schema:
+                    return None
+                if not c.has_dictionary_page or c.dictionary_page_offset is None:
+                    small[c.path_in_schema] = False
+                    continue
+                size = _dictionary_page_bytes(fh, c.dictionary_page_offset)
+                if size is None:
+                    return None
+                small[c.path_in_schema] = size < DICTIONARY_LARGE_BYTES
+    except OSError:
+        return None
+    return [n for n, ok in small.items() if ok]
 
 
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
@@ -748,9 +815,16 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     names = list_columns(inp, csv=read_csv)
     base_meta: dict[Any, Any] = {}
     codecs: dict[str, str] = {}
+    dictionary: list[str] | None = None
     if in_fmt == "csv":
         fields = [pa.field(n, pa.string()) for n in names]
         column_types = {n: pa.string() for n in names}
+        # a column replaced in place is read dictionary-encoded: its text is hashed once,
+        # by the parser, and the policy and the labels are matched once per distinct
+        # value (it is not written, so its text need not be kept)
+        for c, t in zip(cols, targets, strict=True):
+            if c == t:
+                column_types[c] = pa.dictionary(pa.int32(), pa.string())
         in_place: list[str] = []
     else:
         import pyarrow.parquet as pq
@@ -758,6 +832,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         with pq.ParquetFile(inp) as pf:
             schema = pf.schema_arrow
             codecs = _parquet_codecs(pf)
+            dictionary = _parquet_dictionary(pf, inp)
         fields = list(schema)
         base_meta = dict(schema.metadata or {})
         column_types = None
@@ -780,6 +855,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         else:
             out_fields.append(f)
             codecs.setdefault(t, codecs.get(c, "snappy"))
+        if dictionary is not None and t not in dictionary:
+            dictionary.append(t)  # released labels: a few distinct values
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
@@ -787,15 +864,21 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     tmp = temp_path(out)
     sink: Any = None
     writer: Any = None
+    hashed: HashingFile | None = None
     rows = 0
     try:
         try:
+            hashed = HashingFile(tmp)  # hashed as written: the output is not read again
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
                 codec: Any = compression if compression is not None else (
                     {n: codecs.get(n, "snappy") for n in schema.names} if codecs else "snappy")
-                writer = pq.ParquetWriter(str(tmp), schema, compression=codec)
+                sink = pa.BufferedOutputStream(pa.PythonFile(hashed, mode="w"),
+                                               buffer_size=1 << 20)
+                writer = pq.ParquetWriter(sink, schema, compression=codec,
+                                          use_dictionary=True if dictionary is None
+                                          else dictionary)
             else:
                 from ..io import CsvLayout, CsvTextWriter, compression_of
 
@@ -803,7 +886,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
                 layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
-                sink = pa.output_stream(str(tmp), compression=compression_of(out),
+                sink = pa.output_stream(hashed, compression=compression_of(out),
                                         buffer_size=1 << 20)
                 writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
                                        quote_empty=targets)
@@ -819,6 +902,20 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
         else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
+        out_writer = writer
+
+        def write(new: Any) -> None:
+            try:
+                if out_fmt == "parquet":
+                    out_writer.write_batch(new)
+                else:
+                    out_writer.write(new)
+            except OSError as exc:
+                raise os_error(exc, "write the output", out) from exc
+            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
+                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
+                                f"{' '.join(str(exc).split())[:300]}") from exc
+
         failed = False
         for batch in batches:
             new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
@@ -828,16 +925,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 continue
             if failed:
                 continue
-            try:
-                if out_fmt == "parquet":
-                    writer.write_batch(new)
-                else:
-                    writer.write(new)
-            except OSError as exc:
-                raise os_error(exc, "write the output", out) from exc
-            except pa.ArrowException as exc:  # e.g. a nested or binary column to CSV text
-                raise DataError(f"cannot write {str(out)!r} as {out_fmt.upper()}: "
-                                f"{' '.join(str(exc).split())[:300]}") from exc
+            write(new)
             rows += new.num_rows
             if bar is not None:
                 bar.update(new.num_rows)
@@ -848,12 +936,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         try:
             if out_fmt == "parquet":
                 writer.close()
-            else:
-                sink.close()
+            sink.close()
             writer = sink = None
-            with open(tmp, "rb") as fh:
-                os.fsync(fh.fileno())
-            sha, size = _sha256(tmp)
+            sha, size = hashed.finish()
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
     except BaseException:
@@ -862,6 +947,11 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 writer.close()
             if sink is not None:
                 sink.close()
+        except Exception:
+            pass
+        try:
+            if hashed is not None:
+                hashed.close()
         except Exception:
             pass
         tmp.unlink(missing_ok=True)
@@ -966,21 +1056,27 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
-                     batch: Any, cols: list[str], targets: list[str],
-                     encoders: dict[str, Encoder], gen: np.random.Generator,
-                     policies: Mapping[str, Policy], *, from_text: bool,
-                     schema: Any) -> Any:
+def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                  values: Sequence[Any], cols: list[str], encoders: dict[str, Encoder],
+                  gen: np.random.Generator, policies: Mapping[str, Policy], *,
+                  from_text: bool) -> list[tuple[Any, Any]] | None:
+    """The released output indices of each privatised column of one batch (with the mask
+    of rows whose output must be missing, or None); ``None`` when a problem was found
+    (the encoders keep counting it). ``values[i]`` holds column ``cols[i]``'s values,
+    as text (``from_text``) or typed, plain or dictionary-encoded: a dictionary's values
+    go through the policy once, and every row still gets its own draw, in row order."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
-    arrays = list(batch.columns)
-    names = list(batch.schema.names)
     failed = False
-    for c, t in zip(cols, targets, strict=True):
-        arr = batch.column(names.index(c))
+    out: list[tuple[Any, Any]] = []
+    for c, arr in zip(cols, values, strict=True):
         mech, policy = mechs[c], policies[c]
-        if from_text:
+        if from_text and pa.types.is_dictionary(arr.type):
+            if isinstance(arr, pa.ChunkedArray):
+                arr = arr.combine_chunks()
+            arr = pa.DictionaryArray.from_arrays(arr.indices,
+                                                 policy.from_text(arr.dictionary))
+        elif from_text:
             arr = policy.from_text(arr)
         arr, keep_mask = policy.prepare(arr)
         enc = encoders[c]
@@ -991,22 +1087,48 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         if failed:
             continue
         idx = samplers[c].draw(codes, gen)
-        out_type = schema.field(t).type
-        try:
-            labels = pa.array(list(mech.output_labels), type=out_type)
-        except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
-            labels = pa.array(list(mech.output_labels)).cast(out_type)
-        new = labels.take(pa.array(idx))
+        null = None
         if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
-            miss = pa.array(idx == mech.output_labels.index(MISSING_LABEL))
-            new = pc.if_else(miss, pa.scalar(None, type=out_type), new)
+            null = idx == mech.output_labels.index(MISSING_LABEL)
         if keep_mask is not None:
-            new = pc.if_else(keep_mask, pa.scalar(None, type=out_type), new)
+            keep = np.asarray(keep_mask.to_numpy(zero_copy_only=False), dtype=bool)
+            null = keep if null is None else null | keep
+        out.append((idx, null))
+    return None if failed else out
+
+
+def _label_array(mech: Any, out_type: Any) -> Any:
+    """The mechanism's output labels as an Arrow array of the output column's type."""
+    import pyarrow as pa
+
+    try:
+        return pa.array(list(mech.output_labels), type=out_type)
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+        return pa.array(list(mech.output_labels)).cast(out_type)
+
+
+def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                     batch: Any, cols: list[str], targets: list[str],
+                     encoders: dict[str, Encoder], gen: np.random.Generator,
+                     policies: Mapping[str, Policy], *, from_text: bool,
+                     schema: Any) -> Any:
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    arrays = list(batch.columns)
+    names = list(batch.schema.names)
+    drawn = _draw_columns(mechs, samplers, [batch.column(names.index(c)) for c in cols],
+                          cols, encoders, gen, policies, from_text=from_text)
+    if drawn is None:
+        return None
+    for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
+        out_type = schema.field(t).type
+        new = _label_array(mechs[c], out_type).take(pa.array(idx))
+        if null is not None:
+            new = pc.if_else(pa.array(null), pa.scalar(None, type=out_type), new)
         if t in names:
             arrays[names.index(t)] = new
         else:
             names.append(t)
             arrays.append(new)
-    if failed:
-        return None
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
