@@ -70,7 +70,7 @@ def main() -> None:
     args = ap.parse_args()
 
     eps = np.linspace(0.005, 1.0, args.points)
-    beta = l1_radius(args.delta2, args.m, 2)
+    beta = l1_radius(args.delta2, m=args.m, n=2)
     gaussian_tradeoff(args.sigma, args.p_hat, args.m, args.delta2, eps[:3])  # warm imports
 
     reps = 5

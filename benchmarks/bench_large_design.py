@@ -49,8 +49,8 @@ def geometric_counts(n: int) -> np.ndarray:
 
 def sets_for(counts: np.ndarray) -> list[tuple[str, object]]:
     p = counts / counts.sum()
-    out: list[tuple[str, object]] = [("l1 ball", L1Ball(p, l1_radius(DELTA, int(counts.sum()),
-                                                                     counts.size)))]
+    out: list[tuple[str, object]] = [("l1 ball", L1Ball(p, l1_radius(DELTA, m=int(counts.sum()),
+                                                                     n=counts.size)))]
     cs = confidence_set(counts, DELTA, confidence="auto")
     out.append((f"best ({cs.method})", cs.set))
     return out

@@ -221,7 +221,7 @@ def test_tradeoff_against_hand_formulas(p_hat, m):
 
 def test_interval_form_matches_l1_form():
     sigma, m, d2 = 1.5, 500, 1e-6
-    beta = pmlkit.l1_radius(d2, m, 2)
+    beta = pmlkit.l1_radius(d2, m=m, n=2)
     eps = np.linspace(0.1, 1.5, 7)
     a = gaussian_tradeoff(sigma, 0.6, m, d2, eps, method="paper")
     b = gaussian_tradeoff_interval(sigma, 0.6, 0.6 - beta / 2, 0.6 + beta / 2, d2, eps,

@@ -103,12 +103,12 @@ def test_delta_min_is_weissman_at_the_epsmax_radius(eps, gap, m, n):
     target = eps + gap
     beta = 2 * (math.exp(-eps) - math.exp(-target))
     assert pk.delta_min(eps=eps, eps_target=target, m=m, n=n) == pytest.approx(
-        pk.l1_failure_probability(beta, m, n), rel=1e-9, abs=1e-300)
+        pk.l1_failure_probability(beta, m=m, n=n), rel=1e-9, abs=1e-300)
 
 
 @given(st.floats(0.01, 3), st.floats(1e-12, 0.5), st.integers(10, 10**7), st.integers(2, 500))
 def test_eps_bound_and_delta_min_round_trip(eps, delta, m, n):
-    beta = pk.l1_radius(delta, m, n)
+    beta = pk.l1_radius(delta, m=m, n=n)
     target = pk.eps_bound(eps=eps, beta=beta)
     assume(math.isfinite(target) and target - eps > 1e-6)
     assert pk.delta_min(eps=eps, eps_target=target, m=m, n=n) == pytest.approx(delta, rel=1e-6)

@@ -150,8 +150,8 @@ def test_coarse_accuracy_design_is_over_the_image_of_the_original_ball():
     merged estimate (the N^3 LP of the paper at that radius), not over the merged column's
     own, smaller Weissman ball (which the released guarantee does not cover)."""
     eps, delta = 0.5, 1e-3
-    beta = l1_radius(delta, M, 8)
-    assert l1_radius(delta, M, 3) < beta
+    beta = l1_radius(delta, m=M, n=8)
+    assert l1_radius(delta, m=M, n=3) < beta
     res = design_coarsened(EMP, eps, delta, 2, utility="accuracy")
     mech = res.mechanism
     w = np.asarray(mech.matrix)
@@ -169,7 +169,7 @@ def test_no_candidate_beats_the_uncoarsened_optimum(eps):
     set, so its accuracy is at most the accuracy optimum over the original l1-ball (the
     paper's N^3 LP, independent). Candidates designed over the merged column's own, smaller
     ball showed more (0.5469 > 0.5433 at eps = 0.5, k = 4)."""
-    beta = l1_radius(1e-3, M, 8)
+    beta = l1_radius(1e-3, m=M, n=8)
     bound = linear_n3(P, eps, beta, np.eye(8))
     prop = propose_coarsening(EMP, eps, 1e-3, ks=[2, 4, 8], utility="accuracy")
     for c in prop.candidates:

@@ -66,7 +66,7 @@ def test_fixed_k_writes_a_mechanism_on_the_original_labels(tmp_path, ref_csv):
     # Weissman radius around the 8-category estimate, and it holds there (generic LP)
     m = sum(COUNTS.values())
     p = np.array([COUNTS[lab] for lab in labels], dtype=float) / m
-    beta = l1_radius(1e-3, m, 8)
+    beta = l1_radius(1e-3, m=m, n=8)
     g = report["guarantee"]
     assert g["n"] == 8 and g["beta"] == pytest.approx(beta)
     worst = max(math.log(w[:, j].max() / min_over_ball(p, beta, w[:, j]))
@@ -142,7 +142,7 @@ def test_printed_utility_of_the_chosen_candidate_is_the_released_one(tmp_path, r
     released, w, p = _released_mi(out)
     assert chosen[0]["utility"] == pytest.approx(released, rel=1e-9)
     assert report["guarantee"]["utility_value"] == chosen[0]["utility"]
-    beta = l1_radius(1e-3, sum(COUNTS.values()), 8)
+    beta = l1_radius(1e-3, m=sum(COUNTS.values()), n=8)
     assert worst_eps_lp(w, center=p, radius=beta) <= 2.0 + 1e-7
 
 
@@ -229,6 +229,6 @@ def test_coarsen_with_missing_values(tmp_path, missing):
     labels = doc["input_labels"]
     p = np.array([COUNTS.get(lab, 50) for lab in labels], dtype=float)
     p /= p.sum()
-    beta = l1_radius(1e-3, int(g["m"]), len(labels))
+    beta = l1_radius(1e-3, m=int(g["m"]), n=len(labels))
     assert g["beta"] == pytest.approx(beta)
     assert worst_eps_lp(np.array(doc["matrix"]), center=p, radius=beta) <= 1.0 + 1e-7

@@ -223,7 +223,7 @@ def test_propose_coarsening_measures_the_composed_release():
     p = counts / counts.sum()
     # the original column's l1 radius (6 categories): the release is certified over that
     # ball, so each merged design is made over its image, the same radius around the merge
-    beta = l1_radius(1e-3, int(counts.sum()), 6)
+    beta = l1_radius(1e-3, m=int(counts.sum()), n=6)
     for c in prop.candidates:
         # redo the candidate by hand: coarsened counts, design, compose, measure on p
         kept = list(c.kept)

@@ -141,21 +141,21 @@ def test_l1_radius_formula_against_mpmath():
     for delta, m, n in [(1e-6, 1000, 4), (0.05, 10, 2), (1e-9, 32561, 10_000), (1.0, 1, 3)]:
         ref = mpmath.sqrt(2 / mpmath.mpf(m) * (mpmath.log(mpmath.mpf(2) ** n - 2)
                                               - mpmath.log(delta)))
-        assert pk.l1_radius(delta, m, n) == pytest.approx(float(ref), rel=1e-13)
-    assert math.isfinite(pk.l1_radius(1e-6, 100, 10_000))
+        assert pk.l1_radius(delta, m=m, n=n) == pytest.approx(float(ref), rel=1e-13)
+    assert math.isfinite(pk.l1_radius(1e-6, m=100, n=10_000))
 
 
 @given(st.floats(1e-300, 1.0), st.integers(1, 10**7), st.integers(2, 20_000))
 def test_radius_and_failure_probability_are_inverse(delta, m, n):
-    beta = pk.l1_radius(delta, m, n)
-    assert pk.l1_failure_probability(beta, m, n) == pytest.approx(delta, rel=1e-8)
+    beta = pk.l1_radius(delta, m=m, n=n)
+    assert pk.l1_failure_probability(beta, m=m, n=n) == pytest.approx(delta, rel=1e-8)
 
 
 @given(st.floats(0, 5), st.integers(1, 10**6), st.integers(2, 50))
 def test_failure_probability_in_unit_interval_and_monotone(beta, m, n):
-    d = pk.l1_failure_probability(beta, m, n)
+    d = pk.l1_failure_probability(beta, m=m, n=n)
     assert 0.0 <= d <= 1.0
-    assert pk.l1_failure_probability(beta + 0.01, m, n) <= d
+    assert pk.l1_failure_probability(beta + 0.01, m=m, n=n) <= d
 
 
 def test_weissman_monte_carlo_coverage():
@@ -163,7 +163,7 @@ def test_weissman_monte_carlo_coverage():
     rng = np.random.default_rng(7)
     p = np.array([0.5, 0.3, 0.15, 0.05])
     m, delta = 200, 0.2
-    beta = pk.l1_radius(delta, m, p.size)
+    beta = pk.l1_radius(delta, m=m, n=p.size)
     phat = rng.multinomial(m, p, size=4000) / m
     miss = (np.abs(phat - p).sum(axis=1) >= beta).mean()
     assert miss <= delta
@@ -206,13 +206,13 @@ def test_kappa_large_inputs():
 
 
 def test_l1_radius_known_kappa():
-    assert pk.l1_radius_known_kappa(1e-3, 500, 6, 0.5) == pytest.approx(
-        pk.l1_radius(1e-3, 500, 6), rel=1e-14)
+    assert pk.l1_radius_known_kappa(1e-3, m=500, n=6, kappa=0.5) == pytest.approx(
+        pk.l1_radius(1e-3, m=500, n=6), rel=1e-14)
     k = 0.2
     ref = 2 * math.sqrt((math.log(2**6 - 2) - math.log(1e-3)) / (500 * phi(k)))
-    assert pk.l1_radius_known_kappa(1e-3, 500, 6, k) == pytest.approx(ref, rel=1e-14)
-    assert pk.l1_radius_known_kappa(1e-3, 500, 6, k) < pk.l1_radius(1e-3, 500, 6)
-    assert pk.l1_radius_known_kappa(1e-3, 500, 6, 0.0) == 0.0
+    assert pk.l1_radius_known_kappa(1e-3, m=500, n=6, kappa=k) == pytest.approx(ref, rel=1e-14)
+    assert pk.l1_radius_known_kappa(1e-3, m=500, n=6, kappa=k) < pk.l1_radius(1e-3, m=500, n=6)
+    assert pk.l1_radius_known_kappa(1e-3, m=500, n=6, kappa=0.0) == 0.0
 
 
 @pytest.mark.parametrize("args,match", [
@@ -222,16 +222,16 @@ def test_l1_radius_known_kappa():
 ])
 def test_l1_radius_bad_input(args, match):
     with pytest.raises(ValidationError, match=match):
-        pk.l1_radius(*args)
+        pk.l1_radius(args[0], m=args[1], n=args[2])
 
 
 def test_numpy_scalars_accepted():
-    assert pk.l1_radius(np.float32(0.5), np.int64(10), np.int32(3)) == pytest.approx(
-        pk.l1_radius(0.5, 10, 3), rel=1e-7)
+    assert pk.l1_radius(np.float32(0.5), m=np.int64(10), n=np.int32(3)) == pytest.approx(
+        pk.l1_radius(0.5, m=10, n=3), rel=1e-7)
     with pytest.raises(ValidationError, match="beta"):
-        pk.l1_failure_probability(-0.1, 10, 3)
+        pk.l1_failure_probability(-0.1, m=10, n=3)
     with pytest.raises(ValidationError, match="kappa"):
-        pk.l1_radius_known_kappa(0.1, 10, 3, 0.7)
+        pk.l1_radius_known_kappa(0.1, m=10, n=3, kappa=0.7)
 
 
 def test_counts_match_counter_for_every_input_type_on_random_data():

@@ -69,7 +69,7 @@ def mp_l1_failure(beta: float, m: float, n: int) -> Any:
 ])
 def test_l1_radius(delta: float, m: int, n: int) -> None:
     f = _fn("pmlkit.estimation", "l1_radius")
-    _close(f(delta, m, n), mp_l1_radius(delta, m, n), rel=1e-13)
+    _close(f(delta, m=m, n=n), mp_l1_radius(delta, m, n), rel=1e-13)
 
 
 @pytest.mark.parametrize("beta,m,n", [
@@ -82,9 +82,9 @@ def test_l1_failure_probability(beta: float, m: int, n: int) -> None:
     # exp(-m beta^2/2): the float exponent carries ~U * m beta^2 absolute error
     rel = 1e-13 + 4 * U * float(M(m) * M(beta) ** 2)
     if ref < mp.mpf("1e-300"):  # below the float range: 0 (or a subnormal) is the answer
-        assert 0.0 <= f(beta, m, n) < 1e-290
+        assert 0.0 <= f(beta, m=m, n=n) < 1e-290
         return
-    _close(f(beta, m, n), ref, rel=rel)
+    _close(f(beta, m=m, n=n), ref, rel=rel)
 
 
 # --------------------------------------------------------------------------------------
@@ -401,7 +401,7 @@ def test_gaussian_delta1_and_tradeoff(sigma: float, q_hat: float, m: int, eps: f
     tradeoff = _fn("pmlkit.additive", "gaussian_tradeoff")
     l1_radius = _fn("pmlkit.estimation", "l1_radius")
     delta2 = 1e-6
-    beta = l1_radius(delta2, m, 2)
+    beta = l1_radius(delta2, m=m, n=2)
     lo, hi = max(q_hat - beta / 2, 0.0), min(q_hat + beta / 2, 1.0)
     grid = [M(lo) + (M(hi) - M(lo)) * k / 200 for k in range(201)]
     ref = max(mp_gauss_violation(sigma, (1 - q, q), eps) for q in grid)

@@ -266,7 +266,7 @@ def test_joint_guarantee_matches_an_lp_over_the_joint_ball() -> None:
     a, b = rng.integers(0, 3, 500), rng.integers(0, 2, 500)
     g = pmlkit.joint_guarantee([wa, wb], [a, b], 0.1)
     counts = np.bincount(a * 2 + b, minlength=6)
-    beta = pmlkit.l1_radius(0.1, 500, 6)
+    beta = pmlkit.l1_radius(0.1, m=500, n=6)
     assert g.beta == pytest.approx(beta)
     assert g.certified_eps == pytest.approx(
         lp_capacity_ball(np.kron(wa, wb), counts / 500, beta), rel=1e-6)
@@ -481,7 +481,7 @@ def test_a_single_column_given_as_nested_lists_is_one_mechanism() -> None:
     # one column: the exact worst case over its own set (independent LP)
     assert b.certified_eps == pytest.approx(
         lp_capacity_ball(np.asarray(rr), np.array([1 / 3, 2 / 3]),
-                         pmlkit.l1_radius(0.1, 3, 2)), rel=1e-6)
+                         pmlkit.l1_radius(0.1, m=3, n=2)), rel=1e-6)
     assert pmlkit.joint_capacity(rr, L1Ball([0.5, 0.5], 0.1)) == pytest.approx(
         pmlkit.joint_capacity(np.asarray(rr), L1Ball([0.5, 0.5], 0.1)), rel=1e-15)
 

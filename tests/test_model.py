@@ -137,7 +137,7 @@ def test_design_results_are_read_from_the_typed_objects():
     assert res.guarantee.set == g.set.to_dict() and res.guarantee.description == g.statement
     assert res.guarantee.utility_value == prov.utility_value
     assert res.optimality_gap == prov.optimality_gap == 0.0
-    assert res.guarantee.beta == pytest.approx(pmlkit.l1_radius(1e-3, 100, 3))
+    assert res.guarantee.beta == pytest.approx(pmlkit.l1_radius(1e-3, m=100, n=3))
 
 
 def test_optimal_mechanism_certified_eps_is_computed_not_copied():

@@ -130,7 +130,8 @@ def test_weissman_radius_against_mpmath():
     for m, n, delta, kap in [(100, 2, 0.05, 0.1), (5000, 7, 1e-6, 0.3), (30, 3, 0.5, 0.5)]:
         f = mpmath.mpf(phi(kap))
         want = 2 * mpmath.sqrt((mpmath.log(2**n - 2) - mpmath.log(delta)) / (m * f))
-        assert l1_radius_known_kappa(delta, m, n, kap) == pytest.approx(float(want), rel=1e-12)
+        got = l1_radius_known_kappa(delta, m=m, n=n, kappa=kap)
+        assert got == pytest.approx(float(want), rel=1e-12)
     assert weissman_radius(1.0, 10, math.inf) == 0.0
 
 

@@ -60,7 +60,7 @@ def test_the_mathematics_runs_without_any_optional_package(tmp_path):
     out["certified"] = res.guarantee.certified_eps
     # the worst case over the l1-ball of the guarantee, recomputed here
     est = pmlkit.empirical_distribution(x)
-    ball = pmlkit.L1Ball(est.p, pmlkit.l1_radius(1e-6, est.m, est.n))
+    ball = pmlkit.L1Ball(est.p, pmlkit.l1_radius(1e-6, m=est.m, n=est.n))
     out["worst"] = pmlkit.leakage_capacity(w, ball)
     out["w"] = np.asarray(w).tolist()
     out["p"] = est.p.tolist()

@@ -53,6 +53,13 @@ KEYWORD_ONLY = [
      lambda: pk.sensitivity_bound(0.5, prior=P, beta=0.1), ("eps",)),
     (lambda: pk.sensitivity_bound(P, eps=0.5, beta=[0.0, 0.1]),
      lambda: pk.sensitivity_bound(0.5, P, [0.0, 0.1]), ("eps", "prior", "beta")),
+    # m and n of the Weissman radius: swapped positionally they silently gave another radius
+    (lambda: pk.l1_radius(1e-6, m=1000, n=4), lambda: pk.l1_radius(1e-6, 1000, 4),
+     ("m", "n")),
+    (lambda: pk.l1_failure_probability(0.2, m=1000, n=4),
+     lambda: pk.l1_failure_probability(0.2, 1000, 4), ("m", "n")),
+    (lambda: pk.l1_radius_known_kappa(1e-6, m=1000, n=4, kappa=0.3),
+     lambda: pk.l1_radius_known_kappa(1e-6, 1000, 4, 0.3), ("m", "n", "kappa")),
 ]
 
 

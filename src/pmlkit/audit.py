@@ -587,7 +587,7 @@ def _audit_design(truths: list[_Truth], small: list[_Truth], eps_of: Sequence[fl
                 fulls.append(full)
             for t, truth in enumerate(small):
                 eps = float(eps_of[t])
-                beta = radius_scale * l1_radius(delta, truth.m, truth.p.size)
+                beta = radius_scale * l1_radius(delta, m=truth.m, n=truth.p.size)
                 inside = L1Ball(truth.p_hat, beta).contains(truth.p)
                 w = _try(design.optimal_mechanism, truth.p_hat, eps, beta=beta)
                 if w is None:
@@ -661,7 +661,7 @@ def _audit_laplace(truths: list[_Truth], eps_of: Sequence[float], deltas: Sequen
                     b, uset = cal.b, cal.uncertainty_set
                     ins = _inside(uset, truth.p)
                 elif method == "l1":
-                    beta = radius_scale * l1_radius(delta, truth.m, 2)
+                    beta = radius_scale * l1_radius(delta, m=truth.m, n=2)
                     b = laplace_scale_uncertain(eps, float(truth.p_hat.min()), beta=beta)
                     ins = L1Ball(truth.p_hat, beta).contains(truth.p)
                 else:  # the variant: calibrate_laplace's rule over the shrunk set
@@ -709,7 +709,7 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                            f"delta <= {delta:g} (delta2 = delta/2, method {method!r})")
             for t, truth in enumerate(truths):
                 sigma = sigmas[t]
-                beta = l1_radius(delta2, truth.m, 2)
+                beta = l1_radius(delta2, m=truth.m, n=2)
                 if radius_scale == 1.0:
                     res = _try(gaussian_tradeoff, sigma, truth.p_hat, m=truth.m,
                                delta2=delta2, eps=grid, curve=method)
@@ -988,7 +988,7 @@ def _rep_of(counts: np.ndarray, delta: float, method: str) -> _Rep:
     p = counts / m
     inf, zero, one = np.full(k, np.inf), np.zeros((k, n)), np.ones((k, n))
     if method == "l1":
-        return _Rep(p, np.full(k, l1_radius(delta, m, n)), zero, one, np.full(k, _BALL))
+        return _Rep(p, np.full(k, l1_radius(delta, m=m, n=n)), zero, one, np.full(k, _BALL))
     if method == "box-lower" and n == 2 and k > 2 and (counts[::-1] == counts[:, ::-1]).all():
         # the folded bound depends on min(count) only: compute one half, mirror the other
         half = _rep_of(counts[: k // 2 + 1], delta, method)
@@ -1004,7 +1004,7 @@ def _rep_of(counts: np.ndarray, delta: float, method: str) -> _Rep:
         return _Rep(p, np.asarray(radius, float), zero, one, np.full(k, _BALL))
     if method == "l1-box":  # l1_box_set with its default split 1/2
         lo, hi = cf.batch_box_cp(counts, 0.5 * delta)
-        return _Rep(p, np.full(k, l1_radius(0.5 * delta, m, n)), np.minimum(lo, p),
+        return _Rep(p, np.full(k, l1_radius(0.5 * delta, m=m, n=n)), np.minimum(lo, p),
                     np.maximum(hi, p), np.full(k, _BALL_BOX))
     if method == "auto":
         names = cf.AUTO_CANDIDATES

@@ -340,7 +340,7 @@ def batch_l1(counts: NDArray[Any], delta: float) -> _FloatArray:
 
     m = counts.sum(axis=-1)
     n = counts.shape[-1]
-    return cast(_FloatArray, np.array([l1_radius(delta, int(mm), n) for mm in np.unique(m)])[
+    return cast(_FloatArray, np.array([l1_radius(delta, m=int(mm), n=n) for mm in np.unique(m)])[
         np.searchsorted(np.unique(m), m)])
 
 
@@ -458,7 +458,7 @@ def l1_set(counts: ArrayLike | EmpiricalDistribution, delta: float) -> Confidenc
     c = _as_counts(counts)
     d = check_delta(delta)
     m, n = int(c.sum()), int(c.size)
-    beta = float(l1_radius(d, m, n))
+    beta = float(l1_radius(d, m=m, n=n))
     return _result(
         c, L1Ball(c / m, beta), "l1", d,
         f"l1-ball of radius beta*={beta:.6g} around the empirical distribution "
@@ -661,7 +661,7 @@ def l1_box_set(counts: ArrayLike | EmpiricalDistribution, delta: float, *,
     d = check_delta(delta)
     s = check_real(split, "split", low=0.0, high=1.0, low_open=True, high_open=True)
     m, n = int(c.sum()), int(c.size)
-    beta = float(l1_radius((1.0 - s) * d, m, n))
+    beta = float(l1_radius((1.0 - s) * d, m=m, n=n))
     lo, hi = batch_box_cp(c[None, :], s * d)
     uset = L1BoxSet(c / m, beta, lo[0], hi[0])
     return _result(

@@ -95,7 +95,7 @@ def run(eps: float = math.log(3), delta: float = 1e-6) -> dict[str, Any]:
     est = empirical_distribution(sample())
     w = randomized_response(est.n, eps).matrix
     e_hat = eps_min(w, est.p)
-    beta = l1_radius(delta, est.m, est.n)
+    beta = l1_radius(delta, m=est.m, n=est.n)
     ball = L1Ball(est.p, beta)
     exact = leakage_capacity(w, ball)
     q_star = worst_case_distribution(w, ball)

@@ -30,7 +30,7 @@ from typing import Any, cast, overload
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._deprecation import renamed_parameter
+from ._deprecation import positional_deprecated, renamed_parameter
 from ._optional import require
 from ._validation import (
     as_distribution,
@@ -404,7 +404,8 @@ def log_num_subsets(n: int) -> float:
     return n * math.log(2.0) + math.log1p(-(2.0 ** (1 - n)))
 
 
-def l1_radius(delta: float, m: int, n: int) -> float:
+@positional_deprecated(version="0.2", allowed=1)
+def l1_radius(delta: float, *, m: int, n: int) -> float:
     """Distribution-free l1 radius (Section 4.4 [eq. betastar], from Theorem 2 [Thm weissman] with
     ``phi >= 2``).
 
@@ -429,9 +430,9 @@ def l1_radius(delta: float, m: int, n: int) -> float:
     --------
     ``sqrt(2/1000 (log(2^2 - 2) - log 1e-6))``:
 
-    >>> round(l1_radius(1e-6, 1000, 2), 6)
+    >>> round(l1_radius(1e-6, m=1000, n=2), 6)
     0.170345
-    >>> bool(np.isclose(l1_radius(1e-6, 1000, 2),
+    >>> bool(np.isclose(l1_radius(1e-6, m=1000, n=2),
     ...                 math.sqrt(2 / 1000 * (math.log(2) - math.log(1e-6)))))
     True
     """
@@ -441,7 +442,8 @@ def l1_radius(delta: float, m: int, n: int) -> float:
     return math.sqrt(2.0 / m * (log_num_subsets(n) - math.log(d)))
 
 
-def l1_failure_probability(beta: float, m: int, n: int) -> float:
+@positional_deprecated(version="0.2", allowed=1)
+def l1_failure_probability(beta: float, *, m: int, n: int) -> float:
     """Inverse of :func:`l1_radius` (Theorem 2 [Thm weissman], ``phi >= 2``).
 
     ``delta(beta) = min(1, (2^N - 2) exp(-m beta^2 / 2))``, evaluated in logs.
@@ -459,9 +461,9 @@ def l1_failure_probability(beta: float, m: int, n: int) -> float:
     --------
     The inverse of :func:`l1_radius`, and 1 for radii too small to say anything:
 
-    >>> float(f"{l1_failure_probability(l1_radius(1e-6, 1000, 2), 1000, 2):.6g}")
+    >>> float(f"{l1_failure_probability(l1_radius(1e-6, m=1000, n=2), m=1000, n=2):.6g}")
     1e-06
-    >>> l1_failure_probability(0.01, 1000, 2)
+    >>> l1_failure_probability(0.01, m=1000, n=2)
     1.0
     """
     b = check_radius(beta)
@@ -576,7 +578,8 @@ def _subset_sums(v: NDArray[np.float64]) -> NDArray[np.float64]:
     return sums
 
 
-def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
+@positional_deprecated(version="0.2", allowed=1)
+def l1_radius_known_kappa(delta: float, *, m: int, n: int, kappa: float) -> float:
     """Distribution-dependent l1 radius (Theorem 2 [Thm weissman] with ``phi(kappa_P)``).
 
     ``beta = 2 sqrt( (log(2^N - 2) - log delta) / (m phi(kappa)) )``. With ``kappa = 1/2``
@@ -603,9 +606,9 @@ def l1_radius_known_kappa(delta: float, m: int, n: int, kappa: float) -> float:
     ``kappa = 1/2`` is the distribution-free radius; a skewed ``P`` (``kappa = 0.1``,
     ``phi = log 9 / 0.8``) gets ``2 sqrt((log 2 - log 1e-6) / (1000 phi))``:
 
-    >>> l1_radius_known_kappa(1e-6, 1000, 2, 0.5) == l1_radius(1e-6, 1000, 2)
+    >>> l1_radius_known_kappa(1e-6, m=1000, n=2, kappa=0.5) == l1_radius(1e-6, m=1000, n=2)
     True
-    >>> round(l1_radius_known_kappa(1e-6, 1000, 2, 0.1), 6)
+    >>> round(l1_radius_known_kappa(1e-6, m=1000, n=2, kappa=0.1), 6)
     0.145362
     """
     d = check_delta(delta)

@@ -1367,7 +1367,7 @@ def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
                 "mechanism file 'parameters.prior' is not counts / m")
         delta = float(params["delta"])
         if method == "l1":
-            return L1Ball(np.asarray(est.p), l1_radius(delta, m, est.n)).to_dict()
+            return L1Ball(np.asarray(est.p), l1_radius(delta, m=m, n=est.n)).to_dict()
         from .confidence import confidence_set
 
         return dict(to_jsonable(confidence_set(est.counts, delta, confidence=method).set.to_dict()))

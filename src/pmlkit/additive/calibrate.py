@@ -278,7 +278,7 @@ def calibrate_laplace(samples: Any, eps: float, delta: float, *, positive: Any,
     cs = _confidence(data, d, confidence)
     p_hat_min = min(data.p_hat)
     if confidence == "l1":
-        radius = l1_radius(d, data.m, 2)
+        radius = l1_radius(d, m=data.m, n=2)
         beta: float | None = radius
         p_lower = worst_case_p_min(p_hat_min, beta=radius)
     else:
@@ -476,7 +476,7 @@ def calibrate_gaussian(samples: Any, sigma: float, delta2: float, *, positive: A
     cs = _confidence(data, d2, confidence)
     q_hat = data.p_hat[1]
     if confidence == "l1":
-        beta = l1_radius(d2, data.m, 2)
+        beta = l1_radius(d2, m=data.m, n=2)
         lows, highs = L1Ball(np.array([1.0 - q_hat, q_hat]), beta).coordinate_bounds()
         lo, hi = float(lows[1]), float(highs[1])
     else:

@@ -445,7 +445,7 @@ def gaussian_tradeoff(sigma: float, prior: ArrayLike, *, m: int, delta2: float,
     s = check_scale(sigma, "sigma")
     meth = _check_curve(curve)
     d2 = check_delta(delta2, "delta2", allow_one=False)
-    beta = l1_radius(d2, m, 2)
+    beta = l1_radius(d2, m=m, n=2)
     _, lo, hi = _l1_interval(prior, beta)
     e, scalar = as_eps_array(eps)
     eo, do = _tradeoff(s, lo, hi, beta, d2, e, meth)

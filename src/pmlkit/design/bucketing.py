@@ -417,7 +417,7 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     >>> res.mechanism.input_labels, bool((w[2] == w[3]).all() and (w[3] == w[4]).all())
     (('a', 'b', 'c', 'd', 'e'), True)
     >>> g = res.guarantee
-    >>> g.n, g.beta == l1_radius(1e-3, 1000, 5), g.certified_eps <= 1.0 + 1e-9
+    >>> g.n, g.beta == l1_radius(1e-3, m=1000, n=5), g.certified_eps <= 1.0 + 1e-9
     (5, True, True)
     >>> round(g.utility_value, 3)  # P[Y = X] on the original column: 0.5 + 0.3 kept
     0.8

@@ -807,7 +807,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     >>> from pmlkit import design_from_samples, l1_radius
     >>> res = design_from_samples(["a"] * 60 + ["b"] * 40, 1.0, 1e-3)
     >>> g = res.mechanism.guarantee
-    >>> g.basis, g.m, g.delta, round(res.guarantee.beta, 6) == round(l1_radius(1e-3, 100, 2), 6)
+    >>> g.basis, g.m, g.delta, round(res.guarantee.beta, 6) == round(l1_radius(1e-3, m=100, n=2), 6)
     ('sample', 100, 0.001, True)
     >>> g.certified_eps <= 1.0 + 1e-9
     True
@@ -849,7 +849,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
             "with the square of the count): bucket rare values into a coarser category, "
             "or use a coarser column")
     if confidence == "l1":
-        radius = l1_radius(delta, est.m, est.n)
+        radius = l1_radius(delta, m=est.m, n=est.n)
         uset: Any = L1Ball(p, radius)
         description = ("Weissman et al. l1 deviation bound with phi >= 2 (paper: Theorem 2, "
                        "Section 4.4): P[||P - p_hat||_1 >= beta] <= delta")

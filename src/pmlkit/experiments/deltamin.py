@@ -5,7 +5,7 @@ Panel a (Cor. deltamin, eq. rrdeltamin): ``delta_min(eps')`` against the leakage
 bound above one are vacuous and shown as 1 (as in the paper).
 
 Panel b (eq. epsmax with eq. betastar): ``eps'(delta = 1e-5)`` against ``m`` for several
-design parameters ``eps``, with ``beta = l1_radius(1e-5, m, 20)``; ``inf`` where the bound is
+design parameters ``eps``, with ``beta = l1_radius(1e-5, m=m, n=20)``; ``inf`` where the bound is
 vacuous (``beta >= 2 e^-eps``).
 
 Every number comes from :func:`pmlkit.bounds.delta_min`, :func:`pmlkit.bounds.eps_bound`
@@ -75,7 +75,7 @@ def compute(*, iterations: int | None = None, rng: int = 0,
     ms = np.unique(np.round(np.logspace(2, 7, k)).astype(np.int64))
     for eps in EPS_B:
         for m in ms:
-            beta = l1_radius(DELTA_B, int(m), N)
+            beta = l1_radius(DELTA_B, m=int(m), n=N)
             rows.append({"panel": "b", "m": int(m), "eps": eps,
                          "eps_prime": eps_bound(eps=eps, beta=beta)})
     return pd.DataFrame(rows, columns=COLUMNS)
@@ -143,7 +143,7 @@ def check(df: pd.DataFrame) -> list[Check]:
     worst = 0.0
     for eps, g in b.groupby("eps"):
         for m, e in zip(g["m"], g["eps_prime"], strict=True):
-            if math.isfinite(e) and e > eps and l1_radius(DELTA_B, int(m), N) < 2:
+            if math.isfinite(e) and e > eps and l1_radius(DELTA_B, m=int(m), n=N) < 2:
                 dm = delta_min(eps=eps, eps_target=float(e), m=int(m), n=N)
                 worst = max(worst, abs(math.log(dm) - math.log(DELTA_B)))
     out.append(Check("panels agree: delta_min(eps'(1e-5)) = 1e-5 (Cor. deltamin inverts "

@@ -93,7 +93,7 @@ def scale_for(eps: float, delta: float, m: int, p_hat_min: np.ndarray) -> np.nda
 
     if delta == 0.0:
         return np.full(p_hat_min.shape, laplace_scale(eps, 0.0))
-    beta = l1_radius(delta, m, 2)
+    beta = l1_radius(delta, m=m, n=2)
     uniq, inv = np.unique(p_hat_min, return_inverse=True)
     vals = np.array([laplace_scale_uncertain(eps, float(u), beta=beta) for u in uniq])
     return vals[inv]
