@@ -18,6 +18,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _kernels
 from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
@@ -33,6 +34,10 @@ DRAW_BLOCK = 1 << 16
 #: ``2**_COMPACT_MAX_BITS`` columns are also kept as 16-bit cells (see AliasSampler).
 _COMPACT_MIN_CELLS = 1 << 15
 _COMPACT_MAX_BITS = 12
+#: Draws of at least this many records use the compiled kernel when numba is installed
+#: (below it the numpy path's fixed costs are small and a first call's compilation or
+#: cache load would not pay).
+_KERNEL_MIN_RECORDS = 1 << 17
 #: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
@@ -305,6 +310,19 @@ class AliasSampler:
         # widened block by block into a cache-sized buffer, never as a whole
         ucodes = codes.view(np.uint64) if wide else codes
         bitgen = generator.bit_generator
+        kernels = _kernels.compiled() if n >= _KERNEL_MIN_RECORDS else None
+        if kernels is not None:  # one compiled pass per block, the same outputs
+            uout = out.view(np.uint64)
+            for start in range(0, n, DRAW_BLOCK):
+                stop = min(start + DRAW_BLOCK, n)
+                r = bitgen.random_raw(stop - start)
+                if base is not None:
+                    _kernels.alias_draw_based(kernels, r, codes[start:stop], base, cells,
+                                              self._bits, uout[start:stop])
+                else:
+                    _kernels.alias_draw(kernels, r, codes[start:stop], cells, self._bits,
+                                        uout[start:stop])
+            return out
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
         low = np.uint64((1 << self._bits) - 1)
@@ -405,6 +423,7 @@ class Encoder:
         self.unknown: Counter[Any] = Counter()
         self._index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
+        self._objects: _AddressTable | None = None
 
     @property
     def failed(self) -> bool:
@@ -502,34 +521,54 @@ class Encoder:
         """Indices of an object array whose records share few distinct objects (strings
         read by pandas or pyarrow, or labels indexed from a small array, are shared, not
         copied per record): each distinct object is matched once, by the rules of
-        :meth:`_numpy_codes`, and the records by the object's address (a hash of machine
-        words, no Python object touched per record). A private copy of the array keeps
-        every object alive meanwhile, so an address names one object. None when the
-        objects are mostly distinct, or when any record is not a label (the caller then
-        counts the problems)."""
+        :meth:`_numpy_codes`, and the records by the object's address (machine words, no
+        Python object touched per record). None when the objects are mostly distinct, or
+        when any record is not a label (the caller then counts the problems).
+
+        The objects matched so far are kept (referenced, so alive: an address names one
+        object) in a table by address (:class:`_AddressTable`); a record whose address is
+        in it has that object (the address of an element is read, never followed). The
+        other records are copied (holding the GIL: the copy owns a reference to each of
+        their objects, which another thread replacing an element of the caller's array
+        can then neither free nor have its address reused), their distinct objects
+        matched from the copy's addresses and added to the table."""
         pd = require("pandas", "encoding labels of an object/string array")
 
         n = values.shape[0]
         if n < 4096 or values.ndim != 1:
             return None
-        # a private copy (made holding the GIL) owns a reference to every object for as
-        # long as the addresses are used: another thread replacing an element of the
-        # caller's array meanwhile can neither free an object nor reuse its address
-        values = values.copy()
-        addr = np.asarray(_Addresses(values))
-        if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
-            return None
-        ids, uniq = pd.factorize(addr)
-        if uniq.size > max(4096, n // 16):
+        addr = np.asarray(_Addresses(values))  # a view of the pointers, nothing followed
+        table = self._objects
+        codes: NDArray[np.intp] | None = None
+        if table is not None:
+            codes = np.empty(n, dtype=np.intp)
+            if table.lookup(addr, codes) == 0:
+                return codes
+            at = np.flatnonzero(codes < 0)
+            rest = values.take(at)
+        else:
+            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+                return None
+            rest = values.copy()
+        rest_addr = np.asarray(_Addresses(rest))
+        ids, uniq = pd.factorize(rest_addr)
+        if uniq.size > max(4096, rest.shape[0] // 16):
             return None
         # the distinct objects themselves, from their addresses: each is alive (held by
-        # ``values``), so the address names it
+        # ``rest``), so the address names it
         objs = np.empty(uniq.size, dtype=object)
         objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in uniq.tolist()]
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
             return None
-        return obj_codes.take(np.asarray(ids, dtype=np.intp))
+        if table is None:
+            table = self._objects = _AddressTable()
+        table.add(objs, obj_codes)
+        rest_codes = obj_codes.take(np.asarray(ids, dtype=np.intp))
+        if codes is None:
+            return rest_codes
+        codes[at] = rest_codes
+        return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """In object arrays True == 1 hashes alike: a bool never matches an int label (and
@@ -654,6 +693,118 @@ class _Addresses:
         self.__array_interface__ = {
             "data": (values.ctypes.data, True), "shape": values.shape,
             "strides": values.strides, "typestr": "<u8", "version": 3}
+
+
+class _AddressTable:
+    """Objects already matched to input indices, found by address: an open-addressing
+    table (multiplicative hashing of the address, linear probing) that holds a reference
+    to every object in it, so an address in the table names that object for the table's
+    lifetime. Every hit compares the whole address, so a record is only ever given the
+    index of the very object it holds; an address not in the table is a miss (-1)."""
+
+    #: odd multipliers tried in turn (the first is 2**64 over the golden ratio, Fibonacci
+    #: hashing); the one displacing the fewest keys from their first slot is kept
+    MULTS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+             0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
+             0x94D049BB133111EB, 0xBF58476D1CE4E5B9)
+    #: at most this many objects are kept (more distinct objects: misses stay misses)
+    MAX_OBJECTS = 1 << 16
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+        self.codes: list[int] = []
+        self.bits = 0
+        self.mult = self.MULTS[0]
+        self.keys = np.zeros(1, dtype=np.uint64)
+        self.values = np.full(1, -1, dtype=np.intp)
+        self.max_probe = 0
+
+    def add(self, objs: NDArray[Any], codes: NDArray[np.intp]) -> None:
+        """Remember each object's input index (objects already in the table are skipped)."""
+        if len(self.objects) + objs.shape[0] > self.MAX_OBJECTS:
+            return
+        known = {id(o) for o in self.objects}
+        for o, c in zip(objs.tolist(), codes.tolist(), strict=True):
+            if id(o) not in known:
+                known.add(id(o))
+                self.objects.append(o)
+                self.codes.append(int(c))
+        addr = np.array([id(o) for o in self.objects], dtype=np.uint64)
+        self.bits = max(4, (8 * addr.shape[0] - 1).bit_length())  # load factor <= 1/8
+        fewest = addr.shape[0] + 1
+        for mult in self.MULTS:
+            moved = addr.shape[0] - np.unique(self._slots(addr, mult)).shape[0]
+            if moved < fewest:
+                fewest, self.mult = moved, mult
+            if moved == 0:
+                break
+        self._fill(addr)
+
+    def _slots(self, addr: NDArray[np.uint64], mult: int | None = None) -> NDArray[np.intp]:
+        """Each address's first slot: the top ``bits`` bits of ``(addr >> 4) * mult``
+        modulo 2**64 (objects are 16-byte aligned; the low bits carry nothing)."""
+        h = addr >> np.uint64(4)
+        h *= np.uint64(self.mult if mult is None else mult)
+        h >>= np.uint64(64 - self.bits)
+        return h.view(np.intp)
+
+    def _fill(self, addr: NDArray[np.uint64]) -> None:
+        m = addr.shape[0]
+        size = 1 << self.bits
+        keys = np.zeros(size, dtype=np.uint64)
+        values = np.full(size, -1, dtype=np.intp)
+        codes = np.asarray(self.codes, dtype=np.intp)
+        home = self._slots(addr)
+        dist = np.zeros(m, dtype=np.intp)
+        pending = np.arange(m)
+        # linear probing, all keys at once: a key moves on only past an occupied slot (a
+        # slot taken this round by another key counts), so every slot between a key's home
+        # and its place is occupied and a lookup finds it before an empty slot
+        while pending.size:
+            slot = (home[pending] + dist[pending]) & (size - 1)
+            _, first = np.unique(slot, return_index=True)
+            win = np.zeros(pending.size, dtype=bool)
+            win[first] = True
+            win &= keys[slot] == 0
+            keys[slot[win]] = addr[pending[win]]
+            values[slot[win]] = codes[pending[win]]
+            dist[pending[~win]] += 1
+            pending = pending[~win]
+        self.keys, self.values = keys, values
+        self.max_probe = int(dist.max()) if m else 0
+
+    def lookup(self, addr: NDArray[np.uint64], out: NDArray[np.intp]) -> int:
+        """The input index of each address's object into ``out`` (-1 for an address not in
+        the table); returns how many addresses are not in it."""
+        kernels = _kernels.compiled() if addr.shape[0] >= 4096 else None
+        if kernels is not None:
+            return _kernels.address_codes(kernels, addr, self.keys, self.values, self.mult,
+                                          self.bits, out)
+        mask = (1 << self.bits) - 1
+        misses = 0
+        for start in range(0, addr.shape[0], DRAW_BLOCK):  # cache-sized blocks
+            a = addr[start:start + DRAW_BLOCK]
+            o = out[start:start + DRAW_BLOCK]
+            slot = self._slots(a)
+            self.values.take(slot, out=o)
+            key = self.keys.take(slot)
+            todo = np.flatnonzero(key != a)
+            if todo.size == 0:
+                continue
+            o[todo] = -1
+            # records not in their first slot: the next slots, up to the longest probe
+            todo = todo[key[todo] != 0]
+            for _ in range(self.max_probe):
+                if todo.size == 0:
+                    break
+                slot_t = (slot[todo] + 1) & mask
+                slot[todo] = slot_t
+                key_t = self.keys.take(slot_t)
+                found = key_t == a[todo]
+                o[todo[found]] = self.values.take(slot_t[found])
+                todo = todo[~found & (key_t != 0)]
+            misses += int(np.count_nonzero(o < 0))
+        return misses
 
 
 def strings_to_arrow(values: NDArray[Any]) -> Any:

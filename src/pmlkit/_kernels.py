@@ -1,0 +1,152 @@
+"""Compiled loops for the release kernel (optional: ``pip install 'pmlkit[fast]'``, numba).
+
+Two loops of :mod:`pmlkit.sampler` cost several passes over memory per record when written
+with numpy ufuncs; compiled with numba they take one pass:
+
+* :func:`alias_draw` / :func:`alias_draw_based`: the one-word alias draw of
+  :meth:`pmlkit.sampler.AliasSampler.draw` on its 64-bit cells. For a record with row
+  offset ``f = input << b`` (or ``base[code]``) and random word ``r``: ``j = r >> (64 - b)``,
+  ``cell = cells[f | j]``; the output is ``j`` if ``(r << b) | (2**b - 1) < cell`` (the coin
+  against the threshold), else ``cell & (2**b - 1)`` (the alias). This is, operation for
+  operation, the rule of the numpy path, so both give the same outputs for the same words.
+* :func:`address_codes`: the input index of each record of an object array from the
+  address of its object, through an open-addressing table of known objects (Fibonacci
+  hashing of the address, linear probing, every hit verified against the stored address).
+
+numba is imported only when a kernel is first asked for (never by ``import pmlkit``), and
+the machine code is cached on disk (``cache=True``), so a process pays the compilation once
+per installation, not per call. Without numba (or with the environment variable
+``PMLKIT_NO_NUMBA`` set to a non-empty value other than ``0``) :func:`compiled` is None and
+the callers keep their numpy paths, which give bit-identical outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+__all__: list[str] = []
+
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {}
+
+
+def compiled() -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels by name, or None when numba is missing or disabled.
+
+    Examples
+    --------
+    >>> k = compiled()
+    >>> k is None or sorted(k) == ["address_codes", "alias_draw", "alias_draw_based"]
+    True
+    """
+    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
+        return None
+    with _LOCK:
+        if "kernels" not in _STATE:
+            _STATE["kernels"] = _build()
+    kernels: dict[str, Callable[..., Any]] | None = _STATE["kernels"]
+    return kernels
+
+
+def _build() -> dict[str, Callable[..., Any]] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            out: Callable[..., Any] = numba.njit(cache=True, nogil=True,
+                                                 boundscheck=False)(fn)
+        except RuntimeError:  # no writable cache location: compile per process
+            out = numba.njit(nogil=True, boundscheck=False)(fn)
+        return out
+
+    u64 = np.uint64
+
+    def alias_draw(words: Any, codes: Any, cells: Any, bits: int, out: Any) -> None:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        n = words.shape[0]
+        # the gathers first, in a loop of their own: independent loads the CPU overlaps
+        # (the table of a large mechanism is out of the nearest caches)
+        for i in range(n):
+            out[i] = cells[(u64(codes[i]) << b) | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep  # keep ? column : alias
+
+    def alias_draw_based(words: Any, codes: Any, base: Any, cells: Any, bits: int,
+                         out: Any) -> None:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        n = words.shape[0]
+        for i in range(n):
+            out[i] = cells[base[codes[i]] | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+
+    def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
+                      out: Any) -> int:
+        mask = u64(keys.shape[0] - 1)
+        m = u64(mult)
+        shift = u64(64 - bits)
+        four = u64(4)
+        one = u64(1)
+        misses = 0
+        for i in range(addr.shape[0]):
+            a = addr[i]
+            h = ((a >> four) * m) >> shift
+            code = -1
+            while True:
+                k = keys[h]
+                if k == a:
+                    code = values[h]
+                    break
+                if k == 0:
+                    break
+                h = (h + one) & mask
+            out[i] = code
+            if code < 0:
+                misses += 1
+        return misses
+
+    return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
+            "address_codes": jit(address_codes)}
+
+
+def alias_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+               codes: NDArray[Any], cells: NDArray[np.uint64], bits: int,
+               out: NDArray[np.uint64]) -> None:
+    """Outputs of one block into ``out`` (see the module's description)."""
+    kernels["alias_draw"](words, codes, cells, bits, out)
+
+
+def alias_draw_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                     codes: NDArray[Any], base: NDArray[np.uint64],
+                     cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> None:
+    """Outputs of one block whose row offsets are ``base[codes]``."""
+    kernels["alias_draw_based"](words, codes, base, cells, bits, out)
+
+
+def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],
+                  keys: NDArray[np.uint64], values: NDArray[np.intp], mult: int, bits: int,
+                  out: NDArray[np.intp]) -> int:
+    """The value stored for each address (-1 where the address is not a key) into ``out``;
+    returns the number of addresses that are not keys."""
+    return int(kernels["address_codes"](addr, keys, values, mult, bits, out))
