@@ -25,10 +25,13 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__: list[str] = []
 
@@ -128,6 +131,43 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "address_codes": jit(address_codes)}
+
+
+def draw_threads() -> int:
+    """Threads a compiled draw uses: ``PMLKIT_THREADS`` if set (1 or 2), else 2 on a
+    machine with at least two CPUs, else 1.
+
+    Examples
+    --------
+    >>> draw_threads() in (1, 2)
+    True
+    """
+    env = os.environ.get("PMLKIT_THREADS", "")
+    if env.strip():
+        try:
+            return 2 if int(env) >= 2 else 1
+        except ValueError:
+            return 1
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def worker() -> ThreadPoolExecutor:
+    """The one persistent worker thread of the compiled draw (created on first use; a
+    child process after ``fork`` makes its own, since threads do not survive a fork).
+
+    Examples
+    --------
+    >>> worker().submit(sum, [1, 2]).result()
+    3
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _LOCK:
+        pool: ThreadPoolExecutor | None = _STATE.get("worker")
+        if pool is None or _STATE.get("worker_pid") != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-draw")
+            _STATE["worker"], _STATE["worker_pid"] = pool, os.getpid()
+    return pool
 
 
 def alias_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],

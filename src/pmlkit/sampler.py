@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from collections import Counter
+from collections import Counter, deque
 from collections.abc import Sequence
 from typing import Any
 
@@ -312,16 +312,7 @@ class AliasSampler:
         bitgen = generator.bit_generator
         kernels = _kernels.compiled() if n >= _KERNEL_MIN_RECORDS else None
         if kernels is not None:  # one compiled pass per block, the same outputs
-            uout = out.view(np.uint64)
-            for start in range(0, n, DRAW_BLOCK):
-                stop = min(start + DRAW_BLOCK, n)
-                r = bitgen.random_raw(stop - start)
-                if base is not None:
-                    _kernels.alias_draw_based(kernels, r, codes[start:stop], base, cells,
-                                              self._bits, uout[start:stop])
-                else:
-                    _kernels.alias_draw(kernels, r, codes[start:stop], cells, self._bits,
-                                        uout[start:stop])
+            self._draw_compiled(kernels, codes, bitgen, cells, base, out.view(np.uint64))
             return out
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
@@ -364,6 +355,45 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
+                       cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
+                       uout: NDArray[np.uint64]) -> None:
+        """The compiled draw, block by block. The words are drawn here, in record order,
+        one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
+        persistent worker runs the kernel on a block (the kernel releases the GIL) while
+        this thread draws the next block's words, at most two blocks ahead. Each block's
+        kernel reads only its own words and writes only its own outputs, so the outputs
+        are those of one thread, word for word."""
+        n = codes.shape[0]
+        b = self._bits
+
+        def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
+            if base is not None:
+                _kernels.alias_draw_based(kernels, r, codes[start:stop], base, cells, b,
+                                          uout[start:stop])
+            else:
+                _kernels.alias_draw(kernels, r, codes[start:stop], cells, b,
+                                    uout[start:stop])
+
+        worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
+            else None
+        if worker is None:
+            for start in range(0, n, DRAW_BLOCK):
+                stop = min(start + DRAW_BLOCK, n)
+                block(bitgen.random_raw(stop - start), start, stop)
+            return
+        pending: deque[Any] = deque()
+        try:
+            for start in range(0, n, DRAW_BLOCK):
+                stop = min(start + DRAW_BLOCK, n)
+                pending.append(worker.submit(block, bitgen.random_raw(stop - start), start,
+                                             stop))
+                if len(pending) > 2:
+                    pending.popleft().result()
+        finally:  # every block submitted is finished (or failed) before returning
+            while pending:
+                pending.popleft().result()
 
     def _decide16(self, r: NDArray[np.uint64], flat: NDArray[np.uint64],
                   o: NDArray[np.uint64], cells: NDArray[np.uint64],
