@@ -56,6 +56,7 @@ def _draw(s: AliasSampler, codes: np.ndarray, gen: np.random.Generator, *, compi
     with pytest.MonkeyPatch.context() as mp:
         if compiled:
             mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
+            mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
             mp.setenv("PMLKIT_THREADS", str(threads))
             mp.delenv("PMLKIT_NO_NUMBA", raising=False)
         else:
@@ -248,13 +249,20 @@ def test_without_numba_the_release_is_identical_and_numba_is_never_imported_unas
     light = textwrap.dedent("""
         import sys, numpy as np
         import pmlkit, pmlkit.cli.main, pmlkit.cli.design
-        pmlkit.privatize(np.eye(2), np.array([0, 1, 1]))
+        from pmlkit import sampler
+        mech = pmlkit.Mechanism(np.full((2, 2), 0.5))
+        pmlkit.privatize(mech, np.array([0, 1, 1]))
+        pmlkit.privatize(mech, np.zeros(1 << 20, dtype=np.int64))
+        print("numba" in sys.modules)
+        sampler._KERNEL_LOAD_RECORDS = 1 << 21  # (2**24 records take longer)
+        pmlkit.privatize(mech, np.zeros(1 << 20, dtype=np.int64))
         print("numba" in sys.modules)
         """)
     proc = subprocess.run([sys.executable, "-c", light], capture_output=True, text=True,
                           timeout=120)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout.strip() == "False"
+    # numba only once one sampler has drawn _KERNEL_LOAD_RECORDS records
+    assert proc.stdout.split() == ["False", "True"]
 
 
 def test_thread_setting():

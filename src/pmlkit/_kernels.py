@@ -13,11 +13,13 @@ with numpy ufuncs; compiled with numba they take one pass:
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
 
-numba is imported only when a kernel is first asked for (never by ``import pmlkit``), and
-the machine code is cached on disk (``cache=True``), so a process pays the compilation once
-per installation, not per call. Without numba (or with the environment variable
-``PMLKIT_NO_NUMBA`` set to a non-empty value other than ``0``) :func:`compiled` is None and
-the callers keep their numpy paths, which give bit-identical outputs.
+numba is imported only when a caller with enough work asks for the kernels (never by
+``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
+process), and the machine code is cached on disk (``cache=True``), so the compilation is
+paid once per installation and a process pays the import and the cache load once.
+Without numba (or with the environment variable ``PMLKIT_NO_NUMBA`` set to a non-empty
+value other than ``0``) :func:`compiled` is None and the callers keep their numpy paths,
+which give bit-identical outputs.
 """
 
 from __future__ import annotations
@@ -39,8 +41,10 @@ _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
 
 
-def compiled() -> dict[str, Callable[..., Any]] | None:
-    """The compiled kernels by name, or None when numba is missing or disabled.
+def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels by name, or None when numba is missing or disabled, or (with
+    ``load=False``) not loaded yet in this process: importing numba costs about half a
+    second to a second, so a caller asks to load only when it has that much work.
 
     Examples
     --------
@@ -49,6 +53,8 @@ def compiled() -> dict[str, Callable[..., Any]] | None:
     True
     """
     if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
+        return None
+    if not load and "kernels" not in _STATE:
         return None
     with _LOCK:
         if "kernels" not in _STATE:

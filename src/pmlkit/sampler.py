@@ -34,10 +34,13 @@ DRAW_BLOCK = 1 << 16
 #: ``2**_COMPACT_MAX_BITS`` columns are also kept as 16-bit cells (see AliasSampler).
 _COMPACT_MIN_CELLS = 1 << 15
 _COMPACT_MAX_BITS = 12
-#: Draws of at least this many records use the compiled kernel when numba is installed
-#: (below it the numpy path's fixed costs are small and a first call's compilation or
-#: cache load would not pay).
+#: Draws of at least this many records use the compiled kernels once they are loaded
+#: (below it the numpy path's fixed costs are small).
 _KERNEL_MIN_RECORDS = 1 << 17
+#: The kernels are loaded (numba imported: about 0.5-2 s) once one sampler has drawn this
+#: many records in the process; until then (or without numba) the numpy path draws, with
+#: the same outputs.
+_KERNEL_LOAD_RECORDS = 1 << 24
 #: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
@@ -134,6 +137,7 @@ class AliasSampler:
         prob, alias = self._vose_rows(padded)
         self.n_inputs, self.n_outputs, self.n_columns = n, m, width
         self._bits = bits
+        self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
         self.prob_flat = readonly(prob.ravel())
         self.alias_flat = readonly(alias.ravel(), np.intp)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
@@ -310,7 +314,9 @@ class AliasSampler:
         # widened block by block into a cache-sized buffer, never as a whole
         ucodes = codes.view(np.uint64) if wide else codes
         bitgen = generator.bit_generator
-        kernels = _kernels.compiled() if n >= _KERNEL_MIN_RECORDS else None
+        self._drawn += n
+        kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
+            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" else None
         if kernels is not None:  # one compiled pass per block, the same outputs
             self._draw_compiled(kernels, codes, bitgen, cells, base, out.view(np.uint64))
             return out
@@ -369,12 +375,12 @@ class AliasSampler:
         b = self._bits
 
         def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
+            part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
             if base is not None:
-                _kernels.alias_draw_based(kernels, r, codes[start:stop], base, cells, b,
+                _kernels.alias_draw_based(kernels, r, part, base, cells, b,
                                           uout[start:stop])
             else:
-                _kernels.alias_draw(kernels, r, codes[start:stop], cells, b,
-                                    uout[start:stop])
+                _kernels.alias_draw(kernels, r, part, cells, b, uout[start:stop])
 
         worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
             else None
@@ -806,7 +812,7 @@ class _AddressTable:
     def lookup(self, addr: NDArray[np.uint64], out: NDArray[np.intp]) -> int:
         """The input index of each address's object into ``out`` (-1 for an address not in
         the table); returns how many addresses are not in it."""
-        kernels = _kernels.compiled() if addr.shape[0] >= 4096 else None
+        kernels = _kernels.compiled(load=False) if addr.shape[0] >= 4096 else None
         if kernels is not None:
             return _kernels.address_codes(kernels, addr, self.keys, self.values, self.mult,
                                           self.bits, out)
