@@ -136,6 +136,21 @@ def test_two_threads_draw_what_one_thread_draws_and_consume_the_same_words(k):
         == g3.bit_generator.random_raw()
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize(("k", "dtype"), [(300, np.int64), (5, np.int64), (5, np.int32)])
+def test_codes_in_the_other_byte_order_draw_as_native_ones(compiled, k, dtype):
+    """Codes in non-native byte order (read from a file, say) draw what the same codes in
+    native order draw. (The numpy path read 8-byte codes' bits as uint64 without swapping
+    them: silently wrong rows for a small table, an IndexError for a large one.)"""
+    s = AliasSampler(_mechanism(k, k, 2, 0.2))
+    codes = np.random.default_rng(0).integers(0, k, 3 * DRAW_BLOCK).astype(dtype)
+    swapped = codes.astype(codes.dtype.newbyteorder())
+    assert not swapped.dtype.isnative and np.array_equal(swapped, codes)
+    got = _draw(s, swapped, np.random.default_rng(1), compiled=compiled)
+    np.testing.assert_array_equal(got, _draw(s, codes, np.random.default_rng(1),
+                                             compiled=compiled))
+
+
 @pytest.mark.parametrize("bad", [-1, 7])
 def test_compiled_draw_refuses_out_of_range_codes_before_any_gather(bad):
     """The kernel reads the table without bounds checks: codes outside 0..N-1 must be
@@ -152,7 +167,7 @@ def _objects(k: int) -> list[str]:
 
 
 @pytest.mark.parametrize("compiled", [True, False])
-@pytest.mark.parametrize("mults", [None, (1,)])
+@pytest.mark.parametrize("mults", [None, (1,), *[(m,) for m in _AddressTable.MULTS]])
 def test_address_table_lookup_equals_a_dictionary(compiled, mults, monkeypatch):
     """Known objects found by address, unknown addresses missed; also when every key
     hashes to the same first slot (multiplier 1: one long probe chain)."""
@@ -166,7 +181,7 @@ def test_address_table_lookup_equals_a_dictionary(compiled, mults, monkeypatch):
     codes = np.random.default_rng(0).permutation(300)
     table.add(np.array(known, dtype=object), codes)
     table.add(np.array(known[:10], dtype=object), codes[:10])  # already known: skipped
-    if mults is not None:
+    if mults == (1,):  # every address has the first slot 0: one chain of 300 keys
         assert table.max_probe == 299
     pool = np.array(known + others, dtype=object)
     vals = pool[np.random.default_rng(1).integers(0, pool.size, 20_000)]

@@ -195,4 +195,5 @@ def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint6
                   out: NDArray[np.intp]) -> int:
     """The value stored for each address (-1 where the address is not a key) into ``out``;
     returns the number of addresses that are not keys."""
-    return int(kernels["address_codes"](addr, keys, values, mult, bits, out))
+    # as a uint64 (a Python int above 2**63 - 1 would not fit numba's int64 signature)
+    return int(kernels["address_codes"](addr, keys, values, np.uint64(mult), bits, out))

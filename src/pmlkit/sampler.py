@@ -97,6 +97,11 @@ class AliasSampler:
     the 64-bit cells word for word (same keep-probabilities), from a table a quarter of the
     size, which stays in the CPU cache (``1000 x 1000``: 2 MB instead of 8 MB).
 
+    With numba installed (``pmlkit[fast]``) a large draw runs a compiled loop on the 64-bit
+    cells (:mod:`pmlkit._kernels`), on a worker thread while the caller draws the next
+    block's words: the words are consumed in the same order and decided by the same
+    integer rule, so the outputs are the numpy path's, word for word.
+
     Parameters
     ----------
     matrix
@@ -269,6 +274,8 @@ class AliasSampler:
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
             raise ValidationError(f"codes must be a 1-D array of integer input indices, got "
                                   f"an array of dtype {codes.dtype} and shape {codes.shape}")
+        if not codes.dtype.isnative:  # (the 8-byte path reads the codes' bits as uint64)
+            codes = codes.astype(codes.dtype.newbyteorder("="))
         n = codes.shape[0]
         if out is None:
             out = np.empty(n, dtype=np.intp)
@@ -316,7 +323,8 @@ class AliasSampler:
         bitgen = generator.bit_generator
         self._drawn += n
         kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
-            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" else None
+            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
+            and codes.dtype.isnative else None  # (numba compiles native byte order only)
         if kernels is not None:  # one compiled pass per block, the same outputs
             self._draw_compiled(kernels, codes, bitgen, cells, base, out.view(np.uint64))
             return out
