@@ -290,3 +290,18 @@ def test_thread_setting():
         assert _kernels.draw_threads() == 1
         mp.setenv("PMLKIT_NO_NUMBA", "1")
         assert _kernels.compiled() is None
+
+
+def test_compiled_draw_on_64_bit_cells_when_there_are_more_than_2_16_columns():
+    """b > 16 (more than 65,536 outputs): no 32-bit cells, the 64-bit kernel decides; the
+    same outputs as the numpy path and the exact rule."""
+    w = _mechanism(1, 65_537, 8, 0.5)
+    s = AliasSampler(w)
+    assert s.n_columns == 1 << 17 and s._compact32() is None
+    codes = np.zeros(20_000, dtype=np.int64)
+    got = _draw(s, codes, np.random.default_rng(2), compiled=True)
+    np.testing.assert_array_equal(got, _draw(s, codes, np.random.default_rng(2),
+                                             compiled=False))
+    words = np.random.default_rng(2).bit_generator.random_raw(1500)
+    assert got[:1500].tolist() == _exact(s, [0] * 1500, words.tolist())
+    assert np.all(w[codes, got] > 0)

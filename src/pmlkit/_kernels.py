@@ -9,6 +9,12 @@ with numpy ufuncs; compiled with numba they take one pass:
   ``cell = cells[f | j]``; the output is ``j`` if ``(r << b) | (2**b - 1) < cell`` (the coin
   against the threshold), else ``cell & (2**b - 1)`` (the alias). This is, operation for
   operation, the rule of the numpy path, so both give the same outputs for the same words.
+* :func:`alias_draw32` / :func:`alias_draw32_based`: the same draw decided on 32-bit cells
+  (the threshold's top ``32 - b`` bits above the alias, ``b <= 16``): a table half the
+  size, so more of it stays in the CPU caches. A record whose coin's top ``32 - b`` bits
+  equal the threshold's (probability ``2**-(32 - b)``) is decided by its 64-bit cell, so
+  the outputs are those of the 64-bit cells, word for word (as for the numpy path's
+  16-bit cells).
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
@@ -49,7 +55,7 @@ def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
     Examples
     --------
     >>> k = compiled()
-    >>> k is None or sorted(k) == ["address_codes", "alias_draw", "alias_draw_based"]
+    >>> k is None or sorted(k)[:3] == ["address_codes", "alias_draw", "alias_draw32"]
     True
     """
     if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
@@ -110,6 +116,48 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             alias = cell & low
             out[i] = alias + ((r >> shift) - alias) * keep
 
+    def alias_draw32(words: Any, codes: Any, cells32: Any, cells: Any, bits: int,
+                     out: Any) -> None:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        s32 = u64(32)
+        m32 = u64(0xFFFFFFFF)
+        n = words.shape[0]
+        for i in range(n):  # the gathers first, from the half-size table
+            out[i] = cells32[(u64(codes[i]) << b) | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            coin = (((r >> s32) << b) | low) & m32  # the coin's top 32 - b bits, b ones
+            if (coin ^ cell) <= low:  # the same top bits: the 64-bit cell decides
+                cell = cells[(u64(codes[i]) << b) | (r >> shift)]
+                coin = (r << b) | low
+            keep = u64(coin < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+
+    def alias_draw32_based(words: Any, codes: Any, base: Any, cells32: Any, cells: Any,
+                           bits: int, out: Any) -> None:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        s32 = u64(32)
+        m32 = u64(0xFFFFFFFF)
+        n = words.shape[0]
+        for i in range(n):
+            out[i] = cells32[base[codes[i]] | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            coin = (((r >> s32) << b) | low) & m32
+            if (coin ^ cell) <= low:
+                cell = cells[base[codes[i]] | (r >> shift)]
+                coin = (r << b) | low
+            keep = u64(coin < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
                       out: Any) -> int:
         mask = u64(keys.shape[0] - 1)
@@ -136,6 +184,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return misses
 
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
+            "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
             "address_codes": jit(address_codes)}
 
 
@@ -188,6 +237,21 @@ def alias_draw_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.u
                      cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> None:
     """Outputs of one block whose row offsets are ``base[codes]``."""
     kernels["alias_draw_based"](words, codes, base, cells, bits, out)
+
+
+def alias_draw32(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                 codes: NDArray[Any], cells32: NDArray[np.uint32], cells: NDArray[np.uint64],
+                 bits: int, out: NDArray[np.uint64]) -> None:
+    """Outputs of one block decided on the 32-bit cells (ties on the 64-bit cells)."""
+    kernels["alias_draw32"](words, codes, cells32, cells, bits, out)
+
+
+def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                       codes: NDArray[Any], base: NDArray[np.uint64],
+                       cells32: NDArray[np.uint32], cells: NDArray[np.uint64], bits: int,
+                       out: NDArray[np.uint64]) -> None:
+    """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
+    kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits, out)
 
 
 def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],

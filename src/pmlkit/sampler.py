@@ -97,10 +97,10 @@ class AliasSampler:
     the 64-bit cells word for word (same keep-probabilities), from a table a quarter of the
     size, which stays in the CPU cache (``1000 x 1000``: 2 MB instead of 8 MB).
 
-    With numba installed (``pmlkit[fast]``) a large draw runs a compiled loop on the 64-bit
-    cells (:mod:`pmlkit._kernels`), on a worker thread while the caller draws the next
-    block's words: the words are consumed in the same order and decided by the same
-    integer rule, so the outputs are the numpy path's, word for word.
+    With numba installed (``pmlkit[fast]``) a large draw runs a compiled loop on 32-bit
+    cells (ties on the 64-bit cells; :mod:`pmlkit._kernels`), on a worker thread while
+    the caller draws the next block's words: the words are consumed in the same order and
+    decided by the same integer rule, so the outputs are the numpy path's, word for word.
 
     Parameters
     ----------
@@ -143,6 +143,7 @@ class AliasSampler:
         self.n_inputs, self.n_outputs, self.n_columns = n, m, width
         self._bits = bits
         self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
+        self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
         self.prob_flat = readonly(prob.ravel())
         self.alias_flat = readonly(alias.ravel(), np.intp)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
@@ -284,6 +285,7 @@ class AliasSampler:
             raise ValidationError(f"out must be a writable contiguous intp array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
         base: NDArray[np.uint64] | None = None
+        remapped: NDArray[np.intp] | None = None  # the rows of the cells, if reordered
         cells16 = self._cells16
         if remap is not None:
             table = np.asarray(remap)
@@ -299,6 +301,7 @@ class AliasSampler:
                 # the rows of the tables in code order: the codes then index the cells
                 # directly (the same cells, so the same outputs, one gather per record)
                 rows = table.astype(np.intp)
+                remapped = rows
                 cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
                 if self._cells16 is not None:
                     cells16 = self._cells16.reshape(self.n_inputs, -1).take(
@@ -326,7 +329,8 @@ class AliasSampler:
             if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
             and codes.dtype.isnative else None  # (numba compiles native byte order only)
         if kernels is not None:  # one compiled pass per block, the same outputs
-            self._draw_compiled(kernels, codes, bitgen, cells, base, out.view(np.uint64))
+            self._draw_compiled(kernels, codes, bitgen, cells, base, remapped,
+                                out.view(np.uint64))
             return out
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
@@ -370,9 +374,21 @@ class AliasSampler:
             o += col
         return out
 
+    def _compact32(self) -> NDArray[np.uint32] | None:
+        """The 32-bit cells of the compiled draw (built on first use; None if ``b > 16``):
+        the threshold's top ``32 - b`` bits above the alias."""
+        if self._bits > 16:
+            return None
+        if self._cells32 is None:
+            b = np.uint64(self._bits)
+            low = np.uint64((1 << self._bits) - 1)
+            self._cells32 = readonly((((self._cells >> (np.uint64(32) + b)) << b)
+                                      | (self._cells & low)).astype(np.uint32), np.uint32)
+        return self._cells32
+
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
                        cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
-                       uout: NDArray[np.uint64]) -> None:
+                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64]) -> None:
         """The compiled draw, block by block. The words are drawn here, in record order,
         one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
         persistent worker runs the kernel on a block (the kernel releases the GIL) while
@@ -381,14 +397,21 @@ class AliasSampler:
         are those of one thread, word for word."""
         n = codes.shape[0]
         b = self._bits
+        cells32 = self._compact32()
+        if cells32 is not None and rows is not None:  # the rows in code order, as cells
+            cells32 = cells32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
 
         def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
             part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
-            if base is not None:
-                _kernels.alias_draw_based(kernels, r, part, base, cells, b,
-                                          uout[start:stop])
+            o = uout[start:stop]
+            if cells32 is not None and base is not None:
+                _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b, o)
+            elif cells32 is not None:
+                _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
+            elif base is not None:
+                _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
             else:
-                _kernels.alias_draw(kernels, r, part, cells, b, uout[start:stop])
+                _kernels.alias_draw(kernels, r, part, cells, b, o)
 
         worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
             else None
