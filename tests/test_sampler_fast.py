@@ -151,15 +151,33 @@ def test_codes_in_the_other_byte_order_draw_as_native_ones(compiled, k, dtype):
                                              compiled=compiled))
 
 
-@pytest.mark.parametrize("bad", [-1, 7])
-def test_compiled_draw_refuses_out_of_range_codes_before_any_gather(bad):
-    """The kernel reads the table without bounds checks: codes outside 0..N-1 must be
-    refused before it runs (a forged code must never read memory outside the table)."""
+@pytest.mark.parametrize("bad", [-1, 7, -128, 2**40])
+@pytest.mark.parametrize("where", [0, DRAW_BLOCK + 5, 3 * DRAW_BLOCK - 1])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_draw_refuses_out_of_range_codes_before_their_gather(bad, where, threads):
+    """The kernel reads the table without bounds checks of its own: each code is checked
+    against the rows (a negative code wraps to a huge one) before its gather, and a code
+    outside 0..N-1 is refused with the numpy path's message, in any block, on one or two
+    threads (a forged code must never read memory outside the table)."""
     s = AliasSampler(_mechanism(7, 5, 0, 0.0))
-    codes = np.zeros(3 * DRAW_BLOCK, dtype=np.int64)
-    codes[-1] = bad
-    with pytest.raises(ValidationError, match=r"codes must be input indices in 0\.\.6"):
-        _draw(s, codes, np.random.default_rng(0), compiled=True, threads=2)
+    dtype = np.int8 if -128 <= bad < 128 else np.int64
+    codes = np.zeros(3 * DRAW_BLOCK, dtype=dtype)
+    codes[where] = bad
+    with pytest.raises(ValidationError, match=rf"codes must be input indices in 0\.\.6, "
+                                              rf"got {bad}$"):
+        _draw(s, codes, np.random.default_rng(0), compiled=True, threads=threads)
+    # through remap (both table layouts): indices into remap
+    with pytest.raises(ValidationError, match=rf"indices into remap in 0\.\.6, got {bad}$"):
+        _draw(s, codes, np.random.default_rng(0), compiled=True, threads=threads,
+              remap=np.arange(7))
+    if bad >= 0:
+        many = np.zeros(bad if bad < 5000 else 5000, dtype=np.intp)
+        wide = codes.astype(np.int64)
+        wide[where] = many.size
+        with pytest.raises(ValidationError, match=rf"indices into remap in 0\.\."
+                                                  rf"{many.size - 1}, got {many.size}$"):
+            _draw(s, wide, np.random.default_rng(0), compiled=True, threads=threads,
+                  remap=many)
 
 
 def _objects(k: int) -> list[str]:

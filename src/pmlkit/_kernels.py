@@ -85,7 +85,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     u64 = np.uint64
 
-    def alias_draw(words: Any, codes: Any, cells: Any, bits: int, out: Any) -> None:
+    def alias_draw(words: Any, codes: Any, n_codes: Any, cells: Any, bits: int,
+                   out: Any) -> int:
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -93,31 +94,40 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         # the gathers first, in a loop of their own: independent loads the CPU overlaps
         # (the table of a large mechanism is out of the nearest caches)
         for i in range(n):
-            out[i] = cells[(u64(codes[i]) << b) | (words[i] >> shift)]
+            c = u64(codes[i])  # a negative code wraps to a huge one
+            if c >= n_codes:
+                return i  # refused before its gather
+            out[i] = cells[(c << b) | (words[i] >> shift)]
         for i in range(n):
             r = words[i]
             cell = out[i]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
             out[i] = alias + ((r >> shift) - alias) * keep  # keep ? column : alias
+        return -1
 
     def alias_draw_based(words: Any, codes: Any, base: Any, cells: Any, bits: int,
-                         out: Any) -> None:
+                         out: Any) -> int:
+        n_codes = u64(base.shape[0])
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
         n = words.shape[0]
         for i in range(n):
-            out[i] = cells[base[codes[i]] | (words[i] >> shift)]
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells[base[c] | (words[i] >> shift)]
         for i in range(n):
             r = words[i]
             cell = out[i]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
             out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
 
-    def alias_draw32(words: Any, codes: Any, cells32: Any, cells: Any, bits: int,
-                     out: Any) -> None:
+    def alias_draw32(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
+                     bits: int, out: Any) -> int:
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -125,7 +135,10 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         m32 = u64(0xFFFFFFFF)
         n = words.shape[0]
         for i in range(n):  # the gathers first, from the half-size table
-            out[i] = cells32[(u64(codes[i]) << b) | (words[i] >> shift)]
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells32[(c << b) | (words[i] >> shift)]
         for i in range(n):
             r = words[i]
             cell = out[i]
@@ -136,9 +149,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             keep = u64(coin < cell)
             alias = cell & low
             out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
 
     def alias_draw32_based(words: Any, codes: Any, base: Any, cells32: Any, cells: Any,
-                           bits: int, out: Any) -> None:
+                           bits: int, out: Any) -> int:
+        n_codes = u64(base.shape[0])
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -146,7 +161,10 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         m32 = u64(0xFFFFFFFF)
         n = words.shape[0]
         for i in range(n):
-            out[i] = cells32[base[codes[i]] | (words[i] >> shift)]
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells32[base[c] | (words[i] >> shift)]
         for i in range(n):
             r = words[i]
             cell = out[i]
@@ -157,6 +175,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             keep = u64(coin < cell)
             alias = cell & low
             out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
 
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
                       out: Any) -> int:
@@ -227,31 +246,38 @@ def worker() -> ThreadPoolExecutor:
 
 def alias_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                codes: NDArray[Any], cells: NDArray[np.uint64], bits: int,
-               out: NDArray[np.uint64]) -> None:
-    """Outputs of one block into ``out`` (see the module's description)."""
-    kernels["alias_draw"](words, codes, cells, bits, out)
+               out: NDArray[np.uint64]) -> int:
+    """Outputs of one block into ``out`` (see the module's description). Every code is
+    checked against the table's rows (``len(cells) >> bits``) before its gather; returns
+    the position of the first code outside them (``out`` is then incomplete), else -1."""
+    n_codes = np.uint64(cells.shape[0] >> bits)
+    return int(kernels["alias_draw"](words, codes, n_codes, cells, bits, out))
 
 
 def alias_draw_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                      codes: NDArray[Any], base: NDArray[np.uint64],
-                     cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> None:
-    """Outputs of one block whose row offsets are ``base[codes]``."""
-    kernels["alias_draw_based"](words, codes, base, cells, bits, out)
+                     cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> int:
+    """Outputs of one block whose row offsets are ``base[codes]`` (codes checked against
+    ``len(base)``; the return value as for :func:`alias_draw`)."""
+    return int(kernels["alias_draw_based"](words, codes, base, cells, bits, out))
 
 
 def alias_draw32(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                  codes: NDArray[Any], cells32: NDArray[np.uint32], cells: NDArray[np.uint64],
-                 bits: int, out: NDArray[np.uint64]) -> None:
-    """Outputs of one block decided on the 32-bit cells (ties on the 64-bit cells)."""
-    kernels["alias_draw32"](words, codes, cells32, cells, bits, out)
+                 bits: int, out: NDArray[np.uint64]) -> int:
+    """Outputs of one block decided on the 32-bit cells (ties on the 64-bit cells); the
+    codes checked and the return value as for :func:`alias_draw`."""
+    n_codes = np.uint64(cells.shape[0] >> bits)
+    return int(kernels["alias_draw32"](words, codes, n_codes, cells32, cells, bits, out))
 
 
 def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                        codes: NDArray[Any], base: NDArray[np.uint64],
                        cells32: NDArray[np.uint32], cells: NDArray[np.uint64], bits: int,
-                       out: NDArray[np.uint64]) -> None:
+                       out: NDArray[np.uint64]) -> int:
     """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
-    kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits, out)
+    return int(kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits,
+                                             out))
 
 
 def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],

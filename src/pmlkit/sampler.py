@@ -12,7 +12,7 @@ from __future__ import annotations
 import ctypes
 import sys
 from collections import Counter, deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -259,7 +259,9 @@ class AliasSampler:
         ------
         ValidationError
             ``codes`` not 1-D integers or outside ``0..N-1`` (with ``remap``: outside
-            ``0..len(remap)-1``, or ``remap`` not input indices).
+            ``0..len(remap)-1``, or ``remap`` not input indices). A compiled draw checks
+            each code as it goes: the generator may then have moved on, and ``out`` is
+            incomplete (nothing is returned).
 
         Examples
         --------
@@ -314,24 +316,32 @@ class AliasSampler:
         if n == 0:
             return out
         n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
-        lo, hi = int(codes.min()), int(codes.max())
-        if lo < 0 or hi >= n_codes:
-            bad = lo if lo < 0 else hi
-            what = "input indices" if remap is None else "indices into remap"
-            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
-        wide = codes.dtype.itemsize == 8
-        # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
-        # widened block by block into a cache-sized buffer, never as a whole
-        ucodes = codes.view(np.uint64) if wide else codes
+        what = "input indices" if remap is None else "indices into remap"
+
+        def check_range() -> None:
+            lo, hi = int(codes.min()), int(codes.max())
+            if lo < 0 or hi >= n_codes:
+                bad = lo if lo < 0 else hi
+                raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+
         bitgen = generator.bit_generator
         self._drawn += n
         kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
             if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
             and codes.dtype.isnative else None  # (numba compiles native byte order only)
-        if kernels is not None:  # one compiled pass per block, the same outputs
+        if kernels is not None:
+            # one compiled pass per block, the same outputs; the kernel checks each code
+            # before its gather (no separate pass) and a code out of range is refused
+            # with the message of the check below (the words of the blocks before it
+            # were drawn: the stream has moved on)
             self._draw_compiled(kernels, codes, bitgen, cells, base, remapped,
-                                out.view(np.uint64))
+                                out.view(np.uint64), check_range)
             return out
+        check_range()  # before any word is drawn
+        wide = codes.dtype.itemsize == 8
+        # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
+        # widened block by block into a cache-sized buffer, never as a whole
+        ucodes = codes.view(np.uint64) if wide else codes
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
         low = np.uint64((1 << self._bits) - 1)
@@ -388,7 +398,8 @@ class AliasSampler:
 
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
                        cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
-                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64]) -> None:
+                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64],
+                       refuse: Callable[[], None]) -> None:
         """The compiled draw, block by block. The words are drawn here, in record order,
         one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
         persistent worker runs the kernel on a block (the kernel releases the GIL) while
@@ -405,13 +416,17 @@ class AliasSampler:
             part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
             o = uout[start:stop]
             if cells32 is not None and base is not None:
-                _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b, o)
+                bad = _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b,
+                                                  o)
             elif cells32 is not None:
-                _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
+                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
             elif base is not None:
-                _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
+                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
             else:
-                _kernels.alias_draw(kernels, r, part, cells, b, o)
+                bad = _kernels.alias_draw(kernels, r, part, cells, b, o)
+            if bad >= 0:  # a code out of range (refused before its gather)
+                refuse()
+                raise AssertionError("a code out of range passed the range check")
 
         worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
             else None
