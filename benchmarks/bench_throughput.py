@@ -10,13 +10,15 @@ Run: ``.venv/bin/python benchmarks/bench_throughput.py [--rows N] [--repeat R]
    ``pa.Array`` (pyarrow string array), ``categorical`` (pandas), ``polars str`` and
    ``polars cat``; and the machine's limit: one AES-CTR uniform per record (the secure
    generator pmlkit uses, :func:`pmlkit.rng.resolve_rng`) plus one gather from a k-entry
-   table. Printed: each kind's rate, the int64 rate as a fraction of the limit, and the
-   slowest kind as a fraction of the int64 rate. Within one repetition every kind and the
-   limit are timed one after the other, and the best of ``--repeat`` repetitions is kept,
-   so all columns see the same load on a shared machine. ``cpu min/int`` is the same
-   ratio in CPU time of the process (all its threads): on a loaded machine, where a
-   second thread encoding the next chunk finds no idle core, the wall-clock ratio
-   approaches this one; on an idle machine the wall-clock ratio is the higher.
+   table (``--threads``: one table per thread count, ``PMLKIT_THREADS``, the limit then
+   run on as many threads, each with its own generator). Printed: each kind's rate, the
+   int64 rate as a fraction of the limit, and the slowest kind as a fraction of the int64
+   rate. Within one repetition every kind and the limit are timed one after the other,
+   and the best of ``--repeat`` repetitions is kept, so all columns see the same load on a
+   shared machine. ``cpu min/int`` is the same ratio in CPU time of the process (all its
+   threads): on a loaded machine, where a second thread encoding the next chunk finds no
+   idle core, the wall-clock ratio approaches this one; on an idle machine the wall-clock
+   ratio is the higher.
 2. **Files.** A ``--csv-rows`` CSV file and a ``--parquet-rows`` Parquet file (columns
    ``id`` int64, ``sex`` string, ``age`` int64, ``city`` string; Parquet in row groups of
    2^20) are generated in a temporary folder (``BENCH_TMP`` or the system's) and deleted
@@ -59,33 +61,53 @@ def krr(k: int, eps: float = 1.0) -> np.ndarray:
     return w / w.sum(axis=1, keepdims=True)
 
 
-def limit_fn(k: int, n: int) -> Callable[[], None]:
-    """One secure uniform per record and one gather from a k-entry table."""
+def limit_fn(k: int, n: int, threads: int = 1) -> Callable[[], None]:
+    """One secure uniform per record and one gather from a k-entry table; with two
+    threads each does half the records from its own secure generator (numpy releases the
+    GIL in all three steps)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from pmlkit.rng import resolve_rng
 
-    gen = resolve_rng(None).generator
+    gens = [resolve_rng(None).generator for _ in range(threads)]
     table = np.arange(k)
     block = 1 << 16
 
-    def run() -> None:
-        for start in range(0, n, block):
-            u = gen.random(min(block, n - start))
+    def part(gen: np.random.Generator, lo: int, hi: int) -> None:
+        for start in range(lo, hi, block):
+            u = gen.random(min(block, hi - start))
             u *= k
             table.take(u.astype(np.intp))
+
+    if threads == 1:
+        return lambda: part(gens[0], 0, n)
+    pool = ThreadPoolExecutor(threads)
+    bounds = np.linspace(0, n, threads + 1).astype(int).tolist()
+
+    def run() -> None:
+        futs = [pool.submit(part, g, lo, hi)
+                for g, lo, hi in zip(gens, bounds[:-1], bounds[1:], strict=True)]
+        for f in futs:
+            f.result()
 
     return run
 
 
-def in_memory(n: int, repeat: int, ks: list[int]) -> None:
+def in_memory(n: int, repeat: int, ks: list[int], threads: int) -> None:
     import pandas as pd
     import polars as pl
     import pyarrow as pa
 
     import pmlkit
+    from pmlkit import _kernels
 
+    os.environ["PMLKIT_THREADS"] = str(threads)
+    _kernels.compiled()  # numba imported up front (a process otherwise loads it after 2^24)
     kinds = ["int64", "object str", "arrow str", "pa.Array", "categorical", "polars str",
              "polars cat"]
-    print(f"\n1. privatize(), {n:,} records, best of {repeat}; M records/s")
+    engine = "numba kernels" if _kernels.compiled() is not None else "numpy (no numba)"
+    print(f"\n1. privatize(), {n:,} records, best of {repeat}; M records/s; {engine}; "
+          f"PMLKIT_THREADS={threads} (the limit column also uses {threads} thread(s))")
     print(f"{'k':>5} " + " ".join(f"{k:>11}" for k in kinds) + f" {'limit':>7} "
           f"{'int/limit':>9} {'min kind/int':>12} {'cpu min/int':>11}")
     for k in ks:
@@ -108,9 +130,9 @@ def in_memory(n: int, repeat: int, ks: list[int]) -> None:
         }
         fns: dict[str, Callable[[], Any]] = {}
         for kind, (mech, vals) in values.items():
-            pmlkit.privatize(mech, vals[:1000])  # warm-up (imports, alias tables)
+            pmlkit.privatize(mech, vals[:1 << 18])  # warm-up (imports, tables, kernels)
             fns[kind] = lambda m=mech, v=vals: pmlkit.privatize(m, v)
-        fns["limit"] = limit_fn(k, n)
+        fns["limit"] = limit_fn(k, n, threads)
         best = dict.fromkeys(fns, math.inf)
         cpu = dict.fromkeys(fns, math.inf)
         for _ in range(repeat):  # interleaved: every column sees the same load
@@ -243,11 +265,14 @@ def main() -> None:
     ap.add_argument("--file-repeat", type=int, default=1)
     ap.add_argument("--skip-memory", action="store_true", help="files only")
     ap.add_argument("--skip-files", action="store_true")
+    ap.add_argument("--threads", default="1,2",
+                    help="thread counts of the in-memory tables (PMLKIT_THREADS), e.g. 1,2")
     args = ap.parse_args()
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()
     print(f"uptime: {load}; {os.cpu_count()} CPUs")
     if not args.skip_memory:
-        in_memory(args.rows, args.repeat, [int(k) for k in args.ks.split(",")])
+        for threads in [int(t) for t in args.threads.split(",")]:
+            in_memory(args.rows, args.repeat, [int(k) for k in args.ks.split(",")], threads)
     if not args.skip_files:
         files(args.csv_rows, args.parquet_rows, args.file_repeat)
     load = subprocess.run(["uptime"], capture_output=True, text=True).stdout.strip()

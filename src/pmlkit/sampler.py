@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import ctypes
 import sys
-from collections import Counter
-from collections.abc import Sequence
+from collections import Counter, deque
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from . import _kernels
 from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
@@ -33,6 +34,13 @@ DRAW_BLOCK = 1 << 16
 #: ``2**_COMPACT_MAX_BITS`` columns are also kept as 16-bit cells (see AliasSampler).
 _COMPACT_MIN_CELLS = 1 << 15
 _COMPACT_MAX_BITS = 12
+#: Draws of at least this many records use the compiled kernels once they are loaded
+#: (below it the numpy path's fixed costs are small).
+_KERNEL_MIN_RECORDS = 1 << 17
+#: The kernels are loaded (numba imported: about 0.5-2 s) once one sampler has drawn this
+#: many records in the process; until then (or without numba) the numpy path draws, with
+#: the same outputs.
+_KERNEL_LOAD_RECORDS = 1 << 24
 #: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
@@ -89,6 +97,11 @@ class AliasSampler:
     the 64-bit cells word for word (same keep-probabilities), from a table a quarter of the
     size, which stays in the CPU cache (``1000 x 1000``: 2 MB instead of 8 MB).
 
+    With numba installed (``pmlkit[fast]``) a large draw runs a compiled loop on 32-bit
+    cells (ties on the 64-bit cells; :mod:`pmlkit._kernels`), on a worker thread while
+    the caller draws the next block's words: the words are consumed in the same order and
+    decided by the same integer rule, so the outputs are the numpy path's, word for word.
+
     Parameters
     ----------
     matrix
@@ -129,6 +142,8 @@ class AliasSampler:
         prob, alias = self._vose_rows(padded)
         self.n_inputs, self.n_outputs, self.n_columns = n, m, width
         self._bits = bits
+        self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
+        self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
         self.prob_flat = readonly(prob.ravel())
         self.alias_flat = readonly(alias.ravel(), np.intp)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
@@ -244,7 +259,9 @@ class AliasSampler:
         ------
         ValidationError
             ``codes`` not 1-D integers or outside ``0..N-1`` (with ``remap``: outside
-            ``0..len(remap)-1``, or ``remap`` not input indices).
+            ``0..len(remap)-1``, or ``remap`` not input indices). A compiled draw checks
+            each code as it goes: the generator may then have moved on, and ``out`` is
+            incomplete (nothing is returned).
 
         Examples
         --------
@@ -260,6 +277,8 @@ class AliasSampler:
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
             raise ValidationError(f"codes must be a 1-D array of integer input indices, got "
                                   f"an array of dtype {codes.dtype} and shape {codes.shape}")
+        if not codes.dtype.isnative:  # (the 8-byte path reads the codes' bits as uint64)
+            codes = codes.astype(codes.dtype.newbyteorder("="))
         n = codes.shape[0]
         if out is None:
             out = np.empty(n, dtype=np.intp)
@@ -268,6 +287,7 @@ class AliasSampler:
             raise ValidationError(f"out must be a writable contiguous intp array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
         base: NDArray[np.uint64] | None = None
+        remapped: NDArray[np.intp] | None = None  # the rows of the cells, if reordered
         cells16 = self._cells16
         if remap is not None:
             table = np.asarray(remap)
@@ -283,6 +303,7 @@ class AliasSampler:
                 # the rows of the tables in code order: the codes then index the cells
                 # directly (the same cells, so the same outputs, one gather per record)
                 rows = table.astype(np.intp)
+                remapped = rows
                 cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
                 if self._cells16 is not None:
                     cells16 = self._cells16.reshape(self.n_inputs, -1).take(
@@ -295,16 +316,32 @@ class AliasSampler:
         if n == 0:
             return out
         n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
-        lo, hi = int(codes.min()), int(codes.max())
-        if lo < 0 or hi >= n_codes:
-            bad = lo if lo < 0 else hi
-            what = "input indices" if remap is None else "indices into remap"
-            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+        what = "input indices" if remap is None else "indices into remap"
+
+        def check_range() -> None:
+            lo, hi = int(codes.min()), int(codes.max())
+            if lo < 0 or hi >= n_codes:
+                bad = lo if lo < 0 else hi
+                raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+
+        bitgen = generator.bit_generator
+        self._drawn += n
+        kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
+            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
+            and codes.dtype.isnative else None  # (numba compiles native byte order only)
+        if kernels is not None:
+            # one compiled pass per block, the same outputs; the kernel checks each code
+            # before its gather (no separate pass) and a code out of range is refused
+            # with the message of the check below (the words of the blocks before it
+            # were drawn: the stream has moved on)
+            self._draw_compiled(kernels, codes, bitgen, cells, base, remapped,
+                                out.view(np.uint64), check_range)
+            return out
+        check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
         # widened block by block into a cache-sized buffer, never as a whole
         ucodes = codes.view(np.uint64) if wide else codes
-        bitgen = generator.bit_generator
         bits = np.uint64(self._bits)
         shift = np.uint64(64 - self._bits)
         low = np.uint64((1 << self._bits) - 1)
@@ -346,6 +383,69 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _compact32(self) -> NDArray[np.uint32] | None:
+        """The 32-bit cells of the compiled draw (built on first use; None if ``b > 16``):
+        the threshold's top ``32 - b`` bits above the alias."""
+        if self._bits > 16:
+            return None
+        if self._cells32 is None:
+            b = np.uint64(self._bits)
+            low = np.uint64((1 << self._bits) - 1)
+            self._cells32 = readonly((((self._cells >> (np.uint64(32) + b)) << b)
+                                      | (self._cells & low)).astype(np.uint32), np.uint32)
+        return self._cells32
+
+    def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
+                       cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
+                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64],
+                       refuse: Callable[[], None]) -> None:
+        """The compiled draw, block by block. The words are drawn here, in record order,
+        one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
+        persistent worker runs the kernel on a block (the kernel releases the GIL) while
+        this thread draws the next block's words, at most two blocks ahead. Each block's
+        kernel reads only its own words and writes only its own outputs, so the outputs
+        are those of one thread, word for word."""
+        n = codes.shape[0]
+        b = self._bits
+        cells32 = self._compact32()
+        if cells32 is not None and rows is not None:  # the rows in code order, as cells
+            cells32 = cells32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+
+        def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
+            part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
+            o = uout[start:stop]
+            if cells32 is not None and base is not None:
+                bad = _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b,
+                                                  o)
+            elif cells32 is not None:
+                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
+            elif base is not None:
+                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
+            else:
+                bad = _kernels.alias_draw(kernels, r, part, cells, b, o)
+            if bad >= 0:  # a code out of range (refused before its gather)
+                refuse()
+                raise AssertionError("a code out of range passed the range check")
+
+        worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
+            else None
+        if worker is None:
+            for start in range(0, n, DRAW_BLOCK):
+                stop = min(start + DRAW_BLOCK, n)
+                block(bitgen.random_raw(stop - start), start, stop)
+            return
+        pending: deque[Any] = deque()
+        try:
+            for start in range(0, n, DRAW_BLOCK):
+                stop = min(start + DRAW_BLOCK, n)
+                pending.append(worker.submit(block, bitgen.random_raw(stop - start), start,
+                                             stop))
+                if len(pending) > 2:
+                    pending.popleft().result()
+        finally:  # every block submitted is finished (or failed) before returning
+            while pending:
+                pending.popleft().result()
 
     def _decide16(self, r: NDArray[np.uint64], flat: NDArray[np.uint64],
                   o: NDArray[np.uint64], cells: NDArray[np.uint64],
@@ -406,6 +506,7 @@ class Encoder:
         self._index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
         self._keys: _ViewKeys | tuple[()] | None = ()  # built on the first string_view
+        self._objects: _AddressTable | None = None
 
     @property
     def failed(self) -> bool:
@@ -503,34 +604,54 @@ class Encoder:
         """Indices of an object array whose records share few distinct objects (strings
         read by pandas or pyarrow, or labels indexed from a small array, are shared, not
         copied per record): each distinct object is matched once, by the rules of
-        :meth:`_numpy_codes`, and the records by the object's address (a hash of machine
-        words, no Python object touched per record). A private copy of the array keeps
-        every object alive meanwhile, so an address names one object. None when the
-        objects are mostly distinct, or when any record is not a label (the caller then
-        counts the problems)."""
+        :meth:`_numpy_codes`, and the records by the object's address (machine words, no
+        Python object touched per record). None when the objects are mostly distinct, or
+        when any record is not a label (the caller then counts the problems).
+
+        The objects matched so far are kept (referenced, so alive: an address names one
+        object) in a table by address (:class:`_AddressTable`); a record whose address is
+        in it has that object (the address of an element is read, never followed). The
+        other records are copied (holding the GIL: the copy owns a reference to each of
+        their objects, which another thread replacing an element of the caller's array
+        can then neither free nor have its address reused), their distinct objects
+        matched from the copy's addresses and added to the table."""
         pd = require("pandas", "encoding labels of an object/string array")
 
         n = values.shape[0]
         if n < 4096 or values.ndim != 1:
             return None
-        # a private copy (made holding the GIL) owns a reference to every object for as
-        # long as the addresses are used: another thread replacing an element of the
-        # caller's array meanwhile can neither free an object nor reuse its address
-        values = values.copy()
-        addr = np.asarray(_Addresses(values))
-        if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
-            return None
-        ids, uniq = pd.factorize(addr)
-        if uniq.size > max(4096, n // 16):
+        addr = np.asarray(_Addresses(values))  # a view of the pointers, nothing followed
+        table = self._objects
+        codes: NDArray[np.intp] | None = None
+        if table is not None:
+            codes = np.empty(n, dtype=np.intp)
+            if table.lookup(addr, codes) == 0:
+                return codes
+            at = np.flatnonzero(codes < 0)
+            rest = values.take(at)
+        else:
+            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+                return None
+            rest = values.copy()
+        rest_addr = np.asarray(_Addresses(rest))
+        ids, uniq = pd.factorize(rest_addr)
+        if uniq.size > max(4096, rest.shape[0] // 16):
             return None
         # the distinct objects themselves, from their addresses: each is alive (held by
-        # ``values``), so the address names it
+        # ``rest``), so the address names it
         objs = np.empty(uniq.size, dtype=object)
         objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in uniq.tolist()]
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
             return None
-        return obj_codes.take(np.asarray(ids, dtype=np.intp))
+        if table is None:
+            table = self._objects = _AddressTable()
+        table.add(objs, obj_codes)
+        rest_codes = obj_codes.take(np.asarray(ids, dtype=np.intp))
+        if codes is None:
+            return rest_codes
+        codes[at] = rest_codes
+        return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
         """In object arrays True == 1 hashes alike: a bool never matches an int label (and
@@ -675,6 +796,118 @@ class _Addresses:
         self.__array_interface__ = {
             "data": (values.ctypes.data, True), "shape": values.shape,
             "strides": values.strides, "typestr": "<u8", "version": 3}
+
+
+class _AddressTable:
+    """Objects already matched to input indices, found by address: an open-addressing
+    table (multiplicative hashing of the address, linear probing) that holds a reference
+    to every object in it, so an address in the table names that object for the table's
+    lifetime. Every hit compares the whole address, so a record is only ever given the
+    index of the very object it holds; an address not in the table is a miss (-1)."""
+
+    #: odd multipliers tried in turn (the first is 2**64 over the golden ratio, Fibonacci
+    #: hashing); the one displacing the fewest keys from their first slot is kept
+    MULTS = (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+             0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53,
+             0x94D049BB133111EB, 0xBF58476D1CE4E5B9)
+    #: at most this many objects are kept (more distinct objects: misses stay misses)
+    MAX_OBJECTS = 1 << 16
+
+    def __init__(self) -> None:
+        self.objects: list[Any] = []
+        self.codes: list[int] = []
+        self.bits = 0
+        self.mult = self.MULTS[0]
+        self.keys = np.zeros(1, dtype=np.uint64)
+        self.values = np.full(1, -1, dtype=np.intp)
+        self.max_probe = 0
+
+    def add(self, objs: NDArray[Any], codes: NDArray[np.intp]) -> None:
+        """Remember each object's input index (objects already in the table are skipped)."""
+        if len(self.objects) + objs.shape[0] > self.MAX_OBJECTS:
+            return
+        known = {id(o) for o in self.objects}
+        for o, c in zip(objs.tolist(), codes.tolist(), strict=True):
+            if id(o) not in known:
+                known.add(id(o))
+                self.objects.append(o)
+                self.codes.append(int(c))
+        addr = np.array([id(o) for o in self.objects], dtype=np.uint64)
+        self.bits = max(4, (8 * addr.shape[0] - 1).bit_length())  # load factor <= 1/8
+        fewest = addr.shape[0] + 1
+        for mult in self.MULTS:
+            moved = addr.shape[0] - np.unique(self._slots(addr, mult)).shape[0]
+            if moved < fewest:
+                fewest, self.mult = moved, mult
+            if moved == 0:
+                break
+        self._fill(addr)
+
+    def _slots(self, addr: NDArray[np.uint64], mult: int | None = None) -> NDArray[np.intp]:
+        """Each address's first slot: the top ``bits`` bits of ``(addr >> 4) * mult``
+        modulo 2**64 (objects are 16-byte aligned; the low bits carry nothing)."""
+        h = addr >> np.uint64(4)
+        h *= np.uint64(self.mult if mult is None else mult)
+        h >>= np.uint64(64 - self.bits)
+        return h.view(np.intp)
+
+    def _fill(self, addr: NDArray[np.uint64]) -> None:
+        m = addr.shape[0]
+        size = 1 << self.bits
+        keys = np.zeros(size, dtype=np.uint64)
+        values = np.full(size, -1, dtype=np.intp)
+        codes = np.asarray(self.codes, dtype=np.intp)
+        home = self._slots(addr)
+        dist = np.zeros(m, dtype=np.intp)
+        pending = np.arange(m)
+        # linear probing, all keys at once: a key moves on only past an occupied slot (a
+        # slot taken this round by another key counts), so every slot between a key's home
+        # and its place is occupied and a lookup finds it before an empty slot
+        while pending.size:
+            slot = (home[pending] + dist[pending]) & (size - 1)
+            _, first = np.unique(slot, return_index=True)
+            win = np.zeros(pending.size, dtype=bool)
+            win[first] = True
+            win &= keys[slot] == 0
+            keys[slot[win]] = addr[pending[win]]
+            values[slot[win]] = codes[pending[win]]
+            dist[pending[~win]] += 1
+            pending = pending[~win]
+        self.keys, self.values = keys, values
+        self.max_probe = int(dist.max()) if m else 0
+
+    def lookup(self, addr: NDArray[np.uint64], out: NDArray[np.intp]) -> int:
+        """The input index of each address's object into ``out`` (-1 for an address not in
+        the table); returns how many addresses are not in it."""
+        kernels = _kernels.compiled(load=False) if addr.shape[0] >= 4096 else None
+        if kernels is not None:
+            return _kernels.address_codes(kernels, addr, self.keys, self.values, self.mult,
+                                          self.bits, out)
+        mask = (1 << self.bits) - 1
+        misses = 0
+        for start in range(0, addr.shape[0], DRAW_BLOCK):  # cache-sized blocks
+            a = addr[start:start + DRAW_BLOCK]
+            o = out[start:start + DRAW_BLOCK]
+            slot = self._slots(a)
+            self.values.take(slot, out=o)
+            key = self.keys.take(slot)
+            todo = np.flatnonzero(key != a)
+            if todo.size == 0:
+                continue
+            o[todo] = -1
+            # records not in their first slot: the next slots, up to the longest probe
+            todo = todo[key[todo] != 0]
+            for _ in range(self.max_probe):
+                if todo.size == 0:
+                    break
+                slot_t = (slot[todo] + 1) & mask
+                slot[todo] = slot_t
+                key_t = self.keys.take(slot_t)
+                found = key_t == a[todo]
+                o[todo[found]] = self.values.take(slot_t[found])
+                todo = todo[~found & (key_t != 0)]
+            misses += int(np.count_nonzero(o < 0))
+        return misses
 
 
 def strings_to_arrow(values: NDArray[Any]) -> Any:

@@ -1,0 +1,289 @@
+"""Compiled loops for the release kernel (optional: ``pip install 'pmlkit[fast]'``, numba).
+
+Two loops of :mod:`pmlkit.sampler` cost several passes over memory per record when written
+with numpy ufuncs; compiled with numba they take one pass:
+
+* :func:`alias_draw` / :func:`alias_draw_based`: the one-word alias draw of
+  :meth:`pmlkit.sampler.AliasSampler.draw` on its 64-bit cells. For a record with row
+  offset ``f = input << b`` (or ``base[code]``) and random word ``r``: ``j = r >> (64 - b)``,
+  ``cell = cells[f | j]``; the output is ``j`` if ``(r << b) | (2**b - 1) < cell`` (the coin
+  against the threshold), else ``cell & (2**b - 1)`` (the alias). This is, operation for
+  operation, the rule of the numpy path, so both give the same outputs for the same words.
+* :func:`alias_draw32` / :func:`alias_draw32_based`: the same draw decided on 32-bit cells
+  (the threshold's top ``32 - b`` bits above the alias, ``b <= 16``): a table half the
+  size, so more of it stays in the CPU caches. A record whose coin's top ``32 - b`` bits
+  equal the threshold's (probability ``2**-(32 - b)``) is decided by its 64-bit cell, so
+  the outputs are those of the 64-bit cells, word for word (as for the numpy path's
+  16-bit cells).
+* :func:`address_codes`: the input index of each record of an object array from the
+  address of its object, through an open-addressing table of known objects (Fibonacci
+  hashing of the address, linear probing, every hit verified against the stored address).
+
+numba is imported only when a caller with enough work asks for the kernels (never by
+``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
+process), and the machine code is cached on disk (``cache=True``), so the compilation is
+paid once per installation and a process pays the import and the cache load once.
+Without numba (or with the environment variable ``PMLKIT_NO_NUMBA`` set to a non-empty
+value other than ``0``) :func:`compiled` is None and the callers keep their numpy paths,
+which give bit-identical outputs.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__: list[str] = []
+
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {}
+
+
+def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels by name, or None when numba is missing or disabled, or (with
+    ``load=False``) not loaded yet in this process: importing numba costs about half a
+    second to a second, so a caller asks to load only when it has that much work.
+
+    Examples
+    --------
+    >>> k = compiled()
+    >>> k is None or sorted(k)[:3] == ["address_codes", "alias_draw", "alias_draw32"]
+    True
+    """
+    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
+        return None
+    if not load and "kernels" not in _STATE:
+        return None
+    with _LOCK:
+        if "kernels" not in _STATE:
+            _STATE["kernels"] = _build()
+    kernels: dict[str, Callable[..., Any]] | None = _STATE["kernels"]
+    return kernels
+
+
+def _build() -> dict[str, Callable[..., Any]] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            out: Callable[..., Any] = numba.njit(cache=True, nogil=True,
+                                                 boundscheck=False)(fn)
+        except RuntimeError:  # no writable cache location: compile per process
+            out = numba.njit(nogil=True, boundscheck=False)(fn)
+        return out
+
+    u64 = np.uint64
+
+    def alias_draw(words: Any, codes: Any, n_codes: Any, cells: Any, bits: int,
+                   out: Any) -> int:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        n = words.shape[0]
+        # the gathers first, in a loop of their own: independent loads the CPU overlaps
+        # (the table of a large mechanism is out of the nearest caches)
+        for i in range(n):
+            c = u64(codes[i])  # a negative code wraps to a huge one
+            if c >= n_codes:
+                return i  # refused before its gather
+            out[i] = cells[(c << b) | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep  # keep ? column : alias
+        return -1
+
+    def alias_draw_based(words: Any, codes: Any, base: Any, cells: Any, bits: int,
+                         out: Any) -> int:
+        n_codes = u64(base.shape[0])
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells[base[c] | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
+
+    def alias_draw32(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
+                     bits: int, out: Any) -> int:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        s32 = u64(32)
+        m32 = u64(0xFFFFFFFF)
+        n = words.shape[0]
+        for i in range(n):  # the gathers first, from the half-size table
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells32[(c << b) | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            coin = (((r >> s32) << b) | low) & m32  # the coin's top 32 - b bits, b ones
+            if (coin ^ cell) <= low:  # the same top bits: the 64-bit cell decides
+                cell = cells[(u64(codes[i]) << b) | (r >> shift)]
+                coin = (r << b) | low
+            keep = u64(coin < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
+
+    def alias_draw32_based(words: Any, codes: Any, base: Any, cells32: Any, cells: Any,
+                           bits: int, out: Any) -> int:
+        n_codes = u64(base.shape[0])
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        s32 = u64(32)
+        m32 = u64(0xFFFFFFFF)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            out[i] = cells32[base[c] | (words[i] >> shift)]
+        for i in range(n):
+            r = words[i]
+            cell = out[i]
+            coin = (((r >> s32) << b) | low) & m32
+            if (coin ^ cell) <= low:
+                cell = cells[base[codes[i]] | (r >> shift)]
+                coin = (r << b) | low
+            keep = u64(coin < cell)
+            alias = cell & low
+            out[i] = alias + ((r >> shift) - alias) * keep
+        return -1
+
+    def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
+                      out: Any) -> int:
+        mask = u64(keys.shape[0] - 1)
+        m = u64(mult)
+        shift = u64(64 - bits)
+        four = u64(4)
+        one = u64(1)
+        misses = 0
+        for i in range(addr.shape[0]):
+            a = addr[i]
+            h = ((a >> four) * m) >> shift
+            code = -1
+            while True:
+                k = keys[h]
+                if k == a:
+                    code = values[h]
+                    break
+                if k == 0:
+                    break
+                h = (h + one) & mask
+            out[i] = code
+            if code < 0:
+                misses += 1
+        return misses
+
+    return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
+            "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
+            "address_codes": jit(address_codes)}
+
+
+def draw_threads() -> int:
+    """Threads a compiled draw uses: ``PMLKIT_THREADS`` if set (1 or 2), else 2 on a
+    machine with at least two CPUs, else 1.
+
+    Examples
+    --------
+    >>> draw_threads() in (1, 2)
+    True
+    """
+    env = os.environ.get("PMLKIT_THREADS", "")
+    if env.strip():
+        try:
+            return 2 if int(env) >= 2 else 1
+        except ValueError:
+            return 1
+    return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+def worker() -> ThreadPoolExecutor:
+    """The one persistent worker thread of the compiled draw (created on first use; a
+    child process after ``fork`` makes its own, since threads do not survive a fork).
+
+    Examples
+    --------
+    >>> worker().submit(sum, [1, 2]).result()
+    3
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _LOCK:
+        pool: ThreadPoolExecutor | None = _STATE.get("worker")
+        if pool is None or _STATE.get("worker_pid") != os.getpid():
+            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-draw")
+            _STATE["worker"], _STATE["worker_pid"] = pool, os.getpid()
+    return pool
+
+
+def alias_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+               codes: NDArray[Any], cells: NDArray[np.uint64], bits: int,
+               out: NDArray[np.uint64]) -> int:
+    """Outputs of one block into ``out`` (see the module's description). Every code is
+    checked against the table's rows (``len(cells) >> bits``) before its gather; returns
+    the position of the first code outside them (``out`` is then incomplete), else -1."""
+    n_codes = np.uint64(cells.shape[0] >> bits)
+    return int(kernels["alias_draw"](words, codes, n_codes, cells, bits, out))
+
+
+def alias_draw_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                     codes: NDArray[Any], base: NDArray[np.uint64],
+                     cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> int:
+    """Outputs of one block whose row offsets are ``base[codes]`` (codes checked against
+    ``len(base)``; the return value as for :func:`alias_draw`)."""
+    return int(kernels["alias_draw_based"](words, codes, base, cells, bits, out))
+
+
+def alias_draw32(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                 codes: NDArray[Any], cells32: NDArray[np.uint32], cells: NDArray[np.uint64],
+                 bits: int, out: NDArray[np.uint64]) -> int:
+    """Outputs of one block decided on the 32-bit cells (ties on the 64-bit cells); the
+    codes checked and the return value as for :func:`alias_draw`."""
+    n_codes = np.uint64(cells.shape[0] >> bits)
+    return int(kernels["alias_draw32"](words, codes, n_codes, cells32, cells, bits, out))
+
+
+def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                       codes: NDArray[Any], base: NDArray[np.uint64],
+                       cells32: NDArray[np.uint32], cells: NDArray[np.uint64], bits: int,
+                       out: NDArray[np.uint64]) -> int:
+    """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
+    return int(kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits,
+                                             out))
+
+
+def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],
+                  keys: NDArray[np.uint64], values: NDArray[np.intp], mult: int, bits: int,
+                  out: NDArray[np.intp]) -> int:
+    """The value stored for each address (-1 where the address is not a key) into ``out``;
+    returns the number of addresses that are not keys."""
+    # as a uint64 (a Python int above 2**63 - 1 would not fit numba's int64 signature)
+    return int(kernels["address_codes"](addr, keys, values, np.uint64(mult), bits, out))

@@ -1,0 +1,325 @@
+"""The compiled release kernels (pmlkit._kernels, numba) against the numpy path and against
+the alias method in exact rationals; the threaded draw against one thread; the address
+table of shared label objects against a dictionary, also under forced collisions; and the
+numpy path when numba cannot be imported."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+from fractions import Fraction
+
+import numpy as np
+import pytest
+import randomgen
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import pmlkit
+from pmlkit import _kernels
+from pmlkit import sampler as sampler_mod
+from pmlkit.errors import ValidationError
+from pmlkit.sampler import DRAW_BLOCK, AliasSampler, Encoder, _AddressTable
+
+pytest.importorskip("numba")  # the test extra installs it (pmlkit[fast])
+
+
+def _mechanism(n: int, m: int, seed: int, zero_frac: float) -> np.ndarray:
+    g = np.random.default_rng(seed)
+    w = g.dirichlet(np.full(m, 0.5), size=n)
+    w[g.random(w.shape) < zero_frac] = 0.0
+    w[np.arange(n), g.integers(0, m, n)] += 0.1
+    return w / w.sum(axis=1, keepdims=True)
+
+
+def _exact(s: AliasSampler, rows: list[int], words: list[int]) -> list[int]:
+    """The alias method on each word, in integers and rationals, from the tables alone:
+    column j = the top b bits; the threshold is prob[i, j] * 2**(64 - b) rounded half to
+    even (exact rational arithmetic); a threshold of 2**(64 - b) or more always keeps j;
+    otherwise j is kept iff the coin (the other 64 - b bits) is below it, else alias[i, j]."""
+    c = s.n_columns
+    b = c.bit_length() - 1
+    prob = s.prob_flat.reshape(-1, c)
+    alias = s.alias_flat.reshape(-1, c)
+    out = []
+    for i, r in zip(rows, words, strict=True):
+        j = r >> (64 - b)
+        coin = r & ((1 << (64 - b)) - 1)
+        thr = round(Fraction(float(prob[i, j])) * (1 << (64 - b)))
+        out.append(j if thr >= 1 << (64 - b) or coin < thr else int(alias[i, j]))
+    return out
+
+
+def _draw(s: AliasSampler, codes: np.ndarray, gen: np.random.Generator, *, compiled: bool,
+          threads: int = 1, **kw: object) -> np.ndarray:
+    with pytest.MonkeyPatch.context() as mp:
+        if compiled:
+            mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
+            mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
+            mp.setenv("PMLKIT_THREADS", str(threads))
+            mp.delenv("PMLKIT_NO_NUMBA", raising=False)
+        else:
+            mp.setenv("PMLKIT_NO_NUMBA", "1")
+        return s.draw(codes, gen, **kw)  # type: ignore[arg-type]
+
+
+def _fixed_words(words: list[int]) -> np.random.Generator:
+    it = iter(words)
+    return np.random.Generator(randomgen.UserBitGenerator(lambda _state: next(it), 64))
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.integers(1, 40), st.integers(1, 300), st.integers(0, 2**32 - 1),
+       st.floats(0, 0.7), st.sampled_from(["int8", "uint16", "int32", "int64", "uint64"]),
+       st.sampled_from([None, "few", "many"]))
+def test_compiled_draw_is_the_numpy_draw_and_the_exact_alias_method(
+        n, m, seed, zero_frac, dtype, remap):
+    w = _mechanism(n, m, seed, zero_frac)
+    s = AliasSampler(w)
+    g = np.random.default_rng(seed + 1)
+    table = None
+    if remap == "few":
+        table = g.integers(0, n, min(n + 3, 120))
+    elif remap == "many":  # more codes than 4 inputs + 1024: the offsets path
+        table = g.integers(0, n, 4 * n + 1100)
+    n_codes = n if table is None else table.size
+    codes = g.integers(0, min(n_codes, np.iinfo(dtype).max + 1), 5000).astype(dtype)
+    kw = {} if table is None else {"remap": table}
+    got = _draw(s, codes, np.random.default_rng(seed), compiled=True, **kw)
+    ref = _draw(s, codes, np.random.default_rng(seed), compiled=False, **kw)
+    np.testing.assert_array_equal(got, ref)
+    rows = codes.astype(np.intp) if table is None else table[codes.astype(np.intp)]
+    words = np.random.default_rng(seed).bit_generator.random_raw(codes.size)
+    assert got[:1500].tolist() == _exact(s, rows[:1500].tolist(), words[:1500].tolist())
+    assert np.all(w[rows, got] > 0)
+
+
+@pytest.mark.parametrize("m", [2, 3, 300, 1000])
+def test_compiled_draw_at_the_threshold_and_the_extreme_coins(m):
+    """Coins one below, at and one above every cell's integer threshold, and the extreme
+    coins 0 and 2**(64 - b) - 1: decided as the exact rule decides (the alias at the
+    threshold), and never an impossible output."""
+    w = _mechanism(4, m, m, 0.3)
+    s = AliasSampler(w)
+    c, b = s.n_columns, s.n_columns.bit_length() - 1
+    top = (1 << (64 - b)) - 1
+    thr = (s._cells >> np.uint64(b)).astype(object)
+    rows, words = [], []
+    for i in range(4):
+        for j in range(c):
+            t = int(thr[i * c + j])
+            for coin in {0, t - 1, t, t + 1, top}:
+                if 0 <= coin <= top:
+                    rows.append(i)
+                    words.append((j << (64 - b)) | coin)
+    codes = np.array(rows)
+    got = _draw(s, codes, _fixed_words(words), compiled=True)
+    assert got.tolist() == _exact(s, rows, words)
+    assert _draw(s, codes, _fixed_words(words), compiled=False).tolist() == got.tolist()
+    assert np.all(w[codes, got] > 0)
+
+
+@pytest.mark.parametrize("k", [4, 1000])
+def test_two_threads_draw_what_one_thread_draws_and_consume_the_same_words(k):
+    w = _mechanism(k, k, 3, 0.2)
+    s = AliasSampler(w)
+    n = 5 * DRAW_BLOCK + 123  # several blocks in flight and a short last block
+    codes = np.random.default_rng(1).integers(0, k, n)
+    g1, g2, g3 = (np.random.default_rng(9) for _ in range(3))
+    one = _draw(s, codes, g1, compiled=True, threads=1)
+    two = _draw(s, codes, g2, compiled=True, threads=2)
+    np.testing.assert_array_equal(one, two)
+    np.testing.assert_array_equal(one, _draw(s, codes, g3, compiled=False))
+    # n words consumed in order by each: the streams continue alike
+    assert g1.bit_generator.random_raw() == g2.bit_generator.random_raw() \
+        == g3.bit_generator.random_raw()
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize(("k", "dtype"), [(300, np.int64), (5, np.int64), (5, np.int32)])
+def test_codes_in_the_other_byte_order_draw_as_native_ones(compiled, k, dtype):
+    """Codes in non-native byte order (read from a file, say) draw what the same codes in
+    native order draw. (The numpy path read 8-byte codes' bits as uint64 without swapping
+    them: silently wrong rows for a small table, an IndexError for a large one.)"""
+    s = AliasSampler(_mechanism(k, k, 2, 0.2))
+    codes = np.random.default_rng(0).integers(0, k, 3 * DRAW_BLOCK).astype(dtype)
+    swapped = codes.astype(codes.dtype.newbyteorder())
+    assert not swapped.dtype.isnative and np.array_equal(swapped, codes)
+    got = _draw(s, swapped, np.random.default_rng(1), compiled=compiled)
+    np.testing.assert_array_equal(got, _draw(s, codes, np.random.default_rng(1),
+                                             compiled=compiled))
+
+
+@pytest.mark.parametrize("bad", [-1, 7, -128, 2**40])
+@pytest.mark.parametrize("where", [0, DRAW_BLOCK + 5, 3 * DRAW_BLOCK - 1])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_compiled_draw_refuses_out_of_range_codes_before_their_gather(bad, where, threads):
+    """The kernel reads the table without bounds checks of its own: each code is checked
+    against the rows (a negative code wraps to a huge one) before its gather, and a code
+    outside 0..N-1 is refused with the numpy path's message, in any block, on one or two
+    threads (a forged code must never read memory outside the table)."""
+    s = AliasSampler(_mechanism(7, 5, 0, 0.0))
+    dtype = np.int8 if -128 <= bad < 128 else np.int64
+    codes = np.zeros(3 * DRAW_BLOCK, dtype=dtype)
+    codes[where] = bad
+    with pytest.raises(ValidationError, match=rf"codes must be input indices in 0\.\.6, "
+                                              rf"got {bad}$"):
+        _draw(s, codes, np.random.default_rng(0), compiled=True, threads=threads)
+    # through remap (both table layouts): indices into remap
+    with pytest.raises(ValidationError, match=rf"indices into remap in 0\.\.6, got {bad}$"):
+        _draw(s, codes, np.random.default_rng(0), compiled=True, threads=threads,
+              remap=np.arange(7))
+    if bad >= 0:
+        many = np.zeros(bad if bad < 5000 else 5000, dtype=np.intp)
+        wide = codes.astype(np.int64)
+        wide[where] = many.size
+        with pytest.raises(ValidationError, match=rf"indices into remap in 0\.\."
+                                                  rf"{many.size - 1}, got {many.size}$"):
+            _draw(s, wide, np.random.default_rng(0), compiled=True, threads=threads,
+                  remap=many)
+
+
+def _objects(k: int) -> list[str]:
+    return ["".join(["v", str(i), "x"]) for i in range(k)]  # fresh str objects
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+@pytest.mark.parametrize("mults", [None, (1,), *[(m,) for m in _AddressTable.MULTS]])
+def test_address_table_lookup_equals_a_dictionary(compiled, mults, monkeypatch):
+    """Known objects found by address, unknown addresses missed; also when every key
+    hashes to the same first slot (multiplier 1: one long probe chain)."""
+    if mults is not None:
+        monkeypatch.setattr(_AddressTable, "MULTS", mults)
+    if not compiled:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    known = _objects(300)
+    others = _objects(50)  # equal values would not matter: other objects, other addresses
+    table = _AddressTable()
+    codes = np.random.default_rng(0).permutation(300)
+    table.add(np.array(known, dtype=object), codes)
+    table.add(np.array(known[:10], dtype=object), codes[:10])  # already known: skipped
+    if mults == (1,):  # every address has the first slot 0: one chain of 300 keys
+        assert table.max_probe == 299
+    pool = np.array(known + others, dtype=object)
+    vals = pool[np.random.default_rng(1).integers(0, pool.size, 20_000)]
+    addr = np.array([id(v) for v in vals], dtype=np.uint64)
+    out = np.empty(vals.size, dtype=np.intp)
+    misses = table.lookup(addr, out)
+    by_id = {id(o): int(c) for o, c in zip(known, codes, strict=True)}
+    expect = [by_id.get(id(v), -1) for v in vals]
+    assert out.tolist() == expect
+    assert misses == expect.count(-1) > 0
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_later_chunks_of_shared_objects_encode_like_distinct_copies(compiled, monkeypatch):
+    """The first chunk fills the table; later chunks hold known objects, new objects with
+    the same values, and (last) an unknown value: codes as the value-by-value path gives
+    them, and the unknown counted once per record."""
+    if not compiled:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    labels = _objects(40)
+    enc = Encoder([str(v) for v in labels])
+    ref = Encoder([str(v) for v in labels])
+    g = np.random.default_rng(2)
+    shared = np.array(labels, dtype=object)
+    x1 = g.integers(0, 40, 30_000)
+    assert enc.encode_numpy(shared[x1]).tolist() == x1.tolist()
+    assert enc._objects is not None and len(enc._objects.objects) == 40
+    copies = np.array(_objects(40), dtype=object)  # equal values, other objects
+    x2 = g.integers(0, 40, 30_000)
+    chunk2 = np.where(g.random(30_000) < 0.1, copies[x2], shared[x2])
+    assert enc.encode_numpy(chunk2).tolist() == x2.tolist()
+    assert len(enc._objects.objects) == 80  # the copies were added
+    chunk3 = shared[g.integers(0, 40, 30_000)]
+    chunk3[[5, 7000, 29_999]] = "intruder"
+    assert enc.encode_numpy(chunk3) is None
+    assert ref.encode_numpy(np.array([str(v) for v in chunk3], dtype=object)) is None
+    assert enc.failed and dict(enc.unknown) == dict(ref.unknown) == {"intruder": 3}
+
+
+def test_privatize_many_chunks_of_shared_objects_equals_the_integer_path():
+    k = 50
+    names = np.array(_objects(k), dtype=object)
+    w = _mechanism(k, k, 4, 0.1)
+    mech = pmlkit.Mechanism(w, tuple(names), tuple(names))
+    x = np.random.default_rng(5).integers(0, k, 2_300_000)  # three chunks
+    got = pmlkit.privatize(mech, names[x], rng=11)
+    idx = pmlkit.privatize(pmlkit.Mechanism(w), x, rng=11)
+    assert got.dtype == object
+    np.testing.assert_array_equal(got, names[idx])
+
+
+def test_without_numba_the_release_is_identical_and_numba_is_never_imported_unasked(
+        tmp_path):
+    """A core install without numba: privatize runs the numpy path with the same outputs;
+    and neither import pmlkit, nor the command line's design command, nor a small release
+    imports numba."""
+    x = np.random.default_rng(0).integers(0, 300, 400_000)
+    w = _mechanism(300, 300, 1, 0.2)
+    np.save(tmp_path / "w.npy", w)
+    here = pmlkit.privatize(pmlkit.Mechanism(w), x, rng=3)
+    probe = textwrap.dedent(f"""
+        import importlib.abc, sys
+        import numpy as np
+        class Block(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name.split(".")[0] in ("numba", "llvmlite"):
+                    raise ModuleNotFoundError(name)
+        sys.meta_path.insert(0, Block())
+        import pmlkit
+        from pmlkit import _kernels
+        assert _kernels.compiled() is None
+        w = np.load({str(tmp_path / "w.npy")!r})
+        x = np.random.default_rng(0).integers(0, 300, 400_000)
+        np.save({str(tmp_path / "out.npy")!r}, pmlkit.privatize(pmlkit.Mechanism(w), x, rng=3))
+        """)
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), here)
+    light = textwrap.dedent("""
+        import sys, numpy as np
+        import pmlkit, pmlkit.cli.main, pmlkit.cli.design
+        from pmlkit import sampler
+        mech = pmlkit.Mechanism(np.full((2, 2), 0.5))
+        pmlkit.privatize(mech, np.array([0, 1, 1]))
+        pmlkit.privatize(mech, np.zeros(1 << 20, dtype=np.int64))
+        print("numba" in sys.modules)
+        sampler._KERNEL_LOAD_RECORDS = 1 << 21  # (2**24 records take longer)
+        pmlkit.privatize(mech, np.zeros(1 << 20, dtype=np.int64))
+        print("numba" in sys.modules)
+        """)
+    proc = subprocess.run([sys.executable, "-c", light], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    # numba only once one sampler has drawn _KERNEL_LOAD_RECORDS records
+    assert proc.stdout.split() == ["False", "True"]
+
+
+def test_thread_setting():
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("PMLKIT_THREADS", "1")
+        assert _kernels.draw_threads() == 1
+        mp.setenv("PMLKIT_THREADS", "8")
+        assert _kernels.draw_threads() == 2
+        mp.setenv("PMLKIT_THREADS", "many")
+        assert _kernels.draw_threads() == 1
+        mp.setenv("PMLKIT_NO_NUMBA", "1")
+        assert _kernels.compiled() is None
+
+
+def test_compiled_draw_on_64_bit_cells_when_there_are_more_than_2_16_columns():
+    """b > 16 (more than 65,536 outputs): no 32-bit cells, the 64-bit kernel decides; the
+    same outputs as the numpy path and the exact rule."""
+    w = _mechanism(1, 65_537, 8, 0.5)
+    s = AliasSampler(w)
+    assert s.n_columns == 1 << 17 and s._compact32() is None
+    codes = np.zeros(20_000, dtype=np.int64)
+    got = _draw(s, codes, np.random.default_rng(2), compiled=True)
+    np.testing.assert_array_equal(got, _draw(s, codes, np.random.default_rng(2),
+                                             compiled=False))
+    words = np.random.default_rng(2).bit_generator.random_raw(1500)
+    assert got[:1500].tolist() == _exact(s, [0] * 1500, words.tolist())
+    assert np.all(w[codes, got] > 0)
