@@ -23,6 +23,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute  # noqa: F401  (pa.compute)
 import pytest
 
 import pmlkit
@@ -388,3 +389,174 @@ def test_numeric_containers_equal_dict_lookup(name: str) -> None:
     if not name.startswith("np_"):
         vals = ok[:40_000] + [None] + ok[40_000:]
         _check(mech, perm, labels, vals, make(vals), "numeric null")
+
+
+# --------------------------------------------------------------------------------------
+# one seed, one release: every label kind, container and chunking draws the same outputs
+# --------------------------------------------------------------------------------------
+
+#: crosses the 2**16 draw block and the 2**20 privatisation chunk, not a multiple of either
+N_BIG = (1 << 20) + (1 << 16) + 3
+_K = 50
+_W50 = np.random.default_rng(5).dirichlet(np.full(_K, 0.3), size=_K)
+_STR_IN = [f"in{i}" if i % 3 else f"{_HEAD}{i:02d}{_TAIL}" for i in range(_K)]
+_STR_IN[7] = "é\x00"
+_STR_OUT = [f"out-{i}" for i in range(_K)]
+_CODES = np.random.default_rng(6).integers(0, _K, N_BIG)
+
+
+def _odd_chunks(arr: Any) -> Any:
+    cuts = [0, (1 << 17) + 1, (1 << 17) + 6, (1 << 20) - 1, (1 << 20) - 1, N_BIG]
+    return pa.chunked_array([arr.slice(a, b - a) for a, b in zip(cuts[:-1], cuts[1:],
+                                                                    strict=True)])
+
+
+def _big_container(kind: str) -> Any:
+    strs = np.asarray(_STR_IN, dtype=object)[_CODES]
+    if kind == "object":
+        return strs
+    if kind == "arrow_odd_chunks":
+        return _odd_chunks(pa.array(strs, type=pa.large_string()))
+    if kind == "arrow_dictionary":
+        return pa.DictionaryArray.from_arrays(pa.array(_CODES.astype(np.int32)),
+                                              pa.array(_STR_IN))
+    if kind == "pandas_category":
+        return pd.Series(pd.Categorical.from_codes(_CODES, categories=_STR_IN))
+    if kind == "pandas_str":
+        return pd.Series(strs, dtype="str")
+    if kind == "polars_string":
+        return pl.Series("x", strs.tolist(), dtype=pl.String)
+    if kind == "polars_categorical":
+        return pl.Series("x", strs.tolist(), dtype=pl.String).cast(pl.Categorical)
+    if kind == "polars_enum":
+        return pl.Series("x", strs.tolist(), dtype=pl.Enum(["\x03extra", *_STR_IN[::-1]]))
+    raise AssertionError(kind)
+
+
+@pytest.fixture(scope="module")
+def reference_release() -> np.ndarray:
+    """The int64 numpy path under seed 11 (output indices)."""
+    out = pmlkit.privatize(Mechanism(_W50), _CODES.astype(np.int64), rng=11)
+    return np.asarray(out)
+
+
+@pytest.fixture(scope="module")
+def string_mechanism() -> Mechanism:
+    return Mechanism(_W50, tuple(_STR_IN), tuple(_STR_OUT))
+
+
+@pytest.mark.parametrize("kind", ["object", "arrow_odd_chunks", "arrow_dictionary",
+                                  "pandas_category", "pandas_str", "polars_string",
+                                  "polars_categorical", "polars_enum"])
+def test_same_seed_same_release_across_label_kinds(kind: str, reference_release: np.ndarray,
+                                                   string_mechanism: Mechanism) -> None:
+    out = as_list(pmlkit.privatize(string_mechanism, _big_container(kind), rng=11))
+    pos = {lab: j for j, lab in enumerate(_STR_OUT)}
+    got = np.fromiter((pos[v] for v in out), dtype=np.intp, count=len(out))
+    diff = np.flatnonzero(got != reference_release)
+    assert diff.size == 0, f"{diff.size} records differ, first at {diff[:5].tolist()}"
+
+
+@pytest.mark.parametrize("kind", ["int32_numpy", "uint8_numpy", "arrow_odd_chunks",
+                                  "pandas_int8_category", "polars_uint8", "list"])
+def test_same_seed_same_release_across_int_containers(kind: str,
+                                                      reference_release: np.ndarray) -> None:
+    mech = Mechanism(_W50)
+    if kind == "int32_numpy":
+        vals: Any = _CODES.astype(np.int32)
+    elif kind == "uint8_numpy":
+        vals = _CODES.astype(np.uint8)
+    elif kind == "arrow_odd_chunks":
+        vals = _odd_chunks(pa.array(_CODES))
+    elif kind == "pandas_int8_category":
+        vals = pd.Series(pd.Categorical.from_codes(_CODES.astype(np.int8),
+                                                   categories=list(range(_K))))
+    elif kind == "polars_uint8":
+        vals = pl.Series("x", _CODES.astype(np.uint8))
+    else:
+        vals = _CODES[:100_003].tolist()
+    got = np.asarray(as_list(pmlkit.privatize(mech, vals, rng=11)), dtype=np.intp)
+    ref = reference_release[:got.shape[0]]
+    diff = np.flatnonzero(got != ref)
+    assert diff.size == 0, f"{diff.size} records differ, first at {diff[:5].tolist()}"
+
+
+def test_same_seed_same_release_for_tables(reference_release: np.ndarray,
+                                           string_mechanism: Mechanism) -> None:
+    """A column of a pandas / polars DataFrame and an Arrow Table: the values of the
+    plain array path, the other column untouched."""
+    strs = np.asarray(_STR_IN, dtype=object)[_CODES[:200_001]]
+    ref = np.asarray(_STR_OUT, dtype=object)[reference_release[:200_001]].tolist()
+    other = np.arange(200_001)
+    df = pl.DataFrame({"k": other, "s": strs.tolist()})
+    out = pmlkit.privatize(string_mechanism, df, columns="s", rng=11)
+    assert out["s"].to_list() == ref and out["k"].to_list() == other.tolist()
+    tab = pa.table({"k": other, "s": pa.array(strs)})
+    out_t = pmlkit.privatize(string_mechanism, tab, columns="s", rng=11)
+    assert out_t.column("s").to_pylist() == ref
+    pdf = pd.DataFrame({"k": other, "s": pd.Series(strs, dtype="string[pyarrow]")})
+    out_p = pmlkit.privatize(string_mechanism, pdf, columns="s", rng=11)
+    assert out_p["s"].tolist() == ref
+
+
+# --------------------------------------------------------------------------------------
+# the released distribution of each input is its row
+# --------------------------------------------------------------------------------------
+
+def _chi2_ok(counts: np.ndarray, probs: np.ndarray, alpha: float = 1e-6) -> None:
+    """Pearson chi-square of ``counts`` against ``probs`` (cells with an expected count
+    below 5 pooled), never a count in a zero-probability cell."""
+    from scipy import stats
+
+    n = counts.sum()
+    assert counts[probs == 0].sum() == 0, "an impossible output was released"
+    exp = probs * n
+    small = (exp < 5) & (probs > 0)
+    obs_cells = list(counts[~small & (probs > 0)])
+    exp_cells = list(exp[~small & (probs > 0)])
+    if small.any():
+        obs_cells.append(counts[small].sum())
+        exp_cells.append(exp[small].sum())
+    if len(obs_cells) == 1:  # one possible output: every record must get it
+        return
+    obs_a, exp_a = np.asarray(obs_cells, dtype=float), np.asarray(exp_cells)
+    exp_a *= obs_a.sum() / exp_a.sum()
+    p = stats.chisquare(obs_a, exp_a).pvalue
+    assert p > alpha, f"chi-square p = {p:.3g}"
+
+
+def test_distribution_k2_tiny_and_huge_keep() -> None:
+    w = np.array([[1 - 1e-4, 1e-4], [1e-4, 1 - 1e-4], [0.3, 0.7]])
+    mech = Mechanism(w, ("a", "b", "c"), ("x", "y"))
+    n = 300_000
+    vals = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(3, dtype=np.int32), n)),
+                                          pa.array(["a", "b", "c"])).dictionary_decode()
+    out = pmlkit.privatize(mech, vals, rng=3)
+    is_x = np.asarray(pa.compute.equal(out, "x").to_numpy(zero_copy_only=False))
+    for i in range(3):
+        nx = int(is_x[i * n:(i + 1) * n].sum())
+        _chi2_ok(np.array([nx, n - nx]), w[i])
+
+
+def test_distribution_k1000_rows() -> None:
+    """k = 1000: a row keeping its label with probability 1e-4, one with 1 - 1e-5, a
+    Dirichlet row, a sparse row (half the outputs impossible) and a row with one output."""
+    k = 1000
+    rng = np.random.default_rng(9)
+    w = np.full((k, k), 1.0 / k)
+    w[0] = (1 - 1e-4) / (k - 1)
+    w[0, 0] = 1e-4
+    w[1] = 1e-5 / (k - 1)
+    w[1, 1] = 1 - 1e-5
+    w[2] = rng.dirichlet(np.full(k, 0.5))
+    w[3] = 0.0
+    w[3, ::2] = rng.dirichlet(np.ones(k // 2))
+    w[4] = 0.0
+    w[4, 999] = 1.0
+    mech = Mechanism(w)
+    n = 300_000
+    codes = np.repeat(np.arange(5, dtype=np.int64), n)
+    out = np.asarray(pmlkit.privatize(mech, codes, rng=4))
+    for i in range(5):
+        counts = np.bincount(out[i * n:(i + 1) * n], minlength=k)
+        _chi2_ok(counts, w[i])
