@@ -17,13 +17,14 @@ gaps) must give exactly what the plain definition gives:
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-import pyarrow.compute  # noqa: F401  (pa.compute)
+import pyarrow.compute as pc
 import pytest
 
 import pmlkit
@@ -114,7 +115,7 @@ def _chunked_with_empties(values: list[Any], typ: Any) -> Any:
     n = len(values)
     cuts = sorted({0, n // 3, n // 3, (2 * n) // 3 + 1, n})
     chunks = [pa.array([], type=typ)]
-    for a, b in zip(cuts[:-1], cuts[1:], strict=True):
+    for a, b in itertools.pairwise(cuts):
         chunks.append(pa.array(values[a:b], type=typ))
         chunks.append(pa.array([], type=typ))
     return pa.chunked_array(chunks, type=typ)
@@ -284,11 +285,11 @@ def test_string_encoding_equals_dict_lookup(kind: str) -> None:
             _check(mech, perm, labels, values, cont, f"{case}/{kind}")
         for miss in misses:
             assert miss not in labels
-            bad = values[:2500] + [miss] + values[2500:3000]
+            bad = [*values[:2500], miss, *values[2500:3000]]
             cont = string_container(kind, bad, labels)
             if cont is not None:
                 _check(mech, perm, labels, bad, cont, f"{case}/{kind} miss {miss!r}")
-        with_null = values[:1000] + [None] + values[1000:1100]
+        with_null = [*values[:1000], None, *values[1000:1100]]
         cont = string_container(kind, with_null, labels)
         if cont is not None:
             _check(mech, perm, labels, with_null, cont, f"{case}/{kind} null")
@@ -384,10 +385,10 @@ def test_numeric_containers_equal_dict_lookup(name: str) -> None:
     ok = [v for v in values if v <= 255] if name == "np_uint8" else values
     _check(mech, perm, labels, ok, make(ok), "numeric")
     for miss in (2, 4, 249, 251):
-        vals = ok[:40_000] + [miss] + ok[40_000:]
+        vals = [*ok[:40000], miss, *ok[40000:]]
         _check(mech, perm, labels, vals, make(vals), f"numeric miss {miss}")
     if not name.startswith("np_"):
-        vals = ok[:40_000] + [None] + ok[40_000:]
+        vals = [*ok[:40000], None, *ok[40000:]]
         _check(mech, perm, labels, vals, make(vals), "numeric null")
 
 
@@ -407,8 +408,7 @@ _CODES = np.random.default_rng(6).integers(0, _K, N_BIG)
 
 def _odd_chunks(arr: Any) -> Any:
     cuts = [0, (1 << 17) + 1, (1 << 17) + 6, (1 << 20) - 1, (1 << 20) - 1, N_BIG]
-    return pa.chunked_array([arr.slice(a, b - a) for a, b in zip(cuts[:-1], cuts[1:],
-                                                                    strict=True)])
+    return pa.chunked_array([arr.slice(a, b - a) for a, b in itertools.pairwise(cuts)])
 
 
 def _big_container(kind: str) -> Any:
@@ -532,7 +532,7 @@ def test_distribution_k2_tiny_and_huge_keep() -> None:
     vals = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(3, dtype=np.int32), n)),
                                           pa.array(["a", "b", "c"])).dictionary_decode()
     out = pmlkit.privatize(mech, vals, rng=3)
-    is_x = np.asarray(pa.compute.equal(out, "x").to_numpy(zero_copy_only=False))
+    is_x = np.asarray(pc.equal(out, "x").to_numpy(zero_copy_only=False))
     for i in range(3):
         nx = int(is_x[i * n:(i + 1) * n].sum())
         _chi2_ok(np.array([nx, n - nx]), w[i])
