@@ -560,3 +560,201 @@ def test_distribution_k1000_rows() -> None:
     for i in range(5):
         counts = np.bincount(out[i * n:(i + 1) * n], minlength=k)
         _chi2_ok(counts, w[i])
+
+
+# --------------------------------------------------------------------------------------
+# files: every untouched cell unchanged, complete outputs only
+# --------------------------------------------------------------------------------------
+
+def _cells(data: bytes) -> list[list[str]]:
+    """Decoded cells of a CSV text (Python's csv module: any line terminator, quoted
+    fields with delimiters and line breaks); a BOM is not a cell, empty lines are not
+    records."""
+    import csv
+    import io
+
+    text = data.decode("utf-8")
+    text = text.removeprefix("\ufeff")
+    return [row for row in csv.reader(io.StringIO(text, newline="")) if row]
+
+
+def _sex_mechanism(labels: list[str]) -> tuple[Mechanism, dict[str, str]]:
+    """Deterministic: input label i -> output label ``o<perm[i]>``."""
+    n = len(labels)
+    perm = np.random.default_rng(1).permutation(n)
+    w = np.zeros((n, n))
+    w[np.arange(n), perm] = 1.0
+    outs = tuple(f"o{j}" for j in range(n))
+    return Mechanism(w, tuple(labels), outs), {lab: outs[perm[i]] for i, lab in
+                                               enumerate(labels)}
+
+
+def _check_csv_file(tmp_path: Any, data: bytes, labels: list[str], column: str = "sex",
+                    batch_rows: int = 1000) -> bytes:
+    src = tmp_path / "in.csv"
+    src.write_bytes(data)
+    dst = tmp_path / "out.csv"
+    mech, mapping = _sex_mechanism(labels)
+    pmlkit.privatize_file(mech, src, dst, column, rng=0, batch_rows=batch_rows)
+    out = dst.read_bytes()
+    assert src.read_bytes() == data  # the input is never touched
+    cin, cout = _cells(data), _cells(out)
+    assert len(cout) == len(cin), (len(cin), len(cout))
+    assert cout[0] == cin[0]  # header
+    j = cin[0].index(column)
+    for r, (a, b) in enumerate(zip(cin[1:], cout[1:], strict=True)):
+        want = list(a)
+        want[j] = mapping[a[j]]
+        assert b == want, f"record {r}: {a!r} -> {b!r}, expected {want!r}"
+    if data.startswith(b"\xef\xbb\xbf"):
+        assert out.startswith(b"\xef\xbb\xbf")
+    return out
+
+
+_UNTOUCHED = ['plain', '"a,b"', '"say ""hi"""', "  padded  ",
+              "NA", "NULL", "", '""', "007", "-0", "1e3", "日本語😀", "é" * 7, "nan", "?",
+              "#", "'", '"\ufeff"']
+
+
+def _rows(n: int, labels_raw: list[str], seed: int, quotes_from: int = 0,
+          nl: str = "\n") -> list[str]:
+    rng = np.random.default_rng(seed)
+    out = []
+    plain = [u for u in _UNTOUCHED if '"' not in u]
+    for i in range(n):
+        pool = _UNTOUCHED if i >= quotes_from else plain
+        a = pool[int(rng.integers(len(pool)))]
+        b = labels_raw[int(rng.integers(len(labels_raw)))]
+        c = pool[int(rng.integers(len(pool)))]
+        out.append(f"{a},{b},{i},{c}{nl}")
+    return out
+
+
+_SEX_RAW = ["Female", "Male", '"Non,binary"', '"quo""te"', '"Fem"', "日本"]
+_SEX_LABELS = ["Female", "Male", "Non,binary", 'quo"te', "Fem", "日本"]
+
+
+@pytest.mark.parametrize("layout", ["lf", "crlf", "bom_crlf", "quotes_late", "mixed",
+                                    "no_last_terminator", "empty_lines"])
+def test_csv_untouched_cells_unchanged(tmp_path: Any, layout: str) -> None:
+    nl = "\r\n" if "crlf" in layout else "\n"
+    quotes_from = 15_000 if layout == "quotes_late" else 0
+    rows = _rows(20_000, _SEX_RAW, seed=2, quotes_from=quotes_from, nl=nl)
+    if layout == "mixed":
+        rows = [r if i % 3 else r.replace("\n", "\r\n") for i, r in enumerate(rows)]
+    if layout == "empty_lines":
+        rows = [r + ("\n" if i % 97 == 0 else "") for i, r in enumerate(rows)]
+    text = f"a,sex,i,c{nl}" + "".join(rows)
+    if layout == "no_last_terminator":
+        text = text.rstrip("\n")
+    data = text.encode()
+    if layout.startswith("bom"):
+        data = b"\xef\xbb\xbf" + data
+    out = _check_csv_file(tmp_path, data, _SEX_LABELS)
+    if layout in ("crlf", "bom_crlf"):
+        assert out.count(b"\r\n") >= 20_001
+
+
+def test_csv_multibyte_across_blocks(tmp_path: Any) -> None:
+    """Long multi-byte cells, so the reader's internal blocks end inside characters."""
+    rng = np.random.default_rng(4)
+    pieces = ["日本語", "😀", "é", "ß" * 3, "\u0301"]
+    rows = []
+    for i in range(6000):
+        a = "".join(pieces[k] for k in rng.integers(0, len(pieces), int(rng.integers(1, 60))))
+        rows.append(f"{a},{_SEX_RAW[i % len(_SEX_RAW)]},{i},{a[::-1]}\n")
+    _check_csv_file(tmp_path, ("a,sex,i,c\n" + "".join(rows)).encode(), _SEX_LABELS,
+                    batch_rows=500)
+
+
+def test_csv_line_break_inside_a_field_is_exact_or_refused(tmp_path: Any) -> None:
+    """A quoted line break in an untouched cell or in the privatised column: the output
+    is exact, or the run is refused with a DataError and publishes nothing."""
+    rows = "".join(f'"x\ny{i}",{_SEX_RAW[i % 6]},{i},"a\r\nb"\n' for i in range(20_000))
+    rows += '"z",Male,1,"q"\n'
+    labels = [*_SEX_LABELS, "multi\nline"]
+    try:
+        _check_csv_file(tmp_path, ("a,sex,i,c\n" + rows).encode(), labels)
+    except DataError:
+        assert not (tmp_path / "out.csv").exists()
+    rows2 = "".join(f"{i},{_SEX_RAW[i % 6]},{i},c\n" for i in range(20_000))
+    rows2 += '1,"multi\nline",2,c\n'
+    for p in (tmp_path / "out.csv", tmp_path / "out.csv.pmlkit.json"):
+        p.unlink(missing_ok=True)
+    try:
+        _check_csv_file(tmp_path, ("a,sex,i,c\n" + rows2).encode(), labels)
+    except DataError:
+        assert not (tmp_path / "out.csv").exists()
+
+
+def test_csv_header_only_and_one_column(tmp_path: Any) -> None:
+    out = _check_csv_file(tmp_path, b"a,sex,i,c\n", _SEX_LABELS)
+    assert _cells(out) == [["a", "sex", "i", "c"]]
+    (tmp_path / "out.csv").unlink()
+    (tmp_path / "out.csv.pmlkit.json").unlink(missing_ok=True)
+    text = "sex\n" + "".join(f"{_SEX_RAW[i % 6]}\n" for i in range(5000))
+    _check_csv_file(tmp_path, text.encode(), _SEX_LABELS)
+
+
+def test_csv_existing_output_never_replaced(tmp_path: Any) -> None:
+    src = tmp_path / "in.csv"
+    src.write_text("a,sex\n1,Male\n2,Female\n")
+    dst = tmp_path / "out.csv"
+    dst.write_bytes(b"precious\n")
+    mech, _ = _sex_mechanism(_SEX_LABELS)
+    with pytest.raises(pmlkit.errors.PMLError):
+        pmlkit.privatize_file(mech, src, dst, "sex", rng=0)
+    assert dst.read_bytes() == b"precious\n"
+    # a refused run (unknown label) leaves neither an output nor a temporary file
+    bad = tmp_path / "bad.csv"
+    bad.write_text("a,sex\n" + "1,Male\n" * 50_000 + "2,Nope\n")
+    with pytest.raises(DataError):
+        pmlkit.privatize_file(mech, bad, tmp_path / "bad_out.csv", "sex", rng=0,
+                              batch_rows=1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.csv", "in.csv", "out.csv"]
+
+
+def test_parquet_layout_kept(tmp_path: Any) -> None:
+    """Schema (types, field and file metadata), codecs, row groups and every untouched
+    value kept; the privatised column is the mapping of its values."""
+    import pyarrow.parquet as pq
+
+    n = 30_000
+    rng = np.random.default_rng(8)
+    labels = ["Female", "Male", "X"]
+    sex = [labels[i] for i in rng.integers(0, 3, n).tolist()]
+    tab = pa.table({
+        "k": pa.array(np.arange(n, dtype=np.int8) % 100, type=pa.int8()),
+        "sex": pa.array(sex, type=pa.string()),
+        "t": pa.array(np.arange(n).astype("datetime64[ms]")),
+        "d": pa.array([None if i % 7 == 0 else f"v{i}\x00é" for i in range(n)]),
+        "l": pa.array([[i, i + 1] for i in range(n)], type=pa.list_(pa.int32())),
+    })
+    schema = tab.schema.with_metadata({"owner": "me", "b\x00": "\x01"})
+    schema = schema.set(1, schema.field(1).with_metadata({"unit": "sex"}))
+    tab = tab.cast(schema)
+    src = tmp_path / "in.parquet"
+    pq.write_table(tab, src, row_group_size=7_000,
+                   compression={"k": "zstd", "sex": "gzip", "t": "snappy", "d": "brotli",
+                                "l": "zstd"})
+    mech, mapping = _sex_mechanism(labels)
+    dst = tmp_path / "out.parquet"
+    pmlkit.privatize_file(mech, src, dst, "sex", rng=0, batch_rows=4_000)
+    fin, fout = pq.ParquetFile(src), pq.ParquetFile(dst)
+    out = fout.read()
+    assert out.schema.remove_metadata() == tab.schema.remove_metadata()
+    meta_out = dict(out.schema.metadata)
+    for key, val in tab.schema.metadata.items():
+        assert meta_out[key] == val
+    assert out.schema.field("sex").metadata == {b"unit": b"sex"}
+    for name in ("k", "t", "d", "l"):
+        assert out.column(name).equals(tab.column(name)), name
+    assert out.column("sex").to_pylist() == [mapping[v] for v in sex]
+    md_in, md_out = fin.metadata, fout.metadata
+    codecs_in = {md_in.row_group(0).column(i).path_in_schema:
+                 md_in.row_group(0).column(i).compression for i in range(md_in.num_columns)}
+    codecs_out = {md_out.row_group(0).column(i).path_in_schema:
+                  md_out.row_group(0).column(i).compression
+                  for i in range(md_out.num_columns)}
+    assert codecs_out == codecs_in
+    assert md_out.num_rows == n
