@@ -758,3 +758,113 @@ def test_parquet_layout_kept(tmp_path: Any) -> None:
                   for i in range(md_out.num_columns)}
     assert codecs_out == codecs_in
     assert md_out.num_rows == n
+
+
+def test_parquet_row_groups_kept_with_default_batches(tmp_path: Any) -> None:
+    import pyarrow.parquet as pq
+
+    n = 30_000
+    tab = pa.table({"k": np.arange(n), "sex": pa.array(["Male", "Female"] * (n // 2))})
+    src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(tab, src, row_group_size=7_000)
+    mech, mapping = _sex_mechanism(["Female", "Male"])
+    pmlkit.privatize_file(mech, src, dst, "sex", rng=0)
+    md = pq.ParquetFile(dst).metadata
+    assert [md.row_group(i).num_rows for i in range(md.num_row_groups)] == [7_000] * 4 + [2_000]
+    out = pq.read_table(dst)
+    assert out.column("k").equals(tab.column("k"))
+    assert out.column("sex").to_pylist() == [mapping[v] for v in tab.column("sex").to_pylist()]
+
+
+# --------------------------------------------------------------------------------------
+# design over a box: the reported optimum and gap against a full enumeration
+# --------------------------------------------------------------------------------------
+
+def _box_min(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``min_{Q in box} Q . w`` per column of ``w`` (greedy: start at ``lo``, the rest of
+    the mass to the smallest entries first, each up to ``hi``), written from scratch."""
+    out = np.empty(w.shape[1])
+    for j in range(w.shape[1]):
+        q = lo.copy()
+        left = 1.0 - lo.sum()
+        for x in np.argsort(w[:, j], kind="stable"):
+            add = min(hi[x] - lo[x], max(left, 0.0))
+            q[x] += add
+            left -= add
+        out[j] = q @ w[:, j]
+    return out
+
+
+def _box_vertices(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, e: float) -> np.ndarray:
+    """Every vertex of ``{w >= 0 : max w <= e min_Q Q . w, p . w = 1}``: on the region
+    where the entries follow the order ``sigma`` the worst ``Q`` is fixed, so the region
+    is a polytope with ``N + 1`` inequalities and each vertex solves ``N - 1`` of them
+    with equality together with ``p . w = 1`` (all permutations, all choices)."""
+    import itertools
+
+    n = p.size
+    combos = np.asarray(list(itertools.combinations(range(n + 1), n - 1)))
+    found = []
+    for sigma_t in itertools.permutations(range(n)):
+        sigma = np.asarray(sigma_t)
+        q = lo.copy()
+        left = 1.0 - lo.sum()
+        for x in sigma[::-1]:  # smallest entries (last in sigma) get the mass first
+            add = min(hi[x] - lo[x], max(left, 0.0))
+            q[x] += add
+            left -= add
+        a = np.zeros((n + 1, n))
+        k = np.arange(n - 1)
+        a[k, sigma[1:]] = 1.0
+        a[k, sigma[:-1]] = -1.0
+        a[n - 1, sigma[-1]] = -1.0
+        a[n] = -e * q
+        a[n, sigma[0]] += 1.0
+        m = np.concatenate([a[combos], np.broadcast_to(p, (len(combos), 1, n))], axis=1)
+        ok = np.abs(np.linalg.det(m)) > 1e-12
+        rhs = np.zeros((int(ok.sum()), n, 1))
+        rhs[:, -1, 0] = 1.0
+        w = np.linalg.solve(m[ok], rhs)[..., 0]
+        inside = (w @ a.T <= 1e-10 * (1 + np.abs(w).sum(axis=1, keepdims=True))).all(axis=1)
+        found.append(w[inside])
+    return np.concatenate(found).T
+
+
+_BOX_CASES = [(n, eps, g, seed) for seed, (n, eps, g) in enumerate([
+    (3, 0.1, 1e-6), (3, 2.0, 0.3), (4, math.log(2), 1e-6), (4, 0.1, 0.5), (5, 2.0, 1e-6),
+    (5, math.log(2), 0.2), (5, 0.1, 0.9), (6, math.log(2), 1e-6), (6, 2.0, 0.3),
+    (6, 0.1, 0.05), (7, math.log(2), 0.2)])]
+
+
+@pytest.mark.parametrize(("n", "eps", "gap", "seed"), _BOX_CASES)
+def test_box_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: int) -> None:
+    """Mutual information over a random box: the design is feasible for the whole box,
+    never above the full-enumeration optimum, and its reported gap bounds its distance
+    to it: (OPT - value) / OPT <= gap."""
+    import warnings
+
+    from oracles import full_lp_optimum, mi_cols
+    from pmlkit.design import optimal_mechanism_for_set
+    from pmlkit.sets import Box
+
+    rng = np.random.default_rng(100 + seed)
+    p = rng.dirichlet(np.ones(n))
+    p = np.maximum(p, 0.02)
+    p /= p.sum()
+    r = rng.uniform(0.01, 0.3)
+    lo = np.clip(p - r * rng.uniform(0, 1, n), 0, 1)
+    hi = np.clip(p + r * rng.uniform(0, 1, n), 0, 1)
+    if seed % 3 == 0:
+        lo[0] = 0.0  # a zero lower bound
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = optimal_mechanism_for_set(Box(lo, hi), eps, prior=p, gap=gap)
+    w = np.asarray(mech.matrix)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-9)
+    assert (w.max(axis=0) <= math.exp(eps) * _box_min(lo, hi, w) * (1 + 1e-7) + 1e-12).all()
+    value = float(mi_cols(w, p).sum())
+    opt = full_lp_optimum(_box_vertices(lo, hi, p, math.exp(eps)), p)
+    reported = mech.provenance.optimality_gap
+    assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
+    assert value <= opt * (1 + 1e-7) + 1e-12
+    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
