@@ -868,3 +868,111 @@ def test_box_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: i
     assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
     assert value <= opt * (1 + 1e-7) + 1e-12
     assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+
+
+def _force_parsing(lines: list[str], every: int = 40) -> list[str]:
+    """The same records with the first cell of every ``every``-th line quoted (the same
+    cell text): no block of the file is free of quotes, so no byte-level shortcut can
+    apply, while every cell reads the same."""
+    out = []
+    for i, line in enumerate(lines):
+        if i % every == 0:
+            head, sep, rest = line.partition(",") if "," in line else line.partition(";")
+            if sep:
+                line = f'"{head}"{sep}{rest}'
+        out.append(line)
+    return out
+
+
+_POLICY_CASES = {
+    "str_keep_missing": (["Male", "Female", "NA", "null", "N/A", "nan"],
+                         ["Male", "Female", "NA", "null", "", "N/A", "nan", "Male"],
+                         {"missing": "keep"}),
+    "str_category": (["Male", "Female", "(missing)"], ["Male", "", "Female"],
+                     {"missing": "category"}),
+    "strip_nulls": (["Male", "Female"], [" Male", "Female ", " ? ", "Male", "\tFemale"],
+                    {"missing": "keep", "csv": {"strip_whitespace": True,
+                                                "null_values": ("?",)}}),
+    "int_labels": ([1, 2, 10], ["1", "2", "10", "10", "1"], {}),
+    "int_text_forms": ([1, 2, 10], ["1", "01", "+2", " 10", "1.0"], {}),
+    "bool_labels": ([True, False], ["true", "false", "True", "1", "0"], {}),
+    "unknown_as": (["Male", "Female"], ["Male", "Other", "Female", "x"],
+                   {"unknown_as": "Female"}),
+    "semicolon": (["Male", "Female"], ["Male", "Female"], {"csv": {"delimiter": ";"}}),
+    "headerless": (["Male", "Female"], ["Male", "Female"],
+                   {"csv": {"column_names": ("a", "sex", "i", "c")}}),
+}
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+@pytest.mark.parametrize("case", list(_POLICY_CASES))
+def test_csv_plain_and_quoted_files_give_the_same_output(tmp_path: Any, case: str,
+                                                         newline: str) -> None:
+    """A file and the same file with some cells needlessly quoted hold the same records:
+    under one seed their outputs are byte for byte the same (or both are refused with
+    the same message), whatever the policy of the privatised column (null markers,
+    whitespace, label types, unknown_as, delimiter, no header)."""
+    from pmlkit.io import CsvOptions
+
+    labels, cells, opts = _POLICY_CASES[case]
+    kw = dict(opts)
+    csv_kw = kw.pop("csv", None)
+    csv_opts = CsvOptions(**csv_kw) if csv_kw else None
+    sep = ";" if csv_kw and csv_kw.get("delimiter") == ";" else ","
+    rng = np.random.default_rng(12)
+    w = rng.dirichlet(np.ones(len(labels)), size=len(labels))
+    mech = Mechanism(w, tuple(labels), tuple(labels))
+    lines = [f"u{i % 13}{sep}{cells[int(rng.integers(len(cells)))]}{sep}{i}{sep}"
+             f"{'日本' if i % 7 else ''}{newline}" for i in range(12_000)]
+    header = [] if csv_kw and "column_names" in csv_kw else [f"a{sep}sex{sep}i{sep}c{newline}"]
+    outs = []
+    for name, body in (("plain", lines), ("quoted", _force_parsing(lines))):
+        src = tmp_path / f"{name}.csv"
+        src.write_bytes(("".join(header + body)).encode())
+        dst = tmp_path / f"{name}_out.csv"
+        try:
+            pmlkit.privatize_file(mech, src, dst, "sex", rng=5, batch_rows=300, csv=csv_opts,
+                                  manifest=False, **kw)
+            outs.append(dst.read_bytes())
+        except DataError as exc:
+            outs.append(str(exc).replace(str(src), "IN"))
+            assert not dst.exists()
+    assert outs[0] == outs[1]
+
+
+def test_csv_into_and_two_columns(tmp_path: Any) -> None:
+    """Two privatised columns, one in place and one into a new column, on a file whose
+    blocks are plain: each cell is the mapping of its input, appended cells at the end of
+    each line, untouched cells unchanged."""
+    labels = ["Female", "Male", "X"]
+    mech, mapping = _sex_mechanism(labels)
+    lines = [f"{labels[i % 3]},k{i},{labels[(i // 3) % 3]}\r\n" for i in range(20_000)]
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_bytes(("sex,k,race\r\n" + "".join(lines)).encode())
+    pmlkit.privatize_file({"sex": mech, "race": mech}, src, dst, ["sex", "race"],
+                          into=["sex", "race_p"], rng=0, batch_rows=500)
+    cin, cout = _cells(src.read_bytes()), _cells(dst.read_bytes())
+    assert cout[0] == ["sex", "k", "race", "race_p"]
+    assert len(cout) == len(cin)
+    for a, b in zip(cin[1:], cout[1:], strict=True):
+        assert b == [mapping[a[0]], a[1], a[2], mapping[a[2]]]
+    assert dst.read_bytes().count(b"\r\n") == len(cin)
+
+
+@pytest.mark.parametrize("name", ["out.csv", "out.csv.gz", "out.tsv", "out.parquet"])
+def test_manifest_digest_is_the_published_bytes(tmp_path: Any, name: str) -> None:
+    """The manifest's SHA-256 and size are those of the file as published."""
+    import hashlib
+    import json
+
+    src = tmp_path / "in.csv"
+    src.write_text("a,sex\n" + "".join(f"{i},{'Male' if i % 3 else 'Female'}\n"
+                                      for i in range(70_000)))
+    mech, _ = _sex_mechanism(["Female", "Male"])
+    dst = tmp_path / name
+    pmlkit.privatize_file(mech, src, dst, "sex", rng=0, batch_rows=5_000)
+    doc = json.loads((tmp_path / f"{name}.pmlkit.json").read_text())
+    data = dst.read_bytes()
+    found = json.dumps(doc)
+    assert hashlib.sha256(data).hexdigest() in found
+    assert str(len(data)) in found
