@@ -130,10 +130,11 @@ def _sliced(values: list[Any], typ: Any, pad: Any) -> Any:
 
 STRING_CONTAINERS = [
     "list", "object", "object_distinct", "numpy_U", "arrow_string", "arrow_large_string",
-    "arrow_string_view", "arrow_sliced", "arrow_sliced_large", "arrow_chunked_empty",
+    "arrow_string_view", "arrow_sliced", "arrow_sliced_large", "arrow_sliced_view",
+    "arrow_chunked_empty", "arrow_chunked_views",
     "arrow_dictionary", "arrow_chunked_dictionary", "pandas_object", "pandas_pyarrow",
     "pandas_str", "pandas_category", "polars_string", "polars_categorical",
-    "polars_enum_extra", "polars_sliced",
+    "polars_enum_extra", "polars_sliced", "polars_chunked", "polars_categorical_sliced",
 ]
 
 
@@ -157,8 +158,12 @@ def string_container(kind: str, values: list[Any], labels: list[Any]) -> Any:
         return _sliced(values, pa.string(), pad)
     if kind == "arrow_sliced_large":
         return _sliced(values, pa.large_string(), pad)
+    if kind == "arrow_sliced_view":
+        return _sliced(values, pa.string_view(), pad)
     if kind == "arrow_chunked_empty":
         return _chunked_with_empties(values, pa.large_string())
+    if kind == "arrow_chunked_views":
+        return _chunked_with_empties(values, pa.string_view())
     if kind == "arrow_dictionary":
         return pa.array(values, type=pa.string()).dictionary_encode()
     if kind == "arrow_chunked_dictionary":
@@ -182,6 +187,14 @@ def string_container(kind: str, values: list[Any], labels: list[Any]) -> Any:
         cats = list(dict.fromkeys([*labels, "\x03extra-1", "\x03extra-2",
                                    *[v for v in values if v is not None]]))
         return pl.Series("x", values, dtype=pl.Enum(cats))
+    if kind == "polars_chunked":
+        n = len(values)
+        parts = [pl.Series("x", values[a:b], dtype=pl.String)
+                 for a, b in ((0, n // 3), (n // 3, n // 3), (n // 3, n))]
+        return pl.concat(parts, rechunk=False)
+    if kind == "polars_categorical_sliced":
+        return pl.Series("x", [pad] * 3 + values + [pad] * 2,
+                         dtype=pl.String).cast(pl.Categorical).slice(3, len(values))
     if kind == "polars_sliced":
         return pl.Series("x", [pad] * 3 + values + [pad] * 2,
                          dtype=pl.String).slice(3, len(values))
@@ -236,6 +249,40 @@ def _many_labels() -> tuple[list[str], list[str]]:
 
 
 STRING_CASES["many_1000"] = _many_labels()
+# every label at most 16 bytes (and at most 12: Arrow string_view inlines them), at the
+# word boundaries 8/9, 12/13 and 16/17, so key-based matching of short strings is used
+STRING_CASES["keys16"] = (
+    ["HEAD8byttail8byt", "HEAD8bytt", "HEAD8byt", "HEAD8by", "HEAD8byttail8by",
+     "HEAD8byt\x00ail8byt", "12345678\x00", "é" * 8, "", "\x00" * 16],
+    ["HEAD8byt?tail8byt", "HEAD8bytXtail8byt", "HEAD8byt\x00", "HEAD8bytt\x00",
+     "HEAD8byttail8by\x00", "HEAD8byttail8byt\x00", "HEAD8byttail8bz", "\x00" * 15,
+     "\x00" * 17, "é" * 9, "é" * 7 + "e", "12345678", "HEAD8b", "EAD8byttail8byt"])
+STRING_CASES["views12"] = (
+    ["abcdefghijkl", "abcd", "abcde", "\x00" * 12, "日本語", "a", "abcdefghijk\x00"],
+    ["abcdefghijklm", "abcdefghijk", "abcd\x00", "\x00" * 11, "\x00" * 13, "日本",
+     "日本語\x00", "abc", "abcdefghijkl\x00", "bcdefghijkl", "abce"])
+
+
+def _many_short_labels() -> tuple[list[str], list[str]]:
+    """1000 distinct labels of 0..12 bytes over a tiny alphabet (NUL, multi-byte)."""
+    rng = np.random.default_rng(23)
+    alphabet = np.array(list("ab\x00é"))
+    labels: list[str] = []
+    seen: set[str] = set()
+    while len(labels) < 1000:
+        s = "".join(rng.choice(alphabet, int(rng.integers(0, 11))).tolist())
+        if len(s.encode()) <= 12 and s not in seen:
+            seen.add(s)
+            labels.append(s)
+    misses = []
+    while len(misses) < 6:
+        s = "".join(rng.choice(alphabet, int(rng.integers(4, 12))).tolist())
+        if s not in seen:
+            misses.append(s)
+    return labels, misses
+
+
+STRING_CASES["many_short_1000"] = _many_short_labels()
 
 
 def _values_for(labels: list[str], n: int, seed: int) -> list[str]:
@@ -272,7 +319,8 @@ def _case_mechanism(case: str) -> tuple[Mechanism, np.ndarray]:
     pytest.param(k, marks=pytest.mark.xfail(
         reason="main: pyarrow has no index_in kernel for string_view (raises "
                "ArrowNotImplementedError, not a pmlkit error)", strict=False))
-    if k == "arrow_string_view" else k for k in STRING_CONTAINERS])
+    if k in ("arrow_string_view", "arrow_sliced_view", "arrow_chunked_views") else k
+    for k in STRING_CONTAINERS])
 def test_string_encoding_equals_dict_lookup(kind: str) -> None:
     """Every string container encodes exactly as a dictionary lookup: known values (many
     records, to reach the fast paths), each near-miss value (refused), a null in the
