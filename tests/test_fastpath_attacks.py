@@ -411,6 +411,9 @@ NUMERIC_CONTAINERS = {
     "np_int64": lambda v: np.asarray(v, dtype=np.int64),
     "np_uint8": lambda v: np.asarray(v, dtype=np.uint8),
     "np_float64": lambda v: np.asarray(v, dtype=np.float64),
+    "np_int64_big_endian": lambda v: np.asarray(v, dtype=">i8"),
+    "np_float64_big_endian": lambda v: np.asarray(v, dtype=">f8"),
+    "np_int64_strided": lambda v: np.repeat(np.asarray(v, dtype=np.int64), 2)[::2],
     "pa_int32": lambda v: pa.array(v, type=pa.int32()),
     "pa_float64": lambda v: pa.array(v, type=pa.float64()),
     "pd_Int64": lambda v: pd.Series(v, dtype="Int64"),
@@ -476,6 +479,10 @@ def _big_container(kind: str) -> Any:
         return pl.Series("x", strs.tolist(), dtype=pl.String)
     if kind == "polars_categorical":
         return pl.Series("x", strs.tolist(), dtype=pl.String).cast(pl.Categorical)
+    if kind == "polars_categorical_big_codes":
+        # other strings cast to Categorical first: the labels' physical codes are large
+        pl.Series("junk", [f"junk{i}" for i in range(20_000)]).cast(pl.Categorical)
+        return pl.Series("x", strs.tolist(), dtype=pl.String).cast(pl.Categorical)
     if kind == "polars_enum":
         return pl.Series("x", strs.tolist(), dtype=pl.Enum(["\x03extra", *_STR_IN[::-1]]))
     raise AssertionError(kind)
@@ -495,7 +502,8 @@ def string_mechanism() -> Mechanism:
 
 @pytest.mark.parametrize("kind", ["object", "arrow_odd_chunks", "arrow_dictionary",
                                   "pandas_category", "pandas_str", "polars_string",
-                                  "polars_categorical", "polars_enum"])
+                                  "polars_categorical", "polars_categorical_big_codes",
+                                  "polars_enum"])
 def test_same_seed_same_release_across_label_kinds(kind: str, reference_release: np.ndarray,
                                                    string_mechanism: Mechanism) -> None:
     out = as_list(pmlkit.privatize(string_mechanism, _big_container(kind), rng=11))
@@ -1033,3 +1041,48 @@ def test_manifest_digest_is_the_published_bytes(tmp_path: Any, name: str) -> Non
     found = json.dumps(doc)
     assert hashlib.sha256(data).hexdigest() in found
     assert str(len(data)) in found
+
+
+def test_compiled_and_plain_draws_agree(monkeypatch: pytest.MonkeyPatch,
+                                        reference_release: np.ndarray) -> None:
+    """An optional compiled draw kernel (disabled by ``PMLKIT_NO_NUMBA=1``) and the numpy
+    path give the same outputs under one seed: whole arrays around the 2**17 and 2**20
+    thresholds, narrow categorical codes (remapped) and a many-row Mechanism.apply."""
+    mech = Mechanism(_W50)
+    cat = pd.Series(pd.Categorical.from_codes(_CODES.astype(np.int8), categories=list(range(_K))))
+    runs = []
+    for env in ("1", None):
+        if env is None:
+            monkeypatch.delenv("PMLKIT_NO_NUMBA", raising=False)
+        else:
+            monkeypatch.setenv("PMLKIT_NO_NUMBA", env)
+        outs = [np.asarray(pmlkit.privatize(mech, _CODES[:m], rng=11))
+                for m in ((1 << 17) - 1, 1 << 17, (1 << 17) + 1)]
+        outs.append(np.asarray(pmlkit.privatize(mech, cat, rng=11).cat.codes))
+        outs.append(np.asarray(mech.apply(_CODES[:300_001], rng=11)))
+        runs.append(outs)
+    for a, b in zip(*runs, strict=True):
+        assert np.array_equal(a, b)
+        assert np.array_equal(a, reference_release[:a.shape[0]])
+
+
+def test_object_array_across_chunks_by_identity() -> None:
+    """An object array longer than one privatisation chunk: the first chunk's records
+    share few objects (matched by address), the second holds equal but distinct
+    objects, other shared objects and, in a second run, one object that is not a label."""
+    labels = ["Female", "Male", "Other", "x" * 40]
+    mech, perm = permutation_mechanism(labels)
+    n1 = (1 << 20) + 7
+    rng = np.random.default_rng(31)
+    first = np.asarray(labels, dtype=object)[rng.integers(0, 4, n1)]
+    copies = _distinct_copies([labels[i] for i in rng.integers(0, 4, 5000).tolist()])
+    shared2 = np.asarray(["".join(list(lab)) for lab in labels], dtype=object)[
+        rng.integers(0, 4, 70_000)]
+    vals = np.concatenate([first, copies, shared2, first[:10]])
+    want = perm[np.asarray([labels.index(v) for v in vals.tolist()])]
+    got = np.asarray(pmlkit.privatize(mech, vals, rng=0), dtype=np.intp)
+    assert np.array_equal(got, want)
+    bad = vals.copy()
+    bad[n1 + 6000] = "Femal"
+    with pytest.raises(DataError, match="Femal"):
+        pmlkit.privatize(mech, bad, rng=0)
