@@ -462,6 +462,9 @@ def _odd_chunks(arr: Any) -> Any:
     return pa.chunked_array([arr.slice(a, b - a) for a, b in itertools.pairwise(cuts)])
 
 
+_KEEP: list[Any] = []
+
+
 def _big_container(kind: str) -> Any:
     strs = np.asarray(_STR_IN, dtype=object)[_CODES]
     if kind == "object":
@@ -481,7 +484,8 @@ def _big_container(kind: str) -> Any:
         return pl.Series("x", strs.tolist(), dtype=pl.String).cast(pl.Categorical)
     if kind == "polars_categorical_big_codes":
         # other strings cast to Categorical first: the labels' physical codes are large
-        pl.Series("junk", [f"junk{i}" for i in range(20_000)]).cast(pl.Categorical)
+        junk = pl.Series("junk", [f"junk{i}" for i in range(20_000)]).cast(pl.Categorical)
+        _KEEP.append(junk)  # kept alive: the categories stay registered
         return pl.Series("x", strs.tolist(), dtype=pl.String).cast(pl.Categorical)
     if kind == "polars_enum":
         return pl.Series("x", strs.tolist(), dtype=pl.Enum(["\x03extra", *_STR_IN[::-1]]))
