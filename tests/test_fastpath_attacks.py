@@ -1123,3 +1123,52 @@ def test_object_array_across_chunks_by_identity() -> None:
     bad[n1 + 6000] = "Femal"
     with pytest.raises(DataError, match="Femal"):
         pmlkit.privatize(mech, bad, rng=0)
+
+
+@pytest.mark.parametrize("sig", ["SIGKILL", "SIGTERM"])
+def test_killed_run_publishes_nothing(tmp_path: Any, sig: str) -> None:
+    """A run killed while it writes leaves no output (SIGTERM: no temporary file either;
+    SIGKILL: the next run removes it), and the next run writes the complete output."""
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    n = 600_000
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    body = np.char.add(np.arange(n).astype(str), np.where(np.arange(n) % 3, ",Male\n",
+                                                            ",Female\n"))
+    src.write_bytes(b"i,sex\n" + "".join(body.tolist()).encode())
+    mech, mapping = _sex_mechanism(["Female", "Male"])
+    mfile = tmp_path / "m.json"
+    mech.save(mfile)
+    script = ("import sys, pmlkit; "
+              "m = pmlkit.Mechanism.load(sys.argv[1], allow_uncertified=True); "
+              "pmlkit.privatize_file(m, sys.argv[2], sys.argv[3], 'sex', rng=0, "
+              "batch_rows=20_000)")
+    proc = subprocess.Popen([sys.executable, "-c", script, str(mfile), str(src), str(dst)])
+    killed = False
+    try:
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and proc.poll() is None:
+            temps = [p for p in tmp_path.iterdir() if p.name.startswith(".out.csv")]
+            if any(p.stat().st_size > 0 for p in temps if p.exists()):
+                proc.send_signal(getattr(signal, sig))
+                killed = True
+                break
+            time.sleep(0.005)
+        proc.wait(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    if not killed:
+        pytest.skip("the run finished before it could be interrupted")
+    assert not dst.exists()
+    if sig == "SIGTERM":
+        assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    pmlkit.privatize_file(mech, src, dst, "sex", rng=0, batch_rows=200_000)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+    out = dst.read_bytes().split(b"\n")
+    assert out[0] == b"i,sex" and len(out) == n + 2 and out[-1] == b""
+    assert out[n] == f"{n - 1},{mapping['Male' if (n - 1) % 3 else 'Female']}".encode()
