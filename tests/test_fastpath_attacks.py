@@ -1250,3 +1250,61 @@ def test_csv_compressed_and_tab_files(tmp_path: Any, src_name: str, dst_name: st
     assert got[0] == want[0] and len(got) == len(want)
     for a, b in zip(want[1:], got[1:], strict=True):
         assert b == [a[0], mapping[a[1]], a[2]]
+
+
+_DEF_CASES: dict[str, tuple[list[Any], list[str], dict[str, Any]]] = {
+    # only an empty cell is missing by default; null-looking text is a label
+    "keep": (["Male", "Female", "NA", "null", "N/A", "nan"],
+             ["Male", "Female", "NA", "null", "", "N/A", "nan"], {"missing": "keep"}),
+    "category": (["Male", "Female", "(missing)"], ["Male", "", "Female"],
+                 {"missing": "category"}),
+    "strip": (["Male", "Female"], [" Male", "Female ", " ? ", "Male", "\tFemale", "?"],
+              {"missing": "keep", "csv": {"strip_whitespace": True, "null_values": ("?",)}}),
+    "ints": ([1, 2, 10], ["1", "2", "10"], {}),
+    "unknown_as": (["Male", "Female"], ["Male", "Other", "Female", "x", ""],
+                   {"unknown_as": "Female", "missing": "keep"}),
+}
+
+
+@pytest.mark.parametrize("case", list(_DEF_CASES))
+def test_csv_policies_by_definition(tmp_path: Any, case: str) -> None:
+    """The privatised column's policies (null markers, stripping, missing values, label
+    type, unknown_as) against their definition, cell by cell, with a deterministic
+    mechanism, over many batches whose distinct values change from batch to batch."""
+    from pmlkit.io import CsvOptions
+
+    labels, cells, kw = _DEF_CASES[case]
+    kw = dict(kw)
+    csv_kw = kw.pop("csv", None)
+    opts = CsvOptions(**csv_kw) if csv_kw else None
+    n = len(labels)
+    perm = np.random.default_rng(4).permutation(n)
+    w = np.zeros((n, n))
+    w[np.arange(n), perm] = 1.0
+    mech = Mechanism(w, tuple(labels), tuple(labels))
+    strip = bool(csv_kw and csv_kw.get("strip_whitespace"))
+    nulls = set(csv_kw["null_values"]) if csv_kw and csv_kw.get("null_values") else {""}
+
+    def expected(cell: str) -> str:
+        text = cell.strip() if strip else cell
+        if text in nulls:
+            if kw.get("missing") == "category":
+                out = labels[perm[labels.index("(missing)")]]
+                return "" if out == "(missing)" else str(out)
+            return ""
+        key: Any = int(text) if isinstance(labels[0], int) else text
+        if key not in labels:
+            key = kw["unknown_as"]
+        return str(labels[perm[labels.index(key)]])
+
+    rng = np.random.default_rng(6)
+    # batches see different subsets of the cells (a per-batch dictionary changes)
+    rows = [cells[int(rng.integers(len(cells)))] if (i // 700) % 3 else cells[i % 2]
+            for i in range(9_000)]
+    src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
+    src.write_text("k,sex\n" + "".join(f"{i},{c}\n" for i, c in enumerate(rows)))
+    pmlkit.privatize_file(mech, src, dst, "sex", rng=0, batch_rows=500, csv=opts, **kw)
+    got = _cells(dst.read_bytes())
+    assert got[0] == ["k", "sex"] and len(got) == len(rows) + 1
+    for i, (row, cell) in enumerate(zip(got[1:], rows, strict=True)):
+        assert row == [str(i), expected(cell)], (i, cell, row)
