@@ -1308,3 +1308,37 @@ def test_csv_policies_by_definition(tmp_path: Any, case: str) -> None:
     assert got[0] == ["k", "sex"] and len(got) == len(rows) + 1
     for i, (row, cell) in enumerate(zip(got[1:], rows, strict=True)):
         assert row == [str(i), expected(cell)], (i, cell, row)
+
+
+@pytest.mark.parametrize("fmt", ["csv", "parquet"])
+def test_file_refusal_counts_every_bad_row(tmp_path: Any, fmt: str) -> None:
+    """Unknown values and missing cells spread over many batches are counted exactly
+    (rows per value, nulls), and nothing is written."""
+    import re
+
+    import pyarrow.parquet as pq
+
+    labels = ["Female", "Male"]
+    mech, _ = _sex_mechanism(labels)
+    sex: list[str | None] = [labels[i % 2] for i in range(20_000)]
+    for i in (5, 4_999, 5_000, 19_999):
+        sex[i] = "Other"
+    for i in (17, 10_001):
+        sex[i] = "Otter"
+    for i in (3, 12_345, 15_000):
+        sex[i] = None
+    if fmt == "csv":
+        src = tmp_path / "in.csv"
+        src.write_text("k,sex\n" + "".join(f"{i},{s or ''}\n" for i, s in enumerate(sex)))
+    else:
+        src = tmp_path / "in.parquet"
+        pq.write_table(pa.table({"k": np.arange(20_000), "sex": sex}), src,
+                       row_group_size=3_000)
+    dst = tmp_path / f"out.{fmt}"
+    with pytest.raises(DataError) as err:
+        pmlkit.privatize_file(mech, src, dst, "sex", rng=0, batch_rows=1_000)
+    msg = str(err.value)
+    assert re.search(r"'Other'\W+appears in 4 rows", msg), msg
+    assert re.search(r"'Otter'\W*\(2 rows\)", msg), msg
+    assert "3 rows hold a null" in msg, msg
+    assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
