@@ -331,6 +331,9 @@ def test_string_encoding_equals_dict_lookup(kind: str) -> None:
         cont = string_container(kind, values, labels)
         if cont is not None:
             _check(mech, perm, labels, values, cont, f"{case}/{kind}")
+            if kind in ("list", "object", "object_distinct"):  # Mechanism.apply too
+                want = perm[np.asarray(expected_codes(labels, values))].tolist()
+                assert as_list(mech.apply(cont, rng=0)) == want
         for miss in misses:
             assert miss not in labels
             bad = [*values[:2500], miss, *values[2500:3000]]
@@ -895,7 +898,8 @@ def _box_vertices(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, e: float) -> np
 _BOX_CASES = [(n, eps, g, seed) for seed, (n, eps, g) in enumerate([
     (3, 0.1, 1e-6), (3, 2.0, 0.3), (4, math.log(2), 1e-6), (4, 0.1, 0.5), (5, 2.0, 1e-6),
     (5, math.log(2), 0.2), (5, 0.1, 0.9), (6, math.log(2), 1e-6), (6, 2.0, 0.3),
-    (6, 0.1, 0.05), (7, math.log(2), 0.2)])]
+    (6, 0.1, 0.05), (7, math.log(2), 0.2), (4, 0.05, 1e-6), (4, 5.0, 1e-6), (5, 5.0, 0.1),
+    (6, 0.05, 0.3)])]
 
 
 @pytest.mark.parametrize(("n", "eps", "gap", "seed"), _BOX_CASES)
@@ -918,6 +922,10 @@ def test_box_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: i
     hi = np.clip(p + r * rng.uniform(0, 1, n), 0, 1)
     if seed % 3 == 0:
         lo[0] = 0.0  # a zero lower bound
+    if seed % 4 == 1:
+        lo[1] = hi[1] = p[1]  # a coordinate known exactly
+    if seed % 5 == 2:
+        hi[-1] = 1.0  # an upper bound that does not bind
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         mech = optimal_mechanism_for_set(Box(lo, hi), eps, prior=p, gap=gap)
