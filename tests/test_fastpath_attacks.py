@@ -1377,3 +1377,28 @@ def test_sampler_codes_in_either_byte_order(n_inputs: int) -> None:
         assert np.array_equal(got, ref_r), f"remap {dt}"
         got = s.draw(codes.astype(dt), np.random.default_rng(3), remap=remap)
         assert np.array_equal(got, ref_r), f"codes {dt} remapped"
+
+
+def test_compiled_and_plain_draws_agree_on_wide_tables(monkeypatch: pytest.MonkeyPatch
+                                                       ) -> None:
+    """32,769 outputs (16-bit column numbers): a compact-cell draw must fall back to the
+    full threshold for the records whose coin ties its top bits (about one in 2**16 for
+    32-bit cells), so 2**19 records exercise a few ties; plain and categorical codes."""
+    _load_kernels()
+    rng = np.random.default_rng(40)
+    w = rng.dirichlet(np.full(32_769, 0.05), size=3)
+    w[2] = 0.0
+    w[2, :3] = [0.5, 0.25, 0.25]
+    mech = Mechanism(w)
+    codes = rng.integers(0, 3, (1 << 19) + 3)
+    cat = pd.Series(pd.Categorical.from_codes(codes.astype(np.int8), categories=[0, 1, 2]))
+    runs = []
+    for no_numba, threads in (("1", "1"), ("0", "1"), ("0", "2")):
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", no_numba)
+        monkeypatch.setenv("PMLKIT_THREADS", threads)
+        runs.append((np.asarray(pmlkit.privatize(mech, codes, rng=8)),
+                     np.asarray(pmlkit.privatize(mech, cat, rng=8).cat.codes)))
+    for plain, categorical in runs:
+        assert np.array_equal(plain, runs[0][0])
+        assert np.array_equal(categorical, runs[0][0])
+    assert not np.isin(runs[0][0][codes == 2], [0, 1, 2], invert=True).any()
