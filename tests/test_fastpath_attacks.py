@@ -1477,3 +1477,20 @@ def test_bytes_never_match_string_labels(kind: str) -> None:
         cont = np.array(raw, dtype="S")
     with pytest.raises(DataError):
         pmlkit.privatize(mech, cont, rng=0)
+
+
+def test_polars_lazyframe_encodes_like_a_dict_lookup() -> None:
+    """A LazyFrame's String, Categorical and Enum columns (privatised batch by batch when
+    collected) encode exactly as a dictionary lookup; the other column is untouched."""
+    labels, _ = STRING_CASES["keys16"]
+    mech, perm = _case_mechanism("keys16")
+    vals = _values_for(labels, 30_000, seed=5)
+    want = perm[np.asarray(expected_codes(labels, vals))].tolist()
+    lf = pl.LazyFrame({"k": np.arange(30_000), "s": vals,
+                       "c": pl.Series(vals).cast(pl.Categorical),
+                       "e": pl.Series(vals, dtype=pl.Enum(["\x03x", *labels[::-1]]))})
+    out = pmlkit.privatize(mech, lf, columns=["s", "c", "e"], rng=0).collect()
+    assert out["s"].to_list() == want
+    assert out["c"].to_list() == want
+    assert out["e"].to_list() == want
+    assert out["k"].to_list() == list(range(30_000))
