@@ -866,7 +866,39 @@ def _box_min(lo: np.ndarray, hi: np.ndarray, w: np.ndarray) -> np.ndarray:
     return out
 
 
+def _l1_min(c: np.ndarray, beta: float, w: np.ndarray) -> np.ndarray:
+    """``min Q . w`` per column over ``{Q in simplex : |Q - c|_1 <= beta}`` (greedy: move
+    mass ``beta / 2`` from the entries with the largest ``w`` to the smallest one)."""
+    return np.array([_l1_worst(c, beta, np.argsort(-w[:, j], kind="stable")) @ w[:, j]
+                     for j in range(w.shape[1])])
+
+
+def _l1_worst(c: np.ndarray, beta: float, order_desc: np.ndarray) -> np.ndarray:
+    q = c.copy()
+    left = beta / 2
+    for x in order_desc[:-1]:
+        take = min(q[x], left)
+        q[x] -= take
+        left -= take
+    q[order_desc[-1]] += beta / 2 - left
+    return q
+
+
+def _box_worst(lo: np.ndarray, hi: np.ndarray, order_desc: np.ndarray) -> np.ndarray:
+    q = lo.copy()
+    left = 1.0 - lo.sum()
+    for x in order_desc[::-1]:  # smallest entries (last in the order) get the mass first
+        add = min(hi[x] - lo[x], max(left, 0.0))
+        q[x] += add
+        left -= add
+    return q
+
+
 def _box_vertices(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, e: float) -> np.ndarray:
+    return _region_vertices(lambda sigma: _box_worst(lo, hi, sigma), p, e)
+
+
+def _region_vertices(worst: Any, p: np.ndarray, e: float) -> np.ndarray:
     """Every vertex of ``{w >= 0 : max w <= e min_Q Q . w, p . w = 1}``: on the region
     where the entries follow the order ``sigma`` the worst ``Q`` is fixed, so the region
     is a polytope with ``N + 1`` inequalities and each vertex solves ``N - 1`` of them
@@ -878,12 +910,7 @@ def _box_vertices(lo: np.ndarray, hi: np.ndarray, p: np.ndarray, e: float) -> np
     found = []
     for sigma_t in itertools.permutations(range(n)):
         sigma = np.asarray(sigma_t)
-        q = lo.copy()
-        left = 1.0 - lo.sum()
-        for x in sigma[::-1]:  # smallest entries (last in sigma) get the mass first
-            add = min(hi[x] - lo[x], max(left, 0.0))
-            q[x] += add
-            left -= add
+        q = worst(sigma)
         a = np.zeros((n + 1, n))
         k = np.arange(n - 1)
         a[k, sigma[1:]] = 1.0
@@ -1494,3 +1521,37 @@ def test_polars_lazyframe_encodes_like_a_dict_lookup() -> None:
     assert out["c"].to_list() == want
     assert out["e"].to_list() == want
     assert out["k"].to_list() == list(range(30_000))
+
+
+_L1_CASES = [(n, eps, g, seed) for seed, (n, eps, g) in enumerate([
+    (3, math.log(2), 1e-6), (4, 2.0, 0.3), (5, 0.1, 0.2), (5, math.log(2), 1e-6),
+    (6, 1.0, 0.1), (6, 0.05, 1e-6), (7, 2.0, 0.2)])]
+
+
+@pytest.mark.parametrize(("n", "eps", "gap", "seed"), _L1_CASES)
+def test_l1_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: int) -> None:
+    """Mutual information over an l1-ball around an estimate: as for boxes, feasible,
+    never above the full-enumeration optimum, and within the reported gap of it."""
+    import warnings
+
+    from oracles import full_lp_optimum, mi_cols
+    from pmlkit.design import optimal_mechanism_for_set
+    from pmlkit.sets import L1Ball
+
+    rng = np.random.default_rng(300 + seed)
+    counts = rng.integers(1, 60, n)
+    p = counts / counts.sum()
+    beta = float(rng.uniform(0.02, 0.4))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        mech = optimal_mechanism_for_set(L1Ball(p, beta), eps, gap=gap)
+    w = np.asarray(mech.matrix)
+    np.testing.assert_allclose(w.sum(axis=1), 1.0, atol=1e-9)
+    assert (w.max(axis=0) <= math.exp(eps) * _l1_min(p, beta, w) * (1 + 1e-7) + 1e-12).all()
+    value = float(mi_cols(w, p).sum())
+    opt = full_lp_optimum(_region_vertices(lambda sg: _l1_worst(p, beta, sg), p,
+                                           math.exp(eps)), p)
+    reported = mech.provenance.optimality_gap
+    assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
+    assert value <= opt * (1 + 1e-7) + 1e-12
+    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
