@@ -1465,6 +1465,8 @@ def test_parquet_untouched_columns_bit_exact(tmp_path: Any) -> None:
                                                                                 tz="Asia/Tokyo")),
         "sex": pa.array(sex),
         "nul": pa.array([None if i % 2 else i for i in range(n)], type=pa.int16()),
+        # a dictionary-typed column whose dictionary page is large (mostly distinct)
+        "bigdict": pa.array([f"{'x' * 150}{i}" for i in range(n)]).dictionary_encode(),
     })
     src, dst = tmp_path / "in.parquet", tmp_path / "out.parquet"
     pq.write_table(tab, src, row_group_size=5_000)
@@ -1473,7 +1475,7 @@ def test_parquet_untouched_columns_bit_exact(tmp_path: Any) -> None:
     out = pq.read_table(dst)
     ref = pq.read_table(src)
     assert out.schema.remove_metadata() == ref.schema.remove_metadata()
-    for name in ("dict", "ids", "dec", "bin", "st", "ts", "nul"):
+    for name in ("dict", "ids", "dec", "bin", "st", "ts", "nul", "bigdict"):
         assert out.column(name).equals(ref.column(name)), name
     got_f = out.column("f").to_numpy().view(np.uint64)
     assert np.array_equal(got_f, floats.view(np.uint64))
