@@ -1557,3 +1557,32 @@ def test_l1_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: in
     assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
     assert value <= opt * (1 + 1e-7) + 1e-12
     assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+
+
+@pytest.mark.parametrize(("n", "eps", "gap"), [(4, math.log(2), 1e-6), (5, 1.0, 0.2),
+                                               (6, 0.3, 0.05)])
+def test_design_from_samples_gap_is_a_valid_bound(n: int, eps: float, gap: float) -> None:
+    """design_from_samples: the result's optimality_gap bounds the distance of its
+    reported utility to the optimum over the set it states (an independent enumeration
+    over the l1-ball of radius beta around the estimate)."""
+    import warnings
+
+    from oracles import full_lp_optimum, mi_cols
+    from pmlkit.design import design_from_samples
+
+    rng = np.random.default_rng(n)
+    samples = [f"c{i}" for i in rng.choice(n, 400, p=rng.dirichlet(np.ones(n))).tolist()]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res = design_from_samples(samples, eps, 1e-3, gap=gap)
+    g = res.guarantee
+    p = np.asarray(g.estimate, dtype=float)
+    w = np.asarray(res.mechanism.matrix)
+    value = float(mi_cols(w, p).sum())
+    assert value == pytest.approx(g.utility_value, rel=1e-9, abs=1e-12)
+    opt = full_lp_optimum(_region_vertices(lambda sg: _l1_worst(p, g.beta, sg), p,
+                                           math.exp(eps)), p)
+    reported = res.optimality_gap
+    assert reported is not None and reported <= max(gap, 1e-6) + 1e-9
+    assert value <= opt * (1 + 1e-7) + 1e-12
+    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
