@@ -240,7 +240,7 @@ def _many_labels() -> tuple[list[str], list[str]]:
         if s not in seen:
             seen.add(s)
             labels.append(s)
-    misses = []
+    misses: list[str] = []
     while len(misses) < 6:
         s = "".join(rng.choice(alphabet, int(rng.integers(17, 41))).tolist())
         if s not in seen:
@@ -274,7 +274,7 @@ def _many_short_labels() -> tuple[list[str], list[str]]:
         if len(s.encode()) <= 12 and s not in seen:
             seen.add(s)
             labels.append(s)
-    misses = []
+    misses: list[str] = []
     while len(misses) < 6:
         s = "".join(rng.choice(alphabet, int(rng.integers(4, 12))).tolist())
         if s not in seen:
@@ -416,7 +416,7 @@ def test_python_kinds_equal_dict_lookup(container: str) -> None:
             _check(mech, perm, labels, values, cont, f"{labels}/{values[:6]}")
 
 
-NUMERIC_CONTAINERS = {
+NUMERIC_CONTAINERS: dict[str, Any] = {
     "np_int64": lambda v: np.asarray(v, dtype=np.int64),
     "np_uint8": lambda v: np.asarray(v, dtype=np.uint8),
     "np_float64": lambda v: np.asarray(v, dtype=np.float64),
@@ -665,7 +665,7 @@ def _check_csv_file(tmp_path: Any, data: bytes, labels: list[str], column: str =
     dst = tmp_path / "out.csv"
     mech, mapping = _sex_mechanism(labels)
     pmlkit.privatize_file(mech, src, dst, column, rng=0, batch_rows=batch_rows)
-    out = dst.read_bytes()
+    out: bytes = dst.read_bytes()
     assert src.read_bytes() == data  # the input is never touched
     cin, cout = _cells(data), _cells(out)
     assert len(cout) == len(cin), (len(cin), len(cout))
@@ -987,7 +987,7 @@ def _force_parsing(lines: list[str], every: int = 40) -> list[str]:
     return out
 
 
-_POLICY_CASES = {
+_POLICY_CASES: dict[str, tuple[list[Any], list[str], dict[str, Any]]] = {
     "str_keep_missing": (["Male", "Female", "NA", "null", "N/A", "nan"],
                          ["Male", "Female", "NA", "null", "", "N/A", "nan", "Male"],
                          {"missing": "keep"}),
@@ -1576,11 +1576,13 @@ def test_design_from_samples_gap_is_a_valid_bound(n: int, eps: float, gap: float
         warnings.simplefilter("ignore")
         res = design_from_samples(samples, eps, 1e-3, gap=gap)
     g = res.guarantee
+    assert g.beta is not None
+    beta = float(g.beta)
     p = np.asarray(g.estimate, dtype=float)
     w = np.asarray(res.mechanism.matrix)
     value = float(mi_cols(w, p).sum())
     assert value == pytest.approx(g.utility_value, rel=1e-9, abs=1e-12)
-    opt = full_lp_optimum(_region_vertices(lambda sg: _l1_worst(p, g.beta, sg), p,
+    opt = full_lp_optimum(_region_vertices(lambda sg: _l1_worst(p, beta, sg), p,
                                            math.exp(eps)), p)
     reported = res.optimality_gap
     assert reported is not None and reported <= max(gap, 1e-6) + 1e-9
