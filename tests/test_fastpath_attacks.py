@@ -318,12 +318,7 @@ def _case_mechanism(case: str) -> tuple[Mechanism, np.ndarray]:
     return _MECHS[case]
 
 
-@pytest.mark.parametrize("kind", [
-    pytest.param(k, marks=pytest.mark.xfail(
-        reason="main: pyarrow has no index_in kernel for string_view (raises "
-               "ArrowNotImplementedError, not a pmlkit error)", strict=False))
-    if k in ("arrow_string_view", "arrow_sliced_view", "arrow_chunked_views") else k
-    for k in STRING_CONTAINERS])
+@pytest.mark.parametrize("kind", STRING_CONTAINERS)
 def test_string_encoding_equals_dict_lookup(kind: str) -> None:
     """Every string container encodes exactly as a dictionary lookup: known values (many
     records, to reach the fast paths), each near-miss value (refused), a null in the
@@ -1219,16 +1214,9 @@ _OUT_LABELS = ["short", "a label much longer than twelve bytes", "\x00", "",
                "日本語日本語日本語", "exactly12byt", "thirteen byte"]
 
 
-_MAIN_NO_VIEW = pytest.mark.xfail(
-    reason="main: pyarrow has no index_in kernel for string_view (raises "
-           "ArrowNotImplementedError, not a pmlkit error)", strict=False)
-
-
 @pytest.mark.parametrize("kind", [
-    "string", "large_string", pytest.param("string_view", marks=_MAIN_NO_VIEW),
-    pytest.param("sliced_view", marks=_MAIN_NO_VIEW),
-    pytest.param("chunked_view", marks=_MAIN_NO_VIEW), "dictionary", "polars",
-    "polars_cat"])
+    "string", "large_string", "string_view", "sliced_view", "chunked_view", "dictionary",
+    "polars", "polars_cat"])
 def test_string_outputs_are_the_labels(kind: str) -> None:
     """String output labels (inline and out-of-line views, NUL, empty, multi-byte) come
     back exactly, in a valid array of the input's type and chunking."""
@@ -1385,9 +1373,6 @@ def test_file_refusal_counts_every_bad_row(tmp_path: Any, fmt: str) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == [src.name]
 
 
-@pytest.mark.xfail(reason="main: AliasSampler.draw reads 8-byte codes in the other byte "
-                          "order as byte-swapped indices (silently wrong outputs)",
-                   strict=False)
 @pytest.mark.parametrize("n_inputs", [5, 1000])
 def test_sampler_codes_in_either_byte_order(n_inputs: int) -> None:
     """The public AliasSampler draws the same outputs for the same codes whatever their
@@ -1484,10 +1469,7 @@ def test_parquet_untouched_columns_bit_exact(tmp_path: Any) -> None:
 
 @pytest.mark.parametrize("kind", [
     "pa_binary", "pa_large_binary",
-    pytest.param("pa_binary_view", marks=pytest.mark.xfail(
-        reason="main: counting the unknown values of a binary_view array raises "
-               "ArrowNotImplementedError (no filter kernel), not a DataError",
-        strict=False)),
+    "pa_binary_view",
     "pl_binary", "np_bytes"])
 def test_bytes_never_match_string_labels(kind: str) -> None:
     """Binary data whose bytes spell a label is not that label (refused, never matched

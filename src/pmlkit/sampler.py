@@ -709,8 +709,11 @@ class Encoder:
         if not bad.any():
             return codes
         nullmask = arr.is_null().to_numpy(zero_copy_only=False)
-        if pa.types.is_string_view(arr.type):  # no filter kernel for string_view
+        # no filter kernel for the view types: count the problems on the plain layout
+        if pa.types.is_string_view(arr.type):
             arr = arr.cast(pa.large_string())
+        elif hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(arr.type):
+            arr = arr.cast(pa.large_binary())
         bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
         self._record(bad_vals, nullmask[bad])
         return None
