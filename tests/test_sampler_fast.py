@@ -24,13 +24,7 @@ from pmlkit.sampler import DRAW_BLOCK, AliasSampler, Encoder, _AddressTable
 
 pytest.importorskip("numba")  # the test extra installs it (pmlkit[fast])
 
-
-def _mechanism(n: int, m: int, seed: int, zero_frac: float) -> np.ndarray:
-    g = np.random.default_rng(seed)
-    w = g.dirichlet(np.full(m, 0.5), size=n)
-    w[g.random(w.shape) < zero_frac] = 0.0
-    w[np.arange(n), g.integers(0, m, n)] += 0.1
-    return w / w.sum(axis=1, keepdims=True)
+from test_sampler_kernel import _mechanism  # random matrices with zeros
 
 
 def _exact(s: AliasSampler, rows: list[int], words: list[int]) -> list[int]:

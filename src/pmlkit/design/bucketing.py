@@ -289,26 +289,9 @@ def merged_set(uncertainty_set: UncertaintySet, groups: ArrayLike) -> Uncertaint
 
 def _estimate(samples: Any, categories: Sequence[Any] | None,
               missing: str) -> EmpiricalDistribution:
-    from ..errors import ValidationError
-    from ..estimation import EmpiricalDistribution, empirical_distribution
-    from .pipeline import apply_missing
+    from .pipeline import estimate_for_design
 
-    if not isinstance(samples, EmpiricalDistribution):
-        samples, categories = apply_missing(samples, missing, categories)
-    else:  # an estimate has no missing samples left; ``missing`` is only validated
-        apply_missing([], missing)
-    if isinstance(samples, EmpiricalDistribution):
-        if categories is not None and tuple(categories) != tuple(samples.categories):
-            raise ValidationError(
-                "categories must be omitted (or equal the distribution's) when samples is "
-                "an EmpiricalDistribution")
-        est = samples
-    else:
-        est = empirical_distribution(samples, categories=categories)
-    if est.n < 2:
-        raise ValidationError(
-            f"need at least 2 categories to design a mechanism, got {est.n}")
-    return est
+    return estimate_for_design(samples, categories=categories, missing=missing)
 
 
 def _check_utility(utility: Any) -> str:

@@ -70,10 +70,12 @@ from .subconvex import (
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
+    from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
 
-__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "design_from_samples",
-           "optimal_mechanism", "optimal_mechanism_for_set"]
+__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
+           "design_from_samples", "estimate_for_design", "optimal_mechanism",
+           "optimal_mechanism_for_set"]
 
 #: Most categories :func:`design_from_samples` designs over. Its LPs have ``N^2`` variables
 #: and their cost grows about as ``N^3``: N = 80 takes ~10 s here, N = 150 about a minute,
@@ -760,6 +762,38 @@ def apply_missing(samples: Any, missing: str, categories: Sequence[Any] | None =
     return samples, cats
 
 
+def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None,
+                        missing: str = "error") -> EmpiricalDistribution:
+    """The estimate a designer works from: ``samples`` with their missing values handled
+    as ``missing=`` says (:func:`apply_missing`), counted over ``categories``, or an
+    :class:`~pmlkit.estimation.EmpiricalDistribution` used as is (``categories`` must then be
+    omitted or equal its own). At least two categories are needed.
+
+    Examples
+    --------
+    >>> est = estimate_for_design(["a", None, "b", "b"], missing="category")
+    >>> list(est.categories), est.counts.tolist()
+    (['(missing)', 'a', 'b'], [1, 1, 2])
+    """
+    from ..estimation import EmpiricalDistribution, empirical_distribution
+
+    if not isinstance(samples, EmpiricalDistribution):
+        samples, categories = apply_missing(samples, missing, categories)
+    else:  # an estimate has no missing samples left; ``missing`` is only validated
+        apply_missing([], missing)
+    if isinstance(samples, EmpiricalDistribution):
+        if categories is not None and tuple(categories) != tuple(samples.categories):
+            raise ValidationError(
+                "categories must be omitted (or equal the distribution's) when samples is "
+                "an EmpiricalDistribution")
+        est = samples
+    else:
+        est = empirical_distribution(samples, categories=categories)
+    if est.n < 2:
+        raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
+    return est
+
+
 def design_from_samples(samples: Any, eps: float, delta: float, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
@@ -812,32 +846,15 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     >>> g.certified_eps <= 1.0 + 1e-9
     True
     """
-    from ..estimation import EmpiricalDistribution, empirical_distribution, l1_radius
+    from ..estimation import EmpiricalDistribution, l1_radius
     from ..sets import L1Ball
 
     eps = check_eps(eps)
     delta = check_delta(delta)
     if not isinstance(confidence, str):
         raise ValidationError(f"confidence must be a method name, got {fmt(confidence)}")
-    if missing not in ("error", "category", "keep"):
-        raise ValidationError(f"missing must be 'error', 'category' or 'keep', got "
-                              f"{fmt(missing)}")
-    if missing != "error" and not isinstance(samples, EmpiricalDistribution):
-        samples = _apply_missing(samples, missing)
-        if missing == "category" and categories is not None \
-                and MISSING_LABEL not in list(categories):
-            categories = [*categories, MISSING_LABEL]
-    if isinstance(samples, EmpiricalDistribution):
-        if categories is not None and tuple(categories) != tuple(samples.categories):
-            raise ValidationError(
-                "categories must be omitted (or equal the distribution's) when samples is "
-                "an EmpiricalDistribution")
-        est = samples
-    else:
-        est = empirical_distribution(samples, categories=categories)
+    est = estimate_for_design(samples, categories=categories, missing=missing)
     p = np.asarray(est.p, dtype=np.float64)
-    if est.n < 2:
-        raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
     linear = (isinstance(utility, str) and utility == "accuracy") or (
         not isinstance(utility, str) and not callable(utility)
         and not hasattr(utility, "design_matrix"))
