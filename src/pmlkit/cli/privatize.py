@@ -98,8 +98,11 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
               help="New column name for each --column (default: replace in place).")
 @click.option("--output", required=True,
               help="Output file (one input) or folder (several inputs, or --engine dask).")
-@click.option("--engine", type=click.Choice(["local", "dask"]), default="local",
-              show_default=True, help="Stream locally, or run on a Dask cluster.")
+@click.option("--engine", type=click.Choice(["local", "pyarrow", "polars", "dask"]),
+              default="local", show_default=True,
+              help="Stream locally (local: the polars writer for Parquet -> Parquet where it "
+                   "writes the file exactly, else pyarrow; pyarrow or polars: that writer "
+                   "only), or run on a Dask cluster.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (default: a LocalCluster on this machine).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,
@@ -242,7 +245,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                     rng=rng, overwrite=overwrite, csv=csv, batch_rows=batch_rows,
                                     progress=progress_enabled(progress), missing=missing,
                                     unknown_as=unknown_label, compression=compression,
-                                    joint_guarantee=joint_doc, repeat=allow_repeat)
+                                    joint_guarantee=joint_doc, repeat=allow_repeat,
+                                    engine="auto" if engine == "local" else engine)
     for w in caught:
         if issubclass(w.category, PMLWarning):
             click.echo(f"pmlkit: warning: {w.message}", err=True)

@@ -368,7 +368,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    batch_rows: int = DEFAULT_BATCH_ROWS, progress: bool = False,
                    manifest: bool = True, missing: str = "error", unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
-                   repeat: bool = False) -> FileReport:
+                   repeat: bool = False, engine: str = "auto") -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -432,6 +432,17 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         ``privatized`` entries are merged with this pass's, and the earlier record is kept
         under ``"previous_passes"``). Privatising again a column that pass privatised (or
         released from) is a repeated release and is refused unless ``repeat=True``.
+    engine
+        The Parquet -> Parquet writer: ``"pyarrow"``, ``"polars"`` or ``"auto"``
+        (default: polars where it writes the file exactly, else pyarrow). Both read and
+        privatise the same batches with the same code, so a seeded run releases the same
+        values with either. polars is used only when every column has a type it keeps
+        exactly, every column chunk has one codec (or ``compression`` is given) and the row
+        groups have one size; its output is checked (schema with field and key-value
+        metadata, row count, codecs) before it is published, and on a mismatch ``"auto"``
+        writes the file again with pyarrow from the same random state. An explicit
+        ``"polars"`` on a file it cannot write exactly is a DataError. CSV inputs or
+        outputs always use pyarrow (``"polars"`` is then refused).
 
     Raises
     ------
@@ -478,6 +489,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                 f"{MISSING_LABEL!r} (column {c!r}); design it from data whose missing "
                 "values are a category (missing='category')")
     unknown = check_unknown_as(unknown_as, mechs)
+    if engine not in ENGINES:
+        raise ValidationError(f"engine must be one of {', '.join(map(repr, ENGINES))}, "
+                              f"got {engine!r}")
     if compression is not None and not isinstance(compression, str):
         raise ValidationError(f"compression must be a codec name, got {compression!r}")
     inputs = expand_inputs(input)
@@ -539,7 +553,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
-                                   compression=compression)
+                                   compression=compression, engine=engine)
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
@@ -548,6 +562,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                         tuple(targets), source.seeded, source.description,
                                         digest, tuple(digests[c] for c in cols), joint_doc)
                     st.manifest_doc = {**meta, **single.to_dict(), "engine": "local",
+                                       "writer": st.engine,
                                        "data": {"file": out.name, "sha256": st.sha256,
                                                 "bytes": st.size}}
                     done.append((str(inp), str(out), st.rows))
@@ -572,6 +587,7 @@ class _Staged:
     sha256: str
     size: int
     manifest_doc: dict[str, Any] = dataclasses.field(default_factory=dict)
+    engine: str = "pyarrow"
 
 
 def _manifest_path(out: Path) -> Path:
@@ -804,10 +820,13 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
-              compression: str | None, piece: tuple[int, int] | None = None) -> _Staged:
+              compression: str | None, piece: tuple[int, int] | None = None,
+              engine: str = "pyarrow") -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
-    goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``)."""
+    goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
+    Parquet writer: ``"pyarrow"``, ``"polars"`` (refused where it cannot write the file
+    exactly) or ``"auto"`` (polars where it can, else pyarrow); see :data:`ENGINES`."""
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
@@ -860,6 +879,29 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
+    if engine != "pyarrow":
+        plan = _polars_plan(inp, out, schema, compression, piece)
+        if isinstance(plan, str):
+            if engine == "polars":
+                raise DataError(f"the polars engine (engine='polars', --engine polars) cannot "
+                                f"write {str(out)!r} exactly: {plan}; use engine='auto' or "
+                                "'pyarrow' (--engine local or pyarrow)")
+        else:
+            state = gen.bit_generator.state
+            try:
+                return _one_file_polars(mechs, samplers, inp, out, cols, targets, gen,
+                                        policies, schema=schema, plan=plan,
+                                        batch_rows=batch_rows, bar=bar, in_place=in_place)
+            except _PolarsMismatch as exc:
+                if engine == "polars":
+                    raise DataError(f"the polars engine (engine='polars', --engine polars) "
+                                    f"did not write {str(out)!r} exactly ({exc}); nothing was "
+                                    "published; use engine='auto' or 'pyarrow' (--engine local "
+                                    "or pyarrow)") from None
+                # auto: the pyarrow engine writes the file from the same random state
+                gen.bit_generator.state = state
+                for pol in policies.values():
+                    pol.unknown_rows = 0
     encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
     sink: Any = None
@@ -957,6 +999,165 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         tmp.unlink(missing_ok=True)
         raise
     return _Staged(tmp, out, rows, sha, size)
+
+
+#: The Parquet writers of :func:`privatize_file`: ``"auto"`` (polars where it writes the
+#: file exactly, else pyarrow), ``"pyarrow"``, ``"polars"``.
+ENGINES = ("auto", "pyarrow", "polars")
+#: Input codec (pyarrow's name) -> polars' name, for the codecs both write alike.
+_POLARS_CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "none": "uncompressed",
+                  "brotli": "brotli"}
+
+
+class _PolarsMismatch(Exception):
+    """The polars engine's temporary output is not what the pyarrow engine would write."""
+
+
+def _polars_type_ok(t: Any) -> bool:
+    """Types polars reads from Arrow and writes back (with the Arrow schema) unchanged."""
+    import pyarrow as pa
+
+    return bool(pa.types.is_integer(t) or pa.types.is_boolean(t)
+                or t in (pa.float32(), pa.float64(), pa.string(), pa.large_string(),
+                         pa.date32())
+                or pa.types.is_timestamp(t))
+
+
+def _polars_plan(inp: Path, out: Path, schema: Any, compression: str | None,
+                 piece: tuple[int, int] | None) -> tuple[str, int] | str:
+    """``(polars codec, rows per row group)`` when the polars engine can write ``out``
+    exactly as the pyarrow engine would (schema, field and key-value metadata, one codec
+    for every column); otherwise the reason why not."""
+    if piece is not None or file_format(inp) != "parquet" or file_format(out) != "parquet":
+        return "it writes Parquet from Parquet only"
+    try:
+        import polars  # noqa: F401
+    except ImportError:
+        return "polars is not installed (pip install 'pmlkit[polars]')"
+    import pyarrow.parquet as pq
+
+    bad = [f for f in schema if not _polars_type_ok(f.type)]
+    if bad:
+        return f"column {bad[0].name!r} has type {bad[0].type}, which it does not keep exactly"
+    with pq.ParquetFile(inp) as pf:
+        md = pf.metadata
+        if md.num_row_groups == 0 or md.num_rows == 0:
+            return "the input has no rows"
+        found = {str(md.row_group(i).column(j).compression).lower()
+                 for i in range(md.num_row_groups) for j in range(md.num_columns)}
+        sizes = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+    found = {"none" if c == "uncompressed" else c for c in found}
+    if compression is None and len(found) != 1:
+        return f"its columns use several codecs ({', '.join(sorted(found))})"
+    codec = compression.lower() if compression is not None else next(iter(found))
+    if codec not in _POLARS_CODECS:
+        return f"codec {codec!r} is not one it writes alike"
+    if len(set(sizes[:-1])) > 1 or sizes[-1] > sizes[0]:
+        return "its row groups differ in size"
+    return _POLARS_CODECS[codec], sizes[0]
+
+
+def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+                     inp: Path, out: Path, cols: list[str], targets: list[str],
+                     gen: np.random.Generator, policies: Mapping[str, Policy], *,
+                     schema: Any, plan: tuple[str, int], batch_rows: int, bar: Any,
+                     in_place: list[str]) -> _Staged:
+    """The polars engine: the record batches are read and privatised exactly as by the
+    pyarrow engine (same batches, same code, one random stream in row order) and handed
+    in order to polars' streaming Parquet writer, which writes ``schema`` (field and
+    key-value metadata included). The temporary file is then checked (schema with
+    metadata, row count, codecs) and hashed as written on disk; a mismatch raises
+    :class:`_PolarsMismatch` and removes it."""
+    import hashlib
+
+    import polars as pl
+    import pyarrow.parquet as pq
+    from polars.io.plugins import register_io_source
+
+    codec, group = plan
+    encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
+    caught: list[BaseException] = []
+    rows = 0
+
+    def source(*_: Any) -> Any:
+        nonlocal rows
+        failed = False
+        try:
+            # the pyarrow engine's batches (iter_batches), privatised by its code
+            for batch in iter_batches(inp, batch_rows=batch_rows, read_dictionary=in_place):
+                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
+                                       gen, policies, from_text=False, schema=schema)
+                if new is None or failed:  # a problem: keep counting, write nothing
+                    failed = True
+                    continue
+                rows += new.num_rows
+                if bar is not None:
+                    bar.update(new.num_rows)
+                yield pl.from_arrow(new)
+        except BaseException as exc:  # re-raised as it was after polars returns
+            caught.append(exc)
+            raise
+
+    import base64
+
+    import pyarrow as pa
+
+    # polars writes text columns from its own Arrow type (large_string); the Parquet
+    # pages are the same BYTE_ARRAY/UTF8 either way, and the Arrow schema readers restore
+    # types from is the key-value entry ARROW:schema, which is given here exactly as the
+    # pyarrow engine writes it (checked below, byte for byte, with every other entry)
+    wide = pa.schema([f.with_type(pa.large_string()) if f.type == pa.string() else f
+                      for f in schema], metadata=schema.metadata)
+    expected = {**(schema.metadata or {}),
+                b"ARROW:schema": base64.b64encode(schema.serialize().to_pybytes())}
+    empty = pl.from_arrow(wide.empty_table())
+    assert isinstance(empty, pl.DataFrame)
+    lf = register_io_source(source, schema=empty.schema)
+    kv = {k.decode(): v.decode() for k, v in expected.items()}
+    tmp = temp_path(out)
+    try:
+        try:
+            options: dict[str, Any] = {"compression": codec, "row_group_size": group,
+                                       "metadata": kv, "arrow_schema": wide}
+            lf.sink_parquet(str(tmp), **options)
+        except Exception as exc:
+            if caught:
+                raise caught[0] from None
+            if isinstance(exc, OSError):
+                raise os_error(exc, "write the output", out) from exc
+            raise _PolarsMismatch(f"polars failed: {' '.join(str(exc).split())[:300]}"
+                                  ) from exc
+        if caught:
+            raise caught[0]
+        bad = [(c, e) for c, e in encoders.items() if e.failed]
+        if bad:
+            c, e = bad[0]
+            raise e.error(f"column {c!r} of {str(inp)!r}")
+        with pq.ParquetFile(tmp) as pf:
+            md = pf.metadata
+            written = pf.schema_arrow
+            written_kv = dict(md.metadata or {})
+            found = {str(md.row_group(i).column(j).compression).lower()
+                     for i in range(md.num_row_groups) for j in range(md.num_columns)}
+        if not written.equals(schema, check_metadata=True) or \
+                [f.metadata for f in written] != [f.metadata for f in schema]:
+            raise _PolarsMismatch("its schema or metadata differs")
+        if written_kv != expected:
+            raise _PolarsMismatch("its key-value metadata differs")
+        if md.num_rows != rows:
+            raise _PolarsMismatch(f"it wrote {md.num_rows} rows of {rows}")
+        if found != {codec}:
+            raise _PolarsMismatch(f"it wrote codecs {sorted(found)}, not {codec!r}")
+        digest = hashlib.sha256()
+        with open(tmp, "rb") as fh:
+            os.fsync(fh.fileno())
+            for chunk in iter(lambda: fh.read(1 << 22), b""):
+                digest.update(chunk)
+        size = tmp.stat().st_size
+    except BaseException:
+        tmp.unlink(missing_ok=True)
+        raise
+    return _Staged(tmp, out, rows, digest.hexdigest(), size, engine="polars")
 
 
 def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
