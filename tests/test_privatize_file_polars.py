@@ -238,18 +238,19 @@ def test_existing_output_not_replaced_without_overwrite(tmp_path):
     assert pq.read_table(out).num_rows == N
 
 
-def test_exception_mid_run_leaves_nothing(tmp_path, monkeypatch):
+@pytest.mark.parametrize("error", [RuntimeError("disk on fire"), KeyboardInterrupt()])
+def test_exception_mid_run_leaves_nothing(tmp_path, monkeypatch, error):
     inp = _write(tmp_path / "in.parquet")
-    real, calls = F._privatize_batch, []
+    real, calls = F._draw_columns, []
 
     def boom(*a, **kw):
         calls.append(1)
         if len(calls) == 2:
-            raise RuntimeError("disk on fire")
+            raise error
         return real(*a, **kw)
 
-    monkeypatch.setattr(F, "_privatize_batch", boom)
-    with pytest.raises(RuntimeError, match="disk on fire"):
+    monkeypatch.setattr(F, "_draw_columns", boom)
+    with pytest.raises(type(error)):
         F.privatize_file(MECH, inp, tmp_path / "o.parquet", "sex", rng=1, engine="polars",
                          batch_rows=1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

@@ -891,7 +891,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             try:
                 return _one_file_polars(mechs, samplers, inp, out, cols, targets, gen,
                                         policies, schema=schema, plan=plan,
-                                        batch_rows=batch_rows, bar=bar, in_place=in_place)
+                                        batch_rows=batch_rows, bar=bar)
             except _PolarsMismatch as exc:
                 if engine == "polars":
                     raise DataError(f"the polars engine (engine='polars', --engine polars) "
@@ -1060,47 +1060,62 @@ def _polars_plan(inp: Path, out: Path, schema: Any, compression: str | None,
 def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
                      inp: Path, out: Path, cols: list[str], targets: list[str],
                      gen: np.random.Generator, policies: Mapping[str, Policy], *,
-                     schema: Any, plan: tuple[str, int], batch_rows: int, bar: Any,
-                     in_place: list[str]) -> _Staged:
-    """The polars engine: the record batches are read and privatised exactly as by the
-    pyarrow engine (same batches, same code, one random stream in row order) and handed
-    in order to polars' streaming Parquet writer, which writes ``schema`` (field and
-    key-value metadata included). The temporary file is then checked (schema with
-    metadata, row count, codecs) and hashed as written on disk; a mismatch raises
-    :class:`_PolarsMismatch` and removes it."""
+                     schema: Any, plan: tuple[str, int], batch_rows: int,
+                     bar: Any) -> _Staged:
+    """The polars engine: polars reads the file in row order (streaming), the privatised
+    columns of each chunk go through the pyarrow engine's own code (:func:`_draw_columns`:
+    policy, encoder, sampler; one random stream consumed in row order, so the draws do not
+    depend on where chunks end) and the chunks are handed, in order, to polars' streaming
+    Parquet writer, which writes ``schema`` (field and key-value metadata included). The
+    temporary file is then checked (schema with metadata, raw key-value entries, row
+    count, codecs) and hashed as written on disk; a mismatch, or a failure inside polars,
+    raises :class:`_PolarsMismatch` and removes it."""
     import hashlib
 
     import polars as pl
+    import pyarrow as pa
+    import pyarrow.compute as pc
     import pyarrow.parquet as pq
     from polars.io.plugins import register_io_source
 
     codec, group = plan
     encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
+    labels = {c: _label_array(mechs[c], schema.field(t).type)
+              for c, t in zip(cols, targets, strict=True)}
     caught: list[BaseException] = []
     rows = 0
+    old = pl.CompatLevel.oldest()  # plain Arrow arrays (no string views) for the encoder
 
     def source(*_: Any) -> Any:
         nonlocal rows
         failed = False
         try:
-            # the pyarrow engine's batches (iter_batches), privatised by its code
-            for batch in iter_batches(inp, batch_rows=batch_rows, read_dictionary=in_place):
-                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
-                                       gen, policies, from_text=False, schema=schema)
-                if new is None or failed:  # a problem: keep counting, write nothing
+            chunks = pl.scan_parquet(inp).collect_batches(chunk_size=batch_rows,
+                                                          maintain_order=True)
+            for df in chunks:
+                values = [df.get_column(c).to_arrow(compat_level=old) for c in cols]
+                drawn = _draw_columns(mechs, samplers, values, cols, encoders, gen,
+                                      policies, from_text=False)
+                if drawn is None or failed:  # a problem: keep counting, write nothing
                     failed = True
                     continue
-                rows += new.num_rows
+                new = []
+                for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
+                    arr = labels[c].take(pa.array(idx))
+                    if null is not None:
+                        arr = pc.if_else(pa.array(null), pa.scalar(None, type=arr.type), arr)
+                    new.append(pl.Series(t, arr))
+                df = df.with_columns(new).select(schema.names)
+                rows += df.height
                 if bar is not None:
-                    bar.update(new.num_rows)
-                yield pl.from_arrow(new)
+                    bar.update(df.height)
+                yield df
         except BaseException as exc:  # re-raised as it was after polars returns
             caught.append(exc)
             raise
 
     import base64
 
-    import pyarrow as pa
 
     # polars writes text columns from its own Arrow type (large_string); the Parquet
     # pages are the same BYTE_ARRAY/UTF8 either way, and the Arrow schema readers restore
@@ -1121,7 +1136,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                                        "metadata": kv, "arrow_schema": wide}
             lf.sink_parquet(str(tmp), **options)
         except Exception as exc:
-            if caught:
+            if caught and not isinstance(caught[0], pl.exceptions.PolarsError):
                 raise caught[0] from None
             if isinstance(exc, OSError):
                 raise os_error(exc, "write the output", out) from exc
