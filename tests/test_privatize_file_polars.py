@@ -125,6 +125,32 @@ def test_polars_engine_releases_what_pyarrow_engine_releases(tmp_path, into):
                    "bytes": len(data)}
 
 
+@pytest.mark.parametrize("missing, unknown_as", [("keep", "b"), ("category", None)])
+def test_policies_and_typed_labels_match_pyarrow_engine(tmp_path, missing, unknown_as):
+    labels = ("a", "b", "(missing)") if missing == "category" else ("a", "b")
+    k = len(labels)
+    mech = pmlkit.Mechanism(np.full((k, k), 1 / k) * 0.5 + np.eye(k) * 0.5, labels, labels)
+    vals = np.array(["a", "b", "zz"] if unknown_as else ["a", "b"])[np.arange(N) % (
+        3 if unknown_as else 2)]
+    t = pa.table({"v": pa.array(vals, mask=np.arange(N) % 13 == 0),
+                  "n": pa.array(np.arange(N) % 4)})
+    inp = _write(tmp_path / "in.parquet", t)
+    out = {}
+    for engine in ("pyarrow", "polars"):
+        out[engine] = tmp_path / f"{engine}.parquet"
+        F.privatize_file(mech, inp, out[engine], "v", into="v_priv", rng=3, engine=engine,
+                         missing=missing, unknown_as=unknown_as, batch_rows=900)
+        assert _manifest(out[engine])["writer"] == engine
+    a, b = (pq.read_table(out[e]) for e in ("pyarrow", "polars"))
+    assert _same_table(a, b) and a.schema.equals(b.schema)
+    if missing == "keep":  # missing stays missing, row by row
+        assert b.column("v_priv").is_null().equals(t.column("v").is_null())
+    man = [_manifest(out[e])["privatized"]["v_priv"]["unknown_mapped_rows"]
+           for e in ("pyarrow", "polars")]
+    assert man[0] == man[1] == (int(((np.arange(N) % 3 == 2) & (np.arange(N) % 13 != 0)).sum())
+                                if unknown_as else 0)
+
+
 def test_arrow_schema_entry_is_pyarrows_serialisation(tmp_path):
     inp = _write(tmp_path / "in.parquet")
     out = tmp_path / "out.parquet"

@@ -30,6 +30,24 @@ Speed without shortcuts
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
 
+Engines (Parquet -> Parquet)
+----------------------------
+``engine="pyarrow"`` reads and writes with pyarrow. ``engine="polars"`` lets polars read
+the file (streaming, in row order) and write it (its streaming Parquet writer, several
+times faster on large files); the privatised columns of each chunk still go through the
+same policy, encoder and sampler, consuming one random stream in row order, so under one
+seed both engines release the same values. polars is used only where it writes exactly
+what the pyarrow engine writes: column types it keeps (integers, floats, booleans, text,
+dates, timestamps), one codec for every column chunk (or ``compression`` given), row
+groups of one size. Its temporary output is checked before publishing: the Arrow schema
+with field and key-value metadata, every raw key-value entry (``ARROW:schema``, which
+readers restore the Arrow types from, is written as pyarrow serialises it), the row count
+and the codecs; the SHA-256 is computed on the written file. ``engine="auto"`` (the
+default) uses polars where these hold and otherwise pyarrow (on a mismatch after writing,
+pyarrow writes the file again from the same random state: nothing of the discarded file
+is published); an explicit ``"polars"`` refuses instead. Publishing, manifest and
+clean-up are the same for both.
+
 Publishing
 ----------
 Without ``overwrite`` an output is published with a hard link that fails if the name
