@@ -324,3 +324,17 @@ def test_cli_engine_polars(tmp_path, capsys):
     assert code != 0 and len(errors) == 1 and "Traceback" not in err
     assert errors[0].startswith("pmlkit: error: the polars engine (engine='polars', --engine "
                                 "polars) cannot write")
+
+
+def test_integer_labels_in_place_match_pyarrow_engine(tmp_path):
+    mech = pmlkit.Mechanism(np.array([[0.6, 0.4], [0.3, 0.7]]), (0, 1), (0, 1))
+    t = pa.table({"n": pa.array(np.arange(N) % 2, pa.int32()), "x": pa.array(np.arange(N))})
+    inp = _write(tmp_path / "in.parquet", t)
+    out = {}
+    for engine in ("pyarrow", "polars"):
+        out[engine] = tmp_path / f"{engine}.parquet"
+        F.privatize_file(mech, inp, out[engine], "n", rng=8, engine=engine, batch_rows=700)
+        assert _manifest(out[engine])["writer"] == engine
+    a, b = (pq.read_table(out[e]) for e in ("pyarrow", "polars"))
+    assert _same_table(a, b) and a.schema.equals(b.schema)
+    assert set(b.column("n").to_pylist()) == {0, 1}
