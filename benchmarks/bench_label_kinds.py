@@ -39,7 +39,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
+from bench_throughput import label_values, limit_fn  # the same kinds and limit
 
 
 def best_time(fn: Callable[[], Any], repeat: int) -> float:
@@ -51,26 +51,9 @@ def best_time(fn: Callable[[], Any], repeat: int) -> float:
     return best
 
 
-def krr(k: int, eps: float = 1.0) -> np.ndarray:
-    w = np.expm1(eps) * np.eye(k) + 1.0
-    return w / w.sum(axis=1, keepdims=True)
-
-
 def limit_rate(k: int, n: int, repeat: int) -> float:
     """One secure uniform per record and one gather from a k-entry table."""
-    from pmlkit.rng import resolve_rng
-
-    gen = resolve_rng(None).generator
-    table = np.arange(k)
-    block = 1 << 16
-
-    def run() -> None:
-        for start in range(0, n, block):
-            u = gen.random(min(block, n - start))
-            u *= k
-            table.take(u.astype(np.intp))
-
-    return n / best_time(run, repeat)
+    return n / best_time(limit_fn(k, n), repeat)
 
 
 def main() -> None:
@@ -100,10 +83,6 @@ def main() -> None:
                     print(f"[{label}] " + "\n".join(lines[:-1]))
                 print(f"[{label}] {lines[-1]}", flush=True)
         return
-    import pandas as pd
-    import polars as pl
-    import pyarrow as pa
-
     import pmlkit
 
     n = args.rows
@@ -115,23 +94,7 @@ def main() -> None:
         print(f"{'k':>5} " + " ".join(f"{k:>12}" for k in kinds) + f" {'limit':>8} "
               f"{'int/limit':>9} {'min kind/int':>12}")
     for k in (int(x) for x in args.ks.split(",")):
-        x = np.random.default_rng(k).integers(0, k, n)
-        names = np.array([f"v{i:04d}" for i in range(k)], dtype=object)
-        s_obj = names[x]
-        mech_int = pmlkit.Mechanism(krr(k))
-        mech_str = pmlkit.Mechanism(krr(k), input_labels=tuple(names),
-                                    output_labels=tuple(names))
-        values: dict[str, tuple[Any, Any]] = {
-            "int64": (mech_int, x),
-            "object str": (mech_str, s_obj),
-            "arrow str": (mech_str, pd.Series(s_obj, dtype="string[pyarrow]")),
-            "pa.Array": (mech_str, pa.array(s_obj, type=pa.string())),
-            "categorical": (mech_str, pd.Series(pd.Categorical.from_codes(
-                x, categories=list(names)))),
-            "polars str": (mech_str, pl.Series("s", s_obj, dtype=pl.String)),
-            "polars cat": (mech_str, pl.Series("s", s_obj, dtype=pl.String)
-                           .cast(pl.Categorical)),
-        }
+        values = label_values(k, n)
         rates = {}
         for kind, (mech, vals) in values.items():
             try:

@@ -95,11 +95,35 @@ def limit_fn(k: int, n: int, threads: int = 1) -> Callable[[], None]:
     return run
 
 
-def in_memory(n: int, repeat: int, ks: list[int], threads: int) -> None:
+def label_values(k: int, n: int) -> dict[str, tuple[Any, Any]]:
+    """For each label kind: k-RR (eps = 1) on ``k`` labels and ``n`` uniform records of
+    that kind (the same records in every kind)."""
     import pandas as pd
     import polars as pl
     import pyarrow as pa
 
+    import pmlkit
+
+    x = np.random.default_rng(k).integers(0, k, n)
+    names = np.array([f"v{i:04d}" for i in range(k)], dtype=object)
+    s_obj = names[x]
+    mech_int = pmlkit.Mechanism(krr(k))
+    mech_str = pmlkit.Mechanism(krr(k), input_labels=tuple(names),
+                                output_labels=tuple(names))
+    return {
+        "int64": (mech_int, x),
+        "object str": (mech_str, s_obj),
+        "arrow str": (mech_str, pd.Series(s_obj, dtype="string[pyarrow]")),
+        "pa.Array": (mech_str, pa.array(s_obj, type=pa.string())),
+        "categorical": (mech_str, pd.Series(pd.Categorical.from_codes(
+            x, categories=list(names)))),
+        "polars str": (mech_str, pl.Series("s", s_obj, dtype=pl.String)),
+        "polars cat": (mech_str, pl.Series("s", s_obj, dtype=pl.String)
+                       .cast(pl.Categorical)),
+    }
+
+
+def in_memory(n: int, repeat: int, ks: list[int], threads: int) -> None:
     import pmlkit
     from pmlkit import _kernels
 
@@ -113,23 +137,7 @@ def in_memory(n: int, repeat: int, ks: list[int], threads: int) -> None:
     print(f"{'k':>5} " + " ".join(f"{k:>11}" for k in kinds) + f" {'limit':>7} "
           f"{'int/limit':>9} {'min kind/int':>12} {'cpu min/int':>11}")
     for k in ks:
-        x = np.random.default_rng(k).integers(0, k, n)
-        names = np.array([f"v{i:04d}" for i in range(k)], dtype=object)
-        s_obj = names[x]
-        mech_int = pmlkit.Mechanism(krr(k))
-        mech_str = pmlkit.Mechanism(krr(k), input_labels=tuple(names),
-                                    output_labels=tuple(names))
-        values: dict[str, tuple[Any, Any]] = {
-            "int64": (mech_int, x),
-            "object str": (mech_str, s_obj),
-            "arrow str": (mech_str, pd.Series(s_obj, dtype="string[pyarrow]")),
-            "pa.Array": (mech_str, pa.array(s_obj, type=pa.string())),
-            "categorical": (mech_str, pd.Series(pd.Categorical.from_codes(
-                x, categories=list(names)))),
-            "polars str": (mech_str, pl.Series("s", s_obj, dtype=pl.String)),
-            "polars cat": (mech_str, pl.Series("s", s_obj, dtype=pl.String)
-                           .cast(pl.Categorical)),
-        }
+        values = label_values(k, n)
         fns: dict[str, Callable[[], Any]] = {}
         for kind, (mech, vals) in values.items():
             pmlkit.privatize(mech, vals[:1 << 18])  # warm-up (imports, tables, kernels)
@@ -211,18 +219,15 @@ def make_files(folder: str, csv_rows: int, parquet_rows: int) -> dict[str, str]:
     out = {}
     group = 1 << 20
     g = np.random.default_rng(0)
-    if csv_rows:
-        path = os.path.join(folder, "in.csv")
-        with pacsv.CSVWriter(path, batch(0, 1, g).schema) as wr:
-            for start in range(0, csv_rows, group):
-                wr.write_batch(batch(start, min(group, csv_rows - start), g))
-        out["csv"] = path
-    if parquet_rows:
-        path = os.path.join(folder, "in.parquet")
-        with pq.ParquetWriter(path, batch(0, 1, g).schema) as wr:
-            for start in range(0, parquet_rows, group):
-                wr.write_batch(batch(start, min(group, parquet_rows - start), g))
-        out["parquet"] = path
+    writers = {"csv": (csv_rows, pacsv.CSVWriter), "parquet": (parquet_rows, pq.ParquetWriter)}
+    for fmt, (rows, writer) in writers.items():
+        if not rows:
+            continue
+        path = os.path.join(folder, f"in.{fmt}")
+        with writer(path, batch(0, 1, g).schema) as wr:
+            for start in range(0, rows, group):
+                wr.write_batch(batch(start, min(group, rows - start), g))
+        out[fmt] = path
     return out
 
 
