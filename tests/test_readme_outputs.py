@@ -65,3 +65,52 @@ def test_shown_output_is_printed(line: int, commands: list[list[str]], shown: li
     missing = [ln for ln in shown if ln not in printed]
     assert not missing, f"README.md:{line}: shown but not printed: {missing}\n" + \
         "\n".join(printed)
+
+
+# --------------------------------------------------------------------------------------
+# lists and numbers the README states, against their single source
+# --------------------------------------------------------------------------------------
+
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_confidence_choices_shown_are_the_methods() -> None:
+    from pmlkit.confidence import METHODS
+
+    shown = re.search(r"`--confidence ([\w|-]+(?:\s*\n?[\w|-]+)*)`", README)
+    assert shown, "the README lists the --confidence choices"
+    assert re.sub(r"\s+", "", shown.group(1)).split("|") == list(METHODS)
+
+
+def test_figures_listed_are_the_figures() -> None:
+    from pmlkit.experiments import FIGURES
+
+    line = re.search(r"Figures: (.*?)\. The functions", README, re.S)
+    assert line
+    assert re.findall(r"`(\w+)`", line.group(1)) == list(FIGURES)
+
+
+def test_extras_listed_are_the_packaged_extras() -> None:
+    import tomllib
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"][
+        "optional-dependencies"]
+    section = README.split("## Using it from Python", 1)[1].split("```", 1)[0]
+    shown = set(re.findall(r"`pmlkit\[(\w+)\]`", section))
+    assert shown == set(extras) - {"docs", "test", "dev"}
+
+
+def test_mathematics_table_names_real_modules() -> None:
+    import importlib
+
+    table = README.split("## Where the mathematics lives", 1)[1].split("\n\n", 2)[1]
+    modules = re.findall(r"`(pmlkit(?:\.\w+)*)`", table)
+    assert len(modules) >= 13
+    for name in modules:
+        importlib.import_module(name)  # a renamed module fails here
+
+
+def test_fuzz_default_shown_is_the_makefile_default() -> None:
+    shown = re.search(r"property test\s+\(default (\d+)\)", README)
+    make = re.search(r"^FUZZ_EXAMPLES \?= (\d+)$", (ROOT / "Makefile").read_text(), re.M)
+    assert shown and make and shown.group(1) == make.group(1)
