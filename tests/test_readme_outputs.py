@@ -13,6 +13,7 @@ import os
 import re
 import shlex
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -114,3 +115,87 @@ def test_fuzz_default_shown_is_the_makefile_default() -> None:
     shown = re.search(r"property test\s+\(default (\d+)\)", README)
     make = re.search(r"^FUZZ_EXAMPLES \?= (\d+)$", (ROOT / "Makefile").read_text(), re.M)
     assert shown and make and shown.group(1) == make.group(1)
+
+
+# --------------------------------------------------------------------------------------
+# the other pages' code blocks (docs/guide.md and the README run in test_readme.py)
+# --------------------------------------------------------------------------------------
+
+def _page_blocks(page: str, kind: str) -> list[str]:
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    return [m.group(2) for m in FENCE.finditer(text) if m.group(1) == kind]
+
+
+def test_additive_release_block_runs_and_its_comments_hold(tmp_path: Path,
+                                                           monkeypatch: pytest.MonkeyPatch
+                                                           ) -> None:
+    import math
+
+    (code,) = _page_blocks("additive_release.md", "python")
+    monkeypatch.chdir(tmp_path)
+    ns: dict[str, Any] = {"__name__": "additive_release"}
+    exec(compile(code, "docs/additive_release.md", "exec"), ns)
+    from pmlkit.additive import LaplaceMechanism
+
+    cal, mech, g, bit = ns["cal"], ns["mech"], ns["g"], ns["bit"]
+    # "eps 1 over the l1 set, delta 1e-6, method "l1", m 1000, certified_eps <= 1"
+    gu = mech.guarantee
+    assert (gu.eps, gu.delta, gu.method, gu.m) == (1.0, 1e-6, "l1", 1000)
+    assert gu.certified_eps <= 1.0 + 1e-12
+    assert mech.b == cal.b  # "of scale cal.b"
+    assert len(ns["y"]) == 3
+    # "every prior: eps = 2 / b_released": the log density ratio of Laplace noise around
+    # -1 and +1 is at most |(-1) - 1| / b
+    every = LaplaceMechanism.from_scale(2.0)
+    assert every.guarantee.certified_eps == pytest.approx(2 / every.released_b, rel=1e-12)
+    assert every.released_b >= 2.0
+    assert bit.matrix.shape == (2, 2) and bit.certified
+    # "P(an output leaks more than eps)": a probability
+    assert 0.0 <= g.guarantee.output_delta <= 1.0
+    assert math.isfinite(mech.leakage_under([0.3, 0.7]))
+
+
+def test_estimation_blocks_run_with_the_names_they_assume(tmp_path: Path) -> None:
+    """The page's blocks are fragments: they run on a released column, its mechanism, a
+    frame with ``sex`` and ``race`` and a sample, and the intervals are 95% by default."""
+    import numpy as np
+    import pandas as pd
+
+    import pmlkit
+
+    mech = pmlkit.design_from_samples(["Male"] * 600 + ["Female"] * 400, 1.0,
+                                      1e-6).mechanism
+    true = np.array(["Male"] * 610 + ["Female"] * 390)
+    released = pmlkit.privatize(mech, true, rng=0)
+    df = pd.DataFrame({"sex": released, "race": ["a", "b"] * 500})
+    samples = ["x"] * 50 + ["y"] * 30 + ["z"] * 20
+    ns: dict[str, Any] = {"__name__": "estimation", "released": released, "mech": mech,
+                             "df": df, "samples": samples, "eps": 1.0, "delta": 1e-6}
+    blocks = _page_blocks("estimation.md", "python")
+    assert len(blocks) == 2
+    for code in blocks:
+        exec(compile(code, "docs/estimation.md", "exec"), ns)
+    res = pmlkit.estimate_distribution(released, mech)
+    assert res.confidence == 0.95  # "95% by default"
+    assert np.all(res.lower <= res.estimate) and np.all(res.estimate <= res.upper)
+
+
+def test_estimation_shell_commands_name_real_options() -> None:
+    import click
+
+    from pmlkit.cli.main import cli
+
+    (code,) = _page_blocks("estimation.md", "bash")
+    seen = 0
+    for raw in re.sub(r"\\\n\s*", " ", code).splitlines():
+        words = shlex.split(raw.split(" #", 1)[0])
+        if not words:
+            continue
+        assert words[0] == "pmlkit"
+        cmd = cli.get_command(click.Context(cli), words[1])
+        assert cmd is not None, words
+        options = {o for p in cmd.params if isinstance(p, click.Option) and not p.hidden
+                   for o in (*p.opts, *p.secondary_opts)}
+        assert {w for w in words[2:] if w.startswith("--")} <= options, words
+        seen += 1
+    assert seen == 2
