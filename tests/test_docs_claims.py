@@ -1,0 +1,129 @@
+"""Numbers the pages under docs/ state in prose, recomputed.
+
+Where a page quotes a measured number (not a timing), the computation is repeated here:
+independently of pmlkit where it is cheap to do so (numpy by hand), else through the
+public functions the page names, on the data it names (the Adult training file; those
+tests skip without it, like every Adult test).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+import pmlkit as pk
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _eps_min(w: np.ndarray, p: np.ndarray) -> float:
+    """max_y log(max_x W[x, y] / P_Y(y)) over the outputs with P_Y(y) > 0 (numpy only)."""
+    py = p @ w
+    used = py > 0
+    return float(np.max(np.log(w.max(axis=0)[used] / py[used])))
+
+
+def test_joint_page_random_pairs_exceed_the_sum_of_their_columns() -> None:
+    """docs/joint.md: "3,000 random correlated 3 x 3 data sets, each column through a random
+    mechanism, the pair exceeded the sum of the per-column values in 58.2% of cases, by up
+    to 1.69 nats" (the draws of benchmarks/bench_joint.py, section 3). The pair's PML is
+    computed by hand on the Kronecker product, not with pmlkit.joint."""
+    text = (ROOT / "docs" / "joint.md").read_text(encoding="utf-8")
+    assert "in 58.2% of cases, by up to 1.69 nats" in " ".join(text.split())
+    rng = np.random.default_rng(2026)
+    exceeded, worst = 0, 0.0
+    for _ in range(3000):
+        p = rng.dirichlet(np.full(9, 0.5)).reshape(3, 3)
+        wa, wb = rng.dirichlet(np.ones(3), size=3), rng.dirichlet(np.ones(3), size=3)
+        pair = _eps_min(np.kron(wa, wb), p.ravel())
+        total = _eps_min(wa, p.sum(axis=1)) + _eps_min(wb, p.sum(axis=0))
+        exceeded += pair > total + 1e-12
+        worst = max(worst, pair - total)
+    assert f"{exceeded / 3000:.1%}" == "58.2%"
+    assert round(worst, 2) == 1.69
+    # and the library agrees with the hand computation on the last draw
+    assert pk.joint_leakage([wa, wb], p) == pytest.approx(pair, rel=1e-12)
+
+
+@pytest.fixture(scope="module")
+def adult_train(adult_dir: Path) -> Any:
+    from pmlkit.datasets import load_adult
+
+    return load_adult(adult_dir, split="data").fillna({"native-country": "?"})
+
+
+def _rr_for(df: Any, col: str) -> pk.Mechanism:
+    cats = sorted(df[col].unique().tolist())
+    w = np.asarray(pk.randomized_response(len(cats), 1.0).matrix)
+    return pk.Mechanism(w, tuple(cats), tuple(cats))
+
+
+@pytest.mark.parametrize(("cols", "row"), [
+    (("sex", "race", "income"), (20, "2.3157", "0.566 / 1.000 / 0.672", "2.238", "2.903")),
+    (("native-country", "education", "sex"),
+     (1344, "2.6902", "1.000 / 1.000 / 0.566", "2.566", "3.000")),
+])
+def test_joint_page_adult_table(adult_train: Any, cols: tuple[str, ...],
+                                row: tuple[Any, ...]) -> None:
+    """docs/joint.md "Measured on Adult": every column through eps = 1 randomized response,
+    delta = 1e-6, the l1 set: joint N, exact joint eps, per-column eps, their sum, the
+    chain-rule bound."""
+    text = (ROOT / "docs" / "joint.md").read_text(encoding="utf-8")
+    n, joint, per, total, bound = row
+    assert f"| {', '.join(cols)} | {n:,} | {joint} |" in text
+    assert f"| {per} | {total} | {bound} |" in text
+    mechs = [_rr_for(adult_train, c) for c in cols]
+    g = pk.joint_guarantee(mechs, adult_train, 1e-6, columns=list(cols))
+    b = pk.marginal_bound(mechs, adult_train, 1e-6, columns=list(cols))
+    assert g.n == n == math.prod(adult_train[c].nunique() for c in cols)
+    assert f"{g.certified_eps:.4f}" == joint
+    assert " / ".join(f"{e:.3f}" for e in g.column_eps) == per
+    assert f"{g.sum_of_column_eps:.3f}" == total and f"{b.certified_eps:.3f}" == bound
+    assert g.certified_eps > g.sum_of_column_eps or g.certified_eps == pytest.approx(
+        g.sum_of_column_eps)
+    # sex by hand: binary RR at eps = 1 over the l1 ball of the Weissman radius for N = 2
+    # (phi >= 2: beta = sqrt(2 (log(2^2 - 2) - log delta) / m)); the worst distribution
+    # moves beta / 2 of mass away from the output's own label
+    sex = adult_train["sex"].value_counts()
+    m, e = int(sex.sum()), math.e
+    beta = math.sqrt(2 * (math.log(2) - math.log(1e-6)) / m)
+    hand = max(math.log(e / (e * (q - beta / 2) + 1 - (q - beta / 2)))
+               for q in (sex / m).tolist())
+    assert g.column_eps[cols.index("sex")] == pytest.approx(hand, rel=1e-9)
+
+
+def test_joint_page_design_numbers(adult_train: Any) -> None:
+    """docs/joint.md "Designing a joint release": for (sex, income) at eps = 1, delta = 1e-6
+    the naive release at eps / 2 per column is certified at 1.043 jointly; at that joint
+    eps the searched split (0.81 / 0.20) raises the summed mutual information from 0.351 to
+    0.393 nats, and the joint-alphabet design reaches 0.764 nats against 0.349."""
+    from pmlkit.design import design_from_samples
+
+    cols = ["sex", "income"]
+    naive = [design_from_samples(adult_train[c].to_numpy(), 0.5, 1e-6) for c in cols]
+    g = pk.joint_guarantee([r.mechanism for r in naive], adult_train, 1e-6, columns=cols)
+    assert round(g.certified_eps, 3) == 1.043
+    assert round(sum(r.guarantee.utility_value for r in naive), 3) == 0.351
+    # I(record; released pair) of the naive release, by hand from the product matrix
+    prod = np.kron(*[np.asarray(r.mechanism.matrix) for r in naive])
+    labels = [list(r.mechanism.input_labels) for r in naive]
+    p = np.zeros((len(labels[0]), len(labels[1])))
+    for (a, b), k in adult_train.groupby(cols).size().items():
+        p[labels[0].index(a), labels[1].index(b)] = k
+    p = p.ravel() / p.sum()
+    py = p @ prod
+    with np.errstate(divide="ignore", invalid="ignore"):
+        terms = np.where(prod > 0, prod * np.log(prod / py), 0.0)
+    assert round(float(p @ terms.sum(axis=1)), 3) == 0.349
+    per = pk.design_joint(adult_train, g.certified_eps, 1e-6, columns=cols,
+                          mode="per-column")
+    assert [round(s, 2) for s in per.split] == [0.81, 0.20]
+    assert per.guarantee.certified_eps <= g.certified_eps + 1e-9
+    assert round(per.utility, 3) == 0.393
+    joint = pk.design_joint(adult_train, g.certified_eps, 1e-6, columns=cols, mode="joint")
+    assert joint.guarantee.certified_eps <= g.certified_eps + 1e-9
+    assert round(joint.joint_mutual_information, 3) == 0.764
