@@ -70,6 +70,10 @@ def test_default_audit_covers_every_family_method_and_delta(
     s = default_result.settings
     assert min(s["exact"]["binary_m"]) == 1 and max(s["exact"]["binary_m"]) == 10_000
     assert s["design"]["N"][1] == 12
+    # the README's description: "every multinomial outcome for N = 3..5", the design path
+    # with "N up to 12, m from 5 to 10^4"
+    assert sorted(int(n) for n in s["exact"]["multinomial"]) == [3, 4, 5]
+    assert min(s["design"]["m"]) == 5 and max(s["design"]["m"]) == 10_000
 
 
 def test_exact_rows_are_tight_where_the_set_is_tight(
