@@ -146,11 +146,11 @@ def test_invalid_arguments(kwargs, match):
 
 
 def test_bad_samples():
-    with pytest.raises(PMLError):
+    with pytest.raises(PMLError, match="samples must not be empty"):
         design_from_samples([], 1.0, 0.1)
-    with pytest.raises(PMLError):
+    with pytest.raises(PMLError, match="at least 2 categories"):
         design_from_samples(["a", "a"], 1.0, 0.1)  # one category
-    with pytest.raises(PMLError):
+    with pytest.raises(PMLError, match="'z'.*not in categories"):
         design_from_samples(["a", "z"], 1.0, 0.1, categories=["a", "b"])
 
 

@@ -522,7 +522,7 @@ def test_result_is_frozen_and_read_only():
     r = estimate_distribution(VALUES, MECH)
     with pytest.raises(AttributeError):
         r.n = 3  # type: ignore[misc]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         r.estimate[0] = 1.0
     assert r.n == 100 and r.method == "mle" and r.iterations is not None
     d = r.to_dict()
