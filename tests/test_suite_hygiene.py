@@ -10,7 +10,8 @@ The rules, checked on the source of every ``tests/*.py`` (AST, no test is run):
   removed public name must fail, never skip); ``importorskip`` only of packages that the
   ``test`` extra installs, so that ``make test`` skips nothing but the Adult data tests;
 * every ``xfail`` is ``strict=True`` (an expected failure that starts passing is news),
-  and none is imperative (``pytest.xfail()`` cannot be strict).
+  none is imperative (``pytest.xfail()`` cannot be strict), and scikit-learn's expected
+  failed checks are strict too.
 """
 
 from __future__ import annotations
@@ -159,6 +160,14 @@ def test_every_xfail_is_strict() -> None:
             if isinstance(n, ast.Call) and getattr(n.func, "attr", None) == "xfail" \
                     and ast.unparse(n.func) == "pytest.xfail":
                 bad.append(f"{f.name}:{n.lineno}: imperative {ast.unparse(n)}")
+            # scikit-learn marks its expected failed checks xfail, non-strict unless asked
+            if isinstance(n, ast.Call) and ast.unparse(n.func).endswith(
+                    "parametrize_with_checks") and any(
+                    k.arg == "expected_failed_checks" for k in n.keywords) and not any(
+                    (k.arg == "xfail_strict" and ast.unparse(k.value) == "True")
+                    or (k.arg is None and "STRICT" in ast.unparse(k.value))
+                    for k in n.keywords):
+                bad.append(f"{f.name}:{n.lineno}: non-strict {ast.unparse(n.func)}")
     assert not bad, bad
 
 
@@ -175,6 +184,8 @@ def test_every_xfail_is_strict() -> None:
      test_every_xfail_is_strict),
     ("import pytest\n@pytest.mark.xfail\ndef test_a():\n    assert 0\n",
      test_every_xfail_is_strict),
+    ("@parametrize_with_checks([E()], expected_failed_checks=f)\n"
+     "def test_a(estimator, check):\n    check(estimator)\n", test_every_xfail_is_strict),
 ])
 def test_each_rule_catches_its_defect(source: str, rule: object, tmp_path: Path,
                                       monkeypatch: pytest.MonkeyPatch) -> None:
