@@ -199,3 +199,37 @@ def test_readme_tighter_sets_gains(adult_dir: Path) -> None:
         gains[feature] = {m: f"{mi['box-lower'][m] / mi['l1'][m] - 1:+.1%}" for m in (100, 1000)}
     assert gains == {"income": {100: "+15.9%", 1000: "+9.4%"},
                      "sex": {100: "+26.0%", 1000: "+7.1%"}}
+
+
+def test_readme_quickstart_numbers_by_hand() -> None:
+    """The README's first doctest block prints numbers that only the library computes;
+    here they are derived by hand. 3-ary randomized response at eps = log 3 keeps the
+    value with probability 3 / 5 (else 1 / 5 each), so ``P_Y(y) = 1/5 + 2/5 p_y``."""
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    p = [0.5, 0.3, 0.2]
+    pml = [math.log(0.6 / (0.2 + 0.4 * q)) for q in p]
+    assert "array([0.405, 0.629, 0.762])" in text
+    assert [round(v, 3) for v in pml] == [0.405, 0.629, 0.762]
+    # Weissman radius, N = 3, m = 1000, delta = 1e-6 (phi >= 2): 0.1767
+    beta = math.sqrt(2 / 1000 * (math.log(2**3 - 2) - math.log(1e-6)))
+    assert round(beta, 4) == 0.1767 and ">>> round(beta, 4)\n0.1767" in text
+    # exact worst case over the ball: the mass of y drops by beta / 2 (all p_y > beta / 2)
+    worst = max(math.log(0.6 / (0.2 + 0.4 * (q - beta / 2))) for q in p)
+    assert round(worst, 3) == 0.897 and "# exact\n0.897" in text
+    # the paper's bound (Section 4.4): eps - log(1 - beta e^eps / 2) at eps = eps_min
+    bound = max(pml) - math.log(1 - beta * math.exp(max(pml)) / 2)
+    assert round(bound, 3) == 0.972 and "# a bound\n0.972" in text
+    # eps = log 2 randomized response on 3 labels: mutual information under p_hat
+    w = np.full((3, 3), 0.25) + np.eye(3) * 0.25
+    py = np.array(p) @ w
+    mi = float(sum(p[x] * w[x, y] * math.log(w[x, y] / py[y])
+                   for x in range(3) for y in range(3)))
+    assert round(mi, 3) == 0.055 and "(0.34, 0.055)" in text
+    # Laplace scale for eps = log 2 at the l1-ball's lower bound on p_min (m = 1000, N = 2,
+    # delta = 1e-9): e^(2/b) = e^eps (1 - p) / (1 - e^eps p) from eps = 2/b -
+    # log(e^(2/b) p + 1 - p); LDP needs b = 2 / eps
+    b1 = math.sqrt(2 / 1000 * (math.log(2) - math.log(1e-9)))
+    lo = 0.33 - b1 / 2
+    b = 2 / math.log(2 * (1 - lo) / (1 - 2 * lo))
+    assert (round(b, 2), round(2 / math.log(2), 2)) == (1.92, 2.89)
+    assert "(1.92, 2.89)" in text
