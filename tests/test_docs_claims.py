@@ -233,3 +233,33 @@ def test_readme_quickstart_numbers_by_hand() -> None:
     b = 2 / math.log(2 * (1 - lo) / (1 - 2 * lo))
     assert (round(b, 2), round(2 / math.log(2), 2)) == (1.92, 2.89)
     assert "(1.92, 2.89)" in text
+
+
+def test_guide_researcher_path_numbers_by_hand() -> None:
+    """docs/guide.md, the researcher path, by hand: p = (0.1, 0.6, 0.25, 0.05), m = 1000;
+    4-ary randomized response at eps = 1 keeps the value with probability e / (e + 3), so
+    ``PML_y = log(e / (1 + (e - 1) p_y))``; "six times the information"."""
+    text = " ".join((ROOT / "docs" / "guide.md").read_text(encoding="utf-8").split())
+    p = [0.1, 0.6, 0.25, 0.05]
+    e = math.e
+    beta = math.sqrt(2 / 1000 * (math.log(2**4 - 2) - math.log(1e-6)))
+    assert round(beta, 4) == 0.1814 and ">>> round(beta, 4) 0.1814" in text
+    pml = [math.log(e / (1 + (e - 1) * q)) for q in p]
+    assert round(max(pml), 4) == 0.9176 and "# under the estimate 0.9176" in text
+    # unemployed can lose all its mass (0.05 < beta / 2): its output's own input is then
+    # impossible and P_Y = 1 / (e + 3), the LDP value 1
+    assert p[3] < beta / 2
+    assert math.log((e / (e + 3)) / (1 / (e + 3))) == pytest.approx(1.0, rel=1e-15)
+    q = [0.15, 0.6, 0.25, 0.0]  # the worst distribution shown: in the ball, unemployed at 0
+    assert sum(abs(a - b) for a, b in zip(q, p, strict=True)) <= beta
+    assert "[0.15, 0.6, 0.25, 0.0]" in text
+    bound = max(pml) - math.log(1 - beta * math.exp(max(pml)) / 2)
+    assert round(bound, 4) == 1.1751 and "# a bound 1.1751" in text
+    # randomized response's mutual information under p: 0.086; the design's 0.514 is six
+    # times that
+    w = np.full((4, 4), 1 / (e + 3)) + np.eye(4) * (e - 1) / (e + 3)
+    py = np.array(p) @ w
+    mi = float(sum(p[x] * w[x, y] * math.log(w[x, y] / py[y])
+                   for x in range(4) for y in range(4)))
+    assert round(mi, 3) == 0.086 and "(1.0, 0.514, 0.086)" in text
+    assert round(0.514 / mi) == 6 and "gives six times the information" in text
