@@ -150,7 +150,7 @@ def test_bad_samples():
         design_from_samples([], 1.0, 0.1)
     with pytest.raises(PMLError, match="at least 2 categories"):
         design_from_samples(["a", "a"], 1.0, 0.1)  # one category
-    with pytest.raises(PMLError, match="'z'.*not in categories"):
+    with pytest.raises(PMLError, match=r"'z'.*not in categories"):
         design_from_samples(["a", "z"], 1.0, 0.1, categories=["a", "b"])
 
 

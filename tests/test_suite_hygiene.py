@@ -124,7 +124,7 @@ def test_no_assert_that_cannot_fail() -> None:
     assert not bad, bad
 
 
-def _mark_calls(tree: ast.Module, mark: str) -> list[ast.AST]:
+def _mark_calls(tree: ast.Module, mark: str) -> list[ast.expr]:
     """``pytest.mark.<mark>`` as a call or a bare attribute (decorators, marks=...)."""
     called = {id(n.func): n for n in ast.walk(tree) if isinstance(n, ast.Call)}
     return [called.get(id(n), n) for n in ast.walk(tree)
