@@ -206,7 +206,7 @@ def test_calibrate_gaussian_matches_tradeoff():
     rows = res.curves()
     assert {r["curve"] for r in rows} == {"paper", "direct"} and len(rows) == 24
     assert res.to_dict()["curves"][0]["curve"] == "paper"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         res.eps[0] = 1.0  # read-only arrays
 
 

@@ -70,14 +70,16 @@ def _last_bit_says_plus_one(y: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- the attack
 
-@pytest.mark.parametrize("unsafe, scale", [(unsafe_float_laplace_noise, B_ATTACK),
-                                           (unsafe_float_gaussian_noise, 2.0)])
-def test_low_bit_attack_succeeds_against_the_unsafe_float_release(unsafe, scale):
+@pytest.mark.parametrize("unsafe, scale, rate", [(unsafe_float_laplace_noise, B_ATTACK, 0.050),
+                                                 (unsafe_float_gaussian_noise, 2.0, 0.064)])
+def test_low_bit_attack_succeeds_against_the_unsafe_float_release(unsafe, scale, rate):
     y_minus = unsafe(-np.ones(DRAWS, dtype=int), scale, rng=1)
     y_plus = unsafe(np.ones(DRAWS, dtype=int), scale, rng=2)
-    # the attack never accuses -1 wrongly, and identifies +1 in a few percent of releases
+    # the attack never accuses -1 wrongly, and identifies +1 in "about 5% of releases for
+    # Laplace noise at b = 2/log 2, 6% for Gaussian noise at sigma = 2" (additive_release.md;
+    # 5.00% and 6.44% over 10^6 draws; the standard error at 200,000 draws is 0.0006)
     assert not _last_bit_says_plus_one(y_minus).any()
-    assert _last_bit_says_plus_one(y_plus).mean() > 0.02
+    assert abs(_last_bit_says_plus_one(y_plus).mean() - rate) < 0.003
     # no value produced from one input was produced from the other
     assert np.intersect1d(y_minus, y_plus).size == 0
 

@@ -117,11 +117,12 @@ def test_scale_inverts_eps(eps, p):
         assert laplace_scale(laplace_eps(b, p), p) == pytest.approx(b, rel=1e-9)
 
 
-@given(eps=st.floats(1e-3, 6.0), p=st.floats(1e-3, 0.5))
-def test_scale_matches_brentq(eps, p):
-    """Monotone 1-D root-find on the paper's form (independent of the closed form)."""
-    if eps >= 0.999 * -math.log(p):
-        return
+@given(frac=st.floats(1e-3, 0.999), p=st.floats(1e-3, 0.5))
+def test_scale_matches_brentq(frac, p):
+    """Monotone 1-D root-find on the paper's form (independent of the closed form). eps is
+    drawn below eps_max = -log p (drawn over [1e-3, 6] and filtered, 37 of the 60 examples
+    used to return early)."""
+    eps = frac * -math.log(p)
 
     def excess(log_b: float) -> float:
         b = math.exp(log_b)

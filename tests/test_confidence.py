@@ -115,7 +115,7 @@ def test_methods_and_dataclass():
     assert cs.method == "l1" and cs.m == 10 and cs.n == 2 and cs.delta == 0.1
     with pytest.raises(AttributeError):
         cs.delta = 0.2  # frozen
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         cs.p_hat[0] = 1.0  # read-only
     for method in ALL_METHODS:
         cs = confidence_set(np.array([5, 0, 2, 13]), np.float32(0.05), confidence=method)

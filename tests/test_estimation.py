@@ -70,9 +70,9 @@ def test_counts_match_bincount_on_large_sample():
 
 def test_result_is_frozen_and_read_only():
     d = pk.empirical_distribution(LABELS)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         d.p[0] = 1.0
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="read-only"):
         d.counts[0] = 1
     with pytest.raises(AttributeError):
         d.m = 3

@@ -442,7 +442,7 @@ def test_design_joint_per_column_meets_the_joint_target() -> None:
 # --------------------------------------------------------------------------------------
 
 def test_audit_joint_does_not_reject_at_level_0001() -> None:
-    res = J.audit_joint(trials=48, seed=1, naive=True)
+    res = J.audit_joint(trials=48, rng=1, naive=True)
     real = [r for r in res.rows if r.family != "naive-sum"]
     assert all(r.passed for r in real), str(res)
     assert all(r.conditional_exceptions == 0 for r in real)
@@ -450,6 +450,13 @@ def test_audit_joint_does_not_reject_at_level_0001() -> None:
     # the audit has power: the false claim "per-column eps add up" is rejected
     naive = [r for r in res.rows if r.family == "naive-sum"]
     assert naive and all(r.rejected for r in naive), str(res)
+    # docs/joint.md: "on 48 trials it is violated 23 times and rejected (p = 1e-17)"; the
+    # one-sided binomial p-value recomputed with math.comb
+    (row,) = naive
+    assert (row.trials, row.violations) == (48, 23)
+    tail = math.fsum(math.comb(48, i) * row.delta**i * (1 - row.delta) ** (48 - i)
+                     for i in range(23, 49))
+    assert row.p_value == pytest.approx(tail, rel=1e-9) and f"{tail:.0e}" == "1e-17"
 
 
 def test_reference_values_must_be_labels_of_the_mechanisms() -> None:

@@ -206,7 +206,7 @@ def test_privacy_region_rejects_bad_eps(eps):
 
 
 def test_errors_are_pml_errors_and_value_errors():
-    with pytest.raises(PMLError):
+    with pytest.raises(PMLError, match="prior entries must be >= 0"):
         pk.eps_max([0.5, -0.5, 1.0])
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="rows must sum to 1"):
         pk.maximal_leakage([[0.3, 0.3]])

@@ -362,7 +362,14 @@ def test_reported_l1_box_witness_breaks_a_mechanism_certified_by_the_old_greedy(
     q = _witness(uset)
     assert _exact_member(q, uset)
     qf = np.array([float(x) for x in q])
-    assert pmlkit.eps_min(w, qf) == pytest.approx(5.35, abs=0.01)
+    # eps_min(W, Q) = max_y log(max_x W[x, y] / sum_x Q_x W[x, y]) with P_Y(y) in exact
+    # rationals (Q exact, W's floats exact): the witness really breaks the certificate 1.5
+    wf = [[Fraction(float(v)) for v in row] for row in w]
+    ratios = [max(wf[x][y] for x in range(7)) / sum(q[x] * wf[x][y] for x in range(7))
+              for y in range(4) if any(wf[x][y] for x in range(7))]
+    exact = max(math.log(r.numerator) - math.log(r.denominator) for r in ratios)
+    assert exact > 5.3 > 1.5  # the report's 5.35, far above the certificate
+    assert pmlkit.eps_min(w, qf) == pytest.approx(exact, rel=1e-12)
     assert leakage_capacity(w, uset) >= pmlkit.eps_min(w, qf) - 1e-9
     assert leakage_capacity(w, uset) == pytest.approx(_lp_capacity(uset, w), abs=1e-6)
 
