@@ -90,6 +90,8 @@ from ..io import (
     file_format,
     iter_batches,
     list_columns,
+    text_array,
+    text_scalar,
     unique_columns,
 )
 from ..rng import resolve_rng
@@ -669,10 +671,18 @@ class Policy:
         self.unknown_as = unknown_as
         self.in_type = arrow_type_for(mech.input_labels)
         self.unknown_rows = 0
-        labels = [lab for lab in mech.input_labels]
-        self.label_set = None
-        if self.in_type is not None:
-            self.label_set = pa.array(labels, type=self.in_type)
+        self._label_set: Any = None
+        if self.in_type is not None and pa.types.is_string(self.in_type):
+            self._label_set = text_array(list(mech.input_labels))
+
+    @property
+    def label_set(self) -> Any:
+        """The input labels as an Arrow array of :attr:`in_type` (None: no such type)."""
+        import pyarrow as pa
+
+        if self._label_set is None and self.in_type is not None:
+            self._label_set = pa.array(list(self.mech.input_labels), type=self.in_type)
+        return self._label_set
 
     def from_text(self, arr: Any) -> Any:
         """CSV text of a privatised column -> labels (strip, null markers, label type)."""
@@ -683,8 +693,8 @@ class Policy:
         if opts.strip_whitespace:
             arr = pc.utf8_trim_whitespace(arr)
         nulls = opts.null_values if opts.null_values else ("",)
-        is_null = pc.is_in(arr, value_set=pa.array(list(nulls), type=arr.type))
-        arr = pc.if_else(is_null, pa.scalar(None, type=arr.type), arr)
+        is_null = pc.is_in(arr, value_set=text_array(list(nulls), arr.type))
+        arr = pc.if_else(is_null, text_scalar(None, arr.type), arr)
         if self.in_type is not None and not pa.types.is_string(self.in_type):
             try:
                 arr = pc.cast(arr, self.in_type)
@@ -1119,9 +1129,9 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                     continue
                 new = []
                 for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
-                    arr = labels[c].take(pa.array(idx))
+                    arr = labels[c].take(_index_array(idx))
                     if null is not None:
-                        arr = pc.if_else(pa.array(null), pa.scalar(None, type=arr.type), arr)
+                        arr = pc.if_else(_mask_array(null), pa.nulls(1, arr.type)[0], arr)
                     new.append(pl.Series(t, arr))
                 df = df.with_columns(new).select(schema.names)
                 rows += df.height
@@ -1314,7 +1324,9 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
             arr = policy.from_text(arr)
         arr, keep_mask = policy.prepare(arr)
         enc = encoders[c]
-        codes = enc.encode_arrow(arr)
+        codes = _dictionary_codes(enc, arr)
+        if codes is None:
+            codes = enc.encode_arrow(arr)
         if codes is None or any(e.failed for e in encoders.values()):
             failed = True
             continue
@@ -1325,7 +1337,7 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
         if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
             null = idx == mech.output_labels.index(MISSING_LABEL)
         if keep_mask is not None:
-            keep = np.asarray(keep_mask.to_numpy(zero_copy_only=False), dtype=bool)
+            keep = _mask_numpy(keep_mask)
             null = keep if null is None else null | keep
         out.append((idx, null))
     return None if failed else out
@@ -1335,6 +1347,8 @@ def _label_array(mech: Any, out_type: Any) -> Any:
     """The mechanism's output labels as an Arrow array of the output column's type."""
     import pyarrow as pa
 
+    if pa.types.is_string(out_type) and label_kind(mech.output_labels) == "str":
+        return text_array(list(mech.output_labels))  # pandas-free (see text_array)
     try:
         return pa.array(list(mech.output_labels), type=out_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
@@ -1357,12 +1371,78 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         return None
     for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
         out_type = schema.field(t).type
-        new = _label_array(mechs[c], out_type).take(pa.array(idx))
+        new = _label_array(mechs[c], out_type).take(_index_array(idx))
         if null is not None:
-            new = pc.if_else(pa.array(null), pa.scalar(None, type=out_type), new)
+            new = pc.if_else(_mask_array(null), pa.nulls(1, out_type)[0], new)
         if t in names:
             arrays[names.index(t)] = new
         else:
             names.append(t)
             arrays.append(new)
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
+
+
+#: The largest dictionary whose entries :func:`_dictionary_codes` matches in Python.
+_DICTIONARY_LOOKUP_MAX = 1 << 12
+
+
+def _dictionary_codes(enc: Encoder, arr: Any) -> np.ndarray | None:
+    """Input indices of a dictionary-encoded text chunk with text labels and no nulls:
+    each dictionary entry is looked up among the labels (exact text: a str key equals a
+    label only if their code points, so their UTF-8 bytes, are equal) and the rows gather
+    their entries' indices. ``None`` when this does not apply or a row holds a value that
+    is not a label; the encoder then encodes the chunk itself and counts every problem.
+    The same indices as :meth:`Encoder.encode_arrow`, without its Arrow conversions of
+    Python lists (which import pandas, about 0.3 s in a fresh process)."""
+    import pyarrow as pa
+
+    if enc.kind != "str" or not pa.types.is_dictionary(arr.type) or arr.null_count \
+            or not (pa.types.is_string(arr.type.value_type)
+                    or pa.types.is_large_string(arr.type.value_type)) \
+            or len(arr.dictionary) > _DICTIONARY_LOOKUP_MAX:
+        return None
+    if isinstance(arr, pa.ChunkedArray):
+        return None
+    lookup = {lab: i for i, lab in enumerate(enc.labels)}
+    entries = np.fromiter((lookup.get(v, -1) for v in arr.dictionary.to_pylist()),
+                          dtype=np.intp, count=len(arr.dictionary))
+    ind = arr.indices
+    if not pa.types.is_signed_integer(ind.type):
+        return None
+    dtype = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[ind.type.bit_width]
+    raw = np.frombuffer(ind.buffers()[1], dtype=dtype)[ind.offset:ind.offset + len(ind)]
+    codes: np.ndarray = entries.take(raw)
+    if codes.size and codes.min() < 0:
+        return None
+    return codes
+
+
+def _index_array(idx: np.ndarray) -> Any:
+    """An int64 Arrow array viewing the numpy indices (``pa.array`` imports pandas)."""
+    import pyarrow as pa
+
+    data = np.ascontiguousarray(idx, dtype=np.int64)
+    return pa.Array.from_buffers(pa.int64(), len(data), [None, pa.py_buffer(data)])
+
+
+def _mask_array(mask: np.ndarray) -> Any:
+    """A boolean Arrow array of a numpy mask (bit-packed, without importing pandas)."""
+    import pyarrow as pa
+
+    m = np.asarray(mask, dtype=bool)
+    return pa.Array.from_buffers(pa.bool_(), len(m),
+                                 [None, pa.py_buffer(np.packbits(m, bitorder="little"))])
+
+
+def _mask_numpy(mask: Any) -> np.ndarray:
+    """A boolean Arrow array without nulls as a numpy array (``to_numpy`` imports
+    pandas)."""
+    import pyarrow as pa
+
+    if isinstance(mask, pa.ChunkedArray):
+        mask = mask.combine_chunks()
+    if mask.null_count:  # a null counts as False
+        return np.asarray(mask.to_numpy(zero_copy_only=False), dtype=bool)
+    bits = np.frombuffer(mask.buffers()[1], dtype=np.uint8)
+    out: np.ndarray = np.unpackbits(bits, bitorder="little", count=mask.offset + len(mask))
+    return out[mask.offset:].astype(bool)
