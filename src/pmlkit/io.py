@@ -631,7 +631,10 @@ def text_array(values: Sequence[str], typ: Any = None) -> Any:
     pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
     typ = pa.string() if typ is None else typ
-    data = [str(v).encode("utf-8") for v in values]
+    try:
+        data = [str(v).encode("utf-8") for v in values]
+    except UnicodeEncodeError:  # a lone surrogate: Arrow's own conversion says no
+        return pa.array([str(v) for v in values], type=typ)
     wide = pa.types.is_large_string(typ)
     offsets = np.zeros(len(data) + 1, dtype=np.int64 if wide else np.int32)
     if data:

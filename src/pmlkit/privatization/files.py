@@ -42,7 +42,9 @@ dates, timestamps), one codec for every column chunk (or ``compression`` given),
 groups of one size. Its temporary output is checked before publishing: the Arrow schema
 with field and key-value metadata, every raw key-value entry (``ARROW:schema``, which
 readers restore the Arrow types from, is written as pyarrow serialises it), the row count
-and the codecs; the SHA-256 is computed on the written file. ``engine="auto"`` (the
+and the codecs. polars writes through the same hashing file as pyarrow (a sequential,
+unseekable stream), so the SHA-256 is that of the bytes written, and the size on disk must
+equal the bytes hashed. ``engine="auto"`` (the
 default) uses polars where these hold and otherwise pyarrow (on a mismatch after writing,
 pyarrow writes the file again from the same random state: nothing of the discarded file
 is published); an explicit ``"polars"`` refuses instead. Publishing, manifest and
@@ -76,7 +78,7 @@ import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import IO, Any, cast
 
 import numpy as np
 
@@ -894,8 +896,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         else:
             src_type = src.type.value_type if pa.types.is_dictionary(src.type) else src.type
             policy = policies[c]
-            typ = arrow_output_type(mechs[c], policy.in_type if in_fmt == "csv" and
-                                     policy.in_type is not None else src_type)
+            typ = _output_type(mechs[c], policy.in_type if in_fmt == "csv" and
+                               policy.in_type is not None else src_type)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
             out_fields[names.index(t)] = f
@@ -1094,11 +1096,11 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     columns of each chunk go through the pyarrow engine's own code (:func:`_draw_columns`:
     policy, encoder, sampler; one random stream consumed in row order, so the draws do not
     depend on where chunks end) and the chunks are handed, in order, to polars' streaming
-    Parquet writer, which writes ``schema`` (field and key-value metadata included). The
-    temporary file is then checked (schema with metadata, raw key-value entries, row
-    count, codecs) and hashed as written on disk; a mismatch, or a failure inside polars,
-    raises :class:`_PolarsMismatch` and removes it."""
-    import hashlib
+    Parquet writer, which writes ``schema`` (field and key-value metadata included)
+    through a :class:`HashingFile` (hashed as written, fsynced). The temporary file is
+    then checked (schema with metadata, raw key-value entries, row count, codecs, size on
+    disk equal to the bytes hashed); a mismatch, or a failure inside polars, raises
+    :class:`_PolarsMismatch` and removes it."""
 
     import polars as pl
     import pyarrow as pa
@@ -1113,6 +1115,26 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     caught: list[BaseException] = []
     rows = 0
     old = pl.CompatLevel.oldest()  # plain Arrow arrays (no string views) for the encoder
+    # Text labels under the default policies (a missing or unknown value is an error):
+    # polars matches a chunk's text against the labels itself, by a strict cast to an
+    # Enum of the input labels (exact text; its physical codes are the label indices),
+    # and the released labels are gathered as polars strings. A chunk with a null or an
+    # unknown value goes through the encoder, which counts every problem.
+    enums = {c: pl.Enum(list(mechs[c].input_labels)) for c in cols
+             if encoders[c].kind == "str" and policies[c].missing == "error"
+             and policies[c].unknown_as is None}
+    texts = {c: pl.Series(t, list(mechs[c].output_labels), dtype=pl.String)
+             for c, t in zip(cols, targets, strict=True)
+             if label_kind(mechs[c].output_labels) == "str"
+             and schema.field(t).type == pa.string()}
+
+    def enum_codes(c: str, s: Any) -> Any:
+        if c not in enums or s.dtype != pl.String or s.null_count():
+            return None
+        try:
+            return s.cast(enums[c]).to_physical().to_numpy()
+        except pl.exceptions.InvalidOperationError:  # an unknown value
+            return None
 
     def source(*_: Any) -> Any:
         nonlocal rows
@@ -1121,14 +1143,20 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
             chunks = pl.scan_parquet(inp).collect_batches(chunk_size=batch_rows,
                                                           maintain_order=True)
             for df in chunks:
-                values = [df.get_column(c).to_arrow(compat_level=old) for c in cols]
+                hints = [enum_codes(c, df.get_column(c)) for c in cols]
+                values = [None if h is not None else
+                          df.get_column(c).to_arrow(compat_level=old)
+                          for c, h in zip(cols, hints, strict=True)]
                 drawn = _draw_columns(mechs, samplers, values, cols, encoders, gen,
-                                      policies, from_text=False)
+                                      policies, from_text=False, known=hints)
                 if drawn is None or failed:  # a problem: keep counting, write nothing
                     failed = True
                     continue
                 new = []
                 for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
+                    if null is None and c in texts:
+                        new.append(texts[c].gather(idx).alias(t))
+                        continue
                     arr = labels[c].take(_index_array(idx))
                     if null is not None:
                         arr = pc.if_else(_mask_array(null), pa.nulls(1, arr.type)[0], arr)
@@ -1153,16 +1181,22 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                       for f in schema], metadata=schema.metadata)
     expected = {**(schema.metadata or {}),
                 b"ARROW:schema": base64.b64encode(schema.serialize().to_pybytes())}
-    empty = pl.from_arrow(wide.empty_table())
+    empty = pl.from_arrow(pa.Table.from_batches([], schema=wide))  # empty_table: pandas
     assert isinstance(empty, pl.DataFrame)
     lf = register_io_source(source, schema=empty.schema)
     kv = {k.decode(): v.decode() for k, v in expected.items()}
     tmp = temp_path(out)
+    hashed: HashingFile | None = None
     try:
         try:
+            # polars writes through the hashing file (one sequential stream of bytes, no
+            # seeking: the file is not seekable): the output is hashed as it is written
+            # and not read again
+            hashed = HashingFile(tmp)
             options: dict[str, Any] = {"compression": codec, "row_group_size": group,
                                        "metadata": kv, "arrow_schema": wide}
-            lf.sink_parquet(str(tmp), **options)
+            lf.sink_parquet(cast(IO[bytes], hashed), **options)
+            sha, size = hashed.finish()  # flushed, fsynced and closed
         except Exception as exc:
             if caught and not isinstance(caught[0], pl.exceptions.PolarsError):
                 raise caught[0] from None
@@ -1191,16 +1225,18 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
             raise _PolarsMismatch(f"it wrote {md.num_rows} rows of {rows}")
         if found != {codec}:
             raise _PolarsMismatch(f"it wrote codecs {sorted(found)}, not {codec!r}")
-        digest = hashlib.sha256()
-        with open(tmp, "rb") as fh:
-            os.fsync(fh.fileno())
-            for chunk in iter(lambda: fh.read(1 << 22), b""):
-                digest.update(chunk)
-        size = tmp.stat().st_size
+        if tmp.stat().st_size != size:  # every byte on disk went through the hash
+            raise _PolarsMismatch(f"it wrote {tmp.stat().st_size} bytes, {size} of them "
+                                  "through the hashing file")
     except BaseException:
+        try:
+            if hashed is not None:
+                hashed.close()
+        except Exception:
+            pass
         tmp.unlink(missing_ok=True)
         raise
-    return _Staged(tmp, out, rows, digest.hexdigest(), size, engine="polars")
+    return _Staged(tmp, out, rows, sha, size, engine="polars")
 
 
 def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
@@ -1303,18 +1339,27 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
 def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
                   values: Sequence[Any], cols: list[str], encoders: dict[str, Encoder],
                   gen: np.random.Generator, policies: Mapping[str, Policy], *,
-                  from_text: bool) -> list[tuple[Any, Any]] | None:
+                  from_text: bool, known: Sequence[Any] | None = None
+                  ) -> list[tuple[Any, Any]] | None:
     """The released output indices of each privatised column of one batch (with the mask
     of rows whose output must be missing, or None); ``None`` when a problem was found
     (the encoders keep counting it). ``values[i]`` holds column ``cols[i]``'s values,
     as text (``from_text``) or typed, plain or dictionary-encoded: a dictionary's values
-    go through the policy once, and every row still gets its own draw, in row order."""
+    go through the policy once, and every row still gets its own draw, in row order.
+    ``known[i]``, when given and not None, are column ``cols[i]``'s input indices already
+    found (every value a label, no missing value, default policies): they are drawn
+    from as they are."""
     import pyarrow as pa
 
     failed = False
     out: list[tuple[Any, Any]] = []
-    for c, arr in zip(cols, values, strict=True):
+    for i, (c, arr) in enumerate(zip(cols, values, strict=True)):
         mech, policy = mechs[c], policies[c]
+        if known is not None and known[i] is not None:
+            if failed:
+                continue
+            out.append((samplers[c].draw(known[i], gen), None))
+            continue
         if from_text and pa.types.is_dictionary(arr.type):
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
@@ -1341,6 +1386,22 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
             null = keep if null is None else null | keep
         out.append((idx, null))
     return None if failed else out
+
+
+def _output_type(mech: Any, in_type: Any) -> Any:
+    """:func:`arrow_output_type`, answered without Arrow conversions of Python lists
+    (they import pandas) for text labels read from a text column: the column's type."""
+    import pyarrow as pa
+
+    if (pa.types.is_string(in_type) or pa.types.is_large_string(in_type)) \
+            and label_kind(mech.input_labels) == "str" == label_kind(mech.output_labels):
+        try:
+            text_array(list(mech.output_labels), in_type)
+        except (UnicodeEncodeError, pa.ArrowException):
+            pass  # labels Arrow cannot hold: the general answer
+        else:
+            return in_type
+    return arrow_output_type(mech, in_type)
 
 
 def _label_array(mech: Any, out_type: Any) -> Any:
