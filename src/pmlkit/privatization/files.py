@@ -1039,6 +1039,12 @@ _POLARS_CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "none": "u
                   "brotli": "brotli"}
 
 
+#: Up to this many text labels the polars engine finds a chunk's input indices by one
+#: comparison per label (about 1.4 ms per 2^20 rows each) instead of a cast to an Enum
+#: (about 11 ms).
+_EQUALITY_LABELS = 6
+
+
 class _PolarsMismatch(Exception):
     """The polars engine's temporary output is not what the pyarrow engine would write."""
 
@@ -1131,6 +1137,18 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     def enum_codes(c: str, s: Any) -> Any:
         if c not in enums or s.dtype != pl.String or s.null_count():
             return None
+        labs = mechs[c].input_labels
+        if len(labs) <= _EQUALITY_LABELS:
+            # a few labels: one exact comparison per label (no hashing); the labels are
+            # distinct, so a row matches at most one, and every row matched one exactly
+            # when the matches add up to the row count
+            hits = [(s == lab).to_numpy().view(np.uint8) for lab in labs]
+            if sum(int(np.count_nonzero(h)) for h in hits) != len(s):
+                return None  # a value that is not a label
+            codes = hits[1].copy() if len(hits) > 1 else np.zeros(len(s), np.uint8)
+            for i, h in enumerate(hits[2:], 2):
+                codes += h * np.uint8(i)
+            return codes
         try:
             return s.cast(enums[c]).to_physical().to_numpy()
         except pl.exceptions.InvalidOperationError:  # an unknown value
@@ -1464,18 +1482,26 @@ def _dictionary_codes(enc: Encoder, arr: Any) -> np.ndarray | None:
         return None
     if isinstance(arr, pa.ChunkedArray):
         return None
-    lookup = {lab: i for i, lab in enumerate(enc.labels)}
-    entries = np.fromiter((lookup.get(v, -1) for v in arr.dictionary.to_pylist()),
-                          dtype=np.intp, count=len(arr.dictionary))
     ind = arr.indices
     if not pa.types.is_signed_integer(ind.type):
         return None
+    k = len(enc.labels)
+    lookup = {lab: i for i, lab in enumerate(enc.labels)}
+    # the narrowest code type (the sampler draws from narrow codes fastest); a value
+    # that is not a label becomes k, one past the last label
+    entries = np.fromiter((lookup.get(v, k) for v in arr.dictionary.to_pylist()),
+                          dtype=_code_dtype(k), count=len(arr.dictionary))
     dtype = {8: np.int8, 16: np.int16, 32: np.int32, 64: np.int64}[ind.type.bit_width]
     raw = np.frombuffer(ind.buffers()[1], dtype=dtype)[ind.offset:ind.offset + len(ind)]
     codes: np.ndarray = entries.take(raw)
-    if codes.size and codes.min() < 0:
+    if codes.size and codes.max() >= k:
         return None
     return codes
+
+
+def _code_dtype(k: int) -> Any:
+    """The narrowest unsigned type holding the codes ``0..k`` (``k``: not a label)."""
+    return np.uint8 if k < 255 else np.uint16 if k < 65535 else np.intp
 
 
 def _index_array(idx: np.ndarray) -> Any:
