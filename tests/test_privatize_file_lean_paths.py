@@ -203,3 +203,62 @@ def test_text_labels_do_not_import_pandas(tmp_path, fmt, engine):
                           capture_output=True, text=True, check=True)
     assert proc.stdout.strip() == "False"
     assert dst.exists()
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(st.sampled_from(LABELS + NOT_LABELS), max_size=40),
+       st.sampled_from([LABELS[:1], LABELS[:3], LABELS[2:8]]), st.booleans())
+def test_equality_codes_equal_a_brute_force_lookup(values, labels, wide) -> None:
+    arr = pa.array(values, type=pa.large_string() if wide else pa.string())
+    got = F._equality_codes(labels, arr)
+    if all(v in labels for v in values):
+        assert got is not None and got.tolist() == [labels.index(v) for v in values]
+    else:
+        assert got is None
+    with_null = pa.array([*values, None], type=arr.type)
+    assert F._equality_codes(labels, with_null) is None
+
+
+def _csv(path: Path, cells: list[str]) -> Path:
+    path.write_text("id,sex,c\n" + "".join(f"{i},{v},x{i % 7}\n" for i, v in
+                                          enumerate(cells)))
+    return path
+
+
+@pytest.mark.parametrize("case", ["plain", "empty_label_null_marker", "empty_label_kept",
+                                  "unknown_and_missing"])
+def test_csv_comparison_path_equals_the_general_path(tmp_path, monkeypatch, case):
+    """Under one seed the in-place CSV column released by one comparison per label equals
+    the general path's release (the dictionary read, policy and encoder), byte for byte,
+    or both refuse with the same message; a label that is a null marker (the empty
+    cell, by default) keeps the general path, so the empty cell is missing, not a label."""
+    from pmlkit.io import CsvOptions
+
+    labels = ("F", "M", "") if case.startswith("empty") else ("F", "M", "X")
+    g = np.random.default_rng(4)
+    cells = [labels[i] for i in g.integers(0, len(labels), 3000)]
+    if case == "unknown_and_missing":
+        cells[2500] = cells[2900] = "Nope"
+        cells[100] = ""
+    csv = CsvOptions(null_values=("NA",)) if case == "empty_label_kept" else None
+    src = _csv(tmp_path / "in.csv", cells)
+    results = []
+    for equality in (6, 0):  # 0: no column qualifies, the general path
+        monkeypatch.setattr(F, "_EQUALITY_LABELS", equality)
+        out = tmp_path / f"out{equality}.csv"
+        try:
+            F.privatize_file(_mech(labels), src, out, "sex", rng=3, batch_rows=700, csv=csv,
+                             manifest=False)
+            results.append(out.read_bytes())
+        except DataError as exc:
+            results.append(str(exc))
+            assert not out.exists()
+    assert results[0] == results[1]
+    if case == "empty_label_null_marker":
+        assert "missing" in results[0]  # an empty cell is missing, not the label ""
+    elif case == "unknown_and_missing":
+        assert "'Nope'" in results[0] and "2" in results[0]
+    else:
+        assert isinstance(results[0], bytes)
+        lines = results[0].decode().splitlines()
+        assert [ln.split(",")[0] for ln in lines[1:]] == [str(i) for i in range(3000)]

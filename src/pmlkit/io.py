@@ -270,7 +270,19 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
         if opts.column_names is not None:
             return list(opts.column_names)
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
+        # the names from the first 64 KiB on this thread (the default reader infers the
+        # types of a 1 MiB block and reads ahead on other threads: ~20 ms); a header
+        # longer than that, or any problem, is read (and reported) the usual way
+        small = opts.read_options()
+        small.block_size, small.use_threads = 1 << 16, False
+        try:
+            with pacsv.open_csv(path, read_options=small,
+                                parse_options=opts.parse_options(path)) as reader:
+                return list(reader.schema.names)
+        except pa.ArrowInvalid:
+            pass
         with pacsv.open_csv(path, read_options=opts.read_options(),
                             parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
