@@ -57,8 +57,8 @@ and the codecs. polars writes through the same hashing file as pyarrow (a sequen
 unseekable stream), so the SHA-256 is that of the bytes written, and the size on disk must
 equal the bytes hashed. ``engine="auto"`` (the default) uses polars where these hold
 and otherwise pyarrow (on a mismatch after writing, pyarrow writes the file again from
-the same random state: nothing of the discarded file is published); an explicit ``"polars"`` refuses instead. Publishing, manifest and
-clean-up are the same for both.
+the same random state: nothing of the discarded file is published); an explicit
+``"polars"`` refuses instead. Publishing, manifest and clean-up are the same for both.
 
 Publishing
 ----------
