@@ -270,7 +270,19 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
         if opts.column_names is not None:
             return list(opts.column_names)
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
+        # the names from the first 64 KiB on this thread (the default reader infers the
+        # types of a 1 MiB block and reads ahead on other threads: ~20 ms); a header
+        # longer than that, or any problem, is read (and reported) the usual way
+        small = opts.read_options()
+        small.block_size, small.use_threads = 1 << 16, False
+        try:
+            with pacsv.open_csv(path, read_options=small,
+                                parse_options=opts.parse_options(path)) as reader:
+                return list(reader.schema.names)
+        except pa.ArrowInvalid:
+            pass
         with pacsv.open_csv(path, read_options=opts.read_options(),
                             parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
@@ -304,8 +316,8 @@ def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.utf8_trim_whitespace(col)
             if opts.null_values:  # " ?" becomes "?" only after trimming: null it now
-                is_null = pc.is_in(col, value_set=pa.array(opts.null_values, type=col.type))
-                col = pc.if_else(is_null, pa.scalar(None, type=col.type), col)
+                is_null = pc.is_in(col, value_set=text_array(opts.null_values, col.type))
+                col = pc.if_else(is_null, text_scalar(None, col.type), col)
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names) if isinstance(
         table, pa.Table) else pa.RecordBatch.from_arrays(cols, names=table.column_names)
@@ -613,6 +625,57 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
     return names
 
 
+def text_array(values: Sequence[str], typ: Any = None) -> Any:
+    """A pyarrow text array (``typ``: ``string``, default, or ``large_string``) of Python
+    strings, built from its buffers.
+
+    ``pyarrow.array`` and ``pyarrow.scalar`` import pandas (about 0.3 s in a fresh
+    process) to check whether their argument is a pandas object; the streamed CSV path
+    builds its few small arrays (null markers, labels, quotes) this way instead.
+
+    Examples
+    --------
+    >>> text_array(["F", "", "日本"]).to_pylist()
+    ['F', '', '日本']
+    """
+    import numpy as np
+
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    typ = pa.string() if typ is None else typ
+    try:
+        data = [str(v).encode("utf-8") for v in values]
+    except UnicodeEncodeError:  # a lone surrogate: Arrow's own conversion says no
+        return pa.array([str(v) for v in values], type=typ)
+    wide = pa.types.is_large_string(typ)
+    offsets = np.zeros(len(data) + 1, dtype=np.int64 if wide else np.int32)
+    if data:
+        total = sum(len(d) for d in data)
+        if not wide and total > np.iinfo(np.int32).max:
+            return text_array(values, pa.large_string()).cast(typ)
+        np.cumsum(np.fromiter((len(d) for d in data), dtype=np.int64, count=len(data)),
+                  out=offsets[1:])
+    return pa.Array.from_buffers(typ, len(data), [None, pa.py_buffer(offsets),
+                                                  pa.py_buffer(b"".join(data))])
+
+
+def text_scalar(value: str | None, typ: Any = None) -> Any:
+    """A pyarrow text scalar (a null one for ``None``) without importing pandas (see
+    :func:`text_array`).
+
+    Examples
+    --------
+    >>> text_scalar("x").as_py(), text_scalar(None).is_valid
+    ('x', False)
+    """
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    typ = pa.string() if typ is None else typ
+    if value is None:
+        return pa.nulls(1, typ)[0]
+    return text_array([value], typ)[0]
+
+
 @dataclass(frozen=True)
 class CsvLayout:
     """How a CSV file's bytes are laid out beyond its cells: a UTF-8 byte-order mark at
@@ -662,7 +725,7 @@ class CsvTextWriter:
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
-        header = self._join([self._field(pa.array([n], type=pa.string()), i)
+        header = self._join([self._field(text_array([n], pa.string()), i)
                              for i, n in enumerate(self.names)])
         if self.layout.bom:
             sink.write(b"\xef\xbb\xbf")
@@ -678,14 +741,14 @@ class CsvTextWriter:
             arr = pc.cast(arr, pa.string())
         needs = pc.match_substring_regex(arr, self._pattern)
         if len(self.names) == 1 or i in self._quote_empty:
-            needs = pc.or_kleene(needs, pc.equal(pc.binary_length(arr), 0))
-        needs = needs.fill_null(False)
+            needs = pc.or_kleene(needs, _is_empty(arr))
+        needs = pc.and_kleene(needs.is_valid(), needs)  # a null (missing) cell: no quotes
         if pc.any(needs).as_py():
-            q = pa.scalar('"', type=arr.type)
+            q = text_scalar('"', arr.type)
             quoted = pc.binary_join_element_wise(
-                q, pc.replace_substring(arr, '"', '""'), q, pa.scalar("", type=arr.type))
+                q, pc.replace_substring(arr, '"', '""'), q, text_scalar("", arr.type))
             arr = pc.if_else(needs, quoted, arr)
-        return arr.fill_null("")
+        return arr.fill_null(text_scalar("", arr.type))
 
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
@@ -696,9 +759,9 @@ class CsvTextWriter:
             else pa.string()
         fields = [f if f.type == typ else f.cast(typ) for f in fields]
         line = fields[0] if len(fields) == 1 else pc.binary_join_element_wise(
-            *fields, pa.scalar(self.delimiter, type=typ))
-        line = pc.binary_join_element_wise(line, pa.scalar("", type=typ),
-                                           pa.scalar(self.layout.newline, type=typ))
+            *fields, text_scalar(self.delimiter, typ))
+        line = pc.binary_join_element_wise(line, text_scalar("", typ),
+                                           text_scalar(self.layout.newline, typ))
         if isinstance(line, pa.ChunkedArray):
             line = line.combine_chunks()
         offsets_type = np.int64 if pa.types.is_large_string(line.type) else np.int32
@@ -730,7 +793,7 @@ class CsvTextWriter:
         pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
         if len(self.names) == 1 or i in self._quote_empty:
-            if pc.any(pc.equal(pc.binary_length(arr), 0)).as_py():
+            if pc.any(_is_empty(arr)).as_py():
                 return False
         bufs = arr.buffers()
         if bufs[2] is None or len(arr) == 0:
@@ -759,3 +822,12 @@ class CsvTextWriter:
             cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
                     for c in cols]
         self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))
+
+
+def _is_empty(arr: Any) -> Any:
+    """Whether each text value is the empty string (null stays null); no Python scalar
+    is converted, so pandas is not imported (see :func:`text_array`)."""
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
+
+    return pc.invert(pc.cast(pc.binary_length(arr), pa.bool_()))
