@@ -202,9 +202,134 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 misses += 1
         return misses
 
+
+    i64 = np.int64
+
+    def _probe(w0: Any, w1: Any, length: Any, s: Any, data: Any, table: Any, mults: Any,
+               shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any, lab_off: Any,
+               lab_data: Any) -> Any:
+        # the slot of the key (multiply-add-shift), then linear probing up to an empty slot;
+        # a label is accepted only if its length and both words are the record's, and, past
+        # 16 bytes, every further byte too
+        mask = u64(table.shape[0] - 1)
+        h = ((w0 * mults[0]) + (w1 * mults[1]) + (u64(length) * mults[2])) >> shift
+        while True:
+            c = table[h]
+            if c < 0:
+                return i64(-1)
+            if lab_len[c] == length and lab_w0[c] == w0 and lab_w1[c] == w1:
+                if length <= 16:
+                    return i64(c)
+                lo = lab_off[c]
+                same = True
+                for j in range(16, length):  # past the two words: byte by byte
+                    if data[s + j] != lab_data[lo + j]:
+                        same = False
+                        break
+                if same:
+                    return i64(c)
+            h = (h + u64(1)) & mask
+
+    probe = numba.njit(inline="always", nogil=True, boundscheck=False)(_probe)
+
+    def string_codes(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
+                     mults: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
+                     lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> Any:
+        n = out.shape[0]
+        dlen = i64(data.shape[0])
+        nw = i64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
+        one = u64(1)
+        s63 = u64(63)
+        for i in range(n):
+            s = i64(offsets[i])
+            e = i64(offsets[i + 1])
+            if s < 0 or e < s or e > dlen:
+                return i64(i)  # offsets outside the data: not a valid array
+            length = e - s
+            if length > max_len:
+                out[i] = -1
+                continue
+            q = s >> 3
+            m = min(length, i64(16))
+            if q + 2 < nw:  # the first 16 bytes from three aligned words, shifted
+                r8 = u64(8 * (s & 7))
+                x1 = words[q + 1]
+                w0 = (words[q] >> r8) | ((x1 << one) << (s63 - r8))
+                w1 = (x1 >> r8) | ((words[q + 2] << one) << (s63 - r8))
+                w0 &= masks[m]  # the bytes past the string masked
+                w1 &= masks[17 + m]
+            else:  # near the end of the data: byte by byte
+                w0 = u64(0)
+                w1 = u64(0)
+                for j in range(min(m, i64(8))):
+                    w0 |= u64(data[s + j]) << u64(8 * j)
+                for j in range(8, m):
+                    w1 |= u64(data[s + j]) << u64(8 * (j - 8))
+            out[i] = probe(w0, w1, length, s, data, table, mults, shift, lab_len, lab_w0,
+                           lab_w1, lab_off, lab_data)
+        return i64(-1)
+
+    def view_codes(views: Any, table: Any, mults: Any, shift: Any, lab_len: Any,
+                   lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
+                   out: Any) -> None:
+        n = out.shape[0]
+        low32 = u64(0xFFFFFFFF)
+        s32 = u64(32)
+        one = u64(1)
+        for i in range(n):
+            v0 = views[2 * i]
+            v1 = views[2 * i + 1]
+            ulen = v0 & low32
+            if ulen > u64(max_len):  # max_len <= 12: only inlined strings can be labels
+                out[i] = -1  # (a forged negative length is huge here)
+                continue
+            length = i64(ulen)
+            w0 = (v0 >> s32) | (v1 << s32)  # bytes 0..7 and 8..11 of the inlined string
+            w1 = v1 >> s32
+            if length < 8:  # the padding is masked, not trusted
+                w0 &= (one << u64(8 * length)) - one
+                w1 = u64(0)
+            else:
+                w1 &= (one << u64(8 * (length - 8))) - one
+            out[i] = probe(w0, w1, length, i64(0), lab_data, table, mults, shift, lab_len,
+                           lab_w0, lab_w1, lab_off, lab_data)
+
+    def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
+                     out_words: Any) -> Any:
+        # the output's bytes appended to a 64-bit accumulator, written a whole word at a
+        # time (little-endian): no loop over bytes
+        n = idx.shape[0]
+        total = i64(0)
+        acc = u64(0)
+        fill = i64(0)  # bytes in acc, 0..7
+        pos = 0
+        out_off[0] = 0
+        for i in range(n):
+            c = idx[i]
+            length = lab_len[c]
+            total += length
+            out_off[i + 1] = total
+            j = 0
+            while length > 0:
+                w = lab_words[c, j]  # zero past the label's end
+                b = min(length, i64(8))
+                acc |= w << u64(8 * fill)
+                fill += b
+                if fill >= 8:
+                    out_words[pos] = acc
+                    pos += 1
+                    fill -= 8
+                    # the word's bytes that did not fit (none when fill is 0)
+                    acc = (w >> u64(8 * (b - fill) - 1)) >> u64(1)
+                length -= b
+                j += 1
+        out_words[pos] = acc
+        return total
+
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
-            "address_codes": jit(address_codes)}
+            "address_codes": jit(address_codes), "string_codes": jit(string_codes),
+            "view_codes": jit(view_codes), "take_strings": jit(take_strings)}
 
 
 def draw_threads() -> int:

@@ -23,7 +23,7 @@ from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
 
-__all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "label_kind", "null_mask",
+__all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "arrow_take", "label_kind", "null_mask",
            "output_label_array",
            "strings_to_arrow"]
 
@@ -507,6 +507,7 @@ class Encoder:
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
         self._keys: _ViewKeys | tuple[()] | None = ()  # built on the first string_view
         self._objects: _AddressTable | None = None
+        self._strings: _StringTable | tuple[()] | None = ()  # built on first use
 
     @property
     def failed(self) -> bool:
@@ -737,6 +738,20 @@ class Encoder:
                 value_set = None
         if value_set is None:
             return np.full(len(arr), -1, dtype=np.intp)
+        if self.kind == "str" and len(arr) >= _STRING_KERNEL_MIN \
+                and (kernels := _kernels.compiled(load=False)) is not None:
+            # the compiled kernels read the offsets and bytes (or the views) in one pass
+            if self._strings == ():
+                self._strings = _StringTable.build([str(v) for v in self.labels])
+            if isinstance(self._strings, _StringTable):
+                plain = arr
+                if pa.types.is_string_view(t) and self._strings.max_len > 12:
+                    plain = arr.cast(pa.large_string())  # long labels: not in the views
+                if (codes := self._strings.codes(kernels, plain)) is not None:
+                    if arr.null_count:
+                        codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
+                                         dtype=bool)] = -1
+                    return codes
         if self.kind == "str":
             # short labels: exact fixed-width keys read from string views (no string
             # hash); string/large_string arrays get views pointing into their own data
@@ -1142,3 +1157,187 @@ class _ViewKeys:
             ok &= self.words[1].take(out) == b
         if not ok.all():
             out[~ok] = -1
+
+
+# ---------------------------------------------------------------------------------------
+# String labels matched and built by the compiled kernels, straight from Arrow buffers
+# ---------------------------------------------------------------------------------------
+
+#: Arrays shorter than this keep the numpy/Arrow paths (the kernels' call costs more).
+_STRING_KERNEL_MIN = 4096
+#: Largest alphabet of the compiled string table (k labels in at least 4 k slots).
+_STRING_MAX_LABELS = 1 << 16
+#: Longest run of occupied slots accepted (bounds the probes of any record, label or not).
+_STRING_MAX_RUN = 32
+
+
+#: For m = 0..16 bytes: the mask of the first min(m, 8) bytes of a little-endian word
+#: (entries 0..16), then of the next max(m - 8, 0) bytes (entries 17..33).
+_BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
+                       + [(1 << (8 * min(max(m - 8, 0), 8))) - 1 for m in range(17)],
+                       dtype=np.uint64)
+
+
+class _StringTable:
+    """String labels in an open-addressing table for the compiled encoders of Arrow
+    ``string``/``large_string`` (offsets and data) and ``string_view`` arrays.
+
+    A record's key is its byte length and its first 16 bytes as two little-endian 64-bit
+    words (zero past its end); a multiply-add-shift hash of the key picks a slot and
+    linear probing goes on to the first empty slot. A label is accepted only if its length
+    and both words equal the record's and, past 16 bytes, every further byte: the codes
+    are those of an exact dictionary lookup on the UTF-8 bytes (labels sharing a key
+    prefix only cost probes). The table has at least ``4 k`` slots and no run of occupied
+    slots longer than :data:`_STRING_MAX_RUN` (the multipliers are searched for), so every
+    record, a label or not, costs at most that many comparisons.
+    """
+
+    #: odd multiplier triples tried in turn (fixed: the labels are public and every hit is
+    #: verified on the full bytes)
+    MULTS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9),
+             (0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53),
+             (0x94D049BB133111EB, 0xBF58476D1CE4E5B9, 0x9FB21C651E98DF25))
+
+    def __init__(self, raw: list[bytes]) -> None:
+        k = len(raw)
+        self.k = k
+        self.max_len = max(len(r) for r in raw)
+        self.lab_len = np.array([len(r) for r in raw], dtype=np.int64)
+        head = [r[:16].ljust(16, b"\0") for r in raw]
+        self.lab_w0 = np.array([int.from_bytes(h[:8], "little") for h in head],
+                               dtype=np.uint64)
+        self.lab_w1 = np.array([int.from_bytes(h[8:], "little") for h in head],
+                               dtype=np.uint64)
+        self.lab_off = np.zeros(k + 1, dtype=np.int64)
+        np.cumsum(self.lab_len, out=self.lab_off[1:])
+        self.lab_data = np.frombuffer(b"".join(raw) or b"\0", dtype=np.uint8)
+        self.bits = max(4, (4 * k - 1).bit_length())
+        self.shift = np.uint64(64 - self.bits)
+        self.table = np.full(0, -1, dtype=np.int64)
+        self.mults = np.zeros(3, dtype=np.uint64)
+
+    @classmethod
+    def build(cls, labels: Sequence[str]) -> _StringTable | None:
+        """The table of distinct ``str`` labels, or None (a label that UTF-8 cannot
+        encode, too many labels, or no multipliers with short runs)."""
+        k = len(labels)
+        if not 0 < k <= _STRING_MAX_LABELS or sys.byteorder != "little":
+            return None
+        try:
+            raw = [lab.encode("utf-8") for lab in labels]
+        except UnicodeEncodeError:
+            return None
+        if len(set(raw)) != k:
+            return None
+        self = cls(raw)
+        size = 1 << self.bits
+        for mults in cls.MULTS:
+            m = np.array(mults, dtype=np.uint64)
+            home = ((self.lab_w0 * m[0]) + (self.lab_w1 * m[1])
+                    + (self.lab_len.astype(np.uint64) * m[2])) >> self.shift
+            table = np.full(size, -1, dtype=np.int64)
+            for code, h in enumerate(home.tolist()):  # linear probing (k small)
+                while table[h] >= 0:
+                    h = (h + 1) & (size - 1)
+                table[h] = code
+            if self._longest_run(table >= 0) <= _STRING_MAX_RUN:
+                self.table, self.mults = table, m
+                return self
+        return None
+
+    @staticmethod
+    def _longest_run(used: NDArray[np.bool_]) -> int:
+        """The longest run of occupied slots, the table read as a circle."""
+        if used.all():
+            return int(used.shape[0])
+        start = int(np.flatnonzero(~used)[0])
+        ring = np.concatenate([np.roll(used, -start), [False]]).astype(np.int8)
+        edges = np.flatnonzero(np.diff(np.concatenate([[0], ring])))
+        return int((edges[1::2] - edges[0::2]).max()) if edges.size else 0
+
+    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any
+              ) -> NDArray[np.intp] | None:
+        """Codes of a pyarrow string, large_string or string_view array: -1 for a record
+        that is not a label (nulls are not masked here). None when the kernels cannot
+        decide (buffers too short or offsets outside the data: not a valid array; a
+        string_view array while a label has more than 12 bytes): the caller's generic
+        path decides."""
+        import pyarrow as pa
+
+        n = len(arr)
+        out = np.empty(n, dtype=np.intp)
+        if n == 0:
+            return out
+        t = arr.type
+        bufs = arr.buffers()
+        if pa.types.is_string_view(t):
+            if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
+                return None
+            views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
+            kernels["view_codes"](views[2 * arr.offset:], self.table, self.mults,
+                                  self.shift, self.lab_len, self.lab_w0, self.lab_w1,
+                                  self.lab_off, self.lab_data, self.max_len, out)
+            return out
+        wide = pa.types.is_large_string(t)
+        if not (wide or pa.types.is_string(t)):
+            return None
+        item = 8 if wide else 4
+        if bufs[1] is None or bufs[1].size < item * (arr.offset + n + 1):
+            return None
+        offsets = np.frombuffer(bufs[1], dtype="<i8" if wide else "<i4",
+                                count=arr.offset + n + 1)[arr.offset:]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
+            else np.zeros(0, dtype=np.uint8)
+        words = np.frombuffer(bufs[2], dtype="<u8", count=data.shape[0] // 8) \
+            if data.shape[0] >= 8 else np.zeros(0, dtype=np.uint64)
+        bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
+                                      self.mults, self.shift, self.lab_len, self.lab_w0,
+                                      self.lab_w1, self.lab_off, self.lab_data,
+                                      self.max_len, out)
+        return None if bad >= 0 else out
+
+
+def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
+    """``labels.take(idx)`` for a pyarrow array of labels and valid indices (no nulls):
+    for ``string``/``large_string`` labels the compiled kernels (once loaded) write the
+    offsets and the bytes of the output directly (one pass each); string_view labels
+    (which Arrow's take does not support) by gathering their 16-byte views, which keep
+    pointing into the labels' own data buffers; any other type by Arrow's take.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> arrow_take(pa.array(["no", "yes"]), np.array([1, 0, 1])).to_pylist()
+    ['yes', 'no', 'yes']
+    """
+    import pyarrow as pa
+
+    t = labels.type
+    n = idx.shape[0]
+    if pa.types.is_string_view(t):
+        views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
+        views = views[labels.offset:labels.offset + len(labels)]
+        taken = pa.py_buffer(views.take(idx, axis=0))
+        return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
+    wide = pa.types.is_large_string(t)
+    kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
+    if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
+            or sys.byteorder != "little" \
+            or (idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(labels))):
+        return labels.take(pa.array(idx))
+    vals = labels.to_pylist()
+    raw = [v.encode("utf-8") for v in vals]
+    longest = max((len(r) for r in raw), default=0)
+    # 32-bit offsets written directly when no output can reach 2**31 bytes
+    if not wide and n * longest > np.iinfo(np.int32).max:
+        return labels.take(pa.array(idx))  # (Arrow then refuses or splits as it does)
+    lab_len = np.array([len(r) for r in raw], dtype=np.int64)
+    width = max(1, -(-longest // 8))
+    lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
+                              dtype="<u8").reshape(len(raw), width)
+    out_off = np.empty(n + 1, dtype=np.int64 if wide else np.int32)
+    out_words = np.empty(n * longest // 8 + 2, dtype="<u8")
+    total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+    data = pa.py_buffer(out_words.view(np.uint8))
+    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out_off), data.slice(0, total)])

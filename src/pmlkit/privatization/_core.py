@@ -37,7 +37,7 @@ from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
-from ..sampler import AliasSampler, Encoder, label_kind, output_label_array
+from ..sampler import AliasSampler, Encoder, arrow_take, label_kind, output_label_array
 
 __all__ = [
     "CHUNK_ROWS",
@@ -169,17 +169,8 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 
 
 def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
-    """``labels.take(idx)`` for a pyarrow array; string_view labels (which Arrow's take
-    does not support) by gathering their 16-byte views, which keep pointing into the
-    labels' own data buffers."""
-    import pyarrow as pa
-
-    if not pa.types.is_string_view(labels.type):
-        return labels.take(pa.array(idx))
-    views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
-    views = views[labels.offset:labels.offset + len(labels)]
-    taken = pa.py_buffer(views.take(idx, axis=0))
-    return pa.Array.from_buffers(labels.type, idx.shape[0], [None, taken, *labels.buffers()[2:]])
+    """``labels.take(idx)`` for a pyarrow array (see :func:`pmlkit.sampler.arrow_take`)."""
+    return arrow_take(labels, idx)
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
@@ -284,7 +275,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
-                taken = pa.array(list(mech.output_labels), type=out_type).take(pa.array(idx))
+                taken = _take_arrow(pa.array(list(mech.output_labels), type=out_type), idx)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
                                   name=s.name), idx)
             except (TypeError, ValueError, pa.ArrowException):
