@@ -210,22 +210,25 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                lab_data: Any) -> Any:
         # the slot of the key (multiply-add-shift), then linear probing up to an empty slot;
         # a label is accepted only if its length and both words are the record's, and, past
-        # 16 bytes, every further byte too
+        # 16 bytes, every further byte too (indices unsigned: no negative-index wraparound)
         mask = u64(table.shape[0] - 1)
-        h = ((w0 * mults[0]) + (w1 * mults[1]) + (u64(length) * mults[2])) >> shift
+        h = ((w0 * mults[0]) + (w1 * mults[1]) + (length * mults[2])) >> shift
         while True:
             c = table[h]
             if c < 0:
                 return i64(-1)
-            if lab_len[c] == length and lab_w0[c] == w0 and lab_w1[c] == w1:
-                if length <= 16:
+            uc = u64(c)
+            if lab_len[uc] == length and lab_w0[uc] == w0 and lab_w1[uc] == w1:
+                if length <= u64(16):
                     return i64(c)
-                lo = lab_off[c]
+                lo = lab_off[uc]
                 same = True
-                for j in range(16, length):  # past the two words: byte by byte
+                j = u64(16)
+                while j < length:  # past the two words: byte by byte
                     if data[s + j] != lab_data[lo + j]:
                         same = False
                         break
+                    j += u64(1)
                 if same:
                     return i64(c)
             h = (h + u64(1)) & mask
@@ -237,45 +240,54 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                      lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> Any:
         n = out.shape[0]
         dlen = i64(data.shape[0])
-        nw = i64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
+        nw = u64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
         one = u64(1)
+        two = u64(2)
+        three = u64(3)
+        seven = u64(7)
         s63 = u64(63)
+        u16 = u64(16)
+        u17 = u64(17)
+        umax = u64(max_len)
         for i in range(n):
-            s = i64(offsets[i])
-            e = i64(offsets[i + 1])
-            if s < 0 or e < s or e > dlen:
+            si = i64(offsets[i])
+            ei = i64(offsets[i + 1])
+            if si < 0 or ei < si or ei > dlen:
                 return i64(i)  # offsets outside the data: not a valid array
-            length = e - s
-            if length > max_len:
+            s = u64(si)
+            length = u64(ei - si)
+            if length > umax:
                 out[i] = -1
                 continue
-            q = s >> 3
-            m = min(length, i64(16))
-            if q + 2 < nw:  # the first 16 bytes from three aligned words, shifted
-                r8 = u64(8 * (s & 7))
-                x1 = words[q + 1]
+            q = s >> three
+            m = min(length, u16)
+            if q + two < nw:  # the first 16 bytes from three aligned words, shifted
+                r8 = (s & seven) << three
+                x1 = words[q + one]
                 w0 = (words[q] >> r8) | ((x1 << one) << (s63 - r8))
-                w1 = (x1 >> r8) | ((words[q + 2] << one) << (s63 - r8))
+                w1 = (x1 >> r8) | ((words[q + two] << one) << (s63 - r8))
                 w0 &= masks[m]  # the bytes past the string masked
-                w1 &= masks[17 + m]
+                w1 &= masks[u17 + m]
             else:  # near the end of the data: byte by byte
                 w0 = u64(0)
                 w1 = u64(0)
-                for j in range(min(m, i64(8))):
-                    w0 |= u64(data[s + j]) << u64(8 * j)
-                for j in range(8, m):
-                    w1 |= u64(data[s + j]) << u64(8 * (j - 8))
+                j = u64(0)
+                while j < m:
+                    if j < u64(8):
+                        w0 |= u64(data[s + j]) << (j << three)
+                    else:
+                        w1 |= u64(data[s + j]) << ((j - u64(8)) << three)
+                    j += one
             out[i] = probe(w0, w1, length, s, data, table, mults, shift, lab_len, lab_w0,
                            lab_w1, lab_off, lab_data)
         return i64(-1)
 
-    def view_codes(views: Any, table: Any, mults: Any, shift: Any, lab_len: Any,
+    def view_codes(views: Any, masks: Any, table: Any, mults: Any, shift: Any, lab_len: Any,
                    lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
                    out: Any) -> None:
         n = out.shape[0]
         low32 = u64(0xFFFFFFFF)
         s32 = u64(32)
-        one = u64(1)
         for i in range(n):
             v0 = views[2 * i]
             v1 = views[2 * i + 1]
@@ -283,15 +295,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             if ulen > u64(max_len):  # max_len <= 12: only inlined strings can be labels
                 out[i] = -1  # (a forged negative length is huge here)
                 continue
-            length = i64(ulen)
             w0 = (v0 >> s32) | (v1 << s32)  # bytes 0..7 and 8..11 of the inlined string
             w1 = v1 >> s32
-            if length < 8:  # the padding is masked, not trusted
-                w0 &= (one << u64(8 * length)) - one
-                w1 = u64(0)
-            else:
-                w1 &= (one << u64(8 * (length - 8))) - one
-            out[i] = probe(w0, w1, length, i64(0), lab_data, table, mults, shift, lab_len,
+            w0 &= masks[ulen]  # the padding is masked, not trusted
+            w1 &= masks[u64(17) + ulen]
+            out[i] = probe(w0, w1, ulen, u64(0), lab_data, table, mults, shift, lab_len,
                            lab_w0, lab_w1, lab_off, lab_data)
 
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
@@ -301,35 +309,68 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         n = idx.shape[0]
         total = i64(0)
         acc = u64(0)
-        fill = i64(0)  # bytes in acc, 0..7
-        pos = 0
+        fill = u64(0)  # bytes in acc, 0..7
+        pos = u64(0)
+        eight = u64(8)
+        three = u64(3)
+        one = u64(1)
         out_off[0] = 0
         for i in range(n):
-            c = idx[i]
-            length = lab_len[c]
-            total += length
+            c = u64(idx[i])
+            length = u64(lab_len[c])
+            total += i64(length)
             out_off[i + 1] = total
-            j = 0
-            while length > 0:
+            j = u64(0)
+            while length > u64(0):
                 w = lab_words[c, j]  # zero past the label's end
-                b = min(length, i64(8))
-                acc |= w << u64(8 * fill)
+                b = min(length, eight)
+                acc |= w << (fill << three)
                 fill += b
-                if fill >= 8:
+                if fill >= eight:
                     out_words[pos] = acc
-                    pos += 1
-                    fill -= 8
+                    pos += one
+                    fill -= eight
                     # the word's bytes that did not fit (none when fill is 0)
-                    acc = (w >> u64(8 * (b - fill) - 1)) >> u64(1)
+                    acc = (w >> (((b - fill) << three) - one)) >> one
                 length -= b
-                j += 1
+                j += one
+        out_words[pos] = acc
+        return total
+
+    def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any) -> Any:
+        # take_strings for labels of at most 8 bytes (one word each), without a branch
+        # per record: the accumulator is stored every time and the position moves on
+        # when it is full
+        total = i64(0)
+        acc = u64(0)
+        fill = u64(0)
+        pos = u64(0)
+        eight = u64(8)
+        three = u64(3)
+        one = u64(1)
+        out_off[0] = 0
+        for i in range(idx.shape[0]):
+            c = u64(idx[i])
+            b = lab_len[c]
+            w = lab_w[c]
+            total += i64(b)
+            out_off[i + 1] = total
+            acc |= w << (fill << three)
+            nf = fill + b
+            out_words[pos] = acc
+            full = u64(nf >= eight)
+            pos += full
+            rest = (w >> (((b - (nf - eight)) << three) - one)) >> one  # (if full)
+            acc = rest if full else acc
+            fill = nf - (full << three)
         out_words[pos] = acc
         return total
 
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
-            "view_codes": jit(view_codes), "take_strings": jit(take_strings)}
+            "view_codes": jit(view_codes), "take_strings": jit(take_strings),
+            "take_short": jit(take_short)}
 
 
 def draw_threads() -> int:

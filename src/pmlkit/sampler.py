@@ -24,7 +24,7 @@ from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
 
 __all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "arrow_take", "label_kind", "null_mask",
-           "output_label_array",
+           "output_label_array", "pool_empty",
            "strings_to_arrow"]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
@@ -1202,13 +1202,13 @@ class _StringTable:
         k = len(raw)
         self.k = k
         self.max_len = max(len(r) for r in raw)
-        self.lab_len = np.array([len(r) for r in raw], dtype=np.int64)
+        self.lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
         head = [r[:16].ljust(16, b"\0") for r in raw]
         self.lab_w0 = np.array([int.from_bytes(h[:8], "little") for h in head],
                                dtype=np.uint64)
         self.lab_w1 = np.array([int.from_bytes(h[8:], "little") for h in head],
                                dtype=np.uint64)
-        self.lab_off = np.zeros(k + 1, dtype=np.int64)
+        self.lab_off = np.zeros(k + 1, dtype=np.uint64)
         np.cumsum(self.lab_len, out=self.lab_off[1:])
         self.lab_data = np.frombuffer(b"".join(raw) or b"\0", dtype=np.uint8)
         self.bits = max(4, (4 * k - 1).bit_length())
@@ -1234,7 +1234,7 @@ class _StringTable:
         for mults in cls.MULTS:
             m = np.array(mults, dtype=np.uint64)
             home = ((self.lab_w0 * m[0]) + (self.lab_w1 * m[1])
-                    + (self.lab_len.astype(np.uint64) * m[2])) >> self.shift
+                    + (self.lab_len * m[2])) >> self.shift
             table = np.full(size, -1, dtype=np.int64)
             for code, h in enumerate(home.tolist()):  # linear probing (k small)
                 while table[h] >= 0:
@@ -1274,7 +1274,7 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
-            kernels["view_codes"](views[2 * arr.offset:], self.table, self.mults,
+            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table, self.mults,
                                   self.shift, self.lab_len, self.lab_w0, self.lab_w1,
                                   self.lab_off, self.lab_data, self.max_len, out)
             return out
@@ -1332,12 +1332,40 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     # 32-bit offsets written directly when no output can reach 2**31 bytes
     if not wide and n * longest > np.iinfo(np.int32).max:
         return labels.take(pa.array(idx))  # (Arrow then refuses or splits as it does)
-    lab_len = np.array([len(r) for r in raw], dtype=np.int64)
+    lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
     width = max(1, -(-longest // 8))
     lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
                               dtype="<u8").reshape(len(raw), width)
-    out_off = np.empty(n + 1, dtype=np.int64 if wide else np.int32)
-    out_words = np.empty(n * longest // 8 + 2, dtype="<u8")
-    total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
-    data = pa.py_buffer(out_words.view(np.uint8))
-    return pa.Array.from_buffers(t, n, [None, pa.py_buffer(out_off), data.slice(0, total)])
+    # the output buffers from Arrow's memory pool (which reuses freed memory; fresh
+    # pages from the system cost about as much as writing them)
+    off_buf = pa.allocate_buffer((n + 1) * (8 if wide else 4))
+    out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
+    data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
+    out_words = np.frombuffer(data_buf, dtype="<u8")
+    if width == 1:  # labels of at most 8 bytes: one word each
+        total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
+                                          out_words))
+    else:
+        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+    data = data_buf.slice(0, total)
+    if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
+        data = pa.py_buffer(bytes(data))
+    return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
+    """An uninitialised writable numpy array of ``n`` items allocated from Arrow's memory
+    pool (which reuses freed memory: no fresh pages per call), for the intermediate arrays
+    of the Arrow paths (pyarrow is then imported anyway).
+
+    Examples
+    --------
+    >>> a = pool_empty(3)
+    >>> a[:] = [1, 2, 3]
+    >>> a.tolist(), a.flags.writeable
+    ([1, 2, 3], True)
+    """
+    import pyarrow as pa
+
+    dt = np.dtype(dtype)
+    return np.frombuffer(pa.allocate_buffer(n * dt.itemsize), dtype=dt)
