@@ -38,8 +38,7 @@ from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
-from ..sampler import (AliasSampler, Encoder, arrow_take, label_kind, output_label_array,
-                       pool_empty)
+from ..sampler import AliasSampler, Encoder, arrow_take, label_kind, output_label_array, pool_empty
 
 __all__ = [
     "CHUNK_ROWS",
