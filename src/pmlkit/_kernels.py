@@ -366,11 +366,23 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         out_words[pos] = acc
         return total
 
+    def count_codes(idx: Any, counts: Any) -> Any:
+        # four histograms filled in turn (consecutive equal codes do not wait on one
+        # another's increments), summed by the caller; a code outside 0..m-1 stops it
+        m = u64(counts.shape[1])
+        n = idx.shape[0]
+        for i in range(n):
+            c = u64(idx[i])
+            if c >= m:
+                return i64(i)
+            counts[i & 3, c] += 1
+        return i64(-1)
+
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
-            "take_short": jit(take_short)}
+            "take_short": jit(take_short), "count_codes": jit(count_codes)}
 
 
 def draw_threads() -> int:

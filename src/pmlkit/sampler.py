@@ -23,9 +23,18 @@ from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
 
-__all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "arrow_take", "label_kind", "null_mask",
-           "output_label_array", "pool_empty",
-           "strings_to_arrow"]
+__all__ = [
+    "DRAW_BLOCK",
+    "AliasSampler",
+    "Encoder",
+    "arrow_take",
+    "count_outputs",
+    "label_kind",
+    "null_mask",
+    "output_label_array",
+    "pool_empty",
+    "strings_to_arrow",
+]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
 DRAW_BLOCK = 1 << 16
@@ -72,6 +81,28 @@ def label_kind(labels: Sequence[Any]) -> str:
     if kinds <= {"int", "float"} and "float" in kinds:
         return "float"
     return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _huge_copy(a: NDArray[Any]) -> NDArray[Any]:
+    """A copy of a large table (at least 2 MiB) in memory advised for transparent huge
+    pages on Linux (the random gathers of a draw then miss the TLB far less: about 10%
+    of a 1000 x 1000 draw), else ``a`` itself."""
+    import mmap
+
+    huge = 1 << 21
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    if a.nbytes < huge or advice is None or not sys.platform.startswith("linux"):
+        return a
+    try:
+        area = mmap.mmap(-1, a.nbytes + huge)
+        raw = np.frombuffer(area, dtype=np.uint8)  # keeps the mapping alive
+        start = (-raw.ctypes.data) % huge  # the copy starts on a 2 MiB boundary
+        area.madvise(advice, start, a.nbytes - a.nbytes % huge)
+    except (OSError, ValueError):
+        return a
+    out = raw[start:start + a.nbytes].view(a.dtype)
+    out[:] = a
+    return out
 
 
 class AliasSampler:
@@ -144,6 +175,7 @@ class AliasSampler:
         self._bits = bits
         self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
         self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
+        self._rows_cache: tuple[bytes, tuple[Any, Any, Any]] | None = None
         self.prob_flat = readonly(prob.ravel())
         self.alias_flat = readonly(alias.ravel(), np.intp)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
@@ -304,10 +336,7 @@ class AliasSampler:
                 # directly (the same cells, so the same outputs, one gather per record)
                 rows = table.astype(np.intp)
                 remapped = rows
-                cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
-                if self._cells16 is not None:
-                    cells16 = self._cells16.reshape(self.n_inputs, -1).take(
-                        rows, axis=0).ravel()
+                cells, cells16 = self._rows_tables(rows)[:2]
             else:  # many codes: each code's input index shifted into place, then gathered
                 base = table.astype(np.uint64) << np.uint64(self._bits)
                 cells = self._cells
@@ -384,6 +413,28 @@ class AliasSampler:
             o += col
         return out
 
+    def _rows_tables(self, rows: NDArray[np.intp]) -> tuple[
+            NDArray[np.uint64], NDArray[np.uint16] | None, NDArray[np.uint32] | None]:
+        """The 64-, 16- and 32-bit cells with their rows in the order ``rows`` (the last
+        order asked for is kept: a column's chunks share their categories, and a 1000 x
+        1000 table costs more to reorder than a chunk to draw)."""
+        key = rows.tobytes()
+        cached = self._rows_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+        cells16 = None if self._cells16 is None else \
+            self._cells16.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+        c32 = self._compact32()
+        cells32 = None if c32 is None else \
+            _huge_copy(c32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel())
+        for t in (cells, cells16, cells32):
+            if t is not None:
+                t.setflags(write=False)
+        tables = (cells, cells16, cells32)
+        self._rows_cache = (key, tables)  # (one assignment: threads see either entry)
+        return tables
+
     def _compact32(self) -> NDArray[np.uint32] | None:
         """The 32-bit cells of the compiled draw (built on first use; None if ``b > 16``):
         the threshold's top ``32 - b`` bits above the alias."""
@@ -392,8 +443,10 @@ class AliasSampler:
         if self._cells32 is None:
             b = np.uint64(self._bits)
             low = np.uint64((1 << self._bits) - 1)
-            self._cells32 = readonly((((self._cells >> (np.uint64(32) + b)) << b)
-                                      | (self._cells & low)).astype(np.uint32), np.uint32)
+            c32 = _huge_copy((((self._cells >> (np.uint64(32) + b)) << b)
+                              | (self._cells & low)).astype(np.uint32))
+            c32.setflags(write=False)
+            self._cells32 = c32
         return self._cells32
 
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
@@ -410,7 +463,7 @@ class AliasSampler:
         b = self._bits
         cells32 = self._compact32()
         if cells32 is not None and rows is not None:  # the rows in code order, as cells
-            cells32 = cells32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+            cells32 = self._rows_tables(rows)[2]
 
         def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
             part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
@@ -1369,3 +1422,22 @@ def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
 
     dt = np.dtype(dtype)
     return np.frombuffer(pa.allocate_buffer(n * dt.itemsize), dtype=dt)
+
+
+def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
+    """How many of the indices ``idx`` equal each of ``0..m-1`` (``np.bincount`` with
+    ``minlength=m``; a compiled loop once the kernels are loaded, about 3x faster).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> count_outputs(np.array([2, 0, 2]), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
+    if kernels is not None and idx.dtype == np.intp and idx.ndim == 1:
+        parts = np.zeros((4, m), dtype=np.int64)
+        if int(kernels["count_codes"](idx, parts)) < 0:
+            out: NDArray[np.int64] = parts.sum(axis=0)
+            return out
+    return np.bincount(idx, minlength=m).astype(np.int64, copy=False)

@@ -38,7 +38,15 @@ from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
-from ..sampler import AliasSampler, Encoder, arrow_take, label_kind, output_label_array, pool_empty
+from ..sampler import (
+    AliasSampler,
+    Encoder,
+    arrow_take,
+    count_outputs,
+    label_kind,
+    output_label_array,
+    pool_empty,
+)
 
 __all__ = [
     "CHUNK_ROWS",
@@ -450,7 +458,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
             res, idx = _privatize_polars(mech, sampler, values.get_column(col),
                                          source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
-            counts += np.bincount(idx, minlength=mech.n_outputs)
+            counts += count_outputs(idx, mech.n_outputs)
         return out, tuple(cols), values.height, counts
     if isinstance(values, pl.LazyFrame):
         import threading
@@ -476,7 +484,7 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         _warn_if_reference_polars(mech, values)
         res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
         return res, (), len(values), \
-            np.bincount(idx, minlength=mech.n_outputs) if want_counts else None
+            count_outputs(idx, mech.n_outputs) if want_counts else None
     return None
 
 
@@ -667,7 +675,7 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
 
 def _counts(mech: Mechanism, idx: NDArray[np.intp]) -> NDArray[np.int64]:
     """How many records got each output (by output index)."""
-    return np.bincount(idx, minlength=mech.n_outputs).astype(np.int64, copy=False)
+    return count_outputs(idx, mech.n_outputs)
 
 
 def check_column_names(columns: Any, into: Any, *, as_str: bool = False
