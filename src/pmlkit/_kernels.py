@@ -18,6 +18,16 @@ with numpy ufuncs; compiled with numba they take one pass:
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
+* ``string_codes`` / ``view_codes``: the input index of each record of an Arrow
+  ``string``/``large_string`` array (read from its offsets and data buffers, the first 16
+  bytes of a record as two words assembled from aligned loads) or ``string_view`` array
+  (the inlined bytes of its views), through the open-addressing table of the string
+  labels (:class:`pmlkit.sampler._StringTable`: every hit verified on the length and all
+  the bytes). Offsets outside the data buffer stop the kernel (nothing is read past it).
+* ``take_strings`` / ``take_short``: the offsets and bytes of an Arrow string array of
+  output labels, appended word by word (no loop over bytes; labels of at most 8 bytes
+  without a branch per record).
+* ``count_codes``: how many records have each output (four interleaved histograms).
 
 numba is imported only when a caller with enough work asks for the kernels (never by
 ``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
