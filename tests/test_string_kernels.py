@@ -102,11 +102,11 @@ def test_compiled_edge_labels_and_the_end_of_the_buffer(kernels: dict, t: object
 
 
 def test_colliding_label_prefixes_probe_and_stay_exact(kernels: dict) -> None:
-    """300 labels sharing their first 16 bytes and their length (one key for all: the
-    table refuses them, long runs) and 300 sharing only the first 16 bytes (the length
+    """300 labels sharing their first 16 bytes and their length (one key for all: no
+    seed separates them, no table) and 300 sharing only the first 16 bytes (the length
     tells them apart): exact either way."""
     same = [f"{'p' * 16}{i:04d}" for i in range(300)]
-    assert _StringTable.build(same) is None  # every label in one slot: refused
+    assert _StringTable.build(same) is None  # every label on one key: refused
     mixed = [f"{'p' * 16}{'q' * i}" for i in range(300)]
     values = mixed + same[:5] + ["p" * 15, "p" * 17 + "x"]
     arr = pa.array(values * 20, type=pa.large_string())
@@ -195,3 +195,24 @@ def test_unknown_and_null_records_are_refused_with_the_usual_counts(kernels: dic
     msg = str(err.value)
     assert "value 'X' appears in 2 rows" in msg and "2 rows hold a null" in msg
     assert "'FM' (1 rows)" in msg and "'F\\x00' (1 rows)" in msg
+
+
+@pytest.mark.parametrize("k", [1, 2, 3, 4, 50, 1000, 5000])
+def test_the_table_is_a_perfect_hash(kernels: dict, k: int) -> None:
+    """Every label sits alone in the one slot its key leads to (so a record is looked up
+    in one slot), computed here independently of the kernels with Python integers."""
+    labels = [f"v{i:04d}" for i in range(k)]
+    t = _StringTable.build(labels)
+    assert t is not None
+    mask = (1 << 64) - 1
+    m = [int(v) for v in t.mults]
+    slots = set()
+    for code, lab in enumerate(labels):
+        raw = lab.encode().ljust(16, b"\0")
+        w0, w1 = int.from_bytes(raw[:8], "little"), int.from_bytes(raw[8:16], "little")
+        x = (w0 * m[0] + w1 * m[1] + len(lab) * m[2]) & mask
+        seed = int(t.seeds[x >> int(t.bucket_shift)])
+        slot = (((x ^ seed) * m[3]) & mask) >> int(t.shift)
+        assert int(t.table[slot]) == code
+        slots.add(slot)
+    assert len(slots) == k and t.table.shape[0] >= 4 * k

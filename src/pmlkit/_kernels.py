@@ -215,39 +215,13 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     i64 = np.int64
 
-    def _probe(w0: Any, w1: Any, length: Any, s: Any, data: Any, table: Any, mults: Any,
-               shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any, lab_off: Any,
-               lab_data: Any) -> Any:
-        # the slot of the key (multiply-add-shift), then linear probing up to an empty slot;
-        # a label is accepted only if its length and both words are the record's, and, past
-        # 16 bytes, every further byte too (indices unsigned: no negative-index wraparound)
-        mask = u64(table.shape[0] - 1)
-        h = ((w0 * mults[0]) + (w1 * mults[1]) + (length * mults[2])) >> shift
-        while True:
-            c = table[h]
-            if c < 0:
-                return i64(-1)
-            uc = u64(c)
-            if lab_len[uc] == length and lab_w0[uc] == w0 and lab_w1[uc] == w1:
-                if length <= u64(16):
-                    return i64(c)
-                lo = lab_off[uc]
-                same = True
-                j = u64(16)
-                while j < length:  # past the two words: byte by byte
-                    if data[s + j] != lab_data[lo + j]:
-                        same = False
-                        break
-                    j += u64(1)
-                if same:
-                    return i64(c)
-            h = (h + u64(1)) & mask
-
-    probe = numba.njit(inline="always", nogil=True, boundscheck=False)(_probe)
+    # (the lookup is written out in each kernel: a jitted helper taking the arrays would
+    # count references to each of them per record)
 
     def string_codes(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
-                     mults: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
-                     lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> Any:
+                     seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
+                     lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
+                     out: Any) -> Any:
         n = out.shape[0]
         dlen = i64(data.shape[0])
         nw = u64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
@@ -259,6 +233,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         u16 = u64(16)
         u17 = u64(17)
         umax = u64(max_len)
+        m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
         for i in range(n):
             si = i64(offsets[i])
             ei = i64(offsets[i + 1])
@@ -288,16 +263,31 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                     else:
                         w1 |= u64(data[s + j]) << ((j - u64(8)) << three)
                     j += one
-            out[i] = probe(w0, w1, length, s, data, table, mults, shift, lab_len, lab_w0,
-                           lab_w1, lab_off, lab_data)
+            # the key mixed into one word, its bucket's seed XORed in, one slot (a perfect
+            # hash of the labels); the slot's label is accepted only if its length and
+            # both words are the record's, and, past 16 bytes, every further byte too
+            # (indices unsigned: no wraparound; no branch on the data for short labels)
+            x = (w0 * m0) + (w1 * m1) + (length * m2)
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == length) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
+            if length > u16 and ok:
+                lo = lab_off[c]
+                j = u16
+                while j < length:  # past the two words: byte by byte
+                    if data[s + j] != lab_data[lo + j]:
+                        ok = False
+                        break
+                    j += one
+            out[i] = i64(c) if ok else i64(-1)
         return i64(-1)
 
-    def view_codes(views: Any, masks: Any, table: Any, mults: Any, shift: Any, lab_len: Any,
-                   lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
-                   out: Any) -> None:
+    def view_codes(views: Any, masks: Any, table: Any, seeds: Any, mults: Any,
+                   bucket_shift: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
+                   lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> None:
         n = out.shape[0]
         low32 = u64(0xFFFFFFFF)
         s32 = u64(32)
+        m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
         for i in range(n):
             v0 = views[2 * i]
             v1 = views[2 * i + 1]
@@ -309,8 +299,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             w1 = v1 >> s32
             w0 &= masks[ulen]  # the padding is masked, not trusted
             w1 &= masks[u64(17) + ulen]
-            out[i] = probe(w0, w1, ulen, u64(0), lab_data, table, mults, shift, lab_len,
-                           lab_w0, lab_w1, lab_off, lab_data)
+            # the lookup of string_codes (labels of at most 12 bytes: no byte loop)
+            x = (w0 * m0) + (w1 * m1) + (ulen * m2)
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == ulen) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
+            out[i] = i64(c) if ok else i64(-1)
 
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
                      out_words: Any) -> Any:

@@ -1220,36 +1220,38 @@ class _ViewKeys:
 _STRING_KERNEL_MIN = 4096
 #: Largest alphabet of the compiled string table (k labels in at least 4 k slots).
 _STRING_MAX_LABELS = 1 << 16
-#: Longest run of occupied slots accepted (bounds the probes of any record, label or not).
-_STRING_MAX_RUN = 32
-
-
 #: For m = 0..16 bytes: the mask of the first min(m, 8) bytes of a little-endian word
 #: (entries 0..16), then of the next max(m - 8, 0) bytes (entries 17..33).
 _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
                        + [(1 << (8 * min(max(m - 8, 0), 8))) - 1 for m in range(17)],
                        dtype=np.uint64)
+#: Attempts per bucket at a seed that places all its labels on free slots.
+_STRING_SEED_TRIES = 4096
 
 
 class _StringTable:
-    """String labels in an open-addressing table for the compiled encoders of Arrow
+    """String labels in a perfect hash table for the compiled encoders of Arrow
     ``string``/``large_string`` (offsets and data) and ``string_view`` arrays.
 
     A record's key is its byte length and its first 16 bytes as two little-endian 64-bit
-    words (zero past its end); a multiply-add-shift hash of the key picks a slot and
-    linear probing goes on to the first empty slot. A label is accepted only if its length
-    and both words equal the record's and, past 16 bytes, every further byte: the codes
-    are those of an exact dictionary lookup on the UTF-8 bytes (labels sharing a key
-    prefix only cost probes). The table has at least ``4 k`` slots and no run of occupied
-    slots longer than :data:`_STRING_MAX_RUN` (the multipliers are searched for), so every
-    record, a label or not, costs at most that many comparisons.
+    words (zero past its end), mixed into one word ``x`` (multiply-add). The top bits of
+    ``x`` choose a bucket; the bucket's seed, XORed into ``x`` and multiplied, chooses one
+    slot (hash and displace: the seeds are searched for once, largest buckets first, so
+    that no two labels share a slot). A record is looked up in that one slot, and the
+    slot's label accepted only if its length and both words equal the record's and, past
+    16 bytes, every further byte: the codes are those of an exact dictionary lookup on the
+    UTF-8 bytes, with one table read and no branch on the data per record (empty slots
+    hold label 0, which the verification rejects). Labels that cannot be separated (two
+    longer than 16 bytes with the same length and first 16 bytes) give no table: the
+    caller's generic path encodes them.
     """
 
-    #: odd multiplier triples tried in turn (fixed: the labels are public and every hit is
-    #: verified on the full bytes)
-    MULTS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9),
-             (0xD6E8FEB86659FD93, 0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53),
-             (0x94D049BB133111EB, 0xBF58476D1CE4E5B9, 0x9FB21C651E98DF25))
+    #: odd multipliers of the key mix and of the slot (fixed: the labels are public and
+    #: every hit is verified on the full bytes), tried in turn
+    MULTS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+              0xD6E8FEB86659FD93),
+             (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB,
+              0xBF58476D1CE4E5B9))
 
     def __init__(self, raw: list[bytes]) -> None:
         k = len(raw)
@@ -1264,15 +1266,18 @@ class _StringTable:
         self.lab_off = np.zeros(k + 1, dtype=np.uint64)
         np.cumsum(self.lab_len, out=self.lab_off[1:])
         self.lab_data = np.frombuffer(b"".join(raw) or b"\0", dtype=np.uint8)
-        self.bits = max(4, (4 * k - 1).bit_length())
+        bucket_bits = max(1, (max(k // 2, 1) - 1).bit_length())  # about 2 labels each
+        self.bucket_shift = np.uint64(64 - bucket_bits)
+        self.seeds = np.zeros(1 << bucket_bits, dtype=np.uint64)
+        self.bits = max(4, (4 * k - 1).bit_length())  # at least 4 k slots
         self.shift = np.uint64(64 - self.bits)
-        self.table = np.full(0, -1, dtype=np.int64)
-        self.mults = np.zeros(3, dtype=np.uint64)
+        self.table = np.zeros(1 << self.bits, dtype=np.int32)
+        self.mults = np.zeros(4, dtype=np.uint64)
 
     @classmethod
     def build(cls, labels: Sequence[str]) -> _StringTable | None:
         """The table of distinct ``str`` labels, or None (a label that UTF-8 cannot
-        encode, too many labels, or no multipliers with short runs)."""
+        encode, too many labels, or labels no seeds separate)."""
         k = len(labels)
         if not 0 < k <= _STRING_MAX_LABELS or sys.byteorder != "little":
             return None
@@ -1283,30 +1288,35 @@ class _StringTable:
         if len(set(raw)) != k:
             return None
         self = cls(raw)
-        size = 1 << self.bits
         for mults in cls.MULTS:
-            m = np.array(mults, dtype=np.uint64)
-            home = ((self.lab_w0 * m[0]) + (self.lab_w1 * m[1])
-                    + (self.lab_len * m[2])) >> self.shift
-            table = np.full(size, -1, dtype=np.int64)
-            for code, h in enumerate(home.tolist()):  # linear probing (k small)
-                while table[h] >= 0:
-                    h = (h + 1) & (size - 1)
-                table[h] = code
-            if self._longest_run(table >= 0) <= _STRING_MAX_RUN:
-                self.table, self.mults = table, m
+            if self._place(np.array(mults, dtype=np.uint64)):
                 return self
         return None
 
-    @staticmethod
-    def _longest_run(used: NDArray[np.bool_]) -> int:
-        """The longest run of occupied slots, the table read as a circle."""
-        if used.all():
-            return int(used.shape[0])
-        start = int(np.flatnonzero(~used)[0])
-        ring = np.concatenate([np.roll(used, -start), [False]]).astype(np.int8)
-        edges = np.flatnonzero(np.diff(np.concatenate([[0], ring])))
-        return int((edges[1::2] - edges[0::2]).max()) if edges.size else 0
+    def _place(self, m: NDArray[np.uint64]) -> bool:
+        """Search the buckets' seeds for the multipliers ``m``; False if a bucket fails."""
+        x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
+        bucket = (x >> self.bucket_shift).astype(np.intp)
+        taken = np.zeros(1 << self.bits, dtype=bool)
+        table = np.zeros(1 << self.bits, dtype=np.int32)
+        seeds = np.zeros_like(self.seeds)
+        search = np.random.default_rng(0x5EED)
+        sizes = np.bincount(bucket, minlength=seeds.shape[0])
+        for b in np.argsort(-sizes, kind="stable")[:int(np.count_nonzero(sizes))].tolist():
+            members = np.flatnonzero(bucket == b)
+            keys = x[members]
+            for _ in range(_STRING_SEED_TRIES):
+                seed = np.uint64(int(search.integers(1, 2**63)))
+                slots = (((keys ^ seed) * m[3]) >> self.shift).astype(np.intp)
+                if np.unique(slots).size == slots.size and not taken[slots].any():
+                    taken[slots] = True
+                    table[slots] = members
+                    seeds[b] = seed
+                    break
+            else:
+                return False
+        self.table, self.seeds, self.mults = table, seeds, m
+        return True
 
     def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any
               ) -> NDArray[np.intp] | None:
@@ -1327,9 +1337,10 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
-            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table, self.mults,
-                                  self.shift, self.lab_len, self.lab_w0, self.lab_w1,
-                                  self.lab_off, self.lab_data, self.max_len, out)
+            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
+                                  self.seeds, self.mults, self.bucket_shift, self.shift,
+                                  self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
+                                  self.lab_data, self.max_len, out)
             return out
         wide = pa.types.is_large_string(t)
         if not (wide or pa.types.is_string(t)):
@@ -1344,9 +1355,9 @@ class _StringTable:
         words = np.frombuffer(bufs[2], dtype="<u8", count=data.shape[0] // 8) \
             if data.shape[0] >= 8 else np.zeros(0, dtype=np.uint64)
         bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
-                                      self.mults, self.shift, self.lab_len, self.lab_w0,
-                                      self.lab_w1, self.lab_off, self.lab_data,
-                                      self.max_len, out)
+                                      self.seeds, self.mults, self.bucket_shift, self.shift,
+                                      self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
+                                      self.lab_data, self.max_len, out)
         return None if bad >= 0 else out
 
 
