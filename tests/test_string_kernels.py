@@ -216,3 +216,14 @@ def test_the_table_is_a_perfect_hash(kernels: dict, k: int) -> None:
         assert int(t.table[slot]) == code
         slots.add(slot)
     assert len(slots) == k and t.table.shape[0] >= 4 * k
+
+
+@pytest.mark.parametrize("bad", [-1, 2, 2**40])
+def test_take_refuses_an_index_that_is_not_a_label(kernels: dict, bad: int) -> None:
+    """An index outside the labels is never read by the kernel (checked per record): the
+    take falls back to Arrow's, which refuses it."""
+    idx = np.zeros(10_000, dtype=np.intp)
+    idx[7777] = bad
+    for t in (pa.string(), pa.large_string()):
+        with pytest.raises((IndexError, pa.ArrowException)):
+            arrow_take(pa.array(["a", "b"], type=t), idx)

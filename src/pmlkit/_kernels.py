@@ -317,9 +317,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         eight = u64(8)
         three = u64(3)
         one = u64(1)
+        k = u64(lab_len.shape[0])
         out_off[0] = 0
         for i in range(n):
             c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
             length = u64(lab_len[c])
             total += i64(length)
             out_off[i + 1] = total
@@ -351,9 +354,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         eight = u64(8)
         three = u64(3)
         one = u64(1)
+        k = u64(lab_len.shape[0])
         out_off[0] = 0
         for i in range(idx.shape[0]):
             c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
             b = lab_len[c]
             w = lab_w[c]
             total += i64(b)

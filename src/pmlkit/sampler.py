@@ -1387,8 +1387,7 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     wide = pa.types.is_large_string(t)
     kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
-            or sys.byteorder != "little" \
-            or (idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(labels))):
+            or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
         return labels.take(pa.array(idx))
     vals = labels.to_pylist()
     raw = [v.encode("utf-8") for v in vals]
@@ -1411,6 +1410,8 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
                                           out_words))
     else:
         total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+    if total < 0:  # an index that is not a label's: Arrow's take refuses it
+        return labels.take(pa.array(idx))
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
