@@ -91,10 +91,13 @@ def _huge_copy(a: NDArray[Any]) -> NDArray[Any]:
 
     huge = 1 << 21
     advice = getattr(mmap, "MADV_HUGEPAGE", None)
-    if a.nbytes < huge or advice is None or not sys.platform.startswith("linux"):
+    anonymous = getattr(mmap, "MAP_ANONYMOUS", None)
+    if a.nbytes < huge or advice is None or anonymous is None \
+            or not sys.platform.startswith("linux"):
         return a
     try:
-        area = mmap.mmap(-1, a.nbytes + huge)
+        # private (shared anonymous memory follows the shmem huge page setting instead)
+        area = mmap.mmap(-1, a.nbytes + huge, flags=mmap.MAP_PRIVATE | anonymous)
         raw = np.frombuffer(area, dtype=np.uint8)  # keeps the mapping alive
         start = (-raw.ctypes.data) % huge  # the copy starts on a 2 MiB boundary
         area.madvise(advice, start, a.nbytes - a.nbytes % huge)
