@@ -227,3 +227,16 @@ def test_take_refuses_an_index_that_is_not_a_label(kernels: dict, bad: int) -> N
     for t in (pa.string(), pa.large_string()):
         with pytest.raises((IndexError, pa.ArrowException)):
             arrow_take(pa.array(["a", "b"], type=t), idx)
+
+
+@pytest.mark.parametrize("t", STRING_TYPES)
+@pytest.mark.parametrize("labels", [["a", "b"], ["", "x"], ["\x00", "y"], ["ab", "a"]])
+def test_records_equal_to_label_zero_but_for_trailing_nuls(kernels: dict, t: object,
+                                                           labels: list[str]) -> None:
+    """Empty slots hold label 0, and a record that is label 0 followed by NULs has the
+    same words as label 0: only the length tells them apart (checked for every record)."""
+    values = [lab + "\x00" * j for lab in labels for j in range(0, 12)] \
+        + ["\x00" * j for j in range(14)]
+    for offset in range(3):
+        arr = arrow(values * 3, t, offset)
+        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 3)
