@@ -18,12 +18,13 @@ with numpy ufuncs; compiled with numba they take one pass:
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
-* ``string_codes`` / ``view_codes``: the input index of each record of an Arrow
-  ``string``/``large_string`` array (read from its offsets and data buffers, the first 16
-  bytes of a record as two words assembled from aligned loads) or ``string_view`` array
-  (the inlined bytes of its views), through the open-addressing table of the string
-  labels (:class:`pmlkit.sampler._StringTable`: every hit verified on the length and all
-  the bytes). Offsets outside the data buffer stop the kernel (nothing is read past it).
+* ``string_codes`` (``string_codes8`` for labels of at most 8 bytes) / ``view_codes``:
+  the input index of each record of an Arrow ``string``/``large_string`` array (read from
+  its offsets and data buffers, the first 16 bytes of a record as two words assembled
+  from aligned loads) or ``string_view`` array (the inlined bytes of its views), through
+  the perfect hash table of the string labels (:class:`pmlkit.sampler._StringTable`:
+  every hit verified on the length and all the bytes). Offsets outside the data buffer
+  stop the kernel (nothing is read past it).
 * ``take_strings`` / ``take_short``: the offsets and bytes of an Arrow string array of
   output labels, appended word by word (no loop over bytes; labels of at most 8 bytes
   without a branch per record).
@@ -281,6 +282,50 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             out[i] = i64(c) if ok else i64(-1)
         return i64(-1)
 
+    def string_codes8(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
+                      seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
+                      lab_w0: Any, max_len: Any, out: Any) -> Any:
+        # string_codes for labels of at most 8 bytes: a record longer than the longest
+        # label is no label, the others are one word (the second word is 0 for every label)
+        n = out.shape[0]
+        dlen = i64(data.shape[0])
+        nw = u64(words.shape[0])
+        one = u64(1)
+        three = u64(3)
+        seven = u64(7)
+        s63 = u64(63)
+        umax = u64(max_len)
+        m0, m2, m3 = mults[0], mults[2], mults[3]
+        ei = i64(offsets[0])
+        if ei < 0:
+            return i64(0)
+        for i in range(n):
+            si = ei
+            ei = i64(offsets[i + 1])
+            if ei < si or ei > dlen:
+                return i64(i)  # offsets outside the data: not a valid array
+            s = u64(si)
+            length = u64(ei - si)
+            if length > umax:
+                out[i] = -1
+                continue
+            q = s >> three
+            if q + one < nw:  # the first 8 bytes from two aligned words, shifted
+                r8 = (s & seven) << three
+                w0 = (words[q] >> r8) | ((words[q + one] << one) << (s63 - r8))
+                w0 &= masks[length]
+            else:  # near the end of the data: byte by byte
+                w0 = u64(0)
+                j = u64(0)
+                while j < length:
+                    w0 |= u64(data[s + j]) << (j << three)
+                    j += one
+            x = (w0 * m0) + (length * m2)  # the lookup of string_codes with w1 = 0
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == length) & (lab_w0[c] == w0)
+            out[i] = i64(c) if ok else i64(-1)
+        return i64(-1)
+
     def view_codes(views: Any, masks: Any, table: Any, seeds: Any, mults: Any,
                    bucket_shift: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
                    lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> None:
@@ -390,6 +435,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
+            "string_codes8": jit(string_codes8),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
             "take_short": jit(take_short), "count_codes": jit(count_codes)}
 

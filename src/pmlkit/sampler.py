@@ -1357,6 +1357,12 @@ class _StringTable:
             else np.zeros(0, dtype=np.uint8)
         words = np.frombuffer(bufs[2], dtype="<u8", count=data.shape[0] // 8) \
             if data.shape[0] >= 8 else np.zeros(0, dtype=np.uint64)
+        if self.max_len <= 8:  # one word per label
+            bad = kernels["string_codes8"](offsets, data, words, _BYTE_MASKS, self.table,
+                                           self.seeds, self.mults, self.bucket_shift,
+                                           self.shift, self.lab_len, self.lab_w0,
+                                           self.max_len, out)
+            return None if bad >= 0 else out
         bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
                                       self.seeds, self.mults, self.bucket_shift, self.shift,
                                       self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
