@@ -10,6 +10,7 @@ record does not grow with the number of outputs.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -798,7 +799,7 @@ class Encoder:
                 and (kernels := _kernels.compiled(load=False)) is not None:
             # the compiled kernels read the offsets and bytes (or the views) in one pass
             if self._strings == ():
-                self._strings = _StringTable.build([str(v) for v in self.labels])
+                self._strings = _string_table(tuple(str(v) for v in self.labels))
             if isinstance(self._strings, _StringTable):
                 plain = arr
                 if pa.types.is_string_view(t) and self._strings.max_len > 12:
@@ -1230,6 +1231,19 @@ _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
                        dtype=np.uint64)
 #: Attempts per bucket at a seed that places all its labels on free slots.
 _STRING_SEED_TRIES = 4096
+
+
+@functools.lru_cache(maxsize=16)
+def _string_table(labels: tuple[str, ...]) -> _StringTable | None:
+    """:meth:`_StringTable.build`, kept for the last few label sets (a 1000-label table
+    takes about 15 ms to build: as long as drawing a million records; its arrays are
+    read-only, so threads share it)."""
+    table = _StringTable.build(labels)
+    if table is not None:
+        for a in (table.lab_len, table.lab_w0, table.lab_w1, table.lab_off, table.seeds,
+                  table.table, table.mults):
+            a.setflags(write=False)
+    return table
 
 
 class _StringTable:
