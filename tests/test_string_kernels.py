@@ -224,7 +224,7 @@ def test_take_refuses_an_index_that_is_not_a_label(kernels: dict, bad: int) -> N
     take falls back to Arrow's, which refuses it."""
     idx = np.zeros(10_000, dtype=np.intp)
     idx[7777] = bad
-    for t in (pa.string(), pa.large_string()):
+    for t in STRING_TYPES:
         with pytest.raises((IndexError, pa.ArrowException)):
             arrow_take(pa.array(["a", "b"], type=t), idx)
 

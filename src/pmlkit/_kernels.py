@@ -28,6 +28,7 @@ with numpy ufuncs; compiled with numba they take one pass:
 * ``take_strings`` / ``take_short``: the offsets and bytes of an Arrow string array of
   output labels, appended word by word (no loop over bytes; labels of at most 8 bytes
   without a branch per record).
+* ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
 * ``count_codes``: how many records have each output (four interleaved histograms).
 
 numba is imported only when a caller with enough work asks for the kernels (never by
@@ -420,6 +421,18 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         out_words[pos] = acc
         return total
 
+    def take_views(idx: Any, views: Any, out: Any) -> Any:
+        # the 16-byte views of the labels (two words each) gathered by output index
+        k = u64(views.shape[0] >> 1)
+        one = u64(1)
+        for i in range(idx.shape[0]):
+            c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            out[2 * i] = views[c << one]
+            out[2 * i + 1] = views[(c << one) | one]
+        return i64(0)
+
     def count_codes(idx: Any, counts: Any) -> Any:
         # four histograms filled in turn (consecutive equal codes do not wait on one
         # another's increments), summed by the caller; a code outside 0..m-1 stops it
@@ -437,7 +450,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "string_codes8": jit(string_codes8),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
-            "take_short": jit(take_short), "count_codes": jit(count_codes)}
+            "take_short": jit(take_short), "count_codes": jit(count_codes),
+            "take_views": jit(take_views)}
 
 
 def draw_threads() -> int:

@@ -1402,13 +1402,21 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
 
     t = labels.type
     n = idx.shape[0]
+    kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
     if pa.types.is_string_view(t):
         views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
         views = views[labels.offset:labels.offset + len(labels)]
+        if kernels is not None and not labels.null_count and idx.dtype == np.intp \
+                and idx.ndim == 1:
+            buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
+            if int(kernels["take_views"](idx, np.ascontiguousarray(views).ravel(),
+                                         np.frombuffer(buf, dtype=np.uint64))) == 0:
+                return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
+        if idx.size and int(idx.min()) < 0:  # (numpy's take would count from the end)
+            raise IndexError(f"index {int(idx.min())} is out of bounds for the labels")
         taken = pa.py_buffer(views.take(idx, axis=0))
         return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
     wide = pa.types.is_large_string(t)
-    kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
             or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
         return labels.take(pa.array(idx))

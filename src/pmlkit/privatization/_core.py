@@ -369,6 +369,15 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
             if s.dtype == pl.String and hasattr(pa, "string_view") else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
         idx = _arrow_indices(mech, sampler, pieces, generator, what)
+        if s.dtype == pl.String and hasattr(pa, "string_view") \
+                and label_kind(mech.output_labels) == "str" \
+                and label_kind(mech.input_labels) == "str":
+            # string labels out of a String column: the labels' views gathered into
+            # polars' own layout (zero-copy into polars; about 3x its gather)
+            taken = pl.from_arrow(arrow_take(
+                pa.array(list(mech.output_labels), type=pa.string_view()), idx))
+            if isinstance(taken, pl.Series) and taken.dtype == pl.String:
+                return taken.alias(s.name), idx
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, idx
 
