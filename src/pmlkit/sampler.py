@@ -1391,6 +1391,11 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     (which Arrow's take does not support) by gathering their 16-byte views, which keep
     pointing into the labels' own data buffers; any other type by Arrow's take.
 
+    Raises
+    ------
+    ValidationError
+        An index outside ``0..len(labels) - 1`` (checked per record by the kernels).
+
     Examples
     --------
     >>> import numpy as np
@@ -1410,22 +1415,24 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
                 and idx.ndim == 1:
             buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
             if int(kernels["take_views"](idx, np.ascontiguousarray(views).ravel(),
-                                         np.frombuffer(buf, dtype=np.uint64))) == 0:
-                return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
-        if idx.size and int(idx.min()) < 0:  # (numpy's take would count from the end)
-            raise IndexError(f"index {int(idx.min())} is out of bounds for the labels")
+                                         np.frombuffer(buf, dtype=np.uint64))) < 0:
+                raise _bad_label_index(idx, len(labels))
+            return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
+        idx = np.asarray(idx)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(labels)):
+            raise _bad_label_index(idx, len(labels))  # (numpy would count from the end)
         taken = pa.py_buffer(views.take(idx, axis=0))
         return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
     wide = pa.types.is_large_string(t)
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
             or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
-        return labels.take(pa.array(idx))
+        return _arrow_take(labels, idx)
     vals = labels.to_pylist()
     raw = [v.encode("utf-8") for v in vals]
     longest = max((len(r) for r in raw), default=0)
     # 32-bit offsets written directly when no output can reach 2**31 bytes
     if not wide and n * longest > np.iinfo(np.int32).max:
-        return labels.take(pa.array(idx))  # (Arrow then refuses or splits as it does)
+        return _arrow_take(labels, idx)  # (Arrow then refuses or splits as it does)
     lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
     width = max(1, -(-longest // 8))
     lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
@@ -1441,12 +1448,29 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
                                           out_words))
     else:
         total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
-    if total < 0:  # an index that is not a label's: Arrow's take refuses it
-        return labels.take(pa.array(idx))
+    if total < 0:  # an index that is not a label's (stopped before reading it)
+        raise _bad_label_index(idx, len(labels))
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+def _arrow_take(labels: Any, idx: Any) -> Any:
+    """Arrow's take, an index outside the labels refused as in :func:`arrow_take`."""
+    import pyarrow as pa
+
+    try:
+        return labels.take(pa.array(idx))
+    except IndexError:  # (pyarrow's ArrowIndexError is one)
+        raise _bad_label_index(np.asarray(idx), len(labels)) from None
+
+
+def _bad_label_index(idx: NDArray[Any], k: int) -> ValidationError:
+    bad = np.flatnonzero((idx < 0) | (idx >= k))
+    value = int(idx[bad[0]]) if bad.size else "?"
+    return ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
+                           f"{value}")
 
 
 def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
