@@ -194,6 +194,13 @@ rng = "pmlkit.rng"
 samples_ok = ["a", "b", "a", "a", "b"]
 
 
+def _arrow_take_bad() -> Any:
+    pa = pytest.importorskip("pyarrow")
+    from pmlkit.sampler import arrow_take
+
+    return arrow_take(pa.array(["F", "M"]), np.array([0, 2, 1], dtype=np.intp))
+
+
 def _sampler_draw(codes: list[Any], out_len: int | None = None) -> Any:
     import numpy as np
 
@@ -749,6 +756,9 @@ CASES: list[Case] = [
     Case("pmlkit.sampler.AliasSampler(matrix).draw(codes, generator, out)",
          "out of the wrong length", lambda t: _sampler_draw([0, 1], out_len=3),
          ValidationError, r"out must be .*shape \(2,\).*shape \(3,\)"),
+    Case("pmlkit.sampler.arrow_take(labels, idx)", "an index outside the labels",
+         lambda t: _arrow_take_bad(), ValidationError,
+         r"idx must hold indices of the labels in 0\.\.1, got 2"),
     Case("pmlkit.privatize(mechanism, values, rng)", "rng a float",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F"], rng=1.5),
          ValidationError, r"rng.*1\.5"),

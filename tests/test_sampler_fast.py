@@ -317,3 +317,40 @@ def test_compiled_draw_on_64_bit_cells_when_there_are_more_than_2_16_columns():
     words = np.random.default_rng(2).bit_generator.random_raw(1500)
     assert got[:1500].tolist() == _exact(s, [0] * 1500, words.tolist())
     assert np.all(w[codes, got] > 0)
+
+
+def test_reordered_tables_are_kept_per_remap_and_in_huge_pages():
+    """A large table (1000 x 1024 cells: 32-bit cells of 4 MB, copied to memory advised for
+    huge pages) drawn through three remap tables in turn, the reordered tables reused
+    between calls: every draw equals the numpy path's with the same remap and words."""
+    w = np.random.default_rng(3).dirichlet(np.full(1000, 0.3), size=1000)
+    s = AliasSampler(w)
+    rng = np.random.default_rng(4)
+    remaps = [rng.permutation(1000), rng.integers(0, 1000, 1000), rng.permutation(1000)]
+    codes = rng.integers(0, 1000, 3 * DRAW_BLOCK).astype(np.int16)
+    for remap in remaps + remaps[:1]:
+        seed = int(rng.integers(2**32))
+        got = _draw(s, codes, np.random.default_rng(seed), compiled=True, remap=remap)
+        plain = AliasSampler(w)  # a fresh sampler: no cached tables
+        ref = _draw(plain, remap[codes], np.random.default_rng(seed), compiled=False)
+        assert np.array_equal(got, ref)
+    c32 = s._compact32()
+    b = np.uint64(s._bits)
+    low = np.uint64((1 << s._bits) - 1)
+    expected = (((s._cells >> (np.uint64(32) + b)) << b) | (s._cells & low)).astype(np.uint32)
+    assert np.array_equal(c32, expected) and not c32.flags.writeable
+    assert c32.ctypes.data % (1 << 21) == 0 or not sys.platform.startswith("linux")
+
+
+@pytest.mark.parametrize("m", [1, 2, 7, 1000])
+def test_compiled_output_counts_equal_bincount(m):
+    """The compiled count (four interleaved histograms) against np.bincount, on runs of
+    equal indices, a length not a multiple of four, and every index present or not."""
+    _kernels.compiled()
+    rng = np.random.default_rng(m)
+    idx = np.concatenate([np.full(70_001, m - 1), rng.integers(0, m, 100_003),
+                          np.zeros(5, dtype=np.int64)]).astype(np.intp)
+    got = sampler_mod.count_outputs(idx, m)
+    assert got.dtype == np.int64
+    assert got.tolist() == np.bincount(idx, minlength=m).tolist()
+    assert int(got.sum()) == idx.shape[0]

@@ -18,6 +18,18 @@ with numpy ufuncs; compiled with numba they take one pass:
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
+* ``string_codes`` (``string_codes8`` for labels of at most 8 bytes) / ``view_codes``:
+  the input index of each record of an Arrow ``string``/``large_string`` array (read from
+  its offsets and data buffers, the first 16 bytes of a record as two words assembled
+  from aligned loads) or ``string_view`` array (the inlined bytes of its views), through
+  the perfect hash table of the string labels (:class:`pmlkit.sampler._StringTable`:
+  every hit verified on the length and all the bytes). Offsets outside the data buffer
+  stop the kernel (nothing is read past it).
+* ``take_strings`` / ``take_short``: the offsets and bytes of an Arrow string array of
+  output labels, appended word by word (no loop over bytes; labels of at most 8 bytes
+  without a branch per record).
+* ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
+* ``count_codes``: how many records have each output (four interleaved histograms).
 
 numba is imported only when a caller with enough work asks for the kernels (never by
 ``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
@@ -202,9 +214,244 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 misses += 1
         return misses
 
+
+    i64 = np.int64
+
+    # (the lookup is written out in each kernel: a jitted helper taking the arrays would
+    # count references to each of them per record)
+
+    def string_codes(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
+                     seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
+                     lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
+                     out: Any) -> Any:
+        n = out.shape[0]
+        dlen = i64(data.shape[0])
+        nw = u64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
+        one = u64(1)
+        two = u64(2)
+        three = u64(3)
+        seven = u64(7)
+        s63 = u64(63)
+        u16 = u64(16)
+        u17 = u64(17)
+        umax = u64(max_len)
+        m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
+        for i in range(n):
+            si = i64(offsets[i])
+            ei = i64(offsets[i + 1])
+            if si < 0 or ei < si or ei > dlen:
+                return i64(i)  # offsets outside the data: not a valid array
+            s = u64(si)
+            length = u64(ei - si)
+            if length > umax:
+                out[i] = -1
+                continue
+            q = s >> three
+            m = min(length, u16)
+            if q + two < nw:  # the first 16 bytes from three aligned words, shifted
+                r8 = (s & seven) << three
+                x1 = words[q + one]
+                w0 = (words[q] >> r8) | ((x1 << one) << (s63 - r8))
+                w1 = (x1 >> r8) | ((words[q + two] << one) << (s63 - r8))
+                w0 &= masks[m]  # the bytes past the string masked
+                w1 &= masks[u17 + m]
+            else:  # near the end of the data: byte by byte
+                w0 = u64(0)
+                w1 = u64(0)
+                j = u64(0)
+                while j < m:
+                    if j < u64(8):
+                        w0 |= u64(data[s + j]) << (j << three)
+                    else:
+                        w1 |= u64(data[s + j]) << ((j - u64(8)) << three)
+                    j += one
+            # the key mixed into one word, its bucket's seed XORed in, one slot (a perfect
+            # hash of the labels); the slot's label is accepted only if its length and
+            # both words are the record's, and, past 16 bytes, every further byte too
+            # (indices unsigned: no wraparound; no branch on the data for short labels)
+            x = (w0 * m0) + (w1 * m1) + (length * m2)
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == length) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
+            if length > u16 and ok:
+                lo = lab_off[c]
+                j = u16
+                while j < length:  # past the two words: byte by byte
+                    if data[s + j] != lab_data[lo + j]:
+                        ok = False
+                        break
+                    j += one
+            out[i] = i64(c) if ok else i64(-1)
+        return i64(-1)
+
+    def string_codes8(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
+                      seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
+                      lab_w0: Any, max_len: Any, out: Any) -> Any:
+        # string_codes for labels of at most 8 bytes: a record longer than the longest
+        # label is no label, the others are one word (the second word is 0 for every label)
+        n = out.shape[0]
+        dlen = i64(data.shape[0])
+        nw = u64(words.shape[0])
+        one = u64(1)
+        three = u64(3)
+        seven = u64(7)
+        s63 = u64(63)
+        umax = u64(max_len)
+        m0, m2, m3 = mults[0], mults[2], mults[3]
+        ei = i64(offsets[0])
+        if ei < 0:
+            return i64(0)
+        for i in range(n):
+            si = ei
+            ei = i64(offsets[i + 1])
+            if ei < si or ei > dlen:
+                return i64(i)  # offsets outside the data: not a valid array
+            s = u64(si)
+            length = u64(ei - si)
+            if length > umax:
+                out[i] = -1
+                continue
+            q = s >> three
+            if q + one < nw:  # the first 8 bytes from two aligned words, shifted
+                r8 = (s & seven) << three
+                w0 = (words[q] >> r8) | ((words[q + one] << one) << (s63 - r8))
+                w0 &= masks[length]
+            else:  # near the end of the data: byte by byte
+                w0 = u64(0)
+                j = u64(0)
+                while j < length:
+                    w0 |= u64(data[s + j]) << (j << three)
+                    j += one
+            x = (w0 * m0) + (length * m2)  # the lookup of string_codes with w1 = 0
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == length) & (lab_w0[c] == w0)
+            out[i] = i64(c) if ok else i64(-1)
+        return i64(-1)
+
+    def view_codes(views: Any, masks: Any, table: Any, seeds: Any, mults: Any,
+                   bucket_shift: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
+                   lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> None:
+        n = out.shape[0]
+        low32 = u64(0xFFFFFFFF)
+        s32 = u64(32)
+        m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
+        for i in range(n):
+            v0 = views[2 * i]
+            v1 = views[2 * i + 1]
+            ulen = v0 & low32
+            if ulen > u64(max_len):  # max_len <= 12: only inlined strings can be labels
+                out[i] = -1  # (a forged negative length is huge here)
+                continue
+            w0 = (v0 >> s32) | (v1 << s32)  # bytes 0..7 and 8..11 of the inlined string
+            w1 = v1 >> s32
+            w0 &= masks[ulen]  # the padding is masked, not trusted
+            w1 &= masks[u64(17) + ulen]
+            # the lookup of string_codes (labels of at most 12 bytes: no byte loop)
+            x = (w0 * m0) + (w1 * m1) + (ulen * m2)
+            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            ok = (lab_len[c] == ulen) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
+            out[i] = i64(c) if ok else i64(-1)
+
+    def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
+                     out_words: Any) -> Any:
+        # the output's bytes appended to a 64-bit accumulator, written a whole word at a
+        # time (little-endian): no loop over bytes
+        n = idx.shape[0]
+        total = i64(0)
+        acc = u64(0)
+        fill = u64(0)  # bytes in acc, 0..7
+        pos = u64(0)
+        eight = u64(8)
+        three = u64(3)
+        one = u64(1)
+        k = u64(lab_len.shape[0])
+        out_off[0] = 0
+        for i in range(n):
+            c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            length = u64(lab_len[c])
+            total += i64(length)
+            out_off[i + 1] = total
+            j = u64(0)
+            while length > u64(0):
+                w = lab_words[c, j]  # zero past the label's end
+                b = min(length, eight)
+                acc |= w << (fill << three)
+                fill += b
+                if fill >= eight:
+                    out_words[pos] = acc
+                    pos += one
+                    fill -= eight
+                    # the word's bytes that did not fit (none when fill is 0)
+                    acc = (w >> (((b - fill) << three) - one)) >> one
+                length -= b
+                j += one
+        out_words[pos] = acc
+        return total
+
+    def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any) -> Any:
+        # take_strings for labels of at most 8 bytes (one word each), without a branch
+        # per record: the accumulator is stored every time and the position moves on
+        # when it is full
+        total = i64(0)
+        acc = u64(0)
+        fill = u64(0)
+        pos = u64(0)
+        eight = u64(8)
+        three = u64(3)
+        one = u64(1)
+        k = u64(lab_len.shape[0])
+        out_off[0] = 0
+        for i in range(idx.shape[0]):
+            c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            b = lab_len[c]
+            w = lab_w[c]
+            total += i64(b)
+            out_off[i + 1] = total
+            acc |= w << (fill << three)
+            nf = fill + b
+            out_words[pos] = acc
+            full = u64(nf >= eight)
+            pos += full
+            rest = (w >> (((b - (nf - eight)) << three) - one)) >> one  # (if full)
+            acc = rest if full else acc
+            fill = nf - (full << three)
+        out_words[pos] = acc
+        return total
+
+    def take_views(idx: Any, views: Any, out: Any) -> Any:
+        # the 16-byte views of the labels (two words each) gathered by output index
+        k = u64(views.shape[0] >> 1)
+        one = u64(1)
+        for i in range(idx.shape[0]):
+            c = u64(idx[i])
+            if c >= k:
+                return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            out[2 * i] = views[c << one]
+            out[2 * i + 1] = views[(c << one) | one]
+        return i64(0)
+
+    def count_codes(idx: Any, counts: Any) -> Any:
+        # four histograms filled in turn (consecutive equal codes do not wait on one
+        # another's increments), summed by the caller; a code outside 0..m-1 stops it
+        m = u64(counts.shape[1])
+        n = idx.shape[0]
+        for i in range(n):
+            c = u64(idx[i])
+            if c >= m:
+                return i64(i)
+            counts[i & 3, c] += 1
+        return i64(-1)
+
     return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
-            "address_codes": jit(address_codes)}
+            "address_codes": jit(address_codes), "string_codes": jit(string_codes),
+            "string_codes8": jit(string_codes8),
+            "view_codes": jit(view_codes), "take_strings": jit(take_strings),
+            "take_short": jit(take_short), "count_codes": jit(count_codes),
+            "take_views": jit(take_views)}
 
 
 def draw_threads() -> int:

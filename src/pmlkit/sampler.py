@@ -10,6 +10,7 @@ record does not grow with the number of outputs.
 from __future__ import annotations
 
 import ctypes
+import functools
 import sys
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
@@ -23,9 +24,18 @@ from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
 from .errors import DataError, ValidationError
 
-__all__ = ["DRAW_BLOCK", "AliasSampler", "Encoder", "label_kind", "null_mask",
-           "output_label_array",
-           "strings_to_arrow"]
+__all__ = [
+    "DRAW_BLOCK",
+    "AliasSampler",
+    "Encoder",
+    "arrow_take",
+    "count_outputs",
+    "label_kind",
+    "null_mask",
+    "output_label_array",
+    "pool_empty",
+    "strings_to_arrow",
+]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
 DRAW_BLOCK = 1 << 16
@@ -72,6 +82,31 @@ def label_kind(labels: Sequence[Any]) -> str:
     if kinds <= {"int", "float"} and "float" in kinds:
         return "float"
     return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def _huge_copy(a: NDArray[Any]) -> NDArray[Any]:
+    """A copy of a large table (at least 2 MiB) in memory advised for transparent huge
+    pages on Linux (the random gathers of a draw then miss the TLB far less: about 10%
+    of a 1000 x 1000 draw), else ``a`` itself."""
+    import mmap
+
+    huge = 1 << 21
+    advice = getattr(mmap, "MADV_HUGEPAGE", None)
+    anonymous = getattr(mmap, "MAP_ANONYMOUS", None)
+    if a.nbytes < huge or advice is None or anonymous is None \
+            or not sys.platform.startswith("linux"):
+        return a
+    try:
+        # private (shared anonymous memory follows the shmem huge page setting instead)
+        area = mmap.mmap(-1, a.nbytes + huge, flags=mmap.MAP_PRIVATE | anonymous)
+        raw = np.frombuffer(area, dtype=np.uint8)  # keeps the mapping alive
+        start = (-raw.ctypes.data) % huge  # the copy starts on a 2 MiB boundary
+        area.madvise(advice, start, a.nbytes - a.nbytes % huge)
+    except (OSError, ValueError):
+        return a
+    out = raw[start:start + a.nbytes].view(a.dtype)
+    out[:] = a
+    return out
 
 
 class AliasSampler:
@@ -144,6 +179,7 @@ class AliasSampler:
         self._bits = bits
         self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
         self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
+        self._rows_cache: tuple[bytes, tuple[Any, Any, Any]] | None = None
         self.prob_flat = readonly(prob.ravel())
         self.alias_flat = readonly(alias.ravel(), np.intp)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
@@ -304,10 +340,7 @@ class AliasSampler:
                 # directly (the same cells, so the same outputs, one gather per record)
                 rows = table.astype(np.intp)
                 remapped = rows
-                cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
-                if self._cells16 is not None:
-                    cells16 = self._cells16.reshape(self.n_inputs, -1).take(
-                        rows, axis=0).ravel()
+                cells, cells16 = self._rows_tables(rows)[:2]
             else:  # many codes: each code's input index shifted into place, then gathered
                 base = table.astype(np.uint64) << np.uint64(self._bits)
                 cells = self._cells
@@ -384,6 +417,28 @@ class AliasSampler:
             o += col
         return out
 
+    def _rows_tables(self, rows: NDArray[np.intp]) -> tuple[
+            NDArray[np.uint64], NDArray[np.uint16] | None, NDArray[np.uint32] | None]:
+        """The 64-, 16- and 32-bit cells with their rows in the order ``rows`` (the last
+        order asked for is kept: a column's chunks share their categories, and a 1000 x
+        1000 table costs more to reorder than a chunk to draw)."""
+        key = rows.tobytes()
+        cached = self._rows_cache
+        if cached is not None and cached[0] == key:
+            return cached[1]
+        cells = self._cells.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+        cells16 = None if self._cells16 is None else \
+            self._cells16.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+        c32 = self._compact32()
+        cells32 = None if c32 is None else \
+            _huge_copy(c32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel())
+        for t in (cells, cells16, cells32):
+            if t is not None:
+                t.setflags(write=False)
+        tables = (cells, cells16, cells32)
+        self._rows_cache = (key, tables)  # (one assignment: threads see either entry)
+        return tables
+
     def _compact32(self) -> NDArray[np.uint32] | None:
         """The 32-bit cells of the compiled draw (built on first use; None if ``b > 16``):
         the threshold's top ``32 - b`` bits above the alias."""
@@ -392,8 +447,10 @@ class AliasSampler:
         if self._cells32 is None:
             b = np.uint64(self._bits)
             low = np.uint64((1 << self._bits) - 1)
-            self._cells32 = readonly((((self._cells >> (np.uint64(32) + b)) << b)
-                                      | (self._cells & low)).astype(np.uint32), np.uint32)
+            c32 = _huge_copy((((self._cells >> (np.uint64(32) + b)) << b)
+                              | (self._cells & low)).astype(np.uint32))
+            c32.setflags(write=False)
+            self._cells32 = c32
         return self._cells32
 
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
@@ -410,7 +467,7 @@ class AliasSampler:
         b = self._bits
         cells32 = self._compact32()
         if cells32 is not None and rows is not None:  # the rows in code order, as cells
-            cells32 = cells32.reshape(self.n_inputs, -1).take(rows, axis=0).ravel()
+            cells32 = self._rows_tables(rows)[2]
 
         def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
             part = np.ascontiguousarray(codes[start:stop])  # one compiled layout
@@ -507,6 +564,7 @@ class Encoder:
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
         self._keys: _ViewKeys | tuple[()] | None = ()  # built on the first string_view
         self._objects: _AddressTable | None = None
+        self._strings: _StringTable | tuple[()] | None = ()  # built on first use
 
     @property
     def failed(self) -> bool:
@@ -737,6 +795,20 @@ class Encoder:
                 value_set = None
         if value_set is None:
             return np.full(len(arr), -1, dtype=np.intp)
+        if self.kind == "str" and len(arr) >= _STRING_KERNEL_MIN \
+                and (kernels := _kernels.compiled(load=False)) is not None:
+            # the compiled kernels read the offsets and bytes (or the views) in one pass
+            if self._strings == ():
+                self._strings = _string_table(tuple(str(v) for v in self.labels))
+            if isinstance(self._strings, _StringTable):
+                plain = arr
+                if pa.types.is_string_view(t) and self._strings.max_len > 12:
+                    plain = arr.cast(pa.large_string())  # long labels: not in the views
+                if (codes := self._strings.codes(kernels, plain)) is not None:
+                    if arr.null_count:
+                        codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
+                                         dtype=bool)] = -1
+                    return codes
         if self.kind == "str":
             # short labels: exact fixed-width keys read from string views (no string
             # hash); string/large_string arrays get views pointing into their own data
@@ -1142,3 +1214,297 @@ class _ViewKeys:
             ok &= self.words[1].take(out) == b
         if not ok.all():
             out[~ok] = -1
+
+
+# ---------------------------------------------------------------------------------------
+# String labels matched and built by the compiled kernels, straight from Arrow buffers
+# ---------------------------------------------------------------------------------------
+
+#: Arrays shorter than this keep the numpy/Arrow paths (the kernels' call costs more).
+_STRING_KERNEL_MIN = 4096
+#: Largest alphabet of the compiled string table (k labels in at least 4 k slots).
+_STRING_MAX_LABELS = 1 << 16
+#: For m = 0..16 bytes: the mask of the first min(m, 8) bytes of a little-endian word
+#: (entries 0..16), then of the next max(m - 8, 0) bytes (entries 17..33).
+_BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
+                       + [(1 << (8 * min(max(m - 8, 0), 8))) - 1 for m in range(17)],
+                       dtype=np.uint64)
+#: Attempts per bucket at a seed that places all its labels on free slots.
+_STRING_SEED_TRIES = 4096
+
+
+@functools.lru_cache(maxsize=16)
+def _string_table(labels: tuple[str, ...]) -> _StringTable | None:
+    """:meth:`_StringTable.build`, kept for the last few label sets (a 1000-label table
+    takes about 15 ms to build: as long as drawing a million records; its arrays are
+    read-only, so threads share it)."""
+    table = _StringTable.build(labels)
+    if table is not None:
+        for a in (table.lab_len, table.lab_w0, table.lab_w1, table.lab_off, table.seeds,
+                  table.table, table.mults):
+            a.setflags(write=False)
+    return table
+
+
+class _StringTable:
+    """String labels in a perfect hash table for the compiled encoders of Arrow
+    ``string``/``large_string`` (offsets and data) and ``string_view`` arrays.
+
+    A record's key is its byte length and its first 16 bytes as two little-endian 64-bit
+    words (zero past its end), mixed into one word ``x`` (multiply-add). The top bits of
+    ``x`` choose a bucket; the bucket's seed, XORed into ``x`` and multiplied, chooses one
+    slot (hash and displace: the seeds are searched for once, largest buckets first, so
+    that no two labels share a slot). A record is looked up in that one slot, and the
+    slot's label accepted only if its length and both words equal the record's and, past
+    16 bytes, every further byte: the codes are those of an exact dictionary lookup on the
+    UTF-8 bytes, with one table read and no branch on the data per record (empty slots
+    hold label 0, which the verification rejects). Labels that cannot be separated (two
+    longer than 16 bytes with the same length and first 16 bytes) give no table: the
+    caller's generic path encodes them.
+    """
+
+    #: odd multipliers of the key mix and of the slot (fixed: the labels are public and
+    #: every hit is verified on the full bytes), tried in turn
+    MULTS = ((0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9,
+              0xD6E8FEB86659FD93),
+             (0xFF51AFD7ED558CCD, 0xC4CEB9FE1A85EC53, 0x94D049BB133111EB,
+              0xBF58476D1CE4E5B9))
+
+    def __init__(self, raw: list[bytes]) -> None:
+        k = len(raw)
+        self.k = k
+        self.max_len = max(len(r) for r in raw)
+        self.lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
+        head = [r[:16].ljust(16, b"\0") for r in raw]
+        self.lab_w0 = np.array([int.from_bytes(h[:8], "little") for h in head],
+                               dtype=np.uint64)
+        self.lab_w1 = np.array([int.from_bytes(h[8:], "little") for h in head],
+                               dtype=np.uint64)
+        self.lab_off = np.zeros(k + 1, dtype=np.uint64)
+        np.cumsum(self.lab_len, out=self.lab_off[1:])
+        self.lab_data = np.frombuffer(b"".join(raw) or b"\0", dtype=np.uint8)
+        bucket_bits = max(1, (max(k // 2, 1) - 1).bit_length())  # about 2 labels each
+        self.bucket_shift = np.uint64(64 - bucket_bits)
+        self.seeds = np.zeros(1 << bucket_bits, dtype=np.uint64)
+        self.bits = max(4, (4 * k - 1).bit_length())  # at least 4 k slots
+        self.shift = np.uint64(64 - self.bits)
+        self.table = np.zeros(1 << self.bits, dtype=np.int32)
+        self.mults = np.zeros(4, dtype=np.uint64)
+
+    @classmethod
+    def build(cls, labels: Sequence[str]) -> _StringTable | None:
+        """The table of distinct ``str`` labels, or None (a label that UTF-8 cannot
+        encode, too many labels, or labels no seeds separate)."""
+        k = len(labels)
+        if not 0 < k <= _STRING_MAX_LABELS or sys.byteorder != "little":
+            return None
+        try:
+            raw = [lab.encode("utf-8") for lab in labels]
+        except UnicodeEncodeError:
+            return None
+        if len(set(raw)) != k:
+            return None
+        self = cls(raw)
+        for mults in cls.MULTS:
+            if self._place(np.array(mults, dtype=np.uint64)):
+                return self
+        return None
+
+    def _place(self, m: NDArray[np.uint64]) -> bool:
+        """Search the buckets' seeds for the multipliers ``m``; False if a bucket fails."""
+        x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
+        bucket = (x >> self.bucket_shift).astype(np.intp)
+        taken = np.zeros(1 << self.bits, dtype=bool)
+        table = np.zeros(1 << self.bits, dtype=np.int32)
+        seeds = np.zeros_like(self.seeds)
+        search = np.random.default_rng(0x5EED)
+        sizes = np.bincount(bucket, minlength=seeds.shape[0])
+        for b in np.argsort(-sizes, kind="stable")[:int(np.count_nonzero(sizes))].tolist():
+            members = np.flatnonzero(bucket == b)
+            keys = x[members]
+            for _ in range(_STRING_SEED_TRIES):
+                seed = np.uint64(int(search.integers(1, 2**63)))
+                slots = (((keys ^ seed) * m[3]) >> self.shift).astype(np.intp)
+                if np.unique(slots).size == slots.size and not taken[slots].any():
+                    taken[slots] = True
+                    table[slots] = members
+                    seeds[b] = seed
+                    break
+            else:
+                return False
+        self.table, self.seeds, self.mults = table, seeds, m
+        return True
+
+    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any
+              ) -> NDArray[np.intp] | None:
+        """Codes of a pyarrow string, large_string or string_view array: -1 for a record
+        that is not a label (nulls are not masked here). None when the kernels cannot
+        decide (buffers too short or offsets outside the data: not a valid array; a
+        string_view array while a label has more than 12 bytes): the caller's generic
+        path decides."""
+        import pyarrow as pa
+
+        n = len(arr)
+        out = np.empty(n, dtype=np.intp)
+        if n == 0:
+            return out
+        t = arr.type
+        bufs = arr.buffers()
+        if pa.types.is_string_view(t):
+            if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
+                return None
+            views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
+            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
+                                  self.seeds, self.mults, self.bucket_shift, self.shift,
+                                  self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
+                                  self.lab_data, self.max_len, out)
+            return out
+        wide = pa.types.is_large_string(t)
+        if not (wide or pa.types.is_string(t)):
+            return None
+        item = 8 if wide else 4
+        if bufs[1] is None or bufs[1].size < item * (arr.offset + n + 1):
+            return None
+        offsets = np.frombuffer(bufs[1], dtype="<i8" if wide else "<i4",
+                                count=arr.offset + n + 1)[arr.offset:]
+        data = np.frombuffer(bufs[2], dtype=np.uint8) if bufs[2] is not None \
+            else np.zeros(0, dtype=np.uint8)
+        words = np.frombuffer(bufs[2], dtype="<u8", count=data.shape[0] // 8) \
+            if data.shape[0] >= 8 else np.zeros(0, dtype=np.uint64)
+        if self.max_len <= 8:  # one word per label
+            bad = kernels["string_codes8"](offsets, data, words, _BYTE_MASKS, self.table,
+                                           self.seeds, self.mults, self.bucket_shift,
+                                           self.shift, self.lab_len, self.lab_w0,
+                                           self.max_len, out)
+            return None if bad >= 0 else out
+        bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
+                                      self.seeds, self.mults, self.bucket_shift, self.shift,
+                                      self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
+                                      self.lab_data, self.max_len, out)
+        return None if bad >= 0 else out
+
+
+def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
+    """``labels.take(idx)`` for a pyarrow array of labels and valid indices (no nulls):
+    for ``string``/``large_string`` labels the compiled kernels (once loaded) write the
+    offsets and the bytes of the output directly (one pass each); string_view labels
+    (which Arrow's take does not support) by gathering their 16-byte views, which keep
+    pointing into the labels' own data buffers; any other type by Arrow's take.
+
+    Raises
+    ------
+    ValidationError
+        An index outside ``0..len(labels) - 1`` (checked per record by the kernels).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> arrow_take(pa.array(["no", "yes"]), np.array([1, 0, 1])).to_pylist()
+    ['yes', 'no', 'yes']
+    """
+    import pyarrow as pa
+
+    t = labels.type
+    n = idx.shape[0]
+    kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
+    if pa.types.is_string_view(t):
+        views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
+        views = views[labels.offset:labels.offset + len(labels)]
+        if kernels is not None and not labels.null_count and idx.dtype == np.intp \
+                and idx.ndim == 1:
+            buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
+            if int(kernels["take_views"](idx, np.ascontiguousarray(views).ravel(),
+                                         np.frombuffer(buf, dtype=np.uint64))) < 0:
+                raise _bad_label_index(idx, len(labels))
+            return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
+        idx = np.asarray(idx)
+        if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= len(labels)):
+            raise _bad_label_index(idx, len(labels))  # (numpy would count from the end)
+        taken = pa.py_buffer(views.take(idx, axis=0))
+        return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
+    wide = pa.types.is_large_string(t)
+    if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
+            or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
+        return _arrow_take(labels, idx)
+    vals = labels.to_pylist()
+    raw = [v.encode("utf-8") for v in vals]
+    longest = max((len(r) for r in raw), default=0)
+    # 32-bit offsets written directly when no output can reach 2**31 bytes
+    if not wide and n * longest > np.iinfo(np.int32).max:
+        return _arrow_take(labels, idx)  # (Arrow then refuses or splits as it does)
+    lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
+    width = max(1, -(-longest // 8))
+    lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
+                              dtype="<u8").reshape(len(raw), width)
+    # the output buffers from Arrow's memory pool (which reuses freed memory; fresh
+    # pages from the system cost about as much as writing them)
+    off_buf = pa.allocate_buffer((n + 1) * (8 if wide else 4))
+    out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
+    data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
+    out_words = np.frombuffer(data_buf, dtype="<u8")
+    if width == 1:  # labels of at most 8 bytes: one word each
+        total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
+                                          out_words))
+    else:
+        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+    if total < 0:  # an index that is not a label's (stopped before reading it)
+        raise _bad_label_index(idx, len(labels))
+    data = data_buf.slice(0, total)
+    if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
+        data = pa.py_buffer(bytes(data))
+    return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+def _arrow_take(labels: Any, idx: Any) -> Any:
+    """Arrow's take, an index outside the labels refused as in :func:`arrow_take`."""
+    import pyarrow as pa
+
+    try:
+        return labels.take(pa.array(idx))
+    except IndexError:  # (pyarrow's ArrowIndexError is one)
+        raise _bad_label_index(np.asarray(idx), len(labels)) from None
+
+
+def _bad_label_index(idx: NDArray[Any], k: int) -> ValidationError:
+    bad = np.flatnonzero((idx < 0) | (idx >= k))
+    value = int(idx[bad[0]]) if bad.size else "?"
+    return ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
+                           f"{value}")
+
+
+def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
+    """An uninitialised writable numpy array of ``n`` items allocated from Arrow's memory
+    pool (which reuses freed memory: no fresh pages per call), for the intermediate arrays
+    of the Arrow paths (pyarrow is then imported anyway).
+
+    Examples
+    --------
+    >>> a = pool_empty(3)
+    >>> a[:] = [1, 2, 3]
+    >>> a.tolist(), a.flags.writeable
+    ([1, 2, 3], True)
+    """
+    import pyarrow as pa
+
+    dt = np.dtype(dtype)
+    return np.frombuffer(pa.allocate_buffer(n * dt.itemsize), dtype=dt)
+
+
+def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
+    """How many of the indices ``idx`` equal each of ``0..m-1`` (``np.bincount`` with
+    ``minlength=m``; a compiled loop once the kernels are loaded, about 3x faster).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> count_outputs(np.array([2, 0, 2]), 4).tolist()
+    [1, 0, 2, 0]
+    """
+    kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
+    if kernels is not None and idx.dtype == np.intp and idx.ndim == 1:
+        parts = np.zeros((4, m), dtype=np.int64)
+        if int(kernels["count_codes"](idx, parts)) < 0:
+            out: NDArray[np.int64] = parts.sum(axis=0)
+            return out
+    return np.bincount(idx, minlength=m).astype(np.int64, copy=False)
