@@ -645,3 +645,86 @@ def test_parquet_refusals_same_for_both_engines(tmp_path: Path, fam: str,
         pmlkit.privatize_file(mech, src, tmp_path / "out2.parquet", "sex", rng=0,
                               engine=engine)
     assert not (tmp_path / "out2.parquet").exists()
+
+
+# --------------------------------------------------------------------------------------
+# more edges: empty data buffers, large remapped tables, the dictionary path of CSV
+# --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("typ", ["string", "large_string", "string_view"])
+def test_all_empty_records(typ: str) -> None:
+    """Records that are all the empty string (a data buffer of size 0):
+    the label "" when it is one, refused when it is not."""
+    n = N
+    mech, mapping = _perm_mechanism(["", "a", "b" * 9], ["x", "", "yy"])
+    arrs = [pa.array([""] * n, type=TYPES[typ])]
+    if typ != "string_view":
+        dt = np.int64 if typ == "large_string" else np.int32
+        off = pa.py_buffer(np.zeros(n + 1, dtype=dt).tobytes())
+        arrs.append(pa.Array.from_buffers(TYPES[typ], n, [None, off, pa.py_buffer(b"")]))
+    for arr in arrs:
+        assert pmlkit.privatize(mech, arr, rng=0).to_pylist() == [mapping[""]] * n
+        with pytest.raises(DataError, match="not an input label"):
+            pmlkit.privatize(_perm_mechanism(["a", "b" * 9])[0], arr, rng=0)
+
+
+@pytest.mark.parametrize("kind", ["pandas_category", "arrow_dictionary", "polars_enum",
+                                  "object"])
+def test_k1000_remapped_categories_follow_the_integer_release(kind: str) -> None:
+    """1000 labels whose container lists them in another order (categories, Arrow
+    dictionary, Enum): every record gets the integer release's output under one seed,
+    twice in a row with two different orders (tables reordered per order)."""
+    k = 1000
+    labels = [f"c{i:04d}" for i in range(k)]
+    w = _rr(k, 50, seed=12)
+    codes = np.random.default_rng(14).integers(k, size=1 << 17)
+    ref = np.asarray(pmlkit.privatize(Mechanism(w), codes, rng=31))
+    mech = Mechanism(w, tuple(labels), tuple(range(50)))
+    values = [labels[int(c)] for c in codes]
+    for order_seed in (1, 2):
+        order = [labels[int(i)] for i in np.random.default_rng(order_seed).permutation(k)]
+        if kind == "pandas_category":
+            x: Any = pd.Series(pd.Categorical(values, categories=order))
+        elif kind == "arrow_dictionary":
+            pos = {lab: i for i, lab in enumerate(order)}
+            x = pa.DictionaryArray.from_arrays(
+                pa.array(np.array([pos[v] for v in values], dtype=np.int32)),
+                pa.array(order))
+        elif kind == "polars_enum":
+            x = pl.Series("s", values, dtype=pl.Enum(order))
+        else:
+            x = _string_inputs("object", values)
+        got = np.asarray(_as_list(pmlkit.privatize(mech, x, rng=31)), dtype=np.int64)
+        assert np.array_equal(got, ref), int(np.count_nonzero(got != ref))
+
+
+@pytest.mark.parametrize("into", [None, "released"])
+def test_csv_many_text_labels_and_csv_to_parquet(tmp_path: Path, into: str | None) -> None:
+    """Nine text labels (the dictionary path: entries matched among the labels), written
+    to CSV and to Parquet: the released cells are the in-memory release under one seed,
+    untouched cells keep their text, the Parquet columns are text."""
+    labels = ["F", "M", "a,b", 'q"x', "1", "日本", "", "\x00z", "NaN"]
+    raw = {"F": "F", "M": "M", '"a,b"': "a,b", '"q""x"': 'q"x', "1": "1", "日本": "日本",
+           '"\x00z"': "\x00z", "NaN": "NaN", '"NaN"': "NaN", '"F"': "F"}
+    rows = _csv_rows(20_000, seed=8, cells=raw)
+    src = tmp_path / "in.csv"
+    src.write_bytes(_csv_bytes(rows, "\n", bom=False, last_nl=True))
+    mech = Mechanism(_rr(9, 9, seed=3), tuple(labels), tuple(labels))
+    from pmlkit.io import CsvOptions
+
+    opts = CsvOptions(null_values=("NA",))  # "" is then a text, the label ""
+    want = _as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=5))
+    cells_in = [next(csv.reader(io.StringIO(",".join(r)))) for r in rows]
+    pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into=into, rng=5,
+                          batch_rows=3_000, csv=opts)
+    out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
+    assert len(out) == len(rows) + 1
+    for i, (got, cin) in enumerate(zip(out[1:], cells_in, strict=True)):
+        exp = [cin[0], want[i], cin[2]] if into is None else [*cin, want[i]]
+        assert got == exp, (i, got, exp)
+    pmlkit.privatize_file(mech, src, tmp_path / "out.parquet", "sex", into=into, rng=5,
+                          batch_rows=3_000, csv=opts)
+    t = pq.read_table(tmp_path / "out.parquet")
+    assert all(f.type == pa.string() for f in t.schema)
+    assert t.column(into or "sex").to_pylist() == want
+    assert t.column("a").to_pylist() == [c[0] for c in cells_in]
