@@ -728,3 +728,65 @@ def test_csv_many_text_labels_and_csv_to_parquet(tmp_path: Path, into: str | Non
     assert all(f.type == pa.string() for f in t.schema)
     assert t.column(into or "sex").to_pylist() == want
     assert t.column("a").to_pylist() == [c[0] for c in cells_in]
+
+
+@pytest.mark.parametrize("kind", ["polars_string", "object", "list"])
+def test_output_label_utf8_cannot_encode_is_released_or_refused_cleanly(kind: str) -> None:
+    """An output label that UTF-8 cannot encode (a lone surrogate): the release either
+    holds exactly the output labels or is refused by a pmlkit error, never by a raw
+    UnicodeEncodeError from a fast path's buffers."""
+    from pmlkit.errors import PMLError
+
+    w = np.array([[0.7, 0.3], [0.3, 0.7]])
+    mech = Mechanism(w, ("F", "M"), ("ok", "\ud800"))
+    values = ["F", "M"] * 35_000
+    try:
+        out = pmlkit.privatize(mech, _string_inputs(kind, values), rng=1)
+    except PMLError:
+        return
+    got = _as_list(out)
+    assert len(got) == len(values) and set(got) <= {"ok", "\ud800"}
+
+
+@pytest.mark.parametrize("layout", ["few", "many"])
+def test_csv_refusal_counts_every_bad_row_across_batches(tmp_path: Path, layout: str) -> None:
+    """Unknown values in three different batches (the others all labels): the message
+    counts all three, whichever matching path each batch took, and nothing is written."""
+    labels = ["F", "M"] if layout == "few" else [f"L{i}" for i in range(9)]
+    rows = _csv_rows(25_000, seed=9, cells={lab: lab for lab in labels})
+    for r in (10, 9_000, 24_999):
+        rows[r] = (rows[r][0], "Q", rows[r][2])
+    src = tmp_path / "in.csv"
+    src.write_bytes(_csv_bytes(rows, "\n", bom=False, last_nl=True))
+    mech, _ = _perm_mechanism(labels)
+    with pytest.raises(DataError, match=r"'Q' appears in 3 rows"):
+        pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", rng=0,
+                              batch_rows=4_000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_csv_two_privatised_columns(tmp_path: Path) -> None:
+    """Two columns privatised at once (one with the few-labels path, one with nine
+    labels; one in place, one into a new column): each cell gets its own label's output
+    (deterministic mechanisms), untouched cells keep their text."""
+    few, many = ["F", "M", 'q"x'], [f"L{i}" for i in range(9)]
+    m_few, map_few = _perm_mechanism(few, ["yes", "no", "maybe"])
+    m_many, map_many = _perm_mechanism(many, [f"o{i}" for i in range(9)], seed=3)
+    rng = np.random.default_rng(11)
+    lines = ["sex,x,grade"]
+    cells = []
+    for _ in range(12_000):
+        a, b = few[int(rng.integers(3))], many[int(rng.integers(9))]
+        x = _OTHER[int(rng.integers(len(_OTHER)))]
+        raw_a = '"q""x"' if a == 'q"x' else a
+        lines.append(f"{raw_a},{x},{b}")
+        cells.append((a, next(csv.reader(io.StringIO(x))) if x else [""], b))
+    src = tmp_path / "in.csv"
+    src.write_text("\n".join(lines) + "\n")
+    pmlkit.privatize_file({"sex": m_few, "grade": m_many}, src, tmp_path / "out.csv",
+                          ["sex", "grade"], into=["sex", "grade_p"], rng=0,
+                          batch_rows=5_000)
+    out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
+    assert out[0] == ["sex", "x", "grade", "grade_p"]
+    for i, (row, (a, x, b)) in enumerate(zip(out[1:], cells, strict=True)):
+        assert row == [map_few[a], *x, b, map_many[b]], (i, row)
