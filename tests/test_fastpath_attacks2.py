@@ -788,5 +788,5 @@ def test_csv_two_privatised_columns(tmp_path: Path) -> None:
                           batch_rows=5_000)
     out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
     assert out[0] == ["sex", "x", "grade", "grade_p"]
-    for i, (row, (a, x, b)) in enumerate(zip(out[1:], cells, strict=True)):
-        assert row == [map_few[a], *x, b, map_many[b]], (i, row)
+    for i, (row, (a, xs, b)) in enumerate(zip(out[1:], cells, strict=True)):
+        assert row == [map_few[a], *xs, b, map_many[b]], (i, row)
