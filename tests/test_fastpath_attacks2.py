@@ -790,3 +790,88 @@ def test_csv_two_privatised_columns(tmp_path: Path) -> None:
     assert out[0] == ["sex", "x", "grade", "grade_p"]
     for i, (row, (a, xs, b)) in enumerate(zip(out[1:], cells, strict=True)):
         assert row == [map_few[a], *xs, b, map_many[b]], (i, row)
+
+
+@pytest.mark.parametrize(("missing", "unknown_as", "fam"),
+                         [("keep", None, "two"), ("keep", "M", "two"), ("keep", None, "nine"),
+                          ("error", "L3", "nine"), ("keep", "L3", "nine")])
+def test_parquet_engines_agree_under_policies(tmp_path: Path, missing: str,
+                                              unknown_as: str | None, fam: str) -> None:
+    """Nulls kept and unknown values mapped: both engines write the same table, nulls
+    where the input had them, and only labels elsewhere."""
+    labels = _PQ_LABELS[fam]
+    n = 60_000
+    rng = np.random.default_rng(4)
+    vals: list[str | None] = [labels[int(i)] for i in rng.integers(len(labels), size=n)]
+    nulls = [7, 30_001, n - 1] if missing == "keep" else []
+    for i in nulls:
+        vals[i] = None
+    if unknown_as is not None:
+        vals[12] = vals[45_000] = "unknown!"
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"sex": pa.array(vals, type=pa.string()),
+                             "i": pa.array(np.arange(n))}), src, row_group_size=25_000)
+    mech = Mechanism(_rr(len(labels), len(labels), seed=6), tuple(labels), tuple(labels))
+    got = {}
+    for engine in ("pyarrow", "polars"):
+        dst = tmp_path / f"{engine}.parquet"
+        pmlkit.privatize_file(mech, src, dst, "sex", rng=3, engine=engine, missing=missing,
+                              unknown_as=unknown_as, batch_rows=16_000)
+        _manifest_digest(dst)
+        got[engine] = pq.read_table(dst)
+    a, b = got["pyarrow"], got["polars"]
+    assert a.equals(b)
+    out = a.column("sex").to_pylist()
+    assert [i for i, v in enumerate(out) if v is None] == nulls
+    assert {v for v in out if v is not None} <= set(labels)
+
+
+def test_concurrent_orders_and_copies_of_a_large_mechanism() -> None:
+    """One 1000-label mechanism released from four threads at once, each with its own
+    category order, then pickled and deep-copied after its large tables were built:
+    every release is the integer release under its seed."""
+    import copy
+    import pickle
+    from concurrent.futures import ThreadPoolExecutor
+
+    k = 1000
+    labels = [f"c{i:04d}" for i in range(k)]
+    w = _rr(k, k, seed=15)
+    codes = np.random.default_rng(16).integers(k, size=1 << 17)
+    ref = {s: np.asarray(pmlkit.privatize(Mechanism(w), codes, rng=s)) for s in range(4)}
+    mech = Mechanism(w, tuple(labels), tuple(range(k)))
+    values = [labels[int(c)] for c in codes]
+
+    def one(s: int) -> bool:
+        order = [labels[int(i)] for i in np.random.default_rng(s).permutation(k)]
+        x = pd.Series(pd.Categorical(values, categories=order))
+        got = np.asarray(_as_list(pmlkit.privatize(mech, x, rng=s)), dtype=np.int64)
+        return bool(np.array_equal(got, ref[s]))
+
+    with ThreadPoolExecutor(4) as pool:
+        assert all(pool.map(one, range(4)))
+    for twin in (pickle.loads(pickle.dumps(mech)), copy.deepcopy(mech)):
+        got = np.asarray(_as_list(pmlkit.privatize(twin, pa.array(values), rng=2)))
+        assert np.array_equal(got.astype(np.int64), ref[2])
+
+
+def test_polars_lazy_and_frames_with_text_columns() -> None:
+    """A DataFrame and a LazyFrame with a text column released into a new one, other
+    columns untouched: the DataFrame's values are the Series release under one seed; the
+    LazyFrame's (drawn per batch from child streams) are labels, the same on every run
+    under one seed."""
+    labels = ["lo", "mid", "hi" * 7]
+    mech = Mechanism(_rr(3, 3, seed=7), tuple(labels), tuple(labels))
+    n = 9_000
+    a = _values(labels, n, seed=1)
+    df = pl.DataFrame({"a": a, "id": list(range(n))})
+    want = _as_list(pmlkit.privatize(mech, pl.Series("a", a), rng=4))
+    eager = pmlkit.privatize(mech, df, columns="a", into="a_p", rng=4)
+    lazy = pmlkit.privatize(mech, df.lazy(), columns="a", into="a_p", rng=4).collect()
+    again = pmlkit.privatize(mech, df.lazy(), columns="a", into="a_p", rng=4).collect()
+    for out in (eager, lazy):
+        assert out.columns == ["a", "id", "a_p"]
+        assert out["a"].to_list() == a and out["id"].to_list() == list(range(n))
+        assert out["a_p"].dtype == pl.String and set(out["a_p"].to_list()) <= set(labels)
+    assert eager["a_p"].to_list() == want
+    assert again["a_p"].to_list() == lazy["a_p"].to_list()
