@@ -892,3 +892,44 @@ def test_polars_lazy_and_frames_with_text_columns() -> None:
         assert out["a"].to_list() == a and out["id"].to_list() == list(range(n))
         assert out["a_p"].dtype == pl.String and set(out["a_p"].to_list()) <= set(labels)
     assert eager["a_p"].to_list() == want
+
+
+@pytest.mark.parametrize("layout", ["plain", "sliced", "chunked"])
+@pytest.mark.parametrize("fam", ["lengths", "nuls", "prefixes", "unicode", "same16"])
+def test_polars_text_encodes_as_a_dict_lookup(fam: str, layout: str) -> None:
+    """polars String Series (sliced into a longer one, or in chunks) encode as a dict
+    lookup and come back as String Series of the same name."""
+    values = _values(FAMILIES[fam], N, seed=3)
+    s = pl.Series("v", values, dtype=pl.String)
+    if layout == "sliced":
+        s = pl.Series("v", ["\x02pad"] * 5 + values + ["\x02pad"], dtype=pl.String).slice(
+            5, N)
+    elif layout == "chunked":
+        s = pl.concat([pl.Series("v", values[:4200], dtype=pl.String),
+                       pl.Series("v", [], dtype=pl.String),
+                       pl.Series("v", values[4200:], dtype=pl.String)], rechunk=False)
+    for mech, mapping in _family_mechanisms(fam):
+        out = pmlkit.privatize(mech, s, rng=0)
+        assert isinstance(out, pl.Series) and out.name == "v" and out.dtype == pl.String
+        assert out.to_list() == [mapping[v] for v in values]
+
+
+def test_csv_strip_whitespace_and_into_with_few_labels(tmp_path: Path) -> None:
+    """Few text labels with whitespace stripping (padded cells are their labels) and a
+    release into a new column: the released cells are the in-memory release of the
+    stripped labels under one seed; the source column keeps its padded text."""
+    from pmlkit.io import CsvOptions
+
+    raw = {"F": "F", " F": "F", "M  ": "M", '" M "': "M", "\tF": "F"}
+    rows = _csv_rows(20_000, seed=12, cells=raw)
+    src = tmp_path / "in.csv"
+    src.write_bytes(_csv_bytes(rows, "\n", bom=False, last_nl=True))
+    mech = Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("F", "M"), ("F", "M"))
+    want = _as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=9))
+    pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into="sex_p", rng=9,
+                          csv=CsvOptions(strip_whitespace=True), batch_rows=6_000)
+    out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
+    cells_in = [next(csv.reader(io.StringIO(",".join(r)))) for r in rows]
+    assert out[0] == ["a", "sex", "c", "sex_p"]
+    assert [r[:3] for r in out[1:]] == cells_in
+    assert [r[3] for r in out[1:]] == want
