@@ -951,3 +951,47 @@ def test_csv_header_around_64_kib(tmp_path: Path, header: str) -> None:
     src.write_text(",".join(names) + nl + ",".join(["1", "F"][:len(names)]) + nl,
                    newline="")
     assert list_columns(src) == names
+
+
+_ALPHABET = ["a", "b", "\x00", "é", "日", "😀"]
+
+
+def _label_sets() -> Any:
+    from hypothesis import strategies as st
+
+    text = st.lists(st.sampled_from(_ALPHABET), max_size=20).map("".join)
+    return st.lists(text, min_size=1, max_size=12, unique=True)
+
+
+def test_random_label_sets_encode_as_a_dict_lookup() -> None:
+    """Random label sets over an alphabet of NULs and 1- to 4-byte characters, lengths
+    0..20 characters (up to 80 bytes), with values that are labels or near misses built
+    from them (a character added, dropped or changed): each container refuses exactly
+    when some value is no label, and otherwise releases each label's own output."""
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=40, deadline=None)
+    @given(_label_sets(), st.integers(0, 2**32 - 1), st.sampled_from(list(TYPES)))
+    def run(labels: list[str], seed: int, typ: str) -> None:
+        rng = np.random.default_rng(seed)
+        mech, mapping = _perm_mechanism(labels, seed=seed % 7)
+        values = [labels[int(i)] for i in rng.integers(len(labels), size=N)]
+        out = pmlkit.privatize(mech, pa.array(values, type=TYPES[typ]), rng=0)
+        assert out.to_pylist() == [mapping[v] for v in values]
+        lab = labels[int(rng.integers(len(labels)))]
+        ch = _ALPHABET[int(rng.integers(len(_ALPHABET)))]
+        cut = int(rng.integers(len(lab) + 1))
+        for miss in (lab[:cut] + ch + lab[cut:], lab[:cut] + lab[cut + 1:],
+                     lab[:cut] + ch + lab[cut + 1:]):
+            vals = list(values)
+            vals[int(rng.integers(N))] = miss
+            arr = pa.array(vals, type=TYPES[typ])
+            if miss in mapping:
+                assert pmlkit.privatize(mech, arr, rng=0).to_pylist() == [
+                    mapping[v] for v in vals]
+            else:
+                with pytest.raises(DataError, match="not an input label"):
+                    pmlkit.privatize(mech, arr, rng=0)
+
+    run()
