@@ -998,3 +998,30 @@ def test_random_label_sets_encode_as_a_dict_lookup() -> None:
                     pmlkit.privatize(mech, arr, rng=0)
 
     run()
+
+
+@pytest.mark.parametrize("dtype", ["str", "string[pyarrow]", "string[python]", "large",
+                                   "view", "category"])
+def test_pandas_text_dtypes_keep_index_name_and_values(dtype: str) -> None:
+    """pandas text Series of every storage, with a reversed index and a name: the index,
+    the name and (but for Arrow string_view storage) the dtype are kept, and the values
+    are the integer release's labels under one seed."""
+    labels = ["lo", "mid", "h" * 13]
+    outs = ["x", "y" * 9, ""]
+    w = _rr(3, 3, seed=7)
+    n = 70_000
+    codes = np.arange(n) % 3
+    ref = np.asarray(pmlkit.privatize(Mechanism(w), codes, rng=2))
+    mech = Mechanism(w, tuple(labels), tuple(outs))
+    dt: Any = {"large": pd.ArrowDtype(pa.large_string()),
+               "view": pd.ArrowDtype(pa.string_view())}.get(dtype, dtype)
+    s = pd.Series([labels[int(c)] for c in codes], dtype=dt, index=np.arange(n)[::-1],
+                  name="n")
+    out = pmlkit.privatize(mech, s, rng=2)
+    assert out.name == "n" and out.index.equals(s.index)
+    if dtype == "category":  # categories: the output labels
+        assert isinstance(out.dtype, pd.CategoricalDtype)
+        assert list(out.dtype.categories) == outs
+    elif dtype != "view":  # (main returns the str dtype for string_view storage)
+        assert out.dtype == s.dtype
+    assert out.tolist() == [outs[int(j)] for j in ref]
