@@ -1025,3 +1025,22 @@ def test_pandas_text_dtypes_keep_index_name_and_values(dtype: str) -> None:
     elif dtype != "view":  # (main returns the str dtype for string_view storage)
         assert out.dtype == s.dtype
     assert out.tolist() == [outs[int(j)] for j in ref]
+
+
+def test_csv_labels_with_line_breaks_and_spaces(tmp_path: Path) -> None:
+    """Text labels holding a line break, a CRLF or edge spaces (matched on the plain text,
+    no stripping): each record's cell reads back as its label's output (line breaks, edge
+    spaces and the empty label included), other columns keep their text."""
+    labels = ["a\nb", "c\r\nd", " F", "M "]
+    outs = ["x\ny", "", " z ", "w"]
+    raw = {'"a\nb"': "a\nb", '"c\r\nd"': "c\r\nd", " F": " F", "M ": "M ", '" F"': " F"}
+    mech, mapping = _perm_mechanism(labels, outs, seed=2)
+    rows = _csv_rows(12_000, seed=13, cells=raw)
+    src = tmp_path / "in.csv"
+    src.write_bytes(_csv_bytes(rows, "\n", bom=False, last_nl=True))
+    pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", rng=0, batch_rows=5_000)
+    out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
+    cells_in = [next(csv.reader(io.StringIO(",".join(r), newline=""))) for r in rows]
+    assert len(out) == len(rows) + 1
+    for i, (got, cin) in enumerate(zip(out[1:], cells_in, strict=True)):
+        assert got == [cin[0], mapping[cin[1]], cin[2]], (i, got, cin)
