@@ -374,10 +374,14 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
                 and label_kind(mech.input_labels) == "str":
             # string labels out of a String column: the labels' views gathered into
             # polars' own layout (zero-copy into polars; about 3x its gather)
-            taken = pl.from_arrow(arrow_take(
-                pa.array(list(mech.output_labels), type=pa.string_view()), idx))
-            if isinstance(taken, pl.Series) and taken.dtype == pl.String:
-                return taken.alias(s.name), idx
+            try:
+                views = pa.array(list(mech.output_labels), type=pa.string_view())
+            except (UnicodeEncodeError, pa.ArrowException):
+                views = None  # a label UTF-8 cannot encode: polars' own gather below
+            if views is not None:
+                taken = pl.from_arrow(arrow_take(views, idx))
+                if isinstance(taken, pl.Series) and taken.dtype == pl.String:
+                    return taken.alias(s.name), idx
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, idx
 
