@@ -194,6 +194,12 @@ rng = "pmlkit.rng"
 samples_ok = ["a", "b", "a", "a", "b"]
 
 
+def _arrow(values: list[Any]) -> Any:
+    import pyarrow as pa
+
+    return pa.array(values)
+
+
 def _arrow_take_bad() -> Any:
     pa = pytest.importorskip("pyarrow")
     from pmlkit.sampler import arrow_take
@@ -777,6 +783,17 @@ CASES: list[Case] = [
                                     __import__("pyarrow").table({"sex": ["F"]}),
                                     columns="race", rng=0),
          DataError, r"'race' not found; available columns: 'sex'"),
+    Case("pmlkit.privatize(mechanism, values, rng)",
+         "a text output label UTF-8 cannot encode, Arrow strings in",
+         lambda t: pmlkit.privatize(
+             pmlkit.Mechanism(W, ("F", "M"), ("ok", "\ud800")), _arrow(["F", "M"]), rng=1),
+         ValidationError, r"output label '\\ud800' cannot be encoded as UTF-8"),
+    Case("pmlkit.privatize_file(mechanism, input, output, columns)",
+         "a text output label UTF-8 cannot encode",
+         lambda t: pmlkit.privatize_file(
+             pmlkit.Mechanism(W, ("Female", "Male"), ("ok", "\ud800")), csv_file(t),
+             t / "o.csv", "sex", rng=1),
+         ValidationError, r"column 'sex': output label '\\ud800' cannot be encoded"),
     Case("pmlkit.privatize_file(mechanism, input, output, columns)", "missing input file",
          lambda t: pmlkit.privatize_file(pmlkit.Mechanism(W, ("Female", "Male")),
                                          t / "nope.csv", t / "out.csv", columns=["sex"]),

@@ -34,7 +34,7 @@ import pytest
 
 import pmlkit
 from pmlkit import Mechanism
-from pmlkit.errors import DataError
+from pmlkit.errors import DataError, ValidationError
 
 pl = pytest.importorskip("polars")
 pq = pytest.importorskip("pyarrow.parquet")
@@ -1044,3 +1044,34 @@ def test_csv_labels_with_line_breaks_and_spaces(tmp_path: Path) -> None:
     assert len(out) == len(rows) + 1
     for i, (got, cin) in enumerate(zip(out[1:], cells_in, strict=True)):
         assert got == [cin[0], mapping[cin[1]], cin[2]], (i, got, cin)
+
+
+@pytest.mark.parametrize("kind", ["pa.Array", "chunked", "pandas string[pyarrow]", "csv",
+                                  "parquet"])
+def test_output_label_utf8_cannot_encode_is_refused_before_anything_is_written(
+        tmp_path: Path, kind: str) -> None:
+    """Arrow text, pandas Arrow strings and files cannot hold a lone surrogate: the release
+    is refused by a ValidationError naming the label (not a raw UnicodeEncodeError from
+    pyarrow half-way), and a file run leaves the folder as it was."""
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    mech = Mechanism(np.array([[0.7, 0.3], [0.3, 0.7]]), ("F", "M"), ("ok", "\ud800"))
+    values = ["F", "M"] * 50
+    with pytest.raises(ValidationError, match=r"output label '\\ud800' cannot be encoded"):
+        if kind == "pa.Array":
+            pmlkit.privatize(mech, pa.array(values), rng=1)
+        elif kind == "chunked":
+            pmlkit.privatize(mech, pa.chunked_array([values[:30], values[30:]]), rng=1)
+        elif kind == "pandas string[pyarrow]":
+            pmlkit.privatize(mech, pd.Series(values, dtype="string[pyarrow]"), rng=1)
+        elif kind == "csv":
+            (tmp_path / "in.csv").write_text("sex\n" + "\n".join(values) + "\n")
+            pmlkit.privatize_file(mech, tmp_path / "in.csv", tmp_path / "out.csv", "sex",
+                                  rng=1)
+        else:
+            pq.write_table(pa.table({"sex": values}), tmp_path / "in.parquet")
+            pmlkit.privatize_file(mech, tmp_path / "in.parquet", tmp_path / "out.parquet",
+                                  "sex", rng=1)
+    assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["in.csv"], ["in.parquet"])

@@ -163,10 +163,35 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     return idx
 
 
+def check_text_labels(mech: Mechanism, what: str = "mechanism") -> None:
+    """Refuse a mechanism whose text output labels UTF-8 cannot encode (a lone surrogate
+    such as ``"\\ud800"`` is a Python string but no Arrow string, CSV or Parquet cell can
+    hold it), before anything is drawn or written.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.5, 0.5], [0.5, 0.5]], ("a", "b"), ("ok", "\\ud800"))
+    >>> check_text_labels(m)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: mechanism: output label '\\ud800' cannot be encoded as UTF-8, ...
+    """
+    for label in mech.output_labels:
+        if isinstance(label, str):
+            try:
+                label.encode("utf-8")
+            except UnicodeEncodeError:
+                raise ValidationError(
+                    f"{what}: output label {label!r} cannot be encoded as UTF-8, which Arrow "
+                    "text, CSV and Parquet outputs need; rename it") from None
+
+
 def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
                      generator: np.random.Generator, what: str) -> Any:
     import pyarrow as pa
 
+    check_text_labels(mech)
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
     idx = _arrow_indices(mech, sampler, pieces, generator, what)
@@ -284,6 +309,8 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
         # than going through Python objects
         import pyarrow as pa
+
+        check_text_labels(mech)
 
         pa_arr = pa.array(s.array)
         pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]

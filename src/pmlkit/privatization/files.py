@@ -112,6 +112,7 @@ from ._core import (
     arrow_output_type,
     as_mechanism_object,
     check_column_names,
+    check_text_labels,
     mech_digest,
 )
 from ._publish import (
@@ -560,6 +561,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     mech_docs = {c: m.to_dict() for c, m in mechs.items()}
+    for c, m in mechs.items():
+        check_text_labels(m, f"mechanism for column {c!r}")
     policies = {c: Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
     done = []
     bar = _progress_bar(inputs, csv, progress)
