@@ -657,7 +657,7 @@ def test_parquet_refusals_same_for_both_engines(tmp_path: Path, fam: str,
         before = sorted(p.name for p in tmp_path.iterdir())
         with pytest.raises(DataError, match="not an input label"):
             pmlkit.privatize_file(mech, src, tmp_path / "out.parquet", "sex", rng=0,
-                                  engine=engine, batch_rows=20_000)
+                                  engine=engine, batch_rows=30_000)
         assert sorted(p.name for p in tmp_path.iterdir()) == before
     src = tmp_path / "nulls.parquet"
     t = pa.table({"sex": pa.array([labels[0]] * 40_000 + [None] + [labels[-1]] * 9,
@@ -832,7 +832,7 @@ def test_parquet_engines_agree_under_policies(tmp_path: Path, missing: str,
         vals[12] = vals[45_000] = "unknown!"
     src = tmp_path / "in.parquet"
     pq.write_table(pa.table({"sex": pa.array(vals, type=pa.string()),
-                             "i": pa.array(np.arange(n))}), src, row_group_size=25_000)
+                             "i": pa.array(np.arange(n))}), src, row_group_size=12_000)
     mech = Mechanism(_rr(len(labels), len(labels), seed=6), tuple(labels), tuple(labels))
     got = {}
     for engine in ("pyarrow", "polars"):

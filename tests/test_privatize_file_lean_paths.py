@@ -162,7 +162,7 @@ def test_polars_engine_refuses_like_pyarrow(tmp_path, bad, labels):
     sex: list[str | None] = [labels[i % len(labels)] for i in range(3000)]
     sex[2500] = bad
     sex[2900] = bad
-    src = _parquet(tmp_path / "in.parquet", sex)
+    src = _parquet(tmp_path / "in.parquet", sex, row_group=300)  # chunks of 400 span groups
     messages = []
     for engine in ("pyarrow", "polars"):
         out = tmp_path / f"{engine}.parquet"

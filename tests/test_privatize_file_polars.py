@@ -134,7 +134,7 @@ def test_policies_and_typed_labels_match_pyarrow_engine(tmp_path, missing, unkno
         3 if unknown_as else 2)]
     t = pa.table({"v": pa.array(vals, mask=np.arange(N) % 13 == 0),
                   "n": pa.array(np.arange(N) % 4)})
-    inp = _write(tmp_path / "in.parquet", t)
+    inp = _write(tmp_path / "in.parquet", t, row_group_size=400)  # chunks of 900 span groups
     out = {}
     for engine in ("pyarrow", "polars"):
         out[engine] = tmp_path / f"{engine}.parquet"
@@ -329,7 +329,7 @@ def test_cli_engine_polars(tmp_path, capsys):
 def test_integer_labels_in_place_match_pyarrow_engine(tmp_path):
     mech = pmlkit.Mechanism(np.array([[0.6, 0.4], [0.3, 0.7]]), (0, 1), (0, 1))
     t = pa.table({"n": pa.array(np.arange(N) % 2, pa.int32()), "x": pa.array(np.arange(N))})
-    inp = _write(tmp_path / "in.parquet", t)
+    inp = _write(tmp_path / "in.parquet", t, row_group_size=300)  # chunks of 700 span groups
     out = {}
     for engine in ("pyarrow", "polars"):
         out[engine] = tmp_path / f"{engine}.parquet"
@@ -338,3 +338,39 @@ def test_integer_labels_in_place_match_pyarrow_engine(tmp_path):
     a, b = (pq.read_table(out[e]) for e in ("pyarrow", "polars"))
     assert _same_table(a, b) and a.schema.equals(b.schema)
     assert set(b.column("n").to_pylist()) == {0, 1}
+
+
+@pytest.mark.parametrize("into", [None, "sex_p"])
+@pytest.mark.parametrize("batch_rows", [None, 20_000])
+def test_engines_write_the_same_row_groups(tmp_path: Path, into: str | None,
+                                           batch_rows: int | None) -> None:
+    """The pyarrow engine keeps the input's row groups (split at batch_rows) whether the
+    column is privatised in place or into a new column: before, with into= it merged
+    30,000/30,000/10,000 into one group of 70,000 while the polars engine kept them, so
+    the two engines wrote different files. Groups larger than batch_rows are split by the
+    pyarrow engine only: the polars engine refuses them and auto takes pyarrow."""
+    n = 70_000
+    sex = np.array(["F", "M"])[np.arange(n) % 2]
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"sex": sex, "x": np.arange(n)}), src, row_group_size=30_000)
+    mech = pmlkit.Mechanism([[0.7, 0.3], [0.3, 0.7]], ("F", "M"))
+    kw = {} if batch_rows is None else {"batch_rows": batch_rows}
+    groups, tables = {}, {}
+    for engine in ("pyarrow", "polars", "auto"):
+        out = tmp_path / f"{engine}.parquet"
+        if engine == "polars" and batch_rows is not None:
+            with pytest.raises(DataError, match=r"row groups of 30000 rows are larger than "
+                                                r"batch_rows \(20000, --batch-rows\)"):
+                pmlkit.privatize_file(mech, src, out, "sex", into=into, rng=3,
+                                      engine=engine, **kw)
+            assert not out.exists()
+            continue
+        pmlkit.privatize_file(mech, src, out, "sex", into=into, rng=3, engine=engine, **kw)
+        md = pq.ParquetFile(out).metadata
+        groups[engine] = [md.row_group(i).num_rows for i in range(md.num_row_groups)]
+        tables[engine] = pq.read_table(out)
+    expected = [30_000, 30_000, 10_000] if batch_rows is None \
+        else [20_000, 10_000, 20_000, 10_000, 10_000]
+    for engine in groups:
+        assert groups[engine] == expected, engine
+        assert tables[engine].equals(tables["pyarrow"]), engine

@@ -426,7 +426,8 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
                  read_dictionary: Sequence[str] | None = None) -> Iterator[pa.RecordBatch]:
     """Stream a file as record batches of at most ~``batch_rows`` rows (bounded memory).
 
-    Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`; CSV:
+    Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`, row group by row group (a
+    batch never spans two groups); CSV:
     :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
     ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
     first block would otherwise fail on a later block that disagrees). ``read_dictionary``
@@ -448,7 +449,12 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
             pq = require("pyarrow.parquet", "reading or writing Parquet files")
 
             with pq.ParquetFile(path, read_dictionary=list(read_dictionary or [])) as pf:
-                yield from pf.iter_batches(batch_size=batch_rows, columns=columns)
+                # one row group at a time: a batch never spans two groups, so a writer that
+                # writes a group per batch keeps the input's groups (split where they are
+                # larger than batch_rows) whichever columns are read dictionary-encoded
+                for group in range(pf.num_row_groups):
+                    yield from pf.iter_batches(batch_size=batch_rows, columns=columns,
+                                               row_groups=[group])
             return
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 

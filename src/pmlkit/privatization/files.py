@@ -14,8 +14,9 @@ Untouched columns come out exactly as they went in
   line terminator, so every untouched cell's text is identical, byte for byte.
 * CSV -> Parquet keeps text as text (``string`` columns).
 * Parquet -> Parquet keeps the schema (types, field metadata), the values and the
-  key-value metadata (pandas' included), and each column's compression codec unless
-  ``compression`` is given.
+  key-value metadata (pandas' included), each column's compression codec unless
+  ``compression`` is given, and the row groups (a group larger than ``batch_rows`` is
+  split into groups of ``batch_rows``: memory stays bounded by the batch).
 * Duplicate column names are refused (which of two ``sex`` columns is sensitive?).
 
 Speed without shortcuts
@@ -47,18 +48,19 @@ measured 2-2.6x faster than polars' (``scan_csv().sink_csv()``) on this code's b
 the file (streaming, in row order) and write it (its streaming Parquet writer, several
 times faster on large files); the privatised columns of each chunk still go through the
 same policy, label matching and sampler, consuming one random stream in row order, so
-under one seed both engines release the same values. polars is used only where it writes exactly
-what the pyarrow engine writes: column types it keeps (integers, floats, booleans, text,
-dates, timestamps), one codec for every column chunk (or ``compression`` given), row
-groups of one size. Its temporary output is checked before publishing: the Arrow schema
-with field and key-value metadata, every raw key-value entry (``ARROW:schema``, which
-readers restore the Arrow types from, is written as pyarrow serialises it), the row count
-and the codecs. polars writes through the same hashing file as pyarrow (a sequential,
-unseekable stream), so the SHA-256 is that of the bytes written, and the size on disk must
-equal the bytes hashed. ``engine="auto"`` (the default) uses polars where these hold
-and otherwise pyarrow (on a mismatch after writing, pyarrow writes the file again from
-the same random state: nothing of the discarded file is published); an explicit
-``"polars"`` refuses instead. Publishing, manifest and clean-up are the same for both.
+under one seed both engines release the same values. polars is used only where it writes
+exactly what the pyarrow engine writes: column types it keeps (integers, floats, booleans,
+text, dates, timestamps), one codec for every column chunk (or ``compression`` given), row
+groups of one size and at most ``batch_rows`` rows. Its temporary output is checked before
+publishing: the Arrow schema with field and key-value metadata, every raw key-value entry
+(``ARROW:schema``, which readers restore the Arrow types from, is written as pyarrow
+serialises it), the row count and the codecs. polars writes through the same hashing file
+as pyarrow (a sequential, unseekable stream), so the SHA-256 is that of the bytes written,
+and the size on disk must equal the bytes hashed. ``engine="auto"`` (the default) uses
+polars where these hold and otherwise pyarrow (on a mismatch after writing, pyarrow writes
+the file again from the same random state: nothing of the discarded file is published); an
+explicit ``"polars"`` refuses instead. Publishing, manifest and clean-up are the same for
+both.
 
 Publishing
 ----------
@@ -941,7 +943,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
     if engine != "pyarrow":
-        plan = _polars_plan(inp, out, schema, compression, piece)
+        plan = _polars_plan(inp, out, schema, compression, piece, batch_rows)
         if isinstance(plan, str):
             if engine == "polars":
                 raise DataError(f"the polars engine (engine='polars', --engine polars) cannot "
@@ -1091,7 +1093,7 @@ def _polars_type_ok(t: Any) -> bool:
 
 
 def _polars_plan(inp: Path, out: Path, schema: Any, compression: str | None,
-                 piece: tuple[int, int] | None) -> tuple[str, int] | str:
+                 piece: tuple[int, int] | None, batch_rows: int) -> tuple[str, int] | str:
     """``(polars codec, rows per row group)`` when the polars engine can write ``out``
     exactly as the pyarrow engine would (schema, field and key-value metadata, one codec
     for every column); otherwise the reason why not."""
@@ -1121,6 +1123,11 @@ def _polars_plan(inp: Path, out: Path, schema: Any, compression: str | None,
         return f"codec {codec!r} is not one it writes alike"
     if len(set(sizes[:-1])) > 1 or sizes[-1] > sizes[0]:
         return "its row groups differ in size"
+    if sizes[0] > batch_rows:
+        # the pyarrow engine splits each group into batches of batch_rows (memory bounded
+        # by the batch); polars would keep the groups whole, so the files would differ
+        return (f"its row groups of {sizes[0]} rows are larger than batch_rows "
+                f"({batch_rows}, --batch-rows), which the pyarrow engine splits")
     return _POLARS_CODECS[codec], sizes[0]
 
 
