@@ -318,6 +318,41 @@ class RandomSource:
                     for ss in root.spawn(k)]
         return [RandomSource(g, True, f"{self.description} (child stream)") for g in gens]
 
+    def generator_at(self, offset: int) -> np.random.Generator | None:
+        """A generator positioned ``offset`` 64-bit words into this seeded stream, leaving
+        this stream where it is; ``None`` for the secure default (whose streams are never
+        replayed) and for a caller's generator other than PCG64 (which jumps ahead word by
+        word).
+
+        Work split into pieces that may run in any order (the batches of a polars lazy
+        frame) draws the piece starting at record ``offset`` from ``generator_at(offset)``:
+        a record consuming one word, the release is that of one pass over the whole data,
+        whatever the pieces and their order.
+
+        Examples
+        --------
+        >>> src = resolve_rng(7)
+        >>> words = src.generator_at(0).bit_generator.random_raw(5)
+        >>> bool((src.generator_at(3).bit_generator.random_raw(2) == words[3:]).all())
+        True
+        >>> resolve_rng(None).generator_at(3) is None
+        True
+        """
+        if isinstance(offset, bool | np.bool_) or not isinstance(offset, numbers.Integral) \
+                or offset < 0:
+            raise ValidationError(f"offset must be an integer >= 0, got {fmt(offset)}")
+        if not self.seeded:
+            return None
+        bitgen = self.generator.bit_generator
+        # PCG64 steps one 64-bit word per state advance (counter-based generators such as
+        # Philox advance by blocks of words and buffer them, so they are not used here)
+        if type(bitgen) not in (np.random.PCG64, np.random.PCG64DXSM):
+            return None
+        copy = type(bitgen)()
+        copy.state = bitgen.state
+        copy.advance(int(offset))
+        return np.random.Generator(copy)
+
     def to_dict(self) -> dict[str, Any]:
         """``{"seeded": ..., "description": ...}`` (never the key, never the seed)."""
         return {"seeded": self.seeded, "description": self.description}

@@ -458,20 +458,38 @@ def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
 
 
 class _PolarsBatches:
-    """The function polars maps over the batches of a lazy column: every call (batch)
-    draws from a fresh child stream spawned from the call's root source (secure children
-    for the secure default), so no two batches, and no two collects, share randomness."""
+    """The function polars maps over the batches of a lazy column.
+
+    Secure default: every call (batch) draws from a fresh child stream spawned from the
+    call's root source, so no two batches, and no two collects, share randomness.
+    Seeded (research): the column has one child stream, and a batch whose first row is row
+    ``r`` of the frame draws from that stream positioned ``r`` words in (a row index
+    travels with the column), so the release is the same whatever batches polars makes
+    and in whatever order its threads run them."""
 
     def __init__(self, mech: Mechanism, sampler: AliasSampler, source: RandomSource,
-                 lock: Any, what: str) -> None:
+                 lock: Any, what: str, column: str | None = None,
+                 row: str | None = None) -> None:
         self.mech, self.sampler, self.source, self.lock, self.what = (
             mech, sampler, source, lock, what)
+        self.column, self.row = column, row
 
     def __call__(self, batch: Any) -> Any:
-        with self.lock:  # polars may run batches on several threads
-            child = self.source.spawn(1)[0]
-        return _privatize_polars(self.mech, self.sampler, batch, child.generator,
-                                 self.what)[0]
+        if self.row is None:
+            with self.lock:  # polars may run batches on several threads
+                child = self.source.spawn(1)[0]
+            return _privatize_polars(self.mech, self.sampler, batch, child.generator,
+                                     self.what)[0]
+        values = batch.struct.field(self.column)
+        rows = batch.struct.field(self.row).to_numpy()
+        first = int(rows[0]) if rows.size else 0
+        if rows.size and not np.array_equal(rows, np.arange(first, first + rows.size)):
+            raise DataError(f"{self.what}: polars handed over a batch whose rows are not "
+                            "consecutive, so a seeded release could not be reproduced; "
+                            "collect the frame and privatise the DataFrame")
+        generator = self.source.generator_at(first)
+        assert generator is not None  # (checked by the caller)
+        return _privatize_polars(self.mech, self.sampler, values, generator, self.what)[0]
 
 
 class _Names:
@@ -507,15 +525,29 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         cols, targets = columns_into(_Names(schema.names()), columns, into)
         lock = threading.Lock()
         exprs = []
-        for col, target in zip(cols, targets, strict=True):
+        # seeded: one child stream per column, positioned by row (see _PolarsBatches)
+        children = source.spawn(len(cols)) if source.seeded else []
+        positioned = bool(children) and all(c.generator_at(0) is not None for c in children)
+        row = "__pmlkit_row__"
+        while row in schema:
+            row += "_"
+        for i, (col, target) in enumerate(zip(cols, targets, strict=True)):
             what = f"column {col!r}"
             # the output dtype, from an empty column of the input's dtype
             empty = pl.Series(col, [], dtype=schema[col])
             out_dtype = _privatize_polars(mech, sampler, empty, source.generator,
                                           what)[0].dtype
-            fn = _PolarsBatches(mech, sampler, source, lock, what)
-            exprs.append(pl.col(col).map_batches(fn, return_dtype=out_dtype,
-                                                 is_elementwise=True).alias(target))
+            if positioned:
+                fn = _PolarsBatches(mech, sampler, children[i], lock, what, col, row)
+                expr = pl.struct(pl.col(col), pl.col(row))
+            else:
+                fn = _PolarsBatches(mech, sampler, source, lock, what)
+                expr = pl.col(col)
+            exprs.append(expr.map_batches(fn, return_dtype=out_dtype,
+                                          is_elementwise=True).alias(target))
+        if positioned:
+            return (values.with_row_index(row).with_columns(exprs).drop(row), tuple(cols),
+                    None, None)
         return values.with_columns(exprs), tuple(cols), None, None
     if isinstance(values, pl.Series):
         if columns is not None or into is not None:

@@ -98,10 +98,12 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         Array / ChunkedArray / Table / RecordBatch (with ``columns=``), or a dask Series /
         DataFrame (lazy result; each partition gets its own independent stream spawned
         from one root). A polars LazyFrame stays lazy: the columns are privatised batch by
-        batch when it is collected, every batch with a fresh child stream spawned from
-        this call's source (secure by default). Each collect therefore draws afresh:
-        release the output of one collect only (collect once, or ``cache()``), since two
-        independent releases of the same records leak more than one.
+        batch when it is collected. Secure default: every batch gets a fresh child stream
+        spawned from this call's source, so each collect draws afresh: release the output
+        of one collect only (collect once, or ``cache()``), since two independent releases
+        of the same records leak more than one. Seeded (research): each column gets one
+        child stream and the batch starting at row ``r`` draws from it ``r`` words in, so
+        every collect, chunk layout and thread schedule gives the same release.
     rng
         ``None`` (default): cryptographically secure randomness (:mod:`pmlkit.rng`). An
         int seed or a numpy Generator: reproducible research runs only. Which one was used
@@ -122,7 +124,8 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     LazyFrame (same name and dtype when the output labels fit it), pyarrow
     Array/ChunkedArray/Table/RecordBatch (same chunking and field metadata; dictionary
     input gives plain output), pandas/dask DataFrame. Under one seed every container gives
-    the values of the numpy path (a LazyFrame: per batch, from its own child stream).
+    the values of the numpy path (a LazyFrame: from a child stream of its own per column,
+    positioned by row).
 
     Raises
     ------
