@@ -189,6 +189,23 @@ def test_from_counts_certified_and_never_worse(counts, eps, delta):
     assert g.utility_value >= g.utility_randomized_response - 1e-8
 
 
+def test_tiny_eps_is_exact_not_a_gap_of_one():
+    """counts (2, 27), eps = 1e-6, delta = 1: the optimum is about 1e-12 nats, the master
+    LP's value 0 and its bound 1.01e-12 (HiGHS's tolerances are 1e-10). It was reported as
+    a certified gap of 1 ("within 100% of the optimum") with a PMLWarning; after exhaustive
+    pricing a difference at the LP's tolerance is no gap. The utility stays tiny: output
+    probabilities within a factor e^eps of each other give a mutual information of order
+    eps^2 = 1e-12 nats."""
+    import warnings
+
+    emp = EmpiricalDistribution.from_counts([2, 27])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", pmlkit.PMLWarning)
+        r = design_from_samples(emp, 1e-6, 1.0)
+    assert r.guarantee.optimality == "exact"
+    assert r.guarantee.utility_value <= 1e-10
+
+
 def test_every_confidence_method_designs_exactly():
     from pmlkit.confidence import METHODS, confidence_set
 

@@ -143,13 +143,19 @@ class ColgenResult:
 GAP_ABS_TOL = 1e-12
 
 
-def relative_gap(upper: float, value: float) -> float:
+#: The master LP's feasibility tolerances (``_HIGHS``): after exhaustive pricing, a bound
+#: within this many nats of the value is the LP solver's resolution, not a gap (at
+#: eps = 1e-6 on two categories the optimum itself is about 1e-12 nats).
+SOLVER_ABS_TOL = 1e-10
+
+
+def relative_gap(upper: float, value: float, abs_tol: float = GAP_ABS_TOL) -> float:
     """Relative gap ``(upper - value) / |upper|``, clipped at 0, reported as 0 below 1e-9
-    (solver tolerance) or when the difference is below ``GAP_ABS_TOL``; ``inf`` without a
+    (solver tolerance) or when the difference is below ``abs_tol``; ``inf`` without a
     finite bound."""
     if not math.isfinite(upper):
         return math.inf
-    if upper - value <= GAP_ABS_TOL:
+    if upper - value <= abs_tol:
         return 0.0
     g = (upper - value) / max(abs(upper), 1e-300)
     return 0.0 if g <= 1e-9 else float(g)

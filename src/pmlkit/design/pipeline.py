@@ -289,8 +289,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     from .colgen import (
         BOX_MAX_N,
         DP_MAX_STEPS,
+        GAP_ABS_TOL,
         MAX_ENUMERATED,
         MAX_THREE_LEVEL_N,
+        SOLVER_ABS_TOL,
         BoxOracle,
         BranchAndBoundOracle,
         EnumerationOracle,
@@ -376,14 +378,18 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     w, ed = solve_certified(build, uset, eps, what=designer)
     first = runs[eps]
     value = util.value(w, p)
-    g = relative_gap(first.upper_bound, value)
+    exhaustive = first.oracle in ("enumeration", BoxOracle.name)
+    # exhaustive pricing runs to the end whatever the budget: what is left is the master
+    # LP's tolerance (SOLVER_ABS_TOL nats), not a gap
+    g = relative_gap(first.upper_bound, value,
+                     SOLVER_ABS_TOL if exhaustive else GAP_ABS_TOL)
     method = (f"column generation over the extreme rays ({first.oracle} pricing, "
               f"{first.columns} columns, {first.iterations} rounds, HiGHS)")
     if g > gap:
         # exhaustive pricing runs to the end whatever the budget: a gap left after it is
         # the LP solver's tolerance, not the time budget
         why = ("after exhaustive pricing (the rest is the LP solver's tolerance)"
-               if first.oracle in ("enumeration", BoxOracle.name) else
+               if exhaustive else
                "stopped by the time budget (max_seconds); raise max_seconds to close it")
         warnings.warn(
             f"{designer}: certified optimality gap of {g:.3g} (requested {gap:g}) {why}: "
