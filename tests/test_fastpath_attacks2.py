@@ -1075,3 +1075,24 @@ def test_output_label_utf8_cannot_encode_is_refused_before_anything_is_written(
             pmlkit.privatize_file(mech, tmp_path / "in.parquet", tmp_path / "out.parquet",
                                   "sex", rng=1)
     assert sorted(p.name for p in tmp_path.iterdir()) in ([], ["in.csv"], ["in.parquet"])
+
+
+@pytest.mark.parametrize("unchecked", [True, False])
+def test_object_output_take_with_and_without_pandas_unchecked_take(
+        monkeypatch: pytest.MonkeyPatch, unchecked: bool) -> None:
+    """Object outputs of a bulk release are taken by pandas' unchecked take where this
+    pandas has it, by its public checked take otherwise (the internal module blocked):
+    both give the labels of the integer-code release, position by position."""
+    import sys
+
+    if not unchecked:
+        monkeypatch.setitem(sys.modules, "pandas.core.array_algos.take", None)
+    k, n = len(_IN_LABELS), 70_000
+    w = _rr(k, k, seed=2)
+    codes = np.random.default_rng(8).integers(k, size=n)
+    ref = np.asarray(pmlkit.privatize(Mechanism(w), codes, rng=5))
+    mech = Mechanism(w, tuple(_IN_LABELS), tuple(_OUT_LABELS[:k]))
+    values = np.array([_IN_LABELS[int(c)] for c in codes], dtype=object)
+    out = pmlkit.privatize(mech, values, rng=5)
+    assert out.dtype == object and out.shape == (n,)
+    assert out.tolist() == [_OUT_LABELS[int(j)] for j in ref]

