@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pmlkit
+from labelgen import LABEL, arrow, label_values, near_misses, oracle
 from pmlkit.errors import DataError
 from pmlkit.sampler import Encoder
 
@@ -21,39 +22,6 @@ pl = pytest.importorskip("polars")
 pd = pytest.importorskip("pandas")
 
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view()]
-# characters of 1 to 4 UTF-8 bytes, NUL among them
-CHARS = st.sampled_from(["a", "b", "\x00", "x", "é", "€", "𝄞", "7"])
-LABEL = st.text(CHARS, min_size=0, max_size=9)
-
-
-def oracle(labels: list[str], values: list[str | None]) -> list[int]:
-    table = {lab: i for i, lab in enumerate(labels)}
-    return [-1 if v is None else table.get(v, -1) for v in values]
-
-
-def near_misses(labels: list[str]) -> list[str]:
-    """Strings an encoder must not confuse with a label: prefixes, extensions by a NUL or a
-    character, and longer strings sharing the label's first and last 8 bytes."""
-    out = []
-    for lab in labels:
-        out += [lab[:-1], lab + "\x00", lab + "a", "\x00" + lab,
-                lab[:8] + "MIDDLE" + lab[-8:], lab + lab]
-    return out
-
-
-@st.composite
-def label_values(draw: st.DrawFn) -> tuple[list[str], list[str | None]]:
-    labels = draw(st.lists(LABEL, min_size=1, max_size=8, unique=True))
-    pool = labels + near_misses(labels) + [None]
-    values = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=60))
-    return labels, values
-
-
-def arrow(values: list[str | None], t: object, offset: int) -> object:
-    """An Arrow array of ``values`` whose buffers start ``offset`` records earlier (a
-    slice), so offsets/views do not start at 0."""
-    pad = ["pad", "\x00\x00"] * offset
-    return pa.array(pad[:offset] + values, type=t).slice(offset)
 
 
 @settings(max_examples=80)

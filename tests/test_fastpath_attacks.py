@@ -28,6 +28,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pmlkit
+from labelgen import load_kernels
 from pmlkit import Mechanism
 from pmlkit.errors import DataError
 
@@ -1083,27 +1084,13 @@ def test_manifest_digest_is_the_published_bytes(tmp_path: Any, name: str) -> Non
     assert str(len(data)) in found
 
 
-def _load_kernels() -> None:
-    """Load optional compiled kernels now if this version has them (they may otherwise
-    load only after many records), so the comparisons below exercise them."""
-    import importlib
-
-    try:
-        kernels = importlib.import_module("pmlkit._kernels")
-    except ImportError:
-        return
-    load = getattr(kernels, "compiled", None)
-    if callable(load):
-        load()
-
-
 def test_compiled_and_plain_draws_agree(monkeypatch: pytest.MonkeyPatch,
                                         reference_release: np.ndarray) -> None:
     """An optional compiled draw kernel (disabled by ``PMLKIT_NO_NUMBA=1``; one or two
     threads by ``PMLKIT_THREADS``) and the numpy path give the same outputs under one
     seed: whole arrays around the 2**17 and 2**20 thresholds, narrow categorical codes
     (remapped) and Mechanism.apply."""
-    _load_kernels()
+    load_kernels()
     mech = Mechanism(_W50)
     cat = pd.Series(pd.Categorical.from_codes(_CODES.astype(np.int8),
                                               categories=list(range(_K))))
@@ -1127,7 +1114,7 @@ def test_concurrent_releases_match_sequential_ones() -> None:
     tables, any shared worker thread) get exactly their sequential releases."""
     from concurrent.futures import ThreadPoolExecutor
 
-    _load_kernels()
+    load_kernels()
     mech = Mechanism(_W50)
     codes = _CODES[:(1 << 18) + 3]
     seeds = list(range(20, 26))
@@ -1402,7 +1389,7 @@ def test_compiled_and_plain_draws_agree_on_wide_tables(monkeypatch: pytest.Monke
     """32,769 outputs (16-bit column numbers): a compact-cell draw must fall back to the
     full threshold for the records whose coin ties its top bits (about one in 2**16 for
     32-bit cells), so 2**19 records exercise a few ties; plain and categorical codes."""
-    _load_kernels()
+    load_kernels()
     rng = np.random.default_rng(40)
     w = rng.dirichlet(np.full(32_769, 0.05), size=3)
     w[2] = 0.0

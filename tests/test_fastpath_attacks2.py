@@ -33,6 +33,7 @@ import pyarrow as pa
 import pytest
 
 import pmlkit
+from labelgen import load_kernels
 from pmlkit import Mechanism
 from pmlkit.errors import DataError, ValidationError
 
@@ -43,23 +44,9 @@ pq = pytest.importorskip("pyarrow.parquet")
 N = 4600
 
 
-def _load_kernels() -> None:
-    """Load the optional compiled kernels now (they may otherwise load only after many
-    records), so that the fast paths are the ones attacked."""
-    import importlib
-
-    try:
-        kernels = importlib.import_module("pmlkit._kernels")
-    except ImportError:
-        return
-    load = getattr(kernels, "compiled", None)
-    if callable(load):
-        load()
-
-
 @pytest.fixture(autouse=True, scope="module")
 def _kernels_loaded() -> None:
-    _load_kernels()
+    load_kernels()
 
 
 # --------------------------------------------------------------------------------------

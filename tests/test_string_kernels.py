@@ -11,6 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import pmlkit
+from labelgen import LABEL, arrow, label_values, near_misses, oracle
 from pmlkit import _kernels, sampler
 from pmlkit.errors import DataError, ValidationError
 from pmlkit.sampler import Encoder, _StringTable, arrow_take
@@ -21,9 +22,6 @@ pd = pytest.importorskip("pandas")
 pytest.importorskip("numba")
 
 STRING_TYPES = [pa.string(), pa.large_string(), pa.string_view()]
-# characters of 1 to 4 UTF-8 bytes, NUL among them
-CHARS = st.sampled_from(["a", "b", "\x00", "x", "é", "€", "𝄞", "7"])
-LABEL = st.text(CHARS, min_size=0, max_size=9)
 
 
 @pytest.fixture
@@ -34,32 +32,6 @@ def kernels(monkeypatch: pytest.MonkeyPatch) -> dict:
     assert k is not None
     monkeypatch.setattr(sampler, "_STRING_KERNEL_MIN", 0)
     return k
-
-
-def oracle(labels: list[str], values: list[str | None]) -> list[int]:
-    table = {lab: i for i, lab in enumerate(labels)}
-    return [-1 if v is None else table.get(v, -1) for v in values]
-
-
-def near_misses(labels: list[str]) -> list[str]:
-    out = []
-    for lab in labels:
-        out += [lab[:-1], lab + "\x00", lab + "a", "\x00" + lab,
-                lab[:8] + "MIDDLE" + lab[-8:], lab + lab, lab[:16] + "z" + lab[16:]]
-    return out
-
-
-def arrow(values: list[str | None], t: object, offset: int) -> object:
-    pad = ["pad", "\x00\x00"] * offset
-    return pa.array(pad[:offset] + values, type=t).slice(offset)
-
-
-@st.composite
-def label_values(draw: st.DrawFn) -> tuple[list[str], list[str | None]]:
-    labels = draw(st.lists(LABEL, min_size=1, max_size=8, unique=True))
-    pool = labels + near_misses(labels) + [None]
-    values = draw(st.lists(st.sampled_from(pool), min_size=0, max_size=60))
-    return labels, values
 
 
 @settings(max_examples=80, deadline=None,
