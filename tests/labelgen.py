@@ -60,3 +60,23 @@ def load_kernels() -> None:
     load = getattr(kernels, "compiled", None)
     if callable(load):
         load()
+
+
+def as_list(out: Any) -> list[Any]:
+    """The values of any release container as a Python list."""
+    import numpy as np
+    import pandas as pd
+    import polars as pl
+    import pyarrow as pa
+
+    if isinstance(out, pa.Array | pa.ChunkedArray):
+        return list(out.to_pylist())
+    if isinstance(out, pl.Series):
+        return list(out.to_list())
+    if isinstance(out, pd.Series):
+        return list(out.tolist())
+    if isinstance(out, np.ndarray):
+        return list(out.tolist())
+    if isinstance(out, pd.Categorical | pd.api.extensions.ExtensionArray):
+        return list(out.tolist())
+    return list(out)

@@ -28,7 +28,7 @@ import pyarrow.compute as pc
 import pytest
 
 import pmlkit
-from labelgen import load_kernels
+from labelgen import as_list, load_kernels
 from pmlkit import Mechanism
 from pmlkit.errors import DataError
 
@@ -79,20 +79,6 @@ def permutation_mechanism(labels: list[Any], seed: int = 0) -> tuple[Mechanism, 
     w = np.zeros((n, n))
     w[np.arange(n), perm] = 1.0
     return Mechanism(w, tuple(labels), tuple(range(n))), perm
-
-
-def as_list(out: Any) -> list[Any]:
-    if isinstance(out, pa.Array | pa.ChunkedArray):
-        return list(out.to_pylist())
-    if isinstance(out, pl.Series):
-        return list(out.to_list())
-    if isinstance(out, pd.Series):
-        return list(out.tolist())
-    if isinstance(out, np.ndarray):
-        return list(out.tolist())
-    if isinstance(out, pd.Categorical | pd.api.extensions.ExtensionArray):
-        return list(out.tolist())
-    return list(out)
 
 
 def _obj(values: list[Any]) -> np.ndarray:

@@ -33,7 +33,7 @@ import pyarrow as pa
 import pytest
 
 import pmlkit
-from labelgen import load_kernels
+from labelgen import as_list, load_kernels
 from pmlkit import Mechanism
 from pmlkit.errors import DataError, ValidationError
 
@@ -168,16 +168,6 @@ def _container(layout: str, values: list[Any], typ: Any) -> Any:
             return pa.array(values, type=typ)
         return _exact_buffers(values, typ)
     raise AssertionError(layout)
-
-
-def _as_list(out: Any) -> list[Any]:
-    if isinstance(out, pa.Array | pa.ChunkedArray):
-        return list(out.to_pylist())
-    if isinstance(out, pl.Series):
-        return list(out.to_list())
-    if isinstance(out, pd.Series):
-        return list(out.tolist())
-    return list(np.asarray(out, dtype=object).tolist())
 
 
 @pytest.mark.parametrize("layout", ["plain", "sliced", "chunked", "exact"])
@@ -335,7 +325,7 @@ def test_string_outputs_are_labels_of_the_integer_release(kind: str, outs: str) 
     mech = Mechanism(w, tuple(_IN_LABELS), tuple(out_labels))
     x = _string_inputs(kind, values)
     out = pmlkit.privatize(mech, x, rng=21)
-    got = _as_list(out)
+    got = as_list(out)
     assert len(got) == n and None not in got
     allowed = {lab.encode() for lab in out_labels}
     assert all(isinstance(g, str) and g.encode() in allowed for g in got)
@@ -351,7 +341,7 @@ def test_string_outputs_are_labels_of_the_integer_release(kind: str, outs: str) 
 
 
 def _freeze(x: Any) -> list[Any]:
-    return _as_list(x)
+    return as_list(x)
 
 
 def _scribble(x: Any) -> None:
@@ -395,7 +385,7 @@ def test_mutating_a_release_does_not_change_the_next(kind: str) -> None:
     _scribble(second)
     third = pmlkit.privatize(mech, _string_inputs(kind, values), rng=8)
     assert _freeze(third) == kept
-    assert _as_list(x) == values  # the input itself is never written
+    assert as_list(x) == values  # the input itself is never written
 
 
 def test_compiled_threads_and_plain_paths_agree(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -415,7 +405,7 @@ def test_compiled_threads_and_plain_paths_agree(monkeypatch: pytest.MonkeyPatch)
         monkeypatch.setenv("PMLKIT_NO_NUMBA", no_numba)
         monkeypatch.setenv("PMLKIT_THREADS", threads)
         for a in arrs:
-            assert _as_list(pmlkit.privatize(mech, a, rng=13)) == want, (no_numba, threads)
+            assert as_list(pmlkit.privatize(mech, a, rng=13)) == want, (no_numba, threads)
 
 
 def test_release_without_numba_in_a_fresh_process() -> None:
@@ -495,7 +485,7 @@ def test_csv_few_text_labels_keep_untouched_bytes(tmp_path: Path, layout: str) -
     lines = _output_lines(out, nl)
     assert len(lines) == len(rows) + 1 and lines[0] == "a,sex,c"
     labels_in = [_LABEL_CELLS[r[1]] for r in rows]
-    want = _as_list(pmlkit.privatize(mech, labels_in, rng=17))
+    want = as_list(pmlkit.privatize(mech, labels_in, rng=17))
     for i, (line, row) in enumerate(zip(lines[1:], rows, strict=True)):
         a, _, c = next(csv.reader(io.StringIO(",".join(row))))
         assert "\r" not in line and "\n" not in line  # one line ending, the input's
@@ -624,7 +614,7 @@ def test_polars_engine_writes_the_pyarrow_engines_table(tmp_path: Path, fam: str
     assert doc_a == doc_b
     assert a.equals(b)
     col = into or "sex"
-    assert a.column(col).to_pylist() == _as_list(pmlkit.privatize(mech, vals, rng=23))
+    assert a.column(col).to_pylist() == as_list(pmlkit.privatize(mech, vals, rng=23))
     assert a.column("id").to_pylist() == list(range(70_000))
     if into is not None:
         assert a.column("sex").to_pylist() == vals
@@ -703,7 +693,7 @@ def test_k1000_remapped_categories_follow_the_integer_release(kind: str) -> None
             x = pl.Series("s", values, dtype=pl.Enum(order))
         else:
             x = _string_inputs("object", values)
-        got = np.asarray(_as_list(pmlkit.privatize(mech, x, rng=31)), dtype=np.int64)
+        got = np.asarray(as_list(pmlkit.privatize(mech, x, rng=31)), dtype=np.int64)
         assert np.array_equal(got, ref), int(np.count_nonzero(got != ref))
 
 
@@ -722,7 +712,7 @@ def test_csv_many_text_labels_and_csv_to_parquet(tmp_path: Path, into: str | Non
     from pmlkit.io import CsvOptions
 
     opts = CsvOptions(null_values=("NA",))  # "" is then a text, the label ""
-    want = _as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=5))
+    want = as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=5))
     cells_in = [next(csv.reader(io.StringIO(",".join(r)))) for r in rows]
     pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into=into, rng=5,
                           batch_rows=3_000, csv=opts)
@@ -753,7 +743,7 @@ def test_output_label_utf8_cannot_encode_is_released_or_refused_cleanly(kind: st
         out = pmlkit.privatize(mech, _string_inputs(kind, values), rng=1)
     except PMLError:
         return
-    got = _as_list(out)
+    got = as_list(out)
     assert len(got) == len(values) and set(got) <= {"ok", "\ud800"}
 
 
@@ -855,13 +845,13 @@ def test_concurrent_orders_and_copies_of_a_large_mechanism() -> None:
     def one(s: int) -> bool:
         order = [labels[int(i)] for i in np.random.default_rng(s).permutation(k)]
         x = pd.Series(pd.Categorical(values, categories=order))
-        got = np.asarray(_as_list(pmlkit.privatize(mech, x, rng=s)), dtype=np.int64)
+        got = np.asarray(as_list(pmlkit.privatize(mech, x, rng=s)), dtype=np.int64)
         return bool(np.array_equal(got, ref[s]))
 
     with ThreadPoolExecutor(4) as pool:
         assert all(pool.map(one, range(4)))
     for twin in (pickle.loads(pickle.dumps(mech)), copy.deepcopy(mech)):
-        got = np.asarray(_as_list(pmlkit.privatize(twin, pa.array(values), rng=2)))
+        got = np.asarray(as_list(pmlkit.privatize(twin, pa.array(values), rng=2)))
         assert np.array_equal(got.astype(np.int64), ref[2])
 
 
@@ -874,7 +864,7 @@ def test_polars_lazy_and_frames_with_text_columns() -> None:
     n = 9_000
     a = _values(labels, n, seed=1)
     df = pl.DataFrame({"a": a, "id": list(range(n))})
-    want = _as_list(pmlkit.privatize(mech, pl.Series("a", a), rng=4))
+    want = as_list(pmlkit.privatize(mech, pl.Series("a", a), rng=4))
     eager = pmlkit.privatize(mech, df, columns="a", into="a_p", rng=4)
     lazy = pmlkit.privatize(mech, df.lazy(), columns="a", into="a_p", rng=4).collect()
     for out in (eager, lazy):
@@ -915,7 +905,7 @@ def test_csv_strip_whitespace_and_into_with_few_labels(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_bytes(_csv_bytes(rows, "\n", bom=False, last_nl=True))
     mech = Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("F", "M"), ("F", "M"))
-    want = _as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=9))
+    want = as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=9))
     pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into="sex_p", rng=9,
                           csv=CsvOptions(strip_whitespace=True), batch_rows=6_000)
     out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
