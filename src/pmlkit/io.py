@@ -400,6 +400,9 @@ def read_column(path: str | os.PathLike[str], column: str, *,
     Returns
     -------
     pyarrow.ChunkedArray
+        A CSV column has the type pyarrow infers (see :func:`read_table`): numbers become
+        integers or floats, and a column holding any cell that is not valid UTF-8 becomes
+        ``binary``, every cell then ``bytes`` (text is never silently decoded or replaced).
 
     Raises
     ------
@@ -414,6 +417,9 @@ def read_column(path: str | os.PathLike[str], column: str, *,
     >>> _ = (folder / "people.csv").write_text("id,sex\\n1,F\\n2,M\\n3,M\\n")
     >>> read_column(folder / "people.csv", "sex").to_pylist()
     ['F', 'M', 'M']
+    >>> _ = (folder / "raw.csv").write_bytes(b"sex\\nF\\n\\xff\\n")  # not UTF-8
+    >>> read_column(folder / "raw.csv", "sex").to_pylist()
+    [b'F', b'\\xff']
     """
     if not isinstance(column, str):
         raise ValidationError(f"column must be a column name (str), got {column!r}")
