@@ -877,6 +877,17 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     return [n for n, ok in small.items() if ok]
 
 
+def _discard(hashed: Any, tmp: Path) -> None:
+    """After a failed write: close the hashing file (its own errors ignored: the first
+    error is the one raised) and remove the temporary output."""
+    try:
+        if hashed is not None:
+            hashed.close()
+    except Exception:
+        pass
+    tmp.unlink(missing_ok=True)
+
+
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -1054,12 +1065,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 sink.close()
         except Exception:
             pass
-        try:
-            if hashed is not None:
-                hashed.close()
-        except Exception:
-            pass
-        tmp.unlink(missing_ok=True)
+        _discard(hashed, tmp)
         raise
     return _Staged(tmp, out, rows, sha, size)
 
@@ -1276,12 +1282,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
             raise _PolarsMismatch(f"it wrote {tmp.stat().st_size} bytes, {size} of them "
                                   "through the hashing file")
     except BaseException:
-        try:
-            if hashed is not None:
-                hashed.close()
-        except Exception:
-            pass
-        tmp.unlink(missing_ok=True)
+        _discard(hashed, tmp)
         raise
     return _Staged(tmp, out, rows, sha, size, engine="polars")
 
