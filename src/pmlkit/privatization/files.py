@@ -30,6 +30,17 @@ Speed without shortcuts
   the writer's size cap. Values, types, metadata and codecs do not change.
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
+* Three threads share the work of the pyarrow engine, so a second core is used where
+  there is one: a reading thread parses the next batches (and checks them) while the
+  calling thread privatises and formats the current one, and a hashing thread hashes and
+  writes the formatted bytes. The random draws stay on the calling thread, one stream in
+  row order, so the release does not depend on the threads; the queues between them hold
+  a few batches at most, and every thread is stopped and joined before a run returns or
+  fails (errors, SIGINT, SIGTERM), before its temporary file is removed.
+* CSV text is read without the parser's per-value UTF-8 check; each batch's text is
+  instead checked by one scan for bytes >= 0x80 (ASCII is UTF-8), and only a column
+  holding such bytes is checked value by value. A cell that is not UTF-8 is refused as
+  before, naming its column and data row.
 * A few text labels under the default policies (a missing or unknown value is an error,
   no stripping, no label that is a null marker) are found by one exact comparison per
   label: a CSV column replaced in place is then read as plain text (building the
@@ -888,6 +899,99 @@ def _discard(hashed: Any, tmp: Path) -> None:
     tmp.unlink(missing_ok=True)
 
 
+class _Prefetch:
+    """Iterate ``source`` on a daemon thread, at most ``depth`` items ahead of the caller,
+    in order (reading and parsing the next batches while the caller privatises and
+    writes this one: pyarrow releases the GIL while it reads and parses).
+
+    The thread alone advances ``source`` and closes it (a generator's ``finally`` blocks,
+    closing its reader, run on the thread that iterated it), so nothing the thread uses is
+    closed under it. An exception raised by ``source`` is raised by the caller's
+    ``next`` in its place in the order. :meth:`close` (always called, also on errors and
+    signals) tells the thread to stop after the item it is reading, empties the queue and
+    joins the thread; a signal arriving during the join does not abandon it (it is raised
+    after), so no read is left running while the process exits."""
+
+    def __init__(self, source: Any, depth: int = 2) -> None:
+        import queue
+        import threading
+
+        self._source = source
+        self._queue: Any = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._run, name="pmlkit-read", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for item in self._source:
+                if not self._put((True, item)):
+                    return
+            self._put((False, None))
+        except BaseException as exc:  # handed over to the caller, raised there
+            self._put((False, exc))
+        finally:
+            close = getattr(self._source, "close", None)
+            if close is not None:
+                close()
+
+    def _put(self, item: Any) -> bool:
+        import queue
+
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> _Prefetch:
+        return self
+
+    def __next__(self) -> Any:
+        import queue
+
+        if self._done:
+            raise StopIteration
+        while True:
+            try:
+                ok, item = self._queue.get(timeout=0.5)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    self._done = True  # cannot happen: the thread always hands over an end
+                    raise DataError("the reading thread ended without finishing the "
+                                    "input") from None
+        if ok:
+            return item
+        self._done = True
+        if item is None:
+            raise StopIteration
+        raise item
+
+    def close(self) -> None:
+        import queue
+
+        self._stop.set()
+        pending: BaseException | None = None
+        while self._thread.is_alive():
+            try:
+                while True:  # empty the queue: a waiting put then sees the stop
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
+            except BaseException as exc:  # a signal: finish the join, raise it after
+                pending = pending or exc
+            try:
+                self._thread.join(0.05)
+            except BaseException as exc:
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -984,7 +1088,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     rows = 0
     try:
         try:
-            hashed = HashingFile(tmp)  # hashed as written: the output is not read again
+            # hashed as written (not read again), on a helper thread beside this one
+            hashed = HashingFile(tmp, background=True)
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
@@ -1018,6 +1123,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
         else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
+        batches = _Prefetch(batches)  # the next batches are read while this one is written
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1033,18 +1139,21 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
-        for batch in batches:
-            new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
-                                   policies, from_text=in_fmt == "csv", schema=schema)
-            if new is None:  # a problem was found: keep counting it, write nothing
-                failed = True
-                continue
-            if failed:
-                continue
-            write(new)
-            rows += new.num_rows
-            if bar is not None:
-                bar.update(new.num_rows)
+        try:
+            for batch in batches:
+                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
+                                       policies, from_text=in_fmt == "csv", schema=schema)
+                if new is None:  # a problem was found: keep counting it, write nothing
+                    failed = True
+                    continue
+                if failed:
+                    continue
+                write(new)
+                rows += new.num_rows
+                if bar is not None:
+                    bar.update(new.num_rows)
+        finally:
+            batches.close()
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
