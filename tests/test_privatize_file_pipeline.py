@@ -179,7 +179,12 @@ def _threads() -> set[str]:
     return {t.name for t in threading.enumerate() if t.name.startswith("pmlkit-")}
 
 
-def test_background_hashing_file_hashes_the_bytes_given(tmp_path):
+@pytest.mark.parametrize("writeback", [1 << 25, 1000])
+def test_background_hashing_file_hashes_the_bytes_given(tmp_path, monkeypatch, writeback):
+    """Also when the kernel is asked to write back (and drop) pages every 1000 bytes."""
+    import pmlkit.privatization._publish as publish
+
+    monkeypatch.setattr(publish, "WRITEBACK_BYTES", writeback)
     g = np.random.default_rng(4)
     pieces = [g.bytes(int(n)) for n in g.integers(0, 300_000, 60)]
     f = HashingFile(tmp_path / "bg.bin", background=True)

@@ -146,11 +146,12 @@ MANIFEST_SUFFIX = ".pmlkit.json"
 #: The ``"format"`` entry of every manifest pmlkit writes.
 MANIFEST_FORMAT = "pmlkit-privatization"
 #: Rows per batch read from a CSV input at most (pyarrow sizes CSV blocks in bytes from
-#: it, ~64 bytes a row: 4 MB blocks; ~3x faster than 64 MB ones, and the reader's
-#: read-ahead peaks ~140 MiB lower than with 8 MB blocks on 10^7 rows, at the same CPU
-#: time). Batches only split the work: the values drawn and the bytes written do not
-#: depend on them.
-CSV_BATCH_ROWS = 1 << 16
+#: it, ~64 bytes a row: 1 MiB blocks, its default). pyarrow's CSV reader reads up to 32
+#: blocks ahead, so its memory grows with the block: on 10^7 rows the run peaked at
+#: +160 MiB with 1 MiB blocks, +229 with 2 MiB and +305 with 4 MiB, at the same CPU time
+#: within noise. Batches only split the work: the values drawn and the bytes written do
+#: not depend on them.
+CSV_BATCH_ROWS = 1 << 14
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 #: What to do with a missing value in a privatised column.
@@ -1115,7 +1116,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
-        if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
+        if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, CSV_BATCH_ROWS)
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
