@@ -62,10 +62,10 @@ class HashingFile:
     With ``background=True`` the hashing and the writing to disk run on a helper thread
     (``hashlib`` and file writes release the GIL, so they overlap the caller's work on a
     second core), fed in order through a queue of at most :data:`QUEUE_DEPTH` pieces, so
-    memory stays bounded. A piece is queued as the immutable object it came as (``bytes``,
-    or an Arrow buffer, which Arrow never changes once handed over) and anything else is
-    copied first, so the bytes hashed are the bytes given even if the caller reuses its
-    buffer. An error on the helper thread (a full disk) is raised by the next
+    memory stays bounded. ``bytes`` (immutable) are queued as they are and anything else
+    (an Arrow buffer included: pyarrow's CSV writer formats every slice into the same
+    buffer) is copied first, so the bytes hashed are the bytes given even if the caller
+    reuses its buffer. An error on the helper thread (a full disk) is raised by the next
     :meth:`write`, by :meth:`close` and by :meth:`finish`; after an error the helper keeps
     taking pieces (and drops them), so a writer never waits on a full queue. The thread
     is a daemon and is always stopped and joined by :meth:`close` (even when a signal
@@ -143,8 +143,10 @@ class HashingFile:
                 raise self._error
             if self._thread is None or self._fh.closed:
                 raise ValueError("write to a closed file")
-            if not (isinstance(data, bytes) or _is_arrow_buffer(data)):
-                data = view.tobytes()  # the caller may reuse its buffer: hash a copy
+            if not isinstance(data, bytes):
+                # the caller may reuse its buffer once this returns (pyarrow's CSV writer
+                # hands over one buffer it formats every slice into): queue a copy
+                data = view.tobytes()
             if n:
                 self._queue.put(data)
         self.size += n
@@ -221,14 +223,6 @@ WRITEBACK_BYTES = 1 << 25
 #: Pieces waiting for the hashing thread of a background :class:`HashingFile` at most
 #: (pyarrow's sinks hand over pieces of about 1 MiB, a CSV batch at most a few MiB).
 QUEUE_DEPTH = 8
-
-
-def _is_arrow_buffer(data: Any) -> bool:
-    """Whether ``data`` is a pyarrow Buffer (without importing pyarrow)."""
-    import sys
-
-    pa = sys.modules.get("pyarrow")
-    return pa is not None and isinstance(data, pa.Buffer)
 
 
 def _alive(pid: int) -> bool:

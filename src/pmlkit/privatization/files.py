@@ -1124,7 +1124,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
         else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
-        batches = _Prefetch(batches)  # the next batches are read while this one is written
+        # the next batches are read while this one is written (Parquet batches are large:
+        # one ahead; CSV blocks are 1 MiB: a few)
+        batches = _Prefetch(batches, 1 if in_fmt == "parquet" else 4)
         out_writer = writer
 
         def write(new: Any) -> None:
