@@ -1,5 +1,6 @@
-"""The threaded file pipeline (a reading thread, the calling thread drawing, a hashing
-thread writing) keeps every promise of the serial one.
+"""The threaded file pipeline (a reading thread, the calling thread drawing, a writing
+thread formatting, a hashing thread hashing and writing) keeps every promise of the serial
+one.
 
 * A seeded run releases exactly what the previous, serial release did: the CSV and TSV
   outputs byte for byte and the Parquet values (the Parquet metadata holds a salted seed
@@ -11,7 +12,9 @@ thread writing) keeps every promise of the serial one.
   reuses its buffer at once; a disk error on the hashing thread is raised in the caller
   and the thread ends.
 * The reading thread hands over items in order and an exception in its place; closing it
-  early stops and joins it, and the source is closed on the thread that read it.
+  early stops and joins it, and the source is closed on the thread that read it. The
+  writing thread writes items in order, raises a write error in the caller, and closing
+  it finishes the item being written, drops the rest and joins it.
 * A run that fails late (an unknown label, text that is not UTF-8, a full disk) or is
   terminated (SIGTERM) leaves no file and no thread behind, and exits with 143 (not a
   crash).
@@ -283,6 +286,46 @@ def test_prefetch_order_errors_and_early_close():
     assert [next(p) for _ in range(3)] == [0, 1, 2]
     p.close()
     assert closed_on == ["pmlkit-read"] and _threads() == set()
+
+
+def test_write_behind_order_errors_and_close():
+    got: list[int] = []
+    w = F._WriteBehind(got.append, 2)
+    for i in range(500):
+        w.put(i)
+    w.finish()
+    assert got == list(range(500))
+
+    def fail_at_7(i: int) -> None:
+        if i == 7:
+            raise DataError("cannot write item 7")
+        got.append(i)
+
+    got.clear()
+    w = F._WriteBehind(fail_at_7, 2)
+    with pytest.raises(DataError, match="item 7"):
+        for i in range(10_000):  # the error stops the caller long before the end
+            w.put(i)
+        w.finish()
+    w.close()
+    assert got == list(range(7))
+
+    started = threading.Event()
+    release = threading.Event()
+
+    def slow(i: int) -> None:
+        started.set()
+        release.wait(5)
+        got.append(i)
+
+    got.clear()
+    w = F._WriteBehind(slow, 3)
+    for i in range(3):
+        w.put(i)
+    started.wait(5)
+    threading.Timer(0.05, release.set).start()
+    w.close()  # the item being written is finished, those waiting are dropped
+    assert got == [0] and _threads() == set()
 
 
 def _csv(path: Path, n: int, bad_row: int | None = None, bad: bytes = b"Nope") -> Path:

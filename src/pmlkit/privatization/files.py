@@ -30,13 +30,14 @@ Speed without shortcuts
   the writer's size cap. Values, types, metadata and codecs do not change.
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
-* Three threads share the work of the pyarrow engine, so a second core is used where
-  there is one: a reading thread parses the next batches (and checks them) while the
-  calling thread privatises and formats the current one, and a hashing thread hashes and
-  writes the formatted bytes. The random draws stay on the calling thread, one stream in
-  row order, so the release does not depend on the threads; the queues between them hold
-  a few batches at most, and every thread is stopped and joined before a run returns or
-  fails (errors, SIGINT, SIGTERM), before its temporary file is removed.
+* Four threads share the work of the pyarrow engine, so other cores are used where there
+  are some: a reading thread parses the next batches (and checks them), the calling
+  thread privatises the current one, a writing thread formats (CSV) or encodes (Parquet)
+  the previous one, and a hashing thread hashes and writes the bytes. The random draws
+  stay on the calling thread, one stream in row order, so the release does not depend on
+  the threads; the queues between them hold a few batches at most (one Parquet batch),
+  and every thread is stopped and joined before a run returns or fails (errors, SIGINT,
+  SIGTERM), before the writer is closed and the temporary file removed.
 * CSV text is read without the parser's per-value UTF-8 check; each batch's text is
   instead checked by one scan for bytes >= 0x80 (ASCII is UTF-8), and only a column
   holding such bytes is checked value by value. A cell that is not UTF-8 is refused as
@@ -993,6 +994,78 @@ class _Prefetch:
             raise pending
 
 
+class _WriteBehind:
+    """Call ``fn`` on each item :meth:`put`, in order, on a daemon thread (formatting and
+    writing a batch while the caller privatises the next one; pyarrow releases the GIL
+    while it encodes). At most ``depth`` items wait. An exception raised by ``fn`` is
+    raised by the next :meth:`put` or by :meth:`finish` (the items after it are dropped).
+    :meth:`close` (always called, also on errors and signals) lets the thread finish the
+    item it is on and joins it, so the writer is never closed under it; a signal arriving
+    during the join does not abandon it (it is raised after)."""
+
+    _END = object()
+
+    def __init__(self, fn: Any, depth: int) -> None:
+        import queue
+        import threading
+
+        self._fn = fn
+        self._queue: Any = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._drop = False
+        self._thread: Any = threading.Thread(target=self._run, name="pmlkit-write",
+                                             daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if self._error is not None or self._drop:
+                continue  # keep taking items: the caller never waits on a full queue
+            try:
+                self._fn(item)
+            except BaseException as exc:  # raised on the caller's thread
+                self._error = exc
+
+    def put(self, item: Any) -> None:
+        if self._error is not None:
+            raise self._error
+        self._queue.put(item)
+
+    def finish(self) -> None:
+        """Wait until every item is written; raise the first error of ``fn``."""
+        self._stop()
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        """Drop the items not yet started, and join the thread."""
+        self._drop = True
+        self._stop()
+
+    def _stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        pending: BaseException | None = None
+        sent = False
+        while not sent:
+            try:
+                self._queue.put(self._END)
+                sent = True
+            except BaseException as exc:  # a signal while the queue was full: retry
+                pending = pending or exc
+        while thread.is_alive():
+            try:
+                thread.join()
+            except BaseException as exc:
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -1142,21 +1215,29 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
+        # batches are written on a writing thread while the next one is privatised
+        # (Parquet batches are large: one waits; CSV blocks are 1 MiB: a few)
+        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4)
         try:
-            for batch in batches:
-                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
-                                       policies, from_text=in_fmt == "csv", schema=schema)
-                if new is None:  # a problem was found: keep counting it, write nothing
-                    failed = True
-                    continue
-                if failed:
-                    continue
-                write(new)
-                rows += new.num_rows
-                if bar is not None:
-                    bar.update(new.num_rows)
+            try:
+                for batch in batches:
+                    new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
+                                           gen, policies, from_text=in_fmt == "csv",
+                                           schema=schema)
+                    if new is None:  # a problem was found: keep counting it, write nothing
+                        failed = True
+                        continue
+                    if failed:
+                        continue
+                    behind.put(new)
+                    rows += new.num_rows
+                    if bar is not None:
+                        bar.update(new.num_rows)
+            finally:
+                batches.close()
+            behind.finish()
         finally:
-            batches.close()
+            behind.close()  # joined before the writer is closed
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
