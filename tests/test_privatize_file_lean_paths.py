@@ -4,6 +4,9 @@ release exactly what the general paths release.
 * A text dictionary's entries are matched against the labels in Python: the input
   indices equal a brute-force lookup of every row's text, and a row holding anything
   but a label hands the chunk to the encoder (which counts every problem).
+* A text chunk's input indices found by one comparison per label, or by the rows'
+  lengths and one comparison of the bytes (labels of distinct UTF-8 lengths), equal a
+  brute-force lookup, on sliced chunks and lookalike values.
 * The Arrow arrays built from buffers equal ``pyarrow.array`` of the same values.
 * The polars engine matches text labels by a strict Enum cast and gathers the released
   labels as polars strings: under one seed it releases what the pyarrow engine releases,
@@ -205,11 +208,17 @@ def test_text_labels_do_not_import_pandas(tmp_path, fmt, engine):
     assert dst.exists()
 
 
-@settings(max_examples=80, deadline=None)
-@given(st.lists(st.sampled_from(LABELS + NOT_LABELS), max_size=40),
-       st.sampled_from([LABELS[:1], LABELS[:3], LABELS[2:8]]), st.booleans())
-def test_equality_codes_equal_a_brute_force_lookup(values, labels, wide) -> None:
+@settings(max_examples=120, deadline=None)
+@given(st.lists(st.sampled_from(LABELS + NOT_LABELS + ("Female", "Male", "Femal", "Mal")),
+                max_size=40),
+       st.sampled_from([LABELS[:1], LABELS[:3], LABELS[2:8],
+                        # labels of distinct byte lengths: matched by length, then bytes
+                        ("Female", "Male"), ("", "F ", "a,b", "日本"), ("é", "e\u0301x")]),
+       st.booleans(), st.integers(0, 3))
+def test_equality_codes_equal_a_brute_force_lookup(values, labels, wide, lo) -> None:
     arr = pa.array(values, type=pa.large_string() if wide else pa.string())
+    arr = arr.slice(min(lo, len(values)))  # a chunk that does not start at offset 0
+    values = values[min(lo, len(values)):]
     got = F._equality_codes(labels, arr)
     if all(v in labels for v in values):
         assert got is not None and got.tolist() == [labels.index(v) for v in values]

@@ -44,9 +44,11 @@ Speed without shortcuts
   before, naming its column and data row.
 * A few text labels under the default policies (a missing or unknown value is an error,
   no stripping, no label that is a null marker) are found by one exact comparison per
-  label: a CSV column replaced in place is then read as plain text (building the
-  parser's dictionary costs more than the comparisons), and a chunk in which any value
-  equals no label goes through the policy and the encoder, which count every problem.
+  label, or, where the labels' UTF-8 lengths all differ (``Female``, ``Male``), by each
+  row's length and one comparison of the chunk's bytes with those labels' bytes: a CSV
+  column replaced in place is then read as plain text (building the parser's dictionary
+  costs more than the comparisons), and a chunk in which any value equals no label goes
+  through the policy and the encoder, which count every problem.
 * No Python list or scalar is converted by ``pyarrow.array``/``pyarrow.scalar`` on the
   way of text labels (they import pandas, about 0.3 s); the few small arrays needed are
   built from their buffers.
@@ -96,6 +98,7 @@ metadata under the key ``pmlkit``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -1780,7 +1783,9 @@ def _codes_from_hits(hits: Sequence[np.ndarray]) -> np.ndarray | None:
 
 def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
     """Input indices of a text chunk without nulls by one exact comparison per label
-    (:func:`_codes_from_hits`); ``None`` for other chunks or a value that is no label."""
+    (:func:`_codes_from_hits`), or by the bytes' lengths where the labels' UTF-8 lengths
+    differ (:func:`_length_codes`); ``None`` for other chunks or a value that is no
+    label."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -1791,5 +1796,63 @@ def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
         return None
     if len(arr) == 0:
         return np.zeros(0, np.uint8)
+    table = _length_table(tuple(labels))
+    if table is not None:
+        return _length_codes(table, arr)
     return _codes_from_hits([_mask_numpy(pc.equal(arr, text_scalar(lab, arr.type)))
                              for lab in labels])
+
+
+@functools.lru_cache(maxsize=64)
+def _length_table(labels: tuple[str, ...]) -> tuple[np.ndarray, Any] | None:
+    """For labels whose UTF-8 byte lengths all differ (``"Female"``, ``"Male"``): the
+    table length -> label index (``len(labels)`` for a length no label has) and the
+    labels as an Arrow array; ``None`` when two labels have one length, or a label is
+    not encodable."""
+    try:
+        raw = [lab.encode("utf-8") for lab in labels]
+    except UnicodeEncodeError:
+        return None
+    lengths = [len(r) for r in raw]
+    if len(set(lengths)) != len(lengths) or len(labels) >= 255:
+        return None
+    lut = np.full(max(lengths) + 2, len(labels), dtype=np.uint8)
+    lut[lengths] = np.arange(len(labels), dtype=np.uint8)
+    lut.setflags(write=False)
+    return lut, text_array(list(labels))
+
+
+def _length_codes(table: tuple[np.ndarray, Any], arr: Any) -> np.ndarray | None:
+    """Input indices of a text chunk (no nulls) when the labels' byte lengths differ:
+    each row's length names the one label it can be, and the chunk's bytes are then
+    compared, all at once, with those labels' bytes laid end to end (the row lengths
+    already agree, so equal bytes mean every row equals its label exactly). ``None``
+    when a row's length is no label's or some byte differs (then some row is no label:
+    one of another length cannot match either)."""
+    import pyarrow as pa
+
+    lut, label_arr = table
+    k = len(label_arr)
+    wide = pa.types.is_large_string(arr.type)
+    offs = np.frombuffer(arr.buffers()[1], dtype=np.int64 if wide else np.int32)[
+        arr.offset:arr.offset + len(arr) + 1]
+    lengths = np.diff(offs)
+    np.minimum(lengths, len(lut) - 1, out=lengths)
+    codes: np.ndarray = lut.take(lengths)
+    if int(codes.max()) >= k:
+        return None
+    expected = (label_arr.cast(arr.type) if wide else label_arr).take(_index_array(codes))
+    return codes if _data_bytes(arr).equals(_data_bytes(expected)) else None
+
+
+def _data_bytes(arr: Any) -> Any:
+    """The bytes of a text array's values, end to end, as an Arrow buffer (no copy)."""
+    import pyarrow as pa
+
+    bufs = arr.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int64 if pa.types.is_large_string(arr.type)
+                         else np.int32)
+    start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
+    if bufs[2] is None or stop == start:
+        return pa.py_buffer(b"")
+    return bufs[2].slice(start, stop - start)
