@@ -411,10 +411,12 @@ _RUN = ("import sys, numpy as np, pmlkit; "
         "pmlkit.privatize_file(m, sys.argv[1], sys.argv[2], 'sex', batch_rows=2000)")
 
 
-@pytest.mark.parametrize("name", ["out.csv", "out.parquet"])
-def test_sigterm_mid_run_exits_cleanly(tmp_path, name):
-    """SIGTERM while the three threads run: the run exits with 143 (SystemExit, not a
-    crash or a hang), and leaves neither output nor temporary file."""
+@pytest.mark.parametrize("name,sig", [("out.csv", "SIGTERM"), ("out.parquet", "SIGTERM"),
+                                      ("out.csv", "SIGINT")])
+def test_signal_mid_run_exits_cleanly(tmp_path, name, sig):
+    """SIGTERM (or SIGINT) while the pipeline's threads run: the run exits with 143
+    (SystemExit; SIGINT: KeyboardInterrupt, -2), not a crash or a hang, and leaves
+    neither output nor temporary file."""
     src = _csv(tmp_path / "in.csv", 1_500_000)
     dst = tmp_path / name
     proc = subprocess.Popen([sys.executable, "-c", _RUN, str(src), str(dst)])
@@ -424,7 +426,7 @@ def test_sigterm_mid_run_exits_cleanly(tmp_path, name):
         while time.monotonic() < deadline and proc.poll() is None:
             temps = [p for p in tmp_path.iterdir() if p.name.startswith(f".{name}")]
             if any(p.exists() and p.stat().st_size > 0 for p in temps):
-                proc.send_signal(signal.SIGTERM)
+                proc.send_signal(getattr(signal, sig))
                 sent = True
                 break
             time.sleep(0.002)
@@ -435,5 +437,5 @@ def test_sigterm_mid_run_exits_cleanly(tmp_path, name):
             proc.wait()
     if not sent:
         pytest.skip("the run finished before it could be interrupted")
-    assert code == 128 + signal.SIGTERM
+    assert code == (128 + signal.SIGTERM if sig == "SIGTERM" else -signal.SIGINT)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
