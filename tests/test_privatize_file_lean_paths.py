@@ -186,13 +186,14 @@ _NO_PANDAS = textwrap.dedent("""
     src, dst, engine = sys.argv[1], sys.argv[2], sys.argv[3]
     m = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("F", "M"), ("F", "M"))
     privatize_file(m, src, dst, "sex", engine=engine, batch_rows=1000)
-    print("pandas" in sys.modules)
+    print("pandas" in sys.modules, "pyarrow.compute" in sys.modules)
 """)
 
 
 @pytest.mark.parametrize("fmt,engine", [("csv", "pyarrow"), ("parquet", "polars")])
 def test_text_labels_do_not_import_pandas(tmp_path, fmt, engine):
-    """pyarrow.array and pyarrow.scalar on Python objects import pandas (~0.3 s)."""
+    """pyarrow.array and pyarrow.scalar on Python objects import pandas (~0.3 s); a CSV
+    file is privatised without importing pyarrow.compute either (45-70 ms)."""
     if engine == "polars":
         pytest.importorskip("polars")
     rows = [("F", "M")[i % 3 == 0] for i in range(5000)]
@@ -204,7 +205,10 @@ def test_text_labels_do_not_import_pandas(tmp_path, fmt, engine):
     dst = tmp_path / f"out.{fmt}"
     proc = subprocess.run([sys.executable, "-c", _NO_PANDAS, str(src), str(dst), engine],
                           capture_output=True, text=True, check=True)
-    assert proc.stdout.strip() == "False"
+    pandas, compute = proc.stdout.split()
+    assert pandas == "False"
+    if fmt == "csv":
+        assert compute == "False"
     assert dst.exists()
 
 

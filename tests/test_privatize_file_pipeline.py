@@ -247,6 +247,22 @@ def test_long_rows_are_written_and_hashed_exactly(tmp_path):
                            "bytes": len(data)}
 
 
+@pytest.mark.parametrize("names", [["a,b", 'q"t', "sex", "", "d"], ["sex"], ["x\ty", "sex"]])
+def test_header_is_written_as_csv_writes_it(tmp_path, names):
+    """The header, written in Python, follows the cells' rule: Python's csv module writes
+    the same line (quotes only around a delimiter, a quote or an empty one-column name)."""
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n", quoting=csv.QUOTE_MINIMAL)
+    w.writerow(names)
+    w.writerow(["x" if n != "sex" else "F" for n in names])
+    src = tmp_path / "in.csv"
+    src.write_text(buf.getvalue(), encoding="utf-8")
+    out = tmp_path / "out.csv"
+    F.privatize_file(SWAP, src, out, "sex", manifest=False)
+    head = out.read_bytes().split(b"\n")[0].decode()
+    assert head == buf.getvalue().split("\n")[0]
+
+
 def test_background_disk_error_reaches_the_caller(tmp_path):
     f = HashingFile(tmp_path / "full.bin", background=True)
     f._fh = _FullDisk(f._fh, 1_000_000)

@@ -114,6 +114,7 @@ from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
     CsvOptions,
+    arrow_call,
     default_delimiter,
     expand_inputs,
     file_format,
@@ -1671,7 +1672,6 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      policies: Mapping[str, Policy], *, from_text: bool,
                      schema: Any) -> Any:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     arrays = list(batch.columns)
     names = list(batch.schema.names)
@@ -1681,8 +1681,10 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         return None
     for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
         out_type = schema.field(t).type
-        new = _label_array(mechs[c], out_type).take(_index_array(idx))
+        new = arrow_call("take", _label_array(mechs[c], out_type), _index_array(idx))
         if null is not None:
+            import pyarrow.compute as pc
+
             new = pc.if_else(_mask_array(null), pa.nulls(1, out_type)[0], new)
         if t in names:
             arrays[names.index(t)] = new
@@ -1787,7 +1789,6 @@ def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
     differ (:func:`_length_codes`); ``None`` for other chunks or a value that is no
     label."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -1799,7 +1800,7 @@ def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
     table = _length_table(tuple(labels))
     if table is not None:
         return _length_codes(table, arr)
-    return _codes_from_hits([_mask_numpy(pc.equal(arr, text_scalar(lab, arr.type)))
+    return _codes_from_hits([_mask_numpy(arrow_call("equal", arr, text_scalar(lab, arr.type)))
                              for lab in labels])
 
 
@@ -1841,7 +1842,8 @@ def _length_codes(table: tuple[np.ndarray, Any], arr: Any) -> np.ndarray | None:
     codes: np.ndarray = lut.take(lengths)
     if int(codes.max()) >= k:
         return None
-    expected = (label_arr.cast(arr.type) if wide else label_arr).take(_index_array(codes))
+    expected = arrow_call("take", label_arr.cast(arr.type) if wide else label_arr,
+                          _index_array(codes))
     return codes if _data_bytes(arr).equals(_data_bytes(expected)) else None
 
 
