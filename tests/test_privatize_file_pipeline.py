@@ -151,7 +151,11 @@ SERIAL_RELEASE = {
 }
 
 
-def test_seeded_release_is_the_serial_release(tmp_path):
+@pytest.mark.parametrize("threads", ["", "1"])
+def test_seeded_release_is_the_serial_release(tmp_path, monkeypatch, threads):
+    """With the pipeline's threads, and on one thread (``PMLKIT_THREADS=1``)."""
+    monkeypatch.setenv("PMLKIT_THREADS", threads)
+    assert F.pipeline_threads() == (threads != "1")
     got = release_digests(tmp_path)
     assert got == SERIAL_RELEASE
 

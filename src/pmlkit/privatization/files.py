@@ -905,6 +905,23 @@ def _discard(hashed: Any, tmp: Path) -> None:
     tmp.unlink(missing_ok=True)
 
 
+def pipeline_threads() -> bool:
+    """Whether the pyarrow engine spreads a file over its reading, writing and hashing
+    threads: unless ``PMLKIT_THREADS=1`` (one thread for everything, as for the
+    sampler's draws) or the machine has one CPU. The output is the same either way.
+
+    Examples
+    --------
+    >>> import os
+    >>> pipeline_threads() == (os.environ.get("PMLKIT_THREADS", "").strip() != "1"
+    ...                        and (os.cpu_count() or 1) >= 2)
+    True
+    """
+    if os.environ.get("PMLKIT_THREADS", "").strip() == "1":
+        return False
+    return (os.cpu_count() or 1) >= 2
+
+
 class _Prefetch:
     """Iterate ``source`` on a daemon thread, at most ``depth`` items ahead of the caller,
     in order (reading and parsing the next batches while the caller privatises and
@@ -1009,7 +1026,7 @@ class _WriteBehind:
 
     _END = object()
 
-    def __init__(self, fn: Any, depth: int) -> None:
+    def __init__(self, fn: Any, depth: int, *, threaded: bool = True) -> None:
         import queue
         import threading
 
@@ -1017,9 +1034,11 @@ class _WriteBehind:
         self._queue: Any = queue.Queue(maxsize=depth)
         self._error: BaseException | None = None
         self._drop = False
-        self._thread: Any = threading.Thread(target=self._run, name="pmlkit-write",
-                                             daemon=True)
-        self._thread.start()
+        self._thread: Any = None
+        if threaded:  # otherwise put() writes at once, on the caller's thread
+            self._thread = threading.Thread(target=self._run, name="pmlkit-write",
+                                            daemon=True)
+            self._thread.start()
 
     def _run(self) -> None:
         while True:
@@ -1036,7 +1055,10 @@ class _WriteBehind:
     def put(self, item: Any) -> None:
         if self._error is not None:
             raise self._error
-        self._queue.put(item)
+        if self._thread is None:
+            self._fn(item)
+        else:
+            self._queue.put(item)
 
     def finish(self) -> None:
         """Wait until every item is written; raise the first error of ``fn``."""
@@ -1167,7 +1189,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     try:
         try:
             # hashed as written (not read again), on a helper thread beside this one
-            hashed = HashingFile(tmp, background=True)
+            hashed = HashingFile(tmp, background=pipeline_threads())
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
@@ -1195,6 +1217,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, CSV_BATCH_ROWS)
+        batches: Any
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
@@ -1203,7 +1226,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
         # the next batches are read while this one is written (Parquet batches are large:
         # one ahead; CSV blocks are 1 MiB: a few)
-        batches = _Prefetch(batches, 1 if in_fmt == "parquet" else 4)
+        threaded = pipeline_threads()
+        if threaded:
+            batches = _Prefetch(batches, 1 if in_fmt == "parquet" else 4)
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1221,7 +1246,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         failed = False
         # batches are written on a writing thread while the next one is privatised
         # (Parquet batches are large: one waits; CSV blocks are 1 MiB: a few)
-        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4)
+        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4, threaded=threaded)
         try:
             try:
                 for batch in batches:
