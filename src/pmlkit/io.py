@@ -308,8 +308,7 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
 def _text_bytes(arr: Any) -> Any:
     """The bytes of a string array's values, as a numpy view (no copy)."""
     import numpy as np
-
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    import pyarrow as pa  # required by the caller already
 
     bufs = arr.buffers()
     if len(arr) == 0 or bufs[2] is None:
@@ -323,7 +322,7 @@ def _text_bytes(arr: Any) -> Any:
 def _utf8_valid(arr: Any) -> bool:
     """Whether every value of a string array read without checks is UTF-8: ASCII bytes
     (every byte < 0x80, one scan) are; otherwise Arrow checks every value."""
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    import pyarrow as pa  # required by the caller already
 
     raw = _text_bytes(arr)
     if not raw.size or int(raw.max()) < 0x80:
@@ -355,7 +354,7 @@ def check_utf8_text(batch: Any, path: str | os.PathLike[str], first_row: int = 0
     cannot read 'in.csv' as CSV: column 'c' holds text that is not valid UTF-8 (data row
     12, counting from 1 after the header)
     """
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    import pyarrow as pa  # required by the caller already
 
     for name, col in zip(batch.schema.names, batch.columns, strict=True):
         arr = col.dictionary if pa.types.is_dictionary(col.type) else col
@@ -812,6 +811,7 @@ class CsvTextWriter:
         self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
         self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
+        require("pyarrow.csv", "reading or writing CSV or Parquet files")
         # the header by the same rule as the cells (in Python: a few names)
         header = (delimiter.join(self._header_field(n, i) for i, n in enumerate(self.names))
                   + self.layout.newline).encode("utf-8")
@@ -868,7 +868,7 @@ class CsvTextWriter:
         return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
 
     def _text(self, arr: Any) -> Any:
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required by the caller already
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
@@ -882,7 +882,7 @@ class CsvTextWriter:
     def _plain(self, arr: Any, i: int) -> bool:
         """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
         import numpy as np
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required by the caller already
 
         bufs = arr.buffers()
         if len(arr) == 0:
@@ -903,8 +903,8 @@ class CsvTextWriter:
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
-        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required when the writer was made
+        import pyarrow.csv as pacsv
 
         if batch.num_rows == 0:
             return
