@@ -912,9 +912,10 @@ class CsvTextWriter:
         if all(self._plain(c, i) for i, c in enumerate(cols)):
             # nothing to quote: pyarrow's writer (C++) writes the same bytes, faster
             plain = pa.RecordBatch.from_arrays(cols, names=[str(i) for i in range(len(cols))])
+            # one slice: the batch's text is handed to the sink in one write
             pacsv.write_csv(plain, self._sink, write_options=pacsv.WriteOptions(
                 include_header=False, delimiter=self.delimiter, quoting_style="none",
-                eol=self.layout.newline))
+                eol=self.layout.newline, batch_size=max(plain.num_rows, 1)))
             return
         if sum(c.nbytes for c in cols) > (1 << 30):  # 32-bit offsets could overflow: widen
             cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c

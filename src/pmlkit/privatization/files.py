@@ -1207,8 +1207,11 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
                 layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
-                sink = pa.output_stream(hashed, compression=compression_of(out),
-                                        buffer_size=1 << 20)
+                codec = compression_of(out)
+                # uncompressed: each batch's text goes to the hashing file in one piece
+                # (a buffered Arrow stream would copy it twice more on the way)
+                sink = hashed if codec is None else pa.output_stream(
+                    hashed, compression=codec, buffer_size=1 << 20)
                 writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
                                        quote_empty=targets)
         except OSError as exc:
