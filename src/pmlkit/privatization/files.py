@@ -30,14 +30,15 @@ Speed without shortcuts
   the writer's size cap. Values, types, metadata and codecs do not change.
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
-* Four threads share the work of the pyarrow engine, so other cores are used where there
-  are some: a reading thread parses the next batches (and checks them), the calling
-  thread privatises the current one, a writing thread formats (CSV) or encodes (Parquet)
-  the previous one, and a hashing thread hashes and writes the bytes. The random draws
-  stay on the calling thread, one stream in row order, so the release does not depend on
-  the threads; the queues between them hold a few batches at most (one Parquet batch),
-  and every thread is stopped and joined before a run returns or fails (errors, SIGINT,
-  SIGTERM), before the writer is closed and the temporary file removed.
+* Up to four threads share the work of the pyarrow engine, so other cores are used where
+  there are some: a reading thread parses the next CSV blocks (and checks them; Parquet
+  is decoded by pyarrow's own threads), the calling thread privatises the current batch,
+  a writing thread formats (CSV) or encodes (Parquet) the previous one, and a hashing
+  thread hashes and writes the bytes. The random draws stay on the calling thread, one
+  stream in row order, so the release does not depend on the threads; the queues between
+  them hold a few batches at most (one Parquet batch), and every thread is stopped and
+  joined before a run returns or fails (errors, SIGINT, SIGTERM), before the writer is
+  closed and the temporary file removed. ``PMLKIT_THREADS=1`` keeps one thread.
 * CSV text is read without the parser's per-value UTF-8 check; each batch's text is
   instead checked by one scan for bytes >= 0x80 (ASCII is UTF-8), and only a column
   holding such bytes is checked value by value. A cell that is not UTF-8 is refused as
@@ -1227,11 +1228,12 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
         else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
-        # the next batches are read while this one is written (Parquet batches are large:
-        # one ahead; CSV blocks are 1 MiB: a few)
+        # CSV: the next blocks (1 MiB) are parsed on a reading thread while this one is
+        # privatised. Parquet batches are large, and pyarrow decodes them on its own
+        # threads while the writing thread (the slowest step) encodes: read here
         threaded = pipeline_threads()
-        if threaded:
-            batches = _Prefetch(batches, 1 if in_fmt == "parquet" else 4)
+        if threaded and in_fmt == "csv":
+            batches = _Prefetch(batches, 4)
         out_writer = writer
 
         def write(new: Any) -> None:
