@@ -77,6 +77,12 @@ def csv_file(tmp: Path, text: str = "sex,income\nMale,>50K\nFemale,<=50K\nMale,<
     return path
 
 
+def bytes_file(tmp: Path, data: bytes, name: str = "data.csv") -> Path:
+    path = tmp / name
+    path.write_bytes(data)
+    return path
+
+
 def mech_file(tmp: Path, tamper: Callable[[dict], None] | None = None) -> Path:
     ball = pmlkit.L1Ball(P, 0.1)  # certified: uncertified files need --allow-uncertified
     doc = pmlkit.Mechanism(W, ("Female", "Male"), ("Female", "Male"),
@@ -808,6 +814,12 @@ CASES: list[Case] = [
                                          csv_file(t, "sex,sex\nMale,Male\n"), t / "o.csv",
                                          columns=["sex"]),
          DataError, r"column name 'sex' appears 2 times"),
+    Case("pmlkit.privatize_file(mechanism, input, output, columns)",
+         "a CSV cell that is not UTF-8",
+         lambda t: pmlkit.privatize_file(pmlkit.Mechanism(W, ("Female", "Male")),
+                                         bytes_file(t, b"sex,c\nMale,ok\nFemale,b\xc3(\n"),
+                                         t / "o.csv", columns=["sex"]),
+         DataError, r"column 'c' holds text that is not valid UTF-8 \(data row 2"),
     Case("pmlkit.privatize_file(mechanism, input, output, columns)", "into= an existing column",
          lambda t: pmlkit.privatize_file(pmlkit.Mechanism(W, ("Female", "Male")),
                                          csv_file(t), t / "o.csv", columns=["sex"],

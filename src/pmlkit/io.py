@@ -305,6 +305,76 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
             f"{', '.join(map(repr, available))}")
 
 
+def _text_bytes(arr: Any) -> Any:
+    """The bytes of a string array's values, as a numpy view (no copy)."""
+    import numpy as np
+    import pyarrow as pa  # required by the caller already
+
+    bufs = arr.buffers()
+    if len(arr) == 0 or bufs[2] is None:
+        return np.zeros(0, np.uint8)
+    otype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offs = np.frombuffer(bufs[1], dtype=otype)
+    start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
+    return np.frombuffer(bufs[2], dtype=np.uint8)[start:stop]
+
+
+def _utf8_valid(arr: Any) -> bool:
+    """Whether every value of a string array read without checks is UTF-8: ASCII bytes
+    (every byte < 0x80, one scan) are; otherwise Arrow checks every value."""
+    import pyarrow as pa  # required by the caller already
+
+    raw = _text_bytes(arr)
+    if not raw.size or int(raw.max()) < 0x80:
+        return True
+    try:
+        arr.validate(full=True)
+    except pa.ArrowInvalid:
+        return False
+    return True
+
+
+def check_utf8_text(batch: Any, path: str | os.PathLike[str], first_row: int = 0) -> None:
+    """Refuse a CSV batch read without UTF-8 checks (``check_utf8=False``) whose text
+    columns (or text dictionaries) hold a value that is not UTF-8, naming the column and
+    the first such data row (``first_row``: the batch's first data row, from 0). The same
+    refusal as the parser's own check, at a fraction of its cost on ASCII text.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(
+    ...     np.array([0, 1, 3], np.int32)), pa.py_buffer(b"a\\xc3(")])
+    >>> batch = pa.record_batch([text_array(["x", "y"]), bad], names=["id", "c"])
+    >>> try:
+    ...     check_utf8_text(batch, "in.csv", 10)
+    ... except DataError as exc:
+    ...     print(exc)
+    cannot read 'in.csv' as CSV: column 'c' holds text that is not valid UTF-8 (data row
+    12, counting from 1 after the header)
+    """
+    import pyarrow as pa  # required by the caller already
+
+    for name, col in zip(batch.schema.names, batch.columns, strict=True):
+        arr = col.dictionary if pa.types.is_dictionary(col.type) else col
+        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) \
+                or _utf8_valid(arr):
+            continue
+        where = ""
+        if arr is col:  # the first bad row, by halving (this is the failure path only)
+            lo, hi = 0, len(col)
+            while hi - lo > 1:
+                mid = (lo + hi) // 2
+                if _utf8_valid(col.slice(lo, mid - lo)):
+                    lo = mid
+                else:
+                    hi = mid
+            where = f" (data row {first_row + lo + 1}, counting from 1 after the header)"
+        raise DataError(f"cannot read {str(path)!r} as CSV: column {name!r} holds text that "
+                        f"is not valid UTF-8{where}")
+
+
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     if opts is None or not opts.strip_whitespace:
         return table
@@ -465,11 +535,17 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
+        # text is checked to be UTF-8 here (check_utf8_text), not by the parser: an ASCII
+        # chunk, the usual case, is checked by one scan of its bytes
+        conv = opts.convert_options(columns, column_types)
+        conv.check_utf8 = False
         with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
                             parse_options=opts.parse_options(path),
-                            convert_options=opts.convert_options(columns, column_types)
-                            ) as reader:
+                            convert_options=conv) as reader:
+            row = 0
             for batch in reader:
+                check_utf8_text(batch, path, row)
+                row += batch.num_rows
                 yield _strip(batch, opts)
     except (DataError, MissingDependencyError):
         raise
@@ -735,13 +811,18 @@ class CsvTextWriter:
         self._pattern = "[" + re.escape(delimiter) + '"\r\n]'
         self._specials = (delimiter.encode("utf-8"), b'"', b"\r", b"\n")
         self._quote_empty = {i for i, n in enumerate(self.names) if n in set(quote_empty)}
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
-
-        header = self._join([self._field(text_array([n], pa.string()), i)
-                             for i, n in enumerate(self.names)])
+        require("pyarrow.csv", "reading or writing CSV or Parquet files")
+        # the header by the same rule as the cells (in Python: a few names)
+        header = (delimiter.join(self._header_field(n, i) for i, n in enumerate(self.names))
+                  + self.layout.newline).encode("utf-8")
         if self.layout.bom:
             sink.write(b"\xef\xbb\xbf")
         sink.write(header)
+
+    def _header_field(self, name: str, i: int) -> str:
+        needs = any(ch in name for ch in (self.delimiter, '"', "\r", "\n")) or (
+            name == "" and (len(self.names) == 1 or i in self._quote_empty))
+        return '"' + name.replace('"', '""') + '"' if needs else name
 
     def _field(self, arr: Any, i: int) -> Any:
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
@@ -787,38 +868,43 @@ class CsvTextWriter:
         return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
 
     def _text(self, arr: Any) -> Any:
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
-        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required by the caller already
 
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
         if pa.types.is_dictionary(arr.type):
             arr = arr.dictionary_decode()
         if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
+            pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
             arr = pc.cast(arr, pa.string())
         return arr
 
     def _plain(self, arr: Any, i: int) -> bool:
         """Whether no field of ``arr`` needs quoting (checked on the raw bytes at once)."""
         import numpy as np
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
-        pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required by the caller already
 
-        if len(self.names) == 1 or i in self._quote_empty:
-            if pc.any(_is_empty(arr)).as_py():
-                return False
         bufs = arr.buffers()
-        if bufs[2] is None or len(arr) == 0:
+        if len(arr) == 0:
             return True
         otype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
         offs = np.frombuffer(bufs[1], dtype=otype)
+        if len(self.names) == 1 or i in self._quote_empty:
+            if arr.null_count:
+                pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
+                if pc.any(_is_empty(arr)).as_py():
+                    return False
+            elif not np.diff(offs[arr.offset:arr.offset + len(arr) + 1]).all():
+                return False  # an empty string (no null here) is quoted
+        if bufs[2] is None:
+            return True
         start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
         raw = bufs[2].slice(start, stop - start).to_pybytes()
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
-        pa = require("pyarrow", "reading or writing CSV or Parquet files")
-        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+        import pyarrow as pa  # required when the writer was made
+        import pyarrow.csv as pacsv
 
         if batch.num_rows == 0:
             return
@@ -826,14 +912,36 @@ class CsvTextWriter:
         if all(self._plain(c, i) for i, c in enumerate(cols)):
             # nothing to quote: pyarrow's writer (C++) writes the same bytes, faster
             plain = pa.RecordBatch.from_arrays(cols, names=[str(i) for i in range(len(cols))])
+            # one slice: the batch's text is handed to the sink in one write
             pacsv.write_csv(plain, self._sink, write_options=pacsv.WriteOptions(
                 include_header=False, delimiter=self.delimiter, quoting_style="none",
-                eol=self.layout.newline))
+                eol=self.layout.newline, batch_size=max(plain.num_rows, 1)))
             return
         if sum(c.nbytes for c in cols) > (1 << 30):  # 32-bit offsets could overflow: widen
             cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
                     for c in cols]
         self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))
+
+
+def arrow_call(name: str, *args: Any) -> Any:
+    """Call the Arrow compute function ``name`` on ``args`` without importing
+    ``pyarrow.compute`` (its import builds a Python wrapper for every function: 45-70 ms
+    here, more than the rest of a small run). ``Array.take`` and ``pyarrow.array`` of a
+    Python list import it; the streamed CSV path uses this instead.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> idx = pa.Array.from_buffers(pa.int64(), 3, [None, pa.py_buffer(np.array([1, 0, 1]))])
+    >>> arrow_call("take", text_array(["F", "M"]), idx).to_pylist()
+    ['M', 'F', 'M']
+    """
+    try:
+        from pyarrow._compute import call_function
+    except ImportError:  # pragma: no cover - a pyarrow without the private module
+        from pyarrow.compute import call_function
+    return call_function(name, list(args))
 
 
 def _is_empty(arr: Any) -> Any:

@@ -22,6 +22,7 @@ import contextlib
 import errno
 import hashlib
 import os
+import queue
 import secrets
 import shutil
 import signal
@@ -58,6 +59,18 @@ class HashingFile:
     The file is created exclusively (an existing name is an error). :meth:`finish`
     flushes, fsyncs and closes it and returns ``(sha256 hex digest, size)``.
 
+    With ``background=True`` the hashing and the writing to disk run on a helper thread
+    (``hashlib`` and file writes release the GIL, so they overlap the caller's work on a
+    second core), fed in order through a queue of at most :data:`QUEUE_DEPTH` pieces, so
+    memory stays bounded. ``bytes`` (immutable) are queued as they are and anything else
+    (an Arrow buffer included: pyarrow's CSV writer formats every slice into the same
+    buffer) is copied first, so the bytes hashed are the bytes given even if the caller
+    reuses its buffer. An error on the helper thread (a full disk) is raised by the next
+    :meth:`write`, by :meth:`close` and by :meth:`finish`; after an error the helper keeps
+    taking pieces (and drops them), so a writer never waits on a full queue. The thread
+    is a daemon and is always stopped and joined by :meth:`close` (even when a signal
+    interrupts the join), so the process never waits on it at exit.
+
     Examples
     --------
     >>> import hashlib, tempfile
@@ -68,29 +81,82 @@ class HashingFile:
     (3, 2, 5)
     >>> f.finish() == (hashlib.sha256(b"abcde").hexdigest(), 5)
     True
+    >>> g = HashingFile(Path(workdir.name) / "bg.bin", background=True)
+    >>> g.write(b"abc"), g.write(bytearray(b"de"))
+    (3, 2)
+    >>> g.finish() == (hashlib.sha256(b"abcde").hexdigest(), 5)
+    True
     >>> workdir.cleanup()
     """
 
     mode = "wb"
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, background: bool = False) -> None:
         self.name = str(path)
         self._fh = open(path, "xb")
         self._hash = hashlib.sha256()
         self.size = 0
+        self._error: BaseException | None = None
+        self._queue: queue.Queue[Any] | None = None
+        self._thread: threading.Thread | None = None
+        if background:
+            self._queue = queue.Queue(maxsize=QUEUE_DEPTH)
+            self._thread = threading.Thread(target=self._drain, name="pmlkit-hash",
+                                            daemon=True)
+            self._thread.start()
+
+    def _drain(self) -> None:
+        """The helper thread: hash and write every piece, in order, until ``None``."""
+        q = self._queue
+        assert q is not None
+        advise = getattr(os, "posix_fadvise", None)
+        pending = 0
+        while True:
+            piece = q.get()
+            if piece is None:
+                return
+            if self._error is not None:
+                continue  # keep taking pieces: a writer never waits on a full queue
+            try:
+                self._hash.update(piece)
+                self._fh.write(piece)
+                pending += memoryview(piece).nbytes
+                if advise is not None and pending >= WRITEBACK_BYTES:
+                    # start writing what is written so far to disk now (the kernel's
+                    # writeback, without waiting for it), so the final fsync finds
+                    # little left to write; pages already on disk leave the page cache
+                    self._fh.flush()
+                    pending = 0
+                    with contextlib.suppress(OSError):  # advice only
+                        advise(self._fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
+            except BaseException as exc:
+                self._error = exc
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
-        self._hash.update(view)
-        self._fh.write(view)
-        self.size += view.nbytes
-        return view.nbytes
+        n = view.nbytes
+        if self._queue is None:
+            self._hash.update(view)
+            self._fh.write(view)
+        else:
+            if self._error is not None:
+                raise self._error
+            if self._thread is None or self._fh.closed:
+                raise ValueError("write to a closed file")
+            if not isinstance(data, bytes):
+                # the caller may reuse its buffer once this returns (pyarrow's CSV writer
+                # hands over one buffer it formats every slice into): queue a copy
+                data = view.tobytes()
+            if n:
+                self._queue.put(data)
+        self.size += n
+        return n
 
     def tell(self) -> int:
         return self.size
 
     def flush(self) -> None:
-        if not self._fh.closed:
+        if not self._fh.closed and self._queue is None:
             self._fh.flush()
 
     @property
@@ -106,19 +172,57 @@ class HashingFile:
     def seekable(self) -> bool:
         return False
 
-    def close(self) -> None:
-        """Flush, fsync and close (a writer closing its sink closes this file too)."""
-        if not self._fh.closed:
+    def _stop(self) -> None:
+        """Let the helper thread finish the queued pieces and join it; a signal raised
+        meanwhile (SIGTERM, SIGINT) does not abandon the join, it is raised after it."""
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        pending: BaseException | None = None
+        sent = False
+        while not sent:
             try:
-                self._fh.flush()
-                os.fsync(self._fh.fileno())
-            finally:
-                self._fh.close()
+                assert self._queue is not None
+                self._queue.put(None)
+                sent = True
+            except BaseException as exc:  # a signal while the queue was full: retry
+                pending = pending or exc
+        while thread.is_alive():
+            try:
+                thread.join()
+            except BaseException as exc:
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+    def close(self) -> None:
+        """Flush, fsync and close (a writer closing its sink closes this file too); with
+        ``background``, first wait for the helper thread, and raise its error if any."""
+        if self._fh.closed:
+            return
+        try:
+            self._stop()
+            if self._error is not None:
+                raise self._error
+            self._fh.flush()
+            os.fsync(self._fh.fileno())
+        finally:
+            self._fh.close()
 
     def finish(self) -> tuple[str, int]:
         """Close the file (see :meth:`close`); its SHA-256 (hex) and size in bytes."""
         self.close()
+        if self._error is not None:  # closed earlier by a writer: the error still counts
+            raise self._error
         return self._hash.hexdigest(), self.size
+
+
+#: Bytes a background :class:`HashingFile` writes between two requests to the kernel to
+#: start writing them to disk (``posix_fadvise``, where the system has it).
+WRITEBACK_BYTES = 1 << 25
+#: Pieces waiting for the hashing thread of a background :class:`HashingFile` at most
+#: (pyarrow's sinks hand over pieces of about 1 MiB, a CSV batch at most a few MiB).
+QUEUE_DEPTH = 8
 
 
 def _alive(pid: int) -> bool:

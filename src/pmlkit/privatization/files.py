@@ -30,11 +30,26 @@ Speed without shortcuts
   the writer's size cap. Values, types, metadata and codecs do not change.
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
+* Up to four threads share the work of the pyarrow engine, so other cores are used where
+  there are some: a reading thread parses the next CSV blocks (and checks them; Parquet
+  is decoded by pyarrow's own threads), the calling thread privatises the current batch,
+  a writing thread formats (CSV) or encodes (Parquet) the previous one, and a hashing
+  thread hashes and writes the bytes. The random draws stay on the calling thread, one
+  stream in row order, so the release does not depend on the threads; the queues between
+  them hold a few batches at most (one Parquet batch), and every thread is stopped and
+  joined before a run returns or fails (errors, SIGINT, SIGTERM), before the writer is
+  closed and the temporary file removed. ``PMLKIT_THREADS=1`` keeps one thread.
+* CSV text is read without the parser's per-value UTF-8 check; each batch's text is
+  instead checked by one scan for bytes >= 0x80 (ASCII is UTF-8), and only a column
+  holding such bytes is checked value by value. A cell that is not UTF-8 is refused as
+  before, naming its column and data row.
 * A few text labels under the default policies (a missing or unknown value is an error,
   no stripping, no label that is a null marker) are found by one exact comparison per
-  label: a CSV column replaced in place is then read as plain text (building the
-  parser's dictionary costs more than the comparisons), and a chunk in which any value
-  equals no label goes through the policy and the encoder, which count every problem.
+  label, or, where the labels' UTF-8 lengths all differ (``Female``, ``Male``), by each
+  row's length and one comparison of the chunk's bytes with those labels' bytes: a CSV
+  column replaced in place is then read as plain text (building the parser's dictionary
+  costs more than the comparisons), and a chunk in which any value equals no label goes
+  through the policy and the encoder, which count every problem.
 * No Python list or scalar is converted by ``pyarrow.array``/``pyarrow.scalar`` on the
   way of text labels (they import pandas, about 0.3 s); the few small arrays needed are
   built from their buffers.
@@ -84,6 +99,7 @@ metadata under the key ``pmlkit``.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import itertools
 import json
 import os
@@ -99,6 +115,7 @@ from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
     CsvOptions,
+    arrow_call,
     default_delimiter,
     expand_inputs,
     file_format,
@@ -135,11 +152,12 @@ MANIFEST_SUFFIX = ".pmlkit.json"
 #: The ``"format"`` entry of every manifest pmlkit writes.
 MANIFEST_FORMAT = "pmlkit-privatization"
 #: Rows per batch read from a CSV input at most (pyarrow sizes CSV blocks in bytes from
-#: it, ~64 bytes a row: 4 MB blocks; ~3x faster than 64 MB ones, and the reader's
-#: read-ahead peaks ~140 MiB lower than with 8 MB blocks on 10^7 rows, at the same CPU
-#: time). Batches only split the work: the values drawn and the bytes written do not
-#: depend on them.
-CSV_BATCH_ROWS = 1 << 16
+#: it, ~64 bytes a row: 1 MiB blocks, its default). pyarrow's CSV reader reads up to 32
+#: blocks ahead, so its memory grows with the block: on 10^7 rows the run peaked at
+#: +160 MiB with 1 MiB blocks, +229 with 2 MiB and +305 with 4 MiB, at the same CPU time
+#: within noise. Batches only split the work: the values drawn and the bytes written do
+#: not depend on them.
+CSV_BATCH_ROWS = 1 << 14
 #: The label a missing value becomes under ``missing="category"``.
 MISSING_LABEL = "(missing)"
 #: What to do with a missing value in a privatised column.
@@ -888,6 +906,193 @@ def _discard(hashed: Any, tmp: Path) -> None:
     tmp.unlink(missing_ok=True)
 
 
+def pipeline_threads() -> bool:
+    """Whether the pyarrow engine spreads a file over its reading, writing and hashing
+    threads: unless ``PMLKIT_THREADS=1`` (one thread for everything, as for the
+    sampler's draws) or the machine has one CPU. The output is the same either way.
+
+    Examples
+    --------
+    >>> import os
+    >>> pipeline_threads() == (os.environ.get("PMLKIT_THREADS", "").strip() != "1"
+    ...                        and (os.cpu_count() or 1) >= 2)
+    True
+    """
+    if os.environ.get("PMLKIT_THREADS", "").strip() == "1":
+        return False
+    return (os.cpu_count() or 1) >= 2
+
+
+class _Prefetch:
+    """Iterate ``source`` on a daemon thread, at most ``depth`` items ahead of the caller,
+    in order (reading and parsing the next batches while the caller privatises and
+    writes this one: pyarrow releases the GIL while it reads and parses).
+
+    The thread alone advances ``source`` and closes it (a generator's ``finally`` blocks,
+    closing its reader, run on the thread that iterated it), so nothing the thread uses is
+    closed under it. An exception raised by ``source`` is raised by the caller's
+    ``next`` in its place in the order. :meth:`close` (always called, also on errors and
+    signals) tells the thread to stop after the item it is reading, empties the queue and
+    joins the thread; a signal arriving during the join does not abandon it (it is raised
+    after), so no read is left running while the process exits."""
+
+    def __init__(self, source: Any, depth: int = 2) -> None:
+        import queue
+        import threading
+
+        self._source = source
+        self._queue: Any = queue.Queue(maxsize=depth)
+        self._stop = threading.Event()
+        self._done = False
+        self._thread = threading.Thread(target=self._run, name="pmlkit-read", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        try:
+            for item in self._source:
+                if not self._put((True, item)):
+                    return
+            self._put((False, None))
+        except BaseException as exc:  # handed over to the caller, raised there
+            self._put((False, exc))
+        finally:
+            close = getattr(self._source, "close", None)
+            if close is not None:
+                close()
+
+    def _put(self, item: Any) -> bool:
+        import queue
+
+        while not self._stop.is_set():
+            try:
+                self._queue.put(item, timeout=0.05)
+                return True
+            except queue.Full:
+                continue
+        return False
+
+    def __iter__(self) -> _Prefetch:
+        return self
+
+    def __next__(self) -> Any:
+        import queue
+
+        if self._done:
+            raise StopIteration
+        while True:
+            try:
+                ok, item = self._queue.get(timeout=0.5)
+                break
+            except queue.Empty:
+                if not self._thread.is_alive() and self._queue.empty():
+                    self._done = True  # cannot happen: the thread always hands over an end
+                    raise DataError("the reading thread ended without finishing the "
+                                    "input") from None
+        if ok:
+            return item
+        self._done = True
+        if item is None:
+            raise StopIteration
+        raise item
+
+    def close(self) -> None:
+        import queue
+
+        self._stop.set()
+        pending: BaseException | None = None
+        while self._thread.is_alive():
+            try:
+                while True:  # empty the queue: a waiting put then sees the stop
+                    self._queue.get_nowait()
+            except queue.Empty:
+                pass
+            except BaseException as exc:  # a signal: finish the join, raise it after
+                pending = pending or exc
+            try:
+                self._thread.join(0.05)
+            except BaseException as exc:
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+
+class _WriteBehind:
+    """Call ``fn`` on each item :meth:`put`, in order, on a daemon thread (formatting and
+    writing a batch while the caller privatises the next one; pyarrow releases the GIL
+    while it encodes). At most ``depth`` items wait. An exception raised by ``fn`` is
+    raised by the next :meth:`put` or by :meth:`finish` (the items after it are dropped).
+    :meth:`close` (always called, also on errors and signals) lets the thread finish the
+    item it is on and joins it, so the writer is never closed under it; a signal arriving
+    during the join does not abandon it (it is raised after)."""
+
+    _END = object()
+
+    def __init__(self, fn: Any, depth: int, *, threaded: bool = True) -> None:
+        import queue
+        import threading
+
+        self._fn = fn
+        self._queue: Any = queue.Queue(maxsize=depth)
+        self._error: BaseException | None = None
+        self._drop = False
+        self._thread: Any = None
+        if threaded:  # otherwise put() writes at once, on the caller's thread
+            self._thread = threading.Thread(target=self._run, name="pmlkit-write",
+                                            daemon=True)
+            self._thread.start()
+
+    def _run(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is self._END:
+                return
+            if self._error is not None or self._drop:
+                continue  # keep taking items: the caller never waits on a full queue
+            try:
+                self._fn(item)
+            except BaseException as exc:  # raised on the caller's thread
+                self._error = exc
+
+    def put(self, item: Any) -> None:
+        if self._error is not None:
+            raise self._error
+        if self._thread is None:
+            self._fn(item)
+        else:
+            self._queue.put(item)
+
+    def finish(self) -> None:
+        """Wait until every item is written; raise the first error of ``fn``."""
+        self._stop()
+        if self._error is not None:
+            raise self._error
+
+    def close(self) -> None:
+        """Drop the items not yet started, and join the thread."""
+        self._drop = True
+        self._stop()
+
+    def _stop(self) -> None:
+        thread, self._thread = self._thread, None
+        if thread is None:
+            return
+        pending: BaseException | None = None
+        sent = False
+        while not sent:
+            try:
+                self._queue.put(self._END)
+                sent = True
+            except BaseException as exc:  # a signal while the queue was full: retry
+                pending = pending or exc
+        while thread.is_alive():
+            try:
+                thread.join()
+            except BaseException as exc:
+                pending = pending or exc
+        if pending is not None:
+            raise pending
+
+
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -984,7 +1189,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     rows = 0
     try:
         try:
-            hashed = HashingFile(tmp)  # hashed as written: the output is not read again
+            # hashed as written (not read again), on a helper thread beside this one
+            hashed = HashingFile(tmp, background=pipeline_threads())
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
@@ -1002,22 +1208,32 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
                 layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
-                sink = pa.output_stream(hashed, compression=compression_of(out),
-                                        buffer_size=1 << 20)
+                codec = compression_of(out)
+                # uncompressed: each batch's text goes to the hashing file in one piece
+                # (a buffered Arrow stream would copy it twice more on the way)
+                sink = hashed if codec is None else pa.output_stream(
+                    hashed, compression=codec, buffer_size=1 << 20)
                 writer = CsvTextWriter(sink, schema.names, delimiter=delim, layout=layout,
                                        quote_empty=targets)
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
-        if in_fmt == "csv":  # CSV blocks of a few MB parse faster than one of 64 MB
+        if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, CSV_BATCH_ROWS)
+        batches: Any
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
                                    column_types=column_types,
                                    read_dictionary=in_place if in_fmt == "parquet" else None)
         else:
             batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
+        # CSV: the next blocks (1 MiB) are parsed on a reading thread while this one is
+        # privatised. Parquet batches are large, and pyarrow decodes them on its own
+        # threads while the writing thread (the slowest step) encodes: read here
+        threaded = pipeline_threads()
+        if threaded and in_fmt == "csv":
+            batches = _Prefetch(batches, 4)
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1033,18 +1249,29 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
-        for batch in batches:
-            new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders, gen,
-                                   policies, from_text=in_fmt == "csv", schema=schema)
-            if new is None:  # a problem was found: keep counting it, write nothing
-                failed = True
-                continue
-            if failed:
-                continue
-            write(new)
-            rows += new.num_rows
-            if bar is not None:
-                bar.update(new.num_rows)
+        # batches are written on a writing thread while the next one is privatised
+        # (Parquet batches are large: one waits; CSV blocks are 1 MiB: a few)
+        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4, threaded=threaded)
+        try:
+            try:
+                for batch in batches:
+                    new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
+                                           gen, policies, from_text=in_fmt == "csv",
+                                           schema=schema)
+                    if new is None:  # a problem was found: keep counting it, write nothing
+                        failed = True
+                        continue
+                    if failed:
+                        continue
+                    behind.put(new)
+                    rows += new.num_rows
+                    if bar is not None:
+                        bar.update(new.num_rows)
+            finally:
+                batches.close()
+            behind.finish()
+        finally:
+            behind.close()  # joined before the writer is closed
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -1475,7 +1702,6 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      policies: Mapping[str, Policy], *, from_text: bool,
                      schema: Any) -> Any:
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     arrays = list(batch.columns)
     names = list(batch.schema.names)
@@ -1485,8 +1711,10 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         return None
     for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
         out_type = schema.field(t).type
-        new = _label_array(mechs[c], out_type).take(_index_array(idx))
+        new = arrow_call("take", _label_array(mechs[c], out_type), _index_array(idx))
         if null is not None:
+            import pyarrow.compute as pc
+
             new = pc.if_else(_mask_array(null), pa.nulls(1, out_type)[0], new)
         if t in names:
             arrays[names.index(t)] = new
@@ -1587,9 +1815,10 @@ def _codes_from_hits(hits: Sequence[np.ndarray]) -> np.ndarray | None:
 
 def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
     """Input indices of a text chunk without nulls by one exact comparison per label
-    (:func:`_codes_from_hits`); ``None`` for other chunks or a value that is no label."""
+    (:func:`_codes_from_hits`), or by the bytes' lengths where the labels' UTF-8 lengths
+    differ (:func:`_length_codes`); ``None`` for other chunks or a value that is no
+    label."""
     import pyarrow as pa
-    import pyarrow.compute as pc
 
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
@@ -1598,5 +1827,64 @@ def _equality_codes(labels: Sequence[str], arr: Any) -> np.ndarray | None:
         return None
     if len(arr) == 0:
         return np.zeros(0, np.uint8)
-    return _codes_from_hits([_mask_numpy(pc.equal(arr, text_scalar(lab, arr.type)))
+    table = _length_table(tuple(labels))
+    if table is not None:
+        return _length_codes(table, arr)
+    return _codes_from_hits([_mask_numpy(arrow_call("equal", arr, text_scalar(lab, arr.type)))
                              for lab in labels])
+
+
+@functools.lru_cache(maxsize=64)
+def _length_table(labels: tuple[str, ...]) -> tuple[np.ndarray, Any] | None:
+    """For labels whose UTF-8 byte lengths all differ (``"Female"``, ``"Male"``): the
+    table length -> label index (``len(labels)`` for a length no label has) and the
+    labels as an Arrow array; ``None`` when two labels have one length, or a label is
+    not encodable."""
+    try:
+        raw = [lab.encode("utf-8") for lab in labels]
+    except UnicodeEncodeError:
+        return None
+    lengths = [len(r) for r in raw]
+    if len(set(lengths)) != len(lengths) or len(labels) >= 255:
+        return None
+    lut = np.full(max(lengths) + 2, len(labels), dtype=np.uint8)
+    lut[lengths] = np.arange(len(labels), dtype=np.uint8)
+    lut.setflags(write=False)
+    return lut, text_array(list(labels))
+
+
+def _length_codes(table: tuple[np.ndarray, Any], arr: Any) -> np.ndarray | None:
+    """Input indices of a text chunk (no nulls) when the labels' byte lengths differ:
+    each row's length names the one label it can be, and the chunk's bytes are then
+    compared, all at once, with those labels' bytes laid end to end (the row lengths
+    already agree, so equal bytes mean every row equals its label exactly). ``None``
+    when a row's length is no label's or some byte differs (then some row is no label:
+    one of another length cannot match either)."""
+    import pyarrow as pa
+
+    lut, label_arr = table
+    k = len(label_arr)
+    wide = pa.types.is_large_string(arr.type)
+    offs = np.frombuffer(arr.buffers()[1], dtype=np.int64 if wide else np.int32)[
+        arr.offset:arr.offset + len(arr) + 1]
+    lengths = np.diff(offs)
+    np.minimum(lengths, len(lut) - 1, out=lengths)
+    codes: np.ndarray = lut.take(lengths)
+    if int(codes.max()) >= k:
+        return None
+    expected = arrow_call("take", label_arr.cast(arr.type) if wide else label_arr,
+                          _index_array(codes))
+    return codes if _data_bytes(arr).equals(_data_bytes(expected)) else None
+
+
+def _data_bytes(arr: Any) -> Any:
+    """The bytes of a text array's values, end to end, as an Arrow buffer (no copy)."""
+    import pyarrow as pa
+
+    bufs = arr.buffers()
+    offs = np.frombuffer(bufs[1], dtype=np.int64 if pa.types.is_large_string(arr.type)
+                         else np.int32)
+    start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
+    if bufs[2] is None or stop == start:
+        return pa.py_buffer(b"")
+    return bufs[2].slice(start, stop - start)
