@@ -459,3 +459,36 @@ def test_signal_mid_run_exits_cleanly(tmp_path, name, sig):
         pytest.skip("the run finished before it could be interrupted")
     assert code == (128 + signal.SIGTERM if sig == "SIGTERM" else -signal.SIGINT)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+@pytest.mark.parametrize("cell_bytes", [200_000, 3_000_000])
+def test_a_row_longer_than_a_parser_block_is_released_as_one_pass_would(tmp_path,
+                                                                         cell_bytes):
+    """CSV is parsed in small blocks (a small read-ahead); a row longer than a block (here
+    a cell of 3 MB against ~1 MiB blocks, and one of 200 kB against the 64 kB blocks of
+    ``batch_rows=1000``) makes the file privatised again in larger blocks from the same
+    random state: the output is the rows (Python's ``csv`` module) with the column
+    replaced by the in-memory release of the whole column under the same seed, and no
+    temporary file is left behind."""
+    rows = [["id", "sex", "doc"]]
+    g = np.random.default_rng(cell_bytes)
+    for i in range(3000):
+        doc = "x" * cell_bytes if i == 2100 else f"d{i}"
+        rows.append([str(i), LABELS[int(g.integers(0, 2))], doc])
+    buf = io.StringIO()
+    csv.writer(buf, lineterminator="\n").writerows(rows)
+    src = tmp_path / "in.csv"
+    src.write_text(buf.getvalue(), encoding="utf-8")
+    mech = _mech(LABELS[:2])
+    released = pmlkit.privatize(mech, np.array([r[1] for r in rows[1:]], object), rng=11)
+    want = io.StringIO()
+    w = csv.writer(want, lineterminator="\n")
+    w.writerow(rows[0])
+    for r, v in zip(rows[1:], released, strict=True):
+        w.writerow([r[0], v, r[2]])
+    out_dir = tmp_path / "out"
+    out_dir.mkdir()
+    out = out_dir / "out.csv"
+    F.privatize_file(mech, src, out, "sex", rng=11, batch_rows=1000, manifest=False)
+    assert out.read_bytes() == want.getvalue().encode("utf-8")
+    assert [p.name for p in out_dir.iterdir()] == ["out.csv"]

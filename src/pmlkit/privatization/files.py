@@ -1103,7 +1103,44 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
     Parquet writer: ``"pyarrow"``, ``"polars"`` (refused where it cannot write the file
-    exactly) or ``"auto"`` (polars where it can, else pyarrow); see :data:`ENGINES`."""
+    exactly) or ``"auto"`` (polars where it can, else pyarrow); see :data:`ENGINES`.
+
+    CSV is parsed in blocks of about ``64 * batch_rows`` bytes (at most
+    :data:`CSV_BATCH_ROWS` rows: a small read-ahead); a row longer than a block (a cell
+    of several megabytes) cannot be parsed in them, so the file is then privatised again
+    from the start in blocks 16 times larger (up to 1 GiB), from the same random state:
+    the attempt that failed published nothing and its temporary file is removed, so the
+    release is the one a single pass with large blocks would give."""
+    state = gen.bit_generator.state
+    rows_cap = CSV_BATCH_ROWS
+    while True:
+        try:
+            return _one_file(mechs, samplers, inp, out, cols, targets, gen, policies,
+                             csv=csv, batch_rows=batch_rows, bar=bar, meta=meta,
+                             compression=compression, piece=piece, engine=engine,
+                             csv_rows=rows_cap)
+        except DataError as exc:
+            cause = exc.__cause__
+            block = 64 * max(batch_rows, rows_cap)
+            if cause is None or "straddl" not in str(cause) or block >= 1 << 30:
+                raise
+        # (nothing was published; the attempt's temporary file is gone)
+        gen.bit_generator.state = state
+        for pol in policies.values():
+            pol.unknown_rows = 0
+        if bar is not None and hasattr(bar, "reset"):
+            bar.reset()
+        rows_cap = batch_rows = 16 * max(batch_rows, rows_cap)
+
+
+def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
+              out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
+              policies: Mapping[str, Policy], *,
+              csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
+              compression: str | None, piece: tuple[int, int] | None,
+              engine: str, csv_rows: int) -> _Staged:
+    """One attempt of :func:`one_file`, CSV parsed in batches of at most ``csv_rows``
+    rows."""
     import pyarrow as pa
 
     in_fmt, out_fmt = file_format(inp), file_format(out)
@@ -1220,7 +1257,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         except (ValueError, TypeError, pa.ArrowException) as exc:
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
-            batch_rows = min(batch_rows, CSV_BATCH_ROWS)
+            batch_rows = min(batch_rows, csv_rows)
         batches: Any
         if piece is None:
             batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
