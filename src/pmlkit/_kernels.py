@@ -30,6 +30,9 @@ with numpy ufuncs; compiled with numba they take one pass:
   without a branch per record).
 * ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
 * ``count_codes``: how many records have each output (four interleaved histograms).
+* ``take_objects``: the output labels' pointers written into a fresh object array, and
+  each label's reference count raised once by its count, in one call that holds the GIL
+  (see :func:`pmlkit.sampler.take_objects` for when it is used and why it is exact).
 
 numba is imported only when a caller with enough work asks for the kernels (never by
 ``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
@@ -445,13 +448,74 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             counts[i & 3, c] += 1
         return i64(-1)
 
-    return {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
+    kernels = {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "string_codes8": jit(string_codes8),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
             "take_short": jit(take_short), "count_codes": jit(count_codes),
             "take_views": jit(take_views)}
+    take_objects = _build_take_objects(numba, u64, i64)
+    if take_objects is not None:
+        kernels["take_objects"] = take_objects
+    return kernels
+
+
+def _build_take_objects(numba: Any, u64: Any, i64: Any) -> Callable[..., Any] | None:
+    """The object gather of :func:`take_objects` (None where its preconditions fail)."""
+    try:
+        from llvmlite import ir
+        from numba.core import types
+        from numba.extending import intrinsic
+    except ImportError:  # pragma: no cover (numba always ships them)
+        return None
+
+    def add_at_typed(typingctx: Any, addr: Any, delta: Any) -> Any:
+        """``*(int64 *) addr += delta``: one load and one store (a reference count)."""
+        sig = types.void(types.uint64, types.int64)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            ptr = builder.inttoptr(args[0], ir.IntType(64).as_pointer())
+            builder.store(builder.add(builder.load(ptr), args[1]), ptr)
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    add_at: Any = intrinsic(add_at_typed)
+
+    def take_objects(idx: Any, label_addr: Any, fill_addr: Any, out: Any,
+                     counts: Any) -> Any:
+        # out[i] = label_addr[idx[i]] over slots that all hold fill_addr (None), counted;
+        # then each label's reference count raised by its count and the fill object's
+        # lowered by the slots replaced. On a bad index or a slot that is not the fill
+        # object, every slot written so far gets the fill object back and nothing is
+        # counted (return value: that position), else -1
+        k = u64(label_addr.shape[0])
+        fill = u64(fill_addr)
+        n = idx.shape[0]
+        for i in range(n):
+            c = u64(idx[i])
+            if c >= k or out[i] != fill:
+                for j in range(i):
+                    out[j] = fill
+                return i64(i)
+            out[i] = label_addr[c]
+            counts[i & 3, c] += 1
+        for c in range(label_addr.shape[0]):
+            total = counts[0, c] + counts[1, c] + counts[2, c] + counts[3, c]
+            if total:
+                add_at(label_addr[c], i64(total))
+        if n:
+            add_at(fill, -i64(n))
+        return i64(-1)
+
+    # the GIL is held for the whole call (no nogil): no other thread runs Python, or
+    # touches a reference count, between the first pointer written and the last count
+    try:
+        out: Callable[..., Any] = numba.njit(cache=True, boundscheck=False)(take_objects)
+    except RuntimeError:  # no writable cache location: compile per process
+        out = numba.njit(boundscheck=False)(take_objects)
+    return out
 
 
 def draw_threads() -> int:

@@ -35,6 +35,7 @@ __all__ = [
     "output_label_array",
     "pool_empty",
     "strings_to_arrow",
+    "take_objects",
 ]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
@@ -1471,6 +1472,86 @@ def _bad_label_index(idx: NDArray[Any], k: int) -> ValidationError:
     value = int(idx[bad[0]]) if bad.size else "?"
     return ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
                            f"{value}")
+
+
+def _refcounts_writable() -> bool:
+    """Whether :func:`take_objects` may set reference counts itself: CPython 3.11 (no
+    immortal objects, no free-threaded build), a release build (a debug build keeps a
+    total of all references, or a list of all objects before the count), 64-bit, and an
+    object's first word found to be its reference count."""
+    ok = _STATE_OBJECTS.get("refcounts")
+    if ok is None:
+        ok = (sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+              and not hasattr(sys, "gettotalrefcount") and not hasattr(sys, "getobjects")
+              and ctypes.sizeof(ctypes.c_void_p) == 8 == ctypes.sizeof(ctypes.c_ssize_t))
+        if ok:
+            probe = object()
+            first = ctypes.c_ssize_t.from_address(id(probe))
+            before = first.value
+            ok = before == sys.getrefcount(probe) - 1  # (which counts its argument too)
+            held = [probe, probe]
+            ok = ok and first.value == before + 2
+            del held
+            ok = ok and first.value == before
+        _STATE_OBJECTS["refcounts"] = ok
+    return bool(ok)
+
+
+_STATE_OBJECTS: dict[str, bool] = {}
+
+
+class _SlotWords:
+    """A writable uint64 view of a fresh object array's slots, for :func:`take_objects`
+    only (it keeps the array alive while the view exists)."""
+
+    def __init__(self, values: NDArray[Any]) -> None:
+        self.values = values
+        self.__array_interface__ = {
+            "data": (values.ctypes.data, False), "shape": values.shape,
+            "strides": values.strides, "typestr": "<u8", "version": 3}
+
+
+def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | None:
+    """``labels.take(idx)`` for a 1-D object array of labels and an intp array of label
+    indices, by a compiled gather of the labels' pointers; None where it does not apply
+    (the kernels not loaded, another interpreter than CPython 3.11 release, an index
+    outside the labels): the caller then takes by the generic path.
+
+    A generic take of objects raises the reference count of the label it stores, record
+    by record (a dependent add on a few hot counts: most of its time). Here the output
+    is a fresh array (every slot ``None``), and one compiled call, holding the GIL from
+    start to end (no other thread runs Python or touches a reference count meanwhile),
+    checks each index and that its slot holds ``None``, writes the label's pointer and
+    counts it; then raises each label's reference count by its count and lowers
+    ``None``'s by the slots replaced. Every slot then holds one counted reference, exactly
+    as after the generic take (and after the array is freed every count is back). A bad
+    index or slot puts ``None`` back in every slot written and changes no count (None
+    is returned). On other interpreters (immortal objects from 3.12, free-threaded builds)
+    the counts follow other rules: None is returned.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.array(["no", "yes"], dtype=object)
+    >>> out = take_objects(labels, np.array([1, 0, 1]))
+    >>> out is None or out.tolist() == ["yes", "no", "yes"]
+    True
+    """
+    kernels = _kernels.compiled(load=False)
+    if kernels is None or "take_objects" not in kernels or labels.dtype != object \
+            or labels.ndim != 1 or idx.dtype != np.intp or idx.ndim != 1 \
+            or not _refcounts_writable():
+        return None
+    label_addr = np.array(_Addresses(labels), dtype=np.uint64)  # (labels keeps them alive)
+    if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
+        return None
+    idx = np.ascontiguousarray(idx)
+    out = np.empty(idx.shape[0], dtype=object)  # every slot None (counted)
+    counts = np.zeros((4, labels.shape[0]), dtype=np.int64)
+    slots = np.asarray(_SlotWords(out))
+    bad = int(kernels["take_objects"](idx, label_addr, np.uint64(id(None)), slots, counts))
+    del slots
+    return None if bad >= 0 else out
 
 
 def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:

@@ -46,6 +46,7 @@ from ..sampler import (
     label_kind,
     output_label_array,
     pool_empty,
+    take_objects,
 )
 
 __all__ = [
@@ -135,6 +136,11 @@ def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
     labels = _output_array(mech, like_dtype)
     if labels.dtype == idx.dtype and np.array_equal(labels, np.arange(labels.shape[0])):
         return idx
+    if labels.dtype == object and idx.shape[0] >= 1 << 16 \
+            and (taken := take_objects(labels, idx)) is not None:
+        # the labels' pointers gathered by a compiled loop, each label's reference count
+        # raised once by its count (instead of once per record): 27 -> 18 ms for 10^7
+        return taken
     pd = sys.modules.get("pandas")
     if labels.dtype == object and pd is not None and idx.shape[0] >= 1 << 16:
         # pandas' object take (a compiled loop of reference increments) is about 1.3x
@@ -154,12 +160,18 @@ def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
 
 
 def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
-                     generator: np.random.Generator, what: str) -> np.ndarray:
+                     generator: np.random.Generator, what: str, *,
+                     scratch: bool = False) -> np.ndarray:
+    """Output indices of a 1-D numpy array. ``scratch``: the indices are a temporary of
+    the caller (never handed out), so they may live in Arrow's memory pool when pyarrow is
+    loaded (freed memory reused: no fresh pages to fault in, and no first-touch cost when
+    the process grows)."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
     enc = Encoder(mech.input_labels)
     n = values.shape[0]
-    idx = np.empty(n, dtype=np.intp)
+    idx = pool_empty(n) if scratch and "pyarrow" in sys.modules and n >= 1 << 16 \
+        else np.empty(n, dtype=np.intp)
     starts = range(0, n, CHUNK_ROWS)  # chunks of 2^20 records
     chunks = [values[start:start + CHUNK_ROWS] for start in starts]
     for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
@@ -737,7 +749,9 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
         res = _privatize_arrow(mech, sampler, values, gen, "values")
         return res, (), len(values), None
     if isinstance(values, np.ndarray):
-        idx = _privatize_numpy(mech, sampler, values, gen, "values")
+        # object labels out: the indices are only a temporary
+        idx = _privatize_numpy(mech, sampler, values, gen, "values",
+                               scratch=values.dtype.kind == "O")
         out = _take_labels(mech, values.dtype, idx)
         return out, (), len(values), _counts(mech, idx) if counts else None
     if isinstance(values, list | tuple):
