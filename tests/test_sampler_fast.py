@@ -233,6 +233,34 @@ def test_later_chunks_of_shared_objects_encode_like_distinct_copies(compiled, mo
     assert enc.failed and dict(enc.unknown) == dict(ref.unknown) == {"intruder": 3}
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_first_chunk_whose_first_records_hold_few_of_its_objects(compiled, monkeypatch):
+    """The table starts from the objects of a chunk's first records: the records past
+    them holding other labels (shared objects and equal copies) get their codes, and an
+    unknown value past them is counted once per record, as value by value."""
+    if not compiled:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    labels = _objects(30)
+    shared = np.array(labels, dtype=object)
+    copies = np.array(_objects(30), dtype=object)
+    g = np.random.default_rng(4)
+    x = np.concatenate([g.integers(0, 2, 5000), g.integers(0, 30, 20_000)])
+    chunk = np.where(g.random(x.size) < 0.2, copies[x], shared[x])
+    enc = Encoder([str(v) for v in labels])
+    assert enc.encode_numpy(chunk).tolist() == x.tolist()
+    assert len(enc._objects.objects) == 60  # every distinct object, once
+    bad = chunk.copy()
+    bad[[6000, 24_000]] = "intruder"
+    bad[9000] = None
+    enc2 = Encoder([str(v) for v in labels])
+    ref = Encoder([str(v) for v in labels])
+    assert enc2.encode_numpy(bad) is None
+    assert ref.encode_numpy(np.array([v if v is None else str(v) for v in bad],
+                                     dtype=object)) is None
+    assert (dict(enc2.unknown), enc2.nulls) == (dict(ref.unknown), ref.nulls) \
+        == ({"intruder": 2}, 1)
+
+
 def test_privatize_many_chunks_of_shared_objects_equals_the_integer_path():
     k = 50
     names = np.array(_objects(k), dtype=object)

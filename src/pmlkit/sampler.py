@@ -28,6 +28,7 @@ __all__ = [
     "DRAW_BLOCK",
     "AliasSampler",
     "Encoder",
+    "ObjectGather",
     "arrow_take",
     "count_outputs",
     "label_kind",
@@ -681,17 +682,27 @@ class Encoder:
             return None
         addr = np.asarray(_Addresses(values))  # a view of the pointers, nothing followed
         table = self._objects
-        codes: NDArray[np.intp] | None = None
-        if table is not None:
-            codes = np.empty(n, dtype=np.intp)
-            if table.lookup(addr, codes) == 0:
-                return codes
-            at = np.flatnonzero(codes < 0)
-            rest = values.take(at)
-        else:
-            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+        if table is None:
+            # the table seeded with the distinct objects of the first records (copied:
+            # the copy holds them alive while they are matched), so that only the records
+            # holding other objects are factorised below, not the whole first chunk
+            head = values[:4096].copy()
+            seen = np.unique(np.asarray(_Addresses(head)))
+            if seen.size > 1024:  # mostly distinct objects: no gain
                 return None
-            rest = values.copy()
+            objs = np.empty(seen.size, dtype=object)
+            objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in seen.tolist()]
+            del head
+            obj_codes = self._numpy_codes(objs)
+            if obj_codes.size == 0 or obj_codes.min() < 0:
+                return None
+            table = self._objects = _AddressTable()
+            table.add(objs, obj_codes)
+        codes = np.empty(n, dtype=np.intp)
+        if table.lookup(addr, codes) == 0:
+            return codes
+        at = np.flatnonzero(codes < 0)
+        rest = values.take(at)
         rest_addr = np.asarray(_Addresses(rest))
         ids, uniq = pd.factorize(rest_addr)
         if uniq.size > max(4096, rest.shape[0] // 16):
@@ -703,13 +714,8 @@ class Encoder:
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
             return None
-        if table is None:
-            table = self._objects = _AddressTable()
         table.add(objs, obj_codes)
-        rest_codes = obj_codes.take(np.asarray(ids, dtype=np.intp))
-        if codes is None:
-            return rest_codes
-        codes[at] = rest_codes
+        codes[at] = obj_codes.take(np.asarray(ids, dtype=np.intp))
         return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -1514,20 +1520,9 @@ class _SlotWords:
 def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | None:
     """``labels.take(idx)`` for a 1-D object array of labels and an intp array of label
     indices, by a compiled gather of the labels' pointers; None where it does not apply
-    (the kernels not loaded, another interpreter than CPython 3.11 release, an index
-    outside the labels): the caller then takes by the generic path.
-
-    A generic take of objects raises the reference count of the label it stores, record
-    by record (a dependent add on a few hot counts: most of its time). Here the output
-    is a fresh array (every slot ``None``), and one compiled call, holding the GIL from
-    start to end (no other thread runs Python or touches a reference count meanwhile),
-    checks each index and that its slot holds ``None``, writes the label's pointer and
-    counts it; then raises each label's reference count by its count and lowers
-    ``None``'s by the slots replaced. Every slot then holds one counted reference, exactly
-    as after the generic take (and after the array is freed every count is back). A bad
-    index or slot puts ``None`` back in every slot written and changes no count (None
-    is returned). On other interpreters (immortal objects from 3.12, free-threaded builds)
-    the counts follow other rules: None is returned.
+    (the kernels not loaded, another interpreter than a CPython 3.11 release build, an
+    index outside the labels): the caller then takes by the generic path. See
+    :class:`ObjectGather` for how the reference counts are kept exact.
 
     Examples
     --------
@@ -1537,21 +1532,76 @@ def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | 
     >>> out is None or out.tolist() == ["yes", "no", "yes"]
     True
     """
-    kernels = _kernels.compiled(load=False)
-    if kernels is None or "take_objects" not in kernels or labels.dtype != object \
-            or labels.ndim != 1 or idx.dtype != np.intp or idx.ndim != 1 \
-            or not _refcounts_writable():
+    gather = ObjectGather.start(labels, idx.shape[0]) if idx.ndim == 1 else None
+    if gather is None or not gather.put(0, idx):
         return None
-    label_addr = np.array(_Addresses(labels), dtype=np.uint64)  # (labels keeps them alive)
-    if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
-        return None
-    idx = np.ascontiguousarray(idx)
-    out = np.empty(idx.shape[0], dtype=object)  # every slot None (counted)
-    counts = np.zeros((4, labels.shape[0]), dtype=np.int64)
-    slots = np.asarray(_SlotWords(out))
-    bad = int(kernels["take_objects"](idx, label_addr, np.uint64(id(None)), slots, counts))
-    del slots
-    return None if bad >= 0 else out
+    return gather.out
+
+
+class ObjectGather:
+    """An object array of output labels filled part by part from label indices, by a
+    compiled gather of the labels' pointers (:meth:`start`; None where it does not apply).
+
+    A generic take of objects raises the reference count of the label it stores, record
+    by record (a dependent add on a few hot counts: most of its time). Here the output
+    starts as a fresh array whose every slot holds ``None`` (counted). Each :meth:`put` is
+    one compiled call that holds the GIL from start to end (no other thread runs Python,
+    or touches a reference count, meanwhile): it checks each index and that its slot
+    still holds ``None``, writes the label's pointer and counts it; then it raises each
+    label's reference count by its count and lowers ``None``'s by the slots replaced.
+    Between calls every slot holds one counted reference (``None`` or a label), exactly as
+    after a generic take, so the array can be dropped at any point (an error half way)
+    and every count comes back. A bad index or slot puts ``None`` back in every slot that
+    call wrote and changes no count (``put`` returns False). Only on a CPython 3.11
+    release build (:func:`_refcounts_writable`): from 3.12 immortal objects, and
+    free-threaded builds, count references by other rules.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = ObjectGather.start(np.array(["no", "yes"], dtype=object), 4)
+    >>> g is None or (g.put(0, np.array([1, 1])) and g.put(2, np.array([0, 1]))
+    ...               and (g.out.tolist(), g.counts.tolist())
+    ...               == (["yes", "yes", "no", "yes"], [1, 3]))
+    True
+    """
+
+    def __init__(self, kernel: Callable[..., Any], labels: NDArray[Any],
+                 label_addr: NDArray[np.uint64], n: int) -> None:
+        self._kernel = kernel
+        self._labels = labels  # (keeps the labels alive)
+        self._addr = label_addr
+        self.out = np.empty(n, dtype=object)  # every slot None (counted)
+        self._slots = np.asarray(_SlotWords(self.out))
+        self.counts = np.zeros(labels.shape[0], dtype=np.int64)
+
+    @classmethod
+    def start(cls, labels: NDArray[Any], n: int) -> ObjectGather | None:
+        """The gather of ``n`` records of the 1-D object array ``labels``, or None (the
+        kernels not loaded, or not this interpreter)."""
+        kernels = _kernels.compiled(load=False)
+        if kernels is None or "take_objects" not in kernels or labels.dtype != object \
+                or labels.ndim != 1 or not _refcounts_writable():
+            return None
+        label_addr = np.array(_Addresses(labels), dtype=np.uint64)
+        if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
+            return None
+        return cls(kernels["take_objects"], labels, label_addr, n)
+
+    def put(self, start: int, idx: NDArray[np.intp]) -> bool:
+        """The labels of ``idx`` into ``out[start:start + len(idx)]``; False (nothing
+        changed) for an index outside the labels, a slot already written, or ``idx`` not
+        a 1-D intp array."""
+        stop = start + idx.shape[0]
+        if idx.dtype != np.intp or idx.ndim != 1 or not 0 <= start <= stop <= len(self.out):
+            return False
+        parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)  # this call's counts
+        bad = int(self._kernel(np.ascontiguousarray(idx), self._addr, np.uint64(id(None)),
+                               self._slots[start:stop], parts))
+        if bad >= 0:
+            return False
+        self.counts += parts.sum(axis=0)
+        return True
 
 
 def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:

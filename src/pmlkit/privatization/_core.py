@@ -41,6 +41,7 @@ from ..rng import RandomSource
 from ..sampler import (
     AliasSampler,
     Encoder,
+    ObjectGather,
     arrow_take,
     count_outputs,
     label_kind,
@@ -181,6 +182,32 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     if enc.failed:
         raise enc.error(what)
     return idx
+
+
+def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
+                       generator: np.random.Generator, what: str,
+                       gather: ObjectGather) -> None:
+    """Object labels out of an object array, chunk by chunk: each chunk's output indices
+    drawn into one chunk-sized buffer (reused: no array of every record's index) and
+    their labels gathered into ``gather.out`` at once, while the next chunk is encoded.
+    The words are drawn in record order, so the labels are those of
+    :func:`_privatize_numpy` taken as a whole."""
+    if values.ndim != 1:
+        raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
+    enc = Encoder(mech.input_labels)
+    n = values.shape[0]
+    buf = np.empty(min(n, CHUNK_ROWS), dtype=np.intp)
+    starts = range(0, n, CHUNK_ROWS)
+    chunks = [values[start:start + CHUNK_ROWS] for start in starts]
+    for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
+        if codes is None or enc.failed:
+            continue
+        part = buf[:codes.shape[0]]
+        sampler.draw(codes, generator, out=part)
+        if not gather.put(start, part):  # (the sampler's outputs index the labels)
+            raise AssertionError("an output index outside the labels")
+    if enc.failed:
+        raise enc.error(what)
 
 
 def check_text_labels(mech: Mechanism, what: str = "mechanism") -> None:
@@ -748,6 +775,13 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res = _privatize_arrow(mech, sampler, values, gen, "values")
         return res, (), len(values), None
+    if isinstance(values, np.ndarray) and values.dtype.kind == "O" \
+            and values.shape[0] >= 1 << 16 and values.ndim == 1 \
+            and (gather := ObjectGather.start(_output_array(mech, values.dtype),
+                                              values.shape[0])) is not None:
+        # object labels out, gathered chunk by chunk as they are drawn (see ObjectGather)
+        _privatize_objects(mech, sampler, values, gen, "values", gather)
+        return gather.out, (), len(values), gather.counts.copy() if counts else None
     if isinstance(values, np.ndarray):
         # object labels out: the indices are only a temporary
         idx = _privatize_numpy(mech, sampler, values, gen, "values",
