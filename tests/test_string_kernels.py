@@ -5,6 +5,8 @@ numpy object-array path (and of the path without numba) under the same seed."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -122,6 +124,37 @@ def test_compiled_take_equals_arrows_take(kernels: dict, labels: list[str],
     assert got.type == t
     got.validate(full=True)
     assert got.to_pylist() == [labels[i] for i in idx.tolist()]
+    # counted on the way: the take itself, and each label's count added (a Counter)
+    counts = np.full(len(labels), 7, dtype=np.int64)
+    again = arrow_take(lab, idx, counts)
+    assert again.to_pylist() == got.to_pylist()
+    tally = Counter(idx.tolist())
+    assert counts.tolist() == [7 + tally[i] for i in range(len(labels))]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_pandas_arrow_strings_report_counts_taken_on_the_way(
+        monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
+    """pandas string[pyarrow]: the report's counts (counted by the take) are those of the
+    released values, counted again from the output."""
+    if compiled:
+        _kernels.compiled()
+        monkeypatch.setattr(sampler, "_STRING_KERNEL_MIN", 0)
+    else:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    labels = ["a", "bb", "ccccccccc", "d" * 17]
+    w = np.full((4, 4), 0.1) + 0.6 * np.eye(4)
+    mech = pmlkit.Mechanism(w, tuple(labels), tuple(labels))
+    x = np.random.default_rng(3).integers(0, 4, 20_000)
+    s = pd.Series(np.array(labels, dtype=object)[x], dtype="string[pyarrow]")
+    out, report = pmlkit.privatize_with_report(mech, s, rng=4)
+    assert str(out.dtype) == str(s.dtype)
+    assert report.output_counts == dict(Counter(out.tolist())) | {
+        lab: 0 for lab in labels if lab not in set(out.tolist())}
+    frame, rep2 = pmlkit.privatize_with_report(mech, pd.DataFrame({"c": s}), rng=4,
+                                               columns="c")
+    assert rep2.output_counts == report.output_counts
+    assert frame["c"].tolist() == out.tolist()
 
 
 @pytest.mark.parametrize("kind", ["pa.Array", "large", "chunked", "pandas", "polars",

@@ -27,7 +27,7 @@ with numpy ufuncs; compiled with numba they take one pass:
   stop the kernel (nothing is read past it).
 * ``take_strings`` / ``take_short``: the offsets and bytes of an Arrow string array of
   output labels, appended word by word (no loop over bytes; labels of at most 8 bytes
-  without a branch per record).
+  without a branch per record), counting each label on request (four histograms).
 * ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
 * ``count_codes``: how many records have each output (four interleaved histograms).
 * ``take_objects``: the output labels' pointers written into a fresh object array, and
@@ -355,7 +355,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             out[i] = i64(c) if ok else i64(-1)
 
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
-                     out_words: Any) -> Any:
+                     out_words: Any, counts: Any) -> Any:
         # the output's bytes appended to a 64-bit accumulator, written a whole word at a
         # time (little-endian): no loop over bytes
         n = idx.shape[0]
@@ -367,11 +367,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         three = u64(3)
         one = u64(1)
         k = u64(lab_len.shape[0])
+        count = counts.shape[1] > 0  # (counts of each label wanted: four histograms)
         out_off[0] = 0
         for i in range(n):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            if count:
+                counts[i & 3, c] += 1
             length = u64(lab_len[c])
             total += i64(length)
             out_off[i + 1] = total
@@ -392,7 +395,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         out_words[pos] = acc
         return total
 
-    def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any) -> Any:
+    def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any,
+                   counts: Any) -> Any:
         # take_strings for labels of at most 8 bytes (one word each), without a branch
         # per record: the accumulator is stored every time and the position moves on
         # when it is full
@@ -404,11 +408,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         three = u64(3)
         one = u64(1)
         k = u64(lab_len.shape[0])
+        count = counts.shape[1] > 0
         out_off[0] = 0
         for i in range(idx.shape[0]):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
+            if count:
+                counts[i & 3, c] += 1
             b = lab_len[c]
             w = lab_w[c]
             total += i64(b)

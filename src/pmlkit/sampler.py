@@ -1391,12 +1391,15 @@ class _StringTable:
         return None if bad >= 0 else out
 
 
-def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
+def arrow_take(labels: Any, idx: NDArray[np.intp],
+               counts: NDArray[np.int64] | None = None) -> Any:
     """``labels.take(idx)`` for a pyarrow array of labels and valid indices (no nulls):
     for ``string``/``large_string`` labels the compiled kernels (once loaded) write the
     offsets and the bytes of the output directly (one pass each); string_view labels
     (which Arrow's take does not support) by gathering their 16-byte views, which keep
     pointing into the labels' own data buffers; any other type by Arrow's take.
+    ``counts`` (an int64 array, one entry per label): how many records get each label is
+    added to it (by the compiled take in the same pass, else by ``np.bincount``).
 
     Raises
     ------
@@ -1415,6 +1418,9 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     t = labels.type
     n = idx.shape[0]
     kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
+    if counts is not None and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        # (the indices checked by the take before they are counted)
+        return _counted(arrow_take(labels, idx), idx, counts, len(labels))
     if pa.types.is_string_view(t):
         views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
         views = views[labels.offset:labels.offset + len(labels)]
@@ -1433,13 +1439,14 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     wide = pa.types.is_large_string(t)
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
             or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
-        return _arrow_take(labels, idx)
+        return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
     vals = labels.to_pylist()
     raw = [v.encode("utf-8") for v in vals]
     longest = max((len(r) for r in raw), default=0)
     # 32-bit offsets written directly when no output can reach 2**31 bytes
     if not wide and n * longest > np.iinfo(np.int32).max:
-        return _arrow_take(labels, idx)  # (Arrow then refuses or splits as it does)
+        # (Arrow then refuses or splits as it does)
+        return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
     lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
     width = max(1, -(-longest // 8))
     lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
@@ -1450,17 +1457,29 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
     data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
     out_words = np.frombuffer(data_buf, dtype="<u8")
+    parts = np.zeros((4, len(raw) if counts is not None else 0), dtype=np.int64)
     if width == 1:  # labels of at most 8 bytes: one word each
         total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
-                                          out_words))
+                                          out_words, parts))
     else:
-        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words,
+                                            parts))
     if total < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
+    if counts is not None:
+        counts += parts.sum(axis=0)[:counts.shape[0]]
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+def _counted(out: Any, idx: NDArray[np.intp], counts: NDArray[np.int64] | None,
+             k: int) -> Any:
+    """``out``, with the count of each of the ``k`` labels in ``idx`` added to ``counts``."""
+    if counts is not None:
+        counts += np.bincount(idx, minlength=k)[:counts.shape[0]]
+    return out
 
 
 def _arrow_take(labels: Any, idx: Any) -> Any:

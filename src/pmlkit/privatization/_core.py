@@ -326,7 +326,10 @@ def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
 
 
 def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
-                      generator: np.random.Generator, what: str) -> tuple[Any, NDArray[np.intp]]:
+                      generator: np.random.Generator, what: str
+                      ) -> tuple[Any, NDArray[np.intp], NDArray[np.int64] | None]:
+    """A pandas Series privatised: (result, output indices, output counts when the take
+    counted them on the way, else None)."""
     import pandas as pd
 
     if isinstance(s.dtype, pd.CategoricalDtype):
@@ -351,7 +354,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
         cat = pd.Categorical.from_codes(idx, categories=out_cats)
-        return pd.Series(cat, index=s.index, name=s.name), idx
+        return pd.Series(cat, index=s.index, name=s.name), idx, None
     if isinstance(s.array, pd.arrays.ArrowExtensionArray | pd.arrays.ArrowStringArray):
         # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
         # than going through Python objects
@@ -365,12 +368,16 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
                 out_type = arrow_output_type(mech, pa_arr.type)
-                taken = _take_arrow(pa.array(list(mech.output_labels), type=out_type), idx)
+                # the report's counts taken on the way (no pass of their own)
+                counted = np.zeros(mech.n_outputs, dtype=np.int64)
+                taken = arrow_take(pa.array(list(mech.output_labels), type=out_type), idx,
+                                   counted)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
-                                  name=s.name), idx)
+                                  name=s.name), idx, counted)
             except (TypeError, ValueError, pa.ArrowException):
                 pass
-        return pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name), idx
+        return (pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name), idx,
+                None)
     if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
         vals = s.to_numpy(dtype=object, na_value=None)
     elif s.dtype.kind in "biuf" and s.dtype != object:
@@ -385,7 +392,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             out = out.astype(s.dtype)
         except (TypeError, ValueError):
             pass
-    return out, idx
+    return out, idx, None
 
 
 def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
@@ -749,9 +756,10 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
         out = values.copy()
         total = np.zeros(mech.n_outputs, dtype=np.int64)
         for col, target in zip(df_cols, targets, strict=True):
-            res, idx = _privatize_pandas(mech, sampler, values[col], gen, f"column {col!r}")
+            res, idx, got = _privatize_pandas(mech, sampler, values[col], gen,
+                                              f"column {col!r}")
             out[target] = res.array  # positional (no index alignment), dtype kept
-            total += _counts(mech, idx)
+            total += _counts(mech, idx) if got is None else got
         return out, tuple(df_cols), len(values), total
     pl = sys.modules.get("polars")
     if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
@@ -767,11 +775,13 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
                               f"a {type(values).__module__.split('.')[0]} "
                               f"{type(values).__name__}")
     if pd is not None and isinstance(values, pd.Series):
-        res, idx = _privatize_pandas(mech, sampler, values, gen, "values")
-        return res, (), len(values), _counts(mech, idx) if counts else None
+        res, idx, got = _privatize_pandas(mech, sampler, values, gen, "values")
+        return res, (), len(values), \
+            (_counts(mech, idx) if got is None else got) if counts else None
     if pd is not None and isinstance(values, pd.Categorical):
-        res, idx = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
-        return res.array, (), len(values), _counts(mech, idx) if counts else None
+        res, idx, got = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
+        return res.array, (), len(values), \
+            (_counts(mech, idx) if got is None else got) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res = _privatize_arrow(mech, sampler, values, gen, "values")
         return res, (), len(values), None
