@@ -48,13 +48,23 @@ def test_compiled_codes_equal_a_dictionary_lookup(kernels: dict,
     assert table is not None
     plain = arr.cast(pa.large_string()) if pa.types.is_string_view(t) \
         and table.max_len > 12 else arr
-    codes = table.codes(kernels, plain)
+    misses: list[int] = []
+    codes = table.codes(kernels, plain, misses)
     assert codes is not None
     expected = oracle(labels, values)
+    # the kernel's count of the records that are no label: its own -1 codes
+    assert misses == [codes.tolist().count(-1)]
     # nulls are masked by the caller; the kernel gives a null slot's (empty) bytes a code
     assert [c for c, v in zip(codes.tolist(), values, strict=True) if v is not None] \
         == [e for e, v in zip(expected, values, strict=True) if v is not None]
     assert Encoder(labels)._arrow_codes(arr).tolist() == expected
+    enc = Encoder(labels)
+    got = enc.encode_arrow(arr)
+    if -1 in expected:  # refused, every problem counted as value by value
+        assert got is None and enc.nulls == values.count(None)
+        assert sum(enc.unknown.values()) == expected.count(-1) - values.count(None)
+    else:
+        assert got is not None and got.tolist() == expected
 
 
 @pytest.mark.parametrize("t", STRING_TYPES)

@@ -20,8 +20,8 @@ with numpy ufuncs; compiled with numba they take one pass:
   hashing of the address, linear probing, every hit verified against the stored address).
 * ``string_codes`` (``string_codes8`` for labels of at most 8 bytes) / ``view_codes``:
   the input index of each record of an Arrow ``string``/``large_string`` array (read from
-  its offsets and data buffers, the first 16 bytes of a record as two words assembled
-  from aligned loads) or ``string_view`` array (the inlined bytes of its views), through
+  its offsets and data buffers, the first 16 bytes of a record as two words read by
+  unaligned loads) or ``string_view`` array (the inlined bytes of its views), through
   the perfect hash table of the string labels (:class:`pmlkit.sampler._StringTable`:
   every hit verified on the length and all the bytes). Offsets outside the data buffer
   stop the kernel (nothing is read past it).
@@ -99,6 +99,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return out
 
     u64 = np.uint64
+    load_u64 = _unaligned_load(numba)
 
     def alias_draw(words: Any, codes: Any, n_codes: Any, cells: Any, bits: int,
                    out: Any) -> int:
@@ -228,17 +229,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                      lab_w0: Any, lab_w1: Any, lab_off: Any, lab_data: Any, max_len: Any,
                      out: Any) -> Any:
         n = out.shape[0]
-        dlen = i64(data.shape[0])
-        nw = u64(words.shape[0])  # data[:8 * nw] as little-endian 64-bit words
+        dlen = i64(data.shape[0])  # (``words``: unused, kept for the signature)
         one = u64(1)
-        two = u64(2)
         three = u64(3)
-        seven = u64(7)
-        s63 = u64(63)
         u16 = u64(16)
         u17 = u64(17)
         umax = u64(max_len)
         m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
+        misses = i64(0)
         for i in range(n):
             si = i64(offsets[i])
             ei = i64(offsets[i + 1])
@@ -248,16 +246,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             length = u64(ei - si)
             if length > umax:
                 out[i] = -1
+                misses += 1
                 continue
-            q = s >> three
             m = min(length, u16)
-            if q + two < nw:  # the first 16 bytes from three aligned words, shifted
-                r8 = (s & seven) << three
-                x1 = words[q + one]
-                w0 = (words[q] >> r8) | ((x1 << one) << (s63 - r8))
-                w1 = (x1 >> r8) | ((words[q + two] << one) << (s63 - r8))
-                w0 &= masks[m]  # the bytes past the string masked
-                w1 &= masks[u17 + m]
+            if si + 16 <= dlen:  # the first 16 bytes by two unaligned loads
+                w0 = load_u64(data, si) & masks[m]  # the bytes past the string masked
+                w1 = load_u64(data, si + 8) & masks[u17 + m]
             else:  # near the end of the data: byte by byte
                 w0 = u64(0)
                 w1 = u64(0)
@@ -284,7 +278,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                         break
                     j += one
             out[i] = i64(c) if ok else i64(-1)
-        return i64(-1)
+            misses += i64(not ok)
+        return -1 - misses  # (-1 - the number of records that are no label)
 
     def string_codes8(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
                       seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
@@ -293,13 +288,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         # label is no label, the others are one word (the second word is 0 for every label)
         n = out.shape[0]
         dlen = i64(data.shape[0])
-        nw = u64(words.shape[0])
         one = u64(1)
         three = u64(3)
-        seven = u64(7)
-        s63 = u64(63)
         umax = u64(max_len)
         m0, m2, m3 = mults[0], mults[2], mults[3]
+        misses = i64(0)
         ei = i64(offsets[0])
         if ei < 0:
             return i64(0)
@@ -312,12 +305,10 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             length = u64(ei - si)
             if length > umax:
                 out[i] = -1
+                misses += 1
                 continue
-            q = s >> three
-            if q + one < nw:  # the first 8 bytes from two aligned words, shifted
-                r8 = (s & seven) << three
-                w0 = (words[q] >> r8) | ((words[q + one] << one) << (s63 - r8))
-                w0 &= masks[length]
+            if si + 8 <= dlen:  # the first 8 bytes by one unaligned load
+                w0 = load_u64(data, si) & masks[length]
             else:  # near the end of the data: byte by byte
                 w0 = u64(0)
                 j = u64(0)
@@ -328,12 +319,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
             ok = (lab_len[c] == length) & (lab_w0[c] == w0)
             out[i] = i64(c) if ok else i64(-1)
-        return i64(-1)
+            misses += i64(not ok)
+        return -1 - misses
 
     def view_codes(views: Any, masks: Any, table: Any, seeds: Any, mults: Any,
                    bucket_shift: Any, shift: Any, lab_len: Any, lab_w0: Any, lab_w1: Any,
-                   lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> None:
+                   lab_off: Any, lab_data: Any, max_len: Any, out: Any) -> Any:
         n = out.shape[0]
+        misses = i64(0)
         low32 = u64(0xFFFFFFFF)
         s32 = u64(32)
         m0, m1, m2, m3 = mults[0], mults[1], mults[2], mults[3]
@@ -343,6 +336,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             ulen = v0 & low32
             if ulen > u64(max_len):  # max_len <= 12: only inlined strings can be labels
                 out[i] = -1  # (a forged negative length is huge here)
+                misses += 1
                 continue
             w0 = (v0 >> s32) | (v1 << s32)  # bytes 0..7 and 8..11 of the inlined string
             w1 = v1 >> s32
@@ -353,6 +347,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
             ok = (lab_len[c] == ulen) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
             out[i] = i64(c) if ok else i64(-1)
+            misses += i64(not ok)
+        return -1 - misses
 
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
                      out_words: Any, counts: Any) -> Any:
@@ -523,6 +519,30 @@ def _build_take_objects(numba: Any, u64: Any, i64: Any) -> Callable[..., Any] | 
     except RuntimeError:  # no writable cache location: compile per process
         out = numba.njit(boundscheck=False)(take_objects)
     return out
+
+
+def _unaligned_load(numba: Any) -> Any:
+    """``load_u64(data, pos)``: the 8 bytes of the uint8 array ``data`` at ``pos`` as one
+    native (little-endian) word, by one unaligned load (the caller checks that
+    ``pos + 8 <= len(data)``)."""
+    from llvmlite import ir
+    from numba.core import types
+    from numba.extending import intrinsic
+
+    def load_u64(typingctx: Any, arr: Any, pos: Any) -> Any:
+        if not (isinstance(arr, types.Array) and arr.layout == "C" and arr.ndim == 1
+                and arr.dtype == types.uint8 and isinstance(pos, types.Integer)):
+            return None  # (a strided array: its data pointer alone does not address it)
+        sig = types.uint64(arr, pos)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            ary = context.make_array(signature.args[0])(context, builder, args[0])
+            ptr = builder.gep(ary.data, [args[1]])
+            return builder.load(builder.bitcast(ptr, ir.IntType(64).as_pointer()), align=1)
+
+        return sig, codegen
+
+    return intrinsic(load_u64)
 
 
 def draw_threads() -> int:

@@ -769,7 +769,10 @@ class Encoder:
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
         import pyarrow as pa
 
-        codes = self._arrow_codes(arr)
+        misses: list[int] = []
+        codes = self._arrow_codes(arr, misses)
+        if misses == [0]:  # every record a label (counted by the compiled kernel)
+            return codes
         bad = codes < 0
         if not bad.any():
             return codes
@@ -783,8 +786,10 @@ class Encoder:
         self._record(bad_vals, nullmask[bad])
         return None
 
-    def _arrow_codes(self, arr: Any) -> np.ndarray:
-        """Indices of a plain Arrow array's values, -1 for nulls and unknown values."""
+    def _arrow_codes(self, arr: Any, misses: list[int] | None = None) -> np.ndarray:
+        """Indices of a plain Arrow array's values, -1 for nulls and unknown values.
+        ``misses``: the number of -1 codes is appended when the compiled kernels counted
+        them (an array without nulls), else nothing."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -811,7 +816,8 @@ class Encoder:
                 plain = arr
                 if pa.types.is_string_view(t) and self._strings.max_len > 12:
                     plain = arr.cast(pa.large_string())  # long labels: not in the views
-                if (codes := self._strings.codes(kernels, plain)) is not None:
+                if (codes := self._strings.codes(
+                        kernels, plain, None if arr.null_count else misses)) is not None:
                     if arr.null_count:
                         codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
                                          dtype=bool)] = -1
@@ -1342,18 +1348,21 @@ class _StringTable:
         self.table, self.seeds, self.mults = table, seeds, m
         return True
 
-    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any
-              ) -> NDArray[np.intp] | None:
+    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any,
+              misses: list[int] | None = None) -> NDArray[np.intp] | None:
         """Codes of a pyarrow string, large_string or string_view array: -1 for a record
         that is not a label (nulls are not masked here). None when the kernels cannot
         decide (buffers too short or offsets outside the data: not a valid array; a
         string_view array while a label has more than 12 bytes): the caller's generic
-        path decides."""
+        path decides. ``misses``: the number of records that are no label is appended
+        (counted by the kernel on the way)."""
         import pyarrow as pa
 
         n = len(arr)
         out = np.empty(n, dtype=np.intp)
         if n == 0:
+            if misses is not None:
+                misses.append(0)
             return out
         t = arr.type
         bufs = arr.buffers()
@@ -1361,10 +1370,12 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
-            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
-                                  self.seeds, self.mults, self.bucket_shift, self.shift,
-                                  self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
-                                  self.lab_data, self.max_len, out)
+            done = kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
+                                         self.seeds, self.mults, self.bucket_shift,
+                                         self.shift, self.lab_len, self.lab_w0, self.lab_w1,
+                                         self.lab_off, self.lab_data, self.max_len, out)
+            if misses is not None:
+                misses.append(-1 - int(done))
             return out
         wide = pa.types.is_large_string(t)
         if not (wide or pa.types.is_string(t)):
@@ -1383,11 +1394,15 @@ class _StringTable:
                                            self.seeds, self.mults, self.bucket_shift,
                                            self.shift, self.lab_len, self.lab_w0,
                                            self.max_len, out)
+            if bad < 0 and misses is not None:
+                misses.append(-1 - int(bad))
             return None if bad >= 0 else out
         bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
                                       self.seeds, self.mults, self.bucket_shift, self.shift,
                                       self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
                                       self.lab_data, self.max_len, out)
+        if bad < 0 and misses is not None:
+            misses.append(-1 - int(bad))
         return None if bad >= 0 else out
 
 
