@@ -256,3 +256,26 @@ def test_records_equal_to_label_zero_but_for_trailing_nuls(kernels: dict, t: obj
     for offset in range(3):
         arr = arrow(values * 3, t, offset)
         assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 3)
+
+
+@pytest.mark.parametrize("t", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("last", ["longest", "empty", "short"])
+def test_take_by_word_stores_of_every_length_up_to_the_buffer_end(
+        kernels: dict, t: object, last: str) -> None:
+    """Labels of 0 to 40 bytes (a word and its padding written at each record's offset,
+    overwritten by the next record): Arrow's own take, byte for byte, with the output
+    ending on the longest label (its last word at the very end of the buffer), the empty
+    one, or a short one."""
+    labels = ["".join(chr(97 + (i + j) % 26) for j in range(m)) for i, m in
+              enumerate(range(41))]
+    lab = pa.array(labels, type=t)
+    g = np.random.default_rng(9)
+    idx = g.integers(0, len(labels), 5000)
+    idx[-3:] = {"longest": 40, "empty": 0, "short": 3}[last]
+    got = arrow_take(lab, idx)
+    got.validate(full=True)
+    want = lab.take(pa.array(idx))
+    assert got.equals(want)
+    assert got.buffers()[2].to_pybytes() == want.buffers()[2].to_pybytes()[
+        :got.buffers()[2].size]
+    assert got.buffers()[2].size == sum(len(labels[i]) for i in idx.tolist())
