@@ -382,3 +382,46 @@ def test_compiled_output_counts_equal_bincount(m):
     assert got.dtype == np.int64
     assert got.tolist() == np.bincount(idx, minlength=m).tolist()
     assert int(got.sum()) == idx.shape[0]
+
+
+@pytest.mark.parametrize(("compiled", "dtype"), [
+    (True, np.int64), (True, np.int32), (True, np.uint16), (True, np.uint64),
+    (True, ">i8"), (False, np.int64)])
+def test_labels_0_to_n_minus_1_drawn_from_the_values_themselves(compiled, dtype,
+                                                                 monkeypatch):
+    """Integer labels 0..N-1: the values go straight to the draw (no range pass of the
+    encoder's). The release is the one of the same values as Python objects (matched one
+    by one) under one seed; a value outside the labels anywhere (first, last, after
+    several blocks, past 2**63 as uint64, negative) is refused with the encoder's counts
+    over the whole array, as for the object array."""
+    from pmlkit.errors import DataError
+
+    if compiled:
+        _kernels.compiled()
+    else:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    k, n = 7, 300_000  # (past the size of the compiled draw)
+    w = _mechanism(k, k, 6, 0.1)
+    mech = pmlkit.Mechanism(w)
+    x = np.random.default_rng(6).integers(0, k, n).astype(dtype)
+    got = pmlkit.privatize(mech, x, rng=21)
+    objs = np.empty(n, dtype=object)
+    objs[:] = x.astype(np.int64).tolist()
+    np.testing.assert_array_equal(got, pmlkit.privatize(mech, objs, rng=21).astype(np.intp))
+    for bad, where in [(k, 0), (k, n - 1), (k + 5, 200_000),
+                       (-1 if np.dtype(dtype).kind == "i" else 2**16 - 1, 3)]:
+        y = x.copy()
+        y[where] = bad
+        y[(where + n // 2) % n] = bad
+        with pytest.raises(DataError, match=f"value {bad} appears in 2 rows") as e1:
+            pmlkit.privatize(mech, y, rng=1)
+        yo = np.empty(n, dtype=object)
+        yo[:] = y.astype(np.int64).tolist()
+        with pytest.raises(DataError) as e2:
+            pmlkit.privatize(mech, yo, rng=1)
+        assert str(e1.value) == str(e2.value)
+    if np.dtype(dtype) == np.uint64:
+        y = x.copy()
+        y[-1] = 2**63 + 5  # negative as int64: still no label
+        with pytest.raises(DataError, match="appears in 1 row"):
+            pmlkit.privatize(mech, y, rng=1)

@@ -173,6 +173,21 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     n = values.shape[0]
     idx = pool_empty(n) if scratch and "pyarrow" in sys.modules and n >= 1 << 16 \
         else np.empty(n, dtype=np.intp)
+    if enc.range_labels and values.dtype.kind in "iu":
+        # labels 0..N-1: the values are the input indices. The draw checks every code
+        # (the compiled one as it gathers, the numpy one before any word): no pass of
+        # our own for the range. A value outside it stops the draw, nothing is returned,
+        # and the encoder then counts the problems over the whole array.
+        try:
+            sampler.draw(values, generator, out=idx)
+        except ValidationError:
+            starts = range(0, n, CHUNK_ROWS)
+            for start in starts:
+                enc.encode_numpy(values[start:start + CHUNK_ROWS])
+            if enc.failed:
+                raise enc.error(what) from None
+            raise
+        return idx
     starts = range(0, n, CHUNK_ROWS)  # chunks of 2^20 records
     chunks = [values[start:start + CHUNK_ROWS] for start in starts]
     for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
