@@ -199,3 +199,53 @@ def test_release_the_same_with_and_without_the_gather(
     del out
     gc.collect()
     assert [sys.getrefcount(o) for o in outs] == before
+
+
+@pytest.mark.parametrize("m", [2, 5, 70_000])  # 64-bit cells only past 2**16 columns
+def test_draw_and_gather_in_one_call_equals_draw_then_take(m: int) -> None:
+    """ObjectGather.draw: the outputs the sampler draws from the same words (a
+    generator of the same seed), their labels written and counted exactly, in blocks
+    (a start past the first block, a length that is no multiple of the block)."""
+    from pmlkit.sampler import DRAW_BLOCK, AliasSampler
+
+    g = np.random.default_rng(m)
+    n_in = 3
+    w = g.random((n_in, m)) ** 4
+    w /= w.sum(axis=1, keepdims=True)
+    s = AliasSampler(w)
+    objs = ["".join(["o", str(i)]) for i in range(m)]
+    labels = np.empty(m, dtype=object)
+    labels[:] = objs
+    n = 2 * DRAW_BLOCK + 123
+    codes = g.integers(0, n_in, n)
+    want = s.draw(codes, np.random.default_rng(7))
+    gather = sampler.ObjectGather.start(labels, n + 10)
+    assert gather is not None
+    picks = [objs[i] for i in (0, m - 1)]
+    before = [sys.getrefcount(o) for o in picks]
+    gen = np.random.default_rng(7)
+    assert gather.draw(s, codes[:5], gen, 10)
+    assert gather.draw(s, codes[5:], gen, 15)
+    out = gather.out
+    assert out[:10].tolist() == [None] * 10
+    assert all(a is labels[j] for a, j in zip(out[10:].tolist(), want.tolist(), strict=True))
+    count = np.bincount(want, minlength=m)
+    assert gather.counts.tolist() == count.tolist()
+    after = [sys.getrefcount(o) for o in picks]
+    assert [a - b for a, b in zip(after, before, strict=True)] == [count[0], count[m - 1]]
+    del out, gather
+    assert [sys.getrefcount(o) for o in picks] == before
+
+
+def test_draw_refuses_a_bad_code_with_nothing_written() -> None:
+    from pmlkit.sampler import AliasSampler
+
+    s = AliasSampler(np.full((2, 3), 1 / 3))
+    labels = fresh_labels()[:3].copy()
+    gather = sampler.ObjectGather.start(labels, 100)
+    assert gather is not None
+    before = [sys.getrefcount(o) for o in labels.tolist()]
+    with pytest.raises(AssertionError):
+        gather.draw(s, np.array([0, 1, 2, 0], dtype=np.intp), np.random.default_rng(0), 0)
+    assert gather.out.tolist() == [None] * 100 and gather.counts.tolist() == [0, 0, 0]
+    assert [sys.getrefcount(o) for o in labels.tolist()] == before

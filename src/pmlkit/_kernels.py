@@ -428,20 +428,20 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
             "take_short": jit(take_short), "count_codes": jit(count_codes),
             "take_views": jit(take_views)}
-    take_objects = _build_take_objects(numba, u64, i64)
-    if take_objects is not None:
-        kernels["take_objects"] = take_objects
+    kernels.update(_build_object_kernels(numba, u64, i64))
     return kernels
 
 
-def _build_take_objects(numba: Any, u64: Any, i64: Any) -> Callable[..., Any] | None:
-    """The object gather of :func:`take_objects` (None where its preconditions fail)."""
+def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[..., Any]]:
+    """The kernels that write object pointers and reference counts (``take_objects``,
+    ``draw_objects``; see :class:`pmlkit.sampler.ObjectGather`), compiled to hold the
+    GIL for the whole call."""
     try:
         from llvmlite import ir
         from numba.core import types
         from numba.extending import intrinsic
     except ImportError:  # pragma: no cover (numba always ships them)
-        return None
+        return {}
 
     def add_at_typed(typingctx: Any, addr: Any, delta: Any) -> Any:
         """``*(int64 *) addr += delta``: one load and one store (a reference count)."""
@@ -482,12 +482,65 @@ def _build_take_objects(numba: Any, u64: Any, i64: Any) -> Callable[..., Any] | 
             add_at(fill, -i64(n))
         return i64(-1)
 
+    def draw_objects(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
+                     bits: int, use32: bool, label_addr: Any, fill_addr: Any, out: Any,
+                     counts: Any, idx: Any) -> Any:
+        # the alias draw of alias_draw32 (use32) or alias_draw into the block buffer idx
+        # (one loop of its own: a large table's gathers overlap best without the label
+        # writes in between), then take_objects' loop from idx. A bad code: nothing
+        # written, its position returned; a bad output or slot: as take_objects (every
+        # slot written put back, no count changed), n returned; else -1
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        s32 = u64(32)
+        m32 = u64(0xFFFFFFFF)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i64(i)
+            r = words[i]
+            col = r >> shift
+            at = (c << b) | col
+            if use32:
+                cell = u64(cells32[at])
+                coin = (((r >> s32) << b) | low) & m32
+                if (coin ^ cell) <= low:
+                    cell = cells[at]
+                    coin = (r << b) | low
+            else:
+                cell = cells[at]
+                coin = (r << b) | low
+            keep = u64(coin < cell)
+            alias = cell & low
+            idx[i] = alias + (col - alias) * keep
+        k = u64(label_addr.shape[0])
+        fill = u64(fill_addr)
+        for i in range(n):
+            o = idx[i]
+            if o >= k or out[i] != fill:
+                for j in range(i):
+                    out[j] = fill
+                return i64(n)
+            out[i] = label_addr[o]
+            counts[i & 3, o] += 1
+        for o in range(label_addr.shape[0]):
+            total = counts[0, o] + counts[1, o] + counts[2, o] + counts[3, o]
+            if total:
+                add_at(label_addr[o], i64(total))
+        if n:
+            add_at(fill, -i64(n))
+        return i64(-1)
+
     # the GIL is held for the whole call (no nogil): no other thread runs Python, or
     # touches a reference count, between the first pointer written and the last count
-    try:
-        out: Callable[..., Any] = numba.njit(cache=True, boundscheck=False)(take_objects)
-    except RuntimeError:  # no writable cache location: compile per process
-        out = numba.njit(boundscheck=False)(take_objects)
+    out: dict[str, Callable[..., Any]] = {}
+    for name, fn in (("take_objects", take_objects), ("draw_objects", draw_objects)):
+        try:
+            out[name] = numba.njit(cache=True, boundscheck=False)(fn)
+        except RuntimeError:  # no writable cache location: compile per process
+            out[name] = numba.njit(boundscheck=False)(fn)
     return out
 
 

@@ -1572,6 +1572,10 @@ def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | 
     return gather.out
 
 
+#: A placeholder for the 32-bit cells of a table that has none (more than 2**16 columns).
+_NO_CELLS32 = np.zeros(1, dtype=np.uint32)
+
+
 class ObjectGather:
     """An object array of output labels filled part by part from label indices, by a
     compiled gather of the labels' pointers (:meth:`start`; None where it does not apply).
@@ -1601,8 +1605,11 @@ class ObjectGather:
     """
 
     def __init__(self, kernel: Callable[..., Any], labels: NDArray[Any],
-                 label_addr: NDArray[np.uint64], n: int) -> None:
+                 label_addr: NDArray[np.uint64], n: int,
+                 draw_kernel: Callable[..., Any] | None = None) -> None:
         self._kernel = kernel
+        self._draw_kernel = draw_kernel
+        self._idx: NDArray[np.uint64] | None = None
         self._labels = labels  # (keeps the labels alive)
         self._addr = label_addr
         self.out = np.empty(n, dtype=object)  # every slot None (counted)
@@ -1620,7 +1627,44 @@ class ObjectGather:
         label_addr = np.array(_Addresses(labels), dtype=np.uint64)
         if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
             return None
-        return cls(kernels["take_objects"], labels, label_addr, n)
+        return cls(kernels["take_objects"], labels, label_addr, n,
+                   kernels.get("draw_objects"))
+
+    def draw(self, sampler: AliasSampler, codes: NDArray[np.intp],
+             generator: np.random.Generator, start: int) -> bool:
+        """The outputs of the input indices ``codes`` drawn by ``sampler`` (the words
+        drawn from ``generator`` in record order, as :meth:`AliasSampler.draw` draws
+        them), their labels written to ``out[start:start + len(codes)]`` by the same
+        compiled call that draws them (no array of output indices, counted as by
+        :meth:`put`). False (nothing drawn) where that call does not apply: the caller
+        then draws and puts."""
+        kernel = self._draw_kernel
+        n = codes.shape[0]
+        if kernel is None or codes.dtype != np.intp or codes.ndim != 1 \
+                or not 0 <= start <= start + n <= len(self.out) \
+                or sampler.n_outputs > self._addr.shape[0]:
+            return False
+        cells32 = sampler._compact32()
+        bitgen = generator.bit_generator
+        codes = np.ascontiguousarray(codes)
+        n_codes = np.uint64(sampler.n_inputs)
+        fill = np.uint64(id(None))
+        sampler._drawn += n
+        buf = self._idx if self._idx is not None and self._idx.shape[0] >= min(n, DRAW_BLOCK) \
+            else np.empty(min(n, DRAW_BLOCK), dtype=np.uint64)
+        self._idx = buf  # (one block's output indices, reused: it stays in the cache)
+        for lo in range(0, n, DRAW_BLOCK):
+            hi = min(lo + DRAW_BLOCK, n)
+            parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)
+            bad = int(kernel(bitgen.random_raw(hi - lo), codes[lo:hi], n_codes,
+                             _NO_CELLS32 if cells32 is None else cells32, sampler._cells,
+                             sampler._bits, cells32 is not None, self._addr, fill,
+                             self._slots[start + lo:start + hi], parts, buf))
+            if bad >= 0:  # (nothing of this block written; the words were drawn)
+                raise AssertionError("an input index outside the table, or a slot "
+                                     "written twice")
+            self.counts += parts.sum(axis=0)
+        return True
 
     def put(self, start: int, idx: NDArray[np.intp]) -> bool:
         """The labels of ``idx`` into ``out[start:start + len(idx)]``; False (nothing

@@ -202,25 +202,29 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
 def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                        generator: np.random.Generator, what: str,
                        gather: ObjectGather) -> None:
-    """Object labels out of an object array, chunk by chunk: each chunk's output indices
-    drawn into one chunk-sized buffer (reused: no array of every record's index) and
-    their labels gathered into ``gather.out`` at once, while the next chunk is encoded.
-    The words are drawn in record order, so the labels are those of
+    """Object labels out of an object array: each chunk's input indices (encoded one
+    chunk ahead in a second thread), then block by block its outputs drawn and their
+    labels written by one compiled call (:meth:`ObjectGather.draw`: a block's output
+    indices never leave the CPU's nearest caches, and no array of every record's index
+    is made). The words are drawn in record order, so the labels are those of
     :func:`_privatize_numpy` taken as a whole."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
     enc = Encoder(mech.input_labels)
     n = values.shape[0]
-    buf = np.empty(min(n, CHUNK_ROWS), dtype=np.intp)
+    buf: NDArray[np.intp] | None = None
     starts = range(0, n, CHUNK_ROWS)
     chunks = [values[start:start + CHUNK_ROWS] for start in starts]
     for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
         if codes is None or enc.failed:
-            continue
-        part = buf[:codes.shape[0]]
-        sampler.draw(codes, generator, out=part)
-        if not gather.put(start, part):  # (the sampler's outputs index the labels)
-            raise AssertionError("an output index outside the labels")
+            continue  # (the other chunks still encoded: every problem is counted)
+        if not gather.draw(sampler, codes, generator, start):
+            if buf is None:
+                buf = np.empty(min(n, CHUNK_ROWS), dtype=np.intp)
+            part = buf[:codes.shape[0]]
+            sampler.draw(codes, generator, out=part)
+            if not gather.put(start, part):  # (the sampler's outputs index the labels)
+                raise AssertionError("an output index outside the labels")
     if enc.failed:
         raise enc.error(what)
 
