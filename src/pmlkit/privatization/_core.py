@@ -372,7 +372,10 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
-        cat = pd.Categorical.from_codes(idx, categories=out_cats)
+        try:  # the sampler's outputs index the labels: no range passes of pandas'
+            cat = pd.Categorical.from_codes(idx, categories=out_cats, validate=False)
+        except TypeError:  # (a pandas before 2.1 has no validate=)
+            cat = pd.Categorical.from_codes(idx, categories=out_cats)
         return pd.Series(cat, index=s.index, name=s.name), idx, None
     if isinstance(s.array, pd.arrays.ArrowExtensionArray | pd.arrays.ArrowStringArray):
         # Arrow-backed (pandas' default str dtype): match labels in Arrow, ~10x faster
