@@ -249,3 +249,17 @@ def test_draw_refuses_a_bad_code_with_nothing_written() -> None:
         gather.draw(s, np.array([0, 1, 2, 0], dtype=np.intp), np.random.default_rng(0), 0)
     assert gather.out.tolist() == [None] * 100 and gather.counts.tolist() == [0, 0, 0]
     assert [sys.getrefcount(o) for o in labels.tolist()] == before
+
+
+def test_none_and_shared_small_objects_as_labels() -> None:
+    """None itself (the fill of a fresh array) and cached small ints among the labels:
+    the same objects as numpy's take, and None's count net of the slots it keeps."""
+    labels = np.empty(4, dtype=object)
+    labels[:] = [None, 1, "".join(["x", "y"]), True]
+    idx = np.random.default_rng(4).integers(0, 4, 100_000)
+    out = sampler.take_objects(labels, idx)
+    assert out is not None
+    assert all(a is b for a, b in zip(out.tolist(), labels.take(idx).tolist(), strict=True))
+    gather = sampler.ObjectGather.start(labels, 10)
+    assert gather is not None and gather.put(0, np.zeros(10, dtype=np.intp))
+    assert gather.out.tolist() == [None] * 10 and gather.counts.tolist() == [10, 0, 0, 0]

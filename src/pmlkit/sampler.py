@@ -1627,8 +1627,12 @@ class ObjectGather:
         label_addr = np.array(_Addresses(labels), dtype=np.uint64)
         if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
             return None
-        return cls(kernels["take_objects"], labels, label_addr, n,
-                   kernels.get("draw_objects"))
+        gather = cls(kernels["take_objects"], labels, label_addr, n,
+                     kernels.get("draw_objects"))
+        none = np.uint64(id(None))
+        if n and not (gather._slots[0] == none and gather._slots[-1] == none):
+            return None  # (a numpy that does not fill new object arrays with None)
+        return gather
 
     def draw(self, sampler: AliasSampler, codes: NDArray[np.intp],
              generator: np.random.Generator, start: int) -> bool:
