@@ -201,13 +201,17 @@ def test_release_the_same_with_and_without_the_gather(
     assert [sys.getrefcount(o) for o in outs] == before
 
 
+@pytest.mark.parametrize("threads", ["1", "2"])
 @pytest.mark.parametrize("m", [2, 5, 70_000])  # 64-bit cells only past 2**16 columns
-def test_draw_and_gather_in_one_call_equals_draw_then_take(m: int) -> None:
+def test_draw_and_gather_in_one_call_equals_draw_then_take(
+        monkeypatch: pytest.MonkeyPatch, m: int, threads: str) -> None:
     """ObjectGather.draw: the outputs the sampler draws from the same words (a
     generator of the same seed), their labels written and counted exactly, in blocks
-    (a start past the first block, a length that is no multiple of the block)."""
+    (a start past the first block, a length that is no multiple of the block), on one
+    thread or with the blocks run by the worker while the next words are drawn."""
     from pmlkit.sampler import DRAW_BLOCK, AliasSampler
 
+    monkeypatch.setenv("PMLKIT_THREADS", threads)
     g = np.random.default_rng(m)
     n_in = 3
     w = g.random((n_in, m)) ** 4

@@ -1657,10 +1657,10 @@ class ObjectGather:
         buf = self._idx if self._idx is not None and self._idx.shape[0] >= min(n, DRAW_BLOCK) \
             else np.empty(min(n, DRAW_BLOCK), dtype=np.uint64)
         self._idx = buf  # (one block's output indices, reused: it stays in the cache)
-        for lo in range(0, n, DRAW_BLOCK):
-            hi = min(lo + DRAW_BLOCK, n)
+
+        def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)
-            bad = int(kernel(bitgen.random_raw(hi - lo), codes[lo:hi], n_codes,
+            bad = int(kernel(words, codes[lo:hi], n_codes,
                              _NO_CELLS32 if cells32 is None else cells32, sampler._cells,
                              sampler._bits, cells32 is not None, self._addr, fill,
                              self._slots[start + lo:start + hi], parts, buf))
@@ -1668,6 +1668,27 @@ class ObjectGather:
                 raise AssertionError("an input index outside the table, or a slot "
                                      "written twice")
             self.counts += parts.sum(axis=0)
+
+        if n <= DRAW_BLOCK or _kernels.draw_threads() < 2:
+            for lo in range(0, n, DRAW_BLOCK):
+                hi = min(lo + DRAW_BLOCK, n)
+                block(bitgen.random_raw(hi - lo), lo, hi)
+            return True
+        # two threads (as AliasSampler.draw): the one worker runs the blocks in order
+        # (one at a time: the buffer and the counts are its own meanwhile) while this
+        # thread draws the next block's words (the generator releases the GIL, which the
+        # kernel holds)
+        worker = _kernels.worker()
+        pending: deque[Any] = deque()
+        try:
+            for lo in range(0, n, DRAW_BLOCK):
+                hi = min(lo + DRAW_BLOCK, n)
+                pending.append(worker.submit(block, bitgen.random_raw(hi - lo), lo, hi))
+                if len(pending) > 2:
+                    pending.popleft().result()
+        finally:  # every block submitted is finished (or failed) before returning
+            while pending:
+                pending.popleft().result()
         return True
 
     def put(self, start: int, idx: NDArray[np.intp]) -> bool:
