@@ -425,3 +425,16 @@ def test_labels_0_to_n_minus_1_drawn_from_the_values_themselves(compiled, dtype,
         y[-1] = 2**63 + 5  # negative as int64: still no label
         with pytest.raises(DataError, match="appears in 1 row"):
             pmlkit.privatize(mech, y, rng=1)
+
+
+def test_kernels_keep_no_intrinsic_in_their_closures():
+    """numba keys a kernel's disk cache on the pickled contents of its closure; an
+    intrinsic pickles differently in every process, so a kernel holding one in its
+    closure would be compiled again by every process (seconds): the intrinsics are
+    module globals, and every closure holds only numpy types."""
+    kernels = _kernels.compiled()
+    for name, fn in kernels.items():
+        cells = fn.py_func.__closure__ or ()
+        for cell in cells:
+            value = cell.cell_contents
+            assert isinstance(value, type) and issubclass(value, np.generic), (name, value)

@@ -61,6 +61,10 @@ __all__: list[str] = []
 
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
+#: numba intrinsics the kernels call (set when the kernels are built)
+_LOAD_U64: Any = None
+_STORE_U64: Any = None
+_ADD_AT: Any = None
 
 
 def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
@@ -100,8 +104,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return out
 
     u64 = np.uint64
-    load_u64 = _unaligned_load(numba)
-    store_u64 = _unaligned_store(numba)
+    # the intrinsics are module globals, not closure variables: numba keys its disk cache
+    # on the closure's contents, and an intrinsic pickles differently in every process
+    # (the kernels would be compiled again by every process)
+    global _LOAD_U64, _STORE_U64
+    _LOAD_U64 = _unaligned_load(numba)
+    _STORE_U64 = _unaligned_store(numba)
 
     # One loop per record: check the code, gather the cell, decide. (Two loops, the
     # gathers first and the decisions after, measured slower: 36 against 25 ms per 10^7
@@ -253,8 +261,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 continue
             m = min(length, u16)
             if si + 16 <= dlen:  # the first 16 bytes by two unaligned loads
-                w0 = load_u64(data, si) & masks[m]  # the bytes past the string masked
-                w1 = load_u64(data, si + 8) & masks[u17 + m]
+                w0 = _LOAD_U64(data, si) & masks[m]  # the bytes past the string masked
+                w1 = _LOAD_U64(data, si + 8) & masks[u17 + m]
             else:  # near the end of the data: byte by byte
                 w0 = u64(0)
                 w1 = u64(0)
@@ -311,7 +319,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 misses += 1
                 continue
             if si + 8 <= dlen:  # the first 8 bytes by one unaligned load
-                w0 = load_u64(data, si) & masks[length]
+                w0 = _LOAD_U64(data, si) & masks[length]
             else:  # near the end of the data: byte by byte
                 w0 = u64(0)
                 j = u64(0)
@@ -374,7 +382,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 counts[i & 3, c] += 1
             length = i64(lab_len[c])
             for j in range((length + 7) >> 3):
-                store_u64(out_words, total + 8 * j, lab_words[c, j])
+                _STORE_U64(out_words, total + 8 * j, lab_words[c, j])
             total += length
             out_off[i + 1] = total
         return total
@@ -392,7 +400,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
             if count:
                 counts[i & 3, c] += 1
-            store_u64(out_words, total, lab_w[c])
+            _STORE_U64(out_words, total, lab_w[c])
             total += i64(lab_len[c])
             out_off[i + 1] = total
         return total
@@ -454,7 +462,8 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
 
         return sig, codegen
 
-    add_at: Any = intrinsic(add_at_typed)
+    global _ADD_AT  # (a module global, for the disk cache: see _build)
+    _ADD_AT = intrinsic(add_at_typed)
 
     def take_objects(idx: Any, label_addr: Any, fill_addr: Any, out: Any,
                      counts: Any) -> Any:
@@ -477,9 +486,9 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         for c in range(label_addr.shape[0]):
             total = counts[0, c] + counts[1, c] + counts[2, c] + counts[3, c]
             if total:
-                add_at(label_addr[c], i64(total))
+                _ADD_AT(label_addr[c], i64(total))
         if n:
-            add_at(fill, -i64(n))
+            _ADD_AT(fill, -i64(n))
         return i64(-1)
 
     def draw_objects(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
@@ -528,9 +537,9 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         for o in range(label_addr.shape[0]):
             total = counts[0, o] + counts[1, o] + counts[2, o] + counts[3, o]
             if total:
-                add_at(label_addr[o], i64(total))
+                _ADD_AT(label_addr[o], i64(total))
         if n:
-            add_at(fill, -i64(n))
+            _ADD_AT(fill, -i64(n))
         return i64(-1)
 
     # the GIL is held for the whole call (no nogil): no other thread runs Python, or
