@@ -328,3 +328,30 @@ def test_arrow_backed_pandas_series():
         pmlkit.privatize(mech, pd.Series([1, None, 2], dtype="int64[pyarrow]"))
     strs = pd.Series(["Male", "Female"] * 100, dtype=pd.ArrowDtype(pa.string()))
     assert pmlkit.privatize(SEX, strs, rng=3).dtype == strs.dtype
+
+
+@pytest.mark.parametrize("old_pandas", [False, True])
+def test_categorical_output_with_and_without_pandas_validate_keyword(
+        monkeypatch: pytest.MonkeyPatch, old_pandas: bool) -> None:
+    """Categorical outputs are built without pandas' range passes where pandas takes
+    validate=False, the plain way before: the same categories and values either way,
+    those of the integer-code release under one seed."""
+    import pandas as pd
+
+    if old_pandas:
+        real = pd.Categorical.from_codes
+
+        def no_validate(codes, categories=None, ordered=None, dtype=None, **kw):
+            if kw:
+                raise TypeError("from_codes() got an unexpected keyword argument")
+            return real(codes, categories=categories, ordered=ordered, dtype=dtype)
+
+        monkeypatch.setattr(pd.Categorical, "from_codes", staticmethod(no_validate))
+    w = np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]])
+    mech = pmlkit.Mechanism(w, ("a", "b", "c"), ("a", "b", "c"))
+    codes = np.random.default_rng(3).integers(0, 3, 5000)
+    s = pd.Series(pd.Categorical.from_codes(codes, categories=["a", "b", "c"]))
+    out = pmlkit.privatize(mech, s, rng=9)
+    ref = pmlkit.privatize(pmlkit.Mechanism(w), codes, rng=9)
+    assert list(out.cat.categories) == ["a", "b", "c"]
+    assert out.tolist() == [("a", "b", "c")[j] for j in ref.tolist()]

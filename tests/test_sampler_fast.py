@@ -233,6 +233,34 @@ def test_later_chunks_of_shared_objects_encode_like_distinct_copies(compiled, mo
     assert enc.failed and dict(enc.unknown) == dict(ref.unknown) == {"intruder": 3}
 
 
+@pytest.mark.parametrize("compiled", [True, False])
+def test_first_chunk_whose_first_records_hold_few_of_its_objects(compiled, monkeypatch):
+    """The table starts from the objects of a chunk's first records: the records past
+    them holding other labels (shared objects and equal copies) get their codes, and an
+    unknown value past them is counted once per record, as value by value."""
+    if not compiled:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    labels = _objects(30)
+    shared = np.array(labels, dtype=object)
+    copies = np.array(_objects(30), dtype=object)
+    g = np.random.default_rng(4)
+    x = np.concatenate([g.integers(0, 2, 5000), g.integers(0, 30, 20_000)])
+    chunk = np.where(g.random(x.size) < 0.2, copies[x], shared[x])
+    enc = Encoder([str(v) for v in labels])
+    assert enc.encode_numpy(chunk).tolist() == x.tolist()
+    assert len(enc._objects.objects) == 60  # every distinct object, once
+    bad = chunk.copy()
+    bad[[6000, 24_000]] = "intruder"
+    bad[9000] = None
+    enc2 = Encoder([str(v) for v in labels])
+    ref = Encoder([str(v) for v in labels])
+    assert enc2.encode_numpy(bad) is None
+    assert ref.encode_numpy(np.array([v if v is None else str(v) for v in bad],
+                                     dtype=object)) is None
+    assert (dict(enc2.unknown), enc2.nulls) == (dict(ref.unknown), ref.nulls) \
+        == ({"intruder": 2}, 1)
+
+
 def test_privatize_many_chunks_of_shared_objects_equals_the_integer_path():
     k = 50
     names = np.array(_objects(k), dtype=object)
@@ -354,3 +382,59 @@ def test_compiled_output_counts_equal_bincount(m):
     assert got.dtype == np.int64
     assert got.tolist() == np.bincount(idx, minlength=m).tolist()
     assert int(got.sum()) == idx.shape[0]
+
+
+@pytest.mark.parametrize(("compiled", "dtype"), [
+    (True, np.int64), (True, np.int32), (True, np.uint16), (True, np.uint64),
+    (True, ">i8"), (False, np.int64)])
+def test_labels_0_to_n_minus_1_drawn_from_the_values_themselves(compiled, dtype,
+                                                                 monkeypatch):
+    """Integer labels 0..N-1: the values go straight to the draw (no range pass of the
+    encoder's). The release is the one of the same values as Python objects (matched one
+    by one) under one seed; a value outside the labels anywhere (first, last, after
+    several blocks, past 2**63 as uint64, negative) is refused with the encoder's counts
+    over the whole array, as for the object array."""
+    from pmlkit.errors import DataError
+
+    if compiled:
+        _kernels.compiled()
+    else:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    k, n = 7, 300_000  # (past the size of the compiled draw)
+    w = _mechanism(k, k, 6, 0.1)
+    mech = pmlkit.Mechanism(w)
+    x = np.random.default_rng(6).integers(0, k, n).astype(dtype)
+    got = pmlkit.privatize(mech, x, rng=21)
+    objs = np.empty(n, dtype=object)
+    objs[:] = x.astype(np.int64).tolist()
+    np.testing.assert_array_equal(got, pmlkit.privatize(mech, objs, rng=21).astype(np.intp))
+    for bad, where in [(k, 0), (k, n - 1), (k + 5, 200_000),
+                       (-1 if np.dtype(dtype).kind == "i" else 2**16 - 1, 3)]:
+        y = x.copy()
+        y[where] = bad
+        y[(where + n // 2) % n] = bad
+        with pytest.raises(DataError, match=f"value {bad} appears in 2 rows") as e1:
+            pmlkit.privatize(mech, y, rng=1)
+        yo = np.empty(n, dtype=object)
+        yo[:] = y.astype(np.int64).tolist()
+        with pytest.raises(DataError) as e2:
+            pmlkit.privatize(mech, yo, rng=1)
+        assert str(e1.value) == str(e2.value)
+    if np.dtype(dtype) == np.uint64:
+        y = x.copy()
+        y[-1] = 2**63 + 5  # negative as int64: still no label
+        with pytest.raises(DataError, match="appears in 1 row"):
+            pmlkit.privatize(mech, y, rng=1)
+
+
+def test_kernels_keep_no_intrinsic_in_their_closures():
+    """numba keys a kernel's disk cache on the pickled contents of its closure; an
+    intrinsic pickles differently in every process, so a kernel holding one in its
+    closure would be compiled again by every process (seconds): the intrinsics are
+    module globals, and every closure holds only numpy types."""
+    kernels = _kernels.compiled()
+    for name, fn in kernels.items():
+        cells = fn.py_func.__closure__ or ()
+        for cell in cells:
+            value = cell.cell_contents
+            assert isinstance(value, type) and issubclass(value, np.generic), (name, value)

@@ -5,6 +5,8 @@ numpy object-array path (and of the path without numba) under the same seed."""
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -46,13 +48,23 @@ def test_compiled_codes_equal_a_dictionary_lookup(kernels: dict,
     assert table is not None
     plain = arr.cast(pa.large_string()) if pa.types.is_string_view(t) \
         and table.max_len > 12 else arr
-    codes = table.codes(kernels, plain)
+    misses: list[int] = []
+    codes = table.codes(kernels, plain, misses)
     assert codes is not None
     expected = oracle(labels, values)
+    # the kernel's count of the records that are no label: its own -1 codes
+    assert misses == [codes.tolist().count(-1)]
     # nulls are masked by the caller; the kernel gives a null slot's (empty) bytes a code
     assert [c for c, v in zip(codes.tolist(), values, strict=True) if v is not None] \
         == [e for e, v in zip(expected, values, strict=True) if v is not None]
     assert Encoder(labels)._arrow_codes(arr).tolist() == expected
+    enc = Encoder(labels)
+    got = enc.encode_arrow(arr)
+    if -1 in expected:  # refused, every problem counted as value by value
+        assert got is None and enc.nulls == values.count(None)
+        assert sum(enc.unknown.values()) == expected.count(-1) - values.count(None)
+    else:
+        assert got is not None and got.tolist() == expected
 
 
 @pytest.mark.parametrize("t", STRING_TYPES)
@@ -122,6 +134,37 @@ def test_compiled_take_equals_arrows_take(kernels: dict, labels: list[str],
     assert got.type == t
     got.validate(full=True)
     assert got.to_pylist() == [labels[i] for i in idx.tolist()]
+    # counted on the way: the take itself, and each label's count added (a Counter)
+    counts = np.full(len(labels), 7, dtype=np.int64)
+    again = arrow_take(lab, idx, counts)
+    assert again.to_pylist() == got.to_pylist()
+    tally = Counter(idx.tolist())
+    assert counts.tolist() == [7 + tally[i] for i in range(len(labels))]
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_pandas_arrow_strings_report_counts_taken_on_the_way(
+        monkeypatch: pytest.MonkeyPatch, compiled: bool) -> None:
+    """pandas string[pyarrow]: the report's counts (counted by the take) are those of the
+    released values, counted again from the output."""
+    if compiled:
+        _kernels.compiled()
+        monkeypatch.setattr(sampler, "_STRING_KERNEL_MIN", 0)
+    else:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
+    labels = ["a", "bb", "ccccccccc", "d" * 17]
+    w = np.full((4, 4), 0.1) + 0.6 * np.eye(4)
+    mech = pmlkit.Mechanism(w, tuple(labels), tuple(labels))
+    x = np.random.default_rng(3).integers(0, 4, 20_000)
+    s = pd.Series(np.array(labels, dtype=object)[x], dtype="string[pyarrow]")
+    out, report = pmlkit.privatize_with_report(mech, s, rng=4)
+    assert str(out.dtype) == str(s.dtype)
+    assert report.output_counts == dict(Counter(out.tolist())) | {
+        lab: 0 for lab in labels if lab not in set(out.tolist())}
+    frame, rep2 = pmlkit.privatize_with_report(mech, pd.DataFrame({"c": s}), rng=4,
+                                               columns="c")
+    assert rep2.output_counts == report.output_counts
+    assert frame["c"].tolist() == out.tolist()
 
 
 @pytest.mark.parametrize("kind", ["pa.Array", "large", "chunked", "pandas", "polars",
@@ -213,3 +256,26 @@ def test_records_equal_to_label_zero_but_for_trailing_nuls(kernels: dict, t: obj
     for offset in range(3):
         arr = arrow(values * 3, t, offset)
         assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 3)
+
+
+@pytest.mark.parametrize("t", [pa.string(), pa.large_string()])
+@pytest.mark.parametrize("last", ["longest", "empty", "short"])
+def test_take_by_word_stores_of_every_length_up_to_the_buffer_end(
+        kernels: dict, t: object, last: str) -> None:
+    """Labels of 0 to 40 bytes (a word and its padding written at each record's offset,
+    overwritten by the next record): Arrow's own take, byte for byte, with the output
+    ending on the longest label (its last word at the very end of the buffer), the empty
+    one, or a short one."""
+    labels = ["".join(chr(97 + (i + j) % 26) for j in range(m)) for i, m in
+              enumerate(range(41))]
+    lab = pa.array(labels, type=t)
+    g = np.random.default_rng(9)
+    idx = g.integers(0, len(labels), 5000)
+    idx[-3:] = {"longest": 40, "empty": 0, "short": 3}[last]
+    got = arrow_take(lab, idx)
+    got.validate(full=True)
+    want = lab.take(pa.array(idx))
+    assert got.equals(want)
+    assert got.buffers()[2].to_pybytes() == want.buffers()[2].to_pybytes()[
+        :got.buffers()[2].size]
+    assert got.buffers()[2].size == sum(len(labels[i]) for i in idx.tolist())

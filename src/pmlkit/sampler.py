@@ -28,6 +28,7 @@ __all__ = [
     "DRAW_BLOCK",
     "AliasSampler",
     "Encoder",
+    "ObjectGather",
     "arrow_take",
     "count_outputs",
     "label_kind",
@@ -35,6 +36,7 @@ __all__ = [
     "output_label_array",
     "pool_empty",
     "strings_to_arrow",
+    "take_objects",
 ]
 
 #: Records per sampling block (temporaries fit in the CPU cache).
@@ -680,17 +682,27 @@ class Encoder:
             return None
         addr = np.asarray(_Addresses(values))  # a view of the pointers, nothing followed
         table = self._objects
-        codes: NDArray[np.intp] | None = None
-        if table is not None:
-            codes = np.empty(n, dtype=np.intp)
-            if table.lookup(addr, codes) == 0:
-                return codes
-            at = np.flatnonzero(codes < 0)
-            rest = values.take(at)
-        else:
-            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
+        if table is None:
+            # the table seeded with the distinct objects of the first records (copied:
+            # the copy holds them alive while they are matched), so that only the records
+            # holding other objects are factorised below, not the whole first chunk
+            head = values[:4096].copy()
+            seen = np.unique(np.asarray(_Addresses(head)))
+            if seen.size > 1024:  # mostly distinct objects: no gain
                 return None
-            rest = values.copy()
+            objs = np.empty(seen.size, dtype=object)
+            objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in seen.tolist()]
+            del head
+            obj_codes = self._numpy_codes(objs)
+            if obj_codes.size == 0 or obj_codes.min() < 0:
+                return None
+            table = self._objects = _AddressTable()
+            table.add(objs, obj_codes)
+        codes = np.empty(n, dtype=np.intp)
+        if table.lookup(addr, codes) == 0:
+            return codes
+        at = np.flatnonzero(codes < 0)
+        rest = values.take(at)
         rest_addr = np.asarray(_Addresses(rest))
         ids, uniq = pd.factorize(rest_addr)
         if uniq.size > max(4096, rest.shape[0] // 16):
@@ -702,13 +714,8 @@ class Encoder:
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
             return None
-        if table is None:
-            table = self._objects = _AddressTable()
         table.add(objs, obj_codes)
-        rest_codes = obj_codes.take(np.asarray(ids, dtype=np.intp))
-        if codes is None:
-            return rest_codes
-        codes[at] = rest_codes
+        codes[at] = obj_codes.take(np.asarray(ids, dtype=np.intp))
         return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -762,7 +769,10 @@ class Encoder:
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
         import pyarrow as pa
 
-        codes = self._arrow_codes(arr)
+        misses: list[int] = []
+        codes = self._arrow_codes(arr, misses)
+        if misses == [0]:  # every record a label (counted by the compiled kernel)
+            return codes
         bad = codes < 0
         if not bad.any():
             return codes
@@ -776,8 +786,10 @@ class Encoder:
         self._record(bad_vals, nullmask[bad])
         return None
 
-    def _arrow_codes(self, arr: Any) -> np.ndarray:
-        """Indices of a plain Arrow array's values, -1 for nulls and unknown values."""
+    def _arrow_codes(self, arr: Any, misses: list[int] | None = None) -> np.ndarray:
+        """Indices of a plain Arrow array's values, -1 for nulls and unknown values.
+        ``misses``: the number of -1 codes is appended when the compiled kernels counted
+        them (an array without nulls), else nothing."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -804,7 +816,8 @@ class Encoder:
                 plain = arr
                 if pa.types.is_string_view(t) and self._strings.max_len > 12:
                     plain = arr.cast(pa.large_string())  # long labels: not in the views
-                if (codes := self._strings.codes(kernels, plain)) is not None:
+                if (codes := self._strings.codes(
+                        kernels, plain, None if arr.null_count else misses)) is not None:
                     if arr.null_count:
                         codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
                                          dtype=bool)] = -1
@@ -1335,18 +1348,21 @@ class _StringTable:
         self.table, self.seeds, self.mults = table, seeds, m
         return True
 
-    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any
-              ) -> NDArray[np.intp] | None:
+    def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any,
+              misses: list[int] | None = None) -> NDArray[np.intp] | None:
         """Codes of a pyarrow string, large_string or string_view array: -1 for a record
         that is not a label (nulls are not masked here). None when the kernels cannot
         decide (buffers too short or offsets outside the data: not a valid array; a
         string_view array while a label has more than 12 bytes): the caller's generic
-        path decides."""
+        path decides. ``misses``: the number of records that are no label is appended
+        (counted by the kernel on the way)."""
         import pyarrow as pa
 
         n = len(arr)
         out = np.empty(n, dtype=np.intp)
         if n == 0:
+            if misses is not None:
+                misses.append(0)
             return out
         t = arr.type
         bufs = arr.buffers()
@@ -1354,10 +1370,12 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
-            kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
-                                  self.seeds, self.mults, self.bucket_shift, self.shift,
-                                  self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
-                                  self.lab_data, self.max_len, out)
+            done = kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
+                                         self.seeds, self.mults, self.bucket_shift,
+                                         self.shift, self.lab_len, self.lab_w0, self.lab_w1,
+                                         self.lab_off, self.lab_data, self.max_len, out)
+            if misses is not None:
+                misses.append(-1 - int(done))
             return out
         wide = pa.types.is_large_string(t)
         if not (wide or pa.types.is_string(t)):
@@ -1376,20 +1394,27 @@ class _StringTable:
                                            self.seeds, self.mults, self.bucket_shift,
                                            self.shift, self.lab_len, self.lab_w0,
                                            self.max_len, out)
+            if bad < 0 and misses is not None:
+                misses.append(-1 - int(bad))
             return None if bad >= 0 else out
         bad = kernels["string_codes"](offsets, data, words, _BYTE_MASKS, self.table,
                                       self.seeds, self.mults, self.bucket_shift, self.shift,
                                       self.lab_len, self.lab_w0, self.lab_w1, self.lab_off,
                                       self.lab_data, self.max_len, out)
+        if bad < 0 and misses is not None:
+            misses.append(-1 - int(bad))
         return None if bad >= 0 else out
 
 
-def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
+def arrow_take(labels: Any, idx: NDArray[np.intp],
+               counts: NDArray[np.int64] | None = None) -> Any:
     """``labels.take(idx)`` for a pyarrow array of labels and valid indices (no nulls):
     for ``string``/``large_string`` labels the compiled kernels (once loaded) write the
     offsets and the bytes of the output directly (one pass each); string_view labels
     (which Arrow's take does not support) by gathering their 16-byte views, which keep
     pointing into the labels' own data buffers; any other type by Arrow's take.
+    ``counts`` (an int64 array, one entry per label): how many records get each label is
+    added to it (by the compiled take in the same pass, else by ``np.bincount``).
 
     Raises
     ------
@@ -1408,6 +1433,9 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     t = labels.type
     n = idx.shape[0]
     kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
+    if counts is not None and not (pa.types.is_string(t) or pa.types.is_large_string(t)):
+        # (the indices checked by the take before they are counted)
+        return _counted(arrow_take(labels, idx), idx, counts, len(labels))
     if pa.types.is_string_view(t):
         views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
         views = views[labels.offset:labels.offset + len(labels)]
@@ -1426,13 +1454,14 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     wide = pa.types.is_large_string(t)
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
             or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
-        return _arrow_take(labels, idx)
+        return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
     vals = labels.to_pylist()
     raw = [v.encode("utf-8") for v in vals]
     longest = max((len(r) for r in raw), default=0)
     # 32-bit offsets written directly when no output can reach 2**31 bytes
     if not wide and n * longest > np.iinfo(np.int32).max:
-        return _arrow_take(labels, idx)  # (Arrow then refuses or splits as it does)
+        # (Arrow then refuses or splits as it does)
+        return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
     lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
     width = max(1, -(-longest // 8))
     lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
@@ -1443,17 +1472,29 @@ def arrow_take(labels: Any, idx: NDArray[np.intp]) -> Any:
     out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
     data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
     out_words = np.frombuffer(data_buf, dtype="<u8")
+    parts = np.zeros((4, len(raw) if counts is not None else 0), dtype=np.int64)
     if width == 1:  # labels of at most 8 bytes: one word each
         total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
-                                          out_words))
+                                          out_words, parts))
     else:
-        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words))
+        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words,
+                                            parts))
     if total < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
+    if counts is not None:
+        counts += parts.sum(axis=0)[:counts.shape[0]]
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+def _counted(out: Any, idx: NDArray[np.intp], counts: NDArray[np.int64] | None,
+             k: int) -> Any:
+    """``out``, with the count of each of the ``k`` labels in ``idx`` added to ``counts``."""
+    if counts is not None:
+        counts += np.bincount(idx, minlength=k)[:counts.shape[0]]
+    return out
 
 
 def _arrow_take(labels: Any, idx: Any) -> Any:
@@ -1471,6 +1512,199 @@ def _bad_label_index(idx: NDArray[Any], k: int) -> ValidationError:
     value = int(idx[bad[0]]) if bad.size else "?"
     return ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
                            f"{value}")
+
+
+def _refcounts_writable() -> bool:
+    """Whether :func:`take_objects` may set reference counts itself: CPython 3.11 (no
+    immortal objects, no free-threaded build), a release build (a debug build keeps a
+    total of all references, or a list of all objects before the count), 64-bit, and an
+    object's first word found to be its reference count."""
+    ok = _STATE_OBJECTS.get("refcounts")
+    if ok is None:
+        ok = (sys.implementation.name == "cpython" and sys.version_info[:2] == (3, 11)
+              and not hasattr(sys, "gettotalrefcount") and not hasattr(sys, "getobjects")
+              and ctypes.sizeof(ctypes.c_void_p) == 8 == ctypes.sizeof(ctypes.c_ssize_t))
+        if ok:
+            probe = object()
+            first = ctypes.c_ssize_t.from_address(id(probe))
+            before = first.value
+            ok = before == sys.getrefcount(probe) - 1  # (which counts its argument too)
+            held = [probe, probe]
+            ok = ok and first.value == before + 2
+            del held
+            ok = ok and first.value == before
+        _STATE_OBJECTS["refcounts"] = ok
+    return bool(ok)
+
+
+_STATE_OBJECTS: dict[str, bool] = {}
+
+
+class _SlotWords:
+    """A writable uint64 view of a fresh object array's slots, for :func:`take_objects`
+    only (it keeps the array alive while the view exists)."""
+
+    def __init__(self, values: NDArray[Any]) -> None:
+        self.values = values
+        self.__array_interface__ = {
+            "data": (values.ctypes.data, False), "shape": values.shape,
+            "strides": values.strides, "typestr": "<u8", "version": 3}
+
+
+def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | None:
+    """``labels.take(idx)`` for a 1-D object array of labels and an intp array of label
+    indices, by a compiled gather of the labels' pointers; None where it does not apply
+    (the kernels not loaded, another interpreter than a CPython 3.11 release build, an
+    index outside the labels): the caller then takes by the generic path. See
+    :class:`ObjectGather` for how the reference counts are kept exact.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> labels = np.array(["no", "yes"], dtype=object)
+    >>> out = take_objects(labels, np.array([1, 0, 1]))
+    >>> out is None or out.tolist() == ["yes", "no", "yes"]
+    True
+    """
+    gather = ObjectGather.start(labels, idx.shape[0]) if idx.ndim == 1 else None
+    if gather is None or not gather.put(0, idx):
+        return None
+    return gather.out
+
+
+#: A placeholder for the 32-bit cells of a table that has none (more than 2**16 columns).
+_NO_CELLS32 = np.zeros(1, dtype=np.uint32)
+
+
+class ObjectGather:
+    """An object array of output labels filled part by part from label indices, by a
+    compiled gather of the labels' pointers (:meth:`start`; None where it does not apply).
+
+    A generic take of objects raises the reference count of the label it stores, record
+    by record (a dependent add on a few hot counts: most of its time). Here the output
+    starts as a fresh array whose every slot holds ``None`` (counted). Each :meth:`put` is
+    one compiled call that holds the GIL from start to end (no other thread runs Python,
+    or touches a reference count, meanwhile): it checks each index and that its slot
+    still holds ``None``, writes the label's pointer and counts it; then it raises each
+    label's reference count by its count and lowers ``None``'s by the slots replaced.
+    Between calls every slot holds one counted reference (``None`` or a label), exactly as
+    after a generic take, so the array can be dropped at any point (an error half way)
+    and every count comes back. A bad index or slot puts ``None`` back in every slot that
+    call wrote and changes no count (``put`` returns False). Only on a CPython 3.11
+    release build (:func:`_refcounts_writable`): from 3.12 immortal objects, and
+    free-threaded builds, count references by other rules.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> g = ObjectGather.start(np.array(["no", "yes"], dtype=object), 4)
+    >>> g is None or (g.put(0, np.array([1, 1])) and g.put(2, np.array([0, 1]))
+    ...               and (g.out.tolist(), g.counts.tolist())
+    ...               == (["yes", "yes", "no", "yes"], [1, 3]))
+    True
+    """
+
+    def __init__(self, kernel: Callable[..., Any], labels: NDArray[Any],
+                 label_addr: NDArray[np.uint64], n: int,
+                 draw_kernel: Callable[..., Any] | None = None) -> None:
+        self._kernel = kernel
+        self._draw_kernel = draw_kernel
+        self._idx: NDArray[np.uint64] | None = None
+        self._labels = labels  # (keeps the labels alive)
+        self._addr = label_addr
+        self.out = np.empty(n, dtype=object)  # every slot None (counted)
+        self._slots = np.asarray(_SlotWords(self.out))
+        self.counts = np.zeros(labels.shape[0], dtype=np.int64)
+
+    @classmethod
+    def start(cls, labels: NDArray[Any], n: int) -> ObjectGather | None:
+        """The gather of ``n`` records of the 1-D object array ``labels``, or None (the
+        kernels not loaded, or not this interpreter)."""
+        kernels = _kernels.compiled(load=False)
+        if kernels is None or "take_objects" not in kernels or labels.dtype != object \
+                or labels.ndim != 1 or not _refcounts_writable():
+            return None
+        label_addr = np.array(_Addresses(labels), dtype=np.uint64)
+        if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
+            return None
+        gather = cls(kernels["take_objects"], labels, label_addr, n,
+                     kernels.get("draw_objects"))
+        none = np.uint64(id(None))
+        if n and not (gather._slots[0] == none and gather._slots[-1] == none):
+            return None  # (a numpy that does not fill new object arrays with None)
+        return gather
+
+    def draw(self, sampler: AliasSampler, codes: NDArray[np.intp],
+             generator: np.random.Generator, start: int) -> bool:
+        """The outputs of the input indices ``codes`` drawn by ``sampler`` (the words
+        drawn from ``generator`` in record order, as :meth:`AliasSampler.draw` draws
+        them), their labels written to ``out[start:start + len(codes)]`` by the same
+        compiled call that draws them (no array of output indices, counted as by
+        :meth:`put`). False (nothing drawn) where that call does not apply: the caller
+        then draws and puts."""
+        kernel = self._draw_kernel
+        n = codes.shape[0]
+        if kernel is None or codes.dtype != np.intp or codes.ndim != 1 \
+                or not 0 <= start <= start + n <= len(self.out) \
+                or sampler.n_outputs > self._addr.shape[0]:
+            return False
+        cells32 = sampler._compact32()
+        bitgen = generator.bit_generator
+        codes = np.ascontiguousarray(codes)
+        n_codes = np.uint64(sampler.n_inputs)
+        fill = np.uint64(id(None))
+        sampler._drawn += n
+        buf = self._idx if self._idx is not None and self._idx.shape[0] >= min(n, DRAW_BLOCK) \
+            else np.empty(min(n, DRAW_BLOCK), dtype=np.uint64)
+        self._idx = buf  # (one block's output indices, reused: it stays in the cache)
+
+        def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
+            parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)
+            bad = int(kernel(words, codes[lo:hi], n_codes,
+                             _NO_CELLS32 if cells32 is None else cells32, sampler._cells,
+                             sampler._bits, cells32 is not None, self._addr, fill,
+                             self._slots[start + lo:start + hi], parts, buf))
+            if bad >= 0:  # (nothing of this block written; the words were drawn)
+                raise AssertionError("an input index outside the table, or a slot "
+                                     "written twice")
+            self.counts += parts.sum(axis=0)
+
+        if n <= DRAW_BLOCK or _kernels.draw_threads() < 2:
+            for lo in range(0, n, DRAW_BLOCK):
+                hi = min(lo + DRAW_BLOCK, n)
+                block(bitgen.random_raw(hi - lo), lo, hi)
+            return True
+        # two threads (as AliasSampler.draw): the one worker runs the blocks in order
+        # (one at a time: the buffer and the counts are its own meanwhile) while this
+        # thread draws the next block's words (the generator releases the GIL, which the
+        # kernel holds)
+        worker = _kernels.worker()
+        pending: deque[Any] = deque()
+        try:
+            for lo in range(0, n, DRAW_BLOCK):
+                hi = min(lo + DRAW_BLOCK, n)
+                pending.append(worker.submit(block, bitgen.random_raw(hi - lo), lo, hi))
+                if len(pending) > 2:
+                    pending.popleft().result()
+        finally:  # every block submitted is finished (or failed) before returning
+            while pending:
+                pending.popleft().result()
+        return True
+
+    def put(self, start: int, idx: NDArray[np.intp]) -> bool:
+        """The labels of ``idx`` into ``out[start:start + len(idx)]``; False (nothing
+        changed) for an index outside the labels, a slot already written, or ``idx`` not
+        a 1-D intp array."""
+        stop = start + idx.shape[0]
+        if idx.dtype != np.intp or idx.ndim != 1 or not 0 <= start <= stop <= len(self.out):
+            return False
+        parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)  # this call's counts
+        bad = int(self._kernel(np.ascontiguousarray(idx), self._addr, np.uint64(id(None)),
+                               self._slots[start:stop], parts))
+        if bad >= 0:
+            return False
+        self.counts += parts.sum(axis=0)
+        return True
 
 
 def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
