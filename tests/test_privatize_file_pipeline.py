@@ -492,3 +492,29 @@ def test_a_row_longer_than_a_parser_block_is_released_as_one_pass_would(tmp_path
     F.privatize_file(mech, src, out, "sex", rng=11, batch_rows=1000, manifest=False)
     assert out.read_bytes() == want.getvalue().encode("utf-8")
     assert [p.name for p in out_dir.iterdir()] == ["out.csv"]
+
+
+def test_cleanup_after_a_failed_write_survives_a_second_interrupt(tmp_path):
+    """Ctrl-C during a polars write: polars raises KeyboardInterrupt and Python's handler
+    raises another one during the clean-up. Every step (closing the writer, the hashing
+    file, removing the temporary output) is still done."""
+    tmp = tmp_path / ".out.csv.tmp"
+    tmp.write_bytes(b"half written")
+    done: list[str] = []
+
+    def once(name: str):
+        hit = [False]
+
+        def step() -> None:
+            if not hit[0]:
+                hit[0] = True
+                raise KeyboardInterrupt
+            done.append(name)
+        return step
+
+    class Hashed:
+        close = staticmethod(once("hash"))
+
+    F._discard(Hashed(), tmp, once("writer"), once("sink"))
+    assert done == ["writer", "sink", "hash"]
+    assert not tmp.exists()

@@ -895,15 +895,26 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     return [n for n, ok in small.items() if ok]
 
 
-def _discard(hashed: Any, tmp: Path) -> None:
-    """After a failed write: close the hashing file (its own errors ignored: the first
-    error is the one raised) and remove the temporary output."""
-    try:
-        if hashed is not None:
-            hashed.close()
-    except Exception:
-        pass
-    tmp.unlink(missing_ok=True)
+def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
+    """After a failed write: close the writers ``closers`` (callables), then the hashing
+    file, and remove the temporary output. Their own errors are ignored (the first error
+    is the one the caller raises), and so is a second interrupt arriving meanwhile: Ctrl-C
+    during a polars write raises KeyboardInterrupt from polars while Python's own handler
+    raises another at the next line, which must not stop the clean-up half way (the step
+    it hit is tried again; ``unlink`` and ``close`` may run twice)."""
+    steps = [*closers]
+    if hashed is not None:
+        steps.append(hashed.close)
+    steps.append(lambda: tmp.unlink(missing_ok=True))
+    for step in steps:
+        for _ in range(100):
+            try:
+                step()
+                break
+            except KeyboardInterrupt:
+                continue
+            except Exception:
+                break
 
 
 def pipeline_threads() -> bool:
@@ -1322,14 +1333,9 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
     except BaseException:
-        try:
-            if out_fmt == "parquet" and writer is not None:
-                writer.close()
-            if sink is not None:
-                sink.close()
-        except Exception:
-            pass
-        _discard(hashed, tmp)
+        closers = ([writer.close] if out_fmt == "parquet" and writer is not None else []) \
+            + ([sink.close] if sink is not None else [])
+        _discard(hashed, tmp, *closers)
         raise
     return _Staged(tmp, out, rows, sha, size)
 
