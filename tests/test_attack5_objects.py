@@ -279,3 +279,39 @@ def test_integer_labels_out_of_range_refused(dtype: Any, n: int, bad: int,
         msg = str(err.value)
         assert f"value {bad} appears in 1 row" in msg
         assert "nothing was privatised" in msg
+
+
+_THREADS_CHILD = r"""
+import threading
+import numpy as np, pmlkit
+mech = pmlkit.Mechanism(np.array([[0.7, 0.3], [0.4, 0.6]]), ["a", "b"], ["x", "y"])
+labs = np.empty(2, dtype=object)
+labs[:] = ["a", "b"]
+v = labs[np.arange(200_000) % 2]
+errors = []
+def release():
+    try:
+        for _ in range(3):
+            pmlkit.privatize(mech, v)
+    except Exception as exc:
+        errors.append(f"{type(exc).__name__}: {exc}")
+threads = [threading.Thread(target=release) for _ in range(3)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+print(errors)
+assert not errors, errors
+"""
+
+
+@pytest.mark.xfail(reason="known defect (on main too): the first releases of a process, "
+                   "run from several threads at once, can see pandas half imported by "
+                   "another thread (sys.modules.get) and fail with AttributeError",
+                   strict=False)
+def test_first_releases_from_several_threads() -> None:
+    src = str(Path(pmlkit.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))
+    done = subprocess.run([sys.executable, "-c", _THREADS_CHILD], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-600:] + done.stderr[-600:]
