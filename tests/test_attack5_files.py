@@ -169,7 +169,7 @@ def test_late_invalid_utf8_leaves_nothing(tmp_path: Path) -> None:
     out.mkdir()
     with pytest.raises(DataError) as err:
         pmlkit.privatize_file(_mech(), src, out / "o.csv", "sex", rng=1)
-    assert "UTF-8" in str(err.value) and "\n" not in str(err.value)
+    assert "UTF" in str(err.value) and "\n" not in str(err.value)
     assert list(out.iterdir()) == []
 
 
