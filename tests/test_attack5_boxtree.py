@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pmlkit.confidence import confidence_set
-from pmlkit.design.colgen import BoxTreeOracle, column_generation
+from pmlkit.design import colgen
 from pmlkit.sets import Box
 from pmlkit.utility import mutual_information_columns
 
@@ -159,7 +159,7 @@ def test_bound_never_below_brute_force(seed: int, n: int, kind: str) -> None:
     v = _vertices(p, lo, hi, eps)
     muv = _mu(v, p)
     _, y_star = _full_lp(v, muv)
-    oracle = BoxTreeOracle(Box(lo, hi), p, eps)
+    oracle = colgen.BoxTreeOracle(Box(lo, hi), p, eps)
     for y in _duals(np.random.default_rng(seed), p, y_star):
         truth = float(np.max(muv - y @ v))
         cols, vals, bound = oracle.price(y, want=5, deadline=math.inf, atol=1e-9, full=True)
@@ -173,7 +173,7 @@ def test_design_against_full_lp(seed: int, n: int, kind: str) -> None:
     p, lo, hi, eps = _instance(seed, n, kind)
     v = _vertices(p, lo, hi, eps)
     opt, _ = _full_lp(v, _mu(v, p))
-    res = column_generation(BoxTreeOracle(Box(lo, hi), p, eps), p,
+    res = colgen.column_generation(colgen.BoxTreeOracle(Box(lo, hi), p, eps), p,
                             lambda c: mutual_information_columns(c, p), start=None,
                             gap=1e-9, deadline=time.monotonic() + 60)
     tol = 1e-9 * (1 + opt)
