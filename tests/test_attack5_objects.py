@@ -262,7 +262,9 @@ _OUT_OF_RANGE = [
     for bad, where in ((-1, "last"), (5, "last"), (5, "first"), (127, "later chunk"),
                        (2**40, "last"))
     if np.iinfo(dtype).min <= bad <= np.iinfo(dtype).max
-    and not (where == "later chunk" and n <= CHUNK)]
+    and not (where == "later chunk" and n <= CHUNK)] + [
+    (np.uint64, SMALL + 3, 2**64 - 1, "last"), (np.uint64, CHUNK + 3, 2**63, "later chunk"),
+    (np.int64, SMALL + 3, -2**63, "last")]
 
 
 @pytest.mark.parametrize("dtype,n,bad,where", _OUT_OF_RANGE)
