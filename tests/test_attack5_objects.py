@@ -81,7 +81,7 @@ def _held(res: np.ndarray, objs: list[Any]) -> list[int]:
     return [by_id.get(id(o), 0) for o in objs]
 
 
-def _label_sets(tag: str) -> dict[str, tuple[list[Any], list[Any]]]:
+def _label_sets(tag: str) -> dict[str, tuple[list[Any], list[Any] | None]]:
     return {
         "str": ([f"in{i}_{tag}" for i in range(3)], [f"out{j}_{tag}" for j in range(4)]),
         "same": ([f"s{i}_{tag}" for i in range(3)], None),  # outputs = the input labels
