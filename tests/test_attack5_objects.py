@@ -307,10 +307,6 @@ assert not errors, errors
 """
 
 
-@pytest.mark.xfail(reason="known defect (on main too): the first releases of a process, "
-                   "run from several threads at once, can see pandas half imported by "
-                   "another thread (sys.modules.get) and fail with AttributeError",
-                   strict=True)
 def test_first_releases_from_several_threads() -> None:
     src = str(Path(pmlkit.__file__).resolve().parents[1])
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([src, os.environ.get("PYTHONPATH", "")]))

@@ -26,11 +26,12 @@ optional package with ``except ImportError`` keeps working).
 from __future__ import annotations
 
 import importlib
+import sys
 from types import ModuleType
 
 from .errors import PMLError
 
-__all__ = ["EXTRAS", "MissingDependencyError", "require"]
+__all__ = ["EXTRAS", "MissingDependencyError", "loaded", "require"]
 
 #: top-level import name -> (distribution to install, pmlkit extra that installs it)
 EXTRAS: dict[str, tuple[str, str]] = {
@@ -111,3 +112,25 @@ def require(module: str, purpose: str) -> ModuleType:
         if missing == top or missing == module or module.startswith(missing + "."):
             raise MissingDependencyError(module, purpose) from None
         raise
+
+
+def loaded(module: str) -> ModuleType | None:
+    """The optional ``module`` if this process has imported it already, else None (it is
+    never imported here: a value of one of its types can only exist once it is).
+
+    Unlike ``sys.modules.get``, a module that another thread is importing at that moment
+    is waited for (the import system's module lock) instead of returned half initialised
+    (a release started while another thread's first release imports pandas would
+    otherwise find ``pandas`` without ``DataFrame``).
+
+    Examples
+    --------
+    >>> import json
+    >>> loaded("json") is json
+    True
+    >>> loaded("a_module_nobody_imported") is None
+    True
+    """
+    if module not in sys.modules:
+        return None
+    return importlib.import_module(module)

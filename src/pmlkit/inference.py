@@ -826,17 +826,16 @@ def _unknown_error(enc: Any, mech: Mechanism, what: str) -> DataError:
 
 def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
     """Output indices of a released column (numpy, list, pandas, pyarrow, polars)."""
-    import sys
-
+    from ._optional import loaded
     from .privatization import Encoder
 
     enc = Encoder(mech.output_labels)
-    pa = sys.modules.get("pyarrow")
-    pd = sys.modules.get("pandas")
-    pl = sys.modules.get("polars")
+    pa = loaded("pyarrow")
+    pd = loaded("pandas")
+    pl = loaded("polars")
     if pl is not None and isinstance(values, pl.Series):
         values = values.to_arrow()
-        pa = sys.modules.get("pyarrow")
+        pa = loaded("pyarrow")
     parts: list[np.ndarray] = []
     if pa is not None and isinstance(values, pa.ChunkedArray | pa.Array):
         chunks = values.chunks if isinstance(values, pa.ChunkedArray) else [values]
@@ -882,11 +881,11 @@ def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
 
 
 def _column_of(table: Any, name: str, what: str) -> Any:
-    import sys
+    from ._optional import loaded
 
-    pd = sys.modules.get("pandas")
-    pa = sys.modules.get("pyarrow")
-    pl = sys.modules.get("polars")
+    pd = loaded("pandas")
+    pa = loaded("pyarrow")
+    pl = loaded("polars")
     if pd is not None and isinstance(table, pd.DataFrame):
         if name not in table.columns:
             raise DataError(f"{what} {name!r} is not a column; available: "
@@ -913,9 +912,9 @@ def _column_of(table: Any, name: str, what: str) -> Any:
 
 
 def _is_table(x: Any) -> bool:
-    import sys
+    from ._optional import loaded
 
-    pd, pa, pl = (sys.modules.get(k) for k in ("pandas", "pyarrow", "polars"))
+    pd, pa, pl = (loaded(k) for k in ("pandas", "pyarrow", "polars"))
     return bool((pd is not None and isinstance(x, pd.DataFrame))
                 or (pa is not None and isinstance(x, pa.Table | pa.RecordBatch))
                 or (pl is not None and isinstance(x, pl.DataFrame | pl.LazyFrame)))
@@ -923,12 +922,12 @@ def _is_table(x: Any) -> bool:
 
 def _group_codes(by: Any) -> tuple[list[Any], np.ndarray]:
     """Group labels (sorted when possible) and the group index of every row."""
-    import sys
-
     import pandas as pd
 
-    pa = sys.modules.get("pyarrow")
-    pl = sys.modules.get("polars")
+    from ._optional import loaded
+
+    pa = loaded("pyarrow")
+    pl = loaded("polars")
     if pl is not None and isinstance(by, pl.Series):
         by = by.to_arrow()
     if pa is not None and isinstance(by, pa.ChunkedArray | pa.Array):

@@ -713,9 +713,9 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
 
 def _apply_missing(samples: Any, missing: str) -> Any:
     """Missing samples as the label ``"(missing)"`` (category) or left out (keep)."""
-    import sys
+    from .._optional import loaded
 
-    pa = sys.modules.get("pyarrow")
+    pa = loaded("pyarrow")
     if pa is not None and isinstance(samples, pa.Array | pa.ChunkedArray):
         if samples.null_count == 0:
             return samples

@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._optional import loaded
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
@@ -142,7 +143,7 @@ def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
         # the labels' pointers gathered by a compiled loop, each label's reference count
         # raised once by its count (instead of once per record): 27 -> 18 ms for 10^7
         return taken
-    pd = sys.modules.get("pandas")
+    pd = loaded("pandas")
     if labels.dtype == object and pd is not None and idx.shape[0] >= 1 << 16:
         # pandas' object take (a compiled loop of reference increments) is about 1.3x
         # numpy's generic one. The indices are the sampler's outputs, all in range, so its
@@ -771,8 +772,8 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
 
     sampler = _prepared(mech)[0]
     gen = source.generator
-    pd = sys.modules.get("pandas")
-    pa = sys.modules.get("pyarrow")
+    pd = loaded("pandas")
+    pa = loaded("pyarrow")
     if pd is not None and isinstance(values, pd.DataFrame):
         df_cols, targets = columns_into(values, columns, into)
         out = values.copy()
@@ -783,7 +784,7 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
             out[target] = res.array  # positional (no index alignment), dtype kept
             total += _counts(mech, idx) if got is None else got
         return out, tuple(df_cols), len(values), total
-    pl = sys.modules.get("polars")
+    pl = loaded("polars")
     if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
         done = _run_polars(mech, sampler, values, source, columns=columns, into=into,
                            want_counts=counts)
