@@ -1317,3 +1317,161 @@ class BoxOracle(_BlockColumns):
         self._cache = (flat, c0s, c1s, c2s)
         cols, vals = self._columns(flat, vals_all, y, want, atol)
         return cols, vals, bound
+
+
+class BoxTreeOracle(BoxOracle):
+    """Exact pricing for mutual information over a :class:`~pmlkit.sets.Box` beyond
+    :data:`BOX_MAX_N`: :class:`BoxOracle`'s pairs of half-assignments, searched by branch
+    and bound over pairs of blocks instead of streamed (module docstring). Needs numba
+    (:func:`available`).
+
+    ``price`` returns the improving columns and a valid bound on
+    ``max_{v in K_1} mu(v) - y . v``: exact (plus the rounding margin) when the search
+    finishes, the largest bound of the block pairs still open when it is stopped by the
+    deadline.
+    """
+
+    name = "block-pair branch and bound (box)"
+    #: rows of a leaf block of each half
+    LEAF = 64
+    #: exact pair evaluations between two deadline checks
+    CHUNK = 2_000_000
+    CENTRE = False
+    #: pairs kept from a search for the partial pricing of the next rounds
+    CACHE = 2000
+    SPLIT = {0: 1.0, 1: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0, 11: 1.0, 12: 1.0}
+
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
+                 ) -> None:
+        from . import _boxtree as bt
+
+        kernels = bt.compiled()
+        if kernels is None:
+            raise PMLError("BoxTreeOracle needs numba (pip install 'pmlkit[fast]')")
+        self.kernels = kernels
+        super().__init__(uset, p, eps)
+        self.pmin = float(np.min(self.p))
+        self.fixed = []
+        for h, (top, mid), s in zip(self.halves, self.masks, self.sums, strict=True):
+            f = np.zeros((top.shape[0], bt.K))
+            f[:, bt.PT], f[:, bt.PS] = s["pT"], s["pS"]
+            f[:, bt.PM] = mid.astype(np.float64) @ self.p[h]
+            f[:, bt.LT], f[:, bt.LS] = s["lT"], s["lS"]
+            f[:, bt.HT], f[:, bt.HS] = s["hT"], s["hS"]
+            f[:, bt.NT], f[:, bt.NM] = s["nT"], s["nS"] - s["nT"]
+            self.fixed.append(f)
+        self.stats: dict[str, float] = {}
+        #: ``time.monotonic()`` after which any search stops (with a valid bound), whatever
+        #: deadline its caller gives
+        self.stop_at = stop_at
+
+    @staticmethod
+    def available() -> bool:
+        """Whether numba is importable (and not disabled by ``PMLKIT_NO_NUMBA``)."""
+        from . import _boxtree as bt
+
+        return bt.compiled() is not None
+
+    def _trees(self, y: np.ndarray, c: float) -> list[tuple[np.ndarray, ...]]:
+        from . import _boxtree as bt
+
+        out = []
+        for f0, h, (top, mid) in zip(self.fixed, self.halves, self.masks, strict=True):
+            f = f0.copy()
+            f[:, bt.YT] = top.astype(np.float64) @ y[h]
+            f[:, bt.YS] = (top | mid).astype(np.float64) @ y[h]
+            z = y[h] - c * self.p[h]
+            f[:, bt.ZT] = top.astype(np.float64) @ z
+            f[:, bt.ZS] = (top | mid).astype(np.float64) @ z
+            f[:, bt.ZM] = mid.astype(np.float64) @ z
+            weight = np.zeros(bt.K)
+            for k, wk in self.SPLIT.items():
+                weight[k] = wk
+            perm, start, end, left, lo, hi = self.kernels["build_tree"](f, weight, self.LEAF)
+            out.append((np.ascontiguousarray(f[perm]), start, end, left, lo, hi, perm))
+        return out
+
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        """Improving columns (the best ``want`` above ``atol``) and a valid bound; partial
+        pricing from the best pairs of the last search as in :class:`BoxOracle`."""
+        self._deadline = min(deadline, self.stop_at)
+        return super().price(y, want=want, deadline=deadline, atol=atol, full=full)
+
+    def _pair_coefficients(self, ia: np.ndarray, ib: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(c0, c1, c2)`` of :meth:`BoxOracle._coefficients` for the pairs ``(ia, ib)``."""
+        a, b = self.sums
+        e, sl = self.e, self.slack
+
+        def pair(key: str) -> np.ndarray:
+            out: np.ndarray = a[key][ia] + b[key][ib]
+            return out
+
+        pt, ps = pair("pT"), pair("pS")
+        nt, ns = pair("nT"), pair("nS")
+        qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - sl), 0.0)
+        qs = np.where(ns == self.n, 1.0, np.maximum(pair("lS"), pair("hS") - sl))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            den = 1.0 - e * qt
+            rho = e * (qs - qt) / den
+            three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
+            rho = np.where(three, np.maximum(rho, 1.0), 1.0)
+            big_p = (rho - 1.0) * pt + ps
+            c2 = 1.0 / big_p
+            c1 = (rho - 1.0) * c2
+            c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+        return c0, c1, c2
+
+    def _full(self, y: np.ndarray, *, want: int, atol: float
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        t0 = time.monotonic()
+        deadline = getattr(self, "_deadline", math.inf)
+        y = np.asarray(y, dtype=np.float64)
+        c = float(self.p @ y / (self.p @ self.p)) if self.CENTRE else 0.0
+        ta, tb = self._trees(y, c)
+        t1 = time.monotonic()
+        fa, sa, ea, la, loa, hia, perma = ta
+        fb, sb, eb, lb, lob, hib, permb = tb
+        n = float(self.n)
+        buf = np.empty((4, 16))
+        root = self.kernels["pair_bound"](loa[0] + lob[0], hia[0] + hib[0], self.e,
+                                          self.slack, n, self.pmin, c, buf)
+        cap_stack = 4096
+        si = np.zeros(cap_stack, dtype=np.int64)
+        sj = np.zeros(cap_stack, dtype=np.int64)
+        sbd = np.zeros(cap_stack)
+        sbd[0] = root
+        top = 1
+        keep = max(want, self.CACHE) if want > 0 else 0
+        cap = max(2 * keep, 256)
+        cv = np.zeros(cap)
+        ca = np.zeros(cap, dtype=np.int64)
+        cb = np.zeros(cap, dtype=np.int64)
+        ncand = 0
+        state = np.array([float(atol), -math.inf, 0.0])
+        while top > 0:
+            top, ncand = self.kernels["search"](
+                fa, sa, ea, la, loa, hia, fb, sb, eb, lb, lob, hib,
+                self.e, self.slack, n, self.pmin, c, keep,
+                si, sj, sbd, top, self.CHUNK, cv, ca, cb, ncand, state)
+            if top > 0 and time.monotonic() > deadline:
+                break
+        thr, best = float(state[0]), float(state[1])
+        open_ub = float(sbd[:top].max()) if top > 0 else -math.inf
+        margin = 1e-10 * (1.0 + float(np.abs(y).sum()))
+        # every pair pruned had a bound <= the threshold at that moment (<= thr now)
+        bound = max(thr, best, open_ub) + margin
+        self.stats = {"tree_s": t1 - t0, "search_s": time.monotonic() - t1,
+                      "pairs": float(state[2]), "open": float(top), "root": float(root)}
+        if ncand == 0:
+            self._cache = None
+            return np.zeros((self.n, 0)), np.zeros(0), bound
+        ia, ib = perma[ca[:ncand]], permb[cb[:ncand]]
+        nb = self.masks[1][0].shape[0]
+        flat = ia * nb + ib
+        self._cache = (flat, *self._pair_coefficients(ia, ib))
+        if want <= 0:
+            return np.zeros((self.n, 0)), np.zeros(0), bound
+        cols, vals = self._columns(flat, cv[:ncand], y, want, atol)
+        return cols, vals, bound
