@@ -38,6 +38,10 @@ FEATURES = ("pT", "pM", "pS", "lT", "lS", "hT", "hS", "nT", "nM", "YT", "YS", "Z
 K = len(FEATURES)
 (PT, PM, PS, LT, LS, HT, HS, NT, NM, YT, YS, ZT, ZM, ZS) = range(K)
 
+#: Above this ratio of the two levels the three-level bound works on the two levels
+#: themselves (the top level stays below ``1 / p(T)`` however large the ratio).
+RHO_MAX = 1e6
+
 _LOCK = threading.Lock()
 _STATE: dict[str, Any] = {}
 #: the plain Python versions of the functions compiled by numba
@@ -93,10 +97,11 @@ def _clip(xs: Any, ys: Any, m: int, a: float, b: float, c: float, ox: Any, oy: A
 
 
 def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: float,
-               buf: Any) -> float:
+               buf: Any, thr: float = math.inf) -> float:
     """An upper bound of the pricing objective ``G`` over every assignment whose feature
     sums lie in ``[lo, hi]`` (``-inf`` when none of them can be a point of ``K_1``);
-    ``buf``: scratch space ``(4, 16)``."""
+    ``buf``: scratch space ``(4, 16)``. Of the two three-level bounds, the second (the
+    costlier) is skipped when the first is already at most ``thr``."""
     best = -math.inf
     ns_hi = hi[NT] + hi[NM]
     qs_hi = max(hi[LS], hi[HS] - sl)
@@ -131,6 +136,24 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
     rho_hi = max(rho_hi, 1.0) * (1.0 + 1e-12)
     pt_lo, pt_hi = max(lo[PT], pmin), max(hi[PT], pmin)
     pm_lo, pm_hi = max(lo[PM], pmin), max(hi[PM], pmin)
+    if rho_hi < RHO_MAX:
+        # G = N / P - c - log P with N = rho log rho pT - (rho - 1) ZT - ZS and
+        # P = (rho - 1) pT + pS: N is convex in rho (largest at an end of the rho
+        # interval, with the features at the ends its coefficients favour), and for a
+        # fixed N, N / P - log P is largest at P = -N (clamped to the range of P)
+        nmax = -math.inf
+        for rho in (rho_lo, rho_hi):
+            nv = rho * math.log(rho) * hi[PT] - (rho - 1.0) * lo[ZT] - lo[ZS]
+            nmax = max(nmax, nv)
+        ps_lo = max(lo[PS], pt_lo + pm_lo)
+        p_lo = (rho_lo - 1.0) * pt_lo + ps_lo
+        p_hi = (rho_hi - 1.0) * pt_hi + max(hi[PS], ps_lo)
+        pp = min(max(-nmax, p_lo), p_hi)
+        alt = nmax / pp - c - math.log(pp)
+        if alt <= thr:
+            return max(best, alt)
+    else:
+        alt = math.inf
     # the column is (u on T, v on M, 0 elsewhere) with u = rho v and pT u + pM v = 1
     u_hi = 1.0 / pt_lo if math.isinf(rho_hi) else rho_hi / (rho_hi * pt_lo + pm_lo)
     v_hi = 1.0 / (rho_lo * pt_lo + pm_lo)
@@ -159,9 +182,10 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
     if m == 0:
         return best
     m = _clip(ox, oy, m, -pt_hi, -pm_hi, -(1.0 - 1e-12), xs, ys)
+    poly = -math.inf
     for i in range(m):
-        best = max(best, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
-    return best
+        poly = max(poly, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
+    return max(best, min(poly, alt))
 
 
 def pair_value(fa: Any, fb: Any, e: float, sl: float, n: float) -> float:
@@ -281,7 +305,7 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
                 for k in range(lo.shape[0]):
                     lo[k] = fa[r, k] + lob[j, k]
                     hi[k] = fa[r, k] + hib[j, k]
-                if pair_bound(lo, hi, e, sl, n, pmin, c, buf) <= thr:
+                if pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr) <= thr:
                     continue
                 for q in range(sb[j], eb[j]):
                     g = pair_value(fa[r], fb[q], e, sl, n)
@@ -316,22 +340,22 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
             for k in range(lo.shape[0]):
                 lo[k] = loa[c1, k] + lob[j, k]
                 hi[k] = hia[c1, k] + hib[j, k]
-            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf)
+            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
             for k in range(lo.shape[0]):
                 lo[k] = loa[c2, k] + lob[j, k]
                 hi[k] = hia[c2, k] + hib[j, k]
-            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf)
+            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
             pi1, pj1, pi2, pj2 = c1, j, c2, j
         else:
             c1, c2 = lb[j], lb[j] + 1
             for k in range(lo.shape[0]):
                 lo[k] = loa[i, k] + lob[c1, k]
                 hi[k] = hia[i, k] + hib[c1, k]
-            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf)
+            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
             for k in range(lo.shape[0]):
                 lo[k] = loa[i, k] + lob[c2, k]
                 hi[k] = hia[i, k] + hib[c2, k]
-            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf)
+            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
             pi1, pj1, pi2, pj2 = i, c1, i, c2
         if b1 > b2:  # the better child on top of the stack
             b1, b2 = b2, b1

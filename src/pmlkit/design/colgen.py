@@ -1333,10 +1333,10 @@ class BoxTreeOracle(BoxOracle):
 
     name = "block-pair branch and bound (box)"
     #: rows of a leaf block of each half
-    LEAF = 64
+    LEAF = 16
     #: exact pair evaluations between two deadline checks
     CHUNK = 2_000_000
-    CENTRE = False
+    CENTRE = True
     #: pairs kept from a search for the partial pricing of the next rounds
     CACHE = 2000
     SPLIT = {0: 1.0, 1: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0, 11: 1.0, 12: 1.0}
