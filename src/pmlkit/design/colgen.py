@@ -1117,6 +1117,10 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: least 45 s).
 BOX_MAX_N = 16
 
+#: Largest alphabet priced by :class:`BoxTreeOracle` (two halves of ``3^12`` assignments,
+#: about 60 MB of sums each).
+BOX_TREE_MAX_N = 24
+
 
 def _half_codes(n: int) -> tuple[np.ndarray, np.ndarray]:
     """Top and middle masks ``(3^n, n)`` of every assignment of ``n`` entries to (bottom,
