@@ -8,7 +8,8 @@ assignment. The kernels:
 
 * ``build_tree``: a kd-tree over the rows of one half (median splits on the weighted
   widest feature, leaves of at most ``leaf`` rows), every node storing the smallest and
-  largest value of every feature over its rows;
+  largest value of every feature over its rows; ``refit`` recomputes the ranges of the
+  dual features for new duals (the tree is built once, on the features of the box);
 * ``pair_bound``: an upper bound of the pricing objective over every pair of a node pair,
   from the feature intervals alone;
 * ``search``: the depth-first walk over node pairs, pruning a pair whose bound is at most
@@ -275,6 +276,50 @@ def build_tree(f: Any, weight: Any, leaf: int) -> tuple[Any, Any, Any, Any, Any,
     return perm, start[:nn], end[:nn], left[:nn], lo[:nn], hi[:nn]
 
 
+def refit(f: Any, start: Any, end: Any, left: Any, lo: Any, hi: Any, cols: Any) -> None:
+    """Recompute the ranges ``lo``/``hi`` of the features ``cols`` of every node (rows of
+    ``f`` in tree order): leaves from their rows, the other nodes from their children
+    (whose indices are larger than their parent's)."""
+    for i in range(start.shape[0] - 1, -1, -1):
+        c1 = left[i]
+        for k in cols:
+            if c1 < 0:
+                a = math.inf
+                b = -math.inf
+                for r in range(start[i], end[i]):
+                    x = f[r, k]
+                    a = min(a, x)
+                    b = max(b, x)
+            else:
+                a = min(lo[c1, k], lo[c1 + 1, k])
+                b = max(hi[c1, k], hi[c1 + 1, k])
+            lo[i, k] = a
+            hi[i, k] = b
+
+
+def dual_features(digits: Any, y: Any, z: Any, f: Any) -> None:
+    """Write ``Y(T), Y(S), Z(T), Z(M), Z(S)`` of every row into ``f`` (``digits[r, x]``:
+    0 bottom, 1 middle, 2 top)."""
+    for r in range(digits.shape[0]):
+        yt = 0.0
+        ys = 0.0
+        zt = 0.0
+        zm = 0.0
+        for x in range(digits.shape[1]):
+            d = digits[r, x]
+            if d == 2:
+                yt += y[x]
+                zt += z[x]
+            elif d == 1:
+                ys += y[x]
+                zm += z[x]
+        f[r, YT] = yt
+        f[r, YS] = yt + ys
+        f[r, ZT] = zt
+        f[r, ZM] = zm
+        f[r, ZS] = zt + zm
+
+
 def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
            fb: Any, sb: Any, eb: Any, lb: Any, lob: Any, hib: Any,
            e: float, sl: float, n: float, pmin: float, c: float, keep: int,
@@ -286,8 +331,9 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
     ``state = [threshold, best, evaluated pairs]``. Pairs of two leaves are evaluated
     exactly; those above the threshold are kept as candidates (``cand_*[:ncand]``; when
     the buffer is full, only its best ``keep`` stay and the threshold rises to the
-    ``keep``-th best value). Stops after about ``max_pairs`` exact evaluations or an empty
-    stack; returns the new ``(top, ncand)``."""
+    ``keep``-th best value). Stops after about ``max_pairs`` steps (exact evaluations and
+    bounds) or on an empty stack; returns the new ``(top, ncand)``. ``state[2:6]`` count
+    the exact evaluations, node-pair bounds, row bounds and leaf pairs."""
     lo = np.empty(fa.shape[1])
     hi = np.empty(fa.shape[1])
     buf = np.empty((4, 16))
@@ -301,7 +347,10 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
         if bd <= thr:
             continue
         if la[i] < 0 and lb[j] < 0:
+            state[5] += 1
             for r in range(sa[i], ea[i]):
+                state[4] += 1
+                done += 1
                 for k in range(lo.shape[0]):
                     lo[k] = fa[r, k] + lob[j, k]
                     hi[k] = fa[r, k] + hib[j, k]
@@ -310,6 +359,7 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
                 for q in range(sb[j], eb[j]):
                     g = pair_value(fa[r], fb[q], e, sl, n)
                     done += 1
+                    state[2] += 1
                     if g > best:
                         best = g
                     if g > thr:
@@ -332,6 +382,8 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
                             ncand += 1
             continue
         # split the node with more rows (a leaf is never split)
+        state[3] += 2
+        done += 2
         split_a = lb[j] < 0 or (la[i] >= 0 and ea[i] - sa[i] >= eb[j] - sb[j])
         b1 = -math.inf
         b2 = -math.inf
@@ -368,7 +420,6 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
             top += 1
     state[0] = thr
     state[1] = best
-    state[2] += done
     return top, ncand
 
 
@@ -388,8 +439,10 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     g = globals()
     # the compiled functions call each other through the module's globals: replace them
     # once by their compiled versions (the plain ones stay in _PY)
-    for name in ("_h", "_clip", "pair_bound", "pair_value", "build_tree", "search"):
+    for name in ("_h", "_clip", "pair_bound", "pair_value", "build_tree", "refit",
+                 "dual_features", "search"):
         if name not in _PY:
             _PY[name] = g[name]
             g[name] = jit(g[name])
-    return {name: g[name] for name in ("pair_bound", "pair_value", "build_tree", "search")}
+    return {name: g[name] for name in ("pair_bound", "pair_value", "build_tree", "refit",
+                                       "dual_features", "search")}

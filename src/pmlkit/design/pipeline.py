@@ -30,9 +30,12 @@ few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, 
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
 a box (positive estimate) is then priced exactly up to N = 15 (16 with a budget of 45 s or
 more) by streaming the three-level block assignments
-(:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex sets, mutual information
-is priced by spatial branch and bound, which bounds the gap at any time (larger boxes and
-other sets at N >= 14 may end with a gap of tens of percent: it is reported).
+(:class:`~pmlkit.design.colgen.BoxOracle`), and from N = 16 to 24, when numba is
+importable, by branch and bound over pairs of blocks of those assignments
+(:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its search finishes); beyond, and
+for vertex sets, mutual information is priced by spatial branch and bound, which bounds
+the gap at any time (larger boxes and other sets at N >= 14 may end with a gap of tens of
+percent: it is reported).
 ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget carries a
 :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the accuracy
 design's utility (its columns start the search). For the fixed prior in the first privacy
