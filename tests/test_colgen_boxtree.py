@@ -18,12 +18,11 @@ from hypothesis import strategies as st
 
 pytest.importorskip("numba")
 
-from oracles import full_lp_optimum, mi_cols  # noqa: E402
-from test_colgen_box import brute_vertices, g_values  # noqa: E402
-
-from pmlkit.design.colgen import BoxOracle, BoxTreeOracle, column_generation  # noqa: E402
-from pmlkit.design.subconvex import three_level_rays  # noqa: E402
-from pmlkit.sets import Box  # noqa: E402
+from oracles import full_lp_optimum, mi_cols
+from pmlkit.design.colgen import BoxOracle, BoxTreeOracle, column_generation
+from pmlkit.design.subconvex import three_level_rays
+from pmlkit.sets import Box
+from test_colgen_box import brute_vertices, g_values
 
 if not BoxTreeOracle.available():  # pragma: no cover - PMLKIT_NO_NUMBA set
     pytest.skip("numba disabled", allow_module_level=True)

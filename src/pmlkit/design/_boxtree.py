@@ -72,7 +72,8 @@ def _h(u: float, v: float, lo: Any, hi: Any, c: float) -> float:
     b = (v * math.log(v) if v > 0.0 else 0.0) - c * v
     pt = hi[PT] if a > 0.0 else max(lo[PT], 0.0)
     pm = hi[PM] if b > 0.0 else max(lo[PM], 0.0)
-    return pt * a + pm * b - u * lo[ZT] - v * lo[ZM]
+    out: float = pt * a + pm * b - u * lo[ZT] - v * lo[ZM]
+    return out
 
 
 def _clip(xs: Any, ys: Any, m: int, a: float, b: float, c: float, ox: Any, oy: Any
@@ -152,7 +153,7 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
         pp = min(max(-nmax, p_lo), p_hi)
         alt = nmax / pp - c - math.log(pp)
         if alt <= thr:
-            return max(best, alt)
+            return float(max(best, alt))
     else:
         alt = math.inf
     # the column is (u on T, v on M, 0 elsewhere) with u = rho v and pT u + pM v = 1
@@ -186,7 +187,8 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
     poly = -math.inf
     for i in range(m):
         poly = max(poly, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
-    return max(best, min(poly, alt))
+    out: float = max(best, min(poly, alt))
+    return out
 
 
 def pair_value(fa: Any, fb: Any, e: float, sl: float, n: float) -> float:
@@ -214,7 +216,7 @@ def pair_value(fa: Any, fb: Any, e: float, sl: float, n: float) -> float:
     c2 = 1.0 / big_p
     c1 = (rho - 1.0) * c2
     c0 = (rho * math.log(rho) if rho > 0 else 0.0) * pt * c2 - math.log(big_p)
-    g = c0 - c1 * (fa[YT] + fb[YT]) - c2 * (fa[YS] + fb[YS])
+    g: float = c0 - c1 * (fa[YT] + fb[YT]) - c2 * (fa[YS] + fb[YS])
     return g if math.isfinite(g) else -math.inf
 
 

@@ -1391,7 +1391,8 @@ class BoxTreeOracle(BoxOracle):
     #: pairs kept from a search for the partial pricing of the next rounds
     CACHE = 2000
     #: features split on, and their weights (p(T), p(M), lo(T), lo(S), hi(T), hi(S))
-    SPLIT = {0: 1.0, 1: 1.0, 3: 1.0, 4: 1.0, 5: 1.0, 6: 1.0}
+    SPLIT: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 1.0), (3, 1.0), (4, 1.0), (5, 1.0),
+                                            (6, 1.0))
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
                  ) -> None:
@@ -1431,9 +1432,9 @@ class BoxTreeOracle(BoxOracle):
         from . import _boxtree as bt
 
         if self._built is None:
-            built = []
+            built: list[tuple[np.ndarray, ...]] = []
             weight = np.zeros(bt.K)
-            for k, wk in self.SPLIT.items():
+            for k, wk in self.SPLIT:
                 weight[k] = wk
             for f, (top, mid) in zip(self.fixed, self.masks, strict=True):
                 perm, start, end, left, lo, hi = self.kernels["build_tree"](f, weight,
@@ -1443,10 +1444,10 @@ class BoxTreeOracle(BoxOracle):
                               digits))
             self._built = built
             self.fixed = []  # kept in tree order only
-        out = []
+        out: list[tuple[np.ndarray, ...]] = []
         dual = np.array([bt.YT, bt.YS, bt.ZT, bt.ZM, bt.ZS], dtype=np.int64)
-        for (f, start, end, left, lo, hi, perm, digits), h in zip(self._built, self.halves,
-                                                                 strict=True):
+        for (f, start, end, left, lo, hi, perm, digits), h in zip(self._built or [],
+                                                                 self.halves, strict=True):
             yh = np.ascontiguousarray(y[h])
             self.kernels["dual_features"](digits, yh, yh - c * self.p[h], f)
             self.kernels["refit"](f, start, end, left, lo, hi, dual)
