@@ -1161,7 +1161,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
 #: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
 #: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
-#: least 45 s).
+#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 5-16 s).
 BOX_MAX_N = 16
 
 #: Largest alphabet priced by :class:`BoxTreeOracle` (two halves of ``3^12`` assignments,
@@ -1400,7 +1400,10 @@ class BoxTreeOracle(BoxOracle):
 
         kernels = bt.compiled()
         if kernels is None:
-            raise PMLError("BoxTreeOracle needs numba (pip install 'pmlkit[fast]')")
+            from .._optional import require
+
+            require("numba", "the block-pair search of BoxTreeOracle")
+            raise PMLError("BoxTreeOracle needs numba, which PMLKIT_NO_NUMBA disables")
         self.kernels = kernels
         super().__init__(uset, p, eps)
         self.pmin = float(np.min(self.p))
@@ -1425,7 +1428,7 @@ class BoxTreeOracle(BoxOracle):
         (and be certified): 20 s at N = 16, three times more every two categories (the
         pairs grow as ``3^N``, the share evaluated shrinks). Measured: N = 16 in 5-16 s,
         N = 18 in 48 s, N = 20 in 200-400 s, on a loaded machine."""
-        return 20.0 * 3.0 ** ((n - 16) / 2)
+        return float(20.0 * 3.0 ** ((n - 16) / 2))
 
     @staticmethod
     def available() -> bool:

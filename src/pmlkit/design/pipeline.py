@@ -32,7 +32,9 @@ a box (positive estimate) is then priced exactly up to N = 15 (16 with a budget 
 more) by streaming the three-level block assignments
 (:class:`~pmlkit.design.colgen.BoxOracle`), and from N = 16 to 24, when numba is
 importable, by branch and bound over pairs of blocks of those assignments
-(:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its search finishes); beyond, and
+(:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its searches finish, used at
+N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected to take:
+20 s at N = 16, three times more every two categories); otherwise, beyond, and
 for vertex sets, mutual information is priced by spatial branch and bound, which bounds
 the gap at any time (larger boxes and other sets at N >= 14 may end with a gap of tens of
 percent: it is reported).
