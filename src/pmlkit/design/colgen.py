@@ -44,6 +44,53 @@ Pricing, three oracles:
 - **Streamed block assignments** (mutual information over a box, moderate N): exact, every
   three-level assignment evaluated from block sums of the two halves of the alphabet
   (:class:`BoxOracle`).
+- **Block pairs** (mutual information over a box, N = 16 to 24, with numba): the same
+  pairs of half-assignments, searched by branch and bound over pairs of blocks
+  (:class:`BoxTreeOracle`, below): exact when the search finishes, a valid bound when it
+  is stopped.
+
+Block-pair branch and bound for a box. Every assignment of one half of the alphabet to
+(bottom, middle, top) is a row of block sums (``p(T), p(M), p(S), lo(T), lo(S), hi(T),
+hi(S)``, the block sizes, and per pricing call ``Y(T), Y(S)`` and ``Z = Y - c p`` for a
+constant ``c``, the least-squares fit of ``y`` by ``c p``, so that ``Z`` is small); a whole
+assignment is a pair of rows and its sums are their sums. Each half is sorted into a
+kd-tree (median splits of the widest feature, leaves of 16 rows), every node storing the
+range of every feature over its rows, so over a pair of nodes every sum lies in
+``[min + min, max + max]`` (float addition is monotone, so this holds for the rounded sums
+of the exact evaluation too). An upper bound of ``G`` over a node pair, from the ranges:
+
+1. One level (``T`` empty): ``G = -Z(S) / p(S) - c - log p(S)`` is decreasing in ``Z(S)``
+   and, as a function of ``p(S)``, largest at ``p(S) = Z(S)``: clamped to the range of
+   ``p(S)``, this is the exact maximum over the ranges. It is dropped when
+   ``e^eps q(S) < 1`` for the largest ``q(S)`` (``q`` is increasing in ``lo`` and ``hi``).
+2. Three levels: ``rho = e^eps (q(S) - q(T)) / (1 - e^eps q(T))`` is increasing in
+   ``q(S)``, and in ``q(T)`` exactly when ``e^eps q(S) >= 1``, so its range follows from the
+   corners of the ``q`` ranges (unbounded above when ``1 - e^eps q(T)`` can reach 0; none
+   when it is never positive or ``rho < 1`` throughout). Two bounds, the smaller kept:
+   (a) with ``P = (rho - 1) p(T) + p(S)`` and ``N = rho log(rho) p(T) - (rho - 1) Z(T) -
+   Z(S)``, ``G = N / P - c - log P``; ``N`` is convex in ``rho`` and linear in the sums, so
+   at most its largest value over the two ends of the ``rho`` range with every sum at the
+   end its coefficient favours; ``G`` is increasing in ``N``, and ``N / P - log P`` is
+   largest at ``P = -N`` clamped to the range of ``P``. (b) The column is ``u`` on ``T``,
+   ``v`` on ``M`` with ``u = rho v`` and ``p(T) u + p(M) v = 1``, and
+   ``G = p(T) (u log u - c u) + p(M) (v log v - c v) - u Z(T) - v Z(M)``: for fixed
+   ``(u, v)`` linear in the sums, so its maximum over the ranges, ``H(u, v)``, is a maximum
+   of convex functions, convex, and its maximum over a convex polygon containing every
+   pair's ``(u, v)`` (the box of their ranges cut by ``rho_lo v <= u <= rho_hi v`` and
+   ``p_lo(T) u + p_lo(M) v <= 1 <= p_hi(T) u + p_hi(M) v``) is reached at a vertex.
+
+The search walks the node pairs depth first, the child pair with the larger bound first;
+a pair whose bound is at most the threshold ``t`` is dropped, a pair of leaves is evaluated
+exactly (BoxOracle's formula; each row is first bounded against the other leaf's ranges).
+``t`` starts at the pricing tolerance and only rises to the ``k``-th best exact value found
+(``k`` at least the number of columns asked for), so every pair never evaluated has
+``G <= t <= max(tolerance, best value found)``, and ``max(t, best, bounds of the pairs still
+on the stack)`` is a valid bound at any moment: exact (above the tolerance) when the stack
+is empty, larger when the deadline stops the search. The ranges are widened by a relative
+``1e-12`` and the bound gets the streaming oracle's margin ``1e-10 (1 + sum |y|)`` for
+rounding. Only near-optimal pairs need exact evaluation; with the final duals of a design
+the bounds are loose by about 1e-2 at a leaf pair, so the work still grows roughly as
+``3^N`` times a small fraction (N = 20: 1e7 of 3.5e9 pairs evaluated, 3 s per search).
 
 Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
 ``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
@@ -1114,8 +1161,12 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
 #: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
 #: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
-#: least 45 s).
+#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 5-16 s).
 BOX_MAX_N = 16
+
+#: Largest alphabet priced by :class:`BoxTreeOracle` (two halves of ``3^12`` assignments,
+#: about 60 MB of sums each).
+BOX_TREE_MAX_N = 24
 
 
 def _half_codes(n: int) -> tuple[np.ndarray, np.ndarray]:
@@ -1316,4 +1367,191 @@ class BoxOracle(_BlockColumns):
         flat, vals_all, c0s, c1s, c2s = (np.concatenate(z) for z in zip(*pool, strict=True))
         self._cache = (flat, c0s, c1s, c2s)
         cols, vals = self._columns(flat, vals_all, y, want, atol)
+        return cols, vals, bound
+
+
+class BoxTreeOracle(BoxOracle):
+    """Exact pricing for mutual information over a :class:`~pmlkit.sets.Box` from
+    :data:`BOX_MAX_N` to :data:`BOX_TREE_MAX_N`: :class:`BoxOracle`'s pairs of
+    half-assignments, searched by branch and bound over pairs of blocks instead of
+    streamed (module docstring). Needs numba (:meth:`available`).
+
+    ``price`` returns the improving columns and a valid bound on
+    ``max_{v in K_1} mu(v) - y . v``: exact (plus the rounding margin) when the search
+    finishes, the largest bound of the block pairs still open when it is stopped by the
+    deadline.
+    """
+
+    name = "block-pair branch and bound (box)"
+    #: rows of a leaf block of each half
+    LEAF = 16
+    #: search steps (bounds and exact evaluations) between two deadline checks
+    CHUNK = 1_000_000
+    CENTRE = True
+    #: pairs kept from a search for the partial pricing of the next rounds
+    CACHE = 2000
+    #: features split on, and their weights (p(T), p(M), lo(T), lo(S), hi(T), hi(S))
+    SPLIT: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 1.0), (3, 1.0), (4, 1.0), (5, 1.0),
+                                            (6, 1.0))
+
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
+                 ) -> None:
+        from . import _boxtree as bt
+
+        kernels = bt.compiled()
+        if kernels is None:
+            from .._optional import require
+
+            require("numba", "the block-pair search of BoxTreeOracle")
+            raise PMLError("BoxTreeOracle needs numba, which PMLKIT_NO_NUMBA disables")
+        self.kernels = kernels
+        super().__init__(uset, p, eps)
+        self.pmin = float(np.min(self.p))
+        self.fixed = []
+        for h, (top, mid), s in zip(self.halves, self.masks, self.sums, strict=True):
+            f = np.zeros((top.shape[0], bt.K))
+            f[:, bt.PT], f[:, bt.PS] = s["pT"], s["pS"]
+            f[:, bt.PM] = mid.astype(np.float64) @ self.p[h]
+            f[:, bt.LT], f[:, bt.LS] = s["lT"], s["lS"]
+            f[:, bt.HT], f[:, bt.HS] = s["hT"], s["hS"]
+            f[:, bt.NT], f[:, bt.NM] = s["nT"], s["nS"] - s["nT"]
+            self.fixed.append(f)
+        self.stats: dict[str, float] = {}
+        self._built: list[tuple[np.ndarray, ...]] | None = None
+        #: ``time.monotonic()`` after which any search stops (with a valid bound), whatever
+        #: deadline its caller gives
+        self.stop_at = stop_at
+
+    @staticmethod
+    def seconds(n: int) -> float:
+        """The time budget from which a design over ``n`` categories is expected to finish
+        (and be certified): 20 s at N = 16, three times more every two categories (the
+        pairs grow as ``3^N``, the share evaluated shrinks). Measured: N = 16 in 5-16 s,
+        N = 18 in 48 s, N = 20 in 200-400 s, on a loaded machine."""
+        return float(20.0 * 3.0 ** ((n - 16) / 2))
+
+    @staticmethod
+    def available() -> bool:
+        """Whether numba is importable (and not disabled by ``PMLKIT_NO_NUMBA``)."""
+        from . import _boxtree as bt
+
+        return bt.compiled() is not None
+
+    def _trees(self, y: np.ndarray, c: float) -> list[tuple[np.ndarray, ...]]:
+        """Per half: the rows in tree order with the dual features of ``y``, and the
+        tree (built once, on the features of the box; ranges refitted to ``y``)."""
+        from . import _boxtree as bt
+
+        if self._built is None:
+            built: list[tuple[np.ndarray, ...]] = []
+            weight = np.zeros(bt.K)
+            for k, wk in self.SPLIT:
+                weight[k] = wk
+            for f, (top, mid) in zip(self.fixed, self.masks, strict=True):
+                perm, start, end, left, lo, hi = self.kernels["build_tree"](f, weight,
+                                                                            self.LEAF)
+                digits = (2 * top[perm] + mid[perm]).astype(np.int8)
+                built.append((np.ascontiguousarray(f[perm]), start, end, left, lo, hi, perm,
+                              digits))
+            self._built = built
+            self.fixed = []  # kept in tree order only
+        out: list[tuple[np.ndarray, ...]] = []
+        dual = np.array([bt.YT, bt.YS, bt.ZT, bt.ZM, bt.ZS], dtype=np.int64)
+        for (f, start, end, left, lo, hi, perm, digits), h in zip(self._built or [],
+                                                                 self.halves, strict=True):
+            yh = np.ascontiguousarray(y[h])
+            self.kernels["dual_features"](digits, yh, yh - c * self.p[h], f)
+            self.kernels["refit"](f, start, end, left, lo, hi, dual)
+            out.append((f, start, end, left, lo, hi, perm))
+        return out
+
+    def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+        """Improving columns (the best ``want`` above ``atol``) and a valid bound; partial
+        pricing from the best pairs of the last search as in :class:`BoxOracle`."""
+        self._deadline = min(deadline, self.stop_at)
+        self._exhaust = full
+        return super().price(y, want=want, deadline=deadline, atol=atol, full=full)
+
+    def _pair_coefficients(self, ia: np.ndarray, ib: np.ndarray
+                           ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(c0, c1, c2)`` of :meth:`BoxOracle._coefficients` for the pairs ``(ia, ib)``."""
+        a, b = self.sums
+        e, sl = self.e, self.slack
+
+        def pair(key: str) -> np.ndarray:
+            out: np.ndarray = a[key][ia] + b[key][ib]
+            return out
+
+        pt, ps = pair("pT"), pair("pS")
+        nt, ns = pair("nT"), pair("nS")
+        qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - sl), 0.0)
+        qs = np.where(ns == self.n, 1.0, np.maximum(pair("lS"), pair("hS") - sl))
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            den = 1.0 - e * qt
+            rho = e * (qs - qt) / den
+            three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
+            rho = np.where(three, np.maximum(rho, 1.0), 1.0)
+            big_p = (rho - 1.0) * pt + ps
+            c2 = 1.0 / big_p
+            c1 = (rho - 1.0) * c2
+            c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+        return c0, c1, c2
+
+    def _full(self, y: np.ndarray, *, want: int, atol: float
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        t0 = time.monotonic()
+        deadline = getattr(self, "_deadline", math.inf)
+        y = np.asarray(y, dtype=np.float64)
+        c = float(self.p @ y / (self.p @ self.p)) if self.CENTRE else 0.0
+        ta, tb = self._trees(y, c)
+        t1 = time.monotonic()
+        fa, sa, ea, la, loa, hia, perma = ta
+        fb, sb, eb, lb, lob, hib, permb = tb
+        n = float(self.n)
+        buf = np.empty((4, 16))
+        root = self.kernels["pair_bound"](loa[0] + lob[0], hia[0] + hib[0], self.e,
+                                          self.slack, n, self.pmin, c, buf)
+        cap_stack = 4096
+        si = np.zeros(cap_stack, dtype=np.int64)
+        sj = np.zeros(cap_stack, dtype=np.int64)
+        sbd = np.zeros(cap_stack)
+        sbd[0] = root
+        top = 1
+        keep = max(want, self.CACHE) if want > 0 else 0
+        cap = max(2 * keep, 256)
+        cv = np.zeros(cap)
+        ca = np.zeros(cap, dtype=np.int64)
+        cb = np.zeros(cap, dtype=np.int64)
+        ncand = 0
+        state = np.array([float(atol), -math.inf, 0.0, 0.0, 0.0, 0.0])
+        while top > 0:
+            top, ncand = self.kernels["search"](
+                fa, sa, ea, la, loa, hia, fb, sb, eb, lb, lob, hib,
+                self.e, self.slack, n, self.pmin, c, keep,
+                si, sj, sbd, top, self.CHUNK, cv, ca, cb, ncand, state)
+            if top > 0 and time.monotonic() > deadline:
+                break
+            if not getattr(self, "_exhaust", True) and want > 0 and ncand >= want:
+                # enough improving columns for this round: the bound (still valid, from
+                # the pairs left open) is only needed at the end
+                break
+        thr, best = float(state[0]), float(state[1])
+        open_ub = float(sbd[:top].max()) if top > 0 else -math.inf
+        margin = 1e-10 * (1.0 + float(np.abs(y).sum()))
+        # every pair pruned had a bound <= the threshold at that moment (<= thr now)
+        bound = max(thr, best, open_ub) + margin
+        self.stats = {"tree_s": t1 - t0, "search_s": time.monotonic() - t1,
+                      "pairs": float(state[2]), "nodes": float(state[3]), "rows": float(state[4]),
+                      "leaves": float(state[5]), "open": float(top), "root": float(root)}
+        if ncand == 0:
+            self._cache = None
+            return np.zeros((self.n, 0)), np.zeros(0), bound
+        ia, ib = perma[ca[:ncand]], permb[cb[:ncand]]
+        nb = self.masks[1][0].shape[0]
+        flat = ia * nb + ib
+        self._cache = (flat, *self._pair_coefficients(ia, ib))
+        if want <= 0:
+            return np.zeros((self.n, 0)), np.zeros(0), bound
+        cols, vals = self._columns(flat, cv[:ncand], y, want, atol)
         return cols, vals, bound

@@ -30,9 +30,14 @@ few (fixed prior up to N = 17, Prop. LCCP's l1-balls up to N = 16, any l1-ball, 
 their intersection up to N = 13, :mod:`pmlkit.design.subconvex`); mutual information over
 a box (positive estimate) is then priced exactly up to N = 15 (16 with a budget of 45 s or
 more) by streaming the three-level block assignments
-(:class:`~pmlkit.design.colgen.BoxOracle`); beyond, and for vertex sets, mutual information
-is priced by spatial branch and bound, which bounds the gap at any time (larger boxes and
-other sets at N >= 14 may end with a gap of tens of percent: it is reported).
+(:class:`~pmlkit.design.colgen.BoxOracle`), and from N = 16 to 24, when numba is
+importable, by branch and bound over pairs of blocks of those assignments
+(:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its searches finish, used at
+N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected to take:
+20 s at N = 16, three times more every two categories); otherwise, beyond, and
+for vertex sets, mutual information is priced by spatial branch and bound, which bounds
+the gap at any time (larger boxes and other sets at N >= 14 may end with a gap of tens of
+percent: it is reported).
 ``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget carries a
 :class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the accuracy
 design's utility (its columns start the search). For the fixed prior in the first privacy
@@ -288,12 +293,14 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     from ..sets import Box, L1Ball
     from .colgen import (
         BOX_MAX_N,
+        BOX_TREE_MAX_N,
         DP_MAX_STEPS,
         GAP_ABS_TOL,
         MAX_ENUMERATED,
         MAX_THREE_LEVEL_N,
         SOLVER_ABS_TOL,
         BoxOracle,
+        BoxTreeOracle,
         BranchAndBoundOracle,
         EnumerationOracle,
         L1BallOracle,
@@ -345,6 +352,13 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     # a full pass over the 3^16 assignments takes ~7 s (loaded machine): N = 16 only with
     # the time to finish (about 26-45 s), otherwise the spatial branch and bound
     box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and max_seconds >= 45))
+    # from N = 16 on (and numba importable): the same pairs of half-assignments, searched
+    # by branch and bound over pairs of blocks; exact when its searches finish, which takes
+    # about BoxTreeOracle.seconds(n) (5-16 s at N = 16, 48 s at N = 18 on a loaded machine):
+    # with less time the spatial branch and bound's partial bound is the better one
+    box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
+                and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
+                and BoxTreeOracle.available())
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -368,6 +382,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             oracle: Any = EnumerationOracle(rays, mu_values(rays))
         elif grid is not None:
             oracle = L1BallOracle(uset, p, e, grid)
+        elif box_tree:
+            # the final bound of a run may finish past the budget, but not without end
+            grace = max(10.0, 0.5 * max_seconds) if math.isfinite(max_seconds) else math.inf
+            oracle = BoxTreeOracle(uset, p, e, stop_at=dl + grace)
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
         else:

@@ -1,0 +1,450 @@
+"""Compiled loops of the block-pair branch and bound that prices mutual information over a
+box (:class:`pmlkit.design.colgen.BoxTreeOracle`; the method and its proof are in that
+module's docstring).
+
+Every assignment of one half of the alphabet to (bottom, middle, top) is a row of
+``FEATURES`` sums; a pair of rows (one per half) adds up to the sums of a whole
+assignment. The kernels:
+
+* ``build_tree``: a kd-tree over the rows of one half (median splits on the weighted
+  widest feature, leaves of at most ``leaf`` rows), every node storing the smallest and
+  largest value of every feature over its rows; ``refit`` recomputes the ranges of the
+  dual features for new duals (the tree is built once, on the features of the box);
+* ``pair_bound``: an upper bound of the pricing objective over every pair of a node pair,
+  from the feature intervals alone;
+* ``search``: the depth-first walk over node pairs, pruning a pair whose bound is at most
+  the threshold and evaluating the pairs of two leaves exactly (BoxOracle's formula,
+  operation for operation).
+
+numba is imported only when an oracle is built (never by ``import pmlkit``), and the
+machine code is cached on disk. Without numba (or with ``PMLKIT_NO_NUMBA`` set to a value
+other than ``0``) :func:`compiled` is ``None`` and the designer keeps its other oracles.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+__all__: list[str] = []
+
+#: Column order of the per-row features.
+FEATURES = ("pT", "pM", "pS", "lT", "lS", "hT", "hS", "nT", "nM", "YT", "YS", "ZT", "ZM",
+            "ZS")
+K = len(FEATURES)
+(PT, PM, PS, LT, LS, HT, HS, NT, NM, YT, YS, ZT, ZM, ZS) = range(K)
+
+#: Above this ratio of the two levels the three-level bound works on the two levels
+#: themselves (the top level stays below ``1 / p(T)`` however large the ratio).
+RHO_MAX = 1e6
+
+_LOCK = threading.Lock()
+_STATE: dict[str, Any] = {}
+#: the plain Python versions of the functions compiled by numba
+_PY: dict[str, Callable[..., Any]] = {}
+
+
+def compiled() -> dict[str, Callable[..., Any]] | None:
+    """The compiled kernels by name, or ``None`` when numba is missing or disabled."""
+    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
+        return None
+    with _LOCK:
+        if "kernels" not in _STATE:
+            _STATE["kernels"] = _build()
+    kernels: dict[str, Callable[..., Any]] | None = _STATE["kernels"]
+    return kernels
+
+
+# ---------------------------------------------------------------------------------------
+# plain Python versions (compiled by _build; also called directly by the tests)
+
+def _h(u: float, v: float, lo: Any, hi: Any, c: float) -> float:
+    """``max`` over the feature box of ``pT (u log u - c u) + pM (v log v - c v) - u ZT -
+    v ZM`` (``u, v >= 0``; ``Z = Y - c p``, so this is ``pT u log u + pM v log v - u YT -
+    v YM``): linear in the features, so each takes the end of its interval that its
+    coefficient favours."""
+    a = (u * math.log(u) if u > 0.0 else 0.0) - c * u
+    b = (v * math.log(v) if v > 0.0 else 0.0) - c * v
+    pt = hi[PT] if a > 0.0 else max(lo[PT], 0.0)
+    pm = hi[PM] if b > 0.0 else max(lo[PM], 0.0)
+    out: float = pt * a + pm * b - u * lo[ZT] - v * lo[ZM]
+    return out
+
+
+def _clip(xs: Any, ys: Any, m: int, a: float, b: float, c: float, ox: Any, oy: Any
+          ) -> int:
+    """Clip the convex polygon ``(xs, ys)[:m]`` to the half-plane ``a x + b y <= c``
+    (Sutherland-Hodgman); the result goes to ``(ox, oy)``, its size is returned."""
+    k = 0
+    for i in range(m):
+        j = (i + 1) % m
+        xi, yi, xj, yj = xs[i], ys[i], xs[j], ys[j]
+        di = a * xi + b * yi - c
+        dj = a * xj + b * yj - c
+        if di <= 0.0:
+            ox[k] = xi
+            oy[k] = yi
+            k += 1
+        if (di < 0.0 < dj) or (dj < 0.0 < di):
+            t = di / (di - dj)
+            ox[k] = xi + t * (xj - xi)
+            oy[k] = yi + t * (yj - yi)
+            k += 1
+    return k
+
+
+def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: float,
+               buf: Any, thr: float = math.inf) -> float:
+    """An upper bound of the pricing objective ``G`` over every assignment whose feature
+    sums lie in ``[lo, hi]`` (``-inf`` when none of them can be a point of ``K_1``);
+    ``buf``: scratch space ``(4, 16)``. Of the two three-level bounds, the second (the
+    costlier) is skipped when the first is already at most ``thr``."""
+    best = -math.inf
+    ns_hi = hi[NT] + hi[NM]
+    qs_hi = max(hi[LS], hi[HS] - sl)
+    if ns_hi >= n - 0.5:
+        qs_hi = max(qs_hi, 1.0)
+    qs_hi = qs_hi * (1.0 + 1e-12) + 1e-15
+    # one level (T empty): G = -Z(S) / p(S) - c - log p(S), largest at p(S) = Z(S) clamped
+    if lo[NT] < 0.5 and ns_hi >= 0.5 and e * qs_hi >= 1.0 - 1e-9:
+        ps_lo = max(lo[PS], pmin)
+        ps_hi = max(hi[PS], ps_lo)
+        z = lo[ZS]
+        ps = min(max(z, ps_lo), ps_hi)
+        best = -z / ps - c - math.log(ps)
+    # three levels: T and M non-empty
+    if hi[NT] < 0.5 or hi[NM] < 0.5:
+        return best
+    qt_lo = max(max(lo[LT], lo[HT] - sl), 0.0) * (1.0 - 1e-12) - 1e-15
+    qt_hi = max(hi[LT], hi[HT] - sl) * (1.0 + 1e-12) + 1e-15
+    qs_lo = max(lo[LS], lo[HS] - sl) * (1.0 - 1e-12) - 1e-15
+    if e * qt_lo >= 1.0:
+        return best  # 1 - e q(T) <= 0 for every pair
+    # rho = e (qS - qT) / (1 - e qT): increasing in qS; in qT increasing iff e qS >= 1
+    qt = qt_hi if e * qs_hi >= 1.0 else qt_lo
+    den = 1.0 - e * qt
+    rho_hi = e * (qs_hi - qt) / den if den > 0.0 else math.inf
+    if rho_hi < 1.0 - 1e-9:
+        return best
+    qt = qt_lo if e * qs_lo >= 1.0 else qt_hi
+    den = 1.0 - e * qt
+    rho_lo = e * (qs_lo - qt) / den if den > 0.0 else 1.0
+    rho_lo = max(rho_lo, 1.0) * (1.0 - 1e-12)
+    rho_hi = max(rho_hi, 1.0) * (1.0 + 1e-12)
+    pt_lo, pt_hi = max(lo[PT], pmin), max(hi[PT], pmin)
+    pm_lo, pm_hi = max(lo[PM], pmin), max(hi[PM], pmin)
+    if rho_hi < RHO_MAX:
+        # G = N / P - c - log P with N = rho log rho pT - (rho - 1) ZT - ZS and
+        # P = (rho - 1) pT + pS: N is convex in rho (largest at an end of the rho
+        # interval, with the features at the ends its coefficients favour), and for a
+        # fixed N, N / P - log P is largest at P = -N (clamped to the range of P)
+        nmax = -math.inf
+        for rho in (rho_lo, rho_hi):
+            nv = rho * math.log(rho) * hi[PT] - (rho - 1.0) * lo[ZT] - lo[ZS]
+            nmax = max(nmax, nv)
+        ps_lo = max(lo[PS], pt_lo + pm_lo)
+        p_lo = (rho_lo - 1.0) * pt_lo + ps_lo
+        p_hi = (rho_hi - 1.0) * pt_hi + max(hi[PS], ps_lo)
+        pp = min(max(-nmax, p_lo), p_hi)
+        alt = nmax / pp - c - math.log(pp)
+        if alt <= thr:
+            return float(max(best, alt))
+    else:
+        alt = math.inf
+    # the column is (u on T, v on M, 0 elsewhere) with u = rho v and pT u + pM v = 1
+    u_hi = 1.0 / pt_lo if math.isinf(rho_hi) else rho_hi / (rho_hi * pt_lo + pm_lo)
+    v_hi = 1.0 / (rho_lo * pt_lo + pm_lo)
+    u_hi = u_hi * (1.0 + 1e-12)
+    v_hi = v_hi * (1.0 + 1e-12)
+    # region: box [0, u_hi] x [0, v_hi], u >= rho_lo v, u <= rho_hi v,
+    # pT_lo u + pM_lo v <= 1, pT_hi u + pM_hi v >= 1 (slightly widened)
+    xs, ys, ox, oy = buf[0], buf[1], buf[2], buf[3]
+    xs[0], ys[0] = 0.0, 0.0
+    xs[1], ys[1] = u_hi, 0.0
+    xs[2], ys[2] = u_hi, v_hi
+    xs[3], ys[3] = 0.0, v_hi
+    m = 4
+    m = _clip(xs, ys, m, -1.0, rho_lo, 0.0, ox, oy)  # rho_lo v - u <= 0
+    if m == 0:
+        return best
+    if not math.isinf(rho_hi):
+        m = _clip(ox, oy, m, 1.0, -rho_hi, 0.0, xs, ys)  # u - rho_hi v <= 0
+    else:
+        for i in range(m):
+            xs[i] = ox[i]
+            ys[i] = oy[i]
+    if m == 0:
+        return best
+    m = _clip(xs, ys, m, pt_lo, pm_lo, 1.0 + 1e-12, ox, oy)
+    if m == 0:
+        return best
+    m = _clip(ox, oy, m, -pt_hi, -pm_hi, -(1.0 - 1e-12), xs, ys)
+    poly = -math.inf
+    for i in range(m):
+        poly = max(poly, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
+    out: float = max(best, min(poly, alt))
+    return out
+
+
+def pair_value(fa: Any, fb: Any, e: float, sl: float, n: float) -> float:
+    """The exact objective of the pair of rows ``fa``, ``fb`` (``-inf`` when the assignment
+    is not a point of ``K_1``), as :class:`~pmlkit.design.colgen.BoxOracle` computes it."""
+    pt = fa[PT] + fb[PT]
+    ps = fa[PS] + fb[PS]
+    nt = fa[NT] + fb[NT]
+    ns = (fa[NT] + fa[NM]) + (fb[NT] + fb[NM])
+    qt = max(fa[LT] + fb[LT], (fa[HT] + fb[HT]) - sl) if nt > 0.5 else 0.0
+    qs = 1.0 if ns > n - 0.5 else max(fa[LS] + fb[LS], (fa[HS] + fb[HS]) - sl)
+    rho = 1.0
+    if nt < 0.5:
+        if not (ns > 0.5 and e * qs >= 1.0 - 1e-12):
+            return -math.inf
+    else:
+        den = 1.0 - e * qt
+        if not (ns > nt + 0.5 and den > 0.0):
+            return -math.inf
+        rho = e * (qs - qt) / den
+        if not rho >= 1.0 - 1e-12:
+            return -math.inf
+        rho = max(rho, 1.0)
+    big_p = (rho - 1.0) * pt + ps
+    c2 = 1.0 / big_p
+    c1 = (rho - 1.0) * c2
+    c0 = (rho * math.log(rho) if rho > 0 else 0.0) * pt * c2 - math.log(big_p)
+    g: float = c0 - c1 * (fa[YT] + fb[YT]) - c2 * (fa[YS] + fb[YS])
+    return g if math.isfinite(g) else -math.inf
+
+
+def build_tree(f: Any, weight: Any, leaf: int) -> tuple[Any, Any, Any, Any, Any, Any]:
+    """kd-tree over the rows of ``f`` ``(rows, K)``: returns ``(perm, start, end, left,
+    lo, hi)``; node ``i`` holds rows ``perm[start[i]:end[i]]``, its children are
+    ``left[i]`` and ``left[i] + 1`` (``-1`` for a leaf), ``lo[i]``/``hi[i]`` the feature
+    ranges over its rows. Splits at the median of the feature of largest
+    ``weight * (hi - lo)``."""
+    rows, kk = f.shape
+    cap = 4 * (rows // max(1, leaf // 2) + 2)
+    perm = np.arange(rows)
+    start = np.zeros(cap, dtype=np.int64)
+    end = np.zeros(cap, dtype=np.int64)
+    left = -np.ones(cap, dtype=np.int64)
+    lo = np.zeros((cap, kk))
+    hi = np.zeros((cap, kk))
+    end[0] = rows
+    nn = 1
+    stack = np.zeros(256, dtype=np.int64)
+    top = 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        s0, s1 = start[i], end[i]
+        for k in range(kk):
+            lo[i, k] = math.inf
+            hi[i, k] = -math.inf
+        for r in range(s0, s1):
+            row = perm[r]
+            for k in range(kk):
+                x = f[row, k]
+                if x < lo[i, k]:
+                    lo[i, k] = x
+                if x > hi[i, k]:
+                    hi[i, k] = x
+        if s1 - s0 <= leaf:
+            continue
+        d = 0
+        wd = -1.0
+        for k in range(kk):
+            w = weight[k] * (hi[i, k] - lo[i, k])
+            if w > wd:
+                wd = w
+                d = k
+        if wd <= 0.0:
+            continue
+        seg = perm[s0:s1].copy()
+        order = np.argsort(f[seg, d], kind="mergesort")
+        perm[s0:s1] = seg[order]
+        mid = s0 + (s1 - s0) // 2
+        left[i] = nn
+        start[nn], end[nn] = s0, mid
+        start[nn + 1], end[nn + 1] = mid, s1
+        stack[top] = nn
+        stack[top + 1] = nn + 1
+        top += 2
+        nn += 2
+    return perm, start[:nn], end[:nn], left[:nn], lo[:nn], hi[:nn]
+
+
+def refit(f: Any, start: Any, end: Any, left: Any, lo: Any, hi: Any, cols: Any) -> None:
+    """Recompute the ranges ``lo``/``hi`` of the features ``cols`` of every node (rows of
+    ``f`` in tree order): leaves from their rows, the other nodes from their children
+    (whose indices are larger than their parent's)."""
+    for i in range(start.shape[0] - 1, -1, -1):
+        c1 = left[i]
+        for k in cols:
+            if c1 < 0:
+                a = math.inf
+                b = -math.inf
+                for r in range(start[i], end[i]):
+                    x = f[r, k]
+                    a = min(a, x)
+                    b = max(b, x)
+            else:
+                a = min(lo[c1, k], lo[c1 + 1, k])
+                b = max(hi[c1, k], hi[c1 + 1, k])
+            lo[i, k] = a
+            hi[i, k] = b
+
+
+def dual_features(digits: Any, y: Any, z: Any, f: Any) -> None:
+    """Write ``Y(T), Y(S), Z(T), Z(M), Z(S)`` of every row into ``f`` (``digits[r, x]``:
+    0 bottom, 1 middle, 2 top)."""
+    for r in range(digits.shape[0]):
+        yt = 0.0
+        ys = 0.0
+        zt = 0.0
+        zm = 0.0
+        for x in range(digits.shape[1]):
+            d = digits[r, x]
+            if d == 2:
+                yt += y[x]
+                zt += z[x]
+            elif d == 1:
+                ys += y[x]
+                zm += z[x]
+        f[r, YT] = yt
+        f[r, YS] = yt + ys
+        f[r, ZT] = zt
+        f[r, ZM] = zm
+        f[r, ZS] = zt + zm
+
+
+def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
+           fb: Any, sb: Any, eb: Any, lb: Any, lob: Any, hib: Any,
+           e: float, sl: float, n: float, pmin: float, c: float, keep: int,
+           stack_i: Any, stack_j: Any, stack_b: Any, top: int, max_pairs: int,
+           cand_v: Any, cand_a: Any, cand_b: Any, ncand: int, state: Any) -> tuple[int, int]:
+    """Depth-first branch and bound over node pairs (rows of ``fa``/``fb`` in tree order).
+
+    The stack ``(stack_i, stack_j, stack_b)[:top]`` holds node pairs and their bounds;
+    ``state = [threshold, best, evaluated pairs]``. Pairs of two leaves are evaluated
+    exactly; those above the threshold are kept as candidates (``cand_*[:ncand]``; when
+    the buffer is full, only its best ``keep`` stay and the threshold rises to the
+    ``keep``-th best value). Stops after about ``max_pairs`` steps (exact evaluations and
+    bounds) or on an empty stack; returns the new ``(top, ncand)``. ``state[2:6]`` count
+    the exact evaluations, node-pair bounds, row bounds and leaf pairs."""
+    lo = np.empty(fa.shape[1])
+    hi = np.empty(fa.shape[1])
+    buf = np.empty((4, 16))
+    cap = cand_v.shape[0]
+    thr = state[0]
+    best = state[1]
+    done = 0
+    while top > 0 and done < max_pairs:
+        top -= 1
+        i, j, bd = stack_i[top], stack_j[top], stack_b[top]
+        if bd <= thr:
+            continue
+        if la[i] < 0 and lb[j] < 0:
+            state[5] += 1
+            for r in range(sa[i], ea[i]):
+                state[4] += 1
+                done += 1
+                for k in range(lo.shape[0]):
+                    lo[k] = fa[r, k] + lob[j, k]
+                    hi[k] = fa[r, k] + hib[j, k]
+                if pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr) <= thr:
+                    continue
+                for q in range(sb[j], eb[j]):
+                    g = pair_value(fa[r], fb[q], e, sl, n)
+                    done += 1
+                    state[2] += 1
+                    if g > best:
+                        best = g
+                    if g > thr:
+                        if ncand == cap:
+                            # keep the best `want`, raise the threshold to the want-th
+                            order = np.argsort(-cand_v[:ncand])
+                            kk = max(keep, 1)
+                            tv = cand_v[order[:kk]].copy()
+                            ta = cand_a[order[:kk]].copy()
+                            tb = cand_b[order[:kk]].copy()
+                            cand_v[:kk] = tv
+                            cand_a[:kk] = ta
+                            cand_b[:kk] = tb
+                            ncand = kk
+                            thr = max(thr, tv[kk - 1])
+                        if g > thr:
+                            cand_v[ncand] = g
+                            cand_a[ncand] = r
+                            cand_b[ncand] = q
+                            ncand += 1
+            continue
+        # split the node with more rows (a leaf is never split)
+        state[3] += 2
+        done += 2
+        split_a = lb[j] < 0 or (la[i] >= 0 and ea[i] - sa[i] >= eb[j] - sb[j])
+        b1 = -math.inf
+        b2 = -math.inf
+        if split_a:
+            c1, c2 = la[i], la[i] + 1
+            for k in range(lo.shape[0]):
+                lo[k] = loa[c1, k] + lob[j, k]
+                hi[k] = hia[c1, k] + hib[j, k]
+            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
+            for k in range(lo.shape[0]):
+                lo[k] = loa[c2, k] + lob[j, k]
+                hi[k] = hia[c2, k] + hib[j, k]
+            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
+            pi1, pj1, pi2, pj2 = c1, j, c2, j
+        else:
+            c1, c2 = lb[j], lb[j] + 1
+            for k in range(lo.shape[0]):
+                lo[k] = loa[i, k] + lob[c1, k]
+                hi[k] = hia[i, k] + hib[c1, k]
+            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
+            for k in range(lo.shape[0]):
+                lo[k] = loa[i, k] + lob[c2, k]
+                hi[k] = hia[i, k] + hib[c2, k]
+            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
+            pi1, pj1, pi2, pj2 = i, c1, i, c2
+        if b1 > b2:  # the better child on top of the stack
+            b1, b2 = b2, b1
+            pi1, pj1, pi2, pj2 = pi2, pj2, pi1, pj1
+        if b1 > thr:
+            stack_i[top], stack_j[top], stack_b[top] = pi1, pj1, b1
+            top += 1
+        if b2 > thr:
+            stack_i[top], stack_j[top], stack_b[top] = pi2, pj2, b2
+            top += 1
+    state[0] = thr
+    state[1] = best
+    return top, ncand
+
+
+def _build() -> dict[str, Callable[..., Any]] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+
+    def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
+        try:
+            out: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
+        except RuntimeError:  # pragma: no cover - no writable cache location
+            out = numba.njit(nogil=True)(fn)
+        return out
+
+    g = globals()
+    # the compiled functions call each other through the module's globals: replace them
+    # once by their compiled versions (the plain ones stay in _PY)
+    for name in ("_h", "_clip", "pair_bound", "pair_value", "build_tree", "refit",
+                 "dual_features", "search"):
+        if name not in _PY:
+            _PY[name] = g[name]
+            g[name] = jit(g[name])
+    return {name: g[name] for name in ("pair_bound", "pair_value", "build_tree", "refit",
+                                       "dual_features", "search")}

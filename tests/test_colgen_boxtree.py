@@ -1,0 +1,224 @@
+"""Box pricing by branch and bound over pairs of half-assignment blocks (``BoxTreeOracle``).
+
+Checked against independent computations: the vertices of ``K_1`` enumerated region by
+region with a from-scratch greedy worst case (``test_colgen_box.brute_vertices``, which uses
+nothing of the oracles' level-set formula), the block-pair bound against the exact values
+of every pair of its blocks, the streaming oracle (every pair evaluated) at N = 10-13, and
+the design against one HiGHS LP over every candidate ray.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+pytest.importorskip("numba")
+
+from oracles import full_lp_optimum, mi_cols
+from pmlkit.design.colgen import BoxOracle, BoxTreeOracle, column_generation
+from pmlkit.design.subconvex import three_level_rays
+from pmlkit.sets import Box
+from test_colgen_box import brute_vertices, g_values
+
+if not BoxTreeOracle.available():  # pragma: no cover - PMLKIT_NO_NUMBA set
+    pytest.skip("numba disabled", allow_module_level=True)
+
+
+def margin(y: np.ndarray) -> float:
+    return 1e-10 * (1 + float(np.abs(y).sum()))
+
+
+@st.composite
+def cases(draw, max_n: int = 6):
+    n = draw(st.integers(2, max_n))
+    kind = draw(st.sampled_from(["tight", "zero-lo", "one-hi", "hi-active", "wide"]))
+    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
+    c = rng.dirichlet(np.ones(n))
+    if kind == "tight":
+        lo, hi = np.clip(c - 0.02, 0, 1), np.clip(c + 0.02, 0, 1)
+    elif kind == "zero-lo":
+        lo, hi = np.clip(c - 0.2, 0, 1), np.clip(c + 0.1, 0, 1)
+        lo[rng.integers(n)] = 0.0
+    elif kind == "one-hi":
+        lo, hi = np.clip(c - 0.1, 0, 1), np.clip(c + 0.1, 0, 1)
+        hi[rng.integers(n)] = 1.0
+    elif kind == "hi-active":
+        # sum(hi) just above 1: q(X) = 1 - hi(X^c) > lo(X) for the large sets
+        lo, hi = np.clip(c - 0.15, 0, 1), np.clip(c + 0.002, 0, 1)
+    else:
+        lo, hi = c * rng.uniform(0, 1, n), np.clip(c + rng.uniform(0, 0.5, n), 0, 1)
+    p = rng.dirichlet(np.ones(n)) if draw(st.booleans()) else c
+    p = np.maximum(p, 1e-3)
+    p /= p.sum()
+    eps = draw(st.sampled_from([0.05, 0.3, math.log(2), 1.5, 3.0]))
+    y = rng.normal(0, draw(st.sampled_from([0.1, 1.0, 3.0])), n)
+    if draw(st.booleans()):
+        y = y * 0.1 + p * rng.uniform(0.3, 1.0)  # duals close to c p, as in late rounds
+    return lo, hi, p, eps, y
+
+
+@settings(max_examples=40, deadline=None)
+@given(cases())
+def test_bound_equals_brute_force_vertex_maximum(case):
+    lo, hi, p, eps, y = case
+    box = Box(lo, hi)
+    oracle = BoxTreeOracle(box, p, eps)
+    v = brute_vertices(lo, hi, p, oracle.e)
+    brute = float(g_values(v, p, y).max())
+    tol = margin(y) + 1e-9 * (1 + abs(brute))
+    for atol in (-math.inf, 0.0, brute - 1e-3):
+        cols, vals, bound = oracle.price(y, want=5, deadline=math.inf, atol=atol, full=True)
+        assert bound >= brute  # valid
+        assert bound <= max(brute, atol) + tol  # exact above the threshold
+        if cols.shape[1]:
+            assert np.allclose(p @ cols, 1.0)
+            assert (cols.max(axis=0) <= oracle.e * box.min_linear(cols) * (1 + 1e-9)).all()
+            rc = vals - y @ cols
+            assert rc.max() == pytest.approx(brute, abs=1e-9 * (1 + abs(brute)))
+    # a search stopped at once still returns a valid bound
+    oracle.stop_at, oracle.CHUNK = -math.inf, 1
+    _, _, bound = oracle.price(y, want=5, deadline=-math.inf, atol=-math.inf, full=True)
+    assert bound >= brute
+
+
+def test_bound_at_the_final_duals_of_a_design():
+    # at the end of column generation every basic column prices at 0: the hardest case
+    rng = np.random.default_rng(5)
+    n = 6
+    counts = np.maximum(np.round(2000 * 0.7 ** np.arange(n)), 1.0)
+    p = counts / counts.sum()
+    lo, hi = np.clip(p - 0.03, 0, 1), np.clip(p + rng.uniform(0.005, 0.03, n), 0, 1)
+    box = Box(lo, hi)
+    for eps in (0.3, math.log(2), 2.0):
+        ref = BoxOracle(box, p, eps)
+        column_generation(ref, p, lambda v: mi_cols(v, p), start=None, gap=1e-10,
+                          deadline=math.inf)
+        y = ref._last_y
+        brute = float(g_values(brute_vertices(lo, hi, p, ref.e), p, y).max())
+        assert abs(brute) < 1e-8  # the basic columns
+        for atol in (-math.inf, 1e-9):
+            _, _, bound = BoxTreeOracle(box, p, eps).price(y, want=0, deadline=math.inf,
+                                                           atol=atol, full=True)
+            assert brute <= bound <= max(brute, atol) + margin(y) + 1e-12
+
+
+@settings(max_examples=30, deadline=None)
+@given(cases(max_n=9), st.integers(0, 2**32 - 1), st.sampled_from([math.inf, 0.0, -0.5]))
+def test_block_pair_bound_dominates_every_pair(case, seed, thr):
+    # the interval bound of two arbitrary sets of half-assignments (not only tree nodes)
+    from pmlkit.design import _boxtree as bt
+
+    lo, hi, p, eps, y = case
+    oracle = BoxTreeOracle(Box(lo, hi), p, eps)
+    c = float(p @ y / (p @ p))
+    ta, tb = oracle._trees(y, c)
+    fa, fb = ta[0], tb[0]
+    rng = np.random.default_rng(seed)
+    k = oracle.kernels
+    buf = np.empty((4, 16))
+    for _ in range(20):
+        ia = rng.choice(len(fa), size=rng.integers(1, min(len(fa), 12) + 1), replace=False)
+        ib = rng.choice(len(fb), size=rng.integers(1, min(len(fb), 12) + 1), replace=False)
+        blo = fa[ia].min(axis=0) + fb[ib].min(axis=0)
+        bhi = fa[ia].max(axis=0) + fb[ib].max(axis=0)
+        bound = k["pair_bound"](blo, bhi, oracle.e, oracle.slack, float(p.size), oracle.pmin,
+                                c, buf, thr)
+        exact = max(k["pair_value"](fa[r], fb[s], oracle.e, oracle.slack, float(p.size))
+                    for r in ia for s in ib)
+        assert bound >= exact - 1e-12 * (1 + abs(exact))
+    # the compiled and the plain Python functions agree
+    r, s = 0, len(fb) - 1
+    assert bt._PY["pair_value"](fa[r], fb[s], oracle.e, oracle.slack, float(p.size)) \
+        == k["pair_value"](fa[r], fb[s], oracle.e, oracle.slack, float(p.size))
+
+
+def _geometric_box(n: int, eps: float) -> tuple[Box, np.ndarray]:
+    from pmlkit.confidence import confidence_set
+
+    counts = np.maximum(np.round(10_000 * 0.85 ** np.arange(n) / (0.85 ** np.arange(n)).sum()),
+                        1.0)
+    return confidence_set(counts, 1e-6, confidence="auto").set, counts / counts.sum()
+
+
+@pytest.mark.parametrize("eps", [0.1, math.log(2), 2.0])
+def test_equals_the_streaming_oracle_at_final_duals(eps):
+    n = 10
+    box, p = _geometric_box(n, eps)
+    assert isinstance(box, Box)
+    ref = BoxOracle(box, p, eps)
+    column_generation(ref, p, lambda v: mi_cols(v, p), start=None, gap=1e-10,
+                      deadline=math.inf)
+    y = ref._last_y
+    _, _, want = ref.price(y, want=0, deadline=math.inf, atol=0.0, full=True)
+    _, _, got = BoxTreeOracle(box, p, eps).price(y, want=0, deadline=math.inf,
+                                                 atol=-math.inf, full=True)
+    assert got == pytest.approx(want, abs=1e-9)
+
+
+@pytest.mark.parametrize("n, seed", [(12, 0), (13, 1)])
+def test_equals_the_streaming_oracle_on_random_duals(n, seed):
+    box, p = _geometric_box(n, math.log(2))
+    rng = np.random.default_rng(seed)
+    y = p * rng.uniform(0.4, 0.8) + rng.normal(0, 0.01, n)
+    ref = BoxOracle(box, p, math.log(2))
+    tree = BoxTreeOracle(box, p, math.log(2))
+    _, _, want = ref.price(y, want=0, deadline=math.inf, atol=0.0, full=True)
+    cols, vals, got = tree.price(y, want=5, deadline=math.inf, atol=-math.inf, full=True)
+    assert got == pytest.approx(want, abs=1e-9)
+    assert (vals - y @ cols).max() == pytest.approx(want, abs=1e-8)
+
+
+@pytest.mark.parametrize("n, eps, seed", [(6, 0.05, 0), (7, math.log(2), 1), (8, 2.0, 2)])
+def test_design_equals_full_enumeration_lp(n, eps, seed):
+    rng = np.random.default_rng(seed)
+    counts = np.maximum(np.round(1000 * rng.dirichlet(np.ones(n))), 1)
+    p = counts / counts.sum()
+    width = rng.uniform(0.01, 0.08, n)
+    box = Box(np.clip(p - width, 0, 1), np.clip(p + width, 0, 1))
+    full = full_lp_optimum(three_level_rays(box, eps, q0=p), p)
+    res = column_generation(BoxTreeOracle(box, p, eps), p, lambda v: mi_cols(v, p),
+                            start=None, gap=1e-10, deadline=math.inf)
+    assert res.value == pytest.approx(full, rel=1e-9, abs=1e-12)
+    assert res.upper_bound >= full - 1e-12
+    assert res.gap <= 1e-6
+
+
+def test_pipeline_uses_the_tree_search_beyond_the_streaming_limit(monkeypatch):
+    # the limits lowered so that an 8-category box takes the path of N = 16..24
+    import pmlkit.design.colgen as colgen
+    from pmlkit.design import optimal_mechanism_for_set
+    from pmlkit.utility import mutual_information
+
+    monkeypatch.setattr(colgen, "MAX_ENUMERATED", 10)
+    monkeypatch.setattr(colgen, "MAX_THREE_LEVEL_N", 3)
+    monkeypatch.setattr(colgen, "BOX_MAX_N", 6)
+    n, eps = 8, math.log(2)
+    box, p = _geometric_box(n, eps)
+    mech = optimal_mechanism_for_set(box, eps, prior=p, max_seconds=60)
+    assert BoxTreeOracle.name in mech.parameters["method"]
+    assert mech.parameters["optimality_gap"] <= 1e-6
+    full = full_lp_optimum(three_level_rays(box, eps, q0=p), p)
+    assert mutual_information(np.asarray(mech.matrix), p) == pytest.approx(full, rel=1e-7)
+
+
+def test_pipeline_keeps_the_spatial_branch_and_bound_when_the_budget_is_short(monkeypatch):
+    # the tree search finishes only with enough time: below it, the partial bound of the
+    # spatial branch and bound is the better one
+    import pmlkit.design.colgen as colgen
+    from pmlkit.design import optimal_mechanism_for_set
+
+    monkeypatch.setattr(colgen, "MAX_ENUMERATED", 10)
+    monkeypatch.setattr(colgen, "MAX_THREE_LEVEL_N", 3)
+    monkeypatch.setattr(colgen, "BOX_MAX_N", 6)
+    monkeypatch.setattr(colgen.BoxTreeOracle, "seconds", staticmethod(lambda n: 1e9))
+    box, p = _geometric_box(8, math.log(2))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the gap reached in 2 s, if any
+        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=2)
+    assert "(branch and bound pricing" in mech.parameters["method"]
