@@ -52,6 +52,27 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
     return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
 
 
+def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None:
+    """Put ``end`` on the worker ``thread``'s queue ``q`` and join the thread. A signal
+    raised meanwhile (SIGTERM, SIGINT: the queue full, the join waiting) abandons neither
+    step: each is retried and the first such exception raised once the thread is gone."""
+    pending: BaseException | None = None
+    sent = False
+    while not sent:
+        try:
+            q.put(end)
+            sent = True
+        except BaseException as exc:  # a signal while the queue was full: retry
+            pending = pending or exc
+    while thread.is_alive():
+        try:
+            thread.join()
+        except BaseException as exc:
+            pending = pending or exc
+    if pending is not None:
+        raise pending
+
+
 class HashingFile:
     """A new binary file that computes the SHA-256 and size of what is written to it,
     as it is written (the output is not read back to be hashed).
@@ -176,24 +197,9 @@ class HashingFile:
         """Let the helper thread finish the queued pieces and join it; a signal raised
         meanwhile (SIGTERM, SIGINT) does not abandon the join, it is raised after it."""
         thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        pending: BaseException | None = None
-        sent = False
-        while not sent:
-            try:
-                assert self._queue is not None
-                self._queue.put(None)
-                sent = True
-            except BaseException as exc:  # a signal while the queue was full: retry
-                pending = pending or exc
-        while thread.is_alive():
-            try:
-                thread.join()
-            except BaseException as exc:
-                pending = pending or exc
-        if pending is not None:
-            raise pending
+        if thread is not None:
+            assert self._queue is not None
+            stop_worker(thread, self._queue, None)
 
     def close(self) -> None:
         """Flush, fsync and close (a writer closing its sink closes this file too); with

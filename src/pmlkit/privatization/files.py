@@ -142,6 +142,7 @@ from ._publish import (
     os_error,
     remove_stale,
     same_inode,
+    stop_worker,
     temp_path,
 )
 
@@ -1085,23 +1086,8 @@ class _WriteBehind:
 
     def _stop(self) -> None:
         thread, self._thread = self._thread, None
-        if thread is None:
-            return
-        pending: BaseException | None = None
-        sent = False
-        while not sent:
-            try:
-                self._queue.put(self._END)
-                sent = True
-            except BaseException as exc:  # a signal while the queue was full: retry
-                pending = pending or exc
-        while thread.is_alive():
-            try:
-                thread.join()
-            except BaseException as exc:
-                pending = pending or exc
-        if pending is not None:
-            raise pending
+        if thread is not None:
+            stop_worker(thread, self._queue, self._END)
 
 
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
