@@ -1177,6 +1177,30 @@ def _half_codes(n: int) -> tuple[np.ndarray, np.ndarray]:
     return digits == 2, digits == 1
 
 
+def _box_terms(pair: Callable[[str], np.ndarray], e: float, slack: float, n: int
+               ) -> tuple[np.ndarray, ...]:
+    """The level structure of block assignments over a box (see :class:`BoxOracle`):
+    ``(one, three, c0, c1, c2)``, where ``pair(key)`` gives the block sums (``pT``, ``pS``,
+    ``lT``, ``lS``, ``hT``, ``hS``, ``nT``, ``nS``) of the assignments, ``one``/``three``
+    mark the one-level and three-level points of ``K_1`` and ``G = c0 - c1 Y(T) - c2 Y(S)``
+    (not masked: ``c0`` may be meaningless where neither holds)."""
+    pt, ps = pair("pT"), pair("pS")
+    nt, ns = pair("nT"), pair("nS")
+    qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - slack), 0.0)
+    qs = np.where(ns == n, 1.0, np.maximum(pair("lS"), pair("hS") - slack))
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        one = (nt == 0) & (ns > 0) & (e * qs >= 1.0 - 1e-12)
+        den = 1.0 - e * qt
+        rho = e * (qs - qt) / den
+        three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
+        rho = np.where(three, np.maximum(rho, 1.0), 1.0)
+        big_p = (rho - 1.0) * pt + ps
+        c2 = 1.0 / big_p
+        c1 = (rho - 1.0) * c2
+        c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+    return one, three, c0, c1, c2
+
+
 class BoxOracle(_BlockColumns):
     """Exact pricing for mutual information over ``K_1`` of a :class:`~pmlkit.sets.Box`
     ``{lo <= Q <= hi, sum Q = 1}`` (prior ``p > 0``, ``N <=`` :data:`BOX_MAX_N`).
@@ -1265,20 +1289,7 @@ class BoxOracle(_BlockColumns):
             out: np.ndarray = a[key][ia][:, None] + b[key][None, :]
             return out
 
-        pt, ps = pair("pT"), pair("pS")
-        nt, ns = pair("nT"), pair("nS")
-        qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - sl), 0.0)
-        qs = np.where(ns == self.n, 1.0, np.maximum(pair("lS"), pair("hS") - sl))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            one = (nt == 0) & (ns > 0) & (e * qs >= 1.0 - 1e-12)
-            den = 1.0 - e * qt
-            rho = e * (qs - qt) / den
-            three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
-            rho = np.where(three, np.maximum(rho, 1.0), 1.0)
-            big_p = (rho - 1.0) * pt + ps
-            c2 = 1.0 / big_p
-            c1 = (rho - 1.0) * c2
-            c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+        one, three, c0, c1, c2 = _box_terms(pair, e, sl, self.n)
         ok = (one | three) & np.isfinite(c0) & np.isfinite(c1) & np.isfinite(c2)
         return np.where(ok, c0, -math.inf), np.where(ok, c1, 0.0), np.where(ok, c2, 0.0)
 
@@ -1483,19 +1494,7 @@ class BoxTreeOracle(BoxOracle):
             out: np.ndarray = a[key][ia] + b[key][ib]
             return out
 
-        pt, ps = pair("pT"), pair("pS")
-        nt, ns = pair("nT"), pair("nS")
-        qt = np.where(nt > 0, np.maximum(pair("lT"), pair("hT") - sl), 0.0)
-        qs = np.where(ns == self.n, 1.0, np.maximum(pair("lS"), pair("hS") - sl))
-        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-            den = 1.0 - e * qt
-            rho = e * (qs - qt) / den
-            three = (nt > 0) & (ns > nt) & (den > 0) & (rho >= 1.0 - 1e-12)
-            rho = np.where(three, np.maximum(rho, 1.0), 1.0)
-            big_p = (rho - 1.0) * pt + ps
-            c2 = 1.0 / big_p
-            c1 = (rho - 1.0) * c2
-            c0 = _xlogx(rho) * pt * c2 - np.log(big_p)
+        _, _, c0, c1, c2 = _box_terms(pair, e, sl, self.n)
         return c0, c1, c2
 
     def _full(self, y: np.ndarray, *, want: int, atol: float
