@@ -89,6 +89,18 @@ def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
     return kernels
 
 
+def njit_cached(numba: Any, fn: Callable[..., Any], *, boundscheck: bool | None
+                ) -> Callable[..., Any]:
+    """``fn`` compiled by ``numba.njit`` without the GIL, its machine code cached on disk
+    (compiled in every process instead where no cache location is writable)."""
+    try:
+        out: Callable[..., Any] = numba.njit(cache=True, nogil=True,
+                                             boundscheck=boundscheck)(fn)
+    except RuntimeError:  # no writable cache location: compile per process
+        out = numba.njit(nogil=True, boundscheck=boundscheck)(fn)
+    return out
+
+
 def _build() -> dict[str, Callable[..., Any]] | None:
     try:
         import numba
@@ -96,12 +108,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return None
 
     def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-        try:
-            out: Callable[..., Any] = numba.njit(cache=True, nogil=True,
-                                                 boundscheck=False)(fn)
-        except RuntimeError:  # no writable cache location: compile per process
-            out = numba.njit(nogil=True, boundscheck=False)(fn)
-        return out
+        return njit_cached(numba, fn, boundscheck=False)
 
     u64 = np.uint64
     # the intrinsics are module globals, not closure variables: numba keys its disk cache

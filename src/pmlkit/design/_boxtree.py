@@ -31,6 +31,8 @@ from typing import Any
 
 import numpy as np
 
+from .._kernels import njit_cached
+
 __all__: list[str] = []
 
 #: Column order of the per-row features.
@@ -189,6 +191,18 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
         poly = max(poly, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
     out: float = max(best, min(poly, alt))
     return out
+
+
+def node_pair_bound(loa: Any, hia: Any, i: int, lob: Any, hib: Any, j: int, lo: Any,
+                    hi: Any, e: float, sl: float, n: float, pmin: float, c: float, buf: Any,
+                    thr: float) -> float:
+    """:func:`pair_bound` over every pair of node ``i`` of the first tree (feature ranges
+    ``loa[i]``, ``hia[i]``) and node ``j`` of the second (``lob[j]``, ``hib[j]``): the
+    ranges of the pairs' sums are the sums of the ranges (``lo``, ``hi`` are scratch)."""
+    for k in range(lo.shape[0]):
+        lo[k] = loa[i, k] + lob[j, k]
+        hi[k] = hia[i, k] + hib[j, k]
+    return pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
 
 
 def pair_value(fa: Any, fb: Any, e: float, sl: float, n: float) -> float:
@@ -387,30 +401,14 @@ def search(fa: Any, sa: Any, ea: Any, la: Any, loa: Any, hia: Any,
         state[3] += 2
         done += 2
         split_a = lb[j] < 0 or (la[i] >= 0 and ea[i] - sa[i] >= eb[j] - sb[j])
-        b1 = -math.inf
-        b2 = -math.inf
         if split_a:
-            c1, c2 = la[i], la[i] + 1
-            for k in range(lo.shape[0]):
-                lo[k] = loa[c1, k] + lob[j, k]
-                hi[k] = hia[c1, k] + hib[j, k]
-            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
-            for k in range(lo.shape[0]):
-                lo[k] = loa[c2, k] + lob[j, k]
-                hi[k] = hia[c2, k] + hib[j, k]
-            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
-            pi1, pj1, pi2, pj2 = c1, j, c2, j
+            pi1, pj1, pi2, pj2 = la[i], j, la[i] + 1, j
         else:
-            c1, c2 = lb[j], lb[j] + 1
-            for k in range(lo.shape[0]):
-                lo[k] = loa[i, k] + lob[c1, k]
-                hi[k] = hia[i, k] + hib[c1, k]
-            b1 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
-            for k in range(lo.shape[0]):
-                lo[k] = loa[i, k] + lob[c2, k]
-                hi[k] = hia[i, k] + hib[c2, k]
-            b2 = pair_bound(lo, hi, e, sl, n, pmin, c, buf, thr)
-            pi1, pj1, pi2, pj2 = i, c1, i, c2
+            pi1, pj1, pi2, pj2 = i, lb[j], i, lb[j] + 1
+        b1 = node_pair_bound(loa, hia, pi1, lob, hib, pj1, lo, hi, e, sl, n, pmin, c, buf,
+                             thr)
+        b2 = node_pair_bound(loa, hia, pi2, lob, hib, pj2, lo, hi, e, sl, n, pmin, c, buf,
+                             thr)
         if b1 > b2:  # the better child on top of the stack
             b1, b2 = b2, b1
             pi1, pj1, pi2, pj2 = pi2, pj2, pi1, pj1
@@ -431,20 +429,13 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     except ImportError:
         return None
 
-    def jit(fn: Callable[..., Any]) -> Callable[..., Any]:
-        try:
-            out: Callable[..., Any] = numba.njit(cache=True, nogil=True)(fn)
-        except RuntimeError:  # pragma: no cover - no writable cache location
-            out = numba.njit(nogil=True)(fn)
-        return out
-
     g = globals()
     # the compiled functions call each other through the module's globals: replace them
     # once by their compiled versions (the plain ones stay in _PY)
-    for name in ("_h", "_clip", "pair_bound", "pair_value", "build_tree", "refit",
-                 "dual_features", "search"):
+    for name in ("_h", "_clip", "pair_bound", "node_pair_bound", "pair_value", "build_tree",
+                 "refit", "dual_features", "search"):
         if name not in _PY:
             _PY[name] = g[name]
-            g[name] = jit(g[name])
+            g[name] = njit_cached(numba, g[name], boundscheck=None)
     return {name: g[name] for name in ("pair_bound", "pair_value", "build_tree", "refit",
                                        "dual_features", "search")}
