@@ -71,9 +71,14 @@ def g_values(v: np.ndarray, p: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 @st.composite
-def box_cases(draw):
-    n = draw(st.integers(2, 6))
-    kind = draw(st.sampled_from(["tight", "zero-lo", "one-hi", "wide"]))
+def box_cases(draw, max_n: int = 6, kinds: tuple[str, ...] = ("tight", "zero-lo", "one-hi",
+                                                             "wide"),
+              near_cp: bool = False):
+    """(lo, hi, p, eps, y): a box of one of ``kinds`` around a random distribution, a
+    prior, eps and duals (with ``near_cp``, half the time close to ``c p`` as in the last
+    rounds of column generation)."""
+    n = draw(st.integers(2, max_n))
+    kind = draw(st.sampled_from(list(kinds)))
     rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
     c = rng.dirichlet(np.ones(n))
     if kind == "tight":
@@ -84,6 +89,9 @@ def box_cases(draw):
     elif kind == "one-hi":
         lo, hi = np.clip(c - 0.1, 0, 1), np.clip(c + 0.1, 0, 1)
         hi[rng.integers(n)] = 1.0
+    elif kind == "hi-active":
+        # sum(hi) just above 1: q(X) = 1 - hi(X^c) > lo(X) for the large sets
+        lo, hi = np.clip(c - 0.15, 0, 1), np.clip(c + 0.002, 0, 1)
     else:
         lo, hi = c * rng.uniform(0, 1, n), np.clip(c + rng.uniform(0, 0.5, n), 0, 1)
     p = rng.dirichlet(np.ones(n)) if draw(st.booleans()) else c
@@ -91,6 +99,8 @@ def box_cases(draw):
     p /= p.sum()
     eps = draw(st.sampled_from([0.05, 0.3, math.log(2), 1.5, 3.0]))
     y = rng.normal(0, draw(st.sampled_from([0.1, 1.0, 3.0])), n)
+    if near_cp and draw(st.booleans()):
+        y = y * 0.1 + p * rng.uniform(0.3, 1.0)  # duals close to c p, as in late rounds
     return lo, hi, p, eps, y
 
 

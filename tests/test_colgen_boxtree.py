@@ -22,7 +22,7 @@ from oracles import full_lp_optimum, mi_cols
 from pmlkit.design.colgen import BoxOracle, BoxTreeOracle, column_generation
 from pmlkit.design.subconvex import three_level_rays
 from pmlkit.sets import Box
-from test_colgen_box import brute_vertices, g_values
+from test_colgen_box import box_cases, brute_vertices, g_values
 
 if not BoxTreeOracle.available():  # pragma: no cover - PMLKIT_NO_NUMBA set
     pytest.skip("numba disabled", allow_module_level=True)
@@ -32,33 +32,11 @@ def margin(y: np.ndarray) -> float:
     return 1e-10 * (1 + float(np.abs(y).sum()))
 
 
-@st.composite
-def cases(draw, max_n: int = 6):
-    n = draw(st.integers(2, max_n))
-    kind = draw(st.sampled_from(["tight", "zero-lo", "one-hi", "hi-active", "wide"]))
-    rng = np.random.default_rng(draw(st.integers(0, 2**32 - 1)))
-    c = rng.dirichlet(np.ones(n))
-    if kind == "tight":
-        lo, hi = np.clip(c - 0.02, 0, 1), np.clip(c + 0.02, 0, 1)
-    elif kind == "zero-lo":
-        lo, hi = np.clip(c - 0.2, 0, 1), np.clip(c + 0.1, 0, 1)
-        lo[rng.integers(n)] = 0.0
-    elif kind == "one-hi":
-        lo, hi = np.clip(c - 0.1, 0, 1), np.clip(c + 0.1, 0, 1)
-        hi[rng.integers(n)] = 1.0
-    elif kind == "hi-active":
-        # sum(hi) just above 1: q(X) = 1 - hi(X^c) > lo(X) for the large sets
-        lo, hi = np.clip(c - 0.15, 0, 1), np.clip(c + 0.002, 0, 1)
-    else:
-        lo, hi = c * rng.uniform(0, 1, n), np.clip(c + rng.uniform(0, 0.5, n), 0, 1)
-    p = rng.dirichlet(np.ones(n)) if draw(st.booleans()) else c
-    p = np.maximum(p, 1e-3)
-    p /= p.sum()
-    eps = draw(st.sampled_from([0.05, 0.3, math.log(2), 1.5, 3.0]))
-    y = rng.normal(0, draw(st.sampled_from([0.1, 1.0, 3.0])), n)
-    if draw(st.booleans()):
-        y = y * 0.1 + p * rng.uniform(0.3, 1.0)  # duals close to c p, as in late rounds
-    return lo, hi, p, eps, y
+def cases(max_n: int = 6) -> st.SearchStrategy:
+    """The boxes of test_colgen_box, with sum(hi) just above 1 as well, and duals close to
+    c p half the time."""
+    return box_cases(max_n, ("tight", "zero-lo", "one-hi", "hi-active", "wide"),
+                     near_cp=True)
 
 
 @settings(max_examples=40, deadline=None)
