@@ -15,6 +15,12 @@ with numpy ufuncs; compiled with numba they take one pass:
   equal the threshold's (probability ``2**-(32 - b)``) is decided by its 64-bit cell, so
   the outputs are those of the 64-bit cells, word for word (as for the numpy path's
   16-bit cells).
+* :func:`background_draw` / :func:`background_draw_based`: the draw from shared
+  background cells (:func:`pmlkit.sampler.background_tables`): position
+  ``j = r >> (64 - b)`` reads shared cell ``j`` if ``j < K``, else cell ``j + x * E``
+  of the rows' part (``x * E``: ``base[code]``); the output is the cell's primary if
+  ``(r << b) | (2**b - 1) < cell``, else ``cell & (2**b - 1)``. Tables of a few tens of
+  kilobytes instead of megabytes: the gathers stay in the L1/L2 caches.
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
@@ -209,6 +215,54 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             keep = u64(coin < cell)
             alias = cell & low
             out[i] = alias + (col - alias) * keep
+        return -1
+
+    # The draw from shared background cells (pmlkit.sampler.background_tables): the
+    # shared cells 0..K-1 (a small table, in the L1 cache) serve all rows; a position
+    # j >= K reads cell j + x * E of the row part. The output is the cell's primary if
+    # the coin is below the cell, else its alias.
+    def background_draw(words: Any, codes: Any, n_codes: Any, cells: Any, prim: Any,
+                        bits: int, n_shared: Any, n_row: Any, out: Any) -> int:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        k = u64(n_shared)
+        e = u64(n_row)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i  # refused before its gather
+            r = words[i]
+            at = r >> shift
+            if at >= k:
+                at += c * e
+            cell = cells[at]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + (prim[at] - alias) * keep  # keep ? primary : alias
+        return -1
+
+    def background_draw_based(words: Any, codes: Any, base: Any, cells: Any, prim: Any,
+                              bits: int, n_shared: Any, out: Any) -> int:
+        n_codes = u64(base.shape[0])
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        k = u64(n_shared)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            r = words[i]
+            at = r >> shift
+            if at >= k:
+                at += base[c]
+            cell = cells[at]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + (prim[at] - alias) * keep
         return -1
 
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
@@ -438,6 +492,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     kernels = {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
+            "background_draw": jit(background_draw),
+            "background_draw_based": jit(background_draw_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "string_codes8": jit(string_codes8),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
@@ -499,9 +555,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         return i64(-1)
 
     def draw_objects(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
-                     bits: int, use32: bool, label_addr: Any, fill_addr: Any, out: Any,
-                     counts: Any, idx: Any) -> Any:
-        # the alias draw of alias_draw32 (use32) or alias_draw into the block buffer idx
+                     prim: Any, bits: int, mode: int, n_shared: Any, n_row: Any,
+                     label_addr: Any, fill_addr: Any, out: Any, counts: Any,
+                     idx: Any) -> Any:
+        # the alias draw of alias_draw (mode 0), alias_draw32 (mode 1) or background_draw
+        # (mode 2: cells and prim are the background cells) into the block buffer idx
         # (one loop of its own: a large table's gathers overlap best without the label
         # writes in between), then take_objects' loop from idx. A bad code: nothing
         # written, its position returned; a bad output or slot: as take_objects (every
@@ -512,25 +570,41 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         s32 = u64(32)
         m32 = u64(0xFFFFFFFF)
         n = words.shape[0]
-        for i in range(n):
-            c = u64(codes[i])
-            if c >= n_codes:
-                return i64(i)
-            r = words[i]
-            col = r >> shift
-            at = (c << b) | col
-            if use32:
-                cell = u64(cells32[at])
-                coin = (((r >> s32) << b) | low) & m32
-                if (coin ^ cell) <= low:
+        if mode == 2:
+            k = u64(n_shared)
+            e = u64(n_row)
+            for i in range(n):
+                c = u64(codes[i])
+                if c >= n_codes:
+                    return i64(i)
+                r = words[i]
+                at = r >> shift
+                if at >= k:
+                    at += c * e
+                cell = cells[at]
+                keep = u64(((r << b) | low) < cell)
+                alias = cell & low
+                idx[i] = alias + (prim[at] - alias) * keep
+        else:
+            for i in range(n):
+                c = u64(codes[i])
+                if c >= n_codes:
+                    return i64(i)
+                r = words[i]
+                col = r >> shift
+                at = (c << b) | col
+                if mode == 1:
+                    cell = u64(cells32[at])
+                    coin = (((r >> s32) << b) | low) & m32
+                    if (coin ^ cell) <= low:
+                        cell = cells[at]
+                        coin = (r << b) | low
+                else:
                     cell = cells[at]
                     coin = (r << b) | low
-            else:
-                cell = cells[at]
-                coin = (r << b) | low
-            keep = u64(coin < cell)
-            alias = cell & low
-            idx[i] = alias + (col - alias) * keep
+                keep = u64(coin < cell)
+                alias = cell & low
+                idx[i] = alias + (col - alias) * keep
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
         for i in range(n):
@@ -683,6 +757,29 @@ def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np
     """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
     return int(kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits,
                                              out))
+
+
+def background_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                    codes: NDArray[Any], n_codes: int, cells: NDArray[np.uint64],
+                    prim: NDArray[np.uint64], bits: int, n_shared: int, n_row: int,
+                    out: NDArray[np.uint64]) -> int:
+    """Outputs of one block from shared background cells (``n_shared`` shared cells
+    first, then ``n_row`` cells per row; see :func:`pmlkit.sampler.background_tables`);
+    codes checked against ``n_codes``, the return value as for :func:`alias_draw`."""
+    return int(kernels["background_draw"](words, codes, np.uint64(n_codes), cells, prim,
+                                          bits, np.uint64(n_shared), np.uint64(n_row),
+                                          out))
+
+
+def background_draw_based(kernels: dict[str, Callable[..., Any]],
+                          words: NDArray[np.uint64], codes: NDArray[Any],
+                          base: NDArray[np.uint64], cells: NDArray[np.uint64],
+                          prim: NDArray[np.uint64], bits: int, n_shared: int,
+                          out: NDArray[np.uint64]) -> int:
+    """Like :func:`background_draw`, with the row parts' offsets ``base[codes]`` (codes
+    checked against ``len(base)``)."""
+    return int(kernels["background_draw_based"](words, codes, base, cells, prim, bits,
+                                                np.uint64(n_shared), out))
 
 
 def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],

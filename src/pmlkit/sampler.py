@@ -30,6 +30,7 @@ __all__ = [
     "Encoder",
     "ObjectGather",
     "arrow_take",
+    "background_tables",
     "count_outputs",
     "label_kind",
     "null_mask",
@@ -53,6 +54,9 @@ _KERNEL_MIN_RECORDS = 1 << 17
 #: many records in the process; until then (or without numba) the numpy path draws, with
 #: the same outputs.
 _KERNEL_LOAD_RECORDS = 1 << 24
+#: Shared background cells are used when each row needs at most ``C / 16`` cells of its
+#: own (``C`` the table width; see background_tables).
+_BACKGROUND_ROW_SHARE = 16
 #: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
@@ -84,6 +88,180 @@ def label_kind(labels: Sequence[Any]) -> str:
     if kinds <= {"int", "float"} and "float" in kinds:
         return "float"
     return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+def background_tables(matrix: ArrayLike, bits: int | None = None, *,
+                      max_row_cells: int | None = None
+                      ) -> tuple[int, int, NDArray[np.uint64], NDArray[np.uint64]] | None:
+    """Alias cells of a row-stochastic matrix that share a common background: ``K``
+    cells for all rows and ``E = C - K`` cells per row (``C = 2**bits`` cells per row in
+    all), or None where no ``E <= max_row_cells`` works.
+
+    Every cell has mass ``1/C`` and a free primary: ``(t, p, a)`` gives output ``p`` with
+    probability ``t / U`` and ``a`` otherwise (``U = 2**(64 - bits)``, the coin's range).
+    The draw of :class:`AliasSampler` picks one of a row's ``C`` cells uniformly by the
+    top ``bits`` bits of a word: cells ``0..K-1`` are the shared ones, cells ``K..C-1``
+    the row's own, so a record reads its row's table only with probability ``E/C``.
+
+    **Construction, in integers.** Each row ``x`` is quantised to integer masses
+    ``m[x, o]`` in units of ``2**-64`` summing to ``2**64`` exactly (``W[x, o] * 2**64``
+    rounded, at least 1 where ``W[x, o] > 0``; the row's rounding residue, at most about
+    ``M/2`` units plus the float row sum's distance from 1, goes to its largest entry).
+    The background ``b[o] = min_x m[x, o]`` totals ``B``. For ``E`` from
+    ``C - floor(B / U)`` upwards, ``K = C - E``: the shared measure ``s`` keeps ``b`` on
+    the ``K + 1`` columns with the largest ``b`` (if they hold at least ``K U``), minus
+    the excess over ``K U`` taken from as few columns as possible (largest first), so
+    ``s <= b``, ``sum(s) = K U``. Each row's residual ``r[x] = m[x] - s >= 0`` then
+    totals ``E U``; ``E`` is accepted when every residual has at most ``E + 1`` positive
+    entries. ``s`` is packed into the ``K`` shared cells and each ``r[x]`` into its row's
+    ``E`` cells (:func:`_pack_cells`), so the cells of row ``x`` give output ``o`` with
+    probability exactly ``m[x, o] / 2**64``: ``|P(o | x) - W[x, o]|`` is at most
+    ``2**-(64 - bits)`` plus the row sum's error, and an output with ``W[x, o] = 0`` is
+    never drawn (no cell of the row names it).
+
+    **Packing** ``n`` cells with a measure on ``p <= n + 1`` outcomes of total ``n U``
+    (integers): while cells remain, take the smallest remaining mass ``a`` and the
+    largest ``L``. If ``a >= U``, a full cell goes to the largest (``L >= a >= U``).
+    Otherwise ``a + L >= U`` (if ``p = 1`` then ``a = L = n U``; else, were ``a + L < U``,
+    the total would be at most ``a + (p - 1) L <= a + n L < a + n (U - a) <= n U``), so
+    the cell ``(a, smallest, largest)`` takes all of the smallest and ``U - a`` of the
+    largest. Either way one cell and at least one outcome or none are used up, the total
+    left is ``(n - 1) U`` and at most ``(n - 1) + 1`` outcomes remain: the invariant holds
+    down to ``n = 0``, where nothing is left. A cell's threshold is ``t`` (``t = U``, a
+    full cell, is stored as ``U - 1`` with the alias equal to the primary, so every coin
+    keeps it).
+
+    Parameters
+    ----------
+    matrix
+        Row-stochastic ``N x M`` matrix.
+    bits
+        ``b``, with ``C = 2**b >= M`` (default: the least such, at least 1).
+    max_row_cells
+        The largest ``E`` accepted (default ``C // 16``).
+
+    Returns
+    -------
+    tuple or None
+        ``(K, E, cells, primaries)``: the cells as one array of ``K + N E`` 64-bit words
+        (threshold above the alias's ``b`` bits, as :class:`AliasSampler`'s cells), the
+        shared ``K`` first, then row ``x``'s ``E`` at ``K + x E``; ``primaries`` the
+        cells' primary outputs (read-only uint64 arrays).
+
+    Examples
+    --------
+    k-ary randomized response at eps = 1 over k = 1000 labels puts ``1/(e + 999)`` on
+    every label in every row: 1022 of the 1024 cells are shared, two per row are its own.
+
+    >>> import numpy as np
+    >>> w = np.expm1(1.0) * np.eye(1000) + 1.0
+    >>> k, e, cells, prim = background_tables(w / w.sum(axis=1, keepdims=True))
+    >>> k, e, cells.shape[0] == k + 1000 * e
+    (1022, 2, True)
+
+    Rows with nothing in common get no shared cells:
+
+    >>> background_tables(np.eye(64)) is None
+    True
+    """
+    w = as_mechanism(matrix, "matrix")
+    n, m = w.shape
+    if bits is None:
+        bits = max(1, (m - 1).bit_length())
+    width = 1 << bits
+    if width < m or bits > 32:
+        raise ValidationError(f"bits must give 2**bits >= {m} columns and be at most 32, "
+                              f"got {bits}")
+    cap = width // _BACKGROUND_ROW_SHARE if max_row_cells is None else max_row_cells
+    unit = 1 << (64 - bits)  # a cell's mass in units of 2**-64
+    # a quick look in floats first: not enough shared mass, or a row that is one point
+    if float(w.min(axis=0).sum()) < 1.0 - (cap + 1) / width or float(w.max()) >= 1.0:
+        return None
+    # quantised rows: integers in units of 2**-64 summing to 2**64 exactly
+    scaled = np.rint(np.ldexp(w, 64))  # < 2**64 (every entry is below 1)
+    high = scaled >= 2.0**63
+    scaled[high] -= 2.0**63  # (exact: these floats are whole multiples of 2**11)
+    q = scaled.astype(np.uint64)
+    q[high] += np.uint64(1 << 63)
+    q[(w > 0) & (q == 0)] = np.uint64(1)  # a possible output keeps a positive mass
+    # each row's sum, mod 2**64 (numpy wraps): its distance from 2**64 as a signed number
+    wrapped = q.sum(axis=1, dtype=np.uint64).view(np.int64)
+    big = np.argmax(q, axis=1)
+    rows = np.arange(n)
+    q[rows, big] -= wrapped.view(np.uint64)  # the residue to each row's largest entry
+    back = q.min(axis=0)
+    # at least this many columns of a row exceed the background: its residual support
+    above = int((q > back).sum(axis=1).max())
+    total_back = _sum_uint64(back)
+    first = max(width - total_back // unit, above - 1, 0)
+    order = np.argsort(back, kind="stable")[::-1]  # columns by background, largest first
+    for e in range(first, cap + 1):
+        k = width - e
+        top = order[:k + 1]
+        held = _sum_uint64(back[top])
+        if held < k * unit:
+            continue
+        shared = np.zeros(m, dtype=np.uint64)
+        shared[top] = back[top]
+        excess = held - k * unit
+        for col in top.tolist():  # the excess off as few columns as possible
+            if excess == 0:
+                break
+            take = min(int(shared[col]), excess)
+            shared[col] -= np.uint64(take)
+            excess -= take
+        resid = q - shared  # >= 0: shared <= back <= q
+        if int((resid > 0).sum(axis=1).max()) > e + 1:
+            continue
+        thr: list[int] = []
+        prim: list[int] = []
+        alias: list[int] = []
+        _pack_cells(shared, k, unit, thr, prim, alias)
+        for x in range(n):
+            _pack_cells(resid[x], e, unit, thr, prim, alias)
+        t = np.array(thr, dtype=np.uint64)
+        cells = (t << np.uint64(bits)) | np.array(alias, dtype=np.uint64)
+        return (k, e, readonly(cells, np.uint64),
+                readonly(np.array(prim, dtype=np.uint64), np.uint64))
+    return None
+
+
+def _sum_uint64(a: NDArray[np.uint64]) -> int:
+    """The exact sum of non-negative 64-bit integers (as a Python int)."""
+    lo = a & np.uint64(0xFFFFFFFF)
+    hi = a >> np.uint64(32)
+    return (int(hi.sum(dtype=np.uint64)) << 32) + int(lo.sum(dtype=np.uint64))
+
+
+def _pack_cells(mass: NDArray[np.uint64], n_cells: int, unit: int, thr: list[int],
+                prim: list[int], alias: list[int]) -> None:
+    """Append ``n_cells`` cells packing the integer measure ``mass`` (total
+    ``n_cells * unit``, at most ``n_cells + 1`` positive entries): the smallest remaining
+    mass with the largest, as proved in :func:`background_tables`. A cell's threshold is
+    stored as at most ``unit - 1`` (a full cell: alias = primary)."""
+    import bisect
+
+    support = np.flatnonzero(mass)
+    items = sorted(zip(mass[support].tolist(), support.tolist(), strict=True))
+    for _ in range(n_cells):
+        a, lo = items[0]
+        if a >= unit:  # a full cell of the largest
+            big, hi = items.pop()
+            thr.append(unit - 1)
+            prim.append(hi)
+            alias.append(hi)
+            if big > unit:
+                bisect.insort(items, (big - unit, hi))
+            continue
+        items.pop(0)
+        big, hi = items.pop()  # a + big >= unit (the packing invariant)
+        thr.append(a)
+        prim.append(lo)
+        alias.append(hi)
+        if big > unit - a:
+            bisect.insort(items, (big - (unit - a), hi))
+    if items:  # (impossible by the invariant)
+        raise AssertionError("alias packing left mass over")
 
 
 def _huge_copy(a: NDArray[Any]) -> NDArray[Any]:
@@ -174,16 +352,36 @@ class AliasSampler:
         if bits > 32:
             raise ValidationError(f"matrix must have at most 2**32 columns, got {m}")
         width = 1 << bits
-        padded = np.zeros((n, width))
-        padded[:, :m] = w
-        prob, alias = self._vose_rows(padded)
         self.n_inputs, self.n_outputs, self.n_columns = n, m, width
         self._bits = bits
+        self._matrix = w
         self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
         self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
         self._rows_cache: tuple[bytes, tuple[Any, Any, Any]] | None = None
-        self.prob_flat = readonly(prob.ravel())
-        self.alias_flat = readonly(alias.ravel(), np.intp)
+        self._walker: tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.uint64],
+                            NDArray[np.uint16] | None] | None = None
+        # a large table whose rows share most of their mass: shared-background cells
+        # (see background_tables); otherwise (or without a small enough row part) the
+        # per-row Walker tables, built here
+        self._bg: tuple[int, int, NDArray[np.uint64], NDArray[np.uint64]] | None = None
+        if bits <= _COMPACT_MAX_BITS and n * width >= _COMPACT_MIN_CELLS:
+            self._bg = background_tables(w, bits)
+        if self._bg is None:
+            self._walker_tables()
+
+    def _walker_tables(self) -> tuple[NDArray[np.float64], NDArray[np.intp],
+                                      NDArray[np.uint64], NDArray[np.uint16] | None]:
+        """The per-row Walker tables (built on first use: a sampler drawing from shared
+        background cells never needs them): ``prob`` and ``alias`` flat, the 64-bit
+        cells and (large tables) the 16-bit cells."""
+        if self._walker is not None:
+            return self._walker
+        w = self._matrix
+        n, m = w.shape
+        bits, width = self._bits, self.n_columns
+        padded = np.zeros((n, width))
+        padded[:, :m] = w
+        prob, alias = self._vose_rows(padded)
         # one 64-bit cell per (input, column): the keep threshold (64 - b bits) above the
         # alias (b bits), so a record costs one gather of one word however large the table
         shift = np.uint64(64 - bits)
@@ -193,16 +391,37 @@ class AliasSampler:
         np.minimum(thr, (one << shift) - one, out=thr)
         own = np.broadcast_to(np.arange(width, dtype=np.uint64), (n, width))
         cell_alias = np.where(full, own, alias.astype(np.uint64))
-        self._cells = readonly(((thr << np.uint64(bits)) | cell_alias).ravel(), np.uint64)
+        cells = readonly(((thr << np.uint64(bits)) | cell_alias).ravel(), np.uint64)
         # a large table also gets 16-bit cells: the threshold's top 16 - b bits above the
         # alias. A record's word decides on them unless its coin's top 16 - b bits equal
         # the threshold's (one record in 2**(16 - b)), which the 64-bit cell then decides:
         # the outputs are those of the 64-bit cells bit for bit, from a table a quarter
         # of the size (a 1000 x 1000 matrix: 2 MB instead of 8 MB, mostly cache hits)
-        self._cells16: NDArray[np.uint16] | None = None
+        cells16: NDArray[np.uint16] | None = None
         if bits <= _COMPACT_MAX_BITS and n * width >= _COMPACT_MIN_CELLS:
-            self._cells16 = readonly((((thr >> np.uint64(48)) << np.uint64(bits))
-                                      | cell_alias).astype(np.uint16).ravel(), np.uint16)
+            cells16 = readonly((((thr >> np.uint64(48)) << np.uint64(bits))
+                                | cell_alias).astype(np.uint16).ravel(), np.uint16)
+        tables = (readonly(prob.ravel()), readonly(alias.ravel(), np.intp), cells, cells16)
+        self._walker = tables  # (one assignment: threads see either value)
+        return tables
+
+    @property
+    def prob_flat(self) -> NDArray[np.float64]:
+        """The Walker keep-probabilities, ``N x C`` row-major (read-only)."""
+        return self._walker_tables()[0]
+
+    @property
+    def alias_flat(self) -> NDArray[np.intp]:
+        """The Walker aliases, ``N x C`` row-major (read-only)."""
+        return self._walker_tables()[1]
+
+    @property
+    def _cells(self) -> NDArray[np.uint64]:
+        return self._walker_tables()[2]
+
+    @property
+    def _cells16(self) -> NDArray[np.uint16] | None:
+        return self._walker_tables()[3]
 
     @staticmethod
     def _vose_rows(w: NDArray[np.float64]) -> tuple[NDArray[np.float64], NDArray[np.intp]]:
@@ -326,7 +545,7 @@ class AliasSampler:
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
         base: NDArray[np.uint64] | None = None
         remapped: NDArray[np.intp] | None = None  # the rows of the cells, if reordered
-        cells16 = self._cells16
+        table = None
         if remap is not None:
             table = np.asarray(remap)
             if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
@@ -337,6 +556,15 @@ class AliasSampler:
                 bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
                 raise ValidationError(f"remap must hold input indices in "
                                       f"0..{self.n_inputs - 1}, got {bad_in}")
+        if self._bg is not None:
+            # shared background cells (small tables: a remap table only gathers each
+            # code's row offset)
+            if table is not None:
+                base = table.astype(np.uint64) * np.uint64(self._bg[1])
+            self._draw_background(codes, generator, out, base, remap is not None)
+            return out
+        cells16 = self._cells16
+        if table is not None:
             if table.size <= 4 * self.n_inputs + 1024:
                 # the rows of the tables in code order: the codes then index the cells
                 # directly (the same cells, so the same outputs, one gather per record)
@@ -487,24 +715,98 @@ class AliasSampler:
                 refuse()
                 raise AssertionError("a code out of range passed the range check")
 
-        worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
-            else None
-        if worker is None:
-            for start in range(0, n, DRAW_BLOCK):
-                stop = min(start + DRAW_BLOCK, n)
-                block(bitgen.random_raw(stop - start), start, stop)
+        _run_blocks(n, bitgen, block)
+
+    def _draw_background(self, codes: NDArray[Any], generator: np.random.Generator,
+                         out: NDArray[np.intp], base: NDArray[np.uint64] | None,
+                         remapped: bool) -> None:
+        """The draw from shared background cells (:func:`background_tables`): for a
+        record of row ``x`` (``base``: row offsets ``x * E`` by code) and word ``r``,
+        position ``j = r >> (64 - b)`` is shared cell ``j`` if ``j < K``, else cell
+        ``j - K`` of the row's ``E`` cells (flat index ``j + x * E``); the output is
+        the cell's primary if the coin ``(r << b) | (2**b - 1)`` is below the cell (its
+        threshold above its alias), else the alias. The compiled kernels apply this
+        rule operation for operation, so both give the same outputs for the same words."""
+        assert self._bg is not None
+        n_shared, n_row, cells, prim = self._bg
+        n = codes.shape[0]
+        if n == 0:
             return
-        pending: deque[Any] = deque()
-        try:
-            for start in range(0, n, DRAW_BLOCK):
-                stop = min(start + DRAW_BLOCK, n)
-                pending.append(worker.submit(block, bitgen.random_raw(stop - start), start,
-                                             stop))
-                if len(pending) > 2:
-                    pending.popleft().result()
-        finally:  # every block submitted is finished (or failed) before returning
-            while pending:
-                pending.popleft().result()
+        n_codes = self.n_inputs if base is None else base.shape[0]
+        what = "input indices" if not remapped else "indices into remap"
+
+        def check_range() -> None:
+            lo, hi = int(codes.min()), int(codes.max())
+            if lo < 0 or hi >= n_codes:
+                bad = lo if lo < 0 else hi
+                raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+
+        bitgen = generator.bit_generator
+        self._drawn += n
+        uout = out.view(np.uint64)
+        b = self._bits
+        kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
+            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
+            and codes.dtype.isnative else None
+        if kernels is not None:
+            def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
+                part = np.ascontiguousarray(codes[start:stop])
+                o = uout[start:stop]
+                if base is not None:
+                    bad = _kernels.background_draw_based(kernels, r, part, base, cells,
+                                                         prim, b, n_shared, o)
+                else:
+                    bad = _kernels.background_draw(kernels, r, part, n_codes, cells, prim,
+                                                   b, n_shared, n_row, o)
+                if bad >= 0:  # a code out of range (refused before its gather)
+                    check_range()
+                    raise AssertionError("a code out of range passed the range check")
+
+            _run_blocks(n, bitgen, block)
+            return
+        check_range()  # before any word is drawn
+        wide = codes.dtype.itemsize == 8
+        ucodes = codes.view(np.uint64) if wide else codes
+        bits = np.uint64(b)
+        shift = np.uint64(64 - b)
+        low = np.uint64((1 << b) - 1)
+        k = np.uint64(n_shared)
+        e = np.uint64(n_row)
+        size = min(DRAW_BLOCK, n)
+        col = np.empty(size, dtype=np.uint64)
+        at = np.empty(size, dtype=np.uint64)
+        cell = np.empty(size, dtype=np.uint64)
+        keep = np.empty(size, dtype=bool)
+        pos = np.empty(size, dtype=np.intp) if base is not None else None
+        for start in range(0, n, DRAW_BLOCK):
+            stop = min(start + DRAW_BLOCK, n)
+            if stop - start != size:
+                size = stop - start
+                col, at, cell, keep = col[:size], at[:size], cell[:size], keep[:size]
+                if pos is not None:
+                    pos = pos[:size]
+            r = bitgen.random_raw(size)
+            o = uout[start:stop]
+            if base is not None and pos is not None:
+                pos[:] = ucodes[start:stop]
+                base.take(pos, out=at, mode="clip")  # codes checked in range above
+            else:
+                at[:] = ucodes[start:stop]
+                at *= e  # the row's offset x * E
+            np.right_shift(r, shift, out=col)  # top bits: the position
+            np.greater_equal(col, k, out=keep)  # a row cell?
+            np.multiply(at, keep, out=at)  # its offset, or 0 for a shared cell
+            at += col
+            cells.take(at, out=cell, mode="clip")  # (indices are in range)
+            prim.take(at, out=o, mode="clip")  # the cell's primary
+            np.left_shift(r, bits, out=r)  # the coin above b set bits, as for Walker cells
+            r |= low
+            np.less(r, cell, out=keep)
+            cell &= low  # the alias
+            # o = keep ? primary : alias, without a branch per record
+            np.subtract(o, cell, out=o)
+            np.multiply(o, keep, out=o)
+            o += cell
 
     def _decide16(self, r: NDArray[np.uint64], flat: NDArray[np.uint64],
                   o: NDArray[np.uint64], cells: NDArray[np.uint64],
@@ -536,6 +838,34 @@ class AliasSampler:
             low64 = np.uint64((1 << b) - 1)
             keep64 = ((rt << bits) | low64) < ct
             o[at] = np.where(keep64, rt >> np.uint64(64 - b), ct & low64)
+
+
+def _run_blocks(n: int, bitgen: Any,
+                block: Callable[[NDArray[np.uint64], int, int], None]) -> None:
+    """``block(words, start, stop)`` for the blocks of :data:`DRAW_BLOCK` records, the
+    words drawn here in record order, one block at a time; with two threads
+    (:func:`pmlkit._kernels.draw_threads`) a persistent worker runs the blocks in order
+    (the kernels release the GIL) while this thread draws the next block's words, at most
+    two blocks ahead. Each block reads only its own words and writes only its own
+    outputs, so the outputs are those of one thread, word for word."""
+    worker = _kernels.worker() if n > DRAW_BLOCK and _kernels.draw_threads() > 1 \
+        else None
+    if worker is None:
+        for start in range(0, n, DRAW_BLOCK):
+            stop = min(start + DRAW_BLOCK, n)
+            block(bitgen.random_raw(stop - start), start, stop)
+        return
+    pending: deque[Any] = deque()
+    try:
+        for start in range(0, n, DRAW_BLOCK):
+            stop = min(start + DRAW_BLOCK, n)
+            pending.append(worker.submit(block, bitgen.random_raw(stop - start), start,
+                                         stop))
+            if len(pending) > 2:
+                pending.popleft().result()
+    finally:  # every block submitted is finished (or failed) before returning
+        while pending:
+            pending.popleft().result()
 
 
 class Encoder:
@@ -1574,6 +1904,8 @@ def take_objects(labels: NDArray[Any], idx: NDArray[np.intp]) -> NDArray[Any] | 
 
 #: A placeholder for the 32-bit cells of a table that has none (more than 2**16 columns).
 _NO_CELLS32 = np.zeros(1, dtype=np.uint32)
+#: A placeholder for the primaries of Walker cells (their primary is the column).
+_NO_PRIM = np.zeros(1, dtype=np.uint64)
 
 
 class ObjectGather:
@@ -1648,7 +1980,15 @@ class ObjectGather:
                 or not 0 <= start <= start + n <= len(self.out) \
                 or sampler.n_outputs > self._addr.shape[0]:
             return False
-        cells32 = sampler._compact32()
+        bg = sampler._bg
+        if bg is not None:  # shared background cells (mode 2)
+            mode, cells32, cells, prim = 2, _NO_CELLS32, bg[2], bg[3]
+            n_shared, n_row = np.uint64(bg[0]), np.uint64(bg[1])
+        else:
+            c32 = sampler._compact32()
+            mode, cells32 = (0, _NO_CELLS32) if c32 is None else (1, c32)
+            cells, prim = sampler._cells, _NO_PRIM
+            n_shared = n_row = np.uint64(0)
         bitgen = generator.bit_generator
         codes = np.ascontiguousarray(codes)
         n_codes = np.uint64(sampler.n_inputs)
@@ -1660,9 +2000,8 @@ class ObjectGather:
 
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)
-            bad = int(kernel(words, codes[lo:hi], n_codes,
-                             _NO_CELLS32 if cells32 is None else cells32, sampler._cells,
-                             sampler._bits, cells32 is not None, self._addr, fill,
+            bad = int(kernel(words, codes[lo:hi], n_codes, cells32, cells, prim,
+                             sampler._bits, mode, n_shared, n_row, self._addr, fill,
                              self._slots[start + lo:start + hi], parts, buf))
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
