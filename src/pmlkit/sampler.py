@@ -57,6 +57,9 @@ _KERNEL_LOAD_RECORDS = 1 << 24
 #: Shared background cells are used when each row needs at most ``C / 16`` cells of its
 #: own (``C`` the table width; see background_tables).
 _BACKGROUND_ROW_SHARE = 16
+#: An entry at most ``2**-_BACKGROUND_SNAP`` (relative) above its column's minimum counts
+#: as the minimum (float noise: 2**-52 relative per rounding).
+_BACKGROUND_SNAP = 48
 #: Position of a 64-bit word's top 16 bits among its four 16-bit halves-of-halves.
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
@@ -105,8 +108,10 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
 
     **Construction, in integers.** Each row ``x`` is quantised to integer masses
     ``m[x, o]`` in units of ``2**-64`` summing to ``2**64`` exactly (``W[x, o] * 2**64``
-    rounded, at least 1 where ``W[x, o] > 0``; the row's rounding residue, at most about
-    ``M/2`` units plus the float row sum's distance from 1, goes to its largest entry).
+    rounded, at least 1 where ``W[x, o] > 0``; an entry at most ``2**-48`` (relative)
+    above its column's minimum over the rows, float noise of rows that are equal in
+    exact arithmetic, is set to that minimum; the row's residue, at most ``M/2`` units
+    plus ``2**-48`` plus the float row sum's distance from 1, goes to its largest entry).
     The background ``b[o] = min_x m[x, o]`` totals ``B``. For ``E`` from
     ``C - floor(B / U)`` upwards, ``K = C - E``: the shared measure ``s`` keeps ``b`` on
     the ``K + 1`` columns with the largest ``b`` (if they hold at least ``K U``), minus
@@ -116,8 +121,8 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     entries. ``s`` is packed into the ``K`` shared cells and each ``r[x]`` into its row's
     ``E`` cells (:func:`_pack_cells`), so the cells of row ``x`` give output ``o`` with
     probability exactly ``m[x, o] / 2**64``: ``|P(o | x) - W[x, o]|`` is at most
-    ``2**-(64 - bits)`` plus the row sum's error, and an output with ``W[x, o] = 0`` is
-    never drawn (no cell of the row names it).
+    ``2**-(64 - bits) + 2**-48`` plus the row sum's distance from 1, and an output with
+    ``W[x, o] = 0`` is never drawn (no cell of the row names it).
 
     **Packing** ``n`` cells with a measure on ``p <= n + 1`` outcomes of total ``n U``
     (integers): while cells remain, take the smallest remaining mass ``a`` and the
@@ -184,6 +189,10 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     q = scaled.astype(np.uint64)
     q[high] += np.uint64(1 << 63)
     q[(w > 0) & (q == 0)] = np.uint64(1)  # a possible output keeps a positive mass
+    # entries a few float roundings above their column's minimum (rows normalised or
+    # solved in floats rarely repeat a value bit for bit) are taken as the minimum
+    low_col = q.min(axis=0)
+    np.copyto(q, low_col, where=(q - low_col) <= (low_col >> np.uint64(_BACKGROUND_SNAP)))
     # each row's sum, mod 2**64 (numpy wraps): its distance from 2**64 as a signed number
     wrapped = q.sum(axis=1, dtype=np.uint64).view(np.int64)
     big = np.argmax(q, axis=1)
@@ -363,9 +372,15 @@ class AliasSampler:
         # a large table whose rows share most of their mass: shared-background cells
         # (see background_tables); otherwise (or without a small enough row part) the
         # per-row Walker tables, built here
-        self._bg: tuple[int, int, NDArray[np.uint64], NDArray[np.uint64]] | None = None
+        self._bg: tuple[int, int, NDArray[np.uint64], NDArray[np.uint64], int] | None = None
         if bits <= _COMPACT_MAX_BITS and n * width >= _COMPACT_MIN_CELLS:
-            self._bg = background_tables(w, bits)
+            # (one more bit of positions where the columns would fill every cell: k-RR
+            # over exactly 2**b labels cannot share 2**b - E cells, but 2**(b + 1) - E)
+            for b in (bits, bits + 1) if bits < _COMPACT_MAX_BITS else (bits,):
+                found = background_tables(w, b)
+                if found is not None:
+                    self._bg = (*found, b)
+                    break
         if self._bg is None:
             self._walker_tables()
 
@@ -728,7 +743,7 @@ class AliasSampler:
         threshold above its alias), else the alias. The compiled kernels apply this
         rule operation for operation, so both give the same outputs for the same words."""
         assert self._bg is not None
-        n_shared, n_row, cells, prim = self._bg
+        n_shared, n_row, cells, prim, b = self._bg
         n = codes.shape[0]
         if n == 0:
             return
@@ -744,7 +759,6 @@ class AliasSampler:
         bitgen = generator.bit_generator
         self._drawn += n
         uout = out.view(np.uint64)
-        b = self._bits
         kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
             if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
             and codes.dtype.isnative else None
@@ -1982,12 +1996,12 @@ class ObjectGather:
             return False
         bg = sampler._bg
         if bg is not None:  # shared background cells (mode 2)
-            mode, cells32, cells, prim = 2, _NO_CELLS32, bg[2], bg[3]
+            mode, cells32, cells, prim, bits = 2, _NO_CELLS32, bg[2], bg[3], bg[4]
             n_shared, n_row = np.uint64(bg[0]), np.uint64(bg[1])
         else:
             c32 = sampler._compact32()
             mode, cells32 = (0, _NO_CELLS32) if c32 is None else (1, c32)
-            cells, prim = sampler._cells, _NO_PRIM
+            cells, prim, bits = sampler._cells, _NO_PRIM, sampler._bits
             n_shared = n_row = np.uint64(0)
         bitgen = generator.bit_generator
         codes = np.ascontiguousarray(codes)
@@ -2001,7 +2015,7 @@ class ObjectGather:
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((4, self.counts.shape[0]), dtype=np.int64)
             bad = int(kernel(words, codes[lo:hi], n_codes, cells32, cells, prim,
-                             sampler._bits, mode, n_shared, n_row, self._addr, fill,
+                             bits, mode, n_shared, n_row, self._addr, fill,
                              self._slots[start + lo:start + hi], parts, buf))
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
