@@ -151,7 +151,7 @@ def test_krr_1000_shares_1022_cells():
     = 2 cells per row; 1022 shared."""
     s = AliasSampler(krr(1000))
     assert s._bg is not None and s._bg[:2] == (1022, 2) and s._bg[4] == 10
-    assert s._bg[2].nbytes + s._bg[3].nbytes == 16 * (1022 + 2000)
+    assert s._bg[2].nbytes + s._bg[3].nbytes == 10 * (1022 + 2000)
 
 
 @settings(max_examples=12, deadline=None)

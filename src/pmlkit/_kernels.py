@@ -240,7 +240,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[at]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (prim[at] - alias) * keep  # keep ? primary : alias
+            out[i] = alias + (u64(prim[at]) - alias) * keep  # keep ? primary : alias
         return -1
 
     def background_draw_based(words: Any, codes: Any, base: Any, cells: Any, prim: Any,
@@ -262,7 +262,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[at]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (prim[at] - alias) * keep
+            out[i] = alias + (u64(prim[at]) - alias) * keep
         return -1
 
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
@@ -584,7 +584,7 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                 cell = cells[at]
                 keep = u64(((r << b) | low) < cell)
                 alias = cell & low
-                idx[i] = alias + (prim[at] - alias) * keep
+                idx[i] = alias + (u64(prim[at]) - alias) * keep
         else:
             for i in range(n):
                 c = u64(codes[i])
@@ -761,7 +761,7 @@ def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np
 
 def background_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                     codes: NDArray[Any], n_codes: int, cells: NDArray[np.uint64],
-                    prim: NDArray[np.uint64], bits: int, n_shared: int, n_row: int,
+                    prim: NDArray[Any], bits: int, n_shared: int, n_row: int,
                     out: NDArray[np.uint64]) -> int:
     """Outputs of one block from shared background cells (``n_shared`` shared cells
     first, then ``n_row`` cells per row; see :func:`pmlkit.sampler.background_tables`);
@@ -774,7 +774,7 @@ def background_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.ui
 def background_draw_based(kernels: dict[str, Callable[..., Any]],
                           words: NDArray[np.uint64], codes: NDArray[Any],
                           base: NDArray[np.uint64], cells: NDArray[np.uint64],
-                          prim: NDArray[np.uint64], bits: int, n_shared: int,
+                          prim: NDArray[Any], bits: int, n_shared: int,
                           out: NDArray[np.uint64]) -> int:
     """Like :func:`background_draw`, with the row parts' offsets ``base[codes]`` (codes
     checked against ``len(base)``)."""
