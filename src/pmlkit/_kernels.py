@@ -36,7 +36,8 @@ with numpy ufuncs; compiled with numba they take one pass:
   over bytes, nothing carried from record to record but the running total), counting
   each label on request (four histograms).
 * ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
-* ``count_codes``: how many records have each output (four interleaved histograms).
+* ``count_codes``: how many records have each output (four interleaved histograms, or
+  one for many outputs: :func:`pmlkit.sampler.count_lanes`).
 * ``take_objects``: the output labels' pointers written into a fresh object array, and
   each label's reference count raised once by its count, in one call that holds the GIL
   (see :func:`pmlkit.sampler.take_objects` for when it is used and why it is exact).
@@ -433,14 +434,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         n = idx.shape[0]
         total = i64(0)
         k = u64(lab_len.shape[0])
-        count = counts.shape[1] > 0  # (counts of each label wanted: four histograms)
+        count = counts.shape[1] > 0  # (counts of each label wanted: 4 or 1 histograms)
+        lanes = counts.shape[0] - 1
         out_off[0] = 0
         for i in range(n):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
             if count:
-                counts[i & 3, c] += 1
+                counts[i & lanes, c] += 1
             length = i64(lab_len[c])
             for j in range((length + 7) >> 3):
                 _STORE_U64(out_words, total + 8 * j, lab_words[c, j])
@@ -454,13 +456,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         total = i64(0)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0
+        lanes = counts.shape[0] - 1
         out_off[0] = 0
         for i in range(idx.shape[0]):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
             if count:
-                counts[i & 3, c] += 1
+                counts[i & lanes, c] += 1
             _STORE_U64(out_words, total, lab_w[c])
             total += i64(lab_len[c])
             out_off[i + 1] = total
@@ -480,14 +483,16 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     def count_codes(idx: Any, counts: Any) -> Any:
         # four histograms filled in turn (consecutive equal codes do not wait on one
-        # another's increments), summed by the caller; a code outside 0..m-1 stops it
+        # another's increments), or one for many outputs (four would crowd the L1 cache),
+        # summed by the caller; a code outside 0..m-1 stops it
         m = u64(counts.shape[1])
+        lanes = counts.shape[0] - 1
         n = idx.shape[0]
         for i in range(n):
             c = u64(idx[i])
             if c >= m:
                 return i64(i)
-            counts[i & 3, c] += 1
+            counts[i & lanes, c] += 1
         return i64(-1)
 
     kernels = {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
@@ -537,6 +542,7 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         # counted (return value: that position), else -1
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
+        lanes = counts.shape[0] - 1
         n = idx.shape[0]
         for i in range(n):
             c = u64(idx[i])
@@ -545,9 +551,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                     out[j] = fill
                 return i64(i)
             out[i] = label_addr[c]
-            counts[i & 3, c] += 1
+            counts[i & lanes, c] += 1
         for c in range(label_addr.shape[0]):
-            total = counts[0, c] + counts[1, c] + counts[2, c] + counts[3, c]
+            total = counts[0, c]
+            for lane in range(1, counts.shape[0]):
+                total += counts[lane, c]
             if total:
                 _ADD_AT(label_addr[c], i64(total))
         if n:
@@ -607,6 +615,7 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                 idx[i] = alias + (col - alias) * keep
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
+        lanes = counts.shape[0] - 1
         for i in range(n):
             o = idx[i]
             if o >= k or out[i] != fill:
@@ -614,9 +623,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                     out[j] = fill
                 return i64(n)
             out[i] = label_addr[o]
-            counts[i & 3, o] += 1
+            counts[i & lanes, o] += 1
         for o in range(label_addr.shape[0]):
-            total = counts[0, o] + counts[1, o] + counts[2, o] + counts[3, o]
+            total = counts[0, o]
+            for lane in range(1, counts.shape[0]):
+                total += counts[lane, o]
             if total:
                 _ADD_AT(label_addr[o], i64(total))
         if n:
