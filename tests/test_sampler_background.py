@@ -396,3 +396,36 @@ def test_krr_frequencies_on_a_million_draws():
     out = AliasSampler(krr(k)).draw(codes, np.random.default_rng(1))
     p = np.e / (np.e + k - 1)
     assert abs(np.mean(out == codes) - p) < 5 * np.sqrt(p * (1 - p) / codes.size)
+
+
+@pytest.mark.parametrize("k", [3, 255, 256, 1000])
+def test_label_counts_with_one_or_four_histograms(k):
+    """The compiled label gathers count each output in one histogram from 256 outputs on
+    (four below): the counts equal np.bincount for strings, objects and plain indices,
+    and the object gather's reference counts come back exactly."""
+    import pyarrow as pa
+
+    from pmlkit import _kernels
+    from pmlkit.sampler import ObjectGather, arrow_take, count_outputs
+
+    if _kernels.compiled() is None:
+        pytest.skip("numba not installed")
+    assert sampler_mod.count_lanes(k) == (4 if k < 256 else 1)
+    idx = np.concatenate([np.full(70_001, k - 1),
+                          np.random.default_rng(k).integers(0, k, 100_003)]).astype(np.intp)
+    expect = np.bincount(idx, minlength=k).tolist()
+    assert count_outputs(idx, k).tolist() == expect
+    for labels in ([f"v{i}" for i in range(k)], [f"label number {i}" for i in range(k)]):
+        counts = np.zeros(k, dtype=np.int64)
+        out = arrow_take(pa.array(labels), idx, counts)
+        assert counts.tolist() == expect and out.to_pylist()[-3:] == \
+            [labels[i] for i in idx[-3:]]
+    objs = np.array([f"o{i}" for i in range(k)], dtype=object)
+    before = [sys.getrefcount(o) for o in objs]
+    gather = ObjectGather.start(objs, idx.shape[0])
+    if gather is not None:  # (CPython 3.11 release builds)
+        assert gather.put(0, idx[:100_000]) and gather.put(100_000, idx[100_000:])
+        assert gather.counts.tolist() == expect
+        assert gather.out[-1] is objs[idx[-1]]
+        del gather
+        assert [sys.getrefcount(o) for o in objs] == before

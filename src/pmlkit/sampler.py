@@ -174,11 +174,17 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     n, m = w.shape
     if bits is None:
         bits = max(1, (m - 1).bit_length())
+    if isinstance(bits, bool) or not isinstance(bits, int | np.integer) \
+            or not 1 <= bits <= 32 or (1 << int(bits)) < m:
+        raise ValidationError(f"bits must be an integer in 1..32 with 2**bits >= {m} "
+                              f"(the columns), got {fmt(bits)}")
+    bits = int(bits)
     width = 1 << bits
-    if width < m or bits > 32:
-        raise ValidationError(f"bits must give 2**bits >= {m} columns and be at most 32, "
-                              f"got {bits}")
     cap = width // _BACKGROUND_ROW_SHARE if max_row_cells is None else max_row_cells
+    if isinstance(cap, bool) or not isinstance(cap, int | np.integer) or cap < 0:
+        raise ValidationError(f"max_row_cells must be a non-negative integer, got "
+                              f"{fmt(max_row_cells)}")
+    cap = int(cap)
     unit = 1 << (64 - bits)  # a cell's mass in units of 2**-64
     # a quick look in floats first: not enough shared mass, or a row that is one point
     if float(w.min(axis=0).sum()) < 1.0 - (cap + 1) / width or float(w.max()) >= 1.0:
