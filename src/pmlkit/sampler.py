@@ -120,7 +120,7 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     ``s <= b``, ``sum(s) = K U``. Each row's residual ``r[x] = m[x] - s >= 0`` then
     totals ``E U``; ``E`` is accepted when every residual has at most ``E + 1`` positive
     entries. ``s`` is packed into the ``K`` shared cells and each ``r[x]`` into its row's
-    ``E`` cells (:func:`_pack_cells`), so the cells of row ``x`` give output ``o`` with
+    ``E`` cells (as below), so the cells of row ``x`` give output ``o`` with
     probability exactly ``m[x, o] / 2**64``: ``|P(o | x) - W[x, o]|`` is at most
     ``2**-(64 - bits) + 2**-48`` plus the row sum's distance from 1, and an output with
     ``W[x, o] = 0`` is never drawn (no cell of the row names it).
@@ -131,9 +131,11 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     Otherwise ``a + L >= U`` (if ``p = 1`` then ``a = L = n U``; else, were ``a + L < U``,
     the total would be at most ``a + (p - 1) L <= a + n L < a + n (U - a) <= n U``), so
     the cell ``(a, smallest, largest)`` takes all of the smallest and ``U - a`` of the
-    largest. Either way one cell and at least one outcome or none are used up, the total
-    left is ``(n - 1) U`` and at most ``(n - 1) + 1`` outcomes remain: the invariant holds
-    down to ``n = 0``, where nothing is left. A cell's threshold is ``t`` (``t = U``, a
+    largest. Either way one cell is used up and the total left is ``(n - 1) U``; the
+    outcomes left number at most ``n``: in the first case every outcome holds at least
+    ``U`` of the total ``n U``, so ``p <= n`` and none is added; in the second the
+    smallest is used up, ``p - 1 <= n``. So the invariant holds down to ``n = 0``, where
+    nothing is left. A cell's threshold is ``t`` (``t = U``, a
     full cell, is stored as ``U - 1`` with the alias equal to the primary, so every coin
     keeps it).
 
