@@ -222,6 +222,12 @@ def _sampler_draw(codes: list[Any], out_len: int | None = None) -> Any:
     return AliasSampler(W).draw(np.array(codes), np.random.default_rng(0), out=out)
 
 
+def _background(matrix: Any, **kwargs: Any) -> Any:
+    from pmlkit.sampler import background_tables
+
+    return background_tables(matrix, **kwargs)
+
+
 def _sk(**kwargs: Any) -> Any:
     from pmlkit.sklearn import PMLPrivatizer
 
@@ -768,6 +774,12 @@ CASES: list[Case] = [
     Case("pmlkit.sampler.AliasSampler(matrix).draw(codes, generator, out)",
          "out of the wrong length", lambda t: _sampler_draw([0, 1], out_len=3),
          ValidationError, r"out must be .*shape \(2,\).*shape \(3,\)"),
+    Case("pmlkit.sampler.background_tables(matrix, bits)", "2**bits below the columns",
+         lambda t: _background([[0.2, 0.3, 0.5]], bits=1), ValidationError,
+         r"bits must be an integer in 1\.\.32 with 2\*\*bits >= 3 \(the columns\), got 1"),
+    Case("pmlkit.sampler.background_tables(matrix, max_row_cells)", "a negative cap",
+         lambda t: _background(W, max_row_cells=-1), ValidationError,
+         r"max_row_cells must be a non-negative integer, got -1"),
     Case("pmlkit.sampler.arrow_take(labels, idx)", "an index outside the labels",
          lambda t: _arrow_take_bad(), ValidationError,
          r"idx must hold indices of the labels in 0\.\.1, got 2"),

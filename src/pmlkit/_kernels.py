@@ -15,6 +15,12 @@ with numpy ufuncs; compiled with numba they take one pass:
   equal the threshold's (probability ``2**-(32 - b)``) is decided by its 64-bit cell, so
   the outputs are those of the 64-bit cells, word for word (as for the numpy path's
   16-bit cells).
+* :func:`background_draw` / :func:`background_draw_based`: the draw from shared
+  background cells (:func:`pmlkit.sampler.background_tables`): position
+  ``j = r >> (64 - b)`` reads shared cell ``j`` if ``j < K``, else cell ``j + x * E``
+  of the rows' part (``x * E``: ``base[code]``); the output is the cell's primary if
+  ``(r << b) | (2**b - 1) < cell``, else ``cell & (2**b - 1)``. Tables of a few tens of
+  kilobytes instead of megabytes: the gathers stay in the L1/L2 caches.
 * :func:`address_codes`: the input index of each record of an object array from the
   address of its object, through an open-addressing table of known objects (Fibonacci
   hashing of the address, linear probing, every hit verified against the stored address).
@@ -30,7 +36,8 @@ with numpy ufuncs; compiled with numba they take one pass:
   over bytes, nothing carried from record to record but the running total), counting
   each label on request (four histograms).
 * ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
-* ``count_codes``: how many records have each output (four interleaved histograms).
+* ``count_codes``: how many records have each output (four interleaved histograms, or
+  one for many outputs: :func:`pmlkit.sampler.count_lanes`).
 * ``take_objects``: the output labels' pointers written into a fresh object array, and
   each label's reference count raised once by its count, in one call that holds the GIL
   (see :func:`pmlkit.sampler.take_objects` for when it is used and why it is exact).
@@ -211,6 +218,54 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             out[i] = alias + (col - alias) * keep
         return -1
 
+    # The draw from shared background cells (pmlkit.sampler.background_tables): the
+    # shared cells 0..K-1 (a small table, in the L1 cache) serve all rows; a position
+    # j >= K reads cell j + x * E of the row part. The output is the cell's primary if
+    # the coin is below the cell, else its alias.
+    def background_draw(words: Any, codes: Any, n_codes: Any, cells: Any, prim: Any,
+                        bits: int, n_shared: Any, n_row: Any, out: Any) -> int:
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        k = u64(n_shared)
+        e = u64(n_row)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i  # refused before its gather
+            r = words[i]
+            at = r >> shift
+            if at >= k:
+                at += c * e
+            cell = cells[at]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + (u64(prim[at]) - alias) * keep  # keep ? primary : alias
+        return -1
+
+    def background_draw_based(words: Any, codes: Any, base: Any, cells: Any, prim: Any,
+                              bits: int, n_shared: Any, out: Any) -> int:
+        n_codes = u64(base.shape[0])
+        b = u64(bits)
+        shift = u64(64 - bits)
+        low = u64((1 << bits) - 1)
+        k = u64(n_shared)
+        n = words.shape[0]
+        for i in range(n):
+            c = u64(codes[i])
+            if c >= n_codes:
+                return i
+            r = words[i]
+            at = r >> shift
+            if at >= k:
+                at += base[c]
+            cell = cells[at]
+            keep = u64(((r << b) | low) < cell)
+            alias = cell & low
+            out[i] = alias + (u64(prim[at]) - alias) * keep
+        return -1
+
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
                       out: Any) -> int:
         mask = u64(keys.shape[0] - 1)
@@ -379,14 +434,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         n = idx.shape[0]
         total = i64(0)
         k = u64(lab_len.shape[0])
-        count = counts.shape[1] > 0  # (counts of each label wanted: four histograms)
+        count = counts.shape[1] > 0  # (counts of each label wanted: 4 or 1 histograms)
+        lanes = counts.shape[0] - 1
         out_off[0] = 0
         for i in range(n):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
             if count:
-                counts[i & 3, c] += 1
+                counts[i & lanes, c] += 1
             length = i64(lab_len[c])
             for j in range((length + 7) >> 3):
                 _STORE_U64(out_words, total + 8 * j, lab_words[c, j])
@@ -400,13 +456,14 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         total = i64(0)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0
+        lanes = counts.shape[0] - 1
         out_off[0] = 0
         for i in range(idx.shape[0]):
             c = u64(idx[i])
             if c >= k:
                 return i64(-1)  # not an index of a label (a negative one wraps: huge)
             if count:
-                counts[i & 3, c] += 1
+                counts[i & lanes, c] += 1
             _STORE_U64(out_words, total, lab_w[c])
             total += i64(lab_len[c])
             out_off[i + 1] = total
@@ -426,18 +483,22 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     def count_codes(idx: Any, counts: Any) -> Any:
         # four histograms filled in turn (consecutive equal codes do not wait on one
-        # another's increments), summed by the caller; a code outside 0..m-1 stops it
+        # another's increments), or one for many outputs (four would crowd the L1 cache),
+        # summed by the caller; a code outside 0..m-1 stops it
         m = u64(counts.shape[1])
+        lanes = counts.shape[0] - 1
         n = idx.shape[0]
         for i in range(n):
             c = u64(idx[i])
             if c >= m:
                 return i64(i)
-            counts[i & 3, c] += 1
+            counts[i & lanes, c] += 1
         return i64(-1)
 
     kernels = {"alias_draw": jit(alias_draw), "alias_draw_based": jit(alias_draw_based),
             "alias_draw32": jit(alias_draw32), "alias_draw32_based": jit(alias_draw32_based),
+            "background_draw": jit(background_draw),
+            "background_draw_based": jit(background_draw_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "string_codes8": jit(string_codes8),
             "view_codes": jit(view_codes), "take_strings": jit(take_strings),
@@ -481,6 +542,7 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         # counted (return value: that position), else -1
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
+        lanes = counts.shape[0] - 1
         n = idx.shape[0]
         for i in range(n):
             c = u64(idx[i])
@@ -489,9 +551,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                     out[j] = fill
                 return i64(i)
             out[i] = label_addr[c]
-            counts[i & 3, c] += 1
+            counts[i & lanes, c] += 1
         for c in range(label_addr.shape[0]):
-            total = counts[0, c] + counts[1, c] + counts[2, c] + counts[3, c]
+            total = counts[0, c]
+            for lane in range(1, counts.shape[0]):
+                total += counts[lane, c]
             if total:
                 _ADD_AT(label_addr[c], i64(total))
         if n:
@@ -499,9 +563,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         return i64(-1)
 
     def draw_objects(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
-                     bits: int, use32: bool, label_addr: Any, fill_addr: Any, out: Any,
-                     counts: Any, idx: Any) -> Any:
-        # the alias draw of alias_draw32 (use32) or alias_draw into the block buffer idx
+                     prim: Any, bits: int, mode: int, n_shared: Any, n_row: Any,
+                     label_addr: Any, fill_addr: Any, out: Any, counts: Any,
+                     idx: Any) -> Any:
+        # the alias draw of alias_draw (mode 0), alias_draw32 (mode 1) or background_draw
+        # (mode 2: cells and prim are the background cells) into the block buffer idx
         # (one loop of its own: a large table's gathers overlap best without the label
         # writes in between), then take_objects' loop from idx. A bad code: nothing
         # written, its position returned; a bad output or slot: as take_objects (every
@@ -512,27 +578,44 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
         s32 = u64(32)
         m32 = u64(0xFFFFFFFF)
         n = words.shape[0]
-        for i in range(n):
-            c = u64(codes[i])
-            if c >= n_codes:
-                return i64(i)
-            r = words[i]
-            col = r >> shift
-            at = (c << b) | col
-            if use32:
-                cell = u64(cells32[at])
-                coin = (((r >> s32) << b) | low) & m32
-                if (coin ^ cell) <= low:
+        if mode == 2:
+            k = u64(n_shared)
+            e = u64(n_row)
+            for i in range(n):
+                c = u64(codes[i])
+                if c >= n_codes:
+                    return i64(i)
+                r = words[i]
+                at = r >> shift
+                if at >= k:
+                    at += c * e
+                cell = cells[at]
+                keep = u64(((r << b) | low) < cell)
+                alias = cell & low
+                idx[i] = alias + (u64(prim[at]) - alias) * keep
+        else:
+            for i in range(n):
+                c = u64(codes[i])
+                if c >= n_codes:
+                    return i64(i)
+                r = words[i]
+                col = r >> shift
+                at = (c << b) | col
+                if mode == 1:
+                    cell = u64(cells32[at])
+                    coin = (((r >> s32) << b) | low) & m32
+                    if (coin ^ cell) <= low:
+                        cell = cells[at]
+                        coin = (r << b) | low
+                else:
                     cell = cells[at]
                     coin = (r << b) | low
-            else:
-                cell = cells[at]
-                coin = (r << b) | low
-            keep = u64(coin < cell)
-            alias = cell & low
-            idx[i] = alias + (col - alias) * keep
+                keep = u64(coin < cell)
+                alias = cell & low
+                idx[i] = alias + (col - alias) * keep
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
+        lanes = counts.shape[0] - 1
         for i in range(n):
             o = idx[i]
             if o >= k or out[i] != fill:
@@ -540,9 +623,11 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                     out[j] = fill
                 return i64(n)
             out[i] = label_addr[o]
-            counts[i & 3, o] += 1
+            counts[i & lanes, o] += 1
         for o in range(label_addr.shape[0]):
-            total = counts[0, o] + counts[1, o] + counts[2, o] + counts[3, o]
+            total = counts[0, o]
+            for lane in range(1, counts.shape[0]):
+                total += counts[lane, o]
             if total:
                 _ADD_AT(label_addr[o], i64(total))
         if n:
@@ -683,6 +768,29 @@ def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np
     """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
     return int(kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits,
                                              out))
+
+
+def background_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
+                    codes: NDArray[Any], n_codes: int, cells: NDArray[np.uint64],
+                    prim: NDArray[Any], bits: int, n_shared: int, n_row: int,
+                    out: NDArray[np.uint64]) -> int:
+    """Outputs of one block from shared background cells (``n_shared`` shared cells
+    first, then ``n_row`` cells per row; see :func:`pmlkit.sampler.background_tables`);
+    codes checked against ``n_codes``, the return value as for :func:`alias_draw`."""
+    return int(kernels["background_draw"](words, codes, np.uint64(n_codes), cells, prim,
+                                          bits, np.uint64(n_shared), np.uint64(n_row),
+                                          out))
+
+
+def background_draw_based(kernels: dict[str, Callable[..., Any]],
+                          words: NDArray[np.uint64], codes: NDArray[Any],
+                          base: NDArray[np.uint64], cells: NDArray[np.uint64],
+                          prim: NDArray[Any], bits: int, n_shared: int,
+                          out: NDArray[np.uint64]) -> int:
+    """Like :func:`background_draw`, with the row parts' offsets ``base[codes]`` (codes
+    checked against ``len(base)``)."""
+    return int(kernels["background_draw_based"](words, codes, base, cells, prim, bits,
+                                                np.uint64(n_shared), out))
 
 
 def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],
