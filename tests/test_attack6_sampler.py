@@ -315,7 +315,8 @@ def test_snapped_entries_stay_within_the_documented_bound() -> None:
 
 @pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("name", ["zero columns and entries", "1e-300 and subnormals",
-                                  "N > M", "rows equal to the background"])
+                                  "N > M", "rows equal to the background",
+                                  "all rows equal"])
 def test_draw_decodes_the_tables_word_by_word(name: str, compiled: bool,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     w = ADVERSARIAL[name]
@@ -326,6 +327,23 @@ def test_draw_decodes_the_tables_word_by_word(name: str, compiled: bool,
     got = draw(s, codes, 11, monkeypatch, compiled)
     np.testing.assert_array_equal(got, decode(w, s.background[2], codes, 11))
     assert np.all(w[codes, got] > 0)
+
+
+@pytest.mark.parametrize("compiled", [False, True])
+def test_code_dtypes_and_byte_orders_draw_alike(compiled: bool,
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    """Codes as int8..uint64, big-endian or strided draw the outputs of native int64 codes
+    (a non-native array viewed as native words would read another row's cells)."""
+    w = ADVERSARIAL["N > M"]
+    s = AliasSampler(w)
+    codes = np.random.default_rng(9).integers(0, w.shape[0], 3 * DRAW_BLOCK + 5)
+    ref = draw(s, codes, 12, monkeypatch, compiled)
+    np.testing.assert_array_equal(ref, decode(w, s.background[2], codes, 12))
+    for dt in (">i8", ">i4", ">u2", "<u2", "<i2", "<u4", "<u8", ">u8"):
+        np.testing.assert_array_equal(draw(s, codes.astype(dt), 12, monkeypatch, compiled),
+                                      ref, err_msg=dt)
+    strided = np.repeat(codes, 2)[::2]
+    np.testing.assert_array_equal(draw(s, strided, 12, monkeypatch, compiled), ref)
 
 
 def test_zero_outputs_never_drawn_in_two_million_records(monkeypatch: pytest.MonkeyPatch
