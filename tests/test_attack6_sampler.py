@@ -472,14 +472,16 @@ def test_one_seed_one_release_across_paths_kinds_threads_and_chunks(
 
 
 def test_file_release_equals_the_in_memory_release(tmp_path: Path) -> None:
-    """privatize_file (CSV -> Parquet, Parquet -> CSV) under one seed releases the values
-    pmlkit.privatize releases in memory, for a mechanism on shared background cells."""
+    """privatize_file (Parquet and CSV) and the command line under one seed release the
+    values pmlkit.privatize releases in memory, for a mechanism on shared background
+    cells."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    k, n = 1000, 140_000
+    k, n = 256, 140_000
     names = [f"v{i}" for i in range(k)]
     mech = pmlkit.Mechanism(krr(k, 1.0), names, names)
+    assert AliasSampler(krr(k, 1.0)).background is not None
     x = np.random.default_rng(4).integers(0, k, n)
     labels = np.array(names, dtype=object)[x]
     expect = pmlkit.privatize(mech, labels, rng=8).tolist()
@@ -496,6 +498,15 @@ def test_file_release_equals_the_in_memory_release(tmp_path: Path) -> None:
     pmlkit.privatize_file(mech, tmp_path / "in.csv", tmp_path / "out.csv", "a", rng=8,
                           manifest=False)
     assert pc.read_csv(tmp_path / "out.csv").column("a").to_pylist() == expect
+    # the command line, same seed
+    from pmlkit.cli.main import main
+
+    mech.save(tmp_path / "m.json")
+    code = main(["privatize", "--mechanism", str(tmp_path / "m.json"), "--input",
+                 str(tmp_path / "in.parquet"), "--column", "a", "--output",
+                 str(tmp_path / "cli.parquet"), "--seed", "8", "--allow-uncertified"])
+    assert code == 0
+    assert pq.read_table(tmp_path / "cli.parquet").column("a").to_pylist() == expect
 
 
 # -- mechanisms that keep the per-row tables draw as before --------------------------------
