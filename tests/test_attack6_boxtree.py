@@ -21,6 +21,8 @@ from functools import cache
 
 import numpy as np
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pmlkit.design import colgen
 from pmlkit.sets import Box
@@ -120,6 +122,27 @@ def test_bounds_with_tiny_leaves_stopped_searches_and_run_duals(kind: str, n: in
                 _assert_bound(bound, truth, (i, leaf, chunk, full, stop_at))
             if chunk == 10**6:  # (an LP per column: the columns of the full searches)
                 _check_columns(cols, vals, p, lo, hi, eps)
+
+
+@settings(max_examples=4, deadline=None, suppress_health_check=list(HealthCheck))
+@given(seed=st.integers(0, 2**32 - 1), n=st.integers(4, 5),
+       kind=st.sampled_from(["confidence", "near", "tight-hi", "wide", "point",
+                             "hi-sum-near-1", "simplex", "one-pinned"]),
+       leaf=st.sampled_from([1, 2, 3]), chunk=st.sampled_from([1, 7, 10**6]))
+def test_random_instances_bound_never_below_brute_force(seed: int, n: int, kind: str,
+                                                        leaf: int, chunk: int) -> None:
+    """Random instances and tree shapes; duals as in the fixed cases plus a dual that
+    only asks for the bound (want = 0)."""
+    p, lo, hi, eps_a, v, muv, _, y_star = _case(kind, n, seed)
+    eps = float(eps_a)
+    for y in _duals(np.random.default_rng(seed), p, y_star):
+        truth = float(np.max(muv - y @ v))
+        for want, deadline in ((3, math.inf), (0, math.inf), (3, 0.0)):
+            oracle = colgen.BoxTreeOracle(Box(lo, hi), p, eps)
+            oracle.LEAF, oracle.CHUNK = leaf, chunk
+            _, _, bound = oracle.price(y, want=want, deadline=deadline, atol=1e-9,
+                                       full=True)
+            _assert_bound(bound, truth, (want, deadline))
 
 
 @pytest.mark.parametrize("kind,n,seed", CASES[:5])
