@@ -609,3 +609,18 @@ def test_mechanisms_keeping_per_row_tables_draw_as_before(name: str) -> None:
     codes = np.random.default_rng(78).integers(0, w.shape[0], 300_000)
     out = s.draw(codes, np.random.default_rng(77)).astype("<i8")
     assert hashlib.sha256(out.tobytes()).hexdigest() == _KEPT[name]
+
+
+def test_string_release_of_a_per_row_table_mechanism_as_before() -> None:
+    """pmlkit.privatize with string labels through a mechanism that keeps the per-row
+    tables (k-RR at k = 300, eps = 8): the release of the version before the shared
+    background cells (sha256 of the JSON list of output labels, pinned)."""
+    import json
+
+    k = 300
+    names = [f"v{i}" for i in range(k)]
+    mech = pmlkit.Mechanism(krr(k, 8.0), names, names)
+    x = np.array(names, dtype=object)[np.random.default_rng(31).integers(0, k, 200_000)]
+    out = pmlkit.privatize(mech, x, rng=32).tolist()
+    assert hashlib.sha256(json.dumps(out).encode()).hexdigest() == \
+        "bde08b2bbc87c67b52003811377c17ec88726c213e35bfe89f97e956f4f2da6a"
