@@ -554,6 +554,9 @@ def test_file_release_equals_the_in_memory_release(tmp_path: Path) -> None:
     got = pq.read_table(tmp_path / "out.parquet")
     assert got.column("keep").to_pylist() == list(range(n))
     assert got.column("a").to_pylist() == expect
+    pmlkit.privatize_file(mech, tmp_path / "in.parquet", tmp_path / "batches.parquet", "a",
+                          rng=8, manifest=False, batch_rows=50_000)  # three batches
+    assert pq.read_table(tmp_path / "batches.parquet").column("a").to_pylist() == expect
     import pyarrow.csv as pc
 
     pc.write_csv(table, tmp_path / "in.csv")
