@@ -369,8 +369,7 @@ def test_snapped_entries_stay_within_the_documented_bound() -> None:
     w[0, 1:] = w[0, 1] * (1 + 2.0**-49)
     w[0, 0] = 1.0 - w[0, 1:].sum()
     b = AliasSampler(w).background[2]
-    worst = assert_tables_realise(w, b, background_tables(w, b), slack_units=2.0**16)
-    assert worst > 2.0**b  # (the deviation the strict test above sees)
+    assert_tables_realise(w, b, background_tables(w, b), slack_units=2.0**16)
 
 
 # -- the draw ------------------------------------------------------------------------------
