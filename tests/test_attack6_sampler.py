@@ -25,6 +25,7 @@ import hashlib
 import math
 import os
 from pathlib import Path
+from typing import Any, cast
 
 import numpy as np
 import pytest
@@ -47,7 +48,13 @@ background_tables = sampler_mod.background_tables
 
 def krr(k: int, eps: float) -> np.ndarray:
     w = np.expm1(eps) * np.eye(k) + 1.0
-    return w / w.sum(axis=1, keepdims=True)
+    out: np.ndarray = w / w.sum(axis=1, keepdims=True)
+    return out
+
+
+def shared_cells(s: AliasSampler) -> Any:
+    """``(K, E, b)`` of the shared background cells a sampler draws from, or None."""
+    return cast(Any, s).background
 
 
 def background_plus_sparse(n: int, m: int, seed: int, spare: float, spikes: int
@@ -76,7 +83,8 @@ def row_sum_error_units(w: np.ndarray) -> np.ndarray:
     return out
 
 
-def realised_units(w: np.ndarray, bits: int, found: tuple) -> tuple[np.ndarray, np.ndarray]:
+def realised_units(w: np.ndarray, bits: int, found: tuple[Any, ...]
+                   ) -> tuple[np.ndarray, np.ndarray]:
     """``(dev, named)``: the realised mass of ``(x, o)`` minus ``floor(W[x, o] 2**64)``
     in units of ``2**-64`` (int64; exact, as the sums run modulo ``2**64`` and the true
     deviation is small), and whether some cell of row ``x`` gives ``o`` positive mass."""
@@ -119,7 +127,7 @@ def realised_units(w: np.ndarray, bits: int, found: tuple) -> tuple[np.ndarray, 
     return (real - floor_units).view(np.int64), named
 
 
-def assert_tables_realise(w: np.ndarray, bits: int, found: tuple, *,
+def assert_tables_realise(w: np.ndarray, bits: int, found: tuple[Any, ...], *,
                           slack_units: float = 0.0) -> float:
     """The tables realise W: zero exactly where W is zero, positive elsewhere, and within
     ``2**bits`` units (one coin step of a cell) plus the exact row-sum error (plus
@@ -157,8 +165,9 @@ def draw(s: AliasSampler, codes: np.ndarray, seed: int, monkeypatch: pytest.Monk
 def decode(w: np.ndarray, bits: int, codes: np.ndarray, seed: int) -> np.ndarray:
     """The outputs of the cells of ``background_tables(w, bits)`` for the words of
     ``default_rng(seed)``, one word per record in order, decoded with Python integers."""
-    k, e, cells, prim = background_tables(w, bits)
-    words = np.random.default_rng(seed).bit_generator.random_raw(codes.shape[0]).tolist()
+    k, e, cells, prim = cast(Any, background_tables(w, bits))
+    words = np.asarray(np.random.default_rng(seed).bit_generator.random_raw(
+        codes.shape[0])).tolist()
     unit = 1 << (64 - bits)
     cl, pl = cells.tolist(), prim.tolist()
     out = []
@@ -177,7 +186,7 @@ def decode(w: np.ndarray, bits: int, codes: np.ndarray, seed: int) -> np.ndarray
                          + [(2000, 1e-3), (2000, 3.0)])
 def test_krr_tables_realise_the_matrix(k: int, eps: float) -> None:
     w = krr(k, eps)
-    used = AliasSampler(w).background
+    used = shared_cells(AliasSampler(w))
     b0 = default_bits(k)
     found_any = False
     for b in (b0, b0 + 1):
@@ -256,7 +265,7 @@ def test_adversarial_tables_realise_the_matrix(name: str) -> None:
             found_bits.append(b)
             assert_tables_realise(w, b, found)
     assert found_bits, "every case here has a background worth sharing"
-    used = AliasSampler(w).background
+    used = shared_cells(AliasSampler(w))
     if used is not None:
         assert used[2] in found_bits
 
@@ -325,7 +334,7 @@ def test_rows_equal_to_the_background_need_no_row_cells() -> None:
     k, e, cells, _ = background_tables(w, default_bits(w.shape[1]))
     assert (k, e, cells.shape[0]) == (1024, 0, 1024)
     s = AliasSampler(w)
-    assert s.background == (1024, 0, 10)
+    assert shared_cells(s) == (1024, 0, 10)
 
 
 def test_residual_on_exactly_e_plus_one_outcomes() -> None:
@@ -358,7 +367,7 @@ def test_entries_just_above_the_background_are_realised_exactly() -> None:
     w = krr(300, 1.0)
     w[0, 1:] = w[0, 1] * (1 + 2.0**-49)  # every off-diagonal entry of row 0 a hair above
     w[0, 0] = 1.0 - w[0, 1:].sum()
-    used = AliasSampler(w).background
+    used = shared_cells(AliasSampler(w))
     assert used is not None
     assert_tables_realise(w, used[2], background_tables(w, used[2]))
 
@@ -368,7 +377,7 @@ def test_snapped_entries_stay_within_the_documented_bound() -> None:
     w = krr(300, 1.0)
     w[0, 1:] = w[0, 1] * (1 + 2.0**-49)
     w[0, 0] = 1.0 - w[0, 1:].sum()
-    b = AliasSampler(w).background[2]
+    b = shared_cells(AliasSampler(w))[2]
     assert_tables_realise(w, b, background_tables(w, b), slack_units=2.0**16)
 
 
@@ -382,11 +391,11 @@ def test_draw_decodes_the_tables_word_by_word(name: str, compiled: bool,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     w = ADVERSARIAL[name]
     s = AliasSampler(w)
-    assert s.background is not None
+    assert shared_cells(s) is not None
     n = 20_000
     codes = np.random.default_rng(3).integers(0, w.shape[0], n)
     got = draw(s, codes, 11, monkeypatch, compiled)
-    np.testing.assert_array_equal(got, decode(w, s.background[2], codes, 11))
+    np.testing.assert_array_equal(got, decode(w, shared_cells(s)[2], codes, 11))
     assert np.all(w[codes, got] > 0)
 
 
@@ -399,7 +408,7 @@ def test_code_dtypes_and_byte_orders_draw_alike(compiled: bool,
     s = AliasSampler(w)
     codes = np.random.default_rng(9).integers(0, w.shape[0], 3 * DRAW_BLOCK + 5)
     ref = draw(s, codes, 12, monkeypatch, compiled)
-    np.testing.assert_array_equal(ref, decode(w, s.background[2], codes, 12))
+    np.testing.assert_array_equal(ref, decode(w, shared_cells(s)[2], codes, 12))
     for dt in (">i8", ">i4", ">u2", "<u2", "<i2", "<u4", "<u8", ">u8"):
         np.testing.assert_array_equal(draw(s, codes.astype(dt), 12, monkeypatch, compiled),
                                       ref, err_msg=dt)
@@ -426,7 +435,7 @@ def test_chi_square_on_millions_of_draws(name: str, rows: tuple[int, ...]) -> No
 
     w = krr(300, 0.5) if name.startswith("k-RR") else ADVERSARIAL[name]
     s = AliasSampler(w)
-    assert s.background is not None
+    assert shared_cells(s) is not None
     for i, x in enumerate(rows):
         n = 2_000_000
         out = s.draw(np.full(n, x, dtype=np.intp), np.random.default_rng(100 + i))
@@ -445,7 +454,7 @@ def test_chi_square_on_millions_of_draws(name: str, rows: tuple[int, ...]) -> No
 
 def test_bad_codes_refused_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
     s = AliasSampler(krr(1000, 1.0))
-    assert s.background is not None
+    assert shared_cells(s) is not None
     n = 3 * DRAW_BLOCK + 11
     for compiled in (False, True):
         for bad, where in ((-1, 0), (1000, n - 1), (1000, 2 * DRAW_BLOCK + 3), (-5, n - 1),
@@ -480,7 +489,7 @@ def _release_hashes(k: int, n: int) -> tuple[dict[str, str], object]:
     pool = np.array(names, dtype=object)
     ints = pmlkit.Mechanism(w)
     strs = pmlkit.Mechanism(w, names, names)
-    out: dict[str, list] = {}
+    out: dict[str, list[Any]] = {}
     out["int64"] = pool[pmlkit.privatize(ints, x, rng=8)].tolist()
     out["int32"] = pool[pmlkit.privatize(ints, x.astype(np.int32), rng=8)].tolist()
     out["object"] = pmlkit.privatize(strs, pool[x], rng=8).tolist()
@@ -505,7 +514,7 @@ def _release_hashes(k: int, n: int) -> tuple[dict[str, str], object]:
     out["chunked"] = pool[chunked].tolist()
     out["sampler"] = pool[s.draw(x, np.random.default_rng(8))].tolist()
     return ({key: hashlib.sha256(json.dumps(v).encode()).hexdigest()
-             for key, v in out.items()}, s.background)
+             for key, v in out.items()}, shared_cells(s))
 
 
 def test_one_seed_one_release_across_paths_kinds_threads_and_chunks(
@@ -542,7 +551,7 @@ def test_file_release_equals_the_in_memory_release(tmp_path: Path) -> None:
     k, n = 256, 140_000
     names = [f"v{i}" for i in range(k)]
     mech = pmlkit.Mechanism(krr(k, 1.0), names, names)
-    assert AliasSampler(krr(k, 1.0)).background is not None
+    assert shared_cells(AliasSampler(krr(k, 1.0))) is not None
     x = np.random.default_rng(4).integers(0, k, n)
     labels = np.array(names, dtype=object)[x]
     expect = pmlkit.privatize(mech, labels, rng=8).tolist()
@@ -607,7 +616,7 @@ _KEPT = {
 def test_mechanisms_keeping_per_row_tables_draw_as_before(name: str) -> None:
     w = _kept_cases()[name]
     s = AliasSampler(w)
-    assert s.background is None
+    assert shared_cells(s) is None
     codes = np.random.default_rng(78).integers(0, w.shape[0], 300_000)
     out = s.draw(codes, np.random.default_rng(77)).astype("<i8")
     assert hashlib.sha256(out.tobytes()).hexdigest() == _KEPT[name]
