@@ -206,7 +206,11 @@ def background_tables(matrix: ArrayLike, bits: int | None = None, *,
     wrapped = q.sum(axis=1, dtype=np.uint64).view(np.int64)
     big = np.argmax(q, axis=1)
     rows = np.arange(n)
+    before = q[rows, big]
     q[rows, big] -= wrapped.view(np.uint64)  # the residue to each row's largest entry
+    after = q[rows, big]
+    if np.any((wrapped < 0) & (after < before)) or np.any((wrapped > 0) & (after > before)):
+        return None  # a row on one output up to rounding (its mass would wrap past 2**64)
     back = q.min(axis=0)
     # at least this many columns of a row exceed the background: its residual support
     above = int((q > back).sum(axis=1).max())
