@@ -321,7 +321,9 @@ def test_a_row_on_one_output_with_every_cell_allowed() -> None:
 
 def test_rows_equal_to_the_background_need_no_row_cells() -> None:
     w = ADVERSARIAL["all rows equal"]
-    k, e, cells, _ = background_tables(w, default_bits(w.shape[1]))
+    found = background_tables(w, default_bits(w.shape[1]))
+    assert found is not None
+    k, e, cells, _ = found
     assert (k, e, cells.shape[0]) == (1024, 0, 1024)
     s = AliasSampler(w)
     assert shared_cells(s) == (1024, 0, 10)
@@ -357,7 +359,9 @@ def test_snapped_entries_stay_within_the_documented_bound() -> None:
     w[0, 1:] = w[0, 1] * (1 + 2.0**-49)
     w[0, 0] = 1.0 - w[0, 1:].sum()
     b = shared_cells(AliasSampler(w))[2]
-    assert_tables_realise(w, b, background_tables(w, b), slack_units=2.0**16)
+    found = background_tables(w, b)
+    assert found is not None
+    assert_tables_realise(w, b, found, slack_units=2.0**16)
 
 
 # -- the draw ------------------------------------------------------------------------------
