@@ -1,0 +1,121 @@
+"""The compiled kernels' narrow tables (label lengths in bytes, 16-bit slots of the string
+table, 32-bit histograms) against independent oracles, on both sides of every width
+switch: a Python dictionary lookup over the values, Python's own slicing for the taken
+strings, and ``collections.Counter`` for the counts."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+import pmlkit
+from pmlkit import _kernels, sampler
+from pmlkit.sampler import ObjectGather, _count_dtype, _StringTable, arrow_take, count_outputs
+
+pa = pytest.importorskip("pyarrow")
+pd = pytest.importorskip("pandas")
+pytest.importorskip("numba")
+
+
+@pytest.fixture
+def kernels(monkeypatch: pytest.MonkeyPatch) -> dict:
+    monkeypatch.delenv("PMLKIT_NO_NUMBA", raising=False)
+    k = _kernels.compiled()
+    assert k is not None
+    monkeypatch.setattr(sampler, "_STRING_KERNEL_MIN", 0)
+    return k
+
+
+def _labels(lengths: list[int]) -> list[str]:
+    """Distinct labels of the given byte lengths (ASCII), differing in their last byte
+    and their first."""
+    return [(chr(65 + i % 26) * max(n - 1, 0) + chr(97 + i // 26 % 26))[:n] or ""
+            for i, n in enumerate(lengths)]
+
+
+@pytest.mark.parametrize("lengths", [[1, 8, 5], [254, 255, 3], [255, 256, 7],
+                                     [300, 9, 1000], [0, 12, 13]])
+@pytest.mark.parametrize("t", ["string", "large_string"])
+def test_take_and_encode_across_the_length_width_switch(kernels: dict, lengths: list[int],
+                                                        t: str) -> None:
+    """Labels whose byte lengths straddle 255 (one byte) and 8 (the one-word take): the
+    compiled take writes exactly the labels' bytes, counts them, and the encoder maps
+    every record back to its label."""
+    labels = _labels(lengths)
+    assert len(set(labels)) == len(labels)
+    typ = getattr(pa, t)()
+    idx = np.random.default_rng(len(labels)).integers(0, len(labels), 5000).astype(np.intp)
+    counts = np.zeros(len(labels), dtype=np.int64)
+    got = arrow_take(pa.array(labels, type=typ), idx, counts)
+    got.validate(full=True)
+    want = [labels[i] for i in idx.tolist()]
+    assert got.to_pylist() == want
+    tally = Counter(idx.tolist())
+    assert counts.tolist() == [tally[i] for i in range(len(labels))]
+    enc = sampler.Encoder(labels)
+    codes = enc.encode_arrow(pa.array(want, type=typ))
+    assert codes is not None
+    lookup = {lab: i for i, lab in enumerate(labels)}
+    assert codes.tolist() == [lookup[v] for v in want]
+
+
+@pytest.mark.parametrize("k", [2**15 - 1, 2**15])
+def test_string_table_slot_width_switch(kernels: dict, k: int) -> None:
+    """The largest alphabet with 16-bit slots and the smallest with 32-bit ones: every
+    label, and near misses, looked up exactly (a dictionary lookup as the oracle)."""
+    labels = [f"w{i:06d}" for i in range(k)]
+    table = _StringTable.build(labels)
+    assert table is not None
+    assert table.table.dtype == (np.int16 if k < 2**15 else np.int32)
+    rng = np.random.default_rng(k)
+    picks = rng.integers(0, k, 20_000)
+    values = [labels[i] for i in picks.tolist()] + [f"w{k:06d}", "w00000", "w0000000"]
+    codes = table.codes(kernels, pa.array(values))
+    assert codes is not None
+    lookup = {lab: i for i, lab in enumerate(labels)}
+    assert codes.tolist() == [lookup.get(v, -1) for v in values]
+
+
+def test_count_dtype_switches_before_a_count_could_overflow() -> None:
+    """32-bit histograms only while no count can reach 2**32."""
+    assert _count_dtype(2**32 - 1) == np.uint32
+    assert _count_dtype(2**32) == np.int64
+    assert np.iinfo(np.uint32).max == 2**32 - 1
+
+
+@pytest.mark.parametrize("m", [3, 255, 256, 1000])
+def test_counts_of_every_lane_width(kernels: dict, m: int) -> None:
+    """The compiled counts (four 32-bit histograms below 256 outputs, one from 256) of
+    count_outputs, the object gather and the string take equal a Counter."""
+    rng = np.random.default_rng(m)
+    idx = rng.integers(0, m, 200_000).astype(np.intp)
+    idx[:5000] = m - 1  # a long run of one output
+    tally = Counter(idx.tolist())
+    want = [tally[i] for i in range(m)]
+    assert count_outputs(idx, m).tolist() == want
+    labels = np.array([f"L{i}" for i in range(m)], dtype=object)
+    gather = ObjectGather.start(labels, idx.shape[0])
+    if gather is not None:
+        assert gather.put(0, idx[:70_000]) and gather.put(70_000, idx[70_000:])
+        assert gather.counts.tolist() == want
+        assert gather.out.tolist() == labels[idx].tolist()
+    counts = np.zeros(m, dtype=np.int64)
+    arrow_take(pa.array(labels.tolist()), idx, counts)
+    assert counts.tolist() == want
+
+
+def test_report_counts_at_1000_labels_match_the_release(kernels: dict) -> None:
+    """pandas string[pyarrow] and object strings at k = 1000: the report's counts (32-bit
+    histograms on the way) are those of the released values, counted again."""
+    k = 1000
+    names = tuple(f"v{i:04d}" for i in range(k))
+    w = np.full((k, k), 1.0) + (np.e - 1) * np.eye(k)
+    mech = pmlkit.Mechanism(w / w.sum(axis=1, keepdims=True), names, names)
+    x = np.random.default_rng(5).integers(0, k, 300_000)
+    objs = np.array(names, dtype=object)[x]
+    for values in (pd.Series(objs, dtype="string[pyarrow]"), pd.Series(objs)):
+        out, report = pmlkit.privatize_with_report(mech, values, rng=6)
+        tally = Counter(out.tolist())
+        assert report.output_counts == {lab: tally[lab] for lab in names}
