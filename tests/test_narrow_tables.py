@@ -6,6 +6,7 @@ strings, and ``collections.Counter`` for the counts."""
 from __future__ import annotations
 
 from collections import Counter
+from typing import Any
 
 import numpy as np
 import pytest
@@ -20,7 +21,7 @@ pytest.importorskip("numba")
 
 
 @pytest.fixture
-def kernels(monkeypatch: pytest.MonkeyPatch) -> dict:
+def kernels(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     monkeypatch.delenv("PMLKIT_NO_NUMBA", raising=False)
     k = _kernels.compiled()
     assert k is not None
@@ -38,7 +39,7 @@ def _labels(lengths: list[int]) -> list[str]:
 @pytest.mark.parametrize("lengths", [[1, 8, 5], [254, 255, 3], [255, 256, 7],
                                      [300, 9, 1000], [0, 12, 13]])
 @pytest.mark.parametrize("t", ["string", "large_string"])
-def test_take_and_encode_across_the_length_width_switch(kernels: dict, lengths: list[int],
+def test_take_and_encode_across_the_length_width_switch(kernels: dict[str, Any], lengths: list[int],
                                                         t: str) -> None:
     """Labels whose byte lengths straddle 255 (one byte) and 8 (the one-word take): the
     compiled take writes exactly the labels' bytes, counts them, and the encoder maps
@@ -62,7 +63,7 @@ def test_take_and_encode_across_the_length_width_switch(kernels: dict, lengths: 
 
 
 @pytest.mark.parametrize("k", [2**15 - 1, 2**15])
-def test_string_table_slot_width_switch(kernels: dict, k: int) -> None:
+def test_string_table_slot_width_switch(kernels: dict[str, Any], k: int) -> None:
     """The largest alphabet with 16-bit slots and the smallest with 32-bit ones: every
     label, and near misses, looked up exactly (a dictionary lookup as the oracle)."""
     labels = [f"w{i:06d}" for i in range(k)]
@@ -86,7 +87,7 @@ def test_count_dtype_switches_before_a_count_could_overflow() -> None:
 
 
 @pytest.mark.parametrize("m", [3, 255, 256, 1000])
-def test_counts_of_every_lane_width(kernels: dict, m: int) -> None:
+def test_counts_of_every_lane_width(kernels: dict[str, Any], m: int) -> None:
     """The compiled counts (four 32-bit histograms below 256 outputs, one from 256) of
     count_outputs, the object gather and the string take equal a Counter."""
     rng = np.random.default_rng(m)
@@ -106,7 +107,7 @@ def test_counts_of_every_lane_width(kernels: dict, m: int) -> None:
     assert counts.tolist() == want
 
 
-def test_report_counts_at_1000_labels_match_the_release(kernels: dict) -> None:
+def test_report_counts_at_1000_labels_match_the_release(kernels: dict[str, Any]) -> None:
     """pandas string[pyarrow] and object strings at k = 1000: the report's counts (32-bit
     histograms on the way) are those of the released values, counted again."""
     k = 1000
@@ -119,3 +120,45 @@ def test_report_counts_at_1000_labels_match_the_release(kernels: dict) -> None:
         out, report = pmlkit.privatize_with_report(mech, values, rng=6)
         tally = Counter(out.tolist())
         assert report.output_counts == {lab: tally[lab] for lab in names}
+
+
+class _Claims:
+    """An object whose ``__class__`` claims ``str`` (isinstance believes it)."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return str
+
+
+def _kind_by_isinstance(labels: list[object]) -> str:
+    """label_kind's rule written out value by value (the oracle)."""
+    kinds = set()
+    for v in labels:
+        if isinstance(v, bool | np.bool_):
+            kinds.add("bool")
+        elif isinstance(v, int | np.integer):
+            kinds.add("int")
+        elif isinstance(v, float | np.floating):
+            kinds.add("float")
+        elif isinstance(v, str):
+            kinds.add("str")
+        else:
+            kinds.add("object")
+    if kinds <= {"int", "float"} and "float" in kinds:
+        return "float"
+    return kinds.pop() if len(kinds) == 1 else "mixed"
+
+
+class _Int(int):
+    pass
+
+
+@pytest.mark.parametrize("labels", [
+    [0, 1, 2], [True, False], [True, 1], [np.bool_(True)], [np.int8(1), 2],
+    [1, 2.5], [np.float32(1.5)], ["a", "b"], ["a", 1], [None], [b"x"], [(1,)],
+    [_Int(3), 4], [_Claims()], ["a", _Claims()], [1.0, _Claims()], [], [np.str_("a")],
+    [f"v{i:04d}" for i in range(1000)]])
+def test_label_kind_by_type_equals_the_per_value_rule(labels: list[object]) -> None:
+    """label_kind classifies each distinct type once; the kinds are those of isinstance
+    asked value by value (an object claiming another class included)."""
+    assert sampler.label_kind(tuple(labels)) == _kind_by_isinstance(labels)

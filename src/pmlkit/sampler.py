@@ -65,6 +65,32 @@ _BACKGROUND_SNAP = 48
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
 
+def _type_kind(t: type) -> str:
+    """The kind of the labels of type ``t`` (see :func:`label_kind`)."""
+    if issubclass(t, bool | np.bool_):
+        return "bool"
+    if issubclass(t, int | np.integer):
+        return "int"
+    if issubclass(t, float | np.floating):
+        return "float"
+    if issubclass(t, str):
+        return "str"
+    return "object"
+
+
+def _value_kind(v: Any) -> str:
+    """The kind of one label, by ``isinstance`` (which also asks ``v.__class__``)."""
+    if isinstance(v, bool | np.bool_):
+        return "bool"
+    if isinstance(v, int | np.integer):
+        return "int"
+    if isinstance(v, float | np.floating):
+        return "float"
+    if isinstance(v, str):
+        return "str"
+    return "object"
+
+
 def label_kind(labels: Sequence[Any]) -> str:
     """The kind of a label sequence: ``"bool"``, ``"int"``, ``"float"`` (floats, or ints
     and floats), ``"str"``, ``"object"`` (anything else) or ``"mixed"``. Values match
@@ -77,18 +103,12 @@ def label_kind(labels: Sequence[Any]) -> str:
     >>> label_kind([True, False]), label_kind([True, 1]), label_kind([None])
     ('bool', 'mixed', 'object')
     """
-    kinds = set()
-    for v in labels:
-        if isinstance(v, bool | np.bool_):
-            kinds.add("bool")
-        elif isinstance(v, int | np.integer):
-            kinds.add("int")
-        elif isinstance(v, float | np.floating):
-            kinds.add("float")
-        elif isinstance(v, str):
-            kinds.add("str")
-        else:
-            kinds.add("object")
+    # each distinct type classified once (a label's kind depends on its type only): the
+    # release paths ask several times per call, and a loop of isinstance tests over 1000
+    # labels measured 0.7 ms a call
+    kinds = {_type_kind(t) for t in set(map(type, labels))}
+    if "object" in kinds:  # (an object may claim another class: asked one by one)
+        kinds = {_value_kind(v) for v in labels}
     if kinds <= {"int", "float"} and "float" in kinds:
         return "float"
     return kinds.pop() if len(kinds) == 1 else "mixed"
