@@ -162,3 +162,40 @@ def test_label_kind_by_type_equals_the_per_value_rule(labels: list[object]) -> N
     """label_kind classifies each distinct type once; the kinds are those of isinstance
     asked value by value (an object claiming another class included)."""
     assert sampler.label_kind(tuple(labels)) == _kind_by_isinstance(labels)
+
+
+def test_short_label_views_with_junk_padding_equal_a_dictionary_lookup(
+        kernels: dict[str, Any]) -> None:
+    """string_view records whose inline bytes past their length are junk (a forged or
+    reused buffer), of lengths 0..12 around labels of at most 8 bytes (the one-word view
+    kernel): the codes are a dictionary lookup on the strings Arrow itself reads, and
+    those of the two-word kernel."""
+    labels = ["", "a", "ab", "abcdefgh", "abcdefg", "\x00", "zzzz"]
+    table = _StringTable.build(labels)
+    assert table is not None and table.max_len <= 8
+    rng = np.random.default_rng(11)
+    strings = [*labels, "abcdefgh\x00", "abcdefghi", "abcdefghijkl", "a\x00", "zzz",
+               "zzzzz", "b"]
+    picks = rng.integers(0, len(strings), 3000)
+    raw = [strings[i].encode() for i in picks.tolist()]
+    words = np.empty((len(raw), 2), dtype="<u8")
+    junk = rng.integers(0, 2**63, (len(raw), 2), dtype=np.int64).view(np.uint64)
+    for i, r in enumerate(raw):
+        inline = (r + junk[i].tobytes())[:12]  # the bytes past the string: junk
+        words[i] = np.frombuffer(len(r).to_bytes(4, "little") + inline, dtype="<u8")
+    arr = pa.Array.from_buffers(pa.string_view(), len(raw),
+                                [None, pa.py_buffer(words.tobytes())])
+    values = arr.to_pylist()
+    assert values == [strings[i] for i in picks.tolist()]
+    misses: list[int] = []
+    codes = table.codes(kernels, arr, misses)
+    assert codes is not None
+    lookup = {lab: i for i, lab in enumerate(labels)}
+    want = [lookup.get(v, -1) for v in values]
+    assert codes.tolist() == want and misses == [want.count(-1)]
+    two = np.empty(len(raw), dtype=np.intp)
+    kernels["view_codes"](words.ravel(), sampler._BYTE_MASKS, table.table, table.seeds,
+                          table.mults, table.bucket_shift, table.shift, table.lab_len,
+                          table.lab_w0, table.lab_w1, table.lab_off, table.lab_data,
+                          table.max_len, two)
+    assert two.tolist() == want

@@ -1774,6 +1774,14 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
+            if self.max_len <= 8 and "view_codes8" in kernels:  # one word per label
+                done = kernels["view_codes8"](views[2 * arr.offset:], _BYTE_MASKS,
+                                              self.table, self.seeds, self.mults,
+                                              self.bucket_shift, self.shift, self.lab_len,
+                                              self.lab_w0, self.max_len, out)
+                if misses is not None:
+                    misses.append(-1 - int(done))
+                return out
             done = kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
                                          self.seeds, self.mults, self.bucket_shift,
                                          self.shift, self.lab_len, self.lab_w0, self.lab_w1,
