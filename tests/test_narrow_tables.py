@@ -199,3 +199,31 @@ def test_short_label_views_with_junk_padding_equal_a_dictionary_lookup(
                           table.lab_w0, table.lab_w1, table.lab_off, table.lab_data,
                           table.max_len, two)
     assert two.tolist() == want
+
+
+@pytest.mark.parametrize("k", [1, 2, 5, 64, 65, 300])
+@pytest.mark.parametrize("t", ["string", "large_string", "string_view"])
+def test_direct_and_seeded_tables_equal_a_dictionary_lookup(kernels: dict[str, Any],
+                                                            k: int, t: str) -> None:
+    """Up to 64 labels sit in a table addressed by the multiplier alone (no seed read):
+    each label alone in the slot its key leads to, computed here with Python integers;
+    records (labels, near misses of every length up to 12) get the codes of a dictionary
+    lookup, for the direct tables and the seeded ones beyond 64 labels alike."""
+    labels = [f"L{i:03d}"[: 1 + i % 4] + str(i) for i in range(k)]
+    assert len(set(labels)) == k and max(map(len, labels)) <= 8
+    table = _StringTable.build(labels)
+    assert table is not None and table.direct == (k <= 64)
+    if table.direct:
+        mask = (1 << 64) - 1
+        m = [int(v) for v in table.mults]
+        for code, lab in enumerate(labels):
+            w0 = int.from_bytes(lab.encode().ljust(8, b"\0"), "little")
+            x = (w0 * m[0] + len(lab) * m[2]) & mask
+            assert int(table.table[((x * m[3]) & mask) >> int(table.shift)]) == code
+    near = [lab + "0" for lab in labels] + [lab[:-1] for lab in labels] + ["", "zzzzzzzzzzzz"]
+    values = [labels[i] for i in np.random.default_rng(k).integers(0, k, 5000).tolist()]
+    values += near
+    codes = table.codes(kernels, pa.array(values, type=getattr(pa, t)()))
+    assert codes is not None
+    lookup = {lab: i for i, lab in enumerate(labels)}
+    assert codes.tolist() == [lookup.get(v, -1) for v in values]

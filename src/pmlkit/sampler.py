@@ -1641,6 +1641,8 @@ _STRING_MAX_LABELS = 1 << 16
 _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
                        + [(1 << (8 * min(max(m - 8, 0), 8))) - 1 for m in range(17)],
                        dtype=np.uint64)
+#: Largest alphabet placed without seeds (in at least 2 k**2 slots: 8192 int16 at 64).
+_STRING_DIRECT_LABELS = 64
 #: Attempts per bucket at a seed that places all its labels on free slots.
 _STRING_SEED_TRIES = 4096
 
@@ -1707,6 +1709,7 @@ class _StringTable:
         self.shift = np.uint64(64 - self.bits)
         self.table = np.zeros(1 << self.bits, dtype=self._slot_dtype)
         self.mults = np.zeros(4, dtype=np.uint64)
+        self.direct = False
 
     @classmethod
     def build(cls, labels: Sequence[str]) -> _StringTable | None:
@@ -1723,9 +1726,36 @@ class _StringTable:
             return None
         self = cls(raw)
         for mults in cls.MULTS:
+            if k <= _STRING_DIRECT_LABELS and self._place_direct(
+                    np.array(mults, dtype=np.uint64)):
+                return self
             if self._place(np.array(mults, dtype=np.uint64)):
                 return self
         return None
+
+    def _place_direct(self, m: NDArray[np.uint64]) -> bool:
+        """A few labels placed by the slot multiplier alone (every seed 0, so the
+        one-word kernels skip reading it): the key mix of the multipliers ``m``, then a
+        multiplier ``m[3]`` searched for (fixed seed) under which the labels' slots among
+        at least ``2 k**2`` are distinct (probability above 1/2 per multiplier); False if
+        none of the tries separates them."""
+        k = self.k
+        x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
+        bits = max(self.bits, (2 * k * k - 1).bit_length())
+        shift = np.uint64(64 - bits)
+        search = np.random.default_rng(0xD1EC7)
+        for _ in range(64):
+            m3 = np.uint64(int(search.integers(0, 2**62)) * 2 + 1)
+            slots = ((x * m3) >> shift).astype(np.intp)
+            if np.unique(slots).size == k:
+                table = np.zeros(1 << bits, dtype=self._slot_dtype)
+                table[slots] = np.arange(k)
+                self.table, self.bits, self.shift = table, bits, shift
+                self.mults = np.array([m[0], m[1], m[2], m3], dtype=np.uint64)
+                self.seeds = np.zeros_like(self.seeds)
+                self.direct = True
+                return True
+        return False
 
     def _place(self, m: NDArray[np.uint64]) -> bool:
         """Search the buckets' seeds for the multipliers ``m``; False if a bucket fails."""
@@ -1778,7 +1808,7 @@ class _StringTable:
                 done = kernels["view_codes8"](views[2 * arr.offset:], _BYTE_MASKS,
                                               self.table, self.seeds, self.mults,
                                               self.bucket_shift, self.shift, self.lab_len,
-                                              self.lab_w0, self.max_len, out)
+                                              self.lab_w0, self.max_len, self.direct, out)
                 if misses is not None:
                     misses.append(-1 - int(done))
                 return out
@@ -1805,7 +1835,7 @@ class _StringTable:
             bad = kernels["string_codes8"](offsets, data, words, _BYTE_MASKS, self.table,
                                            self.seeds, self.mults, self.bucket_shift,
                                            self.shift, self.lab_len, self.lab_w0,
-                                           self.max_len, out)
+                                           self.max_len, self.direct, out)
             if bad < 0 and misses is not None:
                 misses.append(-1 - int(bad))
             return None if bad >= 0 else out
