@@ -27,7 +27,8 @@ with numpy ufuncs; compiled with numba they take one pass:
 * ``string_codes`` (``string_codes8`` for labels of at most 8 bytes) / ``view_codes``:
   the input index of each record of an Arrow ``string``/``large_string`` array (read from
   its offsets and data buffers, the first 16 bytes of a record as two words read by
-  unaligned loads) or ``string_view`` array (the inlined bytes of its views), through
+  unaligned loads) or ``string_view`` array (the inlined bytes of its views;
+  ``view_codes8`` for labels of at most 8 bytes), through
   the perfect hash table of the string labels (:class:`pmlkit.sampler._StringTable`:
   every hit verified on the length and all the bytes). Offsets outside the data buffer
   stop the kernel (nothing is read past it).
@@ -356,9 +357,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
     def string_codes8(offsets: Any, data: Any, words: Any, masks: Any, table: Any,
                       seeds: Any, mults: Any, bucket_shift: Any, shift: Any, lab_len: Any,
-                      lab_w0: Any, max_len: Any, out: Any) -> Any:
+                      lab_w0: Any, max_len: Any, direct: bool, out: Any) -> Any:
         # string_codes for labels of at most 8 bytes: a record longer than the longest
-        # label is no label, the others are one word (the second word is 0 for every label)
+        # label is no label, the others are one word (the second word is 0 for every label).
+        # ``direct``: the table's seeds are all 0 (a few labels placed by the multiplier
+        # alone), so the seed is not read: one dependent load less per record (33.5
+        # against 28 ms per 10^7 records; string_view 30 against 23.5)
         n = out.shape[0]
         dlen = i64(data.shape[0])
         one = u64(1)
@@ -389,7 +393,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                     w0 |= u64(data[s + j]) << (j << three)
                     j += one
             x = (w0 * m0) + (length * m2)  # the lookup of string_codes with w1 = 0
-            c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
+            h = x if direct else x ^ seeds[x >> bucket_shift]
+            c = u64(table[(h * m3) >> shift])
             ok = (lab_len[c] == length) & (lab_w0[c] == w0)
             out[i] = i64(c) if ok else i64(-1)
             misses += i64(not ok)
@@ -419,6 +424,35 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             x = (w0 * m0) + (w1 * m1) + (ulen * m2)
             c = u64(table[((x ^ seeds[x >> bucket_shift]) * m3) >> shift])
             ok = (lab_len[c] == ulen) & (lab_w0[c] == w0) & (lab_w1[c] == w1)
+            out[i] = i64(c) if ok else i64(-1)
+            misses += i64(not ok)
+        return -1 - misses
+
+    def view_codes8(views: Any, masks: Any, table: Any, seeds: Any, mults: Any,
+                    bucket_shift: Any, shift: Any, lab_len: Any, lab_w0: Any, max_len: Any,
+                    direct: bool, out: Any) -> Any:
+        # view_codes for labels of at most 8 bytes: a record longer than the longest
+        # label is no label, the others have their bytes 8..11 masked to 0 (as every
+        # label's second word is), so the second word is neither hashed nor compared
+        # (9-13 ms less per 10^7 records)
+        n = out.shape[0]
+        misses = i64(0)
+        low32 = u64(0xFFFFFFFF)
+        s32 = u64(32)
+        m0, m2, m3 = mults[0], mults[2], mults[3]
+        for i in range(n):
+            v0 = views[2 * i]
+            v1 = views[2 * i + 1]
+            ulen = v0 & low32
+            if ulen > u64(max_len):  # max_len <= 8
+                out[i] = -1
+                misses += 1
+                continue
+            w0 = ((v0 >> s32) | (v1 << s32)) & masks[ulen]
+            x = (w0 * m0) + (ulen * m2)  # the lookup of view_codes with w1 = 0
+            h = x if direct else x ^ seeds[x >> bucket_shift]  # (as string_codes8)
+            c = u64(table[(h * m3) >> shift])
+            ok = (lab_len[c] == ulen) & (lab_w0[c] == w0)
             out[i] = i64(c) if ok else i64(-1)
             misses += i64(not ok)
         return -1 - misses
@@ -501,7 +535,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             "background_draw_based": jit(background_draw_based),
             "address_codes": jit(address_codes), "string_codes": jit(string_codes),
             "string_codes8": jit(string_codes8),
-            "view_codes": jit(view_codes), "take_strings": jit(take_strings),
+            "view_codes": jit(view_codes), "view_codes8": jit(view_codes8),
+            "take_strings": jit(take_strings),
             "take_short": jit(take_short), "count_codes": jit(count_codes),
             "take_views": jit(take_views)}
     kernels.update(_build_object_kernels(numba, u64, i64))

@@ -65,6 +65,32 @@ _BACKGROUND_SNAP = 48
 _TOP16 = 3 if sys.byteorder == "little" else 0
 
 
+def _type_kind(t: type) -> str:
+    """The kind of the labels of type ``t`` (see :func:`label_kind`)."""
+    if issubclass(t, bool | np.bool_):
+        return "bool"
+    if issubclass(t, int | np.integer):
+        return "int"
+    if issubclass(t, float | np.floating):
+        return "float"
+    if issubclass(t, str):
+        return "str"
+    return "object"
+
+
+def _value_kind(v: Any) -> str:
+    """The kind of one label, by ``isinstance`` (which also asks ``v.__class__``)."""
+    if isinstance(v, bool | np.bool_):
+        return "bool"
+    if isinstance(v, int | np.integer):
+        return "int"
+    if isinstance(v, float | np.floating):
+        return "float"
+    if isinstance(v, str):
+        return "str"
+    return "object"
+
+
 def label_kind(labels: Sequence[Any]) -> str:
     """The kind of a label sequence: ``"bool"``, ``"int"``, ``"float"`` (floats, or ints
     and floats), ``"str"``, ``"object"`` (anything else) or ``"mixed"``. Values match
@@ -77,18 +103,12 @@ def label_kind(labels: Sequence[Any]) -> str:
     >>> label_kind([True, False]), label_kind([True, 1]), label_kind([None])
     ('bool', 'mixed', 'object')
     """
-    kinds = set()
-    for v in labels:
-        if isinstance(v, bool | np.bool_):
-            kinds.add("bool")
-        elif isinstance(v, int | np.integer):
-            kinds.add("int")
-        elif isinstance(v, float | np.floating):
-            kinds.add("float")
-        elif isinstance(v, str):
-            kinds.add("str")
-        else:
-            kinds.add("object")
+    # each distinct type classified once (a label's kind depends on its type only): the
+    # release paths ask several times per call, and a loop of isinstance tests over 1000
+    # labels measured 0.7 ms a call
+    kinds = {_type_kind(t) for t in set(map(type, labels))}
+    if "object" in kinds:  # (an object may claim another class: asked one by one)
+        kinds = {_value_kind(v) for v in labels}
     if kinds <= {"int", "float"} and "float" in kinds:
         return "float"
     return kinds.pop() if len(kinds) == 1 else "mixed"
@@ -1625,6 +1645,8 @@ _STRING_MAX_LABELS = 1 << 16
 _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
                        + [(1 << (8 * min(max(m - 8, 0), 8))) - 1 for m in range(17)],
                        dtype=np.uint64)
+#: Largest alphabet placed without seeds (in at least 2 k**2 slots: 8192 int16 at 64).
+_STRING_DIRECT_LABELS = 64
 #: Attempts per bucket at a seed that places all its labels on free slots.
 _STRING_SEED_TRIES = 4096
 
@@ -1670,22 +1692,28 @@ class _StringTable:
         k = len(raw)
         self.k = k
         self.max_len = max(len(r) for r in raw)
-        self.lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
+        # the kernels' tables as narrow as they can be (lengths in bytes up to 255 bytes,
+        # slots in 16 bits up to 2**15 labels): at k = 1000 the 64-bit lengths and 32-bit
+        # slots (44 KB with the words and seeds) left the L1 cache
+        self.lab_len = np.array([len(r) for r in raw], dtype=np.uint8 if self.max_len <= 255
+                                else np.uint64)
+        self._slot_dtype = np.int16 if k < 1 << 15 else np.int32
         head = [r[:16].ljust(16, b"\0") for r in raw]
         self.lab_w0 = np.array([int.from_bytes(h[:8], "little") for h in head],
                                dtype=np.uint64)
         self.lab_w1 = np.array([int.from_bytes(h[8:], "little") for h in head],
                                dtype=np.uint64)
         self.lab_off = np.zeros(k + 1, dtype=np.uint64)
-        np.cumsum(self.lab_len, out=self.lab_off[1:])
+        np.cumsum(self.lab_len, dtype=np.uint64, out=self.lab_off[1:])
         self.lab_data = np.frombuffer(b"".join(raw) or b"\0", dtype=np.uint8)
         bucket_bits = max(1, (max(k // 2, 1) - 1).bit_length())  # about 2 labels each
         self.bucket_shift = np.uint64(64 - bucket_bits)
         self.seeds = np.zeros(1 << bucket_bits, dtype=np.uint64)
         self.bits = max(4, (4 * k - 1).bit_length())  # at least 4 k slots
         self.shift = np.uint64(64 - self.bits)
-        self.table = np.zeros(1 << self.bits, dtype=np.int32)
+        self.table = np.zeros(1 << self.bits, dtype=self._slot_dtype)
         self.mults = np.zeros(4, dtype=np.uint64)
+        self.direct = False
 
     @classmethod
     def build(cls, labels: Sequence[str]) -> _StringTable | None:
@@ -1702,16 +1730,43 @@ class _StringTable:
             return None
         self = cls(raw)
         for mults in cls.MULTS:
+            if k <= _STRING_DIRECT_LABELS and self._place_direct(
+                    np.array(mults, dtype=np.uint64)):
+                return self
             if self._place(np.array(mults, dtype=np.uint64)):
                 return self
         return None
+
+    def _place_direct(self, m: NDArray[np.uint64]) -> bool:
+        """A few labels placed by the slot multiplier alone (every seed 0, so the
+        one-word kernels skip reading it): the key mix of the multipliers ``m``, then a
+        multiplier ``m[3]`` searched for (fixed seed) under which the labels' slots among
+        at least ``2 k**2`` are distinct (probability above 1/2 per multiplier); False if
+        none of the tries separates them."""
+        k = self.k
+        x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
+        bits = max(self.bits, (2 * k * k - 1).bit_length())
+        shift = np.uint64(64 - bits)
+        search = np.random.default_rng(0xD1EC7)
+        for _ in range(64):
+            m3 = np.uint64(int(search.integers(0, 2**62)) * 2 + 1)
+            slots = ((x * m3) >> shift).astype(np.intp)
+            if np.unique(slots).size == k:
+                table = np.zeros(1 << bits, dtype=self._slot_dtype)
+                table[slots] = np.arange(k)
+                self.table, self.bits, self.shift = table, bits, shift
+                self.mults = np.array([m[0], m[1], m[2], m3], dtype=np.uint64)
+                self.seeds = np.zeros_like(self.seeds)
+                self.direct = True
+                return True
+        return False
 
     def _place(self, m: NDArray[np.uint64]) -> bool:
         """Search the buckets' seeds for the multipliers ``m``; False if a bucket fails."""
         x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
         bucket = (x >> self.bucket_shift).astype(np.intp)
         taken = np.zeros(1 << self.bits, dtype=bool)
-        table = np.zeros(1 << self.bits, dtype=np.int32)
+        table = np.zeros(1 << self.bits, dtype=self._slot_dtype)
         seeds = np.zeros_like(self.seeds)
         search = np.random.default_rng(0x5EED)
         sizes = np.bincount(bucket, minlength=seeds.shape[0])
@@ -1753,6 +1808,14 @@ class _StringTable:
             if self.max_len > 12 or bufs[1] is None or bufs[1].size < 16 * (arr.offset + n):
                 return None
             views = np.frombuffer(bufs[1], dtype="<u8", count=2 * (arr.offset + n))
+            if self.max_len <= 8 and "view_codes8" in kernels:  # one word per label
+                done = kernels["view_codes8"](views[2 * arr.offset:], _BYTE_MASKS,
+                                              self.table, self.seeds, self.mults,
+                                              self.bucket_shift, self.shift, self.lab_len,
+                                              self.lab_w0, self.max_len, self.direct, out)
+                if misses is not None:
+                    misses.append(-1 - int(done))
+                return out
             done = kernels["view_codes"](views[2 * arr.offset:], _BYTE_MASKS, self.table,
                                          self.seeds, self.mults, self.bucket_shift,
                                          self.shift, self.lab_len, self.lab_w0, self.lab_w1,
@@ -1776,7 +1839,7 @@ class _StringTable:
             bad = kernels["string_codes8"](offsets, data, words, _BYTE_MASKS, self.table,
                                            self.seeds, self.mults, self.bucket_shift,
                                            self.shift, self.lab_len, self.lab_w0,
-                                           self.max_len, out)
+                                           self.max_len, self.direct, out)
             if bad < 0 and misses is not None:
                 misses.append(-1 - int(bad))
             return None if bad >= 0 else out
@@ -1845,7 +1908,12 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     if not wide and n * longest > np.iinfo(np.int32).max:
         # (Arrow then refuses or splits as it does)
         return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
-    lab_len = np.array([len(r) for r in raw], dtype=np.uint64)
+    # the kernels' tables as narrow as they can be (lengths in bytes up to 255 bytes,
+    # histograms in 32 bits while no count can reach 2**32): at k = 1000 the 64-bit ones
+    # (24 KB with the labels' words) crowded the L1 cache, 18 against 11 ms per 10^7
+    # records
+    lab_len = np.array([len(r) for r in raw], dtype=np.uint8 if longest <= 255
+                       else np.uint32 if longest < 1 << 32 else np.uint64)
     width = max(1, -(-longest // 8))
     lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
                               dtype="<u8").reshape(len(raw), width)
@@ -1856,7 +1924,7 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
     out_words = np.frombuffer(data_buf, dtype="<u8")
     parts = np.zeros((count_lanes(len(raw)), len(raw) if counts is not None else 0),
-                     dtype=np.int64)
+                     dtype=_count_dtype(n))
     if width == 1:  # labels of at most 8 bytes: one word each
         total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
                                           out_words, parts))
@@ -1866,7 +1934,7 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     if total < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
     if counts is not None:
-        counts += parts.sum(axis=0)[:counts.shape[0]]
+        counts += parts.sum(axis=0, dtype=np.int64)[:counts.shape[0]]
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
@@ -2054,14 +2122,14 @@ class ObjectGather:
 
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((count_lanes(self.counts.shape[0]), self.counts.shape[0]),
-                             dtype=np.int64)
+                             dtype=np.uint32)  # (a block: fewer than 2**32 records)
             bad = int(kernel(words, codes[lo:hi], n_codes, cells32, cells, prim,
                              bits, mode, n_shared, n_row, self._addr, fill,
                              self._slots[start + lo:start + hi], parts, buf))
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
                                      "written twice")
-            self.counts += parts.sum(axis=0)
+            self.counts += parts.sum(axis=0, dtype=np.int64)
 
         if n <= DRAW_BLOCK or _kernels.draw_threads() < 2:
             for lo in range(0, n, DRAW_BLOCK):
@@ -2093,12 +2161,12 @@ class ObjectGather:
         if idx.dtype != np.intp or idx.ndim != 1 or not 0 <= start <= stop <= len(self.out):
             return False
         k = self.counts.shape[0]
-        parts = np.zeros((count_lanes(k), k), dtype=np.int64)  # this call's counts
+        parts = np.zeros((count_lanes(k), k), dtype=_count_dtype(idx.shape[0]))
         bad = int(self._kernel(np.ascontiguousarray(idx), self._addr, np.uint64(id(None)),
                                self._slots[start:stop], parts))
         if bad >= 0:
             return False
-        self.counts += parts.sum(axis=0)
+        self.counts += parts.sum(axis=0, dtype=np.int64)
         return True
 
 
@@ -2134,6 +2202,13 @@ def count_lanes(m: int) -> int:
     return 4 if m < 256 else 1
 
 
+def _count_dtype(n: int) -> type[np.unsignedinteger[Any]] | type[np.signedinteger[Any]]:
+    """The dtype of the histograms a compiled loop over ``n`` records fills: 32-bit
+    while no count can reach 2**32 (half the cache footprint of 64-bit counts, which at
+    1000 outputs crowd the L1 cache), else int64."""
+    return np.uint32 if n < 1 << 32 else np.int64
+
+
 def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
     """How many of the indices ``idx`` equal each of ``0..m-1`` (``np.bincount`` with
     ``minlength=m``; a compiled loop once the kernels are loaded, about 3x faster).
@@ -2146,8 +2221,8 @@ def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
     """
     kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
     if kernels is not None and idx.dtype == np.intp and idx.ndim == 1:
-        parts = np.zeros((count_lanes(m), m), dtype=np.int64)
+        parts = np.zeros((count_lanes(m), m), dtype=_count_dtype(idx.shape[0]))
         if int(kernels["count_codes"](idx, parts)) < 0:
-            out: NDArray[np.int64] = parts.sum(axis=0)
+            out: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
             return out
     return np.bincount(idx, minlength=m).astype(np.int64, copy=False)
