@@ -66,18 +66,21 @@ of the exact evaluation too). An upper bound of ``G`` over a node pair, from the
 2. Three levels: ``rho = e^eps (q(S) - q(T)) / (1 - e^eps q(T))`` is increasing in
    ``q(S)``, and in ``q(T)`` exactly when ``e^eps q(S) >= 1``, so its range follows from the
    corners of the ``q`` ranges (unbounded above when ``1 - e^eps q(T)`` can reach 0; none
-   when it is never positive or ``rho < 1`` throughout). Two bounds, the smaller kept:
-   (a) with ``P = (rho - 1) p(T) + p(S)`` and ``N = rho log(rho) p(T) - (rho - 1) Z(T) -
-   Z(S)``, ``G = N / P - c - log P``; ``N`` is convex in ``rho`` and linear in the sums, so
-   at most its largest value over the two ends of the ``rho`` range with every sum at the
-   end its coefficient favours; ``G`` is increasing in ``N``, and ``N / P - log P`` is
-   largest at ``P = -N`` clamped to the range of ``P``. (b) The column is ``u`` on ``T``,
-   ``v`` on ``M`` with ``u = rho v`` and ``p(T) u + p(M) v = 1``, and
-   ``G = p(T) (u log u - c u) + p(M) (v log v - c v) - u Z(T) - v Z(M)``: for fixed
-   ``(u, v)`` linear in the sums, so its maximum over the ranges, ``H(u, v)``, is a maximum
-   of convex functions, convex, and its maximum over a convex polygon containing every
-   pair's ``(u, v)`` (the box of their ranges cut by ``rho_lo v <= u <= rho_hi v`` and
-   ``p_lo(T) u + p_lo(M) v <= 1 <= p_hi(T) u + p_hi(M) v``) is reached at a vertex.
+   when it is never positive or ``rho < 1`` throughout). For fixed blocks the columns
+   ``(rho 1_T + 1_M) / P``, ``P = (rho - 1) p(T) + p(S)``, lie on a segment: they are
+   ``(t / p(T)) 1_T + ((1 - t) / p(M)) 1_M`` with ``t = rho p(T) / P`` increasing in
+   ``rho``, from the one-level column (``rho = 1``) to the top-only one ``1_T / p(T)``
+   (``rho -> inf``). ``G`` is convex in the column, so along the segment it is at most its
+   larger value at the two ends of the ``rho`` range, for every value of the sums at once:
+   the bound is the larger of the maxima over the ranges at ``rho_lo`` and at ``rho_hi``
+   (the top-only end when ``rho`` is unbounded: ``-Z(T) / p(T) - c - log p(T)``, largest at
+   ``p(T) = Z(T)`` clamped). At a fixed ``rho``, ``G = N / P - c - log P`` with ``N = rho
+   log(rho) p(T) - rho Z(T) - Z(M)``, decreasing in the dual sums (``rho Z(T) + Z(M) =
+   (rho - 1) Z(T) + Z(S)`` is at least either form at the smallest sums); for a fixed
+   ``P`` the largest ``p(T)`` is best, and with it ``G`` is ``K - D / P - log P`` on two
+   pieces of the ``P`` range, largest at ``P = D`` clamped: exact over the ranges of
+   ``p(T)`` and ``p(S)``. (Bounding ``N`` and ``P`` separately over the ``rho`` range, the
+   former bound, was looser by about 0.1-1 at leaf pairs with ``1 - e^eps q(T)`` small.)
 
 The search walks the node pairs depth first, the child pair with the larger bound first;
 a pair whose bound is at most the threshold ``t`` is dropped, a pair of leaves is evaluated
@@ -89,8 +92,9 @@ on the stack)`` is a valid bound at any moment: exact (above the tolerance) when
 is empty, larger when the deadline stops the search. The ranges are widened by a relative
 ``1e-12`` and the bound gets the streaming oracle's margin ``1e-10 (1 + sum |y|)`` for
 rounding. Only near-optimal pairs need exact evaluation; with the final duals of a design
-the bounds are loose by about 1e-2 at a leaf pair, so the work still grows roughly as
-``3^N`` times a small fraction (N = 20: 1e7 of 3.5e9 pairs evaluated, 3 s per search).
+the bounds are loose by about 1e-2 at a leaf pair (the ranges of the sums over 16 rows), so
+the work still grows roughly as ``3^N`` times a small fraction (N = 20, eps = 2: 3.6e7 of
+3.5e9 pairs evaluated, 3 s per search).
 
 Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
 ``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
