@@ -57,6 +57,10 @@ def test_bound_equals_brute_force_vertex_maximum(case):
             assert (cols.max(axis=0) <= oracle.e * box.min_linear(cols) * (1 + 1e-9)).all()
             rc = vals - y @ cols
             assert rc.max() == pytest.approx(brute, abs=1e-9 * (1 + abs(brute)))
+    # a search that stops at its first improving column (with the pairs kept a little
+    # below the tolerance) returns a valid bound as well
+    _, _, bound = BoxTreeOracle(box, p, eps).price(y, want=1, deadline=math.inf, atol=0.0)
+    assert bound >= brute
     # a search stopped at once still returns a valid bound
     oracle.stop_at, oracle.CHUNK = -math.inf, 1
     _, _, bound = oracle.price(y, want=5, deadline=-math.inf, atol=-math.inf, full=True)
