@@ -1407,6 +1407,8 @@ class BoxTreeOracle(BoxOracle):
     CACHE = 2000
     #: how far below the pricing tolerance the search keeps pairs as candidates (nats)
     NEAR = 1e-3
+    #: an early stop waits for this many times the improving columns asked for
+    COLLECT = 5
     #: features split on, and their weights (p(T), p(M), lo(T), lo(S), hi(T), hi(S))
     SPLIT: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 1.0), (3, 1.0), (4, 1.0), (5, 1.0),
                                             (6, 1.0))
@@ -1535,6 +1537,9 @@ class BoxTreeOracle(BoxOracle):
         cb = np.zeros(cap, dtype=np.int64)
         ncand = 0
         early = not getattr(self, "_exhaust", True) and want > 0
+        # an early stop collects a few times the columns asked for: the next rounds are
+        # then answered from them (partial pricing) instead of by a new search
+        enough = want * self.COLLECT
         # the pairs a little below the tolerance are kept too (for the partial pricing of
         # the next rounds): almost free, the bounds being looser than that near the leaves
         state = np.array([float(atol) - self.NEAR, -math.inf, 0.0, 0.0, 0.0, 0.0])
@@ -1545,7 +1550,7 @@ class BoxTreeOracle(BoxOracle):
                 si, sj, sbd, top, self.CHUNK, cv, ca, cb, ncand, state)
             if top > 0 and time.monotonic() > deadline:
                 break
-            if early and ncand >= want and np.count_nonzero(cv[:ncand] > atol) >= want:
+            if early and ncand >= enough and np.count_nonzero(cv[:ncand] > atol) >= enough:
                 # enough improving columns for this round: the bound (still valid, from
                 # the pairs left open) is only needed at the end
                 break
