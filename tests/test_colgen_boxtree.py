@@ -280,3 +280,12 @@ def test_equals_the_streaming_oracle_on_random_duals_small_and_large_eps(eps):
         _, _, got = BoxTreeOracle(box, p, eps).price(y, want=0, deadline=math.inf,
                                                      atol=-math.inf, full=True)
         assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_time_rule_takes_the_tree_search_up_to_20_categories_in_a_minute():
+    # the pipeline uses the tree search from N = 17 on only when max_seconds covers
+    # BoxTreeOracle.seconds(n): measured designs finish N = 20 in under 30 s of CPU
+    secs = [BoxTreeOracle.seconds(n) for n in range(16, 25)]
+    assert (np.diff(secs) > 0).all()
+    assert BoxTreeOracle.seconds(20) <= 60 < BoxTreeOracle.seconds(22)
+    assert BoxTreeOracle.seconds(24) >= 180  # eps = 2 took about three minutes

@@ -93,8 +93,14 @@ is empty, larger when the deadline stops the search. The ranges are widened by a
 ``1e-12`` and the bound gets the streaming oracle's margin ``1e-10 (1 + sum |y|)`` for
 rounding. Only near-optimal pairs need exact evaluation; with the final duals of a design
 the bounds are loose by about 1e-2 at a leaf pair (the ranges of the sums over 16 rows), so
-the work still grows roughly as ``3^N`` times a small fraction (N = 20, eps = 2: 3.6e7 of
-3.5e9 pairs evaluated, 3 s per search).
+the work still grows roughly as ``3^N`` times a small fraction (N = 20, eps = 2: 8e6 of
+3.5e9 pairs evaluated, under a second per search). The trees split on the box sums that
+move ``G`` most near the optimum: all six from ``p(T)`` to ``hi(S)`` for small eps, mostly
+``lo(T)`` from ``e^eps >= 4`` on (the blocks near the optimum then have ``q(T)`` close to
+``e^-eps``, where ``rho`` is most sensitive to it). A search that only has to return
+improving columns (not a bound) stops once it holds five times the columns asked for, and
+every search keeps the pairs down to ``1e-3`` below the tolerance: the next rounds are
+priced from those pairs first, so a full search runs only when they give nothing.
 
 Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
 ``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
@@ -1165,7 +1171,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
 #: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
 #: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
-#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 5-16 s).
+#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 1-3 s).
 BOX_MAX_N = 16
 
 #: Largest alphabet priced by :class:`BoxTreeOracle` (two halves of ``3^12`` assignments,
@@ -1449,10 +1455,12 @@ class BoxTreeOracle(BoxOracle):
     @staticmethod
     def seconds(n: int) -> float:
         """The time budget from which a design over ``n`` categories is expected to finish
-        (and be certified): 20 s at N = 16, three times more every two categories (the
-        pairs grow as ``3^N``, the share evaluated shrinks). Measured: N = 16 in 5-16 s,
-        N = 18 in 48 s, N = 20 in 200-400 s, on a loaded machine."""
-        return float(20.0 * 3.0 ** ((n - 16) / 2))
+        (and be certified): 30 s at N = 20, three times more every two categories (the
+        pairs grow as ``3^N``, the share evaluated shrinks): a one-minute budget takes the
+        search up to N = 20. Measured (geometric prior, Clopper-Pearson box, CPU seconds
+        of the whole design): N = 20 in 4.3 s (eps = 2) and 26.5 s (eps = log 2), N = 24
+        at eps = 2 in about 3 minutes."""
+        return float(30.0 * 3.0 ** ((n - 20) / 2))
 
     @staticmethod
     def available() -> bool:

@@ -354,8 +354,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and max_seconds >= 45))
     # from N = 16 on (and numba importable): the same pairs of half-assignments, searched
     # by branch and bound over pairs of blocks; exact when its searches finish, which takes
-    # about BoxTreeOracle.seconds(n) (5-16 s at N = 16, 48 s at N = 18 on a loaded machine):
-    # with less time the spatial branch and bound's partial bound is the better one
+    # about BoxTreeOracle.seconds(n) (30 s at N = 20, x3 per two categories): with less
+    # time the spatial branch and bound's partial bound is the better one
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
                 and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
