@@ -288,4 +288,6 @@ def test_time_rule_takes_the_tree_search_up_to_20_categories_in_a_minute():
     secs = [BoxTreeOracle.seconds(n) for n in range(16, 25)]
     assert (np.diff(secs) > 0).all()
     assert BoxTreeOracle.seconds(20) <= 60 < BoxTreeOracle.seconds(22)
-    assert BoxTreeOracle.seconds(24) >= 180  # eps = 2 took about three minutes
+    # measured CPU seconds of whole designs: N = 22 up to 153 s (eps = 0.1), N = 24 about
+    # 540 s at eps = log 2
+    assert BoxTreeOracle.seconds(22) >= 150 and BoxTreeOracle.seconds(24) >= 540

@@ -1455,12 +1455,13 @@ class BoxTreeOracle(BoxOracle):
     @staticmethod
     def seconds(n: int) -> float:
         """The time budget from which a design over ``n`` categories is expected to finish
-        (and be certified): 30 s at N = 20, three times more every two categories (the
-        pairs grow as ``3^N``, the share evaluated shrinks): a one-minute budget takes the
+        (and be certified): 30 s at N = 20, five times more every two categories (the
+        pairs grow as ``3^N``, and the rounds with them): a one-minute budget takes the
         search up to N = 20. Measured (geometric prior, Clopper-Pearson box, CPU seconds
-        of the whole design): N = 20 in 4.3 s (eps = 2) and 26.5 s (eps = log 2), N = 24
-        at eps = 2 in about 3 minutes."""
-        return float(30.0 * 3.0 ** ((n - 20) / 2))
+        of the whole design, eps = 2 / log 2 / 0.1): N = 20 in 4.3 / 26.5 / 18.2 s,
+        N = 22 in 14.4 / 107 / 153 s; N = 24 at eps = 2 in about 3 minutes, at log 2 in
+        about 9."""
+        return float(30.0 * 5.0 ** ((n - 20) / 2))
 
     @staticmethod
     def available() -> bool:
