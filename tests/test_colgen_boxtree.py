@@ -57,6 +57,10 @@ def test_bound_equals_brute_force_vertex_maximum(case):
             assert (cols.max(axis=0) <= oracle.e * box.min_linear(cols) * (1 + 1e-9)).all()
             rc = vals - y @ cols
             assert rc.max() == pytest.approx(brute, abs=1e-9 * (1 + abs(brute)))
+    # a search that stops at its first improving column (with the pairs kept a little
+    # below the tolerance) returns a valid bound as well
+    _, _, bound = BoxTreeOracle(box, p, eps).price(y, want=1, deadline=math.inf, atol=0.0)
+    assert bound >= brute
     # a search stopped at once still returns a valid bound
     oracle.stop_at, oracle.CHUNK = -math.inf, 1
     _, _, bound = oracle.price(y, want=5, deadline=-math.inf, atol=-math.inf, full=True)
@@ -200,3 +204,90 @@ def test_pipeline_keeps_the_spatial_branch_and_bound_when_the_budget_is_short(mo
         warnings.simplefilter("ignore")  # the gap reached in 2 s, if any
         mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=2)
     assert "(branch and bound pricing" in mech.parameters["method"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.integers(3, 8), st.integers(0, 2**32 - 1))
+def test_objective_is_convex_along_the_segment_of_level_ratios(n, seed):
+    # the bound's lemma: for fixed blocks T, M the column (rho 1_T + 1_M) / P moves on a
+    # segment (affine in t = rho p(T) / P), so G is at most its larger value at the ends
+    # of any range of rho, the top-only column 1_T / p(T) being the end of rho -> inf;
+    # checked with the objective computed from the columns themselves
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    y = p * rng.uniform(0.2, 1.0) + rng.normal(0, 0.05, n)
+    digits = rng.integers(0, 3, n)
+    digits[0], digits[1] = 2, 1  # T and M not empty
+    top, mid = digits == 2, digits == 1
+
+    def g(rho: float) -> float:
+        w = np.where(top, rho, np.where(mid, 1.0, 0.0))
+        w = w / (p @ w)
+        return float(g_values(w[:, None], p, y)[0])
+
+    g_top = float(g_values((top / p[top].sum())[:, None], p, y)[0])
+    rhos = np.sort(np.exp(rng.uniform(0, 8, 12)))
+    vals = np.array([g(r) for r in rhos])
+    for i in range(len(rhos)):
+        for k in range(i + 2, len(rhos)):
+            inner = vals[i + 1:k].max()
+            assert inner <= max(vals[i], vals[k]) + 1e-9 * (1 + abs(inner))
+        assert vals[i:].max() <= max(vals[i], g_top) + 1e-9 * (1 + abs(vals[i:].max()))
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.floats(0.0, 9.0), st.floats(0.01, 0.5), st.floats(0.0, 0.3),
+       st.floats(0.01, 0.5), st.floats(0.0, 0.3), st.floats(-0.3, 0.3),
+       st.floats(-0.3, 0.3))
+def test_fixed_ratio_bound_is_the_maximum_over_the_ranges(log_rho, pt, dpt, ps, dps, zt,
+                                                          zm):
+    # at a fixed ratio the three-level objective (N / P - log P) over the box of (pT, pS),
+    # against a dense grid refined by a bounded local optimiser
+    from scipy.optimize import minimize
+
+    from pmlkit.design import _boxtree as bt
+
+    rho = math.exp(log_rho)
+    pt_lo, pt_hi, ps_lo, ps_hi = pt, pt + dpt, pt + ps, pt + ps + dps
+
+    def f(x: np.ndarray) -> float:
+        a, s = x
+        big_p = (rho - 1) * a + s
+        return (rho * math.log(rho) * a - rho * zt - zm) / big_p - math.log(big_p)
+
+    grid = [(a, s) for a in np.linspace(pt_lo, pt_hi, 40) for s in np.linspace(ps_lo, ps_hi, 40)]
+    x0 = max(grid, key=lambda x: f(np.array(x)))
+    res = minimize(lambda x: -f(x), np.array(x0), bounds=[(pt_lo, pt_hi), (ps_lo, ps_hi)],
+                   method="L-BFGS-B", options={"ftol": 1e-15, "gtol": 1e-12})
+    brute = max(f(np.array(x0)), -float(res.fun))
+    bt.compiled()  # the plain function and its compiled version
+    for fn in (bt._PY["_fixed_rho"], bt._fixed_rho):
+        got = fn(rho, pt_lo, pt_hi, ps_lo, ps_hi, zt, zm, zt + zm)
+        assert got >= brute - 1e-9 * (1 + abs(brute))  # valid
+        assert got <= brute + 1e-7 * (1 + abs(brute))  # and exact
+
+
+@pytest.mark.parametrize("eps", [0.1, 2.0])
+def test_equals_the_streaming_oracle_on_random_duals_small_and_large_eps(eps):
+    # eps = 2: 1 - e^eps q(T) close to 0 for many blocks, ratios of the levels in the
+    # thousands within one block pair (the segment's ends far apart)
+    box, p = _geometric_box(12, eps)
+    rng = np.random.default_rng(7)
+    for _ in range(2):
+        y = p * rng.uniform(0.4, 0.8) + rng.normal(0, 0.01, 12)
+        _, _, want = BoxOracle(box, p, eps).price(y, want=0, deadline=math.inf, atol=0.0,
+                                                  full=True)
+        _, _, got = BoxTreeOracle(box, p, eps).price(y, want=0, deadline=math.inf,
+                                                     atol=-math.inf, full=True)
+        assert got == pytest.approx(want, abs=1e-9)
+
+
+def test_time_rule_takes_the_tree_search_up_to_20_categories_in_a_minute():
+    # the pipeline uses the tree search from N = 17 on only when max_seconds covers
+    # BoxTreeOracle.seconds(n): measured designs finish N = 20 in under 30 s of CPU
+    secs = [BoxTreeOracle.seconds(n) for n in range(16, 25)]
+    assert (np.diff(secs) > 0).all()
+    assert BoxTreeOracle.seconds(20) <= 60 < BoxTreeOracle.seconds(22)
+    # measured CPU seconds of whole designs: N = 22 up to 153 s (eps = 0.1), N = 24 about
+    # 540 s at eps = log 2
+    assert BoxTreeOracle.seconds(22) >= 150 and BoxTreeOracle.seconds(24) >= 540

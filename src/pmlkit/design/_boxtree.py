@@ -41,8 +41,8 @@ FEATURES = ("pT", "pM", "pS", "lT", "lS", "hT", "hS", "nT", "nM", "YT", "YS", "Z
 K = len(FEATURES)
 (PT, PM, PS, LT, LS, HT, HS, NT, NM, YT, YS, ZT, ZM, ZS) = range(K)
 
-#: Above this ratio of the two levels the three-level bound works on the two levels
-#: themselves (the top level stays below ``1 / p(T)`` however large the ratio).
+#: Above this ratio of the two levels the three-level bound takes the top-only column as
+#: the upper end of the segment (the limit of an unbounded ratio).
 RHO_MAX = 1e6
 
 _LOCK = threading.Lock()
@@ -65,47 +65,42 @@ def compiled() -> dict[str, Callable[..., Any]] | None:
 # ---------------------------------------------------------------------------------------
 # plain Python versions (compiled by _build; also called directly by the tests)
 
-def _h(u: float, v: float, lo: Any, hi: Any, c: float) -> float:
-    """``max`` over the feature box of ``pT (u log u - c u) + pM (v log v - c v) - u ZT -
-    v ZM`` (``u, v >= 0``; ``Z = Y - c p``, so this is ``pT u log u + pM v log v - u YT -
-    v YM``): linear in the features, so each takes the end of its interval that its
-    coefficient favours."""
-    a = (u * math.log(u) if u > 0.0 else 0.0) - c * u
-    b = (v * math.log(v) if v > 0.0 else 0.0) - c * v
-    pt = hi[PT] if a > 0.0 else max(lo[PT], 0.0)
-    pm = hi[PM] if b > 0.0 else max(lo[PM], 0.0)
-    out: float = pt * a + pm * b - u * lo[ZT] - v * lo[ZM]
+def _fixed_rho(rho: float, pt_lo: float, pt_hi: float, ps_lo: float, ps_hi: float,
+               zt: float, zm: float, zs: float) -> float:
+    """``max (A pT - B) / P - log P`` over ``pT`` in ``[pt_lo, pt_hi]``, ``pS`` in
+    ``[ps_lo, ps_hi]``, with ``P = (rho - 1) pT + pS``, ``A = rho log rho`` and
+    ``B = (rho - 1) Z(T) + Z(S) = rho Z(T) + Z(M)`` at least ``(rho - 1) zt + zs`` and
+    ``rho zt + zm``: the three-level objective plus ``c`` at a fixed ratio ``rho >= 1`` of
+    the levels, ``zt``, ``zm``, ``zs`` the smallest ``Z(T)``, ``Z(M)``, ``Z(S)`` (it
+    decreases in each). For a fixed ``P`` the largest ``pT`` is best; ``f(P) = -D / P -
+    log P`` is largest at ``P = D`` clamped to an interval."""
+    a = max(rho - 1.0, 0.0)
+    big_a = rho * math.log(rho) if rho > 1.0 else 0.0
+    b = max(a * zt + zs, rho * zt + zm)
+    p_hi = a * pt_hi + ps_hi
+    # P up to a pT_hi + pS_lo: pT = (P - pS_lo) / a, the largest with pS >= pS_lo
+    p_mid = a * pt_hi + ps_lo
+    n2 = big_a * pt_hi - b
+    if a > 1e-9:
+        p_lo = a * pt_lo + ps_lo
+        d = big_a * ps_lo / a + b
+        p1 = min(max(d, p_lo), p_mid)
+        g = big_a / a - d / p1 - math.log(p1)
+    else:
+        # rho ~ 1: pT_hi throughout (a relaxation)
+        g = -math.inf
+        p_mid = a * pt_lo + ps_lo
+    # beyond: pT = pT_hi, N = A pT_hi - B fixed, N / P - log P largest at P = -N
+    p2 = min(max(-n2, p_mid), p_hi)
+    out: float = max(g, n2 / p2 - math.log(p2))
     return out
-
-
-def _clip(xs: Any, ys: Any, m: int, a: float, b: float, c: float, ox: Any, oy: Any
-          ) -> int:
-    """Clip the convex polygon ``(xs, ys)[:m]`` to the half-plane ``a x + b y <= c``
-    (Sutherland-Hodgman); the result goes to ``(ox, oy)``, its size is returned."""
-    k = 0
-    for i in range(m):
-        j = (i + 1) % m
-        xi, yi, xj, yj = xs[i], ys[i], xs[j], ys[j]
-        di = a * xi + b * yi - c
-        dj = a * xj + b * yj - c
-        if di <= 0.0:
-            ox[k] = xi
-            oy[k] = yi
-            k += 1
-        if (di < 0.0 < dj) or (dj < 0.0 < di):
-            t = di / (di - dj)
-            ox[k] = xi + t * (xj - xi)
-            oy[k] = yi + t * (yj - yi)
-            k += 1
-    return k
 
 
 def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: float,
                buf: Any, thr: float = math.inf) -> float:
     """An upper bound of the pricing objective ``G`` over every assignment whose feature
-    sums lie in ``[lo, hi]`` (``-inf`` when none of them can be a point of ``K_1``);
-    ``buf``: scratch space ``(4, 16)``. Of the two three-level bounds, the second (the
-    costlier) is skipped when the first is already at most ``thr``."""
+    sums lie in ``[lo, hi]`` (``-inf`` when none of them can be a point of ``K_1``).
+    ``buf`` and ``thr`` are not used (kept for the callers)."""
     best = -math.inf
     ns_hi = hi[NT] + hi[NM]
     qs_hi = max(hi[LS], hi[HS] - sl)
@@ -136,61 +131,26 @@ def pair_bound(lo: Any, hi: Any, e: float, sl: float, n: float, pmin: float, c: 
     qt = qt_lo if e * qs_lo >= 1.0 else qt_hi
     den = 1.0 - e * qt
     rho_lo = e * (qs_lo - qt) / den if den > 0.0 else 1.0
-    rho_lo = max(rho_lo, 1.0) * (1.0 - 1e-12)
+    # the evaluated ratio is never below 1
+    rho_lo = max(rho_lo * (1.0 - 1e-12), 1.0)
     rho_hi = max(rho_hi, 1.0) * (1.0 + 1e-12)
     pt_lo, pt_hi = max(lo[PT], pmin), max(hi[PT], pmin)
-    pm_lo, pm_hi = max(lo[PM], pmin), max(hi[PM], pmin)
+    pm_lo = max(lo[PM], pmin)
+    # G is convex along the segment of columns between the one-level and the top-only
+    # column (in t = rho p(T) / P, increasing in rho) for fixed sums: its largest value
+    # over the rho range is at an end, and at a fixed rho exact over the ranges
+    ps_lo = max(lo[PS], pt_lo + pm_lo)
+    ps_hi = max(hi[PS], ps_lo)
+    alt = _fixed_rho(rho_lo, pt_lo, pt_hi, ps_lo, ps_hi, lo[ZT], lo[ZM], lo[ZS])
     if rho_hi < RHO_MAX:
-        # G = N / P - c - log P with N = rho log rho pT - (rho - 1) ZT - ZS and
-        # P = (rho - 1) pT + pS: N is convex in rho (largest at an end of the rho
-        # interval, with the features at the ends its coefficients favour), and for a
-        # fixed N, N / P - log P is largest at P = -N (clamped to the range of P)
-        nmax = -math.inf
-        for rho in (rho_lo, rho_hi):
-            nv = rho * math.log(rho) * hi[PT] - (rho - 1.0) * lo[ZT] - lo[ZS]
-            nmax = max(nmax, nv)
-        ps_lo = max(lo[PS], pt_lo + pm_lo)
-        p_lo = (rho_lo - 1.0) * pt_lo + ps_lo
-        p_hi = (rho_hi - 1.0) * pt_hi + max(hi[PS], ps_lo)
-        pp = min(max(-nmax, p_lo), p_hi)
-        alt = nmax / pp - c - math.log(pp)
-        if alt <= thr:
-            return float(max(best, alt))
+        alt = max(alt, _fixed_rho(rho_hi, pt_lo, pt_hi, ps_lo, ps_hi, lo[ZT], lo[ZM],
+                                  lo[ZS]))
     else:
-        alt = math.inf
-    # the column is (u on T, v on M, 0 elsewhere) with u = rho v and pT u + pM v = 1
-    u_hi = 1.0 / pt_lo if math.isinf(rho_hi) else rho_hi / (rho_hi * pt_lo + pm_lo)
-    v_hi = 1.0 / (rho_lo * pt_lo + pm_lo)
-    u_hi = u_hi * (1.0 + 1e-12)
-    v_hi = v_hi * (1.0 + 1e-12)
-    # region: box [0, u_hi] x [0, v_hi], u >= rho_lo v, u <= rho_hi v,
-    # pT_lo u + pM_lo v <= 1, pT_hi u + pM_hi v >= 1 (slightly widened)
-    xs, ys, ox, oy = buf[0], buf[1], buf[2], buf[3]
-    xs[0], ys[0] = 0.0, 0.0
-    xs[1], ys[1] = u_hi, 0.0
-    xs[2], ys[2] = u_hi, v_hi
-    xs[3], ys[3] = 0.0, v_hi
-    m = 4
-    m = _clip(xs, ys, m, -1.0, rho_lo, 0.0, ox, oy)  # rho_lo v - u <= 0
-    if m == 0:
-        return best
-    if not math.isinf(rho_hi):
-        m = _clip(ox, oy, m, 1.0, -rho_hi, 0.0, xs, ys)  # u - rho_hi v <= 0
-    else:
-        for i in range(m):
-            xs[i] = ox[i]
-            ys[i] = oy[i]
-    if m == 0:
-        return best
-    m = _clip(xs, ys, m, pt_lo, pm_lo, 1.0 + 1e-12, ox, oy)
-    if m == 0:
-        return best
-    m = _clip(ox, oy, m, -pt_hi, -pm_hi, -(1.0 - 1e-12), xs, ys)
-    poly = -math.inf
-    for i in range(m):
-        poly = max(poly, _h(max(xs[i], 0.0), max(ys[i], 0.0), lo, hi, c))
-    out: float = max(best, min(poly, alt))
-    return out
+        # the top-only end (t = 1): G = -Z(T) / p(T) - c - log p(T)
+        pp = min(max(lo[ZT], pt_lo), pt_hi)
+        alt = max(alt, -lo[ZT] / pp - math.log(pp))
+    alt -= c
+    return float(max(best, alt))
 
 
 def node_pair_bound(loa: Any, hia: Any, i: int, lob: Any, hib: Any, j: int, lo: Any,
@@ -432,8 +392,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     g = globals()
     # the compiled functions call each other through the module's globals: replace them
     # once by their compiled versions (the plain ones stay in _PY)
-    for name in ("_h", "_clip", "pair_bound", "node_pair_bound", "pair_value", "build_tree",
-                 "refit", "dual_features", "search"):
+    for name in ("_fixed_rho", "pair_bound", "node_pair_bound", "pair_value",
+                 "build_tree", "refit", "dual_features", "search"):
         if name not in _PY:
             _PY[name] = g[name]
             g[name] = njit_cached(numba, g[name], boundscheck=None)

@@ -66,18 +66,21 @@ of the exact evaluation too). An upper bound of ``G`` over a node pair, from the
 2. Three levels: ``rho = e^eps (q(S) - q(T)) / (1 - e^eps q(T))`` is increasing in
    ``q(S)``, and in ``q(T)`` exactly when ``e^eps q(S) >= 1``, so its range follows from the
    corners of the ``q`` ranges (unbounded above when ``1 - e^eps q(T)`` can reach 0; none
-   when it is never positive or ``rho < 1`` throughout). Two bounds, the smaller kept:
-   (a) with ``P = (rho - 1) p(T) + p(S)`` and ``N = rho log(rho) p(T) - (rho - 1) Z(T) -
-   Z(S)``, ``G = N / P - c - log P``; ``N`` is convex in ``rho`` and linear in the sums, so
-   at most its largest value over the two ends of the ``rho`` range with every sum at the
-   end its coefficient favours; ``G`` is increasing in ``N``, and ``N / P - log P`` is
-   largest at ``P = -N`` clamped to the range of ``P``. (b) The column is ``u`` on ``T``,
-   ``v`` on ``M`` with ``u = rho v`` and ``p(T) u + p(M) v = 1``, and
-   ``G = p(T) (u log u - c u) + p(M) (v log v - c v) - u Z(T) - v Z(M)``: for fixed
-   ``(u, v)`` linear in the sums, so its maximum over the ranges, ``H(u, v)``, is a maximum
-   of convex functions, convex, and its maximum over a convex polygon containing every
-   pair's ``(u, v)`` (the box of their ranges cut by ``rho_lo v <= u <= rho_hi v`` and
-   ``p_lo(T) u + p_lo(M) v <= 1 <= p_hi(T) u + p_hi(M) v``) is reached at a vertex.
+   when it is never positive or ``rho < 1`` throughout). For fixed blocks the columns
+   ``(rho 1_T + 1_M) / P``, ``P = (rho - 1) p(T) + p(S)``, lie on a segment: they are
+   ``(t / p(T)) 1_T + ((1 - t) / p(M)) 1_M`` with ``t = rho p(T) / P`` increasing in
+   ``rho``, from the one-level column (``rho = 1``) to the top-only one ``1_T / p(T)``
+   (``rho -> inf``). ``G`` is convex in the column, so along the segment it is at most its
+   larger value at the two ends of the ``rho`` range, for every value of the sums at once:
+   the bound is the larger of the maxima over the ranges at ``rho_lo`` and at ``rho_hi``
+   (the top-only end when ``rho`` is unbounded: ``-Z(T) / p(T) - c - log p(T)``, largest at
+   ``p(T) = Z(T)`` clamped). At a fixed ``rho``, ``G = N / P - c - log P`` with ``N = rho
+   log(rho) p(T) - rho Z(T) - Z(M)``, decreasing in the dual sums (``rho Z(T) + Z(M) =
+   (rho - 1) Z(T) + Z(S)`` is at least either form at the smallest sums); for a fixed
+   ``P`` the largest ``p(T)`` is best, and with it ``G`` is ``K - D / P - log P`` on two
+   pieces of the ``P`` range, largest at ``P = D`` clamped: exact over the ranges of
+   ``p(T)`` and ``p(S)``. (Bounding ``N`` and ``P`` separately over the ``rho`` range, the
+   former bound, was looser by about 0.1-1 at leaf pairs with ``1 - e^eps q(T)`` small.)
 
 The search walks the node pairs depth first, the child pair with the larger bound first;
 a pair whose bound is at most the threshold ``t`` is dropped, a pair of leaves is evaluated
@@ -89,8 +92,15 @@ on the stack)`` is a valid bound at any moment: exact (above the tolerance) when
 is empty, larger when the deadline stops the search. The ranges are widened by a relative
 ``1e-12`` and the bound gets the streaming oracle's margin ``1e-10 (1 + sum |y|)`` for
 rounding. Only near-optimal pairs need exact evaluation; with the final duals of a design
-the bounds are loose by about 1e-2 at a leaf pair, so the work still grows roughly as
-``3^N`` times a small fraction (N = 20: 1e7 of 3.5e9 pairs evaluated, 3 s per search).
+the bounds are loose by about 1e-2 at a leaf pair (the ranges of the sums over 16 rows), so
+the work still grows roughly as ``3^N`` times a small fraction (N = 20, eps = 2: 8e6 of
+3.5e9 pairs evaluated, under a second per search). The trees split on the box sums that
+move ``G`` most near the optimum: all six from ``p(T)`` to ``hi(S)`` for small eps, mostly
+``lo(T)`` from ``e^eps >= 4`` on (the blocks near the optimum then have ``q(T)`` close to
+``e^-eps``, where ``rho`` is most sensitive to it). A search that only has to return
+improving columns (not a bound) stops once it holds five times the columns asked for, and
+every search keeps the pairs down to ``1e-3`` below the tolerance: the next rounds are
+priced from those pairs first, so a full search runs only when they give nothing.
 
 Level structure of the l1-ball (radius ``beta``, ``b = min(beta / 2, 1)``,
 ``E = e^eps``, ``U' = E / (1 + E b)``). The worst distribution of the ball moves a mass
@@ -1161,7 +1171,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
 #: pricing pass: 43 million at N = 16, about 7 s on a loaded machine; the design at N = 16
 #: is certified optimal in 26-45 s, so the designer uses it there only with a budget of at
-#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 5-16 s).
+#: least 45 s, and only without numba: :class:`BoxTreeOracle` takes N = 16 in 1-3 s).
 BOX_MAX_N = 16
 
 #: Largest alphabet priced by :class:`BoxTreeOracle` (two halves of ``3^12`` assignments,
@@ -1401,9 +1411,18 @@ class BoxTreeOracle(BoxOracle):
     CENTRE = True
     #: pairs kept from a search for the partial pricing of the next rounds
     CACHE = 2000
+    #: how far below the pricing tolerance the search keeps pairs as candidates (nats)
+    NEAR = 1e-3
+    #: an early stop waits for this many times the improving columns asked for
+    COLLECT = 5
     #: features split on, and their weights (p(T), p(M), lo(T), lo(S), hi(T), hi(S))
     SPLIT: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 1.0), (3, 1.0), (4, 1.0), (5, 1.0),
                                             (6, 1.0))
+    #: the split from ``e^eps >= 4`` on: the blocks near the optimum have ``q(T)`` close to
+    #: ``e^-eps``, small sets whose ``q(T) = lo(T)``, where ``rho`` is most sensitive to it
+    #: (final search, geometric benchmark, eps = 2: 5x fewer row bounds at N = 22, 4x
+    #: fewer exact pairs at N = 20; at eps = log 2 and 0.1 the first split is the better)
+    SPLIT_LARGE_EPS: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 0.5), (3, 2.0))
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
                  ) -> None:
@@ -1436,10 +1455,13 @@ class BoxTreeOracle(BoxOracle):
     @staticmethod
     def seconds(n: int) -> float:
         """The time budget from which a design over ``n`` categories is expected to finish
-        (and be certified): 20 s at N = 16, three times more every two categories (the
-        pairs grow as ``3^N``, the share evaluated shrinks). Measured: N = 16 in 5-16 s,
-        N = 18 in 48 s, N = 20 in 200-400 s, on a loaded machine."""
-        return float(20.0 * 3.0 ** ((n - 16) / 2))
+        (and be certified): 30 s at N = 20, five times more every two categories (the
+        pairs grow as ``3^N``, and the rounds with them): a one-minute budget takes the
+        search up to N = 20. Measured (geometric prior, Clopper-Pearson box, CPU seconds
+        of the whole design, eps = 2 / log 2 / 0.1): N = 20 in 4.3 / 26.5 / 18.2 s,
+        N = 22 in 14.4 / 107 / 153 s; N = 24 at eps = 2 in about 3 minutes, at log 2 in
+        about 9."""
+        return float(30.0 * 5.0 ** ((n - 20) / 2))
 
     @staticmethod
     def available() -> bool:
@@ -1456,7 +1478,7 @@ class BoxTreeOracle(BoxOracle):
         if self._built is None:
             built: list[tuple[np.ndarray, ...]] = []
             weight = np.zeros(bt.K)
-            for k, wk in self.SPLIT:
+            for k, wk in (self.SPLIT_LARGE_EPS if self.e >= 4.0 else self.SPLIT):
                 weight[k] = wk
             for f, (top, mid) in zip(self.fixed, self.masks, strict=True):
                 perm, start, end, left, lo, hi = self.kernels["build_tree"](f, weight,
@@ -1523,7 +1545,13 @@ class BoxTreeOracle(BoxOracle):
         ca = np.zeros(cap, dtype=np.int64)
         cb = np.zeros(cap, dtype=np.int64)
         ncand = 0
-        state = np.array([float(atol), -math.inf, 0.0, 0.0, 0.0, 0.0])
+        early = not getattr(self, "_exhaust", True) and want > 0
+        # an early stop collects a few times the columns asked for: the next rounds are
+        # then answered from them (partial pricing) instead of by a new search
+        enough = want * self.COLLECT
+        # the pairs a little below the tolerance are kept too (for the partial pricing of
+        # the next rounds): almost free, the bounds being looser than that near the leaves
+        state = np.array([float(atol) - self.NEAR, -math.inf, 0.0, 0.0, 0.0, 0.0])
         while top > 0:
             top, ncand = self.kernels["search"](
                 fa, sa, ea, la, loa, hia, fb, sb, eb, lb, lob, hib,
@@ -1531,7 +1559,7 @@ class BoxTreeOracle(BoxOracle):
                 si, sj, sbd, top, self.CHUNK, cv, ca, cb, ncand, state)
             if top > 0 and time.monotonic() > deadline:
                 break
-            if not getattr(self, "_exhaust", True) and want > 0 and ncand >= want:
+            if early and ncand >= enough and np.count_nonzero(cv[:ncand] > atol) >= enough:
                 # enough improving columns for this round: the bound (still valid, from
                 # the pairs left open) is only needed at the end
                 break

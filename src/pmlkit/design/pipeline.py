@@ -34,7 +34,7 @@ more) by streaming the three-level block assignments
 importable, by branch and bound over pairs of blocks of those assignments
 (:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its searches finish, used at
 N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected to take:
-20 s at N = 16, three times more every two categories); otherwise, beyond, and
+30 s at N = 20, five times more every two categories); otherwise, beyond, and
 for vertex sets, mutual information is priced by spatial branch and bound, which bounds
 the gap at any time (larger boxes and other sets at N >= 14 may end with a gap of tens of
 percent: it is reported).
@@ -354,8 +354,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and max_seconds >= 45))
     # from N = 16 on (and numba importable): the same pairs of half-assignments, searched
     # by branch and bound over pairs of blocks; exact when its searches finish, which takes
-    # about BoxTreeOracle.seconds(n) (5-16 s at N = 16, 48 s at N = 18 on a loaded machine):
-    # with less time the spatial branch and bound's partial bound is the better one
+    # about BoxTreeOracle.seconds(n) (30 s at N = 20, x5 per two categories): with less
+    # time the spatial branch and bound's partial bound is the better one
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
                 and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
