@@ -153,10 +153,19 @@ class _Int(int):
     pass
 
 
+class _StrClaimsInt(str):
+    """A str whose ``__class__`` claims ``int``: isinstance finds the int first."""
+
+    @property  # type: ignore[misc]
+    def __class__(self) -> type:
+        return int
+
+
 @pytest.mark.parametrize("labels", [
     [0, 1, 2], [True, False], [True, 1], [np.bool_(True)], [np.int8(1), 2],
     [1, 2.5], [np.float32(1.5)], ["a", "b"], ["a", 1], [None], [b"x"], [(1,)],
-    [_Int(3), 4], [_Claims()], ["a", _Claims()], [1.0, _Claims()], [], [np.str_("a")],
+    [_Int(3), 4], [_Claims()], ["a", _Claims()], [_StrClaimsInt("a")],
+    [_StrClaimsInt("a"), "b"], [1.0, _Claims()], [], [np.str_("a")],
     [f"v{i:04d}" for i in range(1000)]])
 def test_label_kind_by_type_equals_the_per_value_rule(labels: list[object]) -> None:
     """label_kind classifies each distinct type once; the kinds are those of isinstance

@@ -24,6 +24,7 @@ from pmlkit.sampler import DRAW_BLOCK, AliasSampler, Encoder, _AddressTable
 
 pytest.importorskip("numba")  # the test extra installs it (pmlkit[fast])
 
+from test_sampler_background import _draw  # numpy or compiled draw under one seed
 from test_sampler_kernel import _mechanism  # random matrices with zeros
 
 
@@ -43,19 +44,6 @@ def _exact(s: AliasSampler, rows: list[int], words: list[int]) -> list[int]:
         thr = round(Fraction(float(prob[i, j])) * (1 << (64 - b)))
         out.append(j if thr >= 1 << (64 - b) or coin < thr else int(alias[i, j]))
     return out
-
-
-def _draw(s: AliasSampler, codes: np.ndarray, gen: np.random.Generator, *, compiled: bool,
-          threads: int = 1, **kw: object) -> np.ndarray:
-    with pytest.MonkeyPatch.context() as mp:
-        if compiled:
-            mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-            mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-            mp.setenv("PMLKIT_THREADS", str(threads))
-            mp.delenv("PMLKIT_NO_NUMBA", raising=False)
-        else:
-            mp.setenv("PMLKIT_NO_NUMBA", "1")
-        return s.draw(codes, gen, **kw)  # type: ignore[arg-type]
 
 
 def _fixed_words(words: list[int]) -> np.random.Generator:
