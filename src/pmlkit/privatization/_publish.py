@@ -33,8 +33,8 @@ from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["HashingFile", "cleanup_on_signals", "commit", "folder_lock", "os_error",
-           "remove_stale", "temp_path"]
+__all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
+           "os_error", "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -424,3 +424,52 @@ def cleanup_on_signals() -> Iterator[None]:
     finally:
         for sig, old in saved.items():
             signal.signal(sig, old)
+
+
+_DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold back SIGINT, SIGTERM and SIGHUP while the block runs (a clean-up that must
+    not stop half way: removing temporary files, joining threads), then deliver the first
+    one that arrived meanwhile, to the handler that was in place, once the block is done.
+
+    Python runs signal handlers in the main thread between any two bytecodes, so a second
+    Ctrl-C pressed during a clean-up would otherwise interrupt the clean-up itself. Outside
+    the main thread (where handlers cannot be changed, and never run) this does nothing.
+
+    Examples
+    --------
+    >>> import signal
+    >>> caught = []
+    >>> try:
+    ...     with deferred_signals():
+    ...         signal.raise_signal(signal.SIGINT)  # held back ...
+    ...         caught.append("block finished")
+    ... except KeyboardInterrupt:
+    ...     caught.append("then delivered")
+    >>> caught
+    ['block finished', 'then delivered']
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        arrived.append(signum)
+
+    saved: dict[int, Any] = {}
+    try:
+        for name in _DEFERRED:
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not None:
+                with contextlib.suppress(ValueError, OSError, TypeError):
+                    saved[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+        if arrived:
+            signal.raise_signal(arrived[0])

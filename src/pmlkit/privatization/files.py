@@ -138,6 +138,7 @@ from ._publish import (
     HashingFile,
     cleanup_on_signals,
     commit,
+    deferred_signals,
     folder_lock,
     os_error,
     remove_stale,
@@ -588,6 +589,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
+    temps: list[Path] = []  # every temporary output, listed before it is created
     try:
         with cleanup_on_signals():
             try:
@@ -611,7 +613,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
-                                   compression=compression, engine=engine)
+                                   compression=compression, engine=engine,
+                                   temps=temps)
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
@@ -626,8 +629,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     done.append((str(inp), str(out), st.rows))
                 _publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
-                for st in staged:
-                    st.tmp.unlink(missing_ok=True)
+                # a signal arriving now (a second Ctrl-C) waits until they are removed
+                with deferred_signals():
+                    for tmp in temps:
+                        tmp.unlink(missing_ok=True)
     finally:
         if bar is not None:
             bar.close()
@@ -899,23 +904,25 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
 def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
     """After a failed write: close the writers ``closers`` (callables), then the hashing
     file, and remove the temporary output. Their own errors are ignored (the first error
-    is the one the caller raises), and so is a second interrupt arriving meanwhile: Ctrl-C
-    during a polars write raises KeyboardInterrupt from polars while Python's own handler
-    raises another at the next line, which must not stop the clean-up half way (the step
-    it hit is tried again; ``unlink`` and ``close`` may run twice)."""
-    steps = [*closers]
-    if hashed is not None:
-        steps.append(hashed.close)
-    steps.append(lambda: tmp.unlink(missing_ok=True))
-    for step in steps:
-        for _ in range(100):
-            try:
-                step()
-                break
-            except KeyboardInterrupt:
-                continue
-            except Exception:
-                break
+    is the one the caller raises). A signal arriving meanwhile (a second Ctrl-C, a
+    SIGTERM) is held back until the clean-up is done, then raised in place of the first
+    error. Ctrl-C during a polars write raises KeyboardInterrupt from polars while Python's
+    own handler raises another at the next line; an interrupt raised by a step itself is
+    retried (``unlink`` and ``close`` may run twice)."""
+    with deferred_signals():
+        steps = [*closers]
+        if hashed is not None:
+            steps.append(hashed.close)
+        steps.append(lambda: tmp.unlink(missing_ok=True))
+        for step in steps:
+            for _ in range(100):
+                try:
+                    step()
+                    break
+                except (KeyboardInterrupt, SystemExit):
+                    continue
+                except Exception:
+                    break
 
 
 def pipeline_threads() -> bool:
@@ -1095,7 +1102,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None,
-              engine: str = "pyarrow") -> _Staged:
+              engine: str = "pyarrow", temps: list[Path] | None = None) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
@@ -1107,7 +1114,11 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     of several megabytes) cannot be parsed in them, so the file is then privatised again
     from the start in blocks 16 times larger (up to 1 GiB), from the same random state:
     the attempt that failed published nothing and its temporary file is removed, so the
-    release is the one a single pass with large blocks would give."""
+    release is the one a single pass with large blocks would give.
+
+    The temporary file's name is appended to ``temps`` (if given) before the file is
+    created, so the caller can remove it even if a signal arrives between this function
+    returning and its result being stored."""
     state = gen.bit_generator.state
     rows_cap = CSV_BATCH_ROWS
     while True:
@@ -1115,7 +1126,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             return _one_file(mechs, samplers, inp, out, cols, targets, gen, policies,
                              csv=csv, batch_rows=batch_rows, bar=bar, meta=meta,
                              compression=compression, piece=piece, engine=engine,
-                             csv_rows=rows_cap)
+                             csv_rows=rows_cap, temps=temps)
         except DataError as exc:
             cause = exc.__cause__
             block = 64 * max(batch_rows, rows_cap)
@@ -1135,7 +1146,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None,
-              engine: str, csv_rows: int) -> _Staged:
+              engine: str, csv_rows: int, temps: list[Path] | None = None) -> _Staged:
     """One attempt of :func:`one_file`, CSV parsed in batches of at most ``csv_rows``
     rows."""
     import pyarrow as pa
@@ -1204,7 +1215,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
             try:
                 return _one_file_polars(mechs, samplers, inp, out, cols, targets, gen,
                                         policies, schema=schema, plan=plan,
-                                        batch_rows=batch_rows, bar=bar)
+                                        batch_rows=batch_rows, bar=bar, temps=temps)
             except _PolarsMismatch as exc:
                 if engine == "polars":
                     raise DataError(f"the polars engine (engine='polars', --engine polars) "
@@ -1217,6 +1228,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                     pol.unknown_rows = 0
     encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
+    if temps is not None:
+        temps.append(tmp)
     sink: Any = None
     writer: Any = None
     hashed: HashingFile | None = None
@@ -1255,19 +1268,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, csv_rows)
-        batches: Any
-        if piece is None:
-            batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
-                                   column_types=column_types,
-                                   read_dictionary=in_place if in_fmt == "parquet" else None)
-        else:
-            batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
-        # CSV: the next blocks (1 MiB) are parsed on a reading thread while this one is
-        # privatised. Parquet batches are large, and pyarrow decodes them on its own
-        # threads while the writing thread (the slowest step) encodes: read here
         threaded = pipeline_threads()
-        if threaded and in_fmt == "csv":
-            batches = _Prefetch(batches, 4)
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1283,11 +1284,31 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
-        # batches are written on a writing thread while the next one is privatised
-        # (Parquet batches are large: one waits; CSV blocks are 1 MiB: a few)
-        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4, threaded=threaded)
+        # the reading and writing threads are started inside the blocks that stop them,
+        # so a signal arriving just after one started still stops and joins it
+        batches: Any = None
+        behind: _WriteBehind | None = None
         try:
             try:
+                if piece is None:
+                    batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
+                                           column_types=column_types,
+                                           read_dictionary=in_place if in_fmt == "parquet"
+                                           else None)
+                else:
+                    batches = _piece_batches(inp, piece, names, read_csv, batch_rows,
+                                             in_place)
+                # CSV: the next blocks (1 MiB) are parsed on a reading thread while this
+                # one is privatised. Parquet batches are large, and pyarrow decodes them
+                # on its own threads while the writing thread (the slowest step)
+                # encodes: read here
+                if threaded and in_fmt == "csv":
+                    batches = _Prefetch(batches, 4)
+                # batches are written on a writing thread while the next one is
+                # privatised (Parquet batches are large: one waits; CSV blocks are 1 MiB:
+                # a few)
+                behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4,
+                                      threaded=threaded)
                 for batch in batches:
                     new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                            gen, policies, from_text=in_fmt == "csv",
@@ -1302,10 +1323,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                     if bar is not None:
                         bar.update(new.num_rows)
             finally:
-                batches.close()
+                if batches is not None:
+                    batches.close()
+            assert behind is not None  # made before the first batch
             behind.finish()
         finally:
-            behind.close()  # joined before the writer is closed
+            if behind is not None:
+                behind.close()  # joined before the writer is closed
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -1397,7 +1421,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      inp: Path, out: Path, cols: list[str], targets: list[str],
                      gen: np.random.Generator, policies: Mapping[str, Policy], *,
                      schema: Any, plan: tuple[str, int], batch_rows: int,
-                     bar: Any) -> _Staged:
+                     bar: Any, temps: list[Path] | None = None) -> _Staged:
     """The polars engine: polars reads the file in row order (streaming), the privatised
     columns of each chunk go through the pyarrow engine's own code (:func:`_draw_columns`:
     policy, encoder, sampler; one random stream consumed in row order, so the draws do not
@@ -1495,6 +1519,8 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     lf = register_io_source(source, schema=empty.schema)
     kv = {k.decode(): v.decode() for k, v in expected.items()}
     tmp = temp_path(out)
+    if temps is not None:
+        temps.append(tmp)
     hashed: HashingFile | None = None
     try:
         try:
