@@ -84,14 +84,24 @@ def _files(folder: Path) -> list[str]:
 
 
 @pytest.mark.parametrize("out", ["out.csv", "out.parquet"])
-def test_signal_just_after_the_writing_thread_started(tmp_path, out):
-    """The signal arrives on the first line after the writing thread was made: that
-    thread and the reading thread are stopped and joined, the temporary file removed."""
-    result, threads = _run_with_signal(tmp_path, out,
-                                       lambda t: t.startswith("behind = _WriteBehind("),
-                                       after=1)
-    assert result == "KeyboardInterrupt"
-    assert threads == []
+@pytest.mark.parametrize("name", ["pmlkit-read", "pmlkit-write", "pmlkit-hash"])
+def test_signal_while_a_pipeline_thread_starts(tmp_path, monkeypatch, out, name):
+    """``Thread.start`` waits for the new thread to run, and a signal can end that wait
+    once the thread runs but before its owner is stored anywhere: the thread is stopped
+    and joined all the same, and the temporary file removed."""
+    real = threading.Thread.start
+
+    def start(self: threading.Thread) -> None:
+        real(self)
+        if self.name == name:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(threading.Thread, "start", start)
+    src = _input(tmp_path, 60_000)  # more blocks than the reading thread reads ahead
+    with pytest.raises(KeyboardInterrupt):
+        pmlkit.privatize_file(MECH, src, tmp_path / out, "sex", batch_rows=700, rng=1,
+                              engine="pyarrow")
+    assert [t.name for t in threading.enumerate() if t.name.startswith("pmlkit-")] == []
     assert _files(tmp_path) == ["in.csv"]
 
 

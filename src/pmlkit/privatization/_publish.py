@@ -124,7 +124,11 @@ class HashingFile:
             self._queue = queue.Queue(maxsize=QUEUE_DEPTH)
             self._thread = threading.Thread(target=self._drain, name="pmlkit-hash",
                                             daemon=True)
-            self._thread.start()
+            try:
+                self._thread.start()
+            except BaseException:  # a signal once the thread runs: stop it, close the file
+                self.close()
+                raise
 
     def _drain(self) -> None:
         """The helper thread: hash and write every piece, in order, until ``None``."""
@@ -196,16 +200,17 @@ class HashingFile:
     def _stop(self) -> None:
         """Let the helper thread finish the queued pieces and join it; a signal raised
         meanwhile (SIGTERM, SIGINT) does not abandon the join, it is raised after it."""
-        thread, self._thread = self._thread, None
+        thread = self._thread  # forgotten only once joined (a signal: the next call)
         if thread is not None:
             assert self._queue is not None
             stop_worker(thread, self._queue, None)
+        self._thread = None
 
     def close(self) -> None:
         """Flush, fsync and close (a writer closing its sink closes this file too); with
         ``background``, first wait for the helper thread, and raise its error if any."""
-        if self._fh.closed:
-            return
+        if self._fh.closed and self._thread is None:
+            return  # (a close interrupted before the join joins the thread now)
         try:
             self._stop()
             if self._error is not None:

@@ -964,7 +964,11 @@ class _Prefetch:
         self._stop = threading.Event()
         self._done = False
         self._thread = threading.Thread(target=self._run, name="pmlkit-read", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # a signal once the thread runs: nobody else can stop it
+            self.close()
+            raise
 
     def _run(self) -> None:
         try:
@@ -1058,7 +1062,11 @@ class _WriteBehind:
         if threaded:  # otherwise put() writes at once, on the caller's thread
             self._thread = threading.Thread(target=self._run, name="pmlkit-write",
                                             daemon=True)
-            self._thread.start()
+            try:
+                self._thread.start()
+            except BaseException:  # a signal once the thread runs: stop and join it
+                self.close()
+                raise
 
     def _run(self) -> None:
         while True:
@@ -1092,9 +1100,11 @@ class _WriteBehind:
         self._stop()
 
     def _stop(self) -> None:
-        thread, self._thread = self._thread, None
+        # forgotten only once joined: a signal before the join leaves it to the next call
+        thread = self._thread
         if thread is not None:
             stop_worker(thread, self._queue, self._END)
+        self._thread = None
 
 
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
