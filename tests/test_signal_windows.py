@@ -152,3 +152,30 @@ def test_deferred_signals_hold_back_then_deliver():
     with deferred_signals():  # nothing arrived: nothing raised
         order.append("quiet")
     assert order == ["block done", "quiet"]
+
+
+@pytest.mark.parametrize("module", ["files", "publish"])
+def test_interrupt_before_a_thread_is_joined_is_joined_by_the_clean_up(tmp_path,
+                                                                       monkeypatch, module):
+    """The first attempt to stop the writing (or hashing) thread is interrupted before it
+    reaches the join: the clean-up's next attempt still stops and joins the thread."""
+    import pmlkit.privatization._publish as publish
+
+    target = files if module == "files" else publish
+    real = target.stop_worker
+    calls = {"n": 0}
+
+    def interrupted(*args: Any) -> None:
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise KeyboardInterrupt
+        real(*args)
+
+    monkeypatch.setattr(target, "stop_worker", interrupted)
+    src = _input(tmp_path)
+    with pytest.raises(KeyboardInterrupt):
+        pmlkit.privatize_file(MECH, src, tmp_path / "out.csv", "sex", batch_rows=700,
+                              rng=1, engine="pyarrow")
+    assert calls["n"] >= 2
+    assert [t.name for t in threading.enumerate() if t.name.startswith("pmlkit-")] == []
+    assert _files(tmp_path) == ["in.csv"]
