@@ -179,3 +179,38 @@ def test_interrupt_before_a_thread_is_joined_is_joined_by_the_clean_up(tmp_path,
     assert calls["n"] >= 2
     assert [t.name for t in threading.enumerate() if t.name.startswith("pmlkit-")] == []
     assert _files(tmp_path) == ["in.csv"]
+
+
+def test_stop_interrupted_just_after_the_end_was_queued_never_hangs():
+    """The signal arrives just after the end marker was queued (before it was noted):
+    the marker is queued again, the thread ends at the first one, and neither this stop
+    nor a later one waits on the queue that nobody takes from any more."""
+    done: list[int] = []
+    behind = files._WriteBehind(done.append, 1)
+    behind.put(1)
+    publish_file = os.path.join(_HERE, "_publish.py")
+    state = {"fired": False}
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "line" and not state["fired"] and linecache.getline(
+                publish_file, frame.f_lineno).strip() == "sent = True":
+            state["fired"] = True
+            raise KeyboardInterrupt
+        return local
+
+    def glob(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename == publish_file else None
+
+    sys.settrace(glob)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            behind.close()
+    finally:
+        sys.settrace(None)
+    assert state["fired"]
+    second = threading.Thread(target=behind.close, daemon=True)  # (old code: hung)
+    second.start()
+    second.join(10)
+    assert not second.is_alive()
+    assert done in ([], [1])  # close drops an item not yet started
+    assert [t.name for t in threading.enumerate() if t.name == "pmlkit-write"] == []

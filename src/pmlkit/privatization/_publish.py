@@ -55,19 +55,22 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
 def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None:
     """Put ``end`` on the worker ``thread``'s queue ``q`` and join the thread. A signal
     raised meanwhile (SIGTERM, SIGINT: the queue full, the join waiting) abandons neither
-    step: each is retried and the first such exception raised once the thread is gone."""
+    step: each is retried and the first such exception raised once the thread is gone.
+    Nothing is waited for once the thread has ended (an ``end`` put twice, because a
+    signal arrived just after the first, or a second call, never blocks on a full queue
+    that nobody takes from any more)."""
     pending: BaseException | None = None
     sent = False
-    while not sent:
-        try:
-            q.put(end)
-            sent = True
-        except BaseException as exc:  # a signal while the queue was full: retry
-            pending = pending or exc
     while thread.is_alive():
         try:
+            if not sent:
+                try:
+                    q.put(end, timeout=0.1)  # full: the worker is busy, or has ended
+                except queue.Full:
+                    continue
+                sent = True
             thread.join()
-        except BaseException as exc:
+        except BaseException as exc:  # a signal: finish stopping the thread, raise after
             pending = pending or exc
     if pending is not None:
         raise pending
