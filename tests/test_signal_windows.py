@@ -116,12 +116,13 @@ def test_signal_between_the_finished_file_and_its_record(tmp_path, sig, exc):
     assert _files(tmp_path) == ["in.csv"]
 
 
-@pytest.mark.parametrize("line", ["steps.append(lambda: tmp.unlink(missing_ok=True))",
-                                  "for step in steps:"])
+@pytest.mark.parametrize("line", ["arrived: list[int] = []", "steps[done]()"])
 def test_second_interrupt_during_the_clean_up(tmp_path, monkeypatch, line):
     """Ctrl-C twice: the first interrupt (here raised by the drawing of the first batch)
-    starts the clean-up, the second arrives in the middle of it. The clean-up still
-    finishes (the second interrupt is raised after it): no temporary file is left."""
+    starts the clean-up, the second arrives in the middle of it: while the clean-up sets
+    up holding signals back (the attempt is made again) or once they are held back. The
+    clean-up still finishes (the second interrupt is raised after it): no temporary file
+    and no thread is left."""
     real = files._privatize_batch
     calls = {"n": 0}
 
@@ -214,3 +215,34 @@ def test_stop_interrupted_just_after_the_end_was_queued_never_hangs():
     assert not second.is_alive()
     assert done in ([], [1])  # close drops an item not yet started
     assert [t.name for t in threading.enumerate() if t.name == "pmlkit-write"] == []
+
+
+@pytest.mark.parametrize("nth,sig", [(1, signal.SIGINT), (2, signal.SIGINT), (2, signal.SIGTERM)])
+def test_signal_just_after_a_commit_undoes_it(tmp_path, nth, sig):
+    """The signal arrives at the first line after the data file (``nth=1``) or its
+    manifest (``nth=2``) was published: what was published is removed again, so the
+    folder never holds data without its manifest or a manifest without its data."""
+    src = _input(tmp_path)
+    state = {"returns": 0, "armed": False, "fired": False}
+
+    def local(frame: FrameType, event: str, arg: Any) -> Any:
+        if event == "return" and frame.f_code.co_name == "commit":
+            state["returns"] += 1
+            state["armed"] = state["returns"] == nth
+        elif event == "line" and state["armed"] and not state["fired"]:
+            state["fired"] = True
+            signal.raise_signal(sig)
+        return local
+
+    def glob(frame: FrameType, event: str, arg: Any) -> Any:
+        return local if frame.f_code.co_filename.startswith(_HERE) else None
+
+    sys.settrace(glob)
+    try:
+        with pytest.raises((KeyboardInterrupt, SystemExit)):
+            pmlkit.privatize_file(MECH, src, tmp_path / "out.csv", "sex", batch_rows=700,
+                                  rng=1)
+    finally:
+        sys.settrace(None)
+    assert state["fired"]
+    assert _files(tmp_path) == ["in.csv"]

@@ -103,7 +103,7 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -629,10 +629,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     done.append((str(inp), str(out), st.rows))
                 _publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
-                # a signal arriving now (a second Ctrl-C) waits until they are removed
-                with deferred_signals():
-                    for tmp in temps:
-                        tmp.unlink(missing_ok=True)
+                _settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])
     finally:
         if bar is not None:
             bar.close()
@@ -664,37 +661,41 @@ def _publish_all(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> N
 
 
 def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
+    # each file is listed before its commit (a signal just after the commit still undoes
+    # it); the undoing removes only a name that holds this run's file
     published: list[tuple[Path, os.stat_result]] = []
     try:
         for st in staged:
             info = os.stat(st.tmp)
+            published.append((st.out, info))
             try:
                 commit(st.tmp, st.out, overwrite=overwrite)
             except OSError as exc:
                 raise os_error(exc, "write the output", st.out) from exc
-            published.append((st.out, info))
             if not manifest:
                 continue
             man = _manifest_path(st.out)
             mtmp = temp_path(man)
             try:
                 mtmp.write_text(json.dumps(st.manifest_doc, indent=2) + "\n", encoding="utf-8")
-                minfo = os.stat(mtmp)
+                published.append((man, os.stat(mtmp)))
                 commit(mtmp, man, overwrite=overwrite)
             except OSError as exc:
                 raise os_error(exc, "write the manifest", man) from exc
             finally:
-                mtmp.unlink(missing_ok=True)
-            published.append((man, minfo))
+                _settle([functools.partial(mtmp.unlink, missing_ok=True)])
             if not same_inode(st.out, info):  # another --overwrite run replaced the data
                 raise DataError(f"output {str(st.out)!r} was replaced by another run while "
                                 "this one was publishing it; run again")
     except BaseException as exc:
-        removed = []
-        for path, info in reversed(published):
+        removed: list[str] = []
+
+        def undo(path: Path, info: os.stat_result) -> None:
             if same_inode(path, info):  # only what this run published
                 path.unlink(missing_ok=True)
                 removed.append(str(path))
+
+        _settle([functools.partial(undo, path, info) for path, info in reversed(published)])
         if isinstance(exc, DataError) and removed and len(staged) > 1:
             raise DataError(f"{exc}; none of the {len(staged)} outputs was published "
                             "(those already written were removed)") from exc
@@ -901,28 +902,41 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     return [n for n, ok in small.items() if ok]
 
 
+def _settle(steps: Sequence[Callable[[], object]]) -> None:
+    """Run every clean-up step (removing a temporary file, closing a writer), in order,
+    whatever happens: a step's error is ignored, and a signal arriving meanwhile (a second
+    Ctrl-C, a SIGTERM) is held back until the last step ran, then raised. A step that
+    raises KeyboardInterrupt or SystemExit itself (polars passes Ctrl-C on that way), or a
+    signal that lands before the holding back takes effect, makes the step run again (the
+    steps may run twice), at most 100 times in all."""
+    done = 0
+    pending: BaseException | None = None
+    for _ in range(100):
+        try:
+            with deferred_signals():
+                while done < len(steps):
+                    try:
+                        steps[done]()
+                    except Exception:
+                        pass
+                    done += 1
+            break
+        except (KeyboardInterrupt, SystemExit) as exc:
+            pending = pending or exc
+    if pending is not None:
+        raise pending
+
+
 def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
     """After a failed write: close the writers ``closers`` (callables), then the hashing
-    file, and remove the temporary output. Their own errors are ignored (the first error
-    is the one the caller raises). A signal arriving meanwhile (a second Ctrl-C, a
-    SIGTERM) is held back until the clean-up is done, then raised in place of the first
-    error. Ctrl-C during a polars write raises KeyboardInterrupt from polars while Python's
-    own handler raises another at the next line; an interrupt raised by a step itself is
-    retried (``unlink`` and ``close`` may run twice)."""
-    with deferred_signals():
-        steps = [*closers]
-        if hashed is not None:
-            steps.append(hashed.close)
-        steps.append(lambda: tmp.unlink(missing_ok=True))
-        for step in steps:
-            for _ in range(100):
-                try:
-                    step()
-                    break
-                except (KeyboardInterrupt, SystemExit):
-                    continue
-                except Exception:
-                    break
+    file, and remove the temporary output (see :func:`_settle`: their own errors are
+    ignored, the first error being the one the caller raises, and a signal arriving
+    meanwhile does not stop the clean-up half way; it is raised once it is done)."""
+    steps: list[Callable[[], object]] = [*closers]
+    if hashed is not None:
+        steps.append(hashed.close)
+    steps.append(functools.partial(tmp.unlink, missing_ok=True))
+    _settle(steps)
 
 
 def pipeline_threads() -> bool:
