@@ -156,11 +156,26 @@ def test_deferred_signals_hold_back_then_deliver():
 
 
 @pytest.mark.parametrize("module", ["files", "publish"])
+@pytest.mark.parametrize("mid_run", [False, True])
 def test_interrupt_before_a_thread_is_joined_is_joined_by_the_clean_up(tmp_path,
-                                                                       monkeypatch, module):
+                                                                       monkeypatch, module,
+                                                                       mid_run):
     """The first attempt to stop the writing (or hashing) thread is interrupted before it
-    reaches the join: the clean-up's next attempt still stops and joins the thread."""
+    reaches the join, at the end of the run or in the clean-up of a first interrupt (here
+    raised while the second batch is drawn): the thread is still stopped and joined."""
     import pmlkit.privatization._publish as publish
+
+    if mid_run:
+        real_batch = files._privatize_batch
+        batches = {"n": 0}
+
+        def second_batch_interrupted(*args: Any, **kwargs: Any) -> Any:
+            batches["n"] += 1
+            if batches["n"] == 2:
+                raise KeyboardInterrupt
+            return real_batch(*args, **kwargs)
+
+        monkeypatch.setattr(files, "_privatize_batch", second_batch_interrupted)
 
     target = files if module == "files" else publish
     real = target.stop_worker
@@ -173,7 +188,7 @@ def test_interrupt_before_a_thread_is_joined_is_joined_by_the_clean_up(tmp_path,
         real(*args)
 
     monkeypatch.setattr(target, "stop_worker", interrupted)
-    src = _input(tmp_path)
+    src = _input(tmp_path, 60_000 if mid_run else 3000)
     with pytest.raises(KeyboardInterrupt):
         pmlkit.privatize_file(MECH, src, tmp_path / "out.csv", "sex", batch_rows=700,
                               rng=1, engine="pyarrow")

@@ -1347,13 +1347,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                     if bar is not None:
                         bar.update(new.num_rows)
             finally:
-                if batches is not None:
-                    batches.close()
+                if batches is not None:  # (a signal meanwhile: the reader still stops)
+                    _settle([batches.close])
             assert behind is not None  # made before the first batch
             behind.finish()
         finally:
-            if behind is not None:
-                behind.close()  # joined before the writer is closed
+            if behind is not None:  # joined before the writer is closed, even if a
+                _settle([behind.close])  # signal interrupts the first attempt
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
