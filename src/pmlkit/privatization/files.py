@@ -902,10 +902,11 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     return [n for n, ok in small.items() if ok]
 
 
-def _settle(steps: Sequence[Callable[[], object]]) -> None:
+def _settle(steps: Sequence[Callable[[], object]], *, reraise: bool = True) -> None:
     """Run every clean-up step (removing a temporary file, closing a writer), in order,
     whatever happens: a step's error is ignored, and a signal arriving meanwhile (a second
-    Ctrl-C, a SIGTERM) is held back until the last step ran, then raised. A step that
+    Ctrl-C, a SIGTERM) is held back until the last step ran, then raised (with
+    ``reraise=False`` dropped: the caller raises its own first error). A step that
     raises KeyboardInterrupt or SystemExit itself (polars passes Ctrl-C on that way), or a
     signal that lands before the holding back takes effect, makes the step run again (the
     steps may run twice), at most 100 times in all."""
@@ -923,20 +924,22 @@ def _settle(steps: Sequence[Callable[[], object]]) -> None:
             break
         except (KeyboardInterrupt, SystemExit) as exc:
             pending = pending or exc
-    if pending is not None:
+    if pending is not None and reraise:
         raise pending
 
 
 def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
     """After a failed write: close the writers ``closers`` (callables), then the hashing
-    file, and remove the temporary output (see :func:`_settle`: their own errors are
-    ignored, the first error being the one the caller raises, and a signal arriving
-    meanwhile does not stop the clean-up half way; it is raised once it is done)."""
+    file, and remove the temporary output (see :func:`_settle`). Their own errors are
+    ignored, and so is an interrupt they raise or a signal arriving meanwhile (Ctrl-C
+    during a polars write raises KeyboardInterrupt from polars while Python's own handler
+    raises another at the next line): the clean-up is not stopped half way, and the
+    first error is the one the caller raises."""
     steps: list[Callable[[], object]] = [*closers]
     if hashed is not None:
         steps.append(hashed.close)
     steps.append(functools.partial(tmp.unlink, missing_ok=True))
-    _settle(steps)
+    _settle(steps, reraise=False)
 
 
 def pipeline_threads() -> bool:
