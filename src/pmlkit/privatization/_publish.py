@@ -33,8 +33,8 @@ from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["HashingFile", "cleanup_on_signals", "commit", "folder_lock", "os_error",
-           "remove_stale", "temp_path"]
+__all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
+           "os_error", "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -55,19 +55,22 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
 def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None:
     """Put ``end`` on the worker ``thread``'s queue ``q`` and join the thread. A signal
     raised meanwhile (SIGTERM, SIGINT: the queue full, the join waiting) abandons neither
-    step: each is retried and the first such exception raised once the thread is gone."""
+    step: each is retried and the first such exception raised once the thread is gone.
+    Nothing is waited for once the thread has ended (an ``end`` put twice, because a
+    signal arrived just after the first, or a second call, never blocks on a full queue
+    that nobody takes from any more)."""
     pending: BaseException | None = None
     sent = False
-    while not sent:
-        try:
-            q.put(end)
-            sent = True
-        except BaseException as exc:  # a signal while the queue was full: retry
-            pending = pending or exc
     while thread.is_alive():
         try:
+            if not sent:
+                try:
+                    q.put(end, timeout=0.1)  # full: the worker is busy, or has ended
+                except queue.Full:
+                    continue
+                sent = True
             thread.join()
-        except BaseException as exc:
+        except BaseException as exc:  # a signal: finish stopping the thread, raise after
             pending = pending or exc
     if pending is not None:
         raise pending
@@ -124,7 +127,11 @@ class HashingFile:
             self._queue = queue.Queue(maxsize=QUEUE_DEPTH)
             self._thread = threading.Thread(target=self._drain, name="pmlkit-hash",
                                             daemon=True)
-            self._thread.start()
+            try:
+                self._thread.start()
+            except BaseException:  # a signal once the thread runs: stop it, close the file
+                self.close()
+                raise
 
     def _drain(self) -> None:
         """The helper thread: hash and write every piece, in order, until ``None``."""
@@ -196,16 +203,17 @@ class HashingFile:
     def _stop(self) -> None:
         """Let the helper thread finish the queued pieces and join it; a signal raised
         meanwhile (SIGTERM, SIGINT) does not abandon the join, it is raised after it."""
-        thread, self._thread = self._thread, None
+        thread = self._thread  # forgotten only once joined (a signal: the next call)
         if thread is not None:
             assert self._queue is not None
             stop_worker(thread, self._queue, None)
+        self._thread = None
 
     def close(self) -> None:
         """Flush, fsync and close (a writer closing its sink closes this file too); with
         ``background``, first wait for the helper thread, and raise its error if any."""
-        if self._fh.closed:
-            return
+        if self._fh.closed and self._thread is None:
+            return  # (a close interrupted before the join joins the thread now)
         try:
             self._stop()
             if self._error is not None:
@@ -424,3 +432,52 @@ def cleanup_on_signals() -> Iterator[None]:
     finally:
         for sig, old in saved.items():
             signal.signal(sig, old)
+
+
+_DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+@contextlib.contextmanager
+def deferred_signals() -> Iterator[None]:
+    """Hold back SIGINT, SIGTERM and SIGHUP while the block runs (a clean-up that must
+    not stop half way: removing temporary files, joining threads), then deliver the first
+    one that arrived meanwhile, to the handler that was in place, once the block is done.
+
+    Python runs signal handlers in the main thread between any two bytecodes, so a second
+    Ctrl-C pressed during a clean-up would otherwise interrupt the clean-up itself. Outside
+    the main thread (where handlers cannot be changed, and never run) this does nothing.
+
+    Examples
+    --------
+    >>> import signal
+    >>> caught = []
+    >>> try:
+    ...     with deferred_signals():
+    ...         signal.raise_signal(signal.SIGINT)  # held back ...
+    ...         caught.append("block finished")
+    ... except KeyboardInterrupt:
+    ...     caught.append("then delivered")
+    >>> caught
+    ['block finished', 'then delivered']
+    """
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    arrived: list[int] = []
+
+    def hold(signum: int, frame: object) -> None:
+        arrived.append(signum)
+
+    saved: dict[int, Any] = {}
+    try:
+        for name in _DEFERRED:
+            sig = getattr(signal, name, None)
+            if sig is not None and signal.getsignal(sig) is not None:
+                with contextlib.suppress(ValueError, OSError, TypeError):
+                    saved[sig] = signal.signal(sig, hold)
+        yield
+    finally:
+        for sig, old in saved.items():
+            signal.signal(sig, old)
+        if arrived:
+            signal.raise_signal(arrived[0])

@@ -103,7 +103,7 @@ import functools
 import itertools
 import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any, cast
@@ -138,6 +138,7 @@ from ._publish import (
     HashingFile,
     cleanup_on_signals,
     commit,
+    deferred_signals,
     folder_lock,
     os_error,
     remove_stale,
@@ -588,6 +589,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
+    temps: list[Path] = []  # every temporary output, listed before it is created
     try:
         with cleanup_on_signals():
             try:
@@ -611,7 +613,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
-                                   compression=compression, engine=engine)
+                                   compression=compression, engine=engine,
+                                   temps=temps)
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
@@ -626,8 +629,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     done.append((str(inp), str(out), st.rows))
                 _publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
-                for st in staged:
-                    st.tmp.unlink(missing_ok=True)
+                _settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])
     finally:
         if bar is not None:
             bar.close()
@@ -659,37 +661,41 @@ def _publish_all(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> N
 
 
 def _publish_locked(staged: list[_Staged], *, overwrite: bool, manifest: bool) -> None:
+    # each file is listed before its commit (a signal just after the commit still undoes
+    # it); the undoing removes only a name that holds this run's file
     published: list[tuple[Path, os.stat_result]] = []
     try:
         for st in staged:
             info = os.stat(st.tmp)
+            published.append((st.out, info))
             try:
                 commit(st.tmp, st.out, overwrite=overwrite)
             except OSError as exc:
                 raise os_error(exc, "write the output", st.out) from exc
-            published.append((st.out, info))
             if not manifest:
                 continue
             man = _manifest_path(st.out)
             mtmp = temp_path(man)
             try:
                 mtmp.write_text(json.dumps(st.manifest_doc, indent=2) + "\n", encoding="utf-8")
-                minfo = os.stat(mtmp)
+                published.append((man, os.stat(mtmp)))
                 commit(mtmp, man, overwrite=overwrite)
             except OSError as exc:
                 raise os_error(exc, "write the manifest", man) from exc
             finally:
-                mtmp.unlink(missing_ok=True)
-            published.append((man, minfo))
+                _settle([functools.partial(mtmp.unlink, missing_ok=True)])
             if not same_inode(st.out, info):  # another --overwrite run replaced the data
                 raise DataError(f"output {str(st.out)!r} was replaced by another run while "
                                 "this one was publishing it; run again")
     except BaseException as exc:
-        removed = []
-        for path, info in reversed(published):
+        removed: list[str] = []
+
+        def undo(path: Path, info: os.stat_result) -> None:
             if same_inode(path, info):  # only what this run published
                 path.unlink(missing_ok=True)
                 removed.append(str(path))
+
+        _settle([functools.partial(undo, path, info) for path, info in reversed(published)])
         if isinstance(exc, DataError) and removed and len(staged) > 1:
             raise DataError(f"{exc}; none of the {len(staged)} outputs was published "
                             "(those already written were removed)") from exc
@@ -896,26 +902,44 @@ def _parquet_dictionary(pf: Any, path: Path) -> list[str] | None:
     return [n for n, ok in small.items() if ok]
 
 
+def _settle(steps: Sequence[Callable[[], object]], *, reraise: bool = True) -> None:
+    """Run every clean-up step (removing a temporary file, closing a writer), in order,
+    whatever happens: a step's error is ignored, and a signal arriving meanwhile (a second
+    Ctrl-C, a SIGTERM) is held back until the last step ran, then raised (with
+    ``reraise=False`` dropped: the caller raises its own first error). A step that
+    raises KeyboardInterrupt or SystemExit itself (polars passes Ctrl-C on that way), or a
+    signal that lands before the holding back takes effect, makes the step run again (the
+    steps may run twice), at most 100 times in all."""
+    done = 0
+    pending: BaseException | None = None
+    for _ in range(100):
+        try:
+            with deferred_signals():
+                while done < len(steps):
+                    try:
+                        steps[done]()
+                    except Exception:
+                        pass
+                    done += 1
+            break
+        except (KeyboardInterrupt, SystemExit) as exc:
+            pending = pending or exc
+    if pending is not None and reraise:
+        raise pending
+
+
 def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
     """After a failed write: close the writers ``closers`` (callables), then the hashing
-    file, and remove the temporary output. Their own errors are ignored (the first error
-    is the one the caller raises), and so is a second interrupt arriving meanwhile: Ctrl-C
+    file, and remove the temporary output (see :func:`_settle`). Their own errors are
+    ignored, and so is an interrupt they raise or a signal arriving meanwhile (Ctrl-C
     during a polars write raises KeyboardInterrupt from polars while Python's own handler
-    raises another at the next line, which must not stop the clean-up half way (the step
-    it hit is tried again; ``unlink`` and ``close`` may run twice)."""
-    steps = [*closers]
+    raises another at the next line): the clean-up is not stopped half way, and the
+    first error is the one the caller raises."""
+    steps: list[Callable[[], object]] = [*closers]
     if hashed is not None:
         steps.append(hashed.close)
-    steps.append(lambda: tmp.unlink(missing_ok=True))
-    for step in steps:
-        for _ in range(100):
-            try:
-                step()
-                break
-            except KeyboardInterrupt:
-                continue
-            except Exception:
-                break
+    steps.append(functools.partial(tmp.unlink, missing_ok=True))
+    _settle(steps, reraise=False)
 
 
 def pipeline_threads() -> bool:
@@ -957,7 +981,11 @@ class _Prefetch:
         self._stop = threading.Event()
         self._done = False
         self._thread = threading.Thread(target=self._run, name="pmlkit-read", daemon=True)
-        self._thread.start()
+        try:
+            self._thread.start()
+        except BaseException:  # a signal once the thread runs: nobody else can stop it
+            self.close()
+            raise
 
     def _run(self) -> None:
         try:
@@ -1051,7 +1079,11 @@ class _WriteBehind:
         if threaded:  # otherwise put() writes at once, on the caller's thread
             self._thread = threading.Thread(target=self._run, name="pmlkit-write",
                                             daemon=True)
-            self._thread.start()
+            try:
+                self._thread.start()
+            except BaseException:  # a signal once the thread runs: stop and join it
+                self.close()
+                raise
 
     def _run(self) -> None:
         while True:
@@ -1085,9 +1117,11 @@ class _WriteBehind:
         self._stop()
 
     def _stop(self) -> None:
-        thread, self._thread = self._thread, None
+        # forgotten only once joined: a signal before the join leaves it to the next call
+        thread = self._thread
         if thread is not None:
             stop_worker(thread, self._queue, self._END)
+        self._thread = None
 
 
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
@@ -1095,7 +1129,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None,
-              engine: str = "pyarrow") -> _Staged:
+              engine: str = "pyarrow", temps: list[Path] | None = None) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
@@ -1107,7 +1141,11 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
     of several megabytes) cannot be parsed in them, so the file is then privatised again
     from the start in blocks 16 times larger (up to 1 GiB), from the same random state:
     the attempt that failed published nothing and its temporary file is removed, so the
-    release is the one a single pass with large blocks would give."""
+    release is the one a single pass with large blocks would give.
+
+    The temporary file's name is appended to ``temps`` (if given) before the file is
+    created, so the caller can remove it even if a signal arrives between this function
+    returning and its result being stored."""
     state = gen.bit_generator.state
     rows_cap = CSV_BATCH_ROWS
     while True:
@@ -1115,7 +1153,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
             return _one_file(mechs, samplers, inp, out, cols, targets, gen, policies,
                              csv=csv, batch_rows=batch_rows, bar=bar, meta=meta,
                              compression=compression, piece=piece, engine=engine,
-                             csv_rows=rows_cap)
+                             csv_rows=rows_cap, temps=temps)
         except DataError as exc:
             cause = exc.__cause__
             block = 64 * max(batch_rows, rows_cap)
@@ -1135,7 +1173,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None,
-              engine: str, csv_rows: int) -> _Staged:
+              engine: str, csv_rows: int, temps: list[Path] | None = None) -> _Staged:
     """One attempt of :func:`one_file`, CSV parsed in batches of at most ``csv_rows``
     rows."""
     import pyarrow as pa
@@ -1204,7 +1242,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
             try:
                 return _one_file_polars(mechs, samplers, inp, out, cols, targets, gen,
                                         policies, schema=schema, plan=plan,
-                                        batch_rows=batch_rows, bar=bar)
+                                        batch_rows=batch_rows, bar=bar, temps=temps)
             except _PolarsMismatch as exc:
                 if engine == "polars":
                     raise DataError(f"the polars engine (engine='polars', --engine polars) "
@@ -1217,6 +1255,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                     pol.unknown_rows = 0
     encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
     tmp = temp_path(out)
+    if temps is not None:
+        temps.append(tmp)
     sink: Any = None
     writer: Any = None
     hashed: HashingFile | None = None
@@ -1255,19 +1295,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, csv_rows)
-        batches: Any
-        if piece is None:
-            batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
-                                   column_types=column_types,
-                                   read_dictionary=in_place if in_fmt == "parquet" else None)
-        else:
-            batches = _piece_batches(inp, piece, names, read_csv, batch_rows, in_place)
-        # CSV: the next blocks (1 MiB) are parsed on a reading thread while this one is
-        # privatised. Parquet batches are large, and pyarrow decodes them on its own
-        # threads while the writing thread (the slowest step) encodes: read here
         threaded = pipeline_threads()
-        if threaded and in_fmt == "csv":
-            batches = _Prefetch(batches, 4)
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1283,11 +1311,31 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
-        # batches are written on a writing thread while the next one is privatised
-        # (Parquet batches are large: one waits; CSV blocks are 1 MiB: a few)
-        behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4, threaded=threaded)
+        # the reading and writing threads are started inside the blocks that stop them,
+        # so a signal arriving just after one started still stops and joins it
+        batches: Any = None
+        behind: _WriteBehind | None = None
         try:
             try:
+                if piece is None:
+                    batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
+                                           column_types=column_types,
+                                           read_dictionary=in_place if in_fmt == "parquet"
+                                           else None)
+                else:
+                    batches = _piece_batches(inp, piece, names, read_csv, batch_rows,
+                                             in_place)
+                # CSV: the next blocks (1 MiB) are parsed on a reading thread while this
+                # one is privatised. Parquet batches are large, and pyarrow decodes them
+                # on its own threads while the writing thread (the slowest step)
+                # encodes: read here
+                if threaded and in_fmt == "csv":
+                    batches = _Prefetch(batches, 4)
+                # batches are written on a writing thread while the next one is
+                # privatised (Parquet batches are large: one waits; CSV blocks are 1 MiB:
+                # a few)
+                behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4,
+                                      threaded=threaded)
                 for batch in batches:
                     new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                            gen, policies, from_text=in_fmt == "csv",
@@ -1302,10 +1350,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
                     if bar is not None:
                         bar.update(new.num_rows)
             finally:
-                batches.close()
+                if batches is not None:  # (a signal meanwhile: the reader still stops)
+                    _settle([batches.close])
+            assert behind is not None  # made before the first batch
             behind.finish()
         finally:
-            behind.close()  # joined before the writer is closed
+            if behind is not None:  # joined before the writer is closed, even if a
+                _settle([behind.close])  # signal interrupts the first attempt
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -1397,7 +1448,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      inp: Path, out: Path, cols: list[str], targets: list[str],
                      gen: np.random.Generator, policies: Mapping[str, Policy], *,
                      schema: Any, plan: tuple[str, int], batch_rows: int,
-                     bar: Any) -> _Staged:
+                     bar: Any, temps: list[Path] | None = None) -> _Staged:
     """The polars engine: polars reads the file in row order (streaming), the privatised
     columns of each chunk go through the pyarrow engine's own code (:func:`_draw_columns`:
     policy, encoder, sampler; one random stream consumed in row order, so the draws do not
@@ -1495,6 +1546,8 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     lf = register_io_source(source, schema=empty.schema)
     kv = {k.decode(): v.decode() for k, v in expected.items()}
     tmp = temp_path(out)
+    if temps is not None:
+        temps.append(tmp)
     hashed: HashingFile | None = None
     try:
         try:
