@@ -176,6 +176,14 @@ def test_design_against_full_lp(seed: int, n: int, kind: str) -> None:
     res = colgen.column_generation(colgen.BoxTreeOracle(Box(lo, hi), p, eps), p,
                             lambda c: mutual_information_columns(c, p), start=None,
                             gap=1e-9, deadline=time.monotonic() + 60)
+    _check_design(res, opt, lo, hi, eps)
+
+
+def _check_design(res: colgen.ColgenResult, opt: float, lo: np.ndarray, hi: np.ndarray,
+                  eps: float) -> None:
+    """A design result against the optimum of the full LP: value never above it, upper
+    bound never below it, reported gap never below the true gap, every column of the
+    matrix feasible on the box's worst case."""
     tol = 1e-9 * (1 + opt)
     assert res.value <= opt + tol
     assert res.upper_bound >= opt - tol

@@ -29,10 +29,10 @@ from pmlkit.sets import Box
 from pmlkit.utility import mutual_information_columns
 from test_attack5_boxtree import (
     _check_columns,
+    _check_design,
     _duals,
     _full_lp,
     _instance,
-    _min_q,
     _mu,
     _vertices,
 )
@@ -176,16 +176,6 @@ def test_design_against_the_full_lp(kind: str, n: int, seed: int, budget: float)
     res = colgen.column_generation(oracle, p, lambda c: mutual_information_columns(c, p),
                                    start=None, gap=1e-9,
                                    deadline=time.monotonic() + (30 if budget else 0.0))
-    tol = 1e-9 * (1 + opt)
-    assert res.value <= opt + tol
-    assert res.upper_bound >= opt - tol
-    true_gap = (opt - res.value) / opt if opt > 0 else 0.0
-    assert res.gap >= true_gap - 1e-9
+    _check_design(res, opt, lo, hi, eps)
     if budget:
         assert res.gap <= 1e-6  # (the exact search finishes at this size)
-    w = res.matrix
-    assert np.allclose(w.sum(axis=1), 1.0, atol=1e-9) and w.min() >= 0
-    for j in range(w.shape[1]):
-        col = w[:, j]
-        if col.max() > 0:
-            assert col.max() <= math.exp(eps) * _min_q(col, lo, hi) * (1 + 1e-7) + 1e-12

@@ -333,6 +333,19 @@ def _huge_copy(a: NDArray[Any]) -> NDArray[Any]:
     return out
 
 
+def _range_check(codes: NDArray[Any], n_codes: int, what: str) -> Callable[[], None]:
+    """The check that ``codes`` lie in ``0..n_codes-1`` (a draw runs it before any word
+    is drawn, a compiled draw only when its kernel met a code out of range)."""
+
+    def check_range() -> None:
+        lo, hi = int(codes.min()), int(codes.max())
+        if lo < 0 or hi >= n_codes:
+            bad = lo if lo < 0 else hi
+            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+
+    return check_range
+
+
 class AliasSampler:
     """Alias tables of a mechanism's rows and the vectorised one-draw sampler.
 
@@ -652,11 +665,7 @@ class AliasSampler:
         n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
         what = "input indices" if remap is None else "indices into remap"
 
-        def check_range() -> None:
-            lo, hi = int(codes.min()), int(codes.max())
-            if lo < 0 or hi >= n_codes:
-                bad = lo if lo < 0 else hi
-                raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+        check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
         self._drawn += n
@@ -806,11 +815,7 @@ class AliasSampler:
         n_codes = self.n_inputs if base is None else base.shape[0]
         what = "input indices" if not remapped else "indices into remap"
 
-        def check_range() -> None:
-            lo, hi = int(codes.min()), int(codes.max())
-            if lo < 0 or hi >= n_codes:
-                bad = lo if lo < 0 else hi
-                raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
+        check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
         self._drawn += n
