@@ -268,3 +268,24 @@ def test_signal_just_after_a_commit_undoes_it(tmp_path, nth, sig):
         sys.settrace(None)
     assert state["fired"]
     assert _files(tmp_path) == ["in.csv"]
+
+
+def test_a_signal_during_a_join_waits_for_the_thread_to_end() -> None:
+    """SIGINT arriving while the main thread joins a thread that still runs: the join
+    goes on until the thread really ends, then the signal is raised. (CPython 3.11's own
+    join, interrupted, marks the running thread as stopped: a clean-up that trusted
+    ``is_alive()`` then closed a Parquet writer under a batch being written.)"""
+    import os
+    import threading
+
+    from pmlkit.privatization._publish import join_thread
+
+    release = threading.Event()
+    worker = threading.Thread(target=release.wait, daemon=True)
+    worker.start()
+    threading.Timer(0.1, os.kill, (os.getpid(), signal.SIGINT)).start()
+    threading.Timer(0.5, release.set).start()
+    with pytest.raises(KeyboardInterrupt):
+        join_thread(worker)
+    assert release.is_set()  # the join returned only once the thread was done
+    assert not worker.is_alive()

@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import DataError
 
 __all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
-           "os_error", "remove_stale", "temp_path"]
+           "join_thread", "os_error", "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -69,7 +69,7 @@ def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None
                 except queue.Full:
                     continue
                 sent = True
-            thread.join()
+            join_thread(thread)
         except BaseException as exc:  # a signal: finish stopping the thread, raise after
             pending = pending or exc
     if pending is not None:
@@ -435,6 +435,30 @@ def cleanup_on_signals() -> Iterator[None]:
 
 
 _DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP")
+
+
+def join_thread(thread: threading.Thread, timeout: float | None = None) -> None:
+    """``thread.join(timeout)`` with SIGINT, SIGTERM and SIGHUP held back during the wait
+    (see :func:`deferred_signals`) and delivered after it.
+
+    CPython 3.11 marks a thread as stopped when a signal handler's exception interrupts
+    a join while the thread still runs (its clean-up of an interrupted join releases the
+    running thread's state lock), so ``is_alive()`` then answers False for a thread that
+    is still writing: a clean-up trusting it closed a Parquet writer under a batch being
+    written (a segmentation fault after SIGTERM). Held back, the signal cannot interrupt
+    the join.
+
+    Examples
+    --------
+    >>> import threading
+    >>> t = threading.Thread(target=lambda: None)
+    >>> t.start()
+    >>> join_thread(t)
+    >>> t.is_alive()
+    False
+    """
+    with deferred_signals():
+        thread.join(timeout)
 
 
 @contextlib.contextmanager

@@ -140,6 +140,7 @@ from ._publish import (
     commit,
     deferred_signals,
     folder_lock,
+    join_thread,
     os_error,
     remove_stale,
     same_inode,
@@ -1049,7 +1050,7 @@ class _Prefetch:
             except BaseException as exc:  # a signal: finish the join, raise it after
                 pending = pending or exc
             try:
-                self._thread.join(0.05)
+                join_thread(self._thread, 0.05)  # (not interrupted: see join_thread)
             except BaseException as exc:
                 pending = pending or exc
         if pending is not None:
@@ -1260,6 +1261,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
     sink: Any = None
     writer: Any = None
     hashed: HashingFile | None = None
+    behind: _WriteBehind | None = None
     rows = 0
     try:
         try:
@@ -1314,7 +1316,6 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
         # the reading and writing threads are started inside the blocks that stop them,
         # so a signal arriving just after one started still stops and joins it
         batches: Any = None
-        behind: _WriteBehind | None = None
         try:
             try:
                 if piece is None:
@@ -1370,7 +1371,10 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], in
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
     except BaseException:
-        closers = ([writer.close] if out_fmt == "parquet" and writer is not None else []) \
+        # the writing thread joined first (again: a signal can land before the finally
+        # above joins it), so the writer is never closed under a batch being written
+        closers = ([behind.close] if behind is not None else []) \
+            + ([writer.close] if out_fmt == "parquet" and writer is not None else []) \
             + ([sink.close] if sink is not None else [])
         _discard(hashed, tmp, *closers)
         raise
