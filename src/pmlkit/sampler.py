@@ -668,10 +668,7 @@ class AliasSampler:
         check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
-        self._drawn += n
-        kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
-            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
-            and codes.dtype.isnative else None  # (numba compiles native byte order only)
+        kernels = self._kernels_for(codes)
         if kernels is not None:
             # one compiled pass per block, the same outputs; the kernel checks each code
             # before its gather (no separate pass) and a code out of range is refused
@@ -726,6 +723,18 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _kernels_for(self, codes: NDArray[Any]) -> dict[str, Any] | None:
+        """Count the records of a draw and give the compiled kernels if this draw uses
+        them: enough records, integer codes in native byte order (numba compiles only
+        those), numba loaded (or, past :data:`_KERNEL_LOAD_RECORDS` records in all, loaded
+        now)."""
+        n = codes.shape[0]
+        self._drawn += n
+        if n < _KERNEL_MIN_RECORDS or codes.dtype.kind not in "iu" \
+                or not codes.dtype.isnative:
+            return None
+        return _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS)
 
     def _rows_tables(self, rows: NDArray[np.intp]) -> tuple[
             NDArray[np.uint64], NDArray[np.uint16] | None, NDArray[np.uint32] | None]:
@@ -818,11 +827,8 @@ class AliasSampler:
         check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
-        self._drawn += n
         uout = out.view(np.uint64)
-        kernels = _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS) \
-            if n >= _KERNEL_MIN_RECORDS and codes.dtype.kind in "iu" \
-            and codes.dtype.isnative else None
+        kernels = self._kernels_for(codes)
         if kernels is not None:
             def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
                 part = np.ascontiguousarray(codes[start:stop])
