@@ -34,7 +34,7 @@ from typing import Any
 from ..errors import DataError
 
 __all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
-           "join_thread", "os_error", "remove_stale", "temp_path"]
+           "join_thread", "os_error", "remove_stale", "temp_path", "wait_for"]
 
 _TAG = ".pmlkit-"
 
@@ -50,6 +50,27 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
     (True, True, '.tmp')
     """
     return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
+
+
+def wait_for(q: queue.Queue[Any]) -> Any:
+    """The next item of a worker's queue, waited for in steps of 0.1 s: a signal raised in
+    the main thread while it put an item can cut the put off before it wakes the waiting
+    worker (the item is queued but nobody is told), and a worker waiting without a
+    timeout then sleeps for ever while its stopper joins it.
+
+    Examples
+    --------
+    >>> import queue
+    >>> q = queue.Queue()
+    >>> q.put("piece")
+    >>> wait_for(q)
+    'piece'
+    """
+    while True:
+        try:
+            return q.get(timeout=0.1)
+        except queue.Empty:
+            continue
 
 
 def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None:
@@ -140,7 +161,7 @@ class HashingFile:
         advise = getattr(os, "posix_fadvise", None)
         pending = 0
         while True:
-            piece = q.get()
+            piece = wait_for(q)
             if piece is None:
                 return
             if self._error is not None:

@@ -146,6 +146,7 @@ from ._publish import (
     same_inode,
     stop_worker,
     temp_path,
+    wait_for,
 )
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
@@ -1088,7 +1089,7 @@ class _WriteBehind:
 
     def _run(self) -> None:
         while True:
-            item = self._queue.get()
+            item = wait_for(self._queue)  # (never a lost wake-up: see wait_for)
             if item is self._END:
                 return
             if self._error is not None or self._drop:
