@@ -571,8 +571,9 @@ class AliasSampler:
         return prob, alias
 
     def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
-             out: NDArray[np.intp] | None = None,
-             remap: ArrayLike | None = None) -> NDArray[np.intp]:
+             out: NDArray[Any] | None = None,
+             remap: ArrayLike | None = None,
+             out_codes: ArrayLike | None = None) -> NDArray[Any]:
         """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
@@ -595,6 +596,13 @@ class AliasSampler:
             the draw, so a narrow code array (int8) is never widened or gathered as a
             whole; the random words and the outputs are those of
             ``draw(remap[codes], ...)``.
+        out_codes
+            Optional 1-D integer table of one code per output: a record whose output
+            index is ``j`` gets ``out_codes[j]``, and the result (and ``out``) has the
+            table's dtype (for example int8 categorical codes, or the physical codes of
+            a polars Categorical). The compiled draw writes the codes in the same pass, so
+            no array of every record's output index is made; the values are those of
+            ``out_codes[draw(codes, ...)]`` under the same words.
 
         Raises
         ------
@@ -613,6 +621,12 @@ class AliasSampler:
         >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
         ...        remap=[1, 0]).tolist()
         [1, 0, 0]
+
+        The same outputs written as the codes 7 (output 0) and 9 (output 1), as int8:
+
+        >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
+        ...        remap=[1, 0], out_codes=np.array([7, 9], dtype=np.int8))
+        array([9, 7, 7], dtype=int8)
         """
         codes = np.asarray(codes)
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
@@ -621,12 +635,37 @@ class AliasSampler:
         if not codes.dtype.isnative:  # (the 8-byte path reads the codes' bits as uint64)
             codes = codes.astype(codes.dtype.newbyteorder("="))
         n = codes.shape[0]
+        omap: NDArray[Any] | None = None
+        if out_codes is not None:
+            omap = np.ascontiguousarray(out_codes)
+            if omap.shape != (self.n_outputs,) or omap.dtype.kind not in "iu":
+                raise ValidationError(f"out_codes must be a 1-D integer array of one code "
+                                      f"per output ({self.n_outputs}), got an array of "
+                                      f"dtype {omap.dtype} and shape {omap.shape}")
+            if not omap.dtype.isnative:
+                omap = omap.astype(omap.dtype.newbyteorder("="))
+        want = np.dtype(np.intp) if omap is None else omap.dtype
         if out is None:
-            out = np.empty(n, dtype=np.intp)
-        elif out.shape != (n,) or out.dtype != np.intp or not out.flags.c_contiguous \
+            out = np.empty(n, dtype=want)
+        elif out.shape != (n,) or out.dtype != want or not out.flags.c_contiguous \
                 or not out.flags.writeable:
-            raise ValidationError(f"out must be a writable contiguous intp array of shape "
+            raise ValidationError(f"out must be a writable contiguous {want} array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        if omap is not None and not self._compiles(codes):
+            # the numpy path: output indices drawn a chunk at a time into a buffer, then
+            # their codes (the same words in the same order: the same values); every code
+            # checked before any word is drawn, as the numpy path does
+            if n:
+                bound = self.n_inputs if remap is None else np.asarray(remap).shape[0]
+                _range_check(codes, bound, "input indices" if remap is None
+                             else "indices into remap")()
+            buf = np.empty(min(n, 1 << 16), dtype=np.intp)
+            for start in range(0, n, buf.shape[0]):
+                stop = min(start + buf.shape[0], n)
+                part = buf[:stop - start]
+                self.draw(codes[start:stop], generator, out=part, remap=remap)
+                omap.take(part, out=out[start:stop])
+            return out
         base: NDArray[np.uint64] | None = None
         remapped: NDArray[np.intp] | None = None  # the rows of the cells, if reordered
         table = None
@@ -645,7 +684,7 @@ class AliasSampler:
             # code's row offset)
             if table is not None:
                 base = table.astype(np.uint64) * np.uint64(self._bg[1])
-            self._draw_background(codes, generator, out, base, remap is not None)
+            self._draw_background(codes, generator, out, base, remap is not None, omap)
             return out
         cells16 = self._cells16
         if table is not None:
@@ -675,7 +714,8 @@ class AliasSampler:
             # with the message of the check below (the words of the blocks before it
             # were drawn: the stream has moved on)
             self._draw_compiled(kernels, codes, bitgen, cells, base, remapped,
-                                out.view(np.uint64), check_range)
+                                out.view(np.uint64) if omap is None else out, check_range,
+                                omap)
             return out
         check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
@@ -723,6 +763,15 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _compiles(self, codes: NDArray[Any]) -> bool:
+        """Whether a draw of ``codes`` would use the compiled kernels (as
+        :meth:`_kernels_for` decides, without counting the records)."""
+        n = codes.shape[0]
+        if n < _KERNEL_MIN_RECORDS or codes.dtype.kind not in "iu" \
+                or not codes.dtype.isnative:
+            return False
+        return _kernels.compiled(load=self._drawn + n >= _KERNEL_LOAD_RECORDS) is not None
 
     def _kernels_for(self, codes: NDArray[Any]) -> dict[str, Any] | None:
         """Count the records of a draw and give the compiled kernels if this draw uses
@@ -774,8 +823,9 @@ class AliasSampler:
 
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
                        cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
-                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64],
-                       refuse: Callable[[], None]) -> None:
+                       rows: NDArray[np.intp] | None, uout: NDArray[Any],
+                       refuse: Callable[[], None], omap: NDArray[Any] | None = None
+                       ) -> None:
         """The compiled draw, block by block. The words are drawn here, in record order,
         one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
         persistent worker runs the kernel on a block (the kernel releases the GIL) while
@@ -793,13 +843,13 @@ class AliasSampler:
             o = uout[start:stop]
             if cells32 is not None and base is not None:
                 bad = _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b,
-                                                  o)
+                                                  o, omap)
             elif cells32 is not None:
-                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
+                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o, omap)
             elif base is not None:
-                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
+                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o, omap)
             else:
-                bad = _kernels.alias_draw(kernels, r, part, cells, b, o)
+                bad = _kernels.alias_draw(kernels, r, part, cells, b, o, omap)
             if bad >= 0:  # a code out of range (refused before its gather)
                 refuse()
                 raise AssertionError("a code out of range passed the range check")
@@ -807,8 +857,8 @@ class AliasSampler:
         _run_blocks(n, bitgen, block)
 
     def _draw_background(self, codes: NDArray[Any], generator: np.random.Generator,
-                         out: NDArray[np.intp], base: NDArray[np.uint64] | None,
-                         remapped: bool) -> None:
+                         out: NDArray[Any], base: NDArray[np.uint64] | None,
+                         remapped: bool, omap: NDArray[Any] | None = None) -> None:
         """The draw from shared background cells (:func:`background_tables`): for a
         record of row ``x`` (``base``: row offsets ``x * E`` by code) and word ``r``,
         position ``j = r >> (64 - b)`` is shared cell ``j`` if ``j < K``, else cell
@@ -827,7 +877,7 @@ class AliasSampler:
         check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
-        uout = out.view(np.uint64)
+        uout = out.view(np.uint64) if omap is None else out
         kernels = self._kernels_for(codes)
         if kernels is not None:
             def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
@@ -835,10 +885,10 @@ class AliasSampler:
                 o = uout[start:stop]
                 if base is not None:
                     bad = _kernels.background_draw_based(kernels, r, part, base, cells,
-                                                         prim, b, n_shared, o)
+                                                         prim, b, n_shared, o, omap)
                 else:
                     bad = _kernels.background_draw(kernels, r, part, n_codes, cells, prim,
-                                                   b, n_shared, n_row, o)
+                                                   b, n_shared, n_row, o, omap)
                 if bad >= 0:  # a code out of range (refused before its gather)
                     check_range()
                     raise AssertionError("a code out of range passed the range check")
@@ -2220,7 +2270,7 @@ def _count_dtype(n: int) -> type[np.unsignedinteger[Any]] | type[np.signedintege
     return np.uint32 if n < 1 << 32 else np.int64
 
 
-def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
+def count_outputs(idx: NDArray[Any], m: int) -> NDArray[np.int64]:
     """How many of the indices ``idx`` equal each of ``0..m-1`` (``np.bincount`` with
     ``minlength=m``; a compiled loop once the kernels are loaded, about 3x faster).
 
@@ -2231,7 +2281,8 @@ def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
     [1, 0, 2, 0]
     """
     kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
-    if kernels is not None and idx.dtype == np.intp and idx.ndim == 1:
+    if kernels is not None and idx.dtype.kind in "iu" and idx.dtype.isnative \
+            and idx.ndim == 1:  # (any integer width: narrow categorical codes too)
         parts = np.zeros((count_lanes(m), m), dtype=_count_dtype(idx.shape[0]))
         if int(kernels["count_codes"](idx, parts)) < 0:
             out: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
