@@ -1,0 +1,148 @@
+"""Outputs written straight as codes (``AliasSampler.draw(out_codes=)``) and the categorical
+release paths built on it (pandas categorical, polars Categorical and Enum): the codes
+against the documented draw rule on the same words (Python integers), against the plain
+draw mapped through the table (numpy, compiled, one and two threads, chunks, remap, every
+code width), the release's values, dtypes, index, name and counts against the object path
+and an independent count, and the fresh memory a categorical release allocates (no array
+of 8-byte output indices)."""
+
+from __future__ import annotations
+
+import tracemalloc
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import pmlkit
+from pmlkit import sampler as sampler_mod
+from pmlkit.errors import ValidationError
+from pmlkit.sampler import DRAW_BLOCK, AliasSampler
+from test_sampler_background import _draw, _rule, krr
+from test_sampler_kernel import _mechanism  # random matrices with zeros
+
+
+@pytest.mark.parametrize(("n_in", "m", "background"), [
+    (7, 3, False), (60, 50, False), (64, 200, False), (1000, 1000, True)])
+def test_out_codes_are_the_table_at_the_drawn_outputs(n_in, m, background):
+    w = krr(m) if background else _mechanism(n_in, m, n_in + m, 0.3)
+    s = AliasSampler(w)
+    assert (s._bg is not None) == background
+    n = 2 * DRAW_BLOCK + 123
+    codes = np.random.default_rng(m).integers(0, w.shape[0], n)
+    words = np.random.default_rng(9).bit_generator.random_raw(n)
+    rule = np.array(_rule(s, codes.tolist(), words.tolist()))  # Python integers
+    for dtype in (np.int8, np.int16, np.uint32, np.int64):
+        table = (np.random.default_rng(1).permutation(m) % np.iinfo(dtype).max
+                 ).astype(dtype)
+        for compiled, threads in ((False, 1), (True, 1), (True, 2)):
+            g = np.random.default_rng(9)
+            got = _draw(s, codes, g, compiled=compiled, threads=threads,
+                        out_codes=table)
+            assert got.dtype == dtype
+            np.testing.assert_array_equal(got, table[rule])
+            # the stream moved on by one word per record, as the plain draw moves it
+            assert g.bit_generator.random_raw() == \
+                np.random.default_rng(9).bit_generator.random_raw(n + 1)[-1]
+    # remapped narrow codes, a caller's out array, chunks continuing one stream
+    perm = np.random.default_rng(3).permutation(w.shape[0])
+    inv = np.argsort(perm).astype(np.int16)
+    table = np.arange(m, dtype=np.uint32) * 3 + 1
+    for compiled in (False, True):
+        out = np.empty(n, dtype=np.uint32)
+        g = np.random.default_rng(9)
+        for a, b in ((0, 1000), (1000, DRAW_BLOCK + 5), (DRAW_BLOCK + 5, n)):
+            _draw(s, inv[codes[a:b]], g, compiled=compiled, remap=perm,
+                  out=out[a:b], out_codes=table)
+        np.testing.assert_array_equal(out, table[rule])
+
+
+def test_bad_out_codes_and_out_are_refused_before_any_word():
+    s = AliasSampler(krr(4))
+    g = np.random.default_rng(0)
+    for bad in (np.arange(3), np.arange(4.0), np.arange(8).reshape(2, 4)):
+        with pytest.raises(ValidationError, match="out_codes must be a 1-D integer array"):
+            s.draw(np.zeros(5, dtype=np.intp), g, out_codes=bad)
+    with pytest.raises(ValidationError, match="out must be a writable contiguous int8"):
+        s.draw(np.zeros(5, dtype=np.intp), g, out=np.empty(5, dtype=np.intp),
+               out_codes=np.arange(4, dtype=np.int8))
+    for compiled in (False, True):
+        codes = np.zeros(DRAW_BLOCK * 3, dtype=np.int64)
+        codes[-1] = 4
+        g = np.random.default_rng(0)
+        with pytest.raises(ValidationError, match=r"input indices in 0\.\.3, got 4"):
+            _draw(s, codes, g, compiled=compiled, out_codes=np.arange(4, dtype=np.int8))
+        if not compiled:  # the numpy path checks every code before drawing
+            assert g.bit_generator.random_raw() == \
+                np.random.default_rng(0).bit_generator.random_raw()
+    assert g.bit_generator.random_raw() != np.random.default_rng(0).bit_generator.random_raw()
+
+
+def _independent_counts(values: list[str], labels: tuple[str, ...]) -> dict[str, int]:
+    counts = dict.fromkeys(labels, 0)
+    for v in values:
+        counts[v] += 1
+    return counts
+
+
+@pytest.mark.parametrize("k", [2, 4, 50, 1000])
+def test_categorical_releases_are_the_object_release(k, monkeypatch):
+    """pandas categorical and polars Categorical / Enum, compiled and not: the values of
+    the object-array release under the same seed, the input's dtype and name (pandas: the
+    index, and codes of the width pandas chooses), and the report's counts."""
+    pl = pytest.importorskip("polars")
+    n = 150_000
+    names = tuple(f"v{i:04d}" for i in range(k))
+    mech = pmlkit.Mechanism(krr(k), names, names)
+    pool = np.array(names, dtype=object)
+    x = np.random.default_rng(k).integers(0, k, n)
+    for compiled in (False, True):
+        with monkeypatch.context() as mp:
+            if compiled:
+                pytest.importorskip("numba")
+                mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
+                mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
+            else:
+                mp.setenv("PMLKIT_NO_NUMBA", "1")
+            ref = pmlkit.privatize(mech, pool[x], rng=5).tolist()
+            want = _independent_counts(ref, names)
+            cats = pd.Series(pd.Categorical(pool[x], categories=list(names[::-1])),
+                             index=np.arange(n) * 2, name="c")
+            out, report = pmlkit.privatize_with_report(mech, cats, rng=5)
+            assert out.astype(object).tolist() == ref
+            assert out.name == "c" and out.index.equals(cats.index)
+            assert list(out.cat.categories) == list(names)
+            assert out.cat.codes.dtype == (np.int8 if k < 127 else np.int16)
+            assert report.output_counts == want
+            for dtype in (pl.Categorical, pl.Enum(list(names))):
+                s = pl.Series("p", pool[x].tolist(), dtype=pl.String).cast(dtype)
+                got = pmlkit.privatize(mech, s, rng=5)
+                assert got.dtype == s.dtype and got.name == "p"
+                assert got.to_list() == ref
+                df = pl.DataFrame({"p": s, "other": np.arange(n)})
+                got_df, rep = pmlkit.privatize_with_report(mech, df, rng=5, columns="p")
+                assert got_df["p"].to_list() == ref and got_df["p"].dtype == s.dtype
+                assert rep.output_counts == want
+
+
+def test_categorical_releases_allocate_no_array_of_8_byte_indices():
+    """The fresh memory a categorical release allocates (numpy's, traced) stays near its
+    output codes: the draw writes them directly, with no array of every record's 8-byte
+    output index (whose fresh pages were faulted in anew on every call) and no narrowing
+    copy of it."""
+    pl = pytest.importorskip("polars")
+    n, k = 1 << 21, 4
+    names = tuple(f"v{i}" for i in range(k))
+    mech = pmlkit.Mechanism(krr(k), names, names)
+    x = np.random.default_rng(0).integers(0, k, n)
+    cats = pd.Series(pd.Categorical.from_codes(x, categories=list(names)))
+    pcat = pl.Series("s", np.array(names, dtype=object)[x].tolist()).cast(pl.Categorical)
+    for values, code_bytes in ((cats, 1), (pcat, 4)):
+        pmlkit.privatize(mech, values[:1000])
+        tracemalloc.start()
+        try:
+            pmlkit.privatize(mech, values)
+            peak = tracemalloc.get_traced_memory()[1]
+        finally:
+            tracemalloc.stop()
+        assert peak < code_bytes * n + 4 * n, (type(values), peak)  # not 8 * n more
