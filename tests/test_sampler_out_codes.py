@@ -125,12 +125,19 @@ def test_categorical_releases_are_the_object_release(k, monkeypatch):
                 assert rep.output_counts == want
 
 
-def test_categorical_releases_allocate_no_array_of_8_byte_indices():
+@pytest.mark.parametrize("compiled", [False, True])
+def test_categorical_releases_allocate_no_array_of_8_byte_indices(compiled, monkeypatch):
     """The fresh memory a categorical release allocates (numpy's, traced) stays near its
     output codes: the draw writes them directly, with no array of every record's 8-byte
-    output index (whose fresh pages were faulted in anew on every call) and no narrowing
-    copy of it."""
+    output index (whose fresh pages were faulted in anew on every call), no narrowing
+    copy of it and no widened copy to count them."""
     pl = pytest.importorskip("polars")
+    if compiled:
+        pytest.importorskip("numba")
+        monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
+        monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
+    else:
+        monkeypatch.setenv("PMLKIT_NO_NUMBA", "1")
     n, k = 1 << 21, 4
     names = tuple(f"v{i}" for i in range(k))
     mech = pmlkit.Mechanism(krr(k), names, names)
@@ -142,7 +149,45 @@ def test_categorical_releases_allocate_no_array_of_8_byte_indices():
         tracemalloc.start()
         try:
             pmlkit.privatize(mech, values)
+            if isinstance(values, pd.Series):  # (with its report: the outputs counted)
+                assert pmlkit.privatize_with_report(mech, values)[1].rows == n
             peak = tracemalloc.get_traced_memory()[1]
         finally:
             tracemalloc.stop()
         assert peak < code_bytes * n + 4 * n, (type(values), peak)  # not 8 * n more
+
+
+@pytest.mark.parametrize("k", [3, 300, 40_000])
+def test_narrow_encoder_codes_are_the_wide_ones(k):
+    """``Encoder(narrow=True)``: the compiled string and address matchers write int16
+    (int32 past 32767 labels) codes equal to the intp codes, problems counted alike."""
+    pytest.importorskip("numba")
+    import pyarrow as pa
+
+    from pmlkit import _kernels
+    from pmlkit.sampler import Encoder
+
+    assert _kernels.compiled() is not None
+    names = [f"label-{i}" for i in range(k)]
+    pool = np.array(names, dtype=object)
+    x = np.random.default_rng(k).integers(0, k, 20_000)
+    want = np.int16 if k < 32768 else np.int32
+    values = [pool[x], pa.array(pool[x].tolist()), pa.array(pool[x].tolist(),
+                                                             type=pa.large_string())]
+    if hasattr(pa, "string_view"):
+        values.append(pa.array(pool[x].tolist(), type=pa.string_view()))
+    for v in values:
+        wide, narrow = Encoder(names), Encoder(names, narrow=True)
+        encode = "encode_numpy" if isinstance(v, np.ndarray) else "encode_arrow"
+        a, b = getattr(wide, encode)(v), getattr(narrow, encode)(v)
+        assert a.dtype == np.intp and np.array_equal(a, x)
+        np.testing.assert_array_equal(b, x)
+        if isinstance(v, np.ndarray) or not pa.types.is_string_view(v.type) \
+                or k <= 300:  # (string_view: the kernel reads labels of <= 12 bytes)
+            assert b.dtype == want, type(v)
+        bad = v.tolist() if isinstance(v, np.ndarray) else v.to_pylist()
+        bad[5] = "nope"
+        bad = np.array(bad, dtype=object) if isinstance(v, np.ndarray) \
+            else pa.array(bad, type=v.type)
+        assert getattr(narrow, encode)(bad) is None
+        assert dict(narrow.unknown) == {"nope": 1}

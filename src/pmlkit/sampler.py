@@ -1018,10 +1018,17 @@ class Encoder:
     True
     >>> enc.failed, enc.nulls, dict(enc.unknown)
     (True, 1, {'top': 2})
+
+    ``narrow=True``: the compiled matchers of strings (Arrow arrays, and object arrays
+    matched by address) write the codes as the narrowest of int16 / int32 that holds the
+    labels' indices and -1 (a quarter of the memory to write and read back for the draw,
+    which takes codes of any integer width); every other path, and every path while
+    the compiled kernels are not loaded, gives intp.
     """
 
-    def __init__(self, labels: Sequence[Any]) -> None:
+    def __init__(self, labels: Sequence[Any], *, narrow: bool = False) -> None:
         self.labels = tuple(labels)
+        self.narrow = narrow
         self.kind = label_kind(self.labels)
         self.range_labels = self.kind == "int" and self.labels == tuple(range(len(labels)))
         self.nulls = 0
@@ -1035,6 +1042,14 @@ class Encoder:
     @property
     def failed(self) -> bool:
         return bool(self.nulls or self.unknown)
+
+    def _code_type(self) -> np.dtype[Any]:
+        """The dtype of the codes the compiled matchers write (see ``narrow``)."""
+        if self.narrow and _kernels.compiled(load=False) is not None:
+            for t in (np.int16, np.int32):
+                if len(self.labels) <= np.iinfo(t).max:
+                    return np.dtype(t)
+        return np.dtype(np.intp)
 
     def _pd_index(self) -> Any:
         if self._index is None:
@@ -1162,7 +1177,8 @@ class Encoder:
                 return None
             table = self._objects = _AddressTable()
             table.add(objs, obj_codes)
-        codes = np.empty(n, dtype=np.intp)
+        # (narrow codes only while the compiled lookup runs: the numpy one takes intp)
+        codes = np.empty(n, dtype=self._code_type() if n >= 4096 else np.intp)
         if table.lookup(addr, codes) == 0:
             return codes
         at = np.flatnonzero(codes < 0)
@@ -1281,7 +1297,8 @@ class Encoder:
                 if pa.types.is_string_view(t) and self._strings.max_len > 12:
                     plain = arr.cast(pa.large_string())  # long labels: not in the views
                 if (codes := self._strings.codes(
-                        kernels, plain, None if arr.null_count else misses)) is not None:
+                        kernels, plain, None if arr.null_count else misses,
+                        self._code_type())) is not None:
                     if arr.null_count:
                         codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
                                          dtype=bool)] = -1
@@ -1848,17 +1865,19 @@ class _StringTable:
         return True
 
     def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any,
-              misses: list[int] | None = None) -> NDArray[np.intp] | None:
+              misses: list[int] | None = None, dtype: Any = np.intp
+              ) -> NDArray[Any] | None:
         """Codes of a pyarrow string, large_string or string_view array: -1 for a record
         that is not a label (nulls are not masked here). None when the kernels cannot
         decide (buffers too short or offsets outside the data: not a valid array; a
         string_view array while a label has more than 12 bytes): the caller's generic
         path decides. ``misses``: the number of records that are no label is appended
-        (counted by the kernel on the way)."""
+        (counted by the kernel on the way). ``dtype``: the codes' (a signed integer type
+        holding every label's index)."""
         import pyarrow as pa
 
         n = len(arr)
-        out = np.empty(n, dtype=np.intp)
+        out = np.empty(n, dtype=dtype)
         if n == 0:
             if misses is not None:
                 misses.append(0)
@@ -2159,7 +2178,8 @@ class ObjectGather:
         then draws and puts."""
         kernel = self._draw_kernel
         n = codes.shape[0]
-        if kernel is None or codes.dtype != np.intp or codes.ndim != 1 \
+        if kernel is None or codes.dtype.kind not in "iu" or not codes.dtype.isnative \
+                or codes.ndim != 1 \
                 or not 0 <= start <= start + n <= len(self.out) \
                 or sampler.n_outputs > self._addr.shape[0]:
             return False
@@ -2287,4 +2307,11 @@ def count_outputs(idx: NDArray[Any], m: int) -> NDArray[np.int64]:
         if int(kernels["count_codes"](idx, parts)) < 0:
             out: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
             return out
+    if idx.dtype.itemsize < np.dtype(np.intp).itemsize and idx.shape[0] > DRAW_BLOCK:
+        # narrow codes counted a block at a time (bincount widens its input to intp: a
+        # whole-array copy 8 bytes per record)
+        total = np.zeros(m, dtype=np.int64)
+        for start in range(0, idx.shape[0], DRAW_BLOCK):
+            total += np.bincount(idx[start:start + DRAW_BLOCK], minlength=m)[:m]
+        return total
     return np.bincount(idx, minlength=m).astype(np.int64, copy=False)

@@ -211,7 +211,7 @@ def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarra
     :func:`_privatize_numpy` taken as a whole."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
-    enc = Encoder(mech.input_labels)
+    enc = Encoder(mech.input_labels, narrow=True)  # (codes of any width are drawn)
     n = values.shape[0]
     buf: NDArray[np.intp] | None = None
     starts = range(0, n, CHUNK_ROWS)
@@ -284,8 +284,9 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
                    generator: np.random.Generator, what: str) -> NDArray[np.intp]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
-    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
-    enc = Encoder(mech.input_labels)
+    CHUNK_ROWS records of each piece straight into one array (no concatenation). The
+    chunks' codes are narrow (int16 for up to 32767 labels): the draw takes any width."""
+    enc = Encoder(mech.input_labels, narrow=True)
     idx = pool_empty(sum(len(piece) for piece in pieces))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
