@@ -717,6 +717,8 @@ class AliasSampler:
                                 out.view(np.uint64) if omap is None else out, check_range,
                                 omap)
             return out
+        if omap is not None:  # (draw() takes its own numpy path for output codes)
+            raise AssertionError("output codes on the numpy path of a compiled draw")
         check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
@@ -895,6 +897,8 @@ class AliasSampler:
 
             _run_blocks(n, bitgen, block)
             return
+        if omap is not None:  # (draw() takes its own numpy path for output codes)
+            raise AssertionError("output codes on the numpy path of a compiled draw")
         check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         ucodes = codes.view(np.uint64) if wide else codes
