@@ -132,7 +132,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     # read the block's words, codes and cells back, and the decisions of one record
     # overlap the gathers of the next ones anyway, out of order.)
     def alias_draw(words: Any, codes: Any, n_codes: Any, cells: Any, bits: int,
-                   out: Any) -> int:
+                   out: Any, omap: Any) -> int:
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -146,11 +146,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[(c << b) | col]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (col - alias) * keep  # keep ? column : alias
+            v = alias + (col - alias) * keep  # keep ? column : alias
+            if omap is None:  # (pruned at compile time: one loop per case)
+                out[i] = v
+            else:  # the output's code in the caller's table
+                out[i] = omap[v]
         return -1
 
     def alias_draw_based(words: Any, codes: Any, base: Any, cells: Any, bits: int,
-                         out: Any) -> int:
+                         out: Any, omap: Any) -> int:
         n_codes = u64(base.shape[0])
         b = u64(bits)
         shift = u64(64 - bits)
@@ -165,11 +169,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[base[c] | col]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (col - alias) * keep
+            v = alias + (col - alias) * keep
+            if omap is None:
+                out[i] = v
+            else:
+                out[i] = omap[v]
         return -1
 
     def alias_draw32(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
-                     bits: int, out: Any) -> int:
+                     bits: int, out: Any, omap: Any) -> int:
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -190,11 +198,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 coin = (r << b) | low
             keep = u64(coin < cell)
             alias = cell & low
-            out[i] = alias + (col - alias) * keep
+            v = alias + (col - alias) * keep
+            if omap is None:
+                out[i] = v
+            else:
+                out[i] = omap[v]
         return -1
 
     def alias_draw32_based(words: Any, codes: Any, base: Any, cells32: Any, cells: Any,
-                           bits: int, out: Any) -> int:
+                           bits: int, out: Any, omap: Any) -> int:
         n_codes = u64(base.shape[0])
         b = u64(bits)
         shift = u64(64 - bits)
@@ -216,7 +228,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
                 coin = (r << b) | low
             keep = u64(coin < cell)
             alias = cell & low
-            out[i] = alias + (col - alias) * keep
+            v = alias + (col - alias) * keep
+            if omap is None:
+                out[i] = v
+            else:
+                out[i] = omap[v]
         return -1
 
     # The draw from shared background cells (pmlkit.sampler.background_tables): the
@@ -224,7 +240,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     # j >= K reads cell j + x * E of the row part. The output is the cell's primary if
     # the coin is below the cell, else its alias.
     def background_draw(words: Any, codes: Any, n_codes: Any, cells: Any, prim: Any,
-                        bits: int, n_shared: Any, n_row: Any, out: Any) -> int:
+                        bits: int, n_shared: Any, n_row: Any, out: Any, omap: Any) -> int:
         b = u64(bits)
         shift = u64(64 - bits)
         low = u64((1 << bits) - 1)
@@ -242,11 +258,15 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[at]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (u64(prim[at]) - alias) * keep  # keep ? primary : alias
+            v = alias + (u64(prim[at]) - alias) * keep  # keep ? primary : alias
+            if omap is None:
+                out[i] = v
+            else:
+                out[i] = omap[v]
         return -1
 
     def background_draw_based(words: Any, codes: Any, base: Any, cells: Any, prim: Any,
-                              bits: int, n_shared: Any, out: Any) -> int:
+                              bits: int, n_shared: Any, out: Any, omap: Any) -> int:
         n_codes = u64(base.shape[0])
         b = u64(bits)
         shift = u64(64 - bits)
@@ -264,7 +284,11 @@ def _build() -> dict[str, Callable[..., Any]] | None:
             cell = cells[at]
             keep = u64(((r << b) | low) < cell)
             alias = cell & low
-            out[i] = alias + (u64(prim[at]) - alias) * keep
+            v = alias + (u64(prim[at]) - alias) * keep
+            if omap is None:
+                out[i] = v
+            else:
+                out[i] = omap[v]
         return -1
 
     def address_codes(addr: Any, keys: Any, values: Any, mult: int, bits: int,
@@ -771,61 +795,65 @@ def worker() -> ThreadPoolExecutor:
 
 def alias_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                codes: NDArray[Any], cells: NDArray[np.uint64], bits: int,
-               out: NDArray[np.uint64]) -> int:
+               out: NDArray[Any], omap: NDArray[Any] | None = None) -> int:
     """Outputs of one block into ``out`` (see the module's description). Every code is
     checked against the table's rows (``len(cells) >> bits``) before its gather; returns
-    the position of the first code outside them (``out`` is then incomplete), else -1."""
+    the position of the first code outside them (``out`` is then incomplete), else -1.
+    With ``omap`` (every draw kernel) a record's output ``j`` is written as ``omap[j]``
+    (``out`` of ``omap``'s dtype): the caller's codes of the outputs, in the same pass."""
     n_codes = np.uint64(cells.shape[0] >> bits)
-    return int(kernels["alias_draw"](words, codes, n_codes, cells, bits, out))
+    return int(kernels["alias_draw"](words, codes, n_codes, cells, bits, out, omap))
 
 
 def alias_draw_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                      codes: NDArray[Any], base: NDArray[np.uint64],
-                     cells: NDArray[np.uint64], bits: int, out: NDArray[np.uint64]) -> int:
+                     cells: NDArray[np.uint64], bits: int, out: NDArray[Any],
+                     omap: NDArray[Any] | None = None) -> int:
     """Outputs of one block whose row offsets are ``base[codes]`` (codes checked against
     ``len(base)``; the return value as for :func:`alias_draw`)."""
-    return int(kernels["alias_draw_based"](words, codes, base, cells, bits, out))
+    return int(kernels["alias_draw_based"](words, codes, base, cells, bits, out, omap))
 
 
 def alias_draw32(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                  codes: NDArray[Any], cells32: NDArray[np.uint32], cells: NDArray[np.uint64],
-                 bits: int, out: NDArray[np.uint64]) -> int:
+                 bits: int, out: NDArray[Any], omap: NDArray[Any] | None = None) -> int:
     """Outputs of one block decided on the 32-bit cells (ties on the 64-bit cells); the
     codes checked and the return value as for :func:`alias_draw`."""
     n_codes = np.uint64(cells.shape[0] >> bits)
-    return int(kernels["alias_draw32"](words, codes, n_codes, cells32, cells, bits, out))
+    return int(kernels["alias_draw32"](words, codes, n_codes, cells32, cells, bits, out,
+                                       omap))
 
 
 def alias_draw32_based(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                        codes: NDArray[Any], base: NDArray[np.uint64],
                        cells32: NDArray[np.uint32], cells: NDArray[np.uint64], bits: int,
-                       out: NDArray[np.uint64]) -> int:
+                       out: NDArray[Any], omap: NDArray[Any] | None = None) -> int:
     """Like :func:`alias_draw32`, with the row offsets ``base[codes]``."""
     return int(kernels["alias_draw32_based"](words, codes, base, cells32, cells, bits,
-                                             out))
+                                             out, omap))
 
 
 def background_draw(kernels: dict[str, Callable[..., Any]], words: NDArray[np.uint64],
                     codes: NDArray[Any], n_codes: int, cells: NDArray[np.uint64],
                     prim: NDArray[Any], bits: int, n_shared: int, n_row: int,
-                    out: NDArray[np.uint64]) -> int:
+                    out: NDArray[Any], omap: NDArray[Any] | None = None) -> int:
     """Outputs of one block from shared background cells (``n_shared`` shared cells
     first, then ``n_row`` cells per row; see :func:`pmlkit.sampler.background_tables`);
     codes checked against ``n_codes``, the return value as for :func:`alias_draw`."""
     return int(kernels["background_draw"](words, codes, np.uint64(n_codes), cells, prim,
                                           bits, np.uint64(n_shared), np.uint64(n_row),
-                                          out))
+                                          out, omap))
 
 
 def background_draw_based(kernels: dict[str, Callable[..., Any]],
                           words: NDArray[np.uint64], codes: NDArray[Any],
                           base: NDArray[np.uint64], cells: NDArray[np.uint64],
                           prim: NDArray[Any], bits: int, n_shared: int,
-                          out: NDArray[np.uint64]) -> int:
+                          out: NDArray[Any], omap: NDArray[Any] | None = None) -> int:
     """Like :func:`background_draw`, with the row parts' offsets ``base[codes]`` (codes
     checked against ``len(base)``)."""
     return int(kernels["background_draw_based"](words, codes, base, cells, prim, bits,
-                                                np.uint64(n_shared), out))
+                                                np.uint64(n_shared), out, omap))
 
 
 def address_codes(kernels: dict[str, Callable[..., Any]], addr: NDArray[np.uint64],

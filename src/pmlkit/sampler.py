@@ -571,8 +571,9 @@ class AliasSampler:
         return prob, alias
 
     def draw(self, codes: ArrayLike, generator: np.random.Generator, *,
-             out: NDArray[np.intp] | None = None,
-             remap: ArrayLike | None = None) -> NDArray[np.intp]:
+             out: NDArray[Any] | None = None,
+             remap: ArrayLike | None = None,
+             out_codes: ArrayLike | None = None) -> NDArray[Any]:
         """Output indices for input indices ``codes`` (one random 64-bit word per record).
 
         Works in blocks of :data:`DRAW_BLOCK` records so the temporaries stay in the CPU
@@ -595,6 +596,13 @@ class AliasSampler:
             the draw, so a narrow code array (int8) is never widened or gathered as a
             whole; the random words and the outputs are those of
             ``draw(remap[codes], ...)``.
+        out_codes
+            Optional 1-D integer table of one code per output: a record whose output
+            index is ``j`` gets ``out_codes[j]``, and the result (and ``out``) has the
+            table's dtype (for example int8 categorical codes, or the physical codes of
+            a polars Categorical). The compiled draw writes the codes in the same pass, so
+            no array of every record's output index is made; the values are those of
+            ``out_codes[draw(codes, ...)]`` under the same words.
 
         Raises
         ------
@@ -613,6 +621,12 @@ class AliasSampler:
         >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
         ...        remap=[1, 0]).tolist()
         [1, 0, 0]
+
+        The same outputs written as the codes 7 (output 0) and 9 (output 1), as int8:
+
+        >>> s.draw(np.array([0, 1, 1], dtype=np.int8), np.random.default_rng(0),
+        ...        remap=[1, 0], out_codes=np.array([7, 9], dtype=np.int8))
+        array([9, 7, 7], dtype=int8)
         """
         codes = np.asarray(codes)
         if codes.ndim != 1 or (codes.dtype.kind not in "iu" and codes.size):
@@ -621,12 +635,37 @@ class AliasSampler:
         if not codes.dtype.isnative:  # (the 8-byte path reads the codes' bits as uint64)
             codes = codes.astype(codes.dtype.newbyteorder("="))
         n = codes.shape[0]
+        omap: NDArray[Any] | None = None
+        if out_codes is not None:
+            omap = np.ascontiguousarray(out_codes)
+            if omap.shape != (self.n_outputs,) or omap.dtype.kind not in "iu":
+                raise ValidationError(f"out_codes must be a 1-D integer array of one code "
+                                      f"per output ({self.n_outputs}), got an array of "
+                                      f"dtype {omap.dtype} and shape {omap.shape}")
+            if not omap.dtype.isnative:
+                omap = omap.astype(omap.dtype.newbyteorder("="))
+        want = np.dtype(np.intp) if omap is None else omap.dtype
         if out is None:
-            out = np.empty(n, dtype=np.intp)
-        elif out.shape != (n,) or out.dtype != np.intp or not out.flags.c_contiguous \
+            out = np.empty(n, dtype=want)
+        elif out.shape != (n,) or out.dtype != want or not out.flags.c_contiguous \
                 or not out.flags.writeable:
-            raise ValidationError(f"out must be a writable contiguous intp array of shape "
+            raise ValidationError(f"out must be a writable contiguous {want} array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        if omap is not None and not self._compiles(codes):
+            # the numpy path: output indices drawn a chunk at a time into a buffer, then
+            # their codes (the same words in the same order: the same values); every code
+            # checked before any word is drawn, as the numpy path does
+            if n:
+                bound = self.n_inputs if remap is None else np.asarray(remap).shape[0]
+                _range_check(codes, bound, "input indices" if remap is None
+                             else "indices into remap")()
+            buf = np.empty(min(n, 1 << 16), dtype=np.intp)
+            for start in range(0, n, buf.shape[0]):
+                stop = min(start + buf.shape[0], n)
+                part = buf[:stop - start]
+                self.draw(codes[start:stop], generator, out=part, remap=remap)
+                omap.take(part, out=out[start:stop])
+            return out
         base: NDArray[np.uint64] | None = None
         remapped: NDArray[np.intp] | None = None  # the rows of the cells, if reordered
         table = None
@@ -645,7 +684,7 @@ class AliasSampler:
             # code's row offset)
             if table is not None:
                 base = table.astype(np.uint64) * np.uint64(self._bg[1])
-            self._draw_background(codes, generator, out, base, remap is not None)
+            self._draw_background(codes, generator, out, base, remap is not None, omap)
             return out
         cells16 = self._cells16
         if table is not None:
@@ -675,8 +714,11 @@ class AliasSampler:
             # with the message of the check below (the words of the blocks before it
             # were drawn: the stream has moved on)
             self._draw_compiled(kernels, codes, bitgen, cells, base, remapped,
-                                out.view(np.uint64), check_range)
+                                out.view(np.uint64) if omap is None else out, check_range,
+                                omap)
             return out
+        if omap is not None:  # (draw() takes its own numpy path for output codes)
+            raise AssertionError("output codes on the numpy path of a compiled draw")
         check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
@@ -723,6 +765,15 @@ class AliasSampler:
             np.multiply(col, keep, out=col)
             o += col
         return out
+
+    def _compiles(self, codes: NDArray[Any]) -> bool:
+        """Whether a draw of ``codes`` would use the compiled kernels (as
+        :meth:`_kernels_for` decides, without counting the records)."""
+        n = codes.shape[0]
+        if n < _KERNEL_MIN_RECORDS or codes.dtype.kind not in "iu" \
+                or not codes.dtype.isnative:
+            return False
+        return _kernels.compiled(load=self._drawn + n >= _KERNEL_LOAD_RECORDS) is not None
 
     def _kernels_for(self, codes: NDArray[Any]) -> dict[str, Any] | None:
         """Count the records of a draw and give the compiled kernels if this draw uses
@@ -774,8 +825,9 @@ class AliasSampler:
 
     def _draw_compiled(self, kernels: dict[str, Any], codes: NDArray[Any], bitgen: Any,
                        cells: NDArray[np.uint64], base: NDArray[np.uint64] | None,
-                       rows: NDArray[np.intp] | None, uout: NDArray[np.uint64],
-                       refuse: Callable[[], None]) -> None:
+                       rows: NDArray[np.intp] | None, uout: NDArray[Any],
+                       refuse: Callable[[], None], omap: NDArray[Any] | None = None
+                       ) -> None:
         """The compiled draw, block by block. The words are drawn here, in record order,
         one block at a time; with two threads (:func:`pmlkit._kernels.draw_threads`) a
         persistent worker runs the kernel on a block (the kernel releases the GIL) while
@@ -793,13 +845,13 @@ class AliasSampler:
             o = uout[start:stop]
             if cells32 is not None and base is not None:
                 bad = _kernels.alias_draw32_based(kernels, r, part, base, cells32, cells, b,
-                                                  o)
+                                                  o, omap)
             elif cells32 is not None:
-                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o)
+                bad = _kernels.alias_draw32(kernels, r, part, cells32, cells, b, o, omap)
             elif base is not None:
-                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o)
+                bad = _kernels.alias_draw_based(kernels, r, part, base, cells, b, o, omap)
             else:
-                bad = _kernels.alias_draw(kernels, r, part, cells, b, o)
+                bad = _kernels.alias_draw(kernels, r, part, cells, b, o, omap)
             if bad >= 0:  # a code out of range (refused before its gather)
                 refuse()
                 raise AssertionError("a code out of range passed the range check")
@@ -807,8 +859,8 @@ class AliasSampler:
         _run_blocks(n, bitgen, block)
 
     def _draw_background(self, codes: NDArray[Any], generator: np.random.Generator,
-                         out: NDArray[np.intp], base: NDArray[np.uint64] | None,
-                         remapped: bool) -> None:
+                         out: NDArray[Any], base: NDArray[np.uint64] | None,
+                         remapped: bool, omap: NDArray[Any] | None = None) -> None:
         """The draw from shared background cells (:func:`background_tables`): for a
         record of row ``x`` (``base``: row offsets ``x * E`` by code) and word ``r``,
         position ``j = r >> (64 - b)`` is shared cell ``j`` if ``j < K``, else cell
@@ -827,7 +879,7 @@ class AliasSampler:
         check_range = _range_check(codes, n_codes, what)
 
         bitgen = generator.bit_generator
-        uout = out.view(np.uint64)
+        uout = out.view(np.uint64) if omap is None else out
         kernels = self._kernels_for(codes)
         if kernels is not None:
             def block(r: NDArray[np.uint64], start: int, stop: int) -> None:
@@ -835,16 +887,18 @@ class AliasSampler:
                 o = uout[start:stop]
                 if base is not None:
                     bad = _kernels.background_draw_based(kernels, r, part, base, cells,
-                                                         prim, b, n_shared, o)
+                                                         prim, b, n_shared, o, omap)
                 else:
                     bad = _kernels.background_draw(kernels, r, part, n_codes, cells, prim,
-                                                   b, n_shared, n_row, o)
+                                                   b, n_shared, n_row, o, omap)
                 if bad >= 0:  # a code out of range (refused before its gather)
                     check_range()
                     raise AssertionError("a code out of range passed the range check")
 
             _run_blocks(n, bitgen, block)
             return
+        if omap is not None:  # (draw() takes its own numpy path for output codes)
+            raise AssertionError("output codes on the numpy path of a compiled draw")
         check_range()  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         ucodes = codes.view(np.uint64) if wide else codes
@@ -968,10 +1022,17 @@ class Encoder:
     True
     >>> enc.failed, enc.nulls, dict(enc.unknown)
     (True, 1, {'top': 2})
+
+    ``narrow=True``: the compiled matchers of strings (Arrow arrays, and object arrays
+    matched by address) write the codes as the narrowest of int16 / int32 that holds the
+    labels' indices and -1 (a quarter of the memory to write and read back for the draw,
+    which takes codes of any integer width); every other path, and every path while
+    the compiled kernels are not loaded, gives intp.
     """
 
-    def __init__(self, labels: Sequence[Any]) -> None:
+    def __init__(self, labels: Sequence[Any], *, narrow: bool = False) -> None:
         self.labels = tuple(labels)
+        self.narrow = narrow
         self.kind = label_kind(self.labels)
         self.range_labels = self.kind == "int" and self.labels == tuple(range(len(labels)))
         self.nulls = 0
@@ -985,6 +1046,14 @@ class Encoder:
     @property
     def failed(self) -> bool:
         return bool(self.nulls or self.unknown)
+
+    def _code_type(self) -> np.dtype[Any]:
+        """The dtype of the codes the compiled matchers write (see ``narrow``)."""
+        if self.narrow and _kernels.compiled(load=False) is not None:
+            for t in (np.int16, np.int32):
+                if len(self.labels) <= np.iinfo(t).max:
+                    return np.dtype(t)
+        return np.dtype(np.intp)
 
     def _pd_index(self) -> Any:
         if self._index is None:
@@ -1112,7 +1181,8 @@ class Encoder:
                 return None
             table = self._objects = _AddressTable()
             table.add(objs, obj_codes)
-        codes = np.empty(n, dtype=np.intp)
+        # (narrow codes only while the compiled lookup runs: the numpy one takes intp)
+        codes = np.empty(n, dtype=self._code_type() if n >= 4096 else np.intp)
         if table.lookup(addr, codes) == 0:
             return codes
         at = np.flatnonzero(codes < 0)
@@ -1231,7 +1301,8 @@ class Encoder:
                 if pa.types.is_string_view(t) and self._strings.max_len > 12:
                     plain = arr.cast(pa.large_string())  # long labels: not in the views
                 if (codes := self._strings.codes(
-                        kernels, plain, None if arr.null_count else misses)) is not None:
+                        kernels, plain, None if arr.null_count else misses,
+                        self._code_type())) is not None:
                     if arr.null_count:
                         codes[np.asarray(arr.is_null().to_numpy(zero_copy_only=False),
                                          dtype=bool)] = -1
@@ -1798,17 +1869,19 @@ class _StringTable:
         return True
 
     def codes(self, kernels: dict[str, Callable[..., Any]], arr: Any,
-              misses: list[int] | None = None) -> NDArray[np.intp] | None:
+              misses: list[int] | None = None, dtype: Any = np.intp
+              ) -> NDArray[Any] | None:
         """Codes of a pyarrow string, large_string or string_view array: -1 for a record
         that is not a label (nulls are not masked here). None when the kernels cannot
         decide (buffers too short or offsets outside the data: not a valid array; a
         string_view array while a label has more than 12 bytes): the caller's generic
         path decides. ``misses``: the number of records that are no label is appended
-        (counted by the kernel on the way)."""
+        (counted by the kernel on the way). ``dtype``: the codes' (a signed integer type
+        holding every label's index)."""
         import pyarrow as pa
 
         n = len(arr)
-        out = np.empty(n, dtype=np.intp)
+        out = np.empty(n, dtype=dtype)
         if n == 0:
             if misses is not None:
                 misses.append(0)
@@ -2109,7 +2182,8 @@ class ObjectGather:
         then draws and puts."""
         kernel = self._draw_kernel
         n = codes.shape[0]
-        if kernel is None or codes.dtype != np.intp or codes.ndim != 1 \
+        if kernel is None or codes.dtype.kind not in "iu" or not codes.dtype.isnative \
+                or codes.ndim != 1 \
                 or not 0 <= start <= start + n <= len(self.out) \
                 or sampler.n_outputs > self._addr.shape[0]:
             return False
@@ -2220,7 +2294,7 @@ def _count_dtype(n: int) -> type[np.unsignedinteger[Any]] | type[np.signedintege
     return np.uint32 if n < 1 << 32 else np.int64
 
 
-def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
+def count_outputs(idx: NDArray[Any], m: int) -> NDArray[np.int64]:
     """How many of the indices ``idx`` equal each of ``0..m-1`` (``np.bincount`` with
     ``minlength=m``; a compiled loop once the kernels are loaded, about 3x faster).
 
@@ -2231,9 +2305,17 @@ def count_outputs(idx: NDArray[np.intp], m: int) -> NDArray[np.int64]:
     [1, 0, 2, 0]
     """
     kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
-    if kernels is not None and idx.dtype == np.intp and idx.ndim == 1:
+    if kernels is not None and idx.dtype.kind in "iu" and idx.dtype.isnative \
+            and idx.ndim == 1:  # (any integer width: narrow categorical codes too)
         parts = np.zeros((count_lanes(m), m), dtype=_count_dtype(idx.shape[0]))
         if int(kernels["count_codes"](idx, parts)) < 0:
             out: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
             return out
+    if idx.dtype.itemsize < np.dtype(np.intp).itemsize and idx.shape[0] > DRAW_BLOCK:
+        # narrow codes counted a block at a time (bincount widens its input to intp: a
+        # whole-array copy 8 bytes per record)
+        total = np.zeros(m, dtype=np.int64)
+        for start in range(0, idx.shape[0], DRAW_BLOCK):
+            total += np.bincount(idx[start:start + DRAW_BLOCK], minlength=m)[:m]
+        return total
     return np.bincount(idx, minlength=m).astype(np.int64, copy=False)

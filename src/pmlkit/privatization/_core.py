@@ -211,7 +211,7 @@ def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarra
     :func:`_privatize_numpy` taken as a whole."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
-    enc = Encoder(mech.input_labels)
+    enc = Encoder(mech.input_labels, narrow=True)  # (codes of any width are drawn)
     n = values.shape[0]
     buf: NDArray[np.intp] | None = None
     starts = range(0, n, CHUNK_ROWS)
@@ -284,8 +284,9 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
                    generator: np.random.Generator, what: str) -> NDArray[np.intp]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
-    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
-    enc = Encoder(mech.input_labels)
+    CHUNK_ROWS records of each piece straight into one array (no concatenation). The
+    chunks' codes are narrow (int16 for up to 32767 labels): the draw takes any width."""
+    enc = Encoder(mech.input_labels, narrow=True)
     idx = pool_empty(sum(len(piece) for piece in pieces))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
@@ -365,11 +366,17 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         else:
             # categories matched once; rows keep their narrow (int8/int16) codes, which
             # the sampler maps through the categories' input indices block by block
-            # (gathering with an int8 index array as a whole costs more than the draw)
-            idx = np.empty(raw.shape[0], dtype=np.intp)
+            # (gathering with an int8 index array as a whole costs more than the draw).
+            # The outputs are written straight as the result's codes, of the width pandas
+            # gives the output categories: no array of 8-byte indices (8x the memory to
+            # fault in and write) and no narrowing copy of it
+            code_type = _category_code_dtype(mech.n_outputs)
+            out_codes = np.arange(mech.n_outputs, dtype=code_type)
+            idx = np.empty(raw.shape[0], dtype=code_type)
             for start in range(0, raw.shape[0], CHUNK_ROWS):
                 sampler.draw(raw[start:start + CHUNK_ROWS], generator,
-                             out=idx[start:start + CHUNK_ROWS], remap=cat_codes)
+                             out=idx[start:start + CHUNK_ROWS], remap=cat_codes,
+                             out_codes=out_codes)
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
@@ -418,6 +425,15 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out, idx, None
 
 
+def _category_code_dtype(n_categories: int) -> np.dtype[Any]:
+    """The dtype pandas keeps the codes of ``n_categories`` categories in (the
+    narrowest signed integer holding ``n_categories`` and the null code -1)."""
+    for t in (np.int8, np.int16, np.int32):
+        if n_categories < np.iinfo(t).max:
+            return np.dtype(t)
+    return np.dtype(np.int64)
+
+
 def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
     """The output labels as a polars Series, of ``dtype`` when they fit it (as the pandas
     path keeps the input's dtype), else of the type polars infers for them."""
@@ -444,11 +460,13 @@ def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
 
 
 def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
-                      generator: np.random.Generator, what: str) -> tuple[Any, np.ndarray]:
+                      generator: np.random.Generator, what: str
+                      ) -> tuple[Any, Callable[[], NDArray[np.int64]]]:
     """A polars Series privatised through its own buffers, with no pandas round trip:
     numbers zero-copy through Arrow, String columns as zero-copy Arrow string views
     (matched by the encoder's fixed-width keys when the labels are short), Categorical
-    and Enum columns by their physical codes, each category matched once."""
+    and Enum columns by their physical codes, each category matched once. Returns the
+    result and a function giving how many records got each output."""
     import polars as pl
     import pyarrow as pa
 
@@ -456,12 +474,15 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         vals = np.empty(len(s), dtype=object)
         vals[:] = s.to_list()
         idx = _privatize_numpy(mech, sampler, vals, generator, what)
-        return _polars_labels(mech, s.dtype).gather(idx).alias(s.name), idx
+        return _polars_labels(mech, s.dtype).gather(idx).alias(s.name), _counter(mech, idx)
     if isinstance(s.dtype, pl.Categorical | pl.Enum) \
             and (mapped := _polars_category_codes(mech, s)) is not None:
         # categories matched once; rows keep their physical codes, which the sampler maps
         # through the categories' input indices block by block (as for pandas)
         phys, table = mapped
+        fused = _polars_category_draw(mech, sampler, s, phys, table, generator)
+        if fused is not None:
+            return fused
         idx = np.empty(phys.shape[0], dtype=np.intp)
         for start in range(0, phys.shape[0], CHUNK_ROWS):
             sampler.draw(phys[start:start + CHUNK_ROWS], generator,
@@ -485,9 +506,60 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
             if views is not None:
                 taken = pl.from_arrow(arrow_take(views, idx))
                 if isinstance(taken, pl.Series) and taken.dtype == pl.String:
-                    return taken.alias(s.name), idx
+                    return taken.alias(s.name), _counter(mech, idx)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
-    return out, idx
+    return out, _counter(mech, idx)
+
+
+def _counter(mech: Mechanism, idx: NDArray[Any],
+             codes: NDArray[Any] | None = None) -> Callable[[], NDArray[np.int64]]:
+    """The function counting the records of each output: ``idx`` the output indices,
+    or (with ``codes``) the records' codes, output ``j`` written as ``codes[j]``
+    (distinct codes)."""
+    if codes is None:
+        return lambda: count_outputs(idx, mech.n_outputs)
+    return lambda: count_outputs(idx, int(codes.max()) + 1)[codes]
+
+
+#: The largest physical code of an output label for which a polars Categorical output is
+#: written straight as codes (their counts are then kept per code).
+_POLARS_CODES_MAX = 1 << 20
+
+
+def _polars_category_draw(mech: Mechanism, sampler: AliasSampler, s: Any,
+                          phys: NDArray[Any], table: NDArray[np.intp],
+                          generator: np.random.Generator
+                          ) -> tuple[Any, Callable[[], NDArray[np.int64]]] | None:
+    """A Categorical/Enum column's outputs drawn straight as the physical codes of the
+    output labels in the input's dtype (the draw writes ``codes[j]`` for output ``j``,
+    into numpy memory polars then wraps without a copy): no array of 8-byte output
+    indices, and no gather by polars, whose fresh buffers (about 80 MB per 10^7 records
+    from its allocator) were faulted in anew on every call in some processes and not in
+    others (jemalloc's purging of freed memory: 19.6 thousand minor faults a call, a
+    third of the time). The values and dtype are those of the labels' gather. None
+    where this polars cannot build a categorical from codes (the caller gathers)."""
+    import polars as pl
+
+    labels = _polars_labels(mech, s.dtype)
+    if labels.dtype != s.dtype or labels.null_count() or len(labels) != mech.n_outputs:
+        return None
+    codes = labels.to_physical().to_numpy()
+    if codes.dtype.kind != "u" or not codes.size or int(codes.max()) >= _POLARS_CODES_MAX:
+        return None
+    n = phys.shape[0]
+    out = np.empty(n, dtype=codes.dtype)
+    for start in range(0, n, CHUNK_ROWS):
+        sampler.draw(phys[start:start + CHUNK_ROWS], generator,
+                     out=out[start:start + CHUNK_ROWS], remap=table, out_codes=codes)
+    try:
+        res = pl.Series(s.name, out).cat.to(labels.dtype)
+    except (AttributeError, TypeError, pl.exceptions.PolarsError):
+        # (the words are drawn: the caller must not draw again) the labels gathered by
+        # the output indices the codes stand for (distinct codes: one index each)
+        index_of = np.zeros(int(codes.max()) + 1, dtype=np.intp)
+        index_of[codes] = np.arange(codes.shape[0])
+        res = labels.gather(index_of[out]).alias(s.name)
+    return res, _counter(mech, out, codes)
 
 
 def _polars_category_codes(mech: Mechanism, s: Any
@@ -590,10 +662,10 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         for col, target in zip(cols, targets, strict=True):
             # PMLWarning if the column is the mechanism's reference sample (as for pandas)
             _warn_if_reference_polars(mech, values.get_column(col))
-            res, idx = _privatize_polars(mech, sampler, values.get_column(col),
-                                         source.generator, f"column {col!r}")
+            res, counter = _privatize_polars(mech, sampler, values.get_column(col),
+                                             source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
-            counts += count_outputs(idx, mech.n_outputs)
+            counts += counter()
         return out, tuple(cols), values.height, counts
     if isinstance(values, pl.LazyFrame):
         import threading
@@ -631,9 +703,8 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
             raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
                                   "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
         _warn_if_reference_polars(mech, values)
-        res, idx = _privatize_polars(mech, sampler, values, source.generator, "values")
-        return res, (), len(values), \
-            count_outputs(idx, mech.n_outputs) if want_counts else None
+        res, counter = _privatize_polars(mech, sampler, values, source.generator, "values")
+        return res, (), len(values), counter() if want_counts else None
     return None
 
 
