@@ -439,7 +439,10 @@ def test_signal_mid_run_exits_cleanly(tmp_path, name, sig):
     neither output nor temporary file."""
     src = _csv(tmp_path / "in.csv", 1_500_000)
     dst = tmp_path / name
-    proc = subprocess.Popen([sys.executable, "-c", _RUN, str(src), str(dst)])
+    # SIGINT restored to its default in the child: a shell without job control starts
+    # background commands with SIGINT ignored, and Python then installs no handler for it
+    proc = subprocess.Popen([sys.executable, "-c", _RUN, str(src), str(dst)],
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     sent = False
     try:
         deadline = time.monotonic() + 60
