@@ -299,6 +299,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         MAX_ENUMERATED,
         MAX_THREE_LEVEL_N,
         SOLVER_ABS_TOL,
+        BoxLagrangeOracle,
         BoxOracle,
         BoxTreeOracle,
         BranchAndBoundOracle,
@@ -359,6 +360,10 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
                 and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
+    # beyond those (a larger alphabet or a shorter budget), with numba: the level-cell
+    # branch and bound (tighter bounds and better columns than the spatial one: N = 50 in
+    # 60 s, a certified gap of about 9% where the spatial one reached 15-38%)
+    box_lagrange = box_mi and not (box_exact or box_tree) and BoxLagrangeOracle.available()
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
@@ -388,6 +393,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             oracle = BoxTreeOracle(uset, p, e, stop_at=dl + grace)
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
+        elif box_lagrange:
+            oracle = BoxLagrangeOracle(uset, p, e)
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
