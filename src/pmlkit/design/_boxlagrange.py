@@ -243,7 +243,9 @@ def node_bound(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
     best = math.inf
     blam = lam0
     bnu = 0.0
-    # nu = 0 first: if the slope in nu is >= 0 there, it is the best nu
+    # h(nu) = min over lam is convex in nu: bracket its minimum on a geometric grid, then
+    # golden-section search (values only: at a kink of the Lagrangian the slopes of a
+    # coordinate search mislead)
     _min_lam(a, pw, k, ok, cmax, lam0, 0.0, lev, lev_a, lev_b, out, res, iters)
     if res[0] == -math.inf:
         mult[0] = lam0
@@ -252,32 +254,70 @@ def node_bound(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
     best = res[0]
     blam = res[1]
     lam = res[1]
-    if res[2] < 0.0:
-        lo_n = 0.0
-        hi_n = max(2.0 * nu0, 0.25)
-        while True:
-            _min_lam(a, pw, k, ok, cmax, lam, hi_n, lev, lev_a, lev_b, out, res, iters)
-            if res[0] < best:
-                best = res[0]
-                blam = res[1]
-                bnu = hi_n
-            lam = res[1]
-            if res[2] >= 0.0 or hi_n > MULT_MAX:
-                break
-            lo_n = hi_n
-            hi_n *= 4.0
-        for _ in range(iters // 2):
-            mid = 0.5 * (lo_n + hi_n)
-            _min_lam(a, pw, k, ok, cmax, lam, mid, lev, lev_a, lev_b, out, res, iters)
-            if res[0] < best:
-                best = res[0]
-                blam = res[1]
-                bnu = mid
-            lam = res[1]
-            if res[2] < 0.0:
-                lo_n = mid
-            else:
-                hi_n = mid
+    prev2 = 0.0
+    prev = 0.0
+    hprev = res[0]
+    nu = max(0.25 * nu0, 1.0 / 64.0)
+    hi_n = nu
+    while True:
+        _min_lam(a, pw, k, ok, cmax, lam, nu, lev, lev_a, lev_b, out, res, iters)
+        if res[0] < best:
+            best = res[0]
+            blam = res[1]
+            bnu = nu
+        lam = res[1]
+        hi_n = nu
+        if res[0] >= hprev or nu > MULT_MAX:
+            break
+        hprev = res[0]
+        prev2 = prev
+        prev = nu
+        nu *= 4.0
+    lo_n = prev2
+    gr = 0.6180339887498949
+    x1 = hi_n - gr * (hi_n - lo_n)
+    x2 = lo_n + gr * (hi_n - lo_n)
+    _min_lam(a, pw, k, ok, cmax, blam, x1, lev, lev_a, lev_b, out, res, iters)
+    f1 = res[0]
+    l1 = res[1]
+    _min_lam(a, pw, k, ok, cmax, blam, x2, lev, lev_a, lev_b, out, res, iters)
+    f2 = res[0]
+    l2 = res[1]
+    for _ in range(iters // 2):
+        if f1 < best:
+            best = f1
+            blam = l1
+            bnu = x1
+        if f2 < best:
+            best = f2
+            blam = l2
+            bnu = x2
+        if f1 <= f2:
+            hi_n = x2
+            x2 = x1
+            f2 = f1
+            l2 = l1
+            x1 = hi_n - gr * (hi_n - lo_n)
+            _min_lam(a, pw, k, ok, cmax, l2, x1, lev, lev_a, lev_b, out, res, iters)
+            f1 = res[0]
+            l1 = res[1]
+        else:
+            lo_n = x1
+            x1 = x2
+            f1 = f2
+            l1 = l2
+            x2 = lo_n + gr * (hi_n - lo_n)
+            _min_lam(a, pw, k, ok, cmax, l1, x2, lev, lev_a, lev_b, out, res, iters)
+            f2 = res[0]
+            l2 = res[1]
+    if f1 < best:
+        best = f1
+        blam = l1
+        bnu = x1
+    if f2 < best:
+        best = f2
+        blam = l2
+        bnu = x2
     # the levels at the best multipliers
     _min_lam(a, pw, k, ok, cmax, blam, bnu, lev, lev_a, lev_b, out, res, 8)
     if res[0] < best:

@@ -1770,7 +1770,7 @@ class BoxLagrangeOracle(_BlockColumns):
             wu = (u2 - u1) / u2
             wm = (m2 - m1) / u2
             frac = free[la[free] != lb[free]]
-            if (frac.size and max(wu, wm) <= self.TAU) or max(wu, wm) < 1e-9:
+            if max(wu, wm) <= self.TAU:
                 cand = frac if frac.size else free
                 x = int(cand[np.argmax(p[cand])])
                 for bit in (1, 2, 4):
