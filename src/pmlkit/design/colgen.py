@@ -1591,6 +1591,11 @@ class BoxTreeOracle(BoxOracle):
         return cols, vals, bound
 
 
+#: Smallest eps from which the designer prices a box by :class:`BoxLagrangeOracle` beyond
+#: the exact oracles (below it the spatial branch and bound certified the smaller gaps).
+BOX_LAGRANGE_MIN_EPS = 0.5
+
+
 class BoxLagrangeOracle(_BlockColumns):
     """Pricing for mutual information over a :class:`~pmlkit.sets.Box` at any alphabet
     size: a branch and bound over level cells with a Lagrangian bound in each (module
@@ -1607,6 +1612,8 @@ class BoxLagrangeOracle(_BlockColumns):
     BATCH = 256
     #: nodes after which a search for columns stops once it has an improving one
     QUICK = 2000
+    #: best candidates of a search kept as starting points of the local search
+    SEEDS = 16
     #: rounds stop early (their bounds are loose): one final search bounds the last duals
     skips_bounds = True
     #: the share of the time budget kept for that final search
@@ -1625,6 +1632,7 @@ class BoxLagrangeOracle(_BlockColumns):
         self.slack = float(self.hi.sum()) - 1.0
         self.kern = bl.kernels()
         self.stop_at = stop_at
+        self._seeds: list[tuple[float, np.ndarray]] = []
         # the top level of a column of K_1 is at least p . w = 1 and at most
         # e^eps min_Q Q . w <= e^eps Q0 . w <= e^eps max(Q0 / p) for any Q0 of the box
         s = 1.0 - float(self.lo.sum())
@@ -1694,6 +1702,7 @@ class BoxLagrangeOracle(_BlockColumns):
         tick = 0
         nodes = 0
         thr0 = thr
+        seeds = self._seeds = []
 
         def flush() -> None:
             nonlocal best, thr
@@ -1705,6 +1714,11 @@ class BoxLagrangeOracle(_BlockColumns):
             for v, row in zip(vals, lv, strict=True):
                 if v > thr0:
                     found.append((float(v), row))
+            for i in np.argsort(-vals, kind="stable")[: self.SEEDS]:
+                if np.isfinite(vals[i]):
+                    seeds.append((float(vals[i]), lv[i]))
+            seeds.sort(key=lambda t: -t[0])
+            del seeds[self.SEEDS:]
             m = float(vals.max())
             if m > best:
                 best = m
@@ -1792,12 +1806,42 @@ class BoxLagrangeOracle(_BlockColumns):
         margin = 1e-10 * (1.0 + float(np.abs(y).sum()))
         return max(thr, open_ub) + margin, found
 
+    def improve(self, seeds: list[np.ndarray], y: np.ndarray, atol: float,
+                steps: int = 25) -> list[tuple[float, np.ndarray]]:
+        """Improving assignments met by a local search from each seed: move one entry to
+        another level while that raises the exact objective (columns only, no bound)."""
+        n = self.n
+        idx = np.arange(n)
+        out: list[tuple[float, np.ndarray]] = []
+        for lev in seeds:
+            cur = np.asarray(lev, dtype=np.int8)
+            cv = float(self._evaluate(cur[None, :], y)[0])
+            for _ in range(steps):
+                nb = np.repeat(cur[None, :], 2 * n, axis=0)
+                nb[idx, idx] = (cur + 1) % 3
+                nb[n + idx, idx] = (cur + 2) % 3
+                vals = self._evaluate(nb, y)
+                good = np.flatnonzero(vals > atol)
+                out += [(float(vals[i]), nb[i].copy()) for i in good]
+                j = int(np.argmax(vals))
+                if not vals[j] > cv + 1e-15:
+                    break
+                cur, cv = nb[j].copy(), float(vals[j])
+        return out
+
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
               full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
         from ..utility import mutual_information_columns
 
         dl = min(deadline, self.stop_at)
         bound, found = self.search(y, thr=atol, deadline=dl, want=0 if full else want)
+        if want > 0:
+            found += self.improve([lev for _, lev in found[: self.SEEDS]]
+                                  + [lev for _, lev in self._seeds], y, atol)
+            uniq: dict[bytes, tuple[float, np.ndarray]] = {}
+            for val, lev in found:
+                uniq[lev.tobytes()] = (val, lev)
+            found = list(uniq.values())
         found.sort(key=lambda t: -t[0])
         cols = [self._column(lev) for _, lev in found[: max(want, 0)]]
         if not cols:

@@ -292,6 +292,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
 
     from ..sets import Box, L1Ball
     from .colgen import (
+        BOX_LAGRANGE_MIN_EPS,
         BOX_MAX_N,
         BOX_TREE_MAX_N,
         DP_MAX_STEPS,
@@ -360,10 +361,13 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
                 and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
-    # beyond those (a larger alphabet or a shorter budget), with numba: the level-cell
-    # branch and bound (tighter bounds and better columns than the spatial one: N = 50 in
-    # 60 s, a certified gap of about 9% where the spatial one reached 15-38%)
-    box_lagrange = box_mi and not (box_exact or box_tree) and BoxLagrangeOracle.available()
+    # beyond those (a larger alphabet or a shorter budget), with numba and from eps = 0.5
+    # on: the level-cell branch and bound (geometric benchmark, 60 s at N = 50: certified
+    # gaps of 13% / 7% at eps = log 2 / 2 where the spatial one reached 28% / 16%, and
+    # higher values; at eps = 0.1 its Lagrangian bound is the looser one: 52-57% against
+    # 43%, so small eps keeps the spatial branch and bound)
+    box_lagrange = (box_mi and not (box_exact or box_tree) and eps >= BOX_LAGRANGE_MIN_EPS
+                    and BoxLagrangeOracle.available())
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
 
