@@ -123,7 +123,7 @@ def _duals(kind: int, p: np.ndarray, rng: np.random.Generator) -> np.ndarray:
     return p * np.log(rng.uniform(0.5, 3.0, n)) + rng.normal(0.0, 1e-3, n)
 
 
-@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(counts=st.lists(st.integers(1, 300), min_size=3, max_size=4),
        box_kind=st.integers(0, 3), dual_kind=st.integers(0, 4),
        eps=st.sampled_from([0.01, 0.3, 1.0, 2.5, 5.0]), seed=st.integers(0, 2**16),
@@ -209,7 +209,7 @@ def test_cell_bound_against_dense_grid(mode):
         assert out[0] <= worst + 1e-9
 
 
-@pytest.mark.parametrize("n,eps", [(5, 0.1), (6, math.log(2)), (8, 2.0)])
+@pytest.mark.parametrize("n,eps", [(5, 0.1), (8, 2.0)])
 def test_design_against_exact_oracle(n, eps):
     import time
 
@@ -223,7 +223,7 @@ def test_design_against_exact_oracle(n, eps):
     exact = column_generation(BoxOracle(box, p, eps), p, mu, start=None, gap=1e-12,
                               deadline=math.inf)
     res = column_generation(BoxLagrangeOracle(box, p, eps), p, mu, start=None, gap=1e-9,
-                            deadline=time.monotonic() + 6.0)
+                            deadline=time.monotonic() + 3.0)
     # a point of the LP (never above the optimum), and a certified gap that is never below
     # the true one
     assert res.value <= exact.value * (1 + 1e-9)
@@ -245,7 +245,7 @@ def test_pipeline_uses_level_cells_beyond_the_tree():
     box = confidence_set(counts, 1e-6, confidence="auto").set
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PMLWarning)
-        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=4.0)
+        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=3.0)
     assert BoxLagrangeOracle.name in mech.parameters["method"] or \
         BoxLagrangeOracle.name in str(mech.parameters)
     g = mech.parameters["optimality_gap"]
