@@ -1628,7 +1628,8 @@ class BoxTreeOracle(BoxOracle):
 
 
 #: Smallest eps from which the designer prices a box by :class:`BoxLagrangeOracle` beyond
-#: the exact oracles (below it the spatial branch and bound certified the smaller gaps).
+#: the exact oracles (below it the spatial branch and bound certified the smaller gaps:
+#: at eps = 0.1, N = 50, 38-43% against 52-57% in 60 s).
 BOX_LAGRANGE_MIN_EPS = 0.5
 
 
