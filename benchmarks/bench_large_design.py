@@ -96,6 +96,13 @@ def warm_up() -> None:
     p = counts / counts.sum()
     for _, uset in sets_for(counts):
         design(uset, p, 1.0, 10.0)
+    # the level-cell kernels are compiled once (then cached on disk): not in a row's time
+    from pmlkit.design.colgen import BoxLagrangeOracle
+
+    if BoxLagrangeOracle.available():
+        uset = sets_for(counts)[1][1]
+        BoxLagrangeOracle(uset, p, 1.0).search(np.zeros(4), thr=0.0, deadline=math.inf,
+                                               max_nodes=10)
 
 
 def old_fallback(uset, p, eps):

@@ -187,23 +187,30 @@ def test_pipeline_uses_the_tree_search_beyond_the_streaming_limit(monkeypatch):
     assert mutual_information(np.asarray(mech.matrix), p) == pytest.approx(full, rel=1e-7)
 
 
-def test_pipeline_keeps_the_spatial_branch_and_bound_when_the_budget_is_short(monkeypatch):
-    # the tree search finishes only with enough time: below it, the partial bound of the
-    # spatial branch and bound is the better one
+@pytest.mark.parametrize("eps,method", [
+    (math.log(2), "(level-cell branch and bound (box) pricing"),
+    (0.1, "(branch and bound pricing"),
+])
+def test_pipeline_without_time_for_the_tree(monkeypatch, eps, method):
+    # the tree search finishes only with enough time: below it, the level-cell branch and
+    # bound from eps = 0.5 on (with numba), the spatial one for smaller eps
     import pmlkit.design.colgen as colgen
+
+    if "level-cell" in method and not colgen.BoxLagrangeOracle.available():
+        method = "(branch and bound pricing"
     from pmlkit.design import optimal_mechanism_for_set
 
     monkeypatch.setattr(colgen, "MAX_ENUMERATED", 10)
     monkeypatch.setattr(colgen, "MAX_THREE_LEVEL_N", 3)
     monkeypatch.setattr(colgen, "BOX_MAX_N", 6)
     monkeypatch.setattr(colgen.BoxTreeOracle, "seconds", staticmethod(lambda n: 1e9))
-    box, p = _geometric_box(8, math.log(2))
+    box, p = _geometric_box(8, eps)
     import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the gap reached in 2 s, if any
-        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=2)
-    assert "(branch and bound pricing" in mech.parameters["method"]
+        mech = optimal_mechanism_for_set(box, eps, prior=p, max_seconds=2)
+    assert method in mech.parameters["method"]
 
 
 @settings(max_examples=40, deadline=None)
