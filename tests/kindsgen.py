@@ -99,9 +99,10 @@ def column(kind: str, labels: list[str], codes: np.ndarray) -> Any:
         return pa.array(vals.tolist(), pa.large_string())
     if kind == "arrow-chunked":  # empty chunks around and between
         cut = len(vals) // 3
-        return pa.chunked_array([pa.array([], pa.string()), pa.array(vals[:cut].tolist(), pa.string()),
-                                 pa.array([], pa.string()), pa.array(vals[cut:].tolist(), pa.string()),
-                                 pa.array([], pa.string())], pa.string())
+        empty = pa.array([], pa.string())
+        return pa.chunked_array([empty, pa.array(vals[:cut].tolist(), pa.string()), empty,
+                                 pa.array(vals[cut:].tolist(), pa.string()), empty],
+                                pa.string())
     if kind == "arrow-dict":
         return pa.array(vals.tolist(), pa.string()).dictionary_encode()
     import polars as pl

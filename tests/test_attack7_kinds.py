@@ -72,8 +72,8 @@ def test_numpy_path_compiled_path_and_threads_release_alike(
     env = {**os.environ, "PMLKIT_NO_NUMBA": "1",
            "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
     proc = subprocess.run([sys.executable, "-W", "ignore", str(HERE / "kindsgen.py"),
-                           str(k), str(m), str(n), "5", ",".join(PATH_KINDS)], capture_output=True, text=True,
-                          env=env, check=False, timeout=300)
+                           str(k), str(m), str(n), "5", ",".join(PATH_KINDS)],
+                          capture_output=True, text=True, env=env, check=False, timeout=300)
     assert proc.returncode == 0, proc.stderr[-2000:]
     runs = {"numpy": json.loads(proc.stdout.strip().splitlines()[-1])}
     if _kernels.compiled() is not None:
