@@ -64,8 +64,10 @@ def matrix(k: int, m: int, seed: int) -> np.ndarray:
     return out
 
 
-def column(kind: str, labels: list[str], codes: np.ndarray) -> Any:
-    """The records ``labels[codes]`` as a column of ``kind``."""
+def column(kind: str, labels: list[str], codes: np.ndarray,
+           extra: list[str] | None = None) -> Any:
+    """The records ``labels[codes]`` as a column of ``kind`` (``extra``: the output labels,
+    which an Enum's categories include)."""
     pool = np.array(labels, dtype=object)
     vals = pool[codes]
     if kind == "object":
@@ -110,12 +112,16 @@ def column(kind: str, labels: list[str], codes: np.ndarray) -> Any:
         return pl.Series("s", vals.tolist(), dtype=pl.String)
     if kind == "polars-cat":
         return pl.Series("s", vals.tolist(), dtype=pl.Categorical)
+    if kind.startswith("polars-enum"):  # an Enum holding the outputs too (and unused ones)
+        outs = extra or []
+        cats = list(dict.fromkeys(["unused", *labels[::-1], *outs]))
+        return pl.Series("s", vals.tolist(), dtype=pl.Enum(cats))
     raise AssertionError(kind)
 
 
 KINDS = ["object", "object-sub", "object-consthash", "list", "pandas-object",
          "pandas-arrow", "pandas-string", "categorical", "categorical-ordered", "arrow",
-         "arrow-large", "arrow-chunked", "arrow-dict", "polars", "polars-cat"]
+         "arrow-large", "arrow-chunked", "arrow-dict", "polars", "polars-cat", "polars-enum"]
 
 
 def as_list(out: Any) -> list[Any]:
@@ -154,7 +160,7 @@ def release_digests(k: int, m: int, n: int, seed: int, kinds: list[str]) -> dict
     codes = np.random.default_rng(seed + 1).integers(0, k, n)
     res = {"int": digest(reference(w, outs, codes, seed + 2))}
     for kind in kinds:
-        res[kind] = digest(as_list(pmlkit.privatize(mech, column(kind, ins, codes),
+        res[kind] = digest(as_list(pmlkit.privatize(mech, column(kind, ins, codes, outs),
                                                     rng=seed + 2)))
     return res
 

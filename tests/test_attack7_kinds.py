@@ -58,8 +58,21 @@ def test_every_kind_releases_what_the_integer_codes_release(k: int, m: int, n: i
     assert not wrong, wrong
 
 
+@pytest.mark.parametrize("k,m", [(126, 126), (127, 127), (128, 128), (3, 126), (3, 127),
+                                 (1, 1)])
+def test_output_code_widths_at_their_edges(k: int, m: int) -> None:
+    """Categorical outputs whose codes just fit, or just do not fit, one byte (pandas
+    keeps at most 126 categories plus the null code in int8), drawn by the compiled
+    kernels (2^17 + 1 records)."""
+    got = kg.release_digests(k, m, (1 << 17) + 1, 13,
+                             ["categorical", "categorical-ordered", "polars-cat",
+                              "polars-enum", "arrow-dict"])
+    wrong = sorted(kind for kind, h in got.items() if h != got["int"])
+    assert not wrong, wrong
+
+
 PATH_KINDS = ["object", "object-sub", "pandas-arrow", "categorical", "arrow-chunked",
-              "arrow-dict", "polars", "polars-cat"]
+              "arrow-dict", "polars", "polars-cat", "polars-enum"]
 
 
 def test_numpy_path_compiled_path_and_threads_release_alike(
