@@ -81,11 +81,19 @@ def column(kind: str, labels: list[str], codes: np.ndarray,
         return np.array([ConstHash(s) for s in vals.tolist()] or [], dtype=object)
     if kind == "list":
         return vals.tolist()
+    if kind == "numpy-unicode":  # fixed-width numpy strings (<U), trailing NULs stripped
+        if any(v.endswith("\x00") for v in labels):
+            raise AssertionError("labels ending in NUL cannot be <U")
+        return np.array(vals.tolist(), dtype=str) if len(vals) else np.array([], dtype="<U1")
     import pandas as pd
     if kind == "pandas-object":
         return pd.Series(vals, dtype=object)
     if kind == "pandas-arrow":
         return pd.Series(vals, dtype="string[pyarrow]")
+    if kind == "pandas-arrow-sliced":  # a slice of a longer column, with its own index
+        pre = labels[:1] * 3
+        full = pd.Series(pre + vals.tolist(), dtype="string[pyarrow]")
+        return full.iloc[3:]
     if kind == "pandas-string":
         return pd.Series(vals, dtype="string[python]")
     if kind == "categorical":  # unordered, unused categories, another order
@@ -105,11 +113,19 @@ def column(kind: str, labels: list[str], codes: np.ndarray,
         return pa.chunked_array([empty, pa.array(vals[:cut].tolist(), pa.string()), empty,
                                  pa.array(vals[cut:].tolist(), pa.string()), empty],
                                 pa.string())
+    if kind == "arrow-sliced":  # a slice: the buffers start before the first record
+        pre = labels[:1] * 5
+        return pa.array(pre + vals.tolist() + pre, pa.string()).slice(5, len(vals))
+    if kind == "arrow-view":
+        return pa.array(vals.tolist(), pa.string_view())
     if kind == "arrow-dict":
         return pa.array(vals.tolist(), pa.string()).dictionary_encode()
     import polars as pl
     if kind == "polars":
         return pl.Series("s", vals.tolist(), dtype=pl.String)
+    if kind == "polars-sliced":
+        pre = labels[:1] * 4
+        return pl.Series("s", pre + vals.tolist() + pre, dtype=pl.String).slice(4, len(vals))
     if kind == "polars-cat":
         return pl.Series("s", vals.tolist(), dtype=pl.Categorical)
     if kind.startswith("polars-enum"):  # an Enum holding the outputs too (and unused ones)
@@ -119,9 +135,10 @@ def column(kind: str, labels: list[str], codes: np.ndarray,
     raise AssertionError(kind)
 
 
-KINDS = ["object", "object-sub", "object-consthash", "list", "pandas-object",
-         "pandas-arrow", "pandas-string", "categorical", "categorical-ordered", "arrow",
-         "arrow-large", "arrow-chunked", "arrow-dict", "polars", "polars-cat", "polars-enum"]
+KINDS = ["object", "object-sub", "object-consthash", "list", "numpy-unicode",
+         "pandas-object", "pandas-arrow", "pandas-arrow-sliced", "pandas-string", "categorical", "categorical-ordered", "arrow",
+         "arrow-large", "arrow-chunked", "arrow-sliced", "arrow-view", "arrow-dict", "polars",
+         "polars-sliced", "polars-cat", "polars-enum"]
 
 
 def as_list(out: Any) -> list[Any]:

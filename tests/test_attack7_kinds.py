@@ -293,6 +293,8 @@ def test_freed_strings_replaced_by_others_are_not_remembered() -> None:
 # -- inputs untouched, outputs never shared ------------------------------------------------
 
 def _snapshot(col: Any) -> Any:
+    if isinstance(col, np.ndarray) and col.dtype != object:
+        return col.dtype.str, col.tobytes(), col.flags.writeable
     if isinstance(col, np.ndarray):
         return [id(v) for v in col.tolist()], col.tolist(), col.flags.writeable
     if isinstance(col, list):
