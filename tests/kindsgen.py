@@ -136,7 +136,8 @@ def column(kind: str, labels: list[str], codes: np.ndarray,
 
 
 KINDS = ["object", "object-sub", "object-consthash", "list", "numpy-unicode",
-         "pandas-object", "pandas-arrow", "pandas-arrow-sliced", "pandas-string", "categorical", "categorical-ordered", "arrow",
+         "pandas-object", "pandas-arrow", "pandas-arrow-sliced", "pandas-string",
+         "categorical", "categorical-ordered", "arrow",
          "arrow-large", "arrow-chunked", "arrow-sliced", "arrow-view", "arrow-dict", "polars",
          "polars-sliced", "polars-cat", "polars-enum"]
 
