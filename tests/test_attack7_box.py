@@ -135,13 +135,27 @@ def _truth(kind: str, n: int, seed: int) -> tuple[Any, ...]:
     p, lo, hi, eps = _instance(kind, n, seed)
     v, lev = bt.vertices(p, lo, hi, eps)
     muv = bt.mu(v, p)
-    opt, ystar = bt.full_lp(v, muv)
+    if v.shape[1] <= 5000:
+        opt, ystar = bt.full_lp(v, muv)
+    else:  # (a hundred thousand vertices: column generation over the list, its exact
+        # pricing, is 200x faster than the full LP and ends at optimal duals)
+        rec: list[np.ndarray] = []
+
+        class Recording(colgen.EnumerationOracle):
+            def price(self, y: np.ndarray, **kw: Any) -> tuple[np.ndarray, np.ndarray, float]:
+                rec.append(np.array(y, dtype=np.float64))
+                return super().price(y, **kw)
+
+        res = colgen.column_generation(Recording(v, muv), p, lambda c: bt.mu(c, p),
+                                       start=None, gap=1e-12, deadline=math.inf)
+        opt, ystar = res.value, rec[-1]
+        assert float(np.max(muv - ystar @ v)) <= 1e-9
     return p, lo, hi, eps, v, lev, muv, opt, ystar
 
 
 CASES = [("tiny-counts", 4, 1), ("tiny-counts", 7, 2), ("hi-sum-1e-9", 6, 3),
          ("point", 5, 4), ("p-on-edge", 8, 5), ("p-outside-by-rounding", 6, 6),
-         ("counts", 9, 7), ("wide", 10, 8), ("counts", 11, 9), ("tiny-counts", 10, 10)]
+         ("counts", 9, 7), ("wide", 10, 8), ("counts", 11, 9)]
 
 
 # -- the brute force itself ----------------------------------------------------------------
@@ -259,11 +273,11 @@ def test_bound_never_below_the_brute_force(name: str, kind: str, n: int, seed: i
                     "attack files of their own rounds)")
     bad = []
     # the earlier exact oracles search to the end; a branch and bound that may take long
-    # is stopped after 50 ms at most (its bound must hold wherever it stops)
-    longest = math.inf if name in SMALL_N else 0.05
+    # is stopped after 20 ms at most (its bound must hold wherever it stops)
+    longest = math.inf if name in SMALL_N else 0.02
     for what, y in _duals(kind, n, seed):
         truth = float(np.max(muv - y @ v))
-        for budget in (longest, 0.0, 1e-3):
+        for budget in (longest, 0.0):
             oracle = _make(name, lo, hi, p, eps)
             cols, vals, bound = _price(oracle, y, want=4, deadline=time.monotonic() + budget)
             if not bound >= truth - 1e-9 * (1 + abs(truth)):
@@ -274,7 +288,7 @@ def test_bound_never_below_the_brute_force(name: str, kind: str, n: int, seed: i
 
 
 @pytest.mark.parametrize("name", sorted(ORACLES))
-@pytest.mark.parametrize("kind,n,seed", [c for c in CASES if c[1] <= 10])
+@pytest.mark.parametrize("kind,n,seed", [CASES[i] for i in (0, 2, 5, 7)])
 def test_one_oracle_priced_round_after_round(name: str, kind: str, n: int, seed: int
                                              ) -> None:
     """The same oracle asked for every dual in turn (and back): caches of earlier
@@ -283,7 +297,7 @@ def test_one_oracle_priced_round_after_round(name: str, kind: str, n: int, seed:
     if name in SMALL_N and n > 8:
         pytest.skip("the earlier exact oracles are attacked at N <= 8 here")
     oracle = _make(name, lo, hi, p, eps)
-    longest = math.inf if name in SMALL_N else 0.05
+    longest = math.inf if name in SMALL_N else 0.01
     duals = [y for _, y in _duals(kind, n, seed)]
     bad = []
     for i, y in enumerate([*duals, *duals[::-1]]):
@@ -298,19 +312,19 @@ def test_one_oracle_priced_round_after_round(name: str, kind: str, n: int, seed:
 
 @pytest.mark.parametrize("name", sorted(ORACLES))
 @pytest.mark.parametrize("kind,n,seed", [("tiny-counts", 7, 2), ("p-on-edge", 8, 5),
-                                         ("counts", 9, 7), ("hi-sum-1e-9", 6, 3)])
-@pytest.mark.parametrize("budget", [math.inf, 0.0, 1e-3])
+                                         ("hi-sum-1e-9", 6, 3)])
+@pytest.mark.parametrize("budget", [0.5, 0.0, 1e-3])
 def test_design_gap_never_below_the_true_gap(name: str, kind: str, n: int, seed: int,
                                              budget: float) -> None:
     """A column-generation design priced by the oracle against the full LP over every
     vertex: value never above the optimum, upper bound never below it, reported gap never
     below the true gap, every column of the matrix feasible; with no time, 1 ms, or all
-    the time it needs (at most 3 s)."""
+    half a second (time to finish for the earlier exact oracles)."""
     p, lo, hi, eps, _, _, _, opt, _ = _truth(kind, n, seed)
     oracle = _make(name, lo, hi, p, eps)
     res = colgen.column_generation(oracle, p, lambda c: mutual_information_columns(c, p),
                                    start=None, gap=1e-9,
-                                   deadline=time.monotonic() + min(budget, 3.0))
+                                   deadline=time.monotonic() + budget)
     tol = 1e-9 * (1 + opt)
     assert res.value <= opt + tol
     assert res.upper_bound >= opt - tol, (res.upper_bound, opt)
@@ -372,11 +386,11 @@ def _large_instance(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarr
 
 
 @pytest.mark.parametrize("name", LARGE)
-@pytest.mark.parametrize("n,seed", [(30, 1), (41, 2), (50, 3)])
+@pytest.mark.parametrize("n,seed", [(30, 1), (50, 3)])
 def test_large_bound_never_below_any_column_found(name: str, n: int, seed: int) -> None:
-    """N = 30-50: for zero duals, multiples of p, random and large duals, and the duals of
-    a short design by the oracle itself, its bound (stopped at once, after 50 ms or after
-    1 s) is never below the best column a local search finds."""
+    """N = 30 and 50: for zero duals, random and large duals, and the last duals of a
+    short design by the oracle itself, its bound (stopped at once, after 50 ms or after
+    0.3 s) is never below the best column a local search finds."""
     p, lo, hi, eps = _large_instance(n, seed)
     g = np.random.default_rng(seed)
     rec: list[np.ndarray] = []
@@ -389,15 +403,15 @@ def test_large_bound_never_below_any_column_found(name: str, n: int, seed: int) 
 
     colgen.column_generation(Recording(Box(lo, hi), p, eps),
                              p, lambda c: mutual_information_columns(c, p), start=None,
-                             gap=1e-9, deadline=time.monotonic() + 2.0)
-    duals = [np.zeros(n), 2 * p, g.normal(0, 1, n), g.normal(0, 100, n), *rec[-2:]]
+                             gap=1e-9, deadline=time.monotonic() + 1.0)
+    duals = [np.zeros(n), g.normal(0, 1, n), g.normal(0, 100, n), rec[-1]]
     bad = []
     for i, y in enumerate(duals):
         found, w = _local_search(p, lo, hi, eps, y, seed + i)
         assert bt.column_ok(w, p, lo, hi, eps)
         # (searches stopped by a deadline: at N = 50 a full search may take minutes;
         # the bound must be valid wherever it stops)
-        for budget in (0.0, 0.05, 1.0):
+        for budget in (0.0, 0.05, 0.3):
             _, _, bound = _price(_make(name, lo, hi, p, eps), y, want=4,
                                  deadline=time.monotonic() + budget)
             if not bound >= found - 1e-9 * (1 + abs(found)):
@@ -438,3 +452,34 @@ def test_large_design_gap_never_below_a_true_lower_bound(n: int, seed: int) -> N
     assert gap is not None
     true_gap_at_least = (lb - value) / lb if lb > 0 else 0.0
     assert gap >= true_gap_at_least - 1e-7, (gap, lb, value)
+
+
+def test_short_design_at_n18_against_the_exact_optimum() -> None:
+    """N = 18, a Clopper-Pearson box, eps = log 2, a one-second budget (the designer then
+    picks a bound search, not the exact block-pair tree): its reported gap never below the
+    true gap to the optimum the exact block-pair search certifies, its value never above
+    it, every column feasible."""
+    from pmlkit.design import optimal_mechanism_for_set
+
+    if not colgen.BoxTreeOracle.available():
+        pytest.skip("the exact block-pair search needs numba")
+    p, lo, hi, _ = _large_instance(18, 6)
+    eps = math.log(2)
+    exact = colgen.column_generation(colgen.BoxTreeOracle(Box(lo, hi), p, eps), p,
+                                     lambda c: mutual_information_columns(c, p),
+                                     start=None, gap=1e-9, deadline=math.inf)
+    assert exact.gap <= 1e-8
+    opt = exact.value
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PMLWarning)
+        mech = optimal_mechanism_for_set(Box(lo, hi), eps, prior=p, max_seconds=1.0,
+                                         gap=1e-6)
+    w = np.asarray(mech.matrix)
+    value = float(np.sum(bt.mu(w / (p @ w)[None, :], p) * (p @ w)))
+    assert value <= opt * (1 + 1e-7)
+    gap = mech.provenance.optimality_gap
+    assert gap is not None and gap >= (opt - value) / opt - 1e-7, (gap, opt, value)
+    for j in range(w.shape[1]):
+        col = w[:, j]
+        if col.max() > 0:
+            assert col.max() <= math.exp(eps) * bt.min_q(col, lo, hi) * (1 + 1e-7) + 1e-12
