@@ -129,7 +129,7 @@ def column(kind: str, labels: list[str], codes: np.ndarray,
     if kind == "polars-cat":
         return pl.Series("s", vals.tolist(), dtype=pl.Categorical)
     if kind.startswith("polars-enum"):  # an Enum holding the outputs too (and unused ones)
-        outs = extra or []
+        outs = (extra or []) if kind == "polars-enum" else []
         cats = list(dict.fromkeys(["unused", *labels[::-1], *outs]))
         return pl.Series("s", vals.tolist(), dtype=pl.Enum(cats))
     raise AssertionError(kind)
@@ -139,7 +139,7 @@ KINDS = ["object", "object-sub", "object-consthash", "list", "numpy-unicode",
          "pandas-object", "pandas-arrow", "pandas-arrow-sliced", "pandas-string",
          "categorical", "categorical-ordered", "arrow",
          "arrow-large", "arrow-chunked", "arrow-sliced", "arrow-view", "arrow-dict", "polars",
-         "polars-sliced", "polars-cat", "polars-enum"]
+         "polars-sliced", "polars-cat", "polars-enum", "polars-enum-inputs-only"]
 
 
 def as_list(out: Any) -> list[Any]:
@@ -170,9 +170,12 @@ def digest(values: list[Any]) -> str:
     return hashlib.sha256(json.dumps(values).encode()).hexdigest()
 
 
-def release_digests(k: int, m: int, n: int, seed: int, kinds: list[str]) -> dict[str, str]:
-    """sha256 of the release of every kind (and of the integer reference, key "int")."""
-    ins, outs = names(k), names(m, "o:")
+def release_digests(k: int, m: int, n: int, seed: int, kinds: list[str],
+                    same: bool = False) -> dict[str, str]:
+    """sha256 of the release of every kind (and of the integer reference, key "int");
+    ``same``: the output labels are the input labels (the same objects)."""
+    ins = names(k)
+    outs = list(ins) if same else names(m, "o:")
     w = matrix(k, m, seed)
     mech = pmlkit.Mechanism(w, ins, outs)
     codes = np.random.default_rng(seed + 1).integers(0, k, n)

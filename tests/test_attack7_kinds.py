@@ -78,6 +78,15 @@ def test_output_code_widths_at_their_edges(k: int, m: int, forced: None) -> None
     assert not wrong, wrong
 
 
+@pytest.mark.parametrize("k,n", [(2, 3000), (130, 6000)])
+def test_outputs_named_as_the_inputs(k: int, n: int, forced: None) -> None:
+    """The usual mechanism whose outputs are its input labels (the same objects): every
+    kind releases what the integer codes release."""
+    got = kg.release_digests(k, k, n, 17, kg.KINDS, same=True)
+    wrong = sorted(kind for kind, h in got.items() if h != got["int"])
+    assert not wrong, wrong
+
+
 PATH_KINDS = ["object", "object-sub", "pandas-arrow", "categorical", "arrow-chunked",
               "arrow-dict", "polars", "polars-cat", "polars-enum"]
 
