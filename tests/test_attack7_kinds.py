@@ -372,15 +372,20 @@ def test_inputs_unchanged_and_two_calls_share_no_output_memory(kind: str,
         assert kg.as_list(second) == second_list
 
 
-def test_concurrent_calls_from_two_threads_do_not_mix() -> None:
-    """Two threads privatising object strings at once, through two mechanisms of
-    different sizes: each gets its own integer release."""
+@pytest.mark.parametrize("kind", ["object", "categorical", "arrow", "polars"])
+def test_concurrent_calls_from_four_threads_do_not_mix(kind: str, forced: None) -> None:
+    """Four threads privatising at once through two mechanisms (each shared by two
+    threads with different records and seeds, its caches built concurrently on the first
+    calls), with two draw threads each: every call gets its own integer release."""
     jobs = []
-    for j, (k, n) in enumerate([(5, (1 << 17) + 11), (300, (1 << 17) + 13)] * 2):
+    mechs: dict[int, Any] = {}
+    for j, (k, n) in enumerate([(5, 70_011), (300, 70_013)] * 2):
         ins, outs = kg.names(k, f"t{j % 2}"), kg.names(k, "o:")
         w = kg.matrix(k, k, j % 2)
+        if j % 2 not in mechs:
+            mechs[j % 2] = pmlkit.Mechanism(w, ins, outs)
         codes = np.random.default_rng(j).integers(0, k, n)
-        jobs.append((pmlkit.Mechanism(w, ins, outs), kg.column("object", ins, codes),
+        jobs.append((mechs[j % 2], kg.column(kind, ins, codes, outs),
                      kg.reference(w, outs, codes, 100 + j)))
     got: dict[int, list[Any]] = {}
     errors: list[BaseException] = []
