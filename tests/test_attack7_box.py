@@ -284,6 +284,15 @@ def test_bound_never_below_the_brute_force(name: str, kind: str, n: int, seed: i
                 bad.append((what, budget, truth, bound))
             if budget == longest:
                 _assert_columns(cols, vals, p, lo, hi, eps, what)
+        # a search stopped after a few steps (no clock: node limits, where the oracle
+        # takes one)
+        search = getattr(_make(name, lo, hi, p, eps), "search", None)
+        if search is not None and "max_nodes" in inspect.signature(search).parameters:
+            for steps in (1, 3, 10, 40):
+                bound, _ = search(np.array(y, dtype=np.float64), thr=1e-9,
+                                  deadline=math.inf, max_nodes=steps)
+                if not float(bound) >= truth - 1e-9 * (1 + abs(truth)):
+                    bad.append((what, f"{steps} nodes", truth, float(bound)))
     assert not bad, bad
 
 
