@@ -428,9 +428,9 @@ def test_large_bound_never_below_any_column_found(name: str, n: int, seed: int) 
     assert not bad, bad
 
 
-@pytest.mark.parametrize("n,seed", [(14, 4), (30, 5)])
+@pytest.mark.parametrize("n,seed", [(30, 5)])
 def test_large_design_gap_never_below_a_true_lower_bound(n: int, seed: int) -> None:
-    """The box designer at N = 14 and 30 with a short budget: its reported optimality gap
+    """The box designer at N = 30 with a short budget: its reported optimality gap
     is never below ``(LB - value) / LB`` for the best value ``LB`` of a design over the
     columns a local search finds (a valid lower bound on the optimum)."""
     from pmlkit.design import optimal_mechanism_for_set
