@@ -2,8 +2,9 @@
 included, against the independent brute force of ``tests/boxtruth.py``.
 
 A pricing bound is an optimality certificate: it must never be below the true maximum of
-``mu(v) - y . v`` over ``K_1``, for any duals ``y``, whenever the search stops (no deadline,
-a deadline already past, one millisecond). The oracles are found by name in
+``mu(v) - y . v`` over ``K_1``, for any duals ``y``, whenever the search stops (at its end,
+a deadline already past, 20 ms, or 1, 3, 10, 40 nodes where the oracle takes a node
+limit). The oracles are found by name in
 :mod:`pmlkit.design.colgen` and in any private ``pmlkit.design._box*`` module (a class
 with a ``price`` method built from ``(box, p, eps)``), so a new one is attacked as soon
 as it exists. The brute force runs at N = 4..11 (all ``3^N`` assignments, the greedy worst
