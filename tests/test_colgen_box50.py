@@ -161,6 +161,27 @@ def test_search_stopped_anywhere_stays_valid():
     assert all(b2 <= b1 + 1e-12 for b1, b2 in itertools.pairwise(bounds))
 
 
+@pytest.mark.parametrize("cap", [1, 5, 40])
+def test_a_search_without_deadline_stops_at_its_memory_cap(monkeypatch, cap):
+    """With no deadline and no node limit, a search whose bound cannot close stops once
+    it holds MAX_OPEN open nodes or candidates, and its bound is still at least the
+    brute-force maximum (a design with max_seconds=None grew to 15 GB before the cap)."""
+    counts = np.array([300.0, 160.0, 90.0, 40.0, 20.0, 9.0])
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-3, confidence="auto").set
+    y = 0.9 * p
+    eps = math.log(2)
+    exact = brute_pricing(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
+    oracle = BoxLagrangeOracle(box, p, eps)
+    monkeypatch.setattr(BoxLagrangeOracle, "MAX_OPEN", cap)
+    bound, _ = oracle.search(y, thr=exact - 1.0, deadline=math.inf)
+    assert bound >= exact
+    # it stopped because of the cap, not because it finished: nodes are left open (or,
+    # with the smallest cap, the distinct candidates reached it first)
+    assert oracle.stats["open"] >= 1 or cap == 1
+    assert oracle.stats["open"] <= cap + 8  # one expansion adds at most a few children
+
+
 @pytest.mark.parametrize("mode", [0, 1, 2])
 def test_cell_bound_against_dense_grid(mode):
     """The kernel's Lagrangian at any multipliers is at least the Lagrangian of every

@@ -1651,6 +1651,11 @@ class BoxLagrangeOracle(_BlockColumns):
     QUICK = 2000
     #: best candidates of a search kept as starting points of the local search
     SEEDS = 16
+    #: a search stops (its bound, from the nodes left open, stays valid) once it holds
+    #: this many open nodes or distinct candidates (about 0.5 KB each): a design without
+    #: a time budget would otherwise grow its memory without end where the bound cannot
+    #: close (about 15 GB in 10 minutes at N = 30)
+    MAX_OPEN = 1_000_000
     #: rounds stop early (their bounds are loose): one final search bounds the last duals
     skips_bounds = True
     #: the share of the time budget kept for that final search
@@ -1802,7 +1807,8 @@ class BoxLagrangeOracle(_BlockColumns):
             flush()
             if -heap[0][0] <= thr:
                 break
-            if time.monotonic() > deadline or nodes >= max_nodes:
+            if time.monotonic() > deadline or nodes >= max_nodes \
+                    or len(heap) >= self.MAX_OPEN or len(seen) >= self.MAX_OPEN:
                 break
             if want and (len(found) >= want or (found and nodes >= self.QUICK)):
                 # enough improving columns for this round; the bound (still valid, from
