@@ -86,14 +86,34 @@ def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
     >>> k is None or sorted(k)[:3] == ["address_codes", "alias_draw", "alias_draw32"]
     True
     """
-    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
-        return None
     if not load and "kernels" not in _STATE:
         return None
-    with _LOCK:
-        if "kernels" not in _STATE:
-            _STATE["kernels"] = _build()
-    kernels: dict[str, Callable[..., Any]] | None = _STATE["kernels"]
+    return build_once(_STATE, _LOCK, _build)
+
+
+def build_once(state: dict[str, Any], lock: threading.Lock,
+               build: Callable[[], dict[str, Callable[..., Any]] | None]
+               ) -> dict[str, Callable[..., Any]] | None:
+    """The kernels ``build()`` returns, built once per process under ``lock`` and kept in
+    ``state`` (``None``, never built, when the environment variable ``PMLKIT_NO_NUMBA``
+    disables numba): the lazy start of every compiled module of the package.
+
+    Examples
+    --------
+    >>> import threading
+    >>> calls = []
+    >>> state, lock = {}, threading.Lock()
+    >>> k1 = build_once(state, lock, lambda: calls.append(1) or {"f": len})
+    >>> k2 = build_once(state, lock, lambda: calls.append(1) or {"f": len})
+    >>> calls == [1] and k1 is k2 or os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0")
+    True
+    """
+    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
+        return None
+    with lock:
+        if "kernels" not in state:
+            state["kernels"] = build()
+    kernels: dict[str, Callable[..., Any]] | None = state["kernels"]
     return kernels
 
 

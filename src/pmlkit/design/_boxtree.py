@@ -24,14 +24,13 @@ other than ``0``) :func:`compiled` is ``None`` and the designer keeps its other 
 from __future__ import annotations
 
 import math
-import os
 import threading
 from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
-from .._kernels import njit_cached
+from .._kernels import build_once, njit_cached
 
 __all__: list[str] = []
 
@@ -53,13 +52,7 @@ _PY: dict[str, Callable[..., Any]] = {}
 
 def compiled() -> dict[str, Callable[..., Any]] | None:
     """The compiled kernels by name, or ``None`` when numba is missing or disabled."""
-    if os.environ.get("PMLKIT_NO_NUMBA", "") not in ("", "0"):
-        return None
-    with _LOCK:
-        if "kernels" not in _STATE:
-            _STATE["kernels"] = _build()
-    kernels: dict[str, Callable[..., Any]] | None = _STATE["kernels"]
-    return kernels
+    return build_once(_STATE, _LOCK, _build)
 
 
 # ---------------------------------------------------------------------------------------

@@ -1254,6 +1254,25 @@ def _box_terms(pair: Callable[[str], np.ndarray], e: float, slack: float, n: int
     return one, three, c0, c1, c2
 
 
+def _box_column(top: np.ndarray, mid: np.ndarray, p: np.ndarray, lo: np.ndarray,
+                hi: np.ndarray, slack: float, e: float) -> np.ndarray:
+    """The three-level column of a box (bounds ``lo``, ``hi``, ``slack = sum(hi) - 1``)
+    with top block ``top`` and middle block ``mid`` (boolean masks), normalised to
+    ``p . w = 1``: the top level ``rho`` is the largest the box's worst case allows
+    (``e (q(S) - q(T)) / (1 - e q(T))``, ``q = max(lo, hi - slack)`` the least mass a
+    distribution of the box puts on a block, ``S = top + mid``), at least 1."""
+    s = top | mid
+    qs = 1.0 if s.all() else max(float(lo[s].sum()), float(hi[s].sum()) - slack)
+    if top.any():
+        qt = max(float(lo[top].sum()), float(hi[top].sum()) - slack)
+        rho = max(e * (qs - qt) / (1.0 - e * qt), 1.0)
+    else:
+        rho = 1.0
+    w = np.where(top, rho, np.where(mid, 1.0, 0.0))
+    out: np.ndarray = w / float(p @ w)
+    return out
+
+
 class BoxOracle(_BlockColumns):
     """Exact pricing for mutual information over ``K_1`` of a :class:`~pmlkit.sets.Box`
     ``{lo <= Q <= hi, sum Q = 1}`` (prior ``p > 0``, ``N <=`` :data:`BOX_MAX_N`).
@@ -1351,16 +1370,7 @@ class BoxOracle(_BlockColumns):
         top, mid = np.zeros(n, dtype=bool), np.zeros(n, dtype=bool)
         for h, (tm, mm), i in zip(self.halves, self.masks, (ia, ib), strict=True):
             top[h], mid[h] = tm[i], mm[i]
-        lo, hi, sl = self.lo, self.hi, self.slack
-        s = top | mid
-        qs = 1.0 if s.all() else max(float(lo[s].sum()), float(hi[s].sum()) - sl)
-        if top.any():
-            qt = max(float(lo[top].sum()), float(hi[top].sum()) - sl)
-            rho = max(self.e * (qs - qt) / (1.0 - self.e * qt), 1.0)
-        else:
-            rho = 1.0
-        w = np.where(top, rho, np.where(mid, 1.0, 0.0))
-        return w / float(self.p @ w)
+        return _box_column(top, mid, self.p, self.lo, self.hi, self.slack, self.e)
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
               full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
@@ -1715,16 +1725,7 @@ class BoxLagrangeOracle(_BlockColumns):
 
     def _column(self, lev: np.ndarray) -> np.ndarray:
         top, mid = lev == 2, lev == 1
-        lo, hi, sl = self.lo, self.hi, self.slack
-        s = top | mid
-        qs = 1.0 if s.all() else max(float(lo[s].sum()), float(hi[s].sum()) - sl)
-        if top.any():
-            qt = max(float(lo[top].sum()), float(hi[top].sum()) - sl)
-            rho = max(self.e * (qs - qt) / (1.0 - self.e * qt), 1.0)
-        else:
-            rho = 1.0
-        w = np.where(top, rho, np.where(mid, 1.0, 0.0))
-        return w / float(self.p @ w)
+        return _box_column(top, mid, self.p, self.lo, self.hi, self.slack, self.e)
 
     def search(self, y: np.ndarray, *, thr: float, deadline: float, want: int = 0,
                max_nodes: int = 10**9) -> tuple[float, list[tuple[float, np.ndarray]]]:
