@@ -458,6 +458,24 @@ class _BlockColumns:
     p: np.ndarray
     uset: Any
     eps: float
+    e: float
+
+    def improving(self, cols: list[np.ndarray], y: np.ndarray, atol: float
+                  ) -> tuple[np.ndarray, np.ndarray]:
+        """The columns among ``cols`` that are in ``K_1`` (the PML constraint on the set's
+        worst case, to a relative ``1e-9``) and improve the master at the duals ``y`` by
+        more than ``atol``, with their utilities."""
+        from ..utility import mutual_information_columns
+
+        if not cols:
+            return np.zeros((self.n, 0)), np.zeros(0)
+        v = np.stack(cols, axis=1)
+        worst = self.uset.min_linear(v)
+        v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
+        vals = (np.asarray(mutual_information_columns(v, self.p), dtype=np.float64)
+                if v.shape[1] else np.zeros(0))
+        ok = vals - y @ v > atol
+        return v[:, ok], vals[ok]
 
     def contiguous(self, order: np.ndarray) -> np.ndarray:
         """Three-level points of ``K_1`` whose blocks (top, middle, bottom) are contiguous
@@ -1070,7 +1088,6 @@ class L1BallOracle(_BlockColumns):
               full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
         """Improving columns and an upper bound on ``max_{v in K_1} mu(v) - y . v``
         (``inf`` in rounds that skip the costly family, unless ``full``)."""
-        from ..utility import mutual_information_columns
 
         n = self.n
         best, take = _min_sums(self.k, y, self.m, keep=True)
@@ -1102,15 +1119,7 @@ class L1BallOracle(_BlockColumns):
             w = np.ones(n) if kind == "one" else self._column(kind, data, y, take)
             if w is not None:
                 cols.append(w)
-        if not cols:
-            return np.zeros((n, 0)), np.zeros(0), bound
-        v = np.stack(cols, axis=1)
-        worst = self.uset.min_linear(v)
-        v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
-        vals = np.asarray(mutual_information_columns(v, self.p), dtype=np.float64) \
-            if v.shape[1] else np.zeros(0)
-        keep = vals - y @ v > atol
-        return v[:, keep], vals[keep], bound
+        return (*self.improving(cols, y, atol), bound)
 
 
 def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarray], np.ndarray],
@@ -1399,23 +1408,12 @@ class BoxOracle(_BlockColumns):
     def _columns(self, flat: np.ndarray, val: np.ndarray, y: np.ndarray, want: int,
                  atol: float) -> tuple[np.ndarray, np.ndarray]:
         """The feasible improving columns among the ``want`` best assignments."""
-        from ..utility import mutual_information_columns
-
-        n = self.n
         keep = max(want, 1)
         order = np.argsort(-val, kind="stable")[:keep]
         order = order[val[order] > atol]
         nb = self.masks[1][0].shape[0]
         cols = [self._column(int(f // nb), int(f % nb)) for f in flat[order]]
-        if not cols:
-            return np.zeros((n, 0)), np.zeros(0)
-        v = np.stack(cols, axis=1)
-        worst = self.uset.min_linear(v)
-        v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
-        vals = (np.asarray(mutual_information_columns(v, self.p), dtype=np.float64)
-                if v.shape[1] else np.zeros(0))
-        ok = vals - y @ v > atol
-        return v[:, ok], vals[ok]
+        return self.improving(cols, y, atol)
 
     def _full(self, y: np.ndarray, *, want: int, atol: float
               ) -> tuple[np.ndarray, np.ndarray, float]:
@@ -1877,7 +1875,6 @@ class BoxLagrangeOracle(_BlockColumns):
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
               full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
-        from ..utility import mutual_information_columns
 
         dl = min(deadline, self.stop_at)
         bound, found = self.search(y, thr=atol, deadline=dl, want=0 if full else want)
@@ -1893,12 +1890,4 @@ class BoxLagrangeOracle(_BlockColumns):
             found = list(uniq.values())
         found.sort(key=lambda t: -t[0])
         cols = [self._column(lev) for _, lev in found[: max(want, 0)]]
-        if not cols:
-            return np.zeros((self.n, 0)), np.zeros(0), bound
-        v = np.stack(cols, axis=1)
-        worst = self.uset.min_linear(v)
-        v = v[:, v.max(axis=0) <= self.e * worst * (1 + 1e-9)]
-        vals = (np.asarray(mutual_information_columns(v, self.p), dtype=np.float64)
-                if v.shape[1] else np.zeros(0))
-        ok = vals - y @ v > atol
-        return v[:, ok], vals[ok], bound
+        return (*self.improving(cols, y, atol), bound)
