@@ -271,3 +271,83 @@ def test_pipeline_uses_level_cells_beyond_the_tree():
         BoxLagrangeOracle.name in str(mech.parameters)
     g = mech.parameters["optimality_gap"]
     assert g is not None and 0 <= g < 0.5
+
+
+# -- dual smoothing: the search rounds price at a mix of the master's duals and the mean of
+# the recent ones; every bound stays valid, whatever duals it was computed at
+
+
+@settings(max_examples=12, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow])
+@given(n=st.integers(4, 7), eps=st.sampled_from([0.5, math.log(2), 1.3, 2.0]),
+       ratio=st.floats(0.5, 0.95), secs=st.sampled_from([0.02, 0.1, 0.4]))
+def test_smoothed_designs_bound_the_exact_optimum(n, eps, ratio, secs):
+    import time
+
+    counts = np.maximum(np.round(2000 * ratio ** np.arange(n)), 1.0)
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-6, confidence="auto").set
+
+    def mu(v):
+        return mutual_information_columns(v, p)
+
+    exact = column_generation(BoxOracle(box, p, eps), p, mu, start=None, gap=1e-12,
+                              deadline=math.inf)
+    oracle = BoxLagrangeOracle(box, p, eps)
+    assert oracle.stabilize
+    res = column_generation(oracle, p, mu, start=None, gap=1e-9,
+                            deadline=time.monotonic() + secs)
+    assert res.value <= exact.value * (1 + 1e-9) + 1e-12
+    assert res.upper_bound >= exact.value * (1 - 1e-12) - 1e-12
+    assert res.gap >= relative_gap(exact.upper_bound, res.value) - 1e-9
+
+
+def test_search_rounds_price_at_smoothed_duals(monkeypatch):
+    """A spy on the master's duals and on the duals each search is priced at: the search
+    rounds use ``SMOOTHING * mean(last duals) + (1 - SMOOTHING) * y`` (computed here from
+    the recorded duals), and the final bound the mean itself."""
+    import time
+
+    from pmlkit.design import colgen
+
+    n, eps = 30, math.log(2)
+    counts = np.maximum(np.round(10_000 * 0.85 ** np.arange(n) / 6.6), 1.0)
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-6, confidence="auto").set
+    duals: list[np.ndarray] = []
+    priced: list[tuple[np.ndarray, bool, int]] = []
+    solve = colgen._Master.solve
+
+    def spy_solve(self):
+        out = solve(self)
+        duals.append(out[1].copy())
+        return out
+
+    oracle = BoxLagrangeOracle(box, p, eps)
+    price = oracle.price
+
+    def spy_price(y, **kw):
+        priced.append((np.array(y, copy=True), bool(kw.get("full", False)), len(duals)))
+        return price(y, **kw)
+
+    monkeypatch.setattr(colgen._Master, "solve", spy_solve)
+    monkeypatch.setattr(oracle, "price", spy_price)
+    column_generation(oracle, p, lambda v: mutual_information_columns(v, p), start=None,
+                      gap=1e-9, deadline=time.monotonic() + 4.0)
+    k, a = colgen.SMOOTHING_ROUNDS, colgen.SMOOTHING
+    rounds = [(y, seen) for y, full, seen in priced if not full]
+    assert rounds
+    smoothed = 0
+    for y, seen in rounds:
+        last = duals[seen - 1]
+        center = np.mean(np.stack(duals[max(0, seen - k):seen]), axis=0)
+        if np.allclose(y, a * center + (1 - a) * last, rtol=0, atol=1e-12):
+            smoothed += 1
+        else:  # the fallback after a mispricing: the master's own duals
+            assert np.array_equal(y, last)
+    assert smoothed >= 1
+    finals = [(y, seen) for y, full, seen in priced if full]
+    assert len(finals) == 1
+    y, seen = finals[0]
+    center = np.mean(np.stack(duals[max(0, seen - k):seen]), axis=0)
+    assert np.allclose(y, center, rtol=0, atol=1e-12)

@@ -1122,6 +1122,20 @@ class L1BallOracle(_BlockColumns):
         return (*self.improving(cols, y, atol), bound)
 
 
+#: Weight of the dual center in the smoothed duals of a search round (oracles with
+#: ``stabilize``): 0.5 halved the certified gap at N = 50 (eps = log 2 and 2, 60 s).
+SMOOTHING = 0.5
+#: Rounds whose master duals make up the dual center.
+SMOOTHING_ROUNDS = 50
+
+
+def _dual_center(recent: list[np.ndarray]) -> np.ndarray:
+    """The mean of the master duals of the last rounds: the stability center of the
+    smoothed pricing (any duals give a valid bound; the mean oscillates less)."""
+    out: np.ndarray = np.mean(np.stack(recent), axis=0)
+    return out
+
+
 def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarray], np.ndarray],
                       *, start: np.ndarray | None, gap: float, deadline: float,
                       ) -> ColgenResult:
@@ -1174,8 +1188,17 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     if share > 0 and math.isfinite(deadline):
         final_deadline = deadline
         deadline = limit = t0 + (1.0 - share) * (deadline - t0)
-    # keep the last part of the budget for the bound (branch and bound pricing)
-    heur_until = t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) else math.inf
+    # dual smoothing (Wentges) for oracles that stop their searches early: a search round
+    # prices at ``alpha * ybar + (1 - alpha) * y`` (``ybar`` the mean of the last duals);
+    # its bound is valid whatever the duals, its columns are kept where they improve the
+    # master at ``y``; when none does, the round prices at ``y`` itself
+    smooth = bool(getattr(oracle, "stabilize", False))
+    # keep the last part of the budget for the bound (branch and bound pricing); with
+    # smoothing the heuristic columns are tried in every round (the searches come in
+    # whenever they find nothing: N = 50, eps = log 2, 60 s: gap 5.9% -> 3.6%)
+    heur_until = (t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) and not smooth
+                  else math.inf)
+    recent: list[np.ndarray] = [y]
     while True:
         it += 1
         # pricing only has to prove the requested gap: a quarter of it as absolute slack
@@ -1189,15 +1212,27 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             if _DEBUG:
                 print("round", it, "value", value, "heuristic columns", new.shape[1])
         if not new.shape[1] or master.add(new, vals) == 0:
-            new, vals, best = oracle.price(y, want=want, deadline=deadline, atol=atol)
+            ys = (SMOOTHING * _dual_center(recent) + (1.0 - SMOOTHING) * y if smooth
+                  else y)
+            new, vals, best = oracle.price(ys, want=want, deadline=deadline, atol=atol)
+            if math.isfinite(best):
+                upper = min(upper, float(np.sum(ys)) + max(0.0, best))
+            if ys is not y:
+                ok = vals - y @ new > atol
+                new, vals = new[:, ok], vals[ok]
+                if not new.shape[1] and time.monotonic() <= limit:
+                    # mispricing: nothing improves the master at its own duals
+                    new, vals, best = oracle.price(y, want=want, deadline=deadline,
+                                                   atol=atol)
+                    if math.isfinite(best):
+                        upper = min(upper, float(np.sum(y)) + max(0.0, best))
         else:
             value, y, theta = master.solve()
             theta = master.prune(theta, y, limit_cols)
+            recent = [*recent, y][-SMOOTHING_ROUNDS:]
             if time.monotonic() > deadline:
                 break
             continue
-        if math.isfinite(best):
-            upper = min(upper, float(np.sum(y)) + max(0.0, best))
         if relative_gap(upper, value) <= gap:
             break
         if new.shape[1] == 0 or master.add(new, vals) == 0:
@@ -1206,13 +1241,18 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             continue
         value, y, theta = master.solve()
         theta = master.prune(theta, y, limit_cols)
+        recent = [*recent, y][-SMOOTHING_ROUNDS:]
         if time.monotonic() > limit or it >= _MAX_ROUNDS:
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
     if relative_gap(upper, value) > gap and getattr(oracle, "skips_bounds", False):
-        # an oracle that skips its costly bound in some rounds bounds the last duals once
-        _, _, best = oracle.price(y, want=0, deadline=final_deadline, atol=atol, full=True)
-        upper = min(upper, float(np.sum(y)) + max(0.0, best))
+        # an oracle that skips its costly bound in some rounds bounds the last duals once;
+        # with smoothing, at the mean of the last rounds' duals (the master's own duals
+        # swing from round to round: the mean's bound was 1-4 points of gap lower at
+        # N = 50), valid all the same
+        yb = _dual_center(recent) if smooth else y
+        _, _, best = oracle.price(yb, want=0, deadline=final_deadline, atol=atol, full=True)
+        upper = min(upper, float(np.sum(yb)) + max(0.0, best))
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
     w = drop_empty_columns(repair_rows(w))
@@ -1668,6 +1708,8 @@ class BoxLagrangeOracle(_BlockColumns):
     skips_bounds = True
     #: the share of the time budget kept for that final search
     bound_share = 0.25
+    #: its searches price at smoothed duals (:func:`column_generation`)
+    stabilize = True
 
     def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
                  ) -> None:
