@@ -1251,8 +1251,12 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         # swing from round to round: the mean's bound was 1-4 points of gap lower at
         # N = 50), valid all the same
         yb = _dual_center(recent) if smooth else y
-        _, _, best = oracle.price(yb, want=0, deadline=final_deadline, atol=atol, full=True)
+        new, vals, best = oracle.price(yb, want=want if smooth else 0,
+                                       deadline=final_deadline, atol=atol, full=True)
         upper = min(upper, float(np.sum(yb)) + max(0.0, best))
+        if new.shape[1] and master.add(new, vals):
+            # the columns that search met are points of K_1 too: the master only gains
+            value, y, theta = master.solve()
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
     w = drop_empty_columns(repair_rows(w))
