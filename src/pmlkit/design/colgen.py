@@ -83,7 +83,12 @@ search; as in the block-pair search, the threshold never exceeds the largest exa
 found (or the tolerance), so the largest of it and the open nodes' bounds, plus the margin
 ``1e-10 (1 + sum |y|)``, is a valid bound whenever the search stops. Rounds stop once they
 hold enough improving columns; :func:`column_generation` keeps the last quarter of the
-budget for one search at the final duals.
+budget for one final search. The searches price at smoothed duals (Wentges): half the
+master's duals ``y`` and half their mean ``ybar`` over the last :data:`SMOOTHING_ROUNDS`
+rounds, keeping the columns that improve the master at ``y`` (a round that meets none
+prices at ``y``); the final search runs at ``ybar``. The bound above holds for any duals,
+and the master's own swing from round to round (its LP is degenerate): at N = 50 a bound
+at them stayed 0.03-0.13 nats above the value.
 
 Block-pair branch and bound for a box. Every assignment of one half of the alphabet to
 (bottom, middle, top) is a row of block sums (``p(T), p(M), p(S), lo(T), lo(S), hi(T),
