@@ -230,11 +230,10 @@ def test_cell_bound_against_dense_grid(mode):
         assert out[0] <= worst + 1e-9
 
 
-@pytest.mark.parametrize("n,eps", [(5, 0.1), (8, 2.0)])
-def test_design_against_exact_oracle(n, eps):
+def _exact_and_level_cells(counts, eps, secs):
+    """The exact design (streamed block sums) and the level-cell one within ``secs``."""
     import time
 
-    counts = np.round(1000 * 0.85 ** np.arange(n))
     p = counts / counts.sum()
     box = confidence_set(counts, 1e-6, confidence="auto").set
 
@@ -243,8 +242,16 @@ def test_design_against_exact_oracle(n, eps):
 
     exact = column_generation(BoxOracle(box, p, eps), p, mu, start=None, gap=1e-12,
                               deadline=math.inf)
-    res = column_generation(BoxLagrangeOracle(box, p, eps), p, mu, start=None, gap=1e-9,
-                            deadline=time.monotonic() + 3.0)
+    oracle = BoxLagrangeOracle(box, p, eps)
+    assert oracle.stabilize  # its searches price at smoothed duals
+    res = column_generation(oracle, p, mu, start=None, gap=1e-9,
+                            deadline=time.monotonic() + secs)
+    return exact, res
+
+
+@pytest.mark.parametrize("n,eps", [(5, 0.1), (8, 2.0)])
+def test_design_against_exact_oracle(n, eps):
+    exact, res = _exact_and_level_cells(np.round(1000 * 0.85 ** np.arange(n)), eps, 3.0)
     # a point of the LP (never above the optimum), and a certified gap that is never below
     # the true one
     assert res.value <= exact.value * (1 + 1e-9)
@@ -282,21 +289,8 @@ def test_pipeline_uses_level_cells_beyond_the_tree():
 @given(n=st.integers(4, 7), eps=st.sampled_from([0.5, math.log(2), 1.3, 2.0]),
        ratio=st.floats(0.5, 0.95), secs=st.sampled_from([0.02, 0.1, 0.4]))
 def test_smoothed_designs_bound_the_exact_optimum(n, eps, ratio, secs):
-    import time
-
     counts = np.maximum(np.round(2000 * ratio ** np.arange(n)), 1.0)
-    p = counts / counts.sum()
-    box = confidence_set(counts, 1e-6, confidence="auto").set
-
-    def mu(v):
-        return mutual_information_columns(v, p)
-
-    exact = column_generation(BoxOracle(box, p, eps), p, mu, start=None, gap=1e-12,
-                              deadline=math.inf)
-    oracle = BoxLagrangeOracle(box, p, eps)
-    assert oracle.stabilize
-    res = column_generation(oracle, p, mu, start=None, gap=1e-9,
-                            deadline=time.monotonic() + secs)
+    exact, res = _exact_and_level_cells(counts, eps, secs)
     assert res.value <= exact.value * (1 + 1e-9) + 1e-12
     assert res.upper_bound >= exact.value * (1 - 1e-12) - 1e-12
     assert res.gap >= relative_gap(exact.upper_bound, res.value) - 1e-9
