@@ -54,9 +54,10 @@ which give bit-identical outputs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -776,15 +777,25 @@ def _unaligned_store(numba: Any) -> Any:
     return intrinsic(store_u64)
 
 
+#: per-thread flag: this thread runs one chunk of a draw split over threads, whose own
+#: draws then stay on this thread (see :func:`one_thread`)
+_LOCAL = threading.local()
+
+
 def draw_threads() -> int:
     """Threads a compiled draw uses: ``PMLKIT_THREADS`` if set (1 or 2), else 2 on a
-    machine with at least two CPUs, else 1.
+    machine with at least two CPUs, else 1; always 1 inside :func:`one_thread`.
 
     Examples
     --------
     >>> draw_threads() in (1, 2)
     True
+    >>> with one_thread():
+    ...     draw_threads()
+    1
     """
+    if getattr(_LOCAL, "inline", False):
+        return 1
     env = os.environ.get("PMLKIT_THREADS", "")
     if env.strip():
         try:
@@ -792,6 +803,20 @@ def draw_threads() -> int:
         except ValueError:
             return 1
     return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Within it, the draws of this thread run on this thread only (:func:`draw_threads`
+    is 1): a thread already given its share of the work (one of the chunks that
+    :func:`pmlkit.sampler.run_chunks` spreads over the threads) neither waits for the
+    one worker nor hands it blocks."""
+    before = getattr(_LOCAL, "inline", False)
+    _LOCAL.inline = True
+    try:
+        yield
+    finally:
+        _LOCAL.inline = before
 
 
 def worker() -> ThreadPoolExecutor:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
+import threading
 from collections import Counter, deque
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -37,6 +38,7 @@ __all__ = [
     "null_mask",
     "output_label_array",
     "pool_empty",
+    "run_chunks",
     "strings_to_arrow",
     "take_objects",
 ]
@@ -1006,6 +1008,74 @@ def _run_blocks(n: int, bitgen: Any,
             pending.popleft().result()
 
 
+def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
+               work: Callable[[int, int, np.random.Generator | None, Any], bool],
+               local: Callable[[], Any]) -> None:
+    """``work(i, start, gen, own)`` for every chunk ``i`` of ``sizes[i]`` records, which
+    starts at record ``start`` (the records of the chunks before it): the chunk's whole
+    work (its labels encoded, its outputs drawn and written), its words drawn from
+    ``gen`` (one per record, in record order). ``own`` is the calling thread's object
+    made by ``local()`` (an encoder: its caches are the thread's own). ``work`` returns
+    False for a chunk it drew nothing for (a record that is not a label); ``gen`` is
+    None (encode only, draw nothing) for a chunk after one that returned False.
+
+    With two threads (:func:`pmlkit._kernels.draw_threads`) the caller and the one
+    persistent worker take the chunks in turn, each chunk whole (data parallel: no
+    stage of one thread waits on the other's), its draws kept on its thread
+    (:func:`pmlkit._kernels.one_thread`); chunk ``i`` draws from a copy of ``generator``
+    positioned ``start`` words in (:func:`pmlkit.rng.positioned`), and ``generator`` is
+    then moved on by the words a single pass would have drawn. So every record gets the
+    word of a single pass, and the release, the generator's state and the chunks that
+    drew are those of one thread, whatever the schedule. One thread, or a generator
+    that cannot be positioned (a caller's Philox): the chunks in order, from
+    ``generator`` itself. An exception in a chunk stops both threads; the one of the
+    first such chunk is raised (``generator`` is then left where it was)."""
+    from .rng import positioned, skip_words
+
+    starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+    base = positioned(generator, 0) \
+        if len(sizes) > 1 and _kernels.draw_threads() > 1 else None
+    if base is None:
+        own = local()
+        drew = True
+        for i in range(len(sizes)):
+            drew = work(i, starts[i], generator if drew else None, own) and drew
+        return
+    lock = threading.Lock()
+    todo = iter(range(len(sizes)))
+    failed = [len(sizes)]  # the first chunk that drew nothing
+    errors: dict[int, BaseException] = {}
+
+    def loop() -> None:
+        own = local()
+        with _kernels.one_thread():
+            while True:
+                with lock:
+                    i = None if errors else next(todo, None)
+                    later = failed[0] < (i or 0)
+                if i is None:
+                    return
+                try:
+                    gen = None if later else positioned(base, starts[i])
+                    if not work(i, starts[i], gen, own):
+                        with lock:
+                            failed[0] = min(failed[0], i)
+                except BaseException as exc:  # (re-raised by the caller)
+                    with lock:
+                        errors[i] = exc
+                    return
+
+    pending = _kernels.worker().submit(loop)
+    try:
+        loop()
+    finally:
+        if not pending.cancel():  # (not started: a worker busy elsewhere)
+            pending.result()
+    if errors:
+        raise errors[min(errors)]
+    skip_words(generator, starts[failed[0]])
+
+
 class Encoder:
     """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
 
@@ -1215,6 +1285,21 @@ class Encoder:
         codes = codes.copy()
         codes[wrong] = -1
         return codes
+
+    def take_problems(self) -> tuple[int, Counter[Any]]:
+        """The problems recorded so far (nulls, unknown values with their counts),
+        removed from this encoder: a chunk's own, for :meth:`add_problems` of the
+        encoder that reports them (chunks encoded on several threads, merged in record
+        order, give the counts and the order of one encoder)."""
+        out = (self.nulls, self.unknown)
+        self.nulls, self.unknown = 0, Counter()
+        return out
+
+    def add_problems(self, problems: tuple[int, Counter[Any]]) -> None:
+        """Problems :meth:`take_problems` took from an encoder, added to this one's."""
+        self.nulls += problems[0]
+        for v, c in problems[1].items():
+            self.unknown[v] += c
 
     def _record(self, bad_values: np.ndarray, null: np.ndarray) -> None:
         self.nulls += int(null.sum())
@@ -2153,6 +2238,9 @@ class ObjectGather:
         self.out = np.empty(n, dtype=object)  # every slot None (counted)
         self._slots = np.asarray(_SlotWords(self.out))
         self.counts = np.zeros(labels.shape[0], dtype=np.int64)
+        # (chunks written by two threads: numpy's in-place add of a long array releases
+        # the GIL, so the counts' read-modify-write is locked)
+        self._lock = threading.Lock()
 
     @classmethod
     def start(cls, labels: NDArray[Any], n: int) -> ObjectGather | None:
@@ -2203,7 +2291,9 @@ class ObjectGather:
         sampler._drawn += n
         buf = self._idx if self._idx is not None and self._idx.shape[0] >= min(n, DRAW_BLOCK) \
             else np.empty(min(n, DRAW_BLOCK), dtype=np.uint64)
-        self._idx = buf  # (one block's output indices, reused: it stays in the cache)
+        # (one block's output indices, reused: it stays in the cache; chunks drawn on
+        # two threads share it, but only the kernel, which holds the GIL, touches it)
+        self._idx = buf
 
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((count_lanes(self.counts.shape[0]), self.counts.shape[0]),
@@ -2214,7 +2304,8 @@ class ObjectGather:
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
                                      "written twice")
-            self.counts += parts.sum(axis=0, dtype=np.int64)
+            with self._lock:
+                self.counts += parts.sum(axis=0, dtype=np.int64)
 
         if n <= DRAW_BLOCK or _kernels.draw_threads() < 2:
             for lo in range(0, n, DRAW_BLOCK):
@@ -2251,7 +2342,8 @@ class ObjectGather:
                                self._slots[start:stop], parts))
         if bad >= 0:
             return False
-        self.counts += parts.sum(axis=0, dtype=np.int64)
+        with self._lock:
+            self.counts += parts.sum(axis=0, dtype=np.int64)
         return True
 
 
