@@ -195,9 +195,10 @@ def positioned(generator: np.random.Generator, offset: int) -> np.random.Generat
 
 
 def skip_words(generator: np.random.Generator, n: int) -> bool:
-    """Move ``generator`` ``n`` words on, to the state ``random_raw(n)`` leaves it in (a
-    buffered 32-bit half, which ``random_raw`` leaves alone, is kept); False (not moved)
-    when its bit generator cannot be moved word by word.
+    """Move ``generator`` ``n`` words on: it then gives what it gives after
+    ``random_raw(n)`` (a buffered 32-bit half, which ``random_raw`` leaves alone, is
+    kept; an AESCounter's state may hold the same stream buffered differently); False
+    (not moved) when its bit generator cannot be moved word by word.
 
     Examples
     --------
@@ -206,6 +207,8 @@ def skip_words(generator: np.random.Generator, n: int) -> bool:
     >>> _ = h.integers(0, 2**32, dtype=np.uint32)
     >>> _ = g.bit_generator.random_raw(7)
     >>> skip_words(h, 7) and g.bit_generator.state == h.bit_generator.state
+    True
+    >>> int(g.integers(0, 2**32, dtype=np.uint32)) == int(h.integers(0, 2**32, dtype=np.uint32))
     True
     """
     moved = positioned(generator, n)
