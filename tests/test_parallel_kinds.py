@@ -259,3 +259,40 @@ def test_positioned_and_skip_words() -> None:
         assert np.array_equal(h.bit_generator.random_raw(2), seq[500:502])
     assert positioned(np.random.Generator(np.random.Philox(1)), 5) is None
     assert not skip_words(np.random.Generator(np.random.MT19937(1)), 5)
+
+
+@pytest.mark.parametrize("labels", [["", "a", "bb", "ccc", "d" * 12, "é" * 9, ""],
+                                    ["x" * 30, "", "yy"], ["", ""]])
+def test_arrow_take_in_two_parts_is_the_take_of_one(
+        labels: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+    """The output labels' take split over two threads (the second part starting at the
+    bytes of the first part's labels, the seam's bytes rewritten after both): the
+    array, its offsets and the counts of one thread, for labels of every length (empty
+    ones too, around the seam) and every string layout; a bad index refused alike."""
+    import pyarrow as pa
+
+    from pmlkit.sampler import _SPLIT_MIN, arrow_take
+
+    _kernels.compiled()
+    rng = np.random.default_rng(len(labels))
+    for t in (pa.string(), pa.large_string(), pa.string_view()):
+        lab = pa.array(labels, type=t)
+        for n in (_SPLIT_MIN, _SPLIT_MIN + 7):
+            idx = rng.integers(0, len(labels), n).astype(np.intp)
+            idx[n // 2 - 20:n // 2 + 3] = labels.index("")  # empty labels at the seam
+            ref = [labels[i] for i in idx.tolist()]
+            got = []
+            for threads in ("1", "2"):
+                monkeypatch.setenv("PMLKIT_THREADS", threads)
+                counts = np.zeros(len(labels), dtype=np.int64)
+                out = arrow_take(lab, idx, counts)
+                out.validate(full=True)
+                assert out.to_pylist() == ref
+                got.append((out.buffers()[1].to_pybytes() if t != pa.string_view()
+                            else b"", counts.tolist()))
+                bad = idx.copy()
+                bad[n - 3] = len(labels)
+                with pytest.raises(pmlkit.errors.ValidationError, match="idx must hold"):
+                    arrow_take(lab, bad)
+            assert got[0] == got[1]
+            assert got[0][1] == np.bincount(idx, minlength=len(labels)).tolist()

@@ -509,13 +509,16 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     # 17.7 ms per 10^7 records against 8 this way). The caller's buffer holds at least 8
     # bytes past the longest possible output, so no store leaves it.
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
-                     out_words: Any, counts: Any) -> Any:
+                     out_words: Any, counts: Any, start: Any) -> Any:
+        # (``start``: the byte the first record's label starts at, for a part of the
+        # records written by another thread than the part before it; the bytes up to 8
+        # past the end are overwritten with zero padding)
         n = idx.shape[0]
-        total = i64(0)
+        total = i64(start)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0  # (counts of each label wanted: 4 or 1 histograms)
         lanes = counts.shape[0] - 1
-        out_off[0] = 0
+        out_off[0] = total
         for i in range(n):
             c = u64(idx[i])
             if c >= k:
@@ -530,13 +533,13 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return total
 
     def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any,
-                   counts: Any) -> Any:
+                   counts: Any, start: Any) -> Any:
         # take_strings for labels of at most 8 bytes: one store per record
-        total = i64(0)
+        total = i64(start)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0
         lanes = counts.shape[0] - 1
-        out_off[0] = 0
+        out_off[0] = total
         for i in range(idx.shape[0]):
             c = u64(idx[i])
             if c >= k:

@@ -2057,8 +2057,9 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
         if kernels is not None and not labels.null_count and idx.dtype == np.intp \
                 and idx.ndim == 1:
             buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
-            if int(kernels["take_views"](idx, np.ascontiguousarray(views).ravel(),
-                                         np.frombuffer(buf, dtype=np.uint64))) < 0:
+            flat, out = np.ascontiguousarray(views).ravel(), np.frombuffer(buf, np.uint64)
+            if min(in_two(n, lambda lo, hi: int(kernels["take_views"](
+                    idx[lo:hi], flat, out[2 * lo:2 * hi])))) < 0:
                 raise _bad_label_index(idx, len(labels))
             return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
         idx = np.asarray(idx)
@@ -2092,22 +2093,77 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
     data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
     out_words = np.frombuffer(data_buf, dtype="<u8")
-    parts = np.zeros((count_lanes(len(raw)), len(raw) if counts is not None else 0),
-                     dtype=_count_dtype(n))
-    if width == 1:  # labels of at most 8 bytes: one word each
-        total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
-                                          out_words, parts))
-    else:
-        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words,
-                                            parts))
-    if total < 0:  # an index that is not a label's (stopped before reading it)
+    take, words = (kernels["take_short"], lab_words[:, 0].copy()) if width == 1 \
+        else (kernels["take_strings"], lab_words)  # (short: one word per label)
+    k = len(raw)
+    found = np.zeros(k, dtype=np.int64)  # the counts of the records taken
+
+    def part(lo: int, hi: int) -> int:
+        # records lo..hi-1; a part after the first starts at the bytes of the records
+        # before it, from their counts (counted here: this thread's part of the work)
+        start = 0
+        if lo:
+            before = np.zeros((count_lanes(k), k), dtype=_count_dtype(lo))
+            if int(kernels["count_codes"](idx[:lo], before)) >= 0:
+                return -1  # (an index that is not a label's: the first part says so)
+            sums = before.sum(axis=0, dtype=np.int64)
+            start = int(sums @ lab_len.astype(np.int64))
+        parts = np.zeros((count_lanes(k), k if counts is not None else 0),
+                         dtype=_count_dtype(hi - lo))
+        end = int(take(idx[lo:hi], lab_len, words, out_off[lo:hi + 1], out_words, parts,
+                       start))
+        if counts is not None and end >= 0:
+            with lock:
+                found[:] += parts.sum(axis=0, dtype=np.int64)
+        return end
+
+    lock = threading.Lock()
+    ends = in_two(n, part)
+    if min(ends) < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
+    total = ends[-1]
+    if len(ends) > 1:
+        # the first part's last label was stored as words whose zero padding may have
+        # overwritten up to 7 bytes of the second part's first labels: each of those
+        # bytes rewritten from the label of the record holding it (the offsets are all
+        # right), now that both parts are done
+        mid = n // 2
+        at = np.arange(int(out_off[mid]), min(int(out_off[mid]) + 8, total))
+        rec = mid + np.searchsorted(out_off[mid:n], at, side="right") - 1
+        lab_bytes = lab_words.view(np.uint8).reshape(k, -1)
+        out_words.view(np.uint8)[at] = lab_bytes[idx[rec], at - out_off[rec]]
     if counts is not None:
-        counts += parts.sum(axis=0, dtype=np.int64)[:counts.shape[0]]
+        counts += found[:counts.shape[0]]
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+#: A compiled take of at least this many records is split over the two threads.
+_SPLIT_MIN = 1 << 18
+
+
+def in_two(n: int, part: Callable[[int, int], Any]) -> list[Any]:
+    """``[part(0, n)]``, or with two threads (:func:`pmlkit._kernels.draw_threads`) and
+    at least :data:`_SPLIT_MIN` records ``[part(0, n // 2), part(n // 2, n)]``, the
+    second part run by the one worker while this thread runs the first (the parts
+    write disjoint records, by kernels that release the GIL).
+
+    Examples
+    --------
+    >>> in_two(5, lambda lo, hi: (lo, hi))
+    [(0, 5)]
+    """
+    if n < _SPLIT_MIN or _kernels.draw_threads() < 2:
+        return [part(0, n)]
+    mid = n // 2
+    second = _kernels.worker().submit(part, mid, n)
+    try:
+        first = part(0, mid)
+    finally:
+        done = second.result()
+    return [first, done]
 
 
 def _counted(out: Any, idx: NDArray[np.intp], counts: NDArray[np.int64] | None,
