@@ -170,18 +170,21 @@ def _one_schedule(sizes: list[int], ref: np.ndarray, end: Any, trial: int) -> No
     caller = threading.get_ident()
     jitter = np.random.default_rng(trial)
 
-    def work(i: int, start: int, g: np.random.Generator | None, own: Any) -> bool:
+    def encode(i: int, own: Any) -> Any:
+        assert own == "mine" and _kernels.draw_threads() == 1
         if i == 0:
             other.wait(10)
         time.sleep(float(jitter.random()) * 0.003)
-        assert g is not None and own == "mine" and _kernels.draw_threads() == 1
+        return i
+
+    def draw(i: int, start: int, codes: Any, g: np.random.Generator) -> None:
+        assert codes == i and _kernels.draw_threads() == 1
         out[start:start + sizes[i]] = g.bit_generator.random_raw(sizes[i])
         seen.append((i, threading.get_ident()))
         if threading.get_ident() != caller:
             other.set()
-        return True
 
-    run_chunks(sizes, gen, work, lambda: "mine")
+    run_chunks(sizes, gen, encode, draw, lambda: "mine")
     assert other.is_set()  # the worker did chunks
     assert sorted(i for i, _ in seen) == list(range(len(sizes)))
     assert np.array_equal(out, ref)
@@ -189,9 +192,9 @@ def _one_schedule(sizes: list[int], ref: np.ndarray, end: Any, trial: int) -> No
 
 
 def test_run_chunks_failures_and_errors(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A chunk that draws nothing (False): the generator ends at its first record, and
-    every chunk is still run (its problems counted); an exception in a chunk: raised
-    (the first chunk's), the generator left where it was."""
+    """A chunk whose encoding gives None: the generator ends at its first record, and
+    every chunk is still encoded (its problems counted); an exception in a chunk:
+    raised (the first chunk's), the generator left where it was."""
     sizes = [100, 200, 300, 400, 500]
     for threads in ("1", "2"):
         monkeypatch.setenv("PMLKIT_THREADS", threads)
@@ -202,17 +205,15 @@ def _failure_and_error(sizes: list[int]) -> None:
     gen = np.random.Generator(np.random.PCG64(1))
     ran: list[int] = []
 
-    def work(i: int, start: int, g: np.random.Generator | None, own: Any) -> bool:
+    def encode(i: int, own: Any) -> Any:
         ran.append(i)
-        if i == 2:
-            return False
-        if i < 2:
-            assert g is not None
-        if g is not None:
-            g.bit_generator.random_raw(sizes[i])
-        return True
+        return None if i == 2 else i
 
-    run_chunks(sizes, gen, work, lambda: None)
+    def draw(i: int, start: int, codes: Any, g: np.random.Generator) -> None:
+        assert codes == i != 2
+        g.bit_generator.random_raw(sizes[i])
+
+    run_chunks(sizes, gen, encode, draw, lambda: None)
     assert sorted(ran) == list(range(len(sizes)))
     expect = np.random.Generator(np.random.PCG64(1))
     expect.bit_generator.random_raw(sum(sizes[:2]))
@@ -221,13 +222,13 @@ def _failure_and_error(sizes: list[int]) -> None:
     gen = np.random.Generator(np.random.PCG64(1))
     start_state = _state(gen)
 
-    def boom(i: int, start: int, g: np.random.Generator | None, own: Any) -> bool:
+    def boom(i: int, own: Any) -> Any:
         if i in (1, 3):
             raise ValueError(f"chunk {i}")
-        return True
+        return i
 
     with pytest.raises(ValueError, match="chunk 1"):
-        run_chunks(sizes, gen, boom, lambda: None)
+        run_chunks(sizes, gen, boom, lambda i, start, codes, g: None, lambda: None)
     assert _state(gen) == start_state
 
 

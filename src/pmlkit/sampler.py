@@ -14,7 +14,7 @@ import functools
 import sys
 import threading
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -1009,41 +1009,44 @@ def _run_blocks(n: int, bitgen: Any,
 
 
 def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
-               work: Callable[[int, int, np.random.Generator | None, Any], bool],
+               encode: Callable[[int, Any], Any], draw: Callable[[int, int, Any, Any], None],
                local: Callable[[], Any]) -> None:
-    """``work(i, start, gen, own)`` for every chunk ``i`` of ``sizes[i]`` records, which
-    starts at record ``start`` (the records of the chunks before it): the chunk's whole
-    work (its labels encoded, its outputs drawn and written), its words drawn from
-    ``gen`` (one per record, in record order). ``own`` is the calling thread's object
-    made by ``local()`` (an encoder: its caches are the thread's own). ``work`` returns
-    False for a chunk it drew nothing for (a record that is not a label); ``gen`` is
-    None (encode only, draw nothing) for a chunk after one that returned False.
+    """The chunks of a privatisation, chunk ``i`` holding ``sizes[i]`` records from
+    record ``start`` (the records of the chunks before it): ``codes = encode(i, own)``
+    (its labels encoded; None when a record is no label, the problems then recorded by
+    the caller), then, while no chunk before it gave None, ``draw(i, start, codes,
+    gen)`` (its outputs drawn with one word of ``gen`` per record, in record order, and
+    written). ``own`` is the encoding thread's own object made by ``local()`` (an
+    encoder: its caches are the thread's). Every chunk is encoded.
 
-    With two threads (:func:`pmlkit._kernels.draw_threads`) the caller and the one
-    persistent worker take the chunks in turn, each chunk whole (data parallel: no
-    stage of one thread waits on the other's), its draws kept on its thread
-    (:func:`pmlkit._kernels.one_thread`); chunk ``i`` draws from a copy of ``generator``
-    positioned ``start`` words in (:func:`pmlkit.rng.positioned`), and ``generator`` is
-    then moved on by the words a single pass would have drawn. So every record gets the
-    word of a single pass, and the release, the generator's state and the chunks that
-    drew are those of one thread, whatever the schedule. One thread, or a generator
-    that cannot be positioned (a caller's Philox): the chunks in order, from
-    ``generator`` itself. An exception in a chunk stops both threads; the one of the
-    first such chunk is raised (``generator`` is then left where it was)."""
+    With two threads (:func:`pmlkit._kernels.draw_threads`) the chunks are data
+    parallel: the caller and the one persistent worker take them in turn, each thread
+    encoding, drawing and writing its chunk whole (no stage of one thread waits on the
+    other's), its draws kept on its thread (:func:`pmlkit._kernels.one_thread`). Chunk
+    ``i`` draws from a copy of ``generator`` positioned ``start`` words in
+    (:func:`pmlkit.rng.positioned`), and ``generator`` is then moved on by the words a
+    single pass draws. So every record gets the word of a single pass, and the release,
+    the chunks that draw and the generator's stream after are those of one thread,
+    whatever the schedule. A chunk after one that gave None may still be drawn (its
+    outputs are then never used). With one thread, or a generator that cannot be
+    positioned (a caller's Philox), the chunks are drawn in order from ``generator``
+    itself, the worker encoding one chunk ahead. An exception in a chunk stops the
+    threads and the first chunk's is raised (``generator`` then left where it was)."""
     from .rng import positioned, skip_words
 
     starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
     base = positioned(generator, 0) \
         if len(sizes) > 1 and _kernels.draw_threads() > 1 else None
     if base is None:
-        own = local()
-        drew = True
-        for i in range(len(sizes)):
-            drew = work(i, starts[i], generator if drew else None, own) and drew
+        drawing = True
+        for i, codes in enumerate(_encoded_ahead(len(sizes), encode, local)):
+            drawing = drawing and codes is not None
+            if drawing:
+                draw(i, starts[i], codes, generator)
         return
     lock = threading.Lock()
     todo = iter(range(len(sizes)))
-    failed = [len(sizes)]  # the first chunk that drew nothing
+    failed = [len(sizes)]  # the first chunk that gave None
     errors: dict[int, BaseException] = {}
 
     def loop() -> None:
@@ -1052,14 +1055,16 @@ def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
             while True:
                 with lock:
                     i = None if errors else next(todo, None)
-                    later = failed[0] < (i or 0)
                 if i is None:
                     return
                 try:
-                    gen = None if later else positioned(base, starts[i])
-                    if not work(i, starts[i], gen, own):
-                        with lock:
+                    codes = encode(i, own)
+                    with lock:
+                        if codes is None:
                             failed[0] = min(failed[0], i)
+                        later = failed[0] < i
+                    if codes is not None and not later:
+                        draw(i, starts[i], codes, positioned(base, starts[i]))
                 except BaseException as exc:  # (re-raised by the caller)
                     with lock:
                         errors[i] = exc
@@ -1074,6 +1079,37 @@ def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
     if errors:
         raise errors[min(errors)]
     skip_words(generator, starts[failed[0]])
+
+
+def _encoded_ahead(n: int, encode: Callable[[int, Any], Any],
+                   local: Callable[[], Any]) -> Iterator[Any]:
+    """``encode(i, own)`` of chunks ``0..n-1``, in order, each computed one chunk ahead
+    by the one worker (encoding releases the GIL: compiled matchers, Arrow) while the
+    caller draws the chunk before; the worker encodes the chunks in order with one
+    ``own``, so the codes and the problems are those of a sequential loop."""
+    if n < 2:
+        own = local()
+        for i in range(n):
+            yield encode(i, own)
+        return
+    pool = _kernels.worker()
+    owner: list[Any] = []
+
+    def job(i: int) -> Any:
+        if not owner:
+            owner.append(local())
+        return encode(i, owner[0])
+
+    pending = pool.submit(job, 0)
+    try:
+        for i in range(1, n):
+            done = pending.result()
+            pending = pool.submit(job, i)
+            yield done
+        yield pending.result()
+    finally:  # (a caller that stops early: the job in flight finished first)
+        if not pending.cancel():
+            pending.exception()
 
 
 class Encoder:

@@ -240,16 +240,14 @@ def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
     :class:`~pmlkit.errors.DataError` (nothing returned), as a single pass reports them."""
     problems: list[tuple[int, Any] | None] = [None] * len(chunks)
 
-    def work(i: int, start: int, gen: np.random.Generator | None, enc: Encoder) -> bool:
+    def encode_chunk(i: int, enc: Encoder) -> NDArray[Any] | None:
         codes = encode(enc, chunks[i])
         if codes is None:
             problems[i] = enc.take_problems()
-            return False
-        if gen is not None:
-            draw(codes, gen, start)
-        return True
+        return codes
 
-    run_chunks([len(chunk) for chunk in chunks], generator, work,
+    run_chunks([len(chunk) for chunk in chunks], generator, encode_chunk,
+               lambda i, start, codes, gen: draw(codes, gen, start),
                lambda: Encoder(mech.input_labels, narrow=narrow))
     report = Encoder(mech.input_labels)
     for found in problems:
