@@ -822,6 +822,12 @@ def one_thread() -> Iterator[None]:
         _LOCAL.inline = before
 
 
+def sharing() -> bool:
+    """Whether this thread runs its share of work spread over the threads (inside
+    :func:`one_thread`): another thread may then be running its own share meanwhile."""
+    return bool(getattr(_LOCAL, "inline", False))
+
+
 def worker() -> ThreadPoolExecutor:
     """The one persistent worker thread of the compiled draw (created on first use; a
     child process after ``fork`` makes its own, since threads do not survive a fork).

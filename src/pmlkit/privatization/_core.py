@@ -34,6 +34,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _kernels
 from .._optional import loaded
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
@@ -65,6 +66,9 @@ __all__ = [
 
 #: Records processed per chunk (bounded memory).
 CHUNK_ROWS = 1 << 20
+#: Object labels drawn and written this many records at a time on two threads (the
+#: compiled draw's least size: see pmlkit.sampler._KERNEL_MIN_RECORDS).
+_OBJECT_BLOCK = 1 << 17
 
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
@@ -213,11 +217,17 @@ def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarra
     n = values.shape[0]
 
     def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-        if not gather.draw(sampler, codes, gen, start):
-            part = np.empty(codes.shape[0], dtype=np.intp)
-            sampler.draw(codes, gen, out=part)
-            if not gather.put(start, part):  # (the sampler's outputs index the labels)
-                raise AssertionError("an output index outside the labels")
+        # a chunk run while another thread runs its own: the outputs drawn by the
+        # kernel that releases the GIL, then written by the one that holds it (the
+        # fused kernel holds the GIL while it draws too, which the threads then take
+        # in turn), a block at a time
+        if _kernels.sharing() or not gather.draw(sampler, codes, gen, start):
+            part = np.empty(min(codes.shape[0], _OBJECT_BLOCK), dtype=np.intp)
+            for lo in range(0, codes.shape[0], _OBJECT_BLOCK):
+                hi = min(lo + _OBJECT_BLOCK, codes.shape[0])
+                sampler.draw(codes[lo:hi], gen, out=part[:hi - lo])
+                if not gather.put(start + lo, part[:hi - lo]):  # (outputs index labels)
+                    raise AssertionError("an output index outside the labels")
 
     chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
     # (codes of any width are drawn: narrow ones from the compiled matchers)
