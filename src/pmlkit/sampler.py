@@ -1031,7 +1031,23 @@ def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
     outputs are then never used). With one thread, or a generator that cannot be
     positioned (a caller's Philox), the chunks are drawn in order from ``generator``
     itself, the worker encoding one chunk ahead. An exception in a chunk stops the
-    threads and the first chunk's is raised (``generator`` then left where it was)."""
+    threads and the first chunk's is raised (``generator`` then left where it was).
+
+    Examples
+    --------
+    Two chunks whose draws write their words: those of one pass, and the generator
+    moved past them, with one thread or two.
+
+    >>> sizes = [3, 2]
+    >>> out = np.zeros(5, dtype=np.uint64)
+    >>> def draw(i, start, codes, gen):
+    ...     out[start:start + sizes[i]] = gen.bit_generator.random_raw(sizes[i])
+    >>> g = np.random.Generator(np.random.PCG64(1))
+    >>> run_chunks(sizes, g, lambda i, own: i, draw, lambda: None)
+    >>> ref = np.random.Generator(np.random.PCG64(1)).bit_generator.random_raw(6)
+    >>> bool((out == ref[:5]).all()), int(g.bit_generator.random_raw()) == int(ref[5])
+    (True, True)
+    """
     from .rng import positioned, skip_words
 
     starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
