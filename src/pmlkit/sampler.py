@@ -1027,7 +1027,9 @@ def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
     (:func:`pmlkit.rng.positioned`), and ``generator`` is then moved on by the words a
     single pass draws. So every record gets the word of a single pass, and the release,
     the chunks that draw and the generator's stream after are those of one thread,
-    whatever the schedule. A chunk after one that gave None may still be drawn (its
+    whatever the schedule. The bit generator's lock is held meanwhile: another thread
+    drawing from ``generator`` (or releasing from it at the same time) waits, and never
+    gets the words of these chunks. A chunk after one that gave None may still be drawn (its
     outputs are then never used). With one thread, or a generator that cannot be
     positioned (a caller's Philox), the chunks are drawn in order from ``generator``
     itself, the worker encoding one chunk ahead. An exception in a chunk stops the
@@ -1048,18 +1050,34 @@ def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
     >>> bool((out == ref[:5]).all()), int(g.bit_generator.random_raw()) == int(ref[5])
     (True, True)
     """
-    from .rng import positioned, skip_words
+    from .rng import positioned
 
     starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
-    base = positioned(generator, 0) \
-        if len(sizes) > 1 and _kernels.draw_threads() > 1 else None
-    if base is None:
-        drawing = True
-        for i, codes in enumerate(_encoded_ahead(len(sizes), encode, local)):
-            drawing = drawing and codes is not None
-            if drawing:
-                draw(i, starts[i], codes, generator)
-        return
+    if len(sizes) > 1 and _kernels.draw_threads() > 1:
+        # the generator's own lock held from the copy to the move on: two threads
+        # releasing at once from one generator (which numpy's lock keeps on distinct
+        # words when they draw from it) would otherwise both copy it at the same word,
+        # and their releases would use the same random words
+        with generator.bit_generator.lock:
+            base = positioned(generator, 0)
+            if base is not None:
+                _chunks_in_two(sizes, starts, generator, base, encode, draw, local)
+                return
+    drawing = True
+    for i, codes in enumerate(_encoded_ahead(len(sizes), encode, local)):
+        drawing = drawing and codes is not None
+        if drawing:
+            draw(i, starts[i], codes, generator)
+
+
+def _chunks_in_two(sizes: Sequence[int], starts: list[int], generator: np.random.Generator,
+                   base: np.random.Generator, encode: Callable[[int, Any], Any],
+                   draw: Callable[[int, int, Any, Any], None],
+                   local: Callable[[], Any]) -> None:
+    """The data-parallel part of :func:`run_chunks` (``base``: a copy of ``generator``
+    where it stands; ``starts``: each chunk's first record, then the records in all)."""
+    from .rng import positioned, skip_words
+
     lock = threading.Lock()
     todo = iter(range(len(sizes)))
     failed = [len(sizes)]  # the first chunk that gave None
