@@ -54,9 +54,10 @@ which give bit-identical outputs.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -508,13 +509,16 @@ def _build() -> dict[str, Callable[..., Any]] | None:
     # 17.7 ms per 10^7 records against 8 this way). The caller's buffer holds at least 8
     # bytes past the longest possible output, so no store leaves it.
     def take_strings(idx: Any, lab_len: Any, lab_words: Any, out_off: Any,
-                     out_words: Any, counts: Any) -> Any:
+                     out_words: Any, counts: Any, start: Any) -> Any:
+        # (``start``: the byte the first record's label starts at, for a part of the
+        # records written by another thread than the part before it; the bytes up to 8
+        # past the end are overwritten with zero padding)
         n = idx.shape[0]
-        total = i64(0)
+        total = i64(start)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0  # (counts of each label wanted: 4 or 1 histograms)
         lanes = counts.shape[0] - 1
-        out_off[0] = 0
+        out_off[0] = total
         for i in range(n):
             c = u64(idx[i])
             if c >= k:
@@ -529,13 +533,13 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return total
 
     def take_short(idx: Any, lab_len: Any, lab_w: Any, out_off: Any, out_words: Any,
-                   counts: Any) -> Any:
+                   counts: Any, start: Any) -> Any:
         # take_strings for labels of at most 8 bytes: one store per record
-        total = i64(0)
+        total = i64(start)
         k = u64(lab_len.shape[0])
         count = counts.shape[1] > 0
         lanes = counts.shape[0] - 1
-        out_off[0] = 0
+        out_off[0] = total
         for i in range(idx.shape[0]):
             c = u64(idx[i])
             if c >= k:
@@ -776,15 +780,25 @@ def _unaligned_store(numba: Any) -> Any:
     return intrinsic(store_u64)
 
 
+#: per-thread flag: this thread runs one chunk of a draw split over threads, whose own
+#: draws then stay on this thread (see :func:`one_thread`)
+_LOCAL = threading.local()
+
+
 def draw_threads() -> int:
     """Threads a compiled draw uses: ``PMLKIT_THREADS`` if set (1 or 2), else 2 on a
-    machine with at least two CPUs, else 1.
+    machine with at least two CPUs, else 1; always 1 inside :func:`one_thread`.
 
     Examples
     --------
     >>> draw_threads() in (1, 2)
     True
+    >>> with one_thread():
+    ...     draw_threads()
+    1
     """
+    if getattr(_LOCAL, "inline", False):
+        return 1
     env = os.environ.get("PMLKIT_THREADS", "")
     if env.strip():
         try:
@@ -792,6 +806,26 @@ def draw_threads() -> int:
         except ValueError:
             return 1
     return 2 if (os.cpu_count() or 1) >= 2 else 1
+
+
+@contextlib.contextmanager
+def one_thread() -> Iterator[None]:
+    """Within it, the draws of this thread run on this thread only (:func:`draw_threads`
+    is 1): a thread already given its share of the work (one of the chunks that
+    :func:`pmlkit.sampler.run_chunks` spreads over the threads) neither waits for the
+    one worker nor hands it blocks."""
+    before = getattr(_LOCAL, "inline", False)
+    _LOCAL.inline = True
+    try:
+        yield
+    finally:
+        _LOCAL.inline = before
+
+
+def sharing() -> bool:
+    """Whether this thread runs its share of work spread over the threads (inside
+    :func:`one_thread`): another thread may then be running its own share meanwhile."""
+    return bool(getattr(_LOCAL, "inline", False))
 
 
 def worker() -> ThreadPoolExecutor:

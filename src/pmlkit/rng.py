@@ -151,6 +151,77 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_rekey_after_fork)
 
 
+def _word_stepped() -> tuple[type, ...]:
+    """The bit generators whose ``advance(k)`` moves exactly ``k`` words of
+    ``random_raw``: PCG64 (one state step per word) and randomgen's AESCounter (a counter
+    of 128-bit blocks and a word offset into its buffer). Counter generators such as
+    numpy's Philox advance by blocks of words and buffer them, so they are not used."""
+    kinds: tuple[type, ...] = (np.random.PCG64, np.random.PCG64DXSM)
+    try:
+        import randomgen
+    except ImportError:  # pragma: no cover (a dependency)
+        return kinds
+    return (*kinds, randomgen.AESCounter)
+
+
+def positioned(generator: np.random.Generator, offset: int) -> np.random.Generator | None:
+    """A copy of ``generator`` positioned ``offset`` 64-bit words further into its stream
+    (the words ``random_raw`` would give after ``offset`` words), leaving ``generator``
+    where it is; None when its bit generator cannot be moved word by word.
+
+    Work split into pieces that run on several threads (the chunks of a privatisation)
+    draws the piece starting at record ``offset`` from ``positioned(generator, offset)``:
+    every word is used once, by the record that a single pass would give it to. The copy
+    lives in this process only, like the stream it is taken from.
+
+    Examples
+    --------
+    >>> g = resolve_rng(None).generator
+    >>> ahead = positioned(g, 3).bit_generator.random_raw(2)
+    >>> bool((g.bit_generator.random_raw(5)[3:] == ahead).all())
+    True
+    >>> positioned(np.random.Generator(np.random.Philox(1)), 3) is None
+    True
+    """
+    bitgen = generator.bit_generator
+    kind = type(bitgen)
+    if kind not in _word_stepped():
+        return None
+    copy: Any = kind()
+    copy.state = bitgen.state
+    if offset:
+        copy.advance(int(offset))
+    return np.random.Generator(copy)
+
+
+def skip_words(generator: np.random.Generator, n: int) -> bool:
+    """Move ``generator`` ``n`` words on: it then gives what it gives after
+    ``random_raw(n)`` (a buffered 32-bit half, which ``random_raw`` leaves alone, is
+    kept; an AESCounter's state may hold the same stream buffered differently); False
+    (not moved) when its bit generator cannot be moved word by word.
+
+    Examples
+    --------
+    >>> g, h = resolve_rng(3).generator, resolve_rng(3).generator
+    >>> _ = g.integers(0, 2**32, dtype=np.uint32)  # a 32-bit half buffered
+    >>> _ = h.integers(0, 2**32, dtype=np.uint32)
+    >>> _ = g.bit_generator.random_raw(7)
+    >>> skip_words(h, 7) and g.bit_generator.state == h.bit_generator.state
+    True
+    >>> int(g.integers(0, 2**32, dtype=np.uint32)) == int(h.integers(0, 2**32, dtype=np.uint32))
+    True
+    """
+    moved = positioned(generator, n)
+    if moved is None:
+        return False
+    bitgen = generator.bit_generator
+    state = dict(moved.bit_generator.state)
+    before = bitgen.state
+    state["has_uint32"], state["uinteger"] = before["has_uint32"], before["uinteger"]
+    bitgen.state = state
+    return True
+
+
 def secure_generator() -> np.random.Generator:
     """A fresh cryptographically secure numpy Generator keyed from :func:`os.urandom`.
 
@@ -343,15 +414,12 @@ class RandomSource:
             raise ValidationError(f"offset must be an integer >= 0, got {fmt(offset)}")
         if not self.seeded:
             return None
-        bitgen = self.generator.bit_generator
-        # PCG64 steps one 64-bit word per state advance (counter-based generators such as
-        # Philox advance by blocks of words and buffer them, so they are not used here)
-        if type(bitgen) not in (np.random.PCG64, np.random.PCG64DXSM):
+        # (PCG64 only: a caller's AESCounter generator, which positioned() also moves,
+        # keeps the lazy frames' per-batch streams it always had)
+        if type(self.generator.bit_generator) not in (np.random.PCG64,
+                                                      np.random.PCG64DXSM):
             return None
-        copy = type(bitgen)()
-        copy.state = bitgen.state
-        copy.advance(int(offset))
-        return np.random.Generator(copy)
+        return positioned(self.generator, offset)
 
     def to_dict(self) -> dict[str, Any]:
         """``{"seeded": ..., "description": ...}`` (never the key, never the seed)."""

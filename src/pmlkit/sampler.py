@@ -12,8 +12,9 @@ from __future__ import annotations
 import ctypes
 import functools
 import sys
+import threading
 from collections import Counter, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ __all__ = [
     "null_mask",
     "output_label_array",
     "pool_empty",
+    "run_chunks",
     "strings_to_arrow",
     "take_objects",
 ]
@@ -1006,6 +1008,144 @@ def _run_blocks(n: int, bitgen: Any,
             pending.popleft().result()
 
 
+def run_chunks(sizes: Sequence[int], generator: np.random.Generator,
+               encode: Callable[[int, Any], Any], draw: Callable[[int, int, Any, Any], None],
+               local: Callable[[], Any]) -> None:
+    """The chunks of a privatisation, chunk ``i`` holding ``sizes[i]`` records from
+    record ``start`` (the records of the chunks before it): ``codes = encode(i, own)``
+    (its labels encoded; None when a record is no label, the problems then recorded by
+    the caller), then, while no chunk before it gave None, ``draw(i, start, codes,
+    gen)`` (its outputs drawn with one word of ``gen`` per record, in record order, and
+    written). ``own`` is the encoding thread's own object made by ``local()`` (an
+    encoder: its caches are the thread's). Every chunk is encoded.
+
+    With two threads (:func:`pmlkit._kernels.draw_threads`) the chunks are data
+    parallel: the caller and the one persistent worker take them in turn, each thread
+    encoding, drawing and writing its chunk whole (no stage of one thread waits on the
+    other's), its draws kept on its thread (:func:`pmlkit._kernels.one_thread`). Chunk
+    ``i`` draws from a copy of ``generator`` positioned ``start`` words in
+    (:func:`pmlkit.rng.positioned`), and ``generator`` is then moved on by the words a
+    single pass draws. So every record gets the word of a single pass, and the release,
+    the chunks that draw and the generator's stream after are those of one thread,
+    whatever the schedule. The bit generator's lock is held meanwhile: another thread
+    drawing from ``generator`` (or releasing from it at the same time) waits, and never
+    gets the words of these chunks. A chunk after one that gave None may still be drawn (its
+    outputs are then never used). With one thread, or a generator that cannot be
+    positioned (a caller's Philox), the chunks are drawn in order from ``generator``
+    itself, the worker encoding one chunk ahead. An exception in a chunk stops the
+    threads and the first chunk's is raised (``generator`` then left where it was).
+
+    Examples
+    --------
+    Two chunks whose draws write their words: those of one pass, and the generator
+    moved past them, with one thread or two.
+
+    >>> sizes = [3, 2]
+    >>> out = np.zeros(5, dtype=np.uint64)
+    >>> def draw(i, start, codes, gen):
+    ...     out[start:start + sizes[i]] = gen.bit_generator.random_raw(sizes[i])
+    >>> g = np.random.Generator(np.random.PCG64(1))
+    >>> run_chunks(sizes, g, lambda i, own: i, draw, lambda: None)
+    >>> ref = np.random.Generator(np.random.PCG64(1)).bit_generator.random_raw(6)
+    >>> bool((out == ref[:5]).all()), int(g.bit_generator.random_raw()) == int(ref[5])
+    (True, True)
+    """
+    from .rng import positioned
+
+    starts = np.concatenate(([0], np.cumsum(sizes, dtype=np.int64))).tolist()
+    if len(sizes) > 1 and _kernels.draw_threads() > 1:
+        # the generator's own lock held from the copy to the move on: two threads
+        # releasing at once from one generator (which numpy's lock keeps on distinct
+        # words when they draw from it) would otherwise both copy it at the same word,
+        # and their releases would use the same random words
+        with generator.bit_generator.lock:
+            base = positioned(generator, 0)
+            if base is not None:
+                _chunks_in_two(sizes, starts, generator, base, encode, draw, local)
+                return
+    drawing = True
+    for i, codes in enumerate(_encoded_ahead(len(sizes), encode, local)):
+        drawing = drawing and codes is not None
+        if drawing:
+            draw(i, starts[i], codes, generator)
+
+
+def _chunks_in_two(sizes: Sequence[int], starts: list[int], generator: np.random.Generator,
+                   base: np.random.Generator, encode: Callable[[int, Any], Any],
+                   draw: Callable[[int, int, Any, Any], None],
+                   local: Callable[[], Any]) -> None:
+    """The data-parallel part of :func:`run_chunks` (``base``: a copy of ``generator``
+    where it stands; ``starts``: each chunk's first record, then the records in all)."""
+    from .rng import positioned, skip_words
+
+    lock = threading.Lock()
+    todo = iter(range(len(sizes)))
+    failed = [len(sizes)]  # the first chunk that gave None
+    errors: dict[int, BaseException] = {}
+
+    def loop() -> None:
+        own = local()
+        with _kernels.one_thread():
+            while True:
+                with lock:
+                    i = None if errors else next(todo, None)
+                if i is None:
+                    return
+                try:
+                    codes = encode(i, own)
+                    with lock:
+                        if codes is None:
+                            failed[0] = min(failed[0], i)
+                        later = failed[0] < i
+                    if codes is not None and not later:
+                        draw(i, starts[i], codes, positioned(base, starts[i]))
+                except BaseException as exc:  # (re-raised by the caller)
+                    with lock:
+                        errors[i] = exc
+                    return
+
+    pending = _kernels.worker().submit(loop)
+    try:
+        loop()
+    finally:
+        if not pending.cancel():  # (not started: a worker busy elsewhere)
+            pending.result()
+    if errors:
+        raise errors[min(errors)]
+    skip_words(generator, starts[failed[0]])
+
+
+def _encoded_ahead(n: int, encode: Callable[[int, Any], Any],
+                   local: Callable[[], Any]) -> Iterator[Any]:
+    """``encode(i, own)`` of chunks ``0..n-1``, in order, each computed one chunk ahead
+    by the one worker (encoding releases the GIL: compiled matchers, Arrow) while the
+    caller draws the chunk before; the worker encodes the chunks in order with one
+    ``own``, so the codes and the problems are those of a sequential loop."""
+    if n < 2:
+        own = local()
+        for i in range(n):
+            yield encode(i, own)
+        return
+    pool = _kernels.worker()
+    owner: list[Any] = []
+
+    def job(i: int) -> Any:
+        if not owner:
+            owner.append(local())
+        return encode(i, owner[0])
+
+    pending = pool.submit(job, 0)
+    try:
+        for i in range(1, n):
+            done = pending.result()
+            pending = pool.submit(job, i)
+            yield done
+        yield pending.result()
+    finally:  # (a caller that stops early: the job in flight finished first)
+        if not pending.cancel():
+            pending.exception()
+
+
 class Encoder:
     """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
 
@@ -1215,6 +1355,21 @@ class Encoder:
         codes = codes.copy()
         codes[wrong] = -1
         return codes
+
+    def take_problems(self) -> tuple[int, Counter[Any]]:
+        """The problems recorded so far (nulls, unknown values with their counts),
+        removed from this encoder: a chunk's own, for :meth:`add_problems` of the
+        encoder that reports them (chunks encoded on several threads, merged in record
+        order, give the counts and the order of one encoder)."""
+        out = (self.nulls, self.unknown)
+        self.nulls, self.unknown = 0, Counter()
+        return out
+
+    def add_problems(self, problems: tuple[int, Counter[Any]]) -> None:
+        """Problems :meth:`take_problems` took from an encoder, added to this one's."""
+        self.nulls += problems[0]
+        for v, c in problems[1].items():
+            self.unknown[v] += c
 
     def _record(self, bad_values: np.ndarray, null: np.ndarray) -> None:
         self.nulls += int(null.sum())
@@ -1972,8 +2127,9 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
         if kernels is not None and not labels.null_count and idx.dtype == np.intp \
                 and idx.ndim == 1:
             buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
-            if int(kernels["take_views"](idx, np.ascontiguousarray(views).ravel(),
-                                         np.frombuffer(buf, dtype=np.uint64))) < 0:
+            flat, out = np.ascontiguousarray(views).ravel(), np.frombuffer(buf, np.uint64)
+            if min(in_two(n, lambda lo, hi: int(kernels["take_views"](
+                    idx[lo:hi], flat, out[2 * lo:2 * hi])))) < 0:
                 raise _bad_label_index(idx, len(labels))
             return pa.Array.from_buffers(t, n, [None, buf, *labels.buffers()[2:]])
         idx = np.asarray(idx)
@@ -2007,22 +2163,77 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
     data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
     out_words = np.frombuffer(data_buf, dtype="<u8")
-    parts = np.zeros((count_lanes(len(raw)), len(raw) if counts is not None else 0),
-                     dtype=_count_dtype(n))
-    if width == 1:  # labels of at most 8 bytes: one word each
-        total = int(kernels["take_short"](idx, lab_len, lab_words[:, 0].copy(), out_off,
-                                          out_words, parts))
-    else:
-        total = int(kernels["take_strings"](idx, lab_len, lab_words, out_off, out_words,
-                                            parts))
-    if total < 0:  # an index that is not a label's (stopped before reading it)
+    take, words = (kernels["take_short"], lab_words[:, 0].copy()) if width == 1 \
+        else (kernels["take_strings"], lab_words)  # (short: one word per label)
+    k = len(raw)
+    found = np.zeros(k, dtype=np.int64)  # the counts of the records taken
+
+    def part(lo: int, hi: int) -> int:
+        # records lo..hi-1; a part after the first starts at the bytes of the records
+        # before it, from their counts (counted here: this thread's part of the work)
+        start = 0
+        if lo:
+            before = np.zeros((count_lanes(k), k), dtype=_count_dtype(lo))
+            if int(kernels["count_codes"](idx[:lo], before)) >= 0:
+                return -1  # (an index that is not a label's: the first part says so)
+            sums = before.sum(axis=0, dtype=np.int64)
+            start = int(sums @ lab_len.astype(np.int64))
+        parts = np.zeros((count_lanes(k), k if counts is not None else 0),
+                         dtype=_count_dtype(hi - lo))
+        end = int(take(idx[lo:hi], lab_len, words, out_off[lo:hi + 1], out_words, parts,
+                       start))
+        if counts is not None and end >= 0:
+            with lock:
+                found[:] += parts.sum(axis=0, dtype=np.int64)
+        return end
+
+    lock = threading.Lock()
+    ends = in_two(n, part)
+    if min(ends) < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
+    total = ends[-1]
+    if len(ends) > 1:
+        # the first part's last label was stored as words whose zero padding may have
+        # overwritten up to 7 bytes of the second part's first labels: each of those
+        # bytes rewritten from the label of the record holding it (the offsets are all
+        # right), now that both parts are done
+        mid = n // 2
+        at = np.arange(int(out_off[mid]), min(int(out_off[mid]) + 8, total))
+        rec = mid + np.searchsorted(out_off[mid:n], at, side="right") - 1
+        lab_bytes = lab_words.view(np.uint8).reshape(k, -1)
+        out_words.view(np.uint8)[at] = lab_bytes[idx[rec], at - out_off[rec]]
     if counts is not None:
-        counts += parts.sum(axis=0, dtype=np.int64)[:counts.shape[0]]
+        counts += found[:counts.shape[0]]
     data = data_buf.slice(0, total)
     if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
         data = pa.py_buffer(bytes(data))
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
+
+
+#: A compiled take of at least this many records is split over the two threads.
+_SPLIT_MIN = 1 << 18
+
+
+def in_two(n: int, part: Callable[[int, int], Any]) -> list[Any]:
+    """``[part(0, n)]``, or with two threads (:func:`pmlkit._kernels.draw_threads`) and
+    at least :data:`_SPLIT_MIN` records ``[part(0, n // 2), part(n // 2, n)]``, the
+    second part run by the one worker while this thread runs the first (the parts
+    write disjoint records, by kernels that release the GIL).
+
+    Examples
+    --------
+    >>> in_two(5, lambda lo, hi: (lo, hi))
+    [(0, 5)]
+    """
+    if n < _SPLIT_MIN or _kernels.draw_threads() < 2:
+        return [part(0, n)]
+    mid = n // 2
+    second = _kernels.worker().submit(part, mid, n)
+    try:
+        first = part(0, mid)
+    finally:
+        done = second.result()
+    return [first, done]
 
 
 def _counted(out: Any, idx: NDArray[np.intp], counts: NDArray[np.int64] | None,
@@ -2153,6 +2364,9 @@ class ObjectGather:
         self.out = np.empty(n, dtype=object)  # every slot None (counted)
         self._slots = np.asarray(_SlotWords(self.out))
         self.counts = np.zeros(labels.shape[0], dtype=np.int64)
+        # (chunks written by two threads: numpy's in-place add of a long array releases
+        # the GIL, so the counts' read-modify-write is locked)
+        self._lock = threading.Lock()
 
     @classmethod
     def start(cls, labels: NDArray[Any], n: int) -> ObjectGather | None:
@@ -2203,7 +2417,9 @@ class ObjectGather:
         sampler._drawn += n
         buf = self._idx if self._idx is not None and self._idx.shape[0] >= min(n, DRAW_BLOCK) \
             else np.empty(min(n, DRAW_BLOCK), dtype=np.uint64)
-        self._idx = buf  # (one block's output indices, reused: it stays in the cache)
+        # (one block's output indices, reused: it stays in the cache; chunks drawn on
+        # two threads share it, but only the kernel, which holds the GIL, touches it)
+        self._idx = buf
 
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((count_lanes(self.counts.shape[0]), self.counts.shape[0]),
@@ -2214,7 +2430,8 @@ class ObjectGather:
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
                                      "written twice")
-            self.counts += parts.sum(axis=0, dtype=np.int64)
+            with self._lock:
+                self.counts += parts.sum(axis=0, dtype=np.int64)
 
         if n <= DRAW_BLOCK or _kernels.draw_threads() < 2:
             for lo in range(0, n, DRAW_BLOCK):
@@ -2251,7 +2468,8 @@ class ObjectGather:
                                self._slots[start:stop], parts))
         if bad >= 0:
             return False
-        self.counts += parts.sum(axis=0, dtype=np.int64)
+        with self._lock:
+            self.counts += parts.sum(axis=0, dtype=np.int64)
         return True
 
 

@@ -27,13 +27,14 @@ mapped silently; row order and count are kept.
 from __future__ import annotations
 
 import sys
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
 
+from .. import _kernels
 from .._optional import loaded
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
@@ -48,6 +49,7 @@ from ..sampler import (
     label_kind,
     output_label_array,
     pool_empty,
+    run_chunks,
     take_objects,
 )
 
@@ -64,6 +66,9 @@ __all__ = [
 
 #: Records processed per chunk (bounded memory).
 CHUNK_ROWS = 1 << 20
+#: Object labels drawn and written this many records at a time on two threads (the
+#: compiled draw's least size: see pmlkit.sampler._KERNEL_MIN_RECORDS).
+_OBJECT_BLOCK = 1 << 17
 
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
@@ -189,45 +194,77 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                 raise enc.error(what) from None
             raise
         return idx
-    starts = range(0, n, CHUNK_ROWS)  # chunks of 2^20 records
-    chunks = [values[start:start + CHUNK_ROWS] for start in starts]
-    for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
-        if codes is None or enc.failed:
-            continue
-        sampler.draw(codes, generator, out=idx[start:start + codes.shape[0]])
-    if enc.failed:
-        raise enc.error(what)
+
+    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
+        sampler.draw(codes, gen, out=idx[start:start + codes.shape[0]])
+
+    chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy, draw, what)
     return idx
 
 
 def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                        generator: np.random.Generator, what: str,
                        gather: ObjectGather) -> None:
-    """Object labels out of an object array: each chunk's input indices (encoded one
-    chunk ahead in a second thread), then block by block its outputs drawn and their
-    labels written by one compiled call (:meth:`ObjectGather.draw`: a block's output
-    indices never leave the CPU's nearest caches, and no array of every record's index
-    is made). The words are drawn in record order, so the labels are those of
-    :func:`_privatize_numpy` taken as a whole."""
+    """Object labels out of an object array: each chunk's input indices, then block by
+    block its outputs drawn and their labels written by one compiled call
+    (:meth:`ObjectGather.draw`: a block's output indices never leave the CPU's nearest
+    caches, and no array of every record's index is made), the chunks spread over the
+    threads (:func:`_encode_and_draw`). The words are those of a single pass in record
+    order, so the labels are those of :func:`_privatize_numpy` taken as a whole."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
-    enc = Encoder(mech.input_labels, narrow=True)  # (codes of any width are drawn)
     n = values.shape[0]
-    buf: NDArray[np.intp] | None = None
-    starts = range(0, n, CHUNK_ROWS)
-    chunks = [values[start:start + CHUNK_ROWS] for start in starts]
-    for start, codes in zip(starts, _encode_ahead(enc.encode_numpy, chunks), strict=True):
-        if codes is None or enc.failed:
-            continue  # (the other chunks still encoded: every problem is counted)
-        if not gather.draw(sampler, codes, generator, start):
-            if buf is None:
-                buf = np.empty(min(n, CHUNK_ROWS), dtype=np.intp)
-            part = buf[:codes.shape[0]]
-            sampler.draw(codes, generator, out=part)
-            if not gather.put(start, part):  # (the sampler's outputs index the labels)
-                raise AssertionError("an output index outside the labels")
-    if enc.failed:
-        raise enc.error(what)
+
+    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
+        # a chunk run while another thread runs its own: the outputs drawn by the
+        # kernel that releases the GIL, then written by the one that holds it (the
+        # fused kernel holds the GIL while it draws too, which the threads then take
+        # in turn), a block at a time
+        if _kernels.sharing() or not gather.draw(sampler, codes, gen, start):
+            part = np.empty(min(codes.shape[0], _OBJECT_BLOCK), dtype=np.intp)
+            for lo in range(0, codes.shape[0], _OBJECT_BLOCK):
+                hi = min(lo + _OBJECT_BLOCK, codes.shape[0])
+                sampler.draw(codes[lo:hi], gen, out=part[:hi - lo])
+                if not gather.put(start + lo, part[:hi - lo]):  # (outputs index labels)
+                    raise AssertionError("an output index outside the labels")
+
+    chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
+    # (codes of any width are drawn: narrow ones from the compiled matchers)
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy, draw, what,
+                     narrow=True)
+
+
+def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
+                     generator: np.random.Generator,
+                     encode: Callable[[Encoder, Any], NDArray[Any] | None],
+                     draw: Callable[[NDArray[Any], np.random.Generator, int], None],
+                     what: str, *, narrow: bool = False) -> None:
+    """Every chunk's labels encoded (``encode(encoder, chunk)``) and, while every chunk
+    before it was all labels, its outputs drawn and written (``draw(codes, generator,
+    start)``, ``start`` the chunk's first record), the chunks spread over the threads
+    with their words those of a single pass (:func:`pmlkit.sampler.run_chunks`): each
+    thread encodes, draws and writes its own chunks (encoding strings releases the GIL:
+    compiled matchers, Arrow). Every chunk is encoded, so the problems are counted over
+    the whole input; they are merged in record order and raised as one
+    :class:`~pmlkit.errors.DataError` (nothing returned), as a single pass reports them."""
+    problems: list[tuple[int, Any] | None] = [None] * len(chunks)
+
+    def encode_chunk(i: int, enc: Encoder) -> NDArray[Any] | None:
+        codes = encode(enc, chunks[i])
+        if codes is None:
+            problems[i] = enc.take_problems()
+        return codes
+
+    run_chunks([len(chunk) for chunk in chunks], generator, encode_chunk,
+               lambda i, start, codes, gen: draw(codes, gen, start),
+               lambda: Encoder(mech.input_labels, narrow=narrow))
+    report = Encoder(mech.input_labels)
+    for found in problems:
+        if found is not None:
+            report.add_problems(found)
+    if report.failed:
+        raise report.error(what)
 
 
 def check_text_labels(mech: Mechanism, what: str = "mechanism") -> None:
@@ -284,43 +321,19 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
                    generator: np.random.Generator, what: str) -> NDArray[np.intp]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
-    CHUNK_ROWS records of each piece straight into one array (no concatenation). The
-    chunks' codes are narrow (int16 for up to 32767 labels): the draw takes any width."""
-    enc = Encoder(mech.input_labels, narrow=True)
+    CHUNK_ROWS records of each piece straight into one array (no concatenation), the
+    chunks spread over the threads (:func:`_encode_and_draw`). The chunks' codes are
+    narrow (int16 for up to 32767 labels): the draw takes any width."""
     idx = pool_empty(sum(len(piece) for piece in pieces))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
-    pos = 0
-    for codes in _encode_ahead(enc.encode_arrow, chunks):
-        if codes is None or enc.failed:
-            continue
-        sampler.draw(codes, generator, out=idx[pos:pos + codes.shape[0]])
-        pos += codes.shape[0]
-    if enc.failed:
-        raise enc.error(what)
+
+    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
+        sampler.draw(codes, gen, out=idx[start:start + codes.shape[0]])
+
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw, what,
+                     narrow=True)
     return idx
-
-
-def _encode_ahead(encode: Callable[[Any], NDArray[np.intp] | None],
-                  chunks: Sequence[Any]) -> Iterator[NDArray[np.intp] | None]:
-    """``encode(chunk)`` of each chunk, in order, computed one chunk ahead in a second
-    thread (hashing labels releases the GIL) while the caller draws the previous chunk's
-    outputs. Encoding uses no randomness, and the one worker encodes the chunks in order,
-    so the codes, the problems counted and the random stream are those of a sequential
-    loop."""
-    if len(chunks) < 2:
-        for chunk in chunks:
-            yield encode(chunk)
-        return
-    from concurrent.futures import ThreadPoolExecutor
-
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-encode") as pool:
-        pending = pool.submit(encode, chunks[0])
-        for nxt in chunks[1:]:
-            done = pending.result()
-            pending = pool.submit(encode, nxt)
-            yield done
-        yield pending.result()
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
