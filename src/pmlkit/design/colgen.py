@@ -182,7 +182,8 @@ import heapq
 import itertools
 import math
 import time
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -1134,10 +1135,10 @@ SMOOTHING = 0.5
 SMOOTHING_ROUNDS = 50
 
 
-def _dual_center(recent: list[np.ndarray]) -> np.ndarray:
+def _dual_center(recent: Iterable[np.ndarray]) -> np.ndarray:
     """The mean of the master duals of the last rounds: the stability center of the
     smoothed pricing (any duals give a valid bound; the mean oscillates less)."""
-    out: np.ndarray = np.mean(np.stack(recent), axis=0)
+    out: np.ndarray = np.mean(np.stack(list(recent)), axis=0)
     return out
 
 
@@ -1203,7 +1204,15 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     # whenever they find nothing: N = 50, eps = log 2, 60 s: gap 5.9% -> 3.6%)
     heur_until = (t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) and not smooth
                   else math.inf)
-    recent: list[np.ndarray] = [y]
+    recent: deque[np.ndarray] = deque([y], maxlen=SMOOTHING_ROUNDS)
+
+    def priced(duals: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
+        # a pricing round at ``duals``; its bound (valid whatever the duals) kept
+        nonlocal upper
+        cols, cvals, bound = oracle.price(duals, want=want, deadline=deadline, atol=atol)
+        if math.isfinite(bound):
+            upper = min(upper, float(np.sum(duals)) + max(0.0, bound))
+        return cols, cvals, bound
     while True:
         it += 1
         # pricing only has to prove the requested gap: a quarter of it as absolute slack
@@ -1217,24 +1226,18 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             if _DEBUG:
                 print("round", it, "value", value, "heuristic columns", new.shape[1])
         if not new.shape[1] or master.add(new, vals) == 0:
-            ys = (SMOOTHING * _dual_center(recent) + (1.0 - SMOOTHING) * y if smooth
-                  else y)
-            new, vals, best = oracle.price(ys, want=want, deadline=deadline, atol=atol)
-            if math.isfinite(best):
-                upper = min(upper, float(np.sum(ys)) + max(0.0, best))
-            if ys is not y:
+            if smooth:
+                new, vals, best = priced(SMOOTHING * _dual_center(recent)
+                                         + (1.0 - SMOOTHING) * y)
                 ok = vals - y @ new > atol
                 new, vals = new[:, ok], vals[ok]
-                if not new.shape[1] and time.monotonic() <= limit:
-                    # mispricing: nothing improves the master at its own duals
-                    new, vals, best = oracle.price(y, want=want, deadline=deadline,
-                                                   atol=atol)
-                    if math.isfinite(best):
-                        upper = min(upper, float(np.sum(y)) + max(0.0, best))
+            if not smooth or (not new.shape[1] and time.monotonic() <= limit):
+                # (with smoothing, a mispricing: nothing improves the master at its y)
+                new, vals, best = priced(y)
         else:
             value, y, theta = master.solve()
             theta = master.prune(theta, y, limit_cols)
-            recent = [*recent, y][-SMOOTHING_ROUNDS:]
+            recent.append(y)
             if time.monotonic() > deadline:
                 break
             continue
@@ -1246,7 +1249,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             continue
         value, y, theta = master.solve()
         theta = master.prune(theta, y, limit_cols)
-        recent = [*recent, y][-SMOOTHING_ROUNDS:]
+        recent.append(y)
         if time.monotonic() > limit or it >= _MAX_ROUNDS:
             # report the best bound seen (valid for the optimum, whatever the duals)
             break

@@ -195,11 +195,9 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
             raise
         return idx
 
-    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-        sampler.draw(codes, gen, out=idx[start:start + codes.shape[0]])
-
     chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
-    _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy, draw, what)
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy,
+                     _drawing_into(sampler, idx), what)
     return idx
 
 
@@ -259,12 +257,23 @@ def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
     run_chunks([len(chunk) for chunk in chunks], generator, encode_chunk,
                lambda i, start, codes, gen: draw(codes, gen, start),
                lambda: Encoder(mech.input_labels, narrow=narrow))
-    report = Encoder(mech.input_labels)
-    for found in problems:
-        if found is not None:
-            report.add_problems(found)
-    if report.failed:
-        raise report.error(what)
+    found = [chunk for chunk in problems if chunk is not None]
+    if found:  # (the reporting encoder built only when there is something to report)
+        report = Encoder(mech.input_labels)
+        for chunk in found:
+            report.add_problems(chunk)
+        if report.failed:
+            raise report.error(what)
+
+
+def _drawing_into(sampler: AliasSampler, idx: NDArray[np.intp]
+                  ) -> Callable[[NDArray[Any], np.random.Generator, int], None]:
+    """The ``draw`` of :func:`_encode_and_draw` that writes a chunk's output indices into
+    ``idx`` from its first record on."""
+    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
+        sampler.draw(codes, gen, out=idx[start:start + codes.shape[0]])
+
+    return draw
 
 
 def check_text_labels(mech: Mechanism, what: str = "mechanism") -> None:
@@ -327,12 +336,8 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     idx = pool_empty(sum(len(piece) for piece in pieces))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
-
-    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-        sampler.draw(codes, gen, out=idx[start:start + codes.shape[0]])
-
-    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw, what,
-                     narrow=True)
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
+                     _drawing_into(sampler, idx), what, narrow=True)
     return idx
 
 
