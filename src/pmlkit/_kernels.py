@@ -64,7 +64,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
+    from concurrent.futures import Future, ThreadPoolExecutor
 
 __all__: list[str] = []
 
@@ -828,7 +828,32 @@ def sharing() -> bool:
     return bool(getattr(_LOCAL, "inline", False))
 
 
-def worker() -> ThreadPoolExecutor:
+class Worker:
+    """The one persistent worker thread of the compiled draw (:func:`worker`): ``submit``
+    as :meth:`concurrent.futures.Executor.submit`, except that once the interpreter is
+    shutting down (``concurrent.futures`` refuses new work from its exit hook on, so a
+    release inside an ``atexit`` handler used to fail) the work runs in the calling
+    thread and the future returned is already done. Every caller only asks for work to be
+    done, never for it to run at the same time as its own: the result is the same."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self._pool = pool
+
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
+        from concurrent.futures import Future
+
+        try:
+            return self._pool.submit(fn, *args)
+        except RuntimeError:  # (after the interpreter's shutdown began)
+            done: Future[Any] = Future()
+            try:
+                done.set_result(fn(*args))
+            except BaseException as exc:  # (the caller's result() raises it)
+                done.set_exception(exc)
+            return done
+
+
+def worker() -> Worker:
     """The one persistent worker thread of the compiled draw (created on first use; a
     child process after ``fork`` makes its own, since threads do not survive a fork).
 
@@ -840,9 +865,10 @@ def worker() -> ThreadPoolExecutor:
     from concurrent.futures import ThreadPoolExecutor
 
     with _LOCK:
-        pool: ThreadPoolExecutor | None = _STATE.get("worker")
+        pool: Worker | None = _STATE.get("worker")
         if pool is None or _STATE.get("worker_pid") != os.getpid():
-            pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="pmlkit-draw")
+            pool = Worker(ThreadPoolExecutor(max_workers=1,
+                                             thread_name_prefix="pmlkit-draw"))
             _STATE["worker"], _STATE["worker_pid"] = pool, os.getpid()
     return pool
 
