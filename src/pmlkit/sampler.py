@@ -45,6 +45,8 @@ __all__ = [
 
 #: Records per sampling block (temporaries fit in the CPU cache).
 DRAW_BLOCK = 1 << 16
+#: Records whose distinct objects seed an encoder's table of objects by address.
+_SEED_HEAD = 1 << 14
 
 #: Tables of at least this many cells (256 KB of 64-bit cells) with at most
 #: ``2**_COMPACT_MAX_BITS`` columns are also kept as 16-bit cells (see AliasSampler).
@@ -1309,12 +1311,16 @@ class Encoder:
             # the table seeded with the distinct objects of the first records (copied:
             # the copy holds them alive while they are matched), so that only the records
             # holding other objects are factorised below, not the whole first chunk
-            head = values[:4096].copy()
-            seen = np.unique(np.asarray(_Addresses(head)))
-            if seen.size > 1024:  # mostly distinct objects: no gain
+            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
                 return None
-            objs = np.empty(seen.size, dtype=object)
-            objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in seen.tolist()]
+            # (seeded from more records than tested: with up to 1024 labels, the first
+            # 16384 records nearly always hold every label object, so no second round)
+            head = values[:_SEED_HEAD].copy()
+            _, first = np.unique(np.asarray(_Addresses(head)), return_index=True)
+            if first.size > 1024:
+                return None
+            first.sort()  # (the objects in record order)
+            objs = head.take(first)  # each distinct object, held by the copy
             del head
             obj_codes = self._numpy_codes(objs)
             if obj_codes.size == 0 or obj_codes.min() < 0:
@@ -1331,15 +1337,17 @@ class Encoder:
         ids, uniq = pd.factorize(rest_addr)
         if uniq.size > max(4096, rest.shape[0] // 16):
             return None
-        # the distinct objects themselves, from their addresses: each is alive (held by
-        # ``rest``), so the address names it
-        objs = np.empty(uniq.size, dtype=object)
-        objs[:] = [ctypes.cast(int(a), ctypes.py_object).value for a in uniq.tolist()]
+        # the distinct objects themselves: each one's first record in ``rest`` (which
+        # holds them alive)
+        ids = np.asarray(ids, dtype=np.intp)
+        first = np.empty(uniq.size, dtype=np.intp)
+        first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.intp)
+        objs = rest.take(first)
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
             return None
         table.add(objs, obj_codes)
-        codes[at] = obj_codes.take(np.asarray(ids, dtype=np.intp))
+        codes[at] = obj_codes.take(ids)
         return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -1468,7 +1476,7 @@ class Encoder:
             # (Arrow's cast copies no string), which with the keys measured as fast as
             # index_in or faster (k = 2: about 9.6 against 13.5 ns/record)
             if self._keys == ():
-                self._keys = _ViewKeys.build([str(v) for v in self.labels])
+                self._keys = _view_keys(tuple(str(v) for v in self.labels))
             if isinstance(self._keys, _ViewKeys) and hasattr(pa, "string_view") \
                     and (codes := self._keys.codes(
                         arr if pa.types.is_string_view(t) else arr.cast(pa.string_view()))
@@ -1544,6 +1552,7 @@ class _AddressTable:
     def __init__(self) -> None:
         self.objects: list[Any] = []
         self.codes: list[int] = []
+        self.addr = np.zeros(0, dtype=np.uint64)  # the objects' addresses
         self.bits = 0
         self.mult = self.MULTS[0]
         self.keys = np.zeros(1, dtype=np.uint64)
@@ -1551,16 +1560,16 @@ class _AddressTable:
         self.max_probe = 0
 
     def add(self, objs: NDArray[Any], codes: NDArray[np.intp]) -> None:
-        """Remember each object's input index (objects already in the table are skipped)."""
+        """Remember each object's input index (objects already in the table, or twice in
+        ``objs``, are kept once)."""
         if len(self.objects) + objs.shape[0] > self.MAX_OBJECTS:
             return
-        known = {id(o) for o in self.objects}
-        for o, c in zip(objs.tolist(), codes.tolist(), strict=True):
-            if id(o) not in known:
-                known.add(id(o))
-                self.objects.append(o)
-                self.codes.append(int(c))
-        addr = np.array([id(o) for o in self.objects], dtype=np.uint64)
+        new_addr = np.array(_Addresses(objs), dtype=np.uint64)
+        _, first = np.unique(new_addr, return_index=True)
+        first = np.sort(first[~np.isin(new_addr[first], self.addr)])
+        self.objects.extend(objs.take(first).tolist())  # (held: each address names one)
+        self.codes.extend(np.asarray(codes).take(first).tolist())
+        addr = self.addr = np.concatenate([self.addr, new_addr.take(first)])
         self.bits = max(4, (8 * addr.shape[0] - 1).bit_length())  # load factor <= 1/8
         fewest = addr.shape[0] + 1
         for mult in self.MULTS:
@@ -1886,6 +1895,27 @@ _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
 _STRING_DIRECT_LABELS = 64
 #: Attempts per bucket at a seed that places all its labels on free slots.
 _STRING_SEED_TRIES = 4096
+
+
+def _view_keys(labels: tuple[str, ...]) -> _ViewKeys | None:
+    """:meth:`_ViewKeys.build`, kept for the last few label sets (1000 labels take about
+    2 ms, paid by every encoder, so by each thread of every release; its arrays are
+    read-only, so threads share it). Kept by the labels' UTF-8 bytes: the cache holds no
+    reference to the caller's label objects."""
+    try:
+        raw = tuple(lab.encode("utf-8") for lab in labels)
+    except UnicodeEncodeError:
+        return None
+    return _view_keys_of(raw)
+
+
+@functools.lru_cache(maxsize=16)
+def _view_keys_of(raw: tuple[bytes, ...]) -> _ViewKeys | None:
+    keys = _ViewKeys.build([r.decode("utf-8") for r in raw])
+    if keys is not None:
+        for a in (keys.words, keys.table):
+            a.setflags(write=False)
+    return keys
 
 
 @functools.lru_cache(maxsize=16)
