@@ -9,6 +9,7 @@ record does not grow with the number of outputs.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import functools
 import sys
@@ -432,6 +433,7 @@ class AliasSampler:
         self._bits = bits
         self._matrix = w
         self._drawn = 0  # records drawn so far (the compiled kernels load past a size)
+        self._load_at: int | None = None  # (None: _KERNEL_LOAD_RECORDS; see loading_after)
         self._cells32: NDArray[np.uint32] | None = None  # built by the compiled draw
         self._rows_cache: tuple[bytes, tuple[Any, Any, Any]] | None = None
         self._walker: tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.uint64],
@@ -777,7 +779,34 @@ class AliasSampler:
         if n < _KERNEL_MIN_RECORDS or codes.dtype.kind not in "iu" \
                 or not codes.dtype.isnative:
             return False
-        return _kernels.compiled(load=self._drawn + n >= _KERNEL_LOAD_RECORDS) is not None
+        return _kernels.compiled(load=self._drawn + n >= self._load_records()) is not None
+
+    def _load_records(self) -> int:
+        return _KERNEL_LOAD_RECORDS if self._load_at is None else self._load_at
+
+    @contextlib.contextmanager
+    def loading_after(self, records: int) -> Iterator[None]:
+        """Within it, this sampler loads the compiled kernels only once it has drawn
+        ``records`` records in all (instead of :data:`_KERNEL_LOAD_RECORDS`); kernels
+        already loaded are used as before, and the outputs are the same either way. For
+        a caller whose draws are a small part of its work (a file engine), where numba's
+        import and first calls (about 0.45 s) would cost more than the faster draws save.
+
+        Examples
+        --------
+        >>> s = AliasSampler([[0.5, 0.5], [0.5, 0.5]])
+        >>> with s.loading_after(1 << 40):
+        ...     s._load_records() == 1 << 40
+        True
+        >>> s._load_records() == _KERNEL_LOAD_RECORDS
+        True
+        """
+        before = self._load_at
+        self._load_at = records
+        try:
+            yield
+        finally:
+            self._load_at = before
 
     def _kernels_for(self, codes: NDArray[Any]) -> dict[str, Any] | None:
         """Count the records of a draw and give the compiled kernels if this draw uses
@@ -789,7 +818,7 @@ class AliasSampler:
         if n < _KERNEL_MIN_RECORDS or codes.dtype.kind not in "iu" \
                 or not codes.dtype.isnative:
             return None
-        return _kernels.compiled(load=self._drawn >= _KERNEL_LOAD_RECORDS)
+        return _kernels.compiled(load=self._drawn >= self._load_records())
 
     def _rows_tables(self, rows: NDArray[np.intp]) -> tuple[
             NDArray[np.uint64], NDArray[np.uint16] | None, NDArray[np.uint32] | None]:
