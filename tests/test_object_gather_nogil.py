@@ -282,3 +282,38 @@ def test_release_counts_exact_and_the_same_objects(
     del out
     gc.collect()
     assert counts(outs) == before
+
+
+def test_identity_table_seeding_rule(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The table of objects by address is seeded from the first 16384 records, but only
+    while the first 4096 hold at most 1024 distinct objects (as before: mostly distinct
+    objects gain nothing); codes equal a dictionary lookup either way."""
+    from pmlkit.sampler import Encoder
+
+    labels = fresh("lab", 1500)
+    index = {lab: i for i, lab in enumerate(labels)}
+    pool = np.empty(len(labels), dtype=object)
+    pool[:] = labels
+    g = np.random.default_rng(3)
+    # 1000 distinct objects among the first 4096 records, the other 500 labels after
+    seeded = np.concatenate([g.permutation(np.resize(np.arange(1000), 4096)),
+                             g.permutation(np.resize(np.arange(1000, 1500), 12288)),
+                             g.integers(0, 1500, 20000)])
+    adds: list[int] = []
+    orig = sampler_mod._AddressTable.add
+
+    def add(self: Any, objs: np.ndarray, codes: np.ndarray) -> None:
+        adds.append(objs.shape[0])
+        orig(self, objs, codes)
+
+    monkeypatch.setattr(sampler_mod._AddressTable, "add", add)
+    enc = Encoder(labels, narrow=True)
+    codes = enc.encode_numpy(pool[seeded])
+    assert codes is not None and codes.tolist() == seeded.tolist()
+    assert adds == [1500]  # seeded once with every label object: no second round
+    # 1500 distinct objects among the first 4096 records: no table, the same codes
+    spread = np.concatenate([np.arange(1500), g.integers(0, 1500, 10000)])
+    enc = Encoder(labels, narrow=True)
+    assert enc._codes_by_identity(pool[spread]) is None
+    codes = enc.encode_numpy(pool[spread])
+    assert codes is not None and codes.tolist() == [index[labels[i]] for i in spread]

@@ -1340,15 +1340,12 @@ class Encoder:
             # the table seeded with the distinct objects of the first records (copied:
             # the copy holds them alive while they are matched), so that only the records
             # holding other objects are factorised below, not the whole first chunk
-            if np.unique(addr[:4096]).size > 1024:  # mostly distinct objects: no gain
-                return None
             # (seeded from more records than tested: with up to 1024 labels, the first
             # 16384 records nearly always hold every label object, so no second round)
             head = values[:_SEED_HEAD].copy()
-            _, first = np.unique(np.asarray(_Addresses(head)), return_index=True)
-            if first.size > 1024:
+            first = _first_records(np.asarray(_Addresses(head)))
+            if np.count_nonzero(first < 4096) > 1024:  # mostly distinct objects: no gain
                 return None
-            first.sort()  # (the objects in record order)
             objs = head.take(first)  # each distinct object, held by the copy
             del head
             obj_codes = self._numpy_codes(objs)
@@ -1369,8 +1366,7 @@ class Encoder:
         # the distinct objects themselves: each one's first record in ``rest`` (which
         # holds them alive)
         ids = np.asarray(ids, dtype=np.intp)
-        first = np.empty(uniq.size, dtype=np.intp)
-        first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.intp)
+        first = _first_records(rest_addr, ids, uniq.size)
         objs = rest.take(first)
         obj_codes = self._numpy_codes(objs)
         if obj_codes.size == 0 or obj_codes.min() < 0:
@@ -1540,6 +1536,25 @@ class Encoder:
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
+
+def _first_records(addr: NDArray[np.uint64], ids: NDArray[np.intp] | None = None,
+                   m: int = 0) -> NDArray[np.intp]:
+    """The position of the first record of each distinct address, in record order (a
+    hash factorisation, no sort; ``ids``/``m``: a factorisation already made).
+
+    Examples
+    --------
+    >>> _first_records(np.array([7, 3, 7, 9, 3], dtype=np.uint64)).tolist()
+    [0, 1, 3]
+    """
+    if ids is None:
+        pd = require("pandas", "encoding labels of an object/string array")
+        codes, uniq = pd.factorize(addr)
+        ids, m = np.asarray(codes, dtype=np.intp), uniq.size
+    first = np.empty(m, dtype=np.intp)
+    first[ids[::-1]] = np.arange(ids.shape[0] - 1, -1, -1, dtype=np.intp)
+    return first  # (factorised in order of first appearance: increasing)
+
 
 def _fits_int64(values: NDArray[Any]) -> bool:
     """Whether integer values convert to int64 unchanged (uint64 above 2**63 - 1 would
