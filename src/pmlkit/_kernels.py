@@ -39,9 +39,10 @@ with numpy ufuncs; compiled with numba they take one pass:
 * ``take_views``: the 16-byte views of an Arrow ``string_view`` array of output labels.
 * ``count_codes``: how many records have each output (four interleaved histograms, or
   one for many outputs: :func:`pmlkit.sampler.count_lanes`).
-* ``take_objects``: the output labels' pointers written into a fresh object array, and
-  each label's reference count raised once by its count, in one call that holds the GIL
-  (see :func:`pmlkit.sampler.take_objects` for when it is used and why it is exact).
+* ``take_objects`` / ``draw_objects``: the output labels' pointers written into a fresh
+  object array without the GIL, then each label's reference count raised once by its
+  count with the GIL taken by the kernel itself, in one call (see
+  :class:`pmlkit.sampler.ObjectGather` for when it is used and why it is exact).
 
 numba is imported only when a caller with enough work asks for the kernels (never by
 ``import pmlkit``; the sampler asks once a mechanism has drawn 2**24 records in the
@@ -74,6 +75,9 @@ _STATE: dict[str, Any] = {}
 _LOAD_U64: Any = None
 _STORE_U64: Any = None
 _ADD_AT: Any = None
+_GIL_ENSURE: Any = None
+_GIL_RELEASE: Any = None
+_SETTLE: Any = None
 
 
 def compiled(load: bool = True) -> dict[str, Callable[..., Any]] | None:
@@ -593,14 +597,20 @@ def _build() -> dict[str, Callable[..., Any]] | None:
 
 def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[..., Any]]:
     """The kernels that write object pointers and reference counts (``take_objects``,
-    ``draw_objects``; see :class:`pmlkit.sampler.ObjectGather`), compiled to hold the
-    GIL for the whole call."""
+    ``draw_objects``; see :class:`pmlkit.sampler.ObjectGather`). They run without the
+    GIL, writing the labels' pointers into slots of an array no other code reads
+    meanwhile (the labels held alive by the caller), and take the GIL themselves
+    (``PyGILState_Ensure``) only to settle the reference counts at the end of the call:
+    no Python code runs in the calling thread between the first pointer written and the
+    last count settled, so neither an exception nor an interrupt can leave a slot
+    uncounted, and no other thread touches a reference count while they are settled."""
     try:
         from llvmlite import ir
-        from numba.core import types
+        from numba.core import cgutils, types
         from numba.extending import intrinsic
     except ImportError:  # pragma: no cover (numba always ships them)
         return {}
+    declare: Any = cgutils.get_or_insert_function  # (an external C function, by name)
 
     def add_at_typed(typingctx: Any, addr: Any, delta: Any) -> Any:
         """``*(int64 *) addr += delta``: one load and one store (a reference count)."""
@@ -613,16 +623,45 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
 
         return sig, codegen
 
-    global _ADD_AT  # (a module global, for the disk cache: see _build)
+    def gil_ensure_typed(typingctx: Any) -> Any:
+        """``PyGILState_Ensure()``: the GIL taken by this thread (which released it on
+        entering the kernel); an opaque state for :func:`gil_release`. An external call,
+        so no memory access moves across it."""
+        sig = types.int32()
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fnty = ir.FunctionType(ir.IntType(32), [])
+            fn = declare(builder.module, fnty, "PyGILState_Ensure")
+            return builder.call(fn, [])
+
+        return sig, codegen
+
+    def gil_release_typed(typingctx: Any, state: Any) -> Any:
+        """``PyGILState_Release(state)``: the GIL given back as :func:`gil_ensure` found it."""
+        sig = types.void(types.int32)
+
+        def codegen(context: Any, builder: Any, signature: Any, args: Any) -> Any:
+            fnty = ir.FunctionType(ir.VoidType(), [ir.IntType(32)])
+            fn = declare(builder.module, fnty, "PyGILState_Release")
+            builder.call(fn, [args[0]])
+            return context.get_dummy_value()
+
+        return sig, codegen
+
+    # (module globals, for the disk cache: see _build)
+    global _ADD_AT, _GIL_ENSURE, _GIL_RELEASE, _SETTLE
     _ADD_AT = intrinsic(add_at_typed)
+    _GIL_ENSURE = intrinsic(gil_ensure_typed)
+    _GIL_RELEASE = intrinsic(gil_release_typed)
 
     def take_objects(idx: Any, label_addr: Any, fill_addr: Any, out: Any,
                      counts: Any) -> Any:
-        # out[i] = label_addr[idx[i]] over slots that all hold fill_addr (None), counted;
-        # then each label's reference count raised by its count and the fill object's
-        # lowered by the slots replaced. On a bad index or a slot that is not the fill
-        # object, every slot written so far gets the fill object back and nothing is
-        # counted (return value: that position), else -1
+        # out[i] = label_addr[idx[i]] over slots that all hold fill_addr (NULL, or None
+        # counted once per slot), counted; then, holding the GIL, each label's reference
+        # count raised by its count and the fill object's (None's) lowered by the slots
+        # replaced. On a bad index or a slot that is not the fill, every slot written so
+        # far gets the fill back and nothing is counted (return value: that position),
+        # else -1
         k = u64(label_addr.shape[0])
         fill = u64(fill_addr)
         lanes = counts.shape[0] - 1
@@ -635,15 +674,22 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                 return i64(i)
             out[i] = label_addr[c]
             counts[i & lanes, c] += 1
+        _SETTLE(label_addr, fill, counts, n)
+        return i64(-1)
+
+    def settle(label_addr: Any, fill: Any, counts: Any, n: Any) -> None:
+        # the counts of the n slots just written, under the GIL (taken and given back
+        # here: the caller runs without it)
+        state = _GIL_ENSURE()
         for c in range(label_addr.shape[0]):
             total = counts[0, c]
             for lane in range(1, counts.shape[0]):
                 total += counts[lane, c]
             if total:
                 _ADD_AT(label_addr[c], i64(total))
-        if n:
+        if n and fill:
             _ADD_AT(fill, -i64(n))
-        return i64(-1)
+        _GIL_RELEASE(state)
 
     def draw_objects(words: Any, codes: Any, n_codes: Any, cells32: Any, cells: Any,
                      prim: Any, bits: int, mode: int, n_shared: Any, n_row: Any,
@@ -707,25 +753,14 @@ def _build_object_kernels(numba: Any, u64: Any, i64: Any) -> dict[str, Callable[
                 return i64(n)
             out[i] = label_addr[o]
             counts[i & lanes, o] += 1
-        for o in range(label_addr.shape[0]):
-            total = counts[0, o]
-            for lane in range(1, counts.shape[0]):
-                total += counts[lane, o]
-            if total:
-                _ADD_AT(label_addr[o], i64(total))
-        if n:
-            _ADD_AT(fill, -i64(n))
+        _SETTLE(label_addr, fill, counts, n)
         return i64(-1)
 
-    # the GIL is held for the whole call (no nogil): no other thread runs Python, or
-    # touches a reference count, between the first pointer written and the last count
-    out: dict[str, Callable[..., Any]] = {}
-    for name, fn in (("take_objects", take_objects), ("draw_objects", draw_objects)):
-        try:
-            out[name] = numba.njit(cache=True, boundscheck=False)(fn)
-        except RuntimeError:  # no writable cache location: compile per process
-            out[name] = numba.njit(boundscheck=False)(fn)
-    return out
+    # compiled without the GIL (nogil): the pointer writes of two threads' chunks run at
+    # once; settle() takes the GIL for the reference counts only
+    _SETTLE = njit_cached(numba, settle, boundscheck=False)
+    return {"take_objects": njit_cached(numba, take_objects, boundscheck=False),
+            "draw_objects": njit_cached(numba, draw_objects, boundscheck=False)}
 
 
 def _unaligned_load(numba: Any) -> Any:

@@ -34,7 +34,6 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from .. import _kernels
 from .._optional import loaded
 from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
@@ -215,11 +214,10 @@ def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarra
     n = values.shape[0]
 
     def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-        # a chunk run while another thread runs its own: the outputs drawn by the
-        # kernel that releases the GIL, then written by the one that holds it (the
-        # fused kernel holds the GIL while it draws too, which the threads then take
-        # in turn), a block at a time
-        if _kernels.sharing() or not gather.draw(sampler, codes, gen, start):
+        # (the fused kernel runs without the GIL: two threads' chunks draw and write
+        # at once; where it does not apply, the outputs are drawn, then put, a block at
+        # a time)
+        if not gather.draw(sampler, codes, gen, start):
             part = np.empty(min(codes.shape[0], _OBJECT_BLOCK), dtype=np.intp)
             for lo in range(0, codes.shape[0], _OBJECT_BLOCK):
                 hi = min(lo + _OBJECT_BLOCK, codes.shape[0])
