@@ -24,7 +24,7 @@ from numpy.typing import ArrayLike, NDArray
 from . import _kernels
 from ._optional import require
 from ._validation import as_mechanism, fmt, readonly
-from .errors import DataError, ValidationError
+from .errors import DataError, PMLError, ValidationError
 
 __all__ = [
     "DRAW_BLOCK",
@@ -2441,7 +2441,8 @@ class ObjectGather:
                  draw_kernel: Callable[..., Any] | None = None) -> None:
         self._kernel = kernel
         self._draw_kernel = draw_kernel
-        self._labels = labels  # (keeps the labels alive)
+        self._labels = labels  # (the private copy made by start: keeps them alive)
+        self._busy = 0  # kernel calls writing slots (under _lock)
         self._addr = label_addr
         fresh = _null_objects(n)
         if fresh is None:  # every slot None (counted)
@@ -2461,6 +2462,9 @@ class ObjectGather:
         (a NULL slot is given ``None``, counted, here; later writes then replace
         ``None``)."""
         with self._lock:
+            if self._busy:
+                raise PMLError("ObjectGather.out was read while a put or draw of another "
+                               "thread was writing its slots; read it once they return")
             if self._fill == 0 and self._written < self._array.shape[0]:
                 # (numpy's assignment releases the NULL it replaces as nothing)
                 self._array[np.flatnonzero(self._slots == 0)] = None
@@ -2475,6 +2479,11 @@ class ObjectGather:
         if kernels is None or "take_objects" not in kernels or labels.dtype != object \
                 or labels.ndim != 1 or not _refcounts_writable():
             return None
+        # a private copy (k pointers): it holds every label alive while the kernels write
+        # uncounted pointers to them without the GIL, whatever another thread does to the
+        # caller's array meanwhile (a label replaced there lost its last reference and was
+        # freed under 2^24 slots pointing at it, in an attack run)
+        labels = labels.copy()
         label_addr = np.array(_Addresses(labels), dtype=np.uint64)
         if not label_addr.all():  # a NULL slot (an array not filled): nothing to count
             return None
@@ -2517,7 +2526,6 @@ class ObjectGather:
         bitgen = generator.bit_generator
         codes = np.ascontiguousarray(codes)
         n_codes = np.uint64(sampler.n_inputs)
-        fill = np.uint64(self._fill)
         sampler._drawn += n
         # one block's output indices, reused by this call's blocks (which run one at a
         # time): it stays in the cache. Each call has its own (the kernel runs without
@@ -2527,9 +2535,10 @@ class ObjectGather:
         def block(words: NDArray[np.uint64], lo: int, hi: int) -> None:
             parts = np.zeros((count_lanes(self.counts.shape[0]), self.counts.shape[0]),
                              dtype=np.uint32)  # (a block: fewer than 2**32 records)
-            bad = int(kernel(words, codes[lo:hi], n_codes, cells32, cells, prim,
-                             bits, mode, n_shared, n_row, self._addr, fill,
-                             self._slots[start + lo:start + hi], parts, buf))
+            with self._writing() as fill:
+                bad = int(kernel(words, codes[lo:hi], n_codes, cells32, cells, prim,
+                                 bits, mode, n_shared, n_row, self._addr, fill,
+                                 self._slots[start + lo:start + hi], parts, buf))
             if bad >= 0:  # (nothing of this block written; the words were drawn)
                 raise AssertionError("an input index outside the table, or a slot "
                                      "written twice")
@@ -2566,12 +2575,26 @@ class ObjectGather:
             return False
         k = self.counts.shape[0]
         parts = np.zeros((count_lanes(k), k), dtype=_count_dtype(idx.shape[0]))
-        bad = int(self._kernel(np.ascontiguousarray(idx), self._addr,
-                               np.uint64(self._fill), self._slots[start:stop], parts))
+        idx = np.ascontiguousarray(idx)
+        with self._writing() as fill:
+            bad = int(self._kernel(idx, self._addr, fill, self._slots[start:stop], parts))
         if bad >= 0:
             return False
         self._wrote(parts, idx.shape[0])
         return True
+
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[np.uint64]:
+        """A kernel call writing slots: counted while it runs (:attr:`out` refuses to
+        change the fill meanwhile); yields the fill the slots hold."""
+        with self._lock:
+            self._busy += 1
+            fill = np.uint64(self._fill)
+        try:
+            yield fill
+        finally:
+            with self._lock:
+                self._busy -= 1
 
 
 def _null_objects(n: int) -> NDArray[Any] | None:
