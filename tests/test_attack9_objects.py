@@ -39,7 +39,7 @@ pytestmark = pytest.mark.skipif(
     _kernels.compiled() is None or not sampler_mod._refcounts_writable(),
     reason="needs the compiled kernels on CPython 3.11 (elsewhere no ObjectGather)")
 
-CHUNK = 1 << 14
+CHUNK = 1 << 14  # (the chunk of the small_chunks fixture: tests/conftest.py)
 N = 6 * CHUNK + 333  # seven chunks, the last one short (>= 2^16: the gather is used)
 
 #: The prelude of every child process: small chunks, the kernels loaded.
@@ -70,14 +70,6 @@ def fresh(tag: str, k: int) -> list[str]:
 
 def refcounts(objs: list[Any]) -> list[int]:
     return [sys.getrefcount(o) for o in objs]
-
-
-@pytest.fixture
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_core, "CHUNK_ROWS", CHUNK)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-    _kernels.compiled()
 
 
 def _mechanism(k: int, m: int, seed: int = 0) -> tuple[pmlkit.Mechanism, list[str], list[str]]:

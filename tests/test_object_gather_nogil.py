@@ -23,14 +23,13 @@ import pmlkit
 from pmlkit import _kernels
 from pmlkit import sampler as sampler_mod
 from pmlkit.errors import DataError
-from pmlkit.privatization import _core
 from pmlkit.sampler import ObjectGather
 
 pytestmark = pytest.mark.skipif(
     _kernels.compiled() is None or not sampler_mod._refcounts_writable(),
     reason="needs the compiled kernels on CPython 3.11 (elsewhere no ObjectGather)")
 
-CHUNK = 1 << 14
+CHUNK = 1 << 14  # (the chunk of the small_chunks fixture: tests/conftest.py)
 N = 5 * CHUNK + 777  # six chunks, the last one short (>= 2^16: the gather is used)
 
 
@@ -175,14 +174,6 @@ def test_kernels_write_without_the_gil() -> None:
     assert seen == {"put": True, "draw": True}
     gc.collect()
     assert counts(objs) == before
-
-
-@pytest.fixture
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(_core, "CHUNK_ROWS", CHUNK)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-    _kernels.compiled()
 
 
 def _mechanism(k: int, m: int) -> tuple[pmlkit.Mechanism, list[str], list[str]]:

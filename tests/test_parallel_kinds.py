@@ -19,23 +19,12 @@ import pytest
 import kindsgen as kg
 import pmlkit
 from pmlkit import _kernels
-from pmlkit import sampler as sampler_mod
 from pmlkit.errors import DataError
-from pmlkit.privatization import _core
 from pmlkit.rng import positioned, skip_words
 from pmlkit.sampler import run_chunks
 
-CHUNK = 1 << 14
+CHUNK = 1 << 14  # (the chunk of the small_chunks fixture: tests/conftest.py)
 N = 5 * CHUNK + 777  # six chunks, the last one short
-
-
-@pytest.fixture
-def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Chunks of 2^14 records, the compiled kernels (when numba is there) for them."""
-    monkeypatch.setattr(_core, "CHUNK_ROWS", CHUNK)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-    _kernels.compiled()
 
 
 def _state(gen: np.random.Generator) -> Any:
