@@ -261,6 +261,15 @@ def test_counts_exact_under_signal_interrupts_at_random_moments(threads: str) ->
                 signal.setitimer(signal.ITIMER_REAL, 0)
             except KeyboardInterrupt:
                 interrupted += 1
+            except RuntimeError as exc:
+                # the interrupt landed inside CPython's own Condition.wait (waiting for
+                # the worker's future), between its lock released and taken back: the
+                # condition's with-block then fails to release it. CPython's threading is
+                # not safe against asynchronous exceptions there; the counts below must
+                # still be exact (this happened once in a CI run)
+                if str(exc) != "cannot release un-acquired lock":
+                    raise
+                interrupted += 1
             finally:
                 signal.setitimer(signal.ITIMER_REAL, 0)
             out = None  # (a release that returned before the timer fired: freed)
