@@ -65,7 +65,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future, ThreadPoolExecutor
+    from concurrent.futures import ThreadPoolExecutor
 
 __all__: list[str] = []
 
@@ -863,29 +863,96 @@ def sharing() -> bool:
     return bool(getattr(_LOCAL, "inline", False))
 
 
+class Job:
+    """Work handed to the :class:`Worker`: ``result()``, ``exception()``, ``cancel()`` and
+    ``done()`` as on a :class:`concurrent.futures.Future`, but waited for on a plain lock.
+
+    A ``Future`` is waited for inside a ``threading.Condition``: a ``KeyboardInterrupt``
+    (Ctrl-C, or a signal handler that raises) landing in that wait can leave the
+    condition's lock in the wrong state, so that the wait raises ``RuntimeError('cannot
+    release un-acquired lock')`` or the worker, setting the result later, blocks on the
+    lock for good (every later release then hangs). Here the waiter only takes a lock
+    that the worker gives back when the work is done: interrupted, the wait raises and
+    leaves the job as it was; the worker finishes the job on its own.
+
+    Examples
+    --------
+    >>> worker().submit(pow, 2, 10).result()
+    1024
+    """
+
+    def __init__(self) -> None:
+        import _thread
+
+        self._finished = _thread.allocate_lock()
+        self._finished.acquire()  # (given back by whoever ends the job)
+        self._claim = _thread.allocate_lock()  # (taken by run or by cancel: the first)
+        self._cancelled = False
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+    def _run(self, fn: Callable[..., Any], args: tuple[Any, ...]) -> None:
+        if not self._claim.acquire(blocking=False):
+            return  # (cancelled before it started)
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # (raised by result() in the waiting thread)
+            self._error = exc
+        finally:
+            self._finished.release()
+
+    def cancel(self) -> bool:
+        """True (and the work never runs) when it had not started."""
+        if not self._claim.acquire(blocking=False):
+            return False
+        self._cancelled = True
+        self._finished.release()
+        return True
+
+    def done(self) -> bool:
+        return not self._finished.locked()
+
+    def _wait(self) -> None:
+        # taken and given straight back, by a with-block: an interrupt in the blocking
+        # acquire leaves it not taken, and one that arrives once it is taken (the signal
+        # handler runs at the next instruction) still leaves through the release, so
+        # every later wait passes (a bare acquire left it taken: the next wait hung)
+        with self._finished:
+            pass
+
+    def exception(self) -> BaseException | None:
+        self._wait()
+        if self._cancelled:
+            from concurrent.futures import CancelledError
+
+            raise CancelledError()
+        return self._error
+
+    def result(self) -> Any:
+        error = self.exception()
+        if error is not None:
+            raise error
+        return self._value
+
+
 class Worker:
     """The one persistent worker thread of the compiled draw (:func:`worker`): ``submit``
-    as :meth:`concurrent.futures.Executor.submit`, except that once the interpreter is
-    shutting down (``concurrent.futures`` refuses new work from its exit hook on, so a
-    release inside an ``atexit`` handler used to fail) the work runs in the calling
-    thread and the future returned is already done. Every caller only asks for work to be
-    done, never for it to run at the same time as its own: the result is the same."""
+    as :meth:`concurrent.futures.Executor.submit`, returning a :class:`Job`. Once the
+    interpreter is shutting down (``concurrent.futures`` refuses new work from its exit
+    hook on, so a release inside an ``atexit`` handler used to fail) the work runs in the
+    calling thread and the job returned is already done. Every caller only asks for work
+    to be done, never for it to run at the same time as its own: the result is the same."""
 
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self._pool = pool
 
-    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Future[Any]:
-        from concurrent.futures import Future
-
+    def submit(self, fn: Callable[..., Any], /, *args: Any) -> Job:
+        job = Job()
         try:
-            return self._pool.submit(fn, *args)
+            self._pool.submit(job._run, fn, args)
         except RuntimeError:  # (after the interpreter's shutdown began)
-            done: Future[Any] = Future()
-            try:
-                done.set_result(fn(*args))
-            except BaseException as exc:  # (the caller's result() raises it)
-                done.set_exception(exc)
-            return done
+            job._run(fn, args)
+        return job
 
 
 def worker() -> Worker:
