@@ -857,12 +857,6 @@ def one_thread() -> Iterator[None]:
         _LOCAL.inline = before
 
 
-def sharing() -> bool:
-    """Whether this thread runs its share of work spread over the threads (inside
-    :func:`one_thread`): another thread may then be running its own share meanwhile."""
-    return bool(getattr(_LOCAL, "inline", False))
-
-
 class Job:
     """Work handed to the :class:`Worker`: ``result()``, ``exception()``, ``cancel()`` and
     ``done()`` as on a :class:`concurrent.futures.Future`, but waited for on a plain lock.

@@ -2607,16 +2607,12 @@ def _null_objects(n: int) -> NDArray[Any] | None:
     pages, touched first by the threads that write them). Every slot is written before
     the array is handed out (or given ``None``: :attr:`ObjectGather.out`), and numpy
     frees a NULL slot as nothing. Checked once on a small array (its type, dtype, shape,
-    flags and NULL slots), else None ever after."""
-    if "make" not in _STATE_NULLS:
-        _STATE_NULLS["make"] = _null_constructor()
-    make: Callable[[int], NDArray[Any]] | None = _STATE_NULLS["make"]
+    flags and NULL slots; the constructor, or None, kept for the process)."""
+    make = _null_constructor()
     return None if make is None else make(n)
 
 
-_STATE_NULLS: dict[str, Any] = {}
-
-
+@functools.cache
 def _null_constructor() -> Callable[[int], NDArray[Any]] | None:
     """``n -> PyArray_NewFromDescr(&PyArray_Type, object dtype, 1, [n], NULL, NULL, 0,
     NULL)`` through ctypes (holding the GIL), checked on a small array; None where it is
