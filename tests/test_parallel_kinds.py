@@ -251,16 +251,19 @@ def test_positioned_and_skip_words() -> None:
     assert not skip_words(np.random.Generator(np.random.MT19937(1)), 5)
 
 
+@pytest.mark.parametrize("index_type", [np.intp, np.uint16])
 @pytest.mark.parametrize("labels", [["", "a", "bb", "ccc", "d" * 12, "é" * 9, ""],
                                     ["x" * 30, "", "yy"], ["", ""]])
 def test_arrow_take_in_two_parts_is_the_take_of_one(
-        labels: list[str], monkeypatch: pytest.MonkeyPatch) -> None:
+        labels: list[str], index_type: type, monkeypatch: pytest.MonkeyPatch) -> None:
     """The output labels' take split over two threads (the second part starting at the
-    bytes of the first part's labels, the seam's bytes rewritten after both): the
-    array, its offsets and the counts of one thread, for labels of every length (empty
-    ones too, around the seam) and every string layout; a bad index refused alike."""
+    bytes of the first part's labels, which it counts, the seam's bytes rewritten after
+    both): the array, its offsets and the counts of one thread, for labels of every
+    length (empty ones too, around the seam), every string layout, and the 8-byte and
+    the narrow (uint16) indices of the Arrow paths; a bad index refused alike."""
     import pyarrow as pa
 
+    from pmlkit import sampler as sampler_mod
     from pmlkit.sampler import _SPLIT_MIN, arrow_take
 
     _kernels.compiled()
@@ -268,8 +271,10 @@ def test_arrow_take_in_two_parts_is_the_take_of_one(
     for t in (pa.string(), pa.large_string(), pa.string_view()):
         lab = pa.array(labels, type=t)
         for n in (_SPLIT_MIN, _SPLIT_MIN + 7):
-            idx = rng.integers(0, len(labels), n).astype(np.intp)
-            idx[n // 2 - 20:n // 2 + 3] = labels.index("")  # empty labels at the seam
+            idx = rng.integers(0, len(labels), n).astype(index_type)
+            seam = (n * sampler_mod._TAKE_FIRST) >> 8
+            for at in (n // 2, seam):  # empty labels at the seams (views: halves)
+                idx[at - 20:at + 3] = labels.index("")
             ref = [labels[i] for i in idx.tolist()]
             got = []
             for threads in ("1", "2"):
@@ -286,3 +291,26 @@ def test_arrow_take_in_two_parts_is_the_take_of_one(
                     arrow_take(lab, bad)
             assert got[0] == got[1]
             assert got[0][1] == np.bincount(idx, minlength=len(labels)).tolist()
+
+
+@pytest.mark.parametrize("index_type", [np.intp, np.int16, np.uint16, np.uint8])
+def test_count_outputs_in_two_parts_is_the_count_of_one(
+        index_type: type, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The compiled count split over two threads (each part its own histograms): the
+    counts of ``np.bincount`` at one and two threads; an index outside the outputs
+    (in either part) leaves the count to numpy, which refuses a negative one."""
+    from pmlkit.sampler import _SPLIT_MIN, count_outputs
+
+    _kernels.compiled()
+    n = _SPLIT_MIN + 5
+    idx = np.random.default_rng(7).integers(0, 100, n).astype(index_type)
+    ref = np.bincount(idx, minlength=100)
+    for threads in ("1", "2"):
+        monkeypatch.setenv("PMLKIT_THREADS", threads)
+        got = count_outputs(idx, 100)
+        assert got.dtype == np.int64 and got.tolist() == ref.tolist()
+        for at in (3, n - 3):  # an output index 100 in the first or the second half
+            bad = idx.copy()
+            bad[at] = 100
+            assert count_outputs(bad, 100)[:100].tolist() \
+                == np.bincount(bad, minlength=100)[:100].tolist()

@@ -2198,8 +2198,7 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     if pa.types.is_string_view(t):
         views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
         views = views[labels.offset:labels.offset + len(labels)]
-        if kernels is not None and not labels.null_count and idx.dtype == np.intp \
-                and idx.ndim == 1:
+        if kernels is not None and not labels.null_count and _kernel_index(idx):
             buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
             flat, out = np.ascontiguousarray(views).ravel(), np.frombuffer(buf, np.uint64)
             if min(in_two(n, lambda lo, hi: int(kernels["take_views"](
@@ -2213,7 +2212,7 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
         return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
     wide = pa.types.is_large_string(t)
     if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
-            or sys.byteorder != "little" or idx.dtype != np.intp or idx.ndim != 1:
+            or sys.byteorder != "little" or not _kernel_index(idx):
         return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
     vals = labels.to_pylist()
     raw = [v.encode("utf-8") for v in vals]
@@ -2244,25 +2243,34 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
 
     def part(lo: int, hi: int) -> int:
         # records lo..hi-1; a part after the first starts at the bytes of the records
-        # before it, from their counts (counted here: this thread's part of the work)
+        # before it, from their counts (counted here: this thread's part of the work),
+        # which are then also the counts of the first part (which does not count)
         start = 0
+        first_counted = lo == 0 and hi < n
         if lo:
             before = np.zeros((count_lanes(k), k), dtype=_count_dtype(lo))
             if int(kernels["count_codes"](idx[:lo], before)) >= 0:
                 return -1  # (an index that is not a label's: the first part says so)
             sums = before.sum(axis=0, dtype=np.int64)
             start = int(sums @ lab_len.astype(np.int64))
-        parts = np.zeros((count_lanes(k), k if counts is not None else 0),
-                         dtype=_count_dtype(hi - lo))
+            if counts is not None:
+                with lock:
+                    found[:] += sums
+        parts = np.zeros((count_lanes(k), k if counts is not None and not first_counted
+                          else 0), dtype=_count_dtype(hi - lo))
         end = int(take(idx[lo:hi], lab_len, words, out_off[lo:hi + 1], out_words, parts,
                        start))
-        if counts is not None and end >= 0:
+        if parts.shape[1] and end >= 0:
             with lock:
                 found[:] += parts.sum(axis=0, dtype=np.int64)
         return end
 
     lock = threading.Lock()
-    ends = in_two(n, part)
+    # the second part also counts the first's records (for its start), so the first
+    # part is the larger: both then end at about the same time (at k = 1000, 10^7
+    # records, 2 threads: ... ms against ... for halves)
+    mid = (n * _TAKE_FIRST) >> 8
+    ends = in_two(n, part, mid)
     if min(ends) < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
     total = ends[-1]
@@ -2271,8 +2279,10 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
         # overwritten up to 7 bytes of the second part's first labels: each of those
         # bytes rewritten from the label of the record holding it (the offsets are all
         # right), now that both parts are done
-        mid = n // 2
-        at = np.arange(int(out_off[mid]), min(int(out_off[mid]) + 8, total))
+        # (the bytes' positions of the offsets' dtype: numpy's searchsorted would
+        # otherwise convert the whole half of the offsets, 7 ms per 10^7 records)
+        at = np.arange(int(out_off[mid]), min(int(out_off[mid]) + 8, total),
+                       dtype=out_off.dtype)
         rec = mid + np.searchsorted(out_off[mid:n], at, side="right") - 1
         lab_bytes = lab_words.view(np.uint8).reshape(k, -1)
         out_words.view(np.uint8)[at] = lab_bytes[idx[rec], at - out_off[rec]]
@@ -2284,15 +2294,27 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     return pa.Array.from_buffers(t, n, [None, off_buf, data])
 
 
+def _kernel_index(idx: NDArray[Any]) -> bool:
+    """Whether the compiled takes read ``idx`` as it is: 1-D, contiguous, intp or uint16
+    (:func:`scratch_index_dtype`; a negative intp wraps to a huge index and is refused)."""
+    return idx.ndim == 1 and idx.dtype in (np.dtype(np.intp), np.dtype(np.uint16)) \
+        and idx.flags.c_contiguous
+
+
+#: The first part of a two-thread string take, in 256ths of the records (the second
+#: part first counts the first part's records to find where its bytes start).
+_TAKE_FIRST = 200
+
 #: A compiled take of at least this many records is split over the two threads.
 _SPLIT_MIN = 1 << 18
 
 
-def in_two(n: int, part: Callable[[int, int], Any]) -> list[Any]:
+def in_two(n: int, part: Callable[[int, int], Any], mid: int | None = None) -> list[Any]:
     """``[part(0, n)]``, or with two threads (:func:`pmlkit._kernels.draw_threads`) and
-    at least :data:`_SPLIT_MIN` records ``[part(0, n // 2), part(n // 2, n)]``, the
-    second part run by the one worker while this thread runs the first (the parts
-    write disjoint records, by kernels that release the GIL).
+    at least :data:`_SPLIT_MIN` records ``[part(0, mid), part(mid, n)]`` (``mid``:
+    ``n // 2`` unless given, ``0 < mid < n``), the second part run by the one worker
+    while this thread runs the first (the parts write disjoint records, by kernels that
+    release the GIL).
 
     Examples
     --------
@@ -2301,7 +2323,9 @@ def in_two(n: int, part: Callable[[int, int], Any]) -> list[Any]:
     """
     if n < _SPLIT_MIN or _kernels.draw_threads() < 2:
         return [part(0, n)]
-    mid = n // 2
+    mid = n // 2 if mid is None else mid
+    if not 0 < mid < n:
+        raise ValidationError(f"mid must be in 1..{n - 1}, got {mid}")
     second = _kernels.worker().submit(part, mid, n)
     try:
         first = part(0, mid)
@@ -2676,6 +2700,23 @@ def pool_empty(n: int, dtype: Any = np.intp) -> NDArray[Any]:
     return np.frombuffer(pa.allocate_buffer(n * dt.itemsize), dtype=dt)
 
 
+def scratch_index_dtype(m: int, n: int) -> np.dtype[Any]:
+    """The dtype of an array of ``n`` indices of ``m`` outputs that only the compiled
+    draw writes (:meth:`AliasSampler.draw` with ``out_codes``) and only the takes read
+    (:func:`arrow_take`, :func:`count_outputs`): uint16 when every index fits it, the
+    array is large and the kernels are loaded (a quarter of the memory traffic of 8-byte
+    indices), else intp (the numpy draw writes 8-byte indices directly).
+
+    Examples
+    --------
+    >>> scratch_index_dtype(1000, 10)
+    dtype('int64')
+    """
+    if m <= 1 << 16 and n >= 1 << 16 and _kernels.compiled(load=False) is not None:
+        return np.dtype(np.uint16)
+    return np.dtype(np.intp)
+
+
 def count_lanes(m: int) -> int:
     """Histograms a compiled count of ``m`` outputs fills in turn: 4 for few outputs (a
     run of equal outputs then does not wait on one count), 1 for 256 or more (four
@@ -2710,10 +2751,20 @@ def count_outputs(idx: NDArray[Any], m: int) -> NDArray[np.int64]:
     kernels = _kernels.compiled(load=False) if idx.shape[0] >= 1 << 16 else None
     if kernels is not None and idx.dtype.kind in "iu" and idx.dtype.isnative \
             and idx.ndim == 1:  # (any integer width: narrow categorical codes too)
-        parts = np.zeros((count_lanes(m), m), dtype=_count_dtype(idx.shape[0]))
-        if int(kernels["count_codes"](idx, parts)) < 0:
-            out: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
-            return out
+        def part(lo: int, hi: int) -> NDArray[np.int64] | None:
+            # (each thread its own histograms; None: an index outside 0..m-1)
+            parts = np.zeros((count_lanes(m), m), dtype=_count_dtype(hi - lo))
+            if int(kernels["count_codes"](idx[lo:hi], parts)) >= 0:
+                return None
+            got: NDArray[np.int64] = parts.sum(axis=0, dtype=np.int64)
+            return got
+
+        halves = in_two(idx.shape[0], part)
+        if all(h is not None for h in halves):
+            total: NDArray[np.int64] = halves[0]
+            for h in halves[1:]:
+                total = total + h
+            return total
     if idx.dtype.itemsize < np.dtype(np.intp).itemsize and idx.shape[0] > DRAW_BLOCK:
         # narrow codes counted a block at a time (bincount widens its input to intp: a
         # whole-array copy 8 bytes per record)
