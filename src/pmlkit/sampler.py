@@ -2268,7 +2268,8 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     lock = threading.Lock()
     # the second part also counts the first's records (for its start), so the first
     # part is the larger: both then end at about the same time (at k = 1000, 10^7
-    # records, 2 threads: ... ms against ... for halves)
+    # records, 2 threads, best of 11: 7.4 against 10.0 ms for halves, 8.1 against 10.5
+    # with the counts)
     mid = (n * _TAKE_FIRST) >> 8
     ends = in_two(n, part, mid)
     if min(ends) < 0:  # an index that is not a label's (stopped before reading it)
