@@ -9,6 +9,7 @@ record does not grow with the number of outputs.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import ctypes
 import functools
@@ -29,6 +30,7 @@ from .errors import DataError, PMLError, ValidationError
 __all__ = [
     "DRAW_BLOCK",
     "AliasSampler",
+    "ArrowGather",
     "Encoder",
     "ObjectGather",
     "arrow_take",
@@ -2210,35 +2212,10 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
             raise _bad_label_index(idx, len(labels))  # (numpy would count from the end)
         taken = pa.py_buffer(views.take(idx, axis=0))
         return pa.Array.from_buffers(t, n, [None, taken, *labels.buffers()[2:]])
-    wide = pa.types.is_large_string(t)
-    if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
-            or sys.byteorder != "little" or not _kernel_index(idx):
+    writer = _StringWriter.make(labels, n, kernels) if _kernel_index(idx) else None
+    if writer is None:
         return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
-    vals = labels.to_pylist()
-    raw = [v.encode("utf-8") for v in vals]
-    longest = max((len(r) for r in raw), default=0)
-    # 32-bit offsets written directly when no output can reach 2**31 bytes
-    if not wide and n * longest > np.iinfo(np.int32).max:
-        # (Arrow then refuses or splits as it does)
-        return _counted(_arrow_take(labels, idx), idx, counts, len(labels))
-    # the kernels' tables as narrow as they can be (lengths in bytes up to 255 bytes,
-    # histograms in 32 bits while no count can reach 2**32): at k = 1000 the 64-bit ones
-    # (24 KB with the labels' words) crowded the L1 cache, 18 against 11 ms per 10^7
-    # records
-    lab_len = np.array([len(r) for r in raw], dtype=np.uint8 if longest <= 255
-                       else np.uint32 if longest < 1 << 32 else np.uint64)
-    width = max(1, -(-longest // 8))
-    lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
-                              dtype="<u8").reshape(len(raw), width)
-    # the output buffers from Arrow's memory pool (which reuses freed memory; fresh
-    # pages from the system cost about as much as writing them)
-    off_buf = pa.allocate_buffer((n + 1) * (8 if wide else 4))
-    out_off = np.frombuffer(off_buf, dtype=np.int64 if wide else np.int32)
-    data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
-    out_words = np.frombuffer(data_buf, dtype="<u8")
-    take, words = (kernels["take_short"], lab_words[:, 0].copy()) if width == 1 \
-        else (kernels["take_strings"], lab_words)  # (short: one word per label)
-    k = len(raw)
+    k = len(labels)
     found = np.zeros(k, dtype=np.int64)  # the counts of the records taken
 
     def part(lo: int, hi: int) -> int:
@@ -2249,17 +2226,16 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
         first_counted = lo == 0 and hi < n
         if lo:
             before = np.zeros((count_lanes(k), k), dtype=_count_dtype(lo))
-            if int(kernels["count_codes"](idx[:lo], before)) >= 0:
+            if int(writer.kernels["count_codes"](idx[:lo], before)) >= 0:
                 return -1  # (an index that is not a label's: the first part says so)
             sums = before.sum(axis=0, dtype=np.int64)
-            start = int(sums @ lab_len.astype(np.int64))
+            start = int(sums @ writer.lab_len.astype(np.int64))
             if counts is not None:
                 with lock:
                     found[:] += sums
         parts = np.zeros((count_lanes(k), k if counts is not None and not first_counted
                           else 0), dtype=_count_dtype(hi - lo))
-        end = int(take(idx[lo:hi], lab_len, words, out_off[lo:hi + 1], out_words, parts,
-                       start))
+        end = writer.write(lo, idx[lo:hi], start, parts)
         if parts.shape[1] and end >= 0:
             with lock:
                 found[:] += parts.sum(axis=0, dtype=np.int64)
@@ -2274,25 +2250,284 @@ def arrow_take(labels: Any, idx: NDArray[np.intp],
     ends = in_two(n, part, mid)
     if min(ends) < 0:  # an index that is not a label's (stopped before reading it)
         raise _bad_label_index(idx, len(labels))
-    total = ends[-1]
     if len(ends) > 1:
-        # the first part's last label was stored as words whose zero padding may have
-        # overwritten up to 7 bytes of the second part's first labels: each of those
-        # bytes rewritten from the label of the record holding it (the offsets are all
-        # right), now that both parts are done
+        writer.mend_seam(mid, idx, ends[-1])
+    if counts is not None:
+        counts += found[:counts.shape[0]]
+    return writer.array(ends[-1])
+
+
+class _StringWriter:
+    """The offsets and bytes of an Arrow ``string``/``large_string`` array of output
+    labels for ``n`` records, written by the compiled takes (``take_short``: labels of at
+    most 8 bytes, one store per record; else ``take_strings``) part by part: a part of
+    records ``lo..`` starting at byte ``start`` (:meth:`write`). Parts written in record
+    order need nothing more; two parts written at once need the seam mended
+    (:meth:`mend_seam`)."""
+
+    def __init__(self, kernels: dict[str, Callable[..., Any]], labels: Any, n: int,
+                 raw: list[bytes], longest: int, wide: bool) -> None:
+        import pyarrow as pa
+
+        self.kernels = kernels
+        self.type = labels.type
+        self.n = n
+        # the kernels' tables as narrow as they can be (lengths in bytes up to 255 bytes,
+        # histograms in 32 bits while no count can reach 2**32): at k = 1000 the 64-bit
+        # ones (24 KB with the labels' words) crowded the L1 cache, 18 against 11 ms per
+        # 10^7 records
+        self.lab_len = np.array([len(r) for r in raw], dtype=np.uint8 if longest <= 255
+                                else np.uint32 if longest < 1 << 32 else np.uint64)
+        width = max(1, -(-longest // 8))
+        self.lab_words = np.frombuffer(b"".join(r.ljust(8 * width, b"\0") for r in raw),
+                                       dtype="<u8").reshape(len(raw), width)
+        # the output buffers from Arrow's memory pool (which reuses freed memory; fresh
+        # pages from the system cost about as much as writing them)
+        self.off_buf = pa.allocate_buffer((n + 1) * (8 if wide else 4))
+        self.out_off = np.frombuffer(self.off_buf, dtype=np.int64 if wide else np.int32)
+        self.data_buf = pa.allocate_buffer(8 * (n * longest // 8 + 2))
+        self.out_words = np.frombuffer(self.data_buf, dtype="<u8")
+        self._take, self._words = (kernels["take_short"], self.lab_words[:, 0].copy()) \
+            if width == 1 else (kernels["take_strings"], self.lab_words)
+
+    @classmethod
+    def make(cls, labels: Any, n: int, kernels: dict[str, Callable[..., Any]] | None
+             ) -> _StringWriter | None:
+        """The writer for ``labels`` (a pyarrow array), or None where Arrow's own take
+        applies (no kernels, nulls among the labels, another type, a big-endian machine,
+        or 32-bit offsets that ``n`` records of the longest label could overflow)."""
+        import pyarrow as pa
+
+        t = labels.type
+        wide = pa.types.is_large_string(t)
+        if kernels is None or labels.null_count or not (wide or pa.types.is_string(t)) \
+                or sys.byteorder != "little":
+            return None
+        raw = [v.encode("utf-8") for v in labels.to_pylist()]
+        longest = max((len(r) for r in raw), default=0)
+        # 32-bit offsets written directly when no output can reach 2**31 bytes
+        if not wide and n * longest > np.iinfo(np.int32).max:
+            return None  # (Arrow then refuses or splits as it does)
+        return cls(kernels, labels, n, raw, longest, wide)
+
+    def write(self, lo: int, idx: NDArray[Any], start: int, counts: NDArray[Any]) -> int:
+        """Records ``lo..lo + len(idx) - 1`` written from byte ``start`` (each label's
+        words stored at its offset, zero padding up to 8 bytes past the end); each label
+        counted into ``counts`` (``(lanes, k)``, or ``(lanes, 0)``: not counted). Returns
+        the byte after the last record's label, or -1 at an index that is not a label's
+        (nothing past it written)."""
+        hi = lo + idx.shape[0]
+        return int(self._take(idx, self.lab_len, self._words, self.out_off[lo:hi + 1],
+                              self.out_words, counts, start))
+
+    def mend_seam(self, mid: int, idx: NDArray[Any], total: int) -> None:
+        """After two parts written at once (split at record ``mid``): the first part's
+        last label was stored as words whose zero padding may have overwritten up to 7
+        bytes of the second part's first labels; each of those bytes is rewritten from
+        the label of the record holding it (the offsets are all right)."""
+        out_off, n = self.out_off, self.n
         # (the bytes' positions of the offsets' dtype: numpy's searchsorted would
         # otherwise convert the whole half of the offsets, 7 ms per 10^7 records)
         at = np.arange(int(out_off[mid]), min(int(out_off[mid]) + 8, total),
                        dtype=out_off.dtype)
         rec = mid + np.searchsorted(out_off[mid:n], at, side="right") - 1
-        lab_bytes = lab_words.view(np.uint8).reshape(k, -1)
-        out_words.view(np.uint8)[at] = lab_bytes[idx[rec], at - out_off[rec]]
-    if counts is not None:
-        counts += found[:counts.shape[0]]
-    data = data_buf.slice(0, total)
-    if 2 * total < data_buf.size:  # labels of very different lengths: no idle memory kept
-        data = pa.py_buffer(bytes(data))
-    return pa.Array.from_buffers(t, n, [None, off_buf, data])
+        lab_bytes = self.lab_words.view(np.uint8).reshape(self.lab_words.shape[0], -1)
+        self.out_words.view(np.uint8)[at] = lab_bytes[idx[rec], at - out_off[rec]]
+
+    def array(self, total: int) -> Any:
+        """The Arrow array of the ``n`` records, ``total`` bytes of labels."""
+        import pyarrow as pa
+
+        data = self.data_buf.slice(0, total)
+        if 2 * total < self.data_buf.size:  # labels of very different lengths: no idle
+            data = pa.py_buffer(bytes(data))  # memory kept
+        return pa.Array.from_buffers(self.type, self.n, [None, self.off_buf, data])
+
+
+class ArrowGather:
+    """The output labels of an Arrow release of ``n`` records, written chunk by chunk as
+    the chunks' outputs are drawn, by the thread that drew them (:meth:`put`), instead of
+    one take over every record once all are drawn (whose second part had to count the
+    first's records to find where its bytes start, and waited for the slower thread).
+
+    For ``string``/``large_string`` labels a chunk's bytes start where the chunk before
+    it ends, so chunks are written in record order: a chunk put before the chunks ahead
+    of it waits (its indices stay in the caller's array) and the thread that writes the
+    chunk ahead then writes it too; one thread writes at a time, each chunk once, so the
+    offsets and bytes are those of one take in record order. ``string_view`` labels
+    (16-byte views of fixed size) are written where they belong at once. The labels
+    are counted on the way (``count``). Only where the compiled kernels are loaded (else
+    :meth:`start` gives None and the caller takes as before).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> g = ArrowGather.start(pa.array(["no", "yes"]), 1 << 16, count=True)
+    >>> if g is not None:  # (the kernels loaded)
+    ...     idx = np.arange(1 << 16, dtype=np.uint16) % 2
+    ...     g.put(1 << 15, idx[1 << 15:])  # the second half first: it waits
+    ...     g.put(0, idx[:1 << 15])
+    ...     out = g.result()
+    ...     assert out.to_pylist() == ["no", "yes"] * (1 << 15)
+    ...     assert g.counts.tolist() == [1 << 15, 1 << 15]
+    """
+
+    def __init__(self, labels: Any, n: int, kernels: dict[str, Callable[..., Any]],
+                 writer: _StringWriter | None, count: bool) -> None:
+        import pyarrow as pa
+
+        self._labels = labels
+        self._n = n
+        self._kernels = kernels
+        self._writer = writer
+        self._k = len(labels)
+        self.counts: NDArray[np.int64] | None = np.zeros(self._k, dtype=np.int64) \
+            if count else None
+        self._lock = threading.Lock()
+        self._failed = False  # an index that is not a label's
+        self._written = 0  # records written
+        if writer is None:  # string_view: the views gathered in place
+            views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
+            self._views = np.ascontiguousarray(
+                views[labels.offset:labels.offset + self._k]).ravel()
+            self._view_buf = pa.allocate_buffer(16 * n)  # (from the pool: no fresh pages)
+            self._view_out = np.frombuffer(self._view_buf, dtype=np.uint64)
+        self._starts: list[int] = []  # the ranges of records put, sorted
+        self._ends: list[int] = []
+        self._pending: dict[int, NDArray[Any]] = {}  # chunks waiting, by first record
+        self._writing = False  # a thread is writing the chunks in order
+        self._next = 0  # the next record to write (strings)
+        self._end = 0  # the byte it starts at
+
+    @classmethod
+    def start(cls, labels: Any, n: int, *, count: bool = False) -> ArrowGather | None:
+        """The gather of ``n`` records of the pyarrow array ``labels`` (``string``,
+        ``large_string`` or ``string_view``, no nulls), or None where it does not apply
+        (the kernels not loaded, fewer records than the compiled takes are used for,
+        another type, nulls among the labels, 32-bit offsets that could overflow)."""
+        import pyarrow as pa
+
+        kernels = _kernels.compiled(load=False) if n >= _STRING_KERNEL_MIN else None
+        if kernels is None or labels.null_count:
+            return None
+        if pa.types.is_string_view(labels.type):
+            return cls(labels, n, kernels, None, count)
+        writer = _StringWriter.make(labels, n, kernels)
+        return None if writer is None else cls(labels, n, kernels, writer, count)
+
+    def put(self, lo: int, idx: NDArray[Any]) -> None:
+        """The output indices ``idx`` of records ``lo..lo + len(idx) - 1`` (intp or
+        uint16; every record once, chunks in any order and from any thread): written now,
+        or (strings) once the records before them are. ``idx`` is read until then."""
+        hi = lo + idx.shape[0]
+        if not _kernel_index(idx) or lo < 0 or hi > self._n:
+            raise ValidationError(f"idx must be a 1-D contiguous intp or uint16 array of "
+                                  f"records inside 0..{self._n - 1}, got dtype "
+                                  f"{idx.dtype} from record {lo}")
+        if not idx.shape[0]:
+            return
+        with self._lock:
+            # every record put once: a range overlapping one put before is refused (a
+            # record never put is never handed out: result() counts them)
+            at = bisect.bisect_right(self._starts, lo)
+            if (at and self._ends[at - 1] > lo) or (at < len(self._starts)
+                                                    and self._starts[at] < hi):
+                raise ValidationError(f"records {lo}..{hi - 1} were put already (in part); "
+                                      f"put every record once")
+            self._starts.insert(at, lo)
+            self._ends.insert(at, hi)
+            if self._writer is not None:
+                self._pending[lo] = idx
+        if self._writer is None:
+            self._put_views(lo, idx)
+            return
+        self.put_pending()
+
+    def put_pending(self) -> None:
+        """Write the chunks whose turn has come, unless another thread is writing them
+        (it then writes these too: it looks again, under the lock, before it stops)."""
+        if self._writer is None:  # (views are written as they are put)
+            return
+        while True:
+            with self._lock:
+                if self._writing:
+                    return
+                self._writing = True
+            try:
+                self._write_in_order()
+            finally:
+                with self._lock:
+                    self._writing = False
+                    more = self._next in self._pending and not self._failed
+            if not more:  # (else a chunk was put while this thread stopped writing)
+                return
+
+    def _write_in_order(self) -> None:
+        writer = self._writer
+        assert writer is not None
+        lanes = count_lanes(self._k)
+        while True:
+            with self._lock:
+                idx = None if self._failed else self._pending.pop(self._next, None)
+            if idx is None:
+                return
+            parts = np.zeros((lanes, self._k if self.counts is not None else 0),
+                             dtype=_count_dtype(idx.shape[0]))
+            end = writer.write(self._next, idx, self._end, parts)
+            with self._lock:
+                if end < 0:
+                    self._failed = True
+                    return
+                if parts.shape[1]:
+                    assert self.counts is not None
+                    self.counts += parts.sum(axis=0, dtype=np.int64)
+                self._next += idx.shape[0]
+                self._end = end
+                self._written += idx.shape[0]
+
+    def _put_views(self, lo: int, idx: NDArray[Any]) -> None:
+        m = idx.shape[0]
+        ok = int(self._kernels["take_views"](idx, self._views,
+                                             self._view_out[2 * lo:2 * (lo + m)])) >= 0
+        got = None
+        if ok and self.counts is not None:
+            parts = np.zeros((count_lanes(self._k), self._k), dtype=_count_dtype(m))
+            self._kernels["count_codes"](idx, parts)  # (in range: checked by the take)
+            got = parts.sum(axis=0, dtype=np.int64)
+        with self._lock:
+            if not ok:
+                self._failed = True
+                return
+            if got is not None and self.counts is not None:
+                self.counts += got
+            self._written += m
+
+    def result(self) -> Any:
+        """The Arrow array of output labels, once every record is written.
+
+        Raises
+        ------
+        ValidationError
+            An index that is not a label's was put (nothing is returned).
+        PMLError
+            Records not written yet.
+        """
+        import pyarrow as pa
+
+        self.put_pending()
+        with self._lock:
+            if self._failed:
+                raise ValidationError(f"idx must hold label indices in 0..{self._k - 1}, "
+                                      f"got an index outside them")
+            if self._written != self._n:
+                raise PMLError(f"ArrowGather.result: {self._written} of {self._n} "
+                               f"records written; put every record first")
+        if self._writer is None:
+            return pa.Array.from_buffers(self._labels.type, self._n,
+                                         [None, self._view_buf,
+                                          *self._labels.buffers()[2:]])
+        return self._writer.array(self._end)
 
 
 def _kernel_index(idx: NDArray[Any]) -> bool:

@@ -26,6 +26,7 @@ mapped silently; row order and count are kept.
 
 from __future__ import annotations
 
+import bisect
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,7 @@ from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
 from ..sampler import (
     AliasSampler,
+    ArrowGather,
     Encoder,
     ObjectGather,
     arrow_take,
@@ -329,9 +331,13 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     check_text_labels(mech)
     chunked = isinstance(arr, pa.ChunkedArray)
     pieces = arr.chunks if chunked else [arr]
-    idx = _arrow_indices(mech, sampler, pieces, generator, what)
     out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
+    gathers = _arrow_gathers(out_labels, pieces)
+    idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
+    if gathers is not None:  # every piece's labels written as they were drawn
+        results = [g.result() for g in gathers]
+        return pa.chunked_array(results, type=out_type) if chunked else results[0]
     results = []
     pos = 0
     for piece in pieces:
@@ -350,7 +356,8 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str) -> NDArray[Any]:
+                   generator: np.random.Generator, what: str,
+                   gathers: Sequence[ArrowGather] | None = None) -> NDArray[Any]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
     CHUNK_ROWS records of each piece straight into one array (no concatenation), the
     chunks spread over the threads (:func:`_encode_and_draw`). The chunks' codes are
@@ -358,14 +365,40 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     indices (uint16 for up to 65536 outputs) once the compiled kernels are loaded: the
     draw writes them as such, and the take reads them: a quarter of the memory of
     8-byte indices (the take of 10^7 records at k = 1000, one thread: 7.8 -> 7.4 ms; the
-    second part's count of the first, 4.2 -> 2.8 ms)."""
+    second part's count of the first, 4.2 -> 2.8 ms). With ``gathers`` (one per piece)
+    each chunk's output labels are also put into its piece's gather as soon as they are
+    drawn."""
     n = sum(len(piece) for piece in pieces)
     idx = pool_empty(n, scratch_index_dtype(mech.n_outputs, n))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
-    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
-                     _drawing_into(sampler, idx), what, narrow=True)
+    draw = _drawing_into(sampler, idx)
+    if gathers is not None:
+        # each chunk's labels written by the thread that drew it (ArrowGather): the
+        # chunk's piece found from its first record
+        firsts = np.cumsum([0, *(len(piece) for piece in pieces)]).tolist()
+
+        def draw_and_put(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
+            draw(codes, gen, start)
+            p = bisect.bisect_right(firsts, start) - 1
+            gathers[p].put(start - firsts[p], idx[start:start + codes.shape[0]])
+
+        _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw_and_put,
+                         what, narrow=True)
+        return idx
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw, what,
+                     narrow=True)
     return idx
+
+
+def _arrow_gathers(labels: Any, pieces: Sequence[Any], *, count: bool = False
+                   ) -> list[ArrowGather] | None:
+    """One :class:`~pmlkit.sampler.ArrowGather` of ``labels`` per piece, or None if any
+    piece cannot have one (the caller then takes after the draw)."""
+    gathers = [ArrowGather.start(labels, len(piece), count=count) for piece in pieces]
+    if not gathers or any(g is None for g in gathers):
+        return None
+    return [g for g in gathers if g is not None]
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
@@ -438,14 +471,29 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
 
         pa_arr = pa.array(s.array)
         pieces = pa_arr.chunks if isinstance(pa_arr, pa.ChunkedArray) else [pa_arr]
-        idx = _arrow_indices(mech, sampler, pieces, generator, what)
+        out_labels = None
         if label_kind(mech.output_labels) == label_kind(mech.input_labels):
             try:
-                out_type = arrow_output_type(mech, pa_arr.type)
-                # the report's counts taken on the way (no pass of their own)
+                out_labels = pa.array(list(mech.output_labels),
+                                      type=arrow_output_type(mech, pa_arr.type))
+            except (TypeError, ValueError, pa.ArrowException):
+                pass
+        # the labels written as the chunks are drawn, the report's counts taken on the
+        # way (no pass of their own)
+        gathers = None if out_labels is None else _arrow_gathers(out_labels, pieces,
+                                                                   count=True)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
+        if out_labels is not None:
+            try:
                 counted = np.zeros(mech.n_outputs, dtype=np.int64)
-                taken = arrow_take(pa.array(list(mech.output_labels), type=out_type), idx,
-                                   counted)
+                if gathers is not None:
+                    taken = pa.chunked_array([g.result() for g in gathers],
+                                             type=out_labels.type)
+                    for g in gathers:
+                        assert g.counts is not None
+                        counted += g.counts
+                else:
+                    taken = arrow_take(out_labels, idx, counted)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
                                   name=s.name), idx, counted)
             except (TypeError, ValueError, pa.ArrowException):
@@ -535,20 +583,25 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) \
             if s.dtype == pl.String and hasattr(pa, "string_view") else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-        idx = _arrow_indices(mech, sampler, pieces, generator, what)
+        views = None
         if s.dtype == pl.String and hasattr(pa, "string_view") \
                 and label_kind(mech.output_labels) == "str" \
                 and label_kind(mech.input_labels) == "str":
             # string labels out of a String column: the labels' views gathered into
-            # polars' own layout (zero-copy into polars; about 3x its gather)
+            # polars' own layout (zero-copy into polars; about 3x its gather), each
+            # chunk's as it is drawn
             try:
                 views = pa.array(list(mech.output_labels), type=pa.string_view())
             except (UnicodeEncodeError, pa.ArrowException):
                 views = None  # a label UTF-8 cannot encode: polars' own gather below
-            if views is not None:
-                taken = pl.from_arrow(arrow_take(views, idx))
-                if isinstance(taken, pl.Series) and taken.dtype == pl.String:
-                    return taken.alias(s.name), _counter(mech, idx)
+        gathers = None if views is None else _arrow_gathers(views, pieces)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
+        if views is not None:
+            taken = pl.from_arrow(arrow_take(views, idx) if gathers is None else
+                                  pa.chunked_array([g.result() for g in gathers],
+                                                   type=views.type))
+            if isinstance(taken, pl.Series) and taken.dtype == pl.String:
+                return taken.alias(s.name), _counter(mech, idx)
     out = _polars_labels(mech, s.dtype).gather(idx.astype(np.intp, copy=False)).alias(s.name)
     return out, _counter(mech, idx)
 
