@@ -2420,11 +2420,19 @@ class ArrowGather:
         """The output indices ``idx`` of records ``lo..lo + len(idx) - 1`` (intp or
         uint16; every record once, chunks in any order and from any thread): written now,
         or (strings) once the records before them are. ``idx`` is read until then."""
+        if not isinstance(idx, np.ndarray) or not isinstance(lo, int | np.integer) \
+                or isinstance(lo, bool):
+            raise ValidationError(f"put takes an integer first record and a numpy array of "
+                                  f"indices, got {type(lo).__name__} and "
+                                  f"{type(idx).__name__}")
+        lo = int(lo)
+        if not _kernel_index(idx):
+            raise ValidationError(f"idx must be a 1-D contiguous intp or uint16 array, got "
+                                  f"dtype {idx.dtype} and shape {idx.shape}")
         hi = lo + idx.shape[0]
-        if not _kernel_index(idx) or lo < 0 or hi > self._n:
-            raise ValidationError(f"idx must be a 1-D contiguous intp or uint16 array of "
-                                  f"records inside 0..{self._n - 1}, got dtype "
-                                  f"{idx.dtype} from record {lo}")
+        if lo < 0 or hi > self._n:
+            raise ValidationError(f"put's records must lie inside 0..{self._n - 1}, got "
+                                  f"records {lo}..{hi - 1}")
         if not idx.shape[0]:
             return
         with self._lock:
