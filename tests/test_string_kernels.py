@@ -279,3 +279,52 @@ def test_take_by_word_stores_of_every_length_up_to_the_buffer_end(
     assert got.buffers()[2].to_pybytes() == want.buffers()[2].to_pybytes()[
         :got.buffers()[2].size]
     assert got.buffers()[2].size == sum(len(labels[i]) for i in idx.tolist())
+
+
+@pytest.mark.parametrize("case", ["structured", "random-200", "random-1000", "random-5000"])
+@pytest.mark.parametrize("t", STRING_TYPES)
+def test_fast_table_then_seeded_table_equal_a_dictionary_lookup(
+        kernels: dict, case: str, t: object) -> None:
+    """The one-word kernels' first lookup (a table without seeds) and, on a miss, the
+    seeded one: codes equal a dictionary's for every label and for records that are no
+    label (same lengths, one letter changed, longer, empty), both where every label has
+    its own fast slot (direct: a miss is no label) and where some labels share one (their
+    records found by the second lookup). The fast table is checked independently with
+    Python integers: each label alone in its slot is there."""
+    rng = np.random.default_rng(len(case))
+    letters = list("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
+    if case == "structured":
+        labels = [f"v{i:04d}" for i in range(1000)]
+    else:
+        k = int(case.split("-")[1])
+        found: dict[str, None] = {}
+        while len(found) < k:
+            found["".join(rng.choice(letters, int(rng.integers(1, 9))))] = None
+        labels = list(found)
+    table = _StringTable.build(labels)
+    assert table is not None and table.max_len <= 8
+    mask = (1 << 64) - 1
+    m = [int(v) for v in table.mults]
+    shift, mult = int(table.fast_shift), int(table.fast_mult)
+    fast_slots = []
+    for lab in labels:
+        raw = lab.encode().ljust(8, b"\0")
+        x = (int.from_bytes(raw, "little") * m[0] + len(lab) * m[2]) & mask
+        fast_slots.append(((x * mult) & mask) >> shift)
+    alone = [fast_slots.count(s) == 1 for s in fast_slots]
+    for code, (slot, own) in enumerate(zip(fast_slots, alone, strict=True)):
+        if own:
+            assert int(table.fast[slot]) == code
+    assert table.direct == all(alone)
+    if case == "structured":
+        assert table.direct
+    elif case != "random-200":
+        assert not table.direct  # (some labels are found by the seeded lookup)
+    others = [lab[:-1] + ("x" if lab[-1] != "x" else "y") for lab in labels[:300]]
+    others += [lab + "z" for lab in labels[:50]] + ["", "123456789", "v999"]
+    values = [*labels, *others]
+    values = [values[i] for i in rng.permutation(len(values))]
+    codes = table.codes(kernels, pa.array(values, type=t), [])
+    assert codes is not None
+    index = {lab: i for i, lab in enumerate(labels)}
+    assert codes.tolist() == [index.get(v, -1) for v in values]

@@ -1941,6 +1941,8 @@ _BYTE_MASKS = np.array([(1 << (8 * min(m, 8))) - 1 for m in range(17)]
 _STRING_DIRECT_LABELS = 64
 #: Attempts per bucket at a seed that places all its labels on free slots.
 _STRING_SEED_TRIES = 4096
+#: Multipliers tried for the first table of the one-word string kernels.
+_STRING_FAST_TRIES = 64
 
 
 def _view_keys(labels: tuple[str, ...]) -> _ViewKeys | None:
@@ -1972,7 +1974,7 @@ def _string_table(labels: tuple[str, ...]) -> _StringTable | None:
     table = _StringTable.build(labels)
     if table is not None:
         for a in (table.lab_len, table.lab_w0, table.lab_w1, table.lab_off, table.seeds,
-                  table.table, table.mults):
+                  table.table, table.mults, table.fast):
             a.setflags(write=False)
     return table
 
@@ -1992,6 +1994,13 @@ class _StringTable:
     hold label 0, which the verification rejects). Labels that cannot be separated (two
     longer than 16 bytes with the same length and first 16 bytes) give no table: the
     caller's generic path encodes them.
+
+    The one-word kernels (labels of at most 8 bytes) first look the record up in a
+    second table without seeds (:meth:`_place_fast`: one multiplier, at least ``8 k``
+    slots), which holds every label that has a slot of its own there; the seeded table
+    is read only on a miss (a label sharing its fast slot, or no label). At 1000 labels
+    ``v0000``-``v0999`` every label has its own slot (string_view codes of 10^7 records:
+    36 -> 22 ms, one thread); at 1000 random 3-8 letter labels 906 do (36 -> 31-33 ms).
     """
 
     #: odd multipliers of the key mix and of the slot (fixed: the labels are public and
@@ -2027,6 +2036,10 @@ class _StringTable:
         self.table = np.zeros(1 << self.bits, dtype=self._slot_dtype)
         self.mults = np.zeros(4, dtype=np.uint64)
         self.direct = False
+        # the first lookup's table (see _place_fast)
+        self.fast = self.table
+        self.fast_mult = np.uint64(0)
+        self.fast_shift = self.shift
 
     @classmethod
     def build(cls, labels: Sequence[str]) -> _StringTable | None:
@@ -2045,10 +2058,42 @@ class _StringTable:
         for mults in cls.MULTS:
             if k <= _STRING_DIRECT_LABELS and self._place_direct(
                     np.array(mults, dtype=np.uint64)):
+                self.fast, self.fast_mult, self.fast_shift = \
+                    self.table, self.mults[3], self.shift
                 return self
             if self._place(np.array(mults, dtype=np.uint64)):
+                self._place_fast()
                 return self
         return None
+
+    def _place_fast(self) -> None:
+        """The one-word kernels' first table: ``2**bits`` slots (at least ``8 k``, at most
+        ``2**16``) by the key times one multiplier (searched for, fixed seed: the one
+        leaving the most labels a slot of their own); a label alone in its slot is put
+        there, a slot of several labels holds one of them (the verification rejects the
+        others, which the seeded table then finds). When every label has its own slot
+        the table is *direct*: a record that misses it is no label."""
+        k = self.k
+        m = self.mults
+        x = (self.lab_w0 * m[0]) + (self.lab_w1 * m[1]) + (self.lab_len * m[2])
+        bits = min(max(4, (8 * k - 1).bit_length()), 16)
+        shift = np.uint64(64 - bits)
+        search = np.random.default_rng(0xFA57)
+        best: tuple[int, np.uint64, NDArray[np.intp], NDArray[np.bool_]] | None = None
+        for _ in range(_STRING_FAST_TRIES):
+            mult = np.uint64(int(search.integers(0, 2**62)) * 2 + 1)
+            slots = ((x * mult) >> shift).astype(np.intp)
+            alone = np.bincount(slots, minlength=1 << bits)[slots] == 1
+            if best is None or int(alone.sum()) > best[0]:
+                best = (int(alone.sum()), mult, slots, alone)
+            if best[0] == k:
+                break
+        assert best is not None
+        found, mult, slots, alone = best
+        fast = np.zeros(1 << bits, dtype=self._slot_dtype)
+        fast[slots] = np.arange(k)  # (a shared slot: the last of its labels)
+        self.fast, self.fast_mult, self.fast_shift = fast, mult, shift
+        self.direct = found == k
 
     def _place_direct(self, m: NDArray[np.uint64]) -> bool:
         """A few labels placed by the slot multiplier alone (every seed 0, so the
@@ -2127,7 +2172,9 @@ class _StringTable:
                 done = kernels["view_codes8"](views[2 * arr.offset:], _BYTE_MASKS,
                                               self.table, self.seeds, self.mults,
                                               self.bucket_shift, self.shift, self.lab_len,
-                                              self.lab_w0, self.max_len, self.direct, out)
+                                              self.lab_w0, self.max_len, self.direct,
+                                              self.fast, self.fast_mult, self.fast_shift,
+                                              out)
                 if misses is not None:
                     misses.append(-1 - int(done))
                 return out
@@ -2154,7 +2201,8 @@ class _StringTable:
             bad = kernels["string_codes8"](offsets, data, words, _BYTE_MASKS, self.table,
                                            self.seeds, self.mults, self.bucket_shift,
                                            self.shift, self.lab_len, self.lab_w0,
-                                           self.max_len, self.direct, out)
+                                           self.max_len, self.direct, self.fast,
+                                           self.fast_mult, self.fast_shift, out)
             if bad < 0 and misses is not None:
                 misses.append(-1 - int(bad))
             return None if bad >= 0 else out
