@@ -57,15 +57,13 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
-
-if TYPE_CHECKING:
-    from concurrent.futures import ThreadPoolExecutor
 
 __all__: list[str] = []
 
@@ -940,21 +938,40 @@ class Job:
 
 class Worker:
     """The one persistent worker thread of the compiled draw (:func:`worker`): ``submit``
-    as :meth:`concurrent.futures.Executor.submit`, returning a :class:`Job`. Once the
-    interpreter is shutting down (``concurrent.futures`` refuses new work from its exit
-    hook on, so a release inside an ``atexit`` handler used to fail) the work runs in the
-    calling thread and the job returned is already done. Every caller only asks for work
-    to be done, never for it to run at the same time as its own: the result is the same."""
+    as :meth:`concurrent.futures.Executor.submit`, returning a :class:`Job`.
 
-    def __init__(self, pool: ThreadPoolExecutor) -> None:
-        self._pool = pool
+    A daemon thread taking work from a :class:`queue.SimpleQueue`, not a
+    ``ThreadPoolExecutor``: the executor's ``submit`` takes the locks of its own
+    semaphore and conditions in Python code, where a ``KeyboardInterrupt`` (Ctrl-C, or a
+    signal handler that raises) can land between a lock taken and its release; the
+    executor then hangs for good, and with it every later release (once in 14 runs of
+    the interrupt attack at one thread). ``SimpleQueue.put`` is one C call, which no
+    signal handler interrupts, and the worker thread never runs one (Python runs them in
+    the main thread). After the interpreter began finalising (or in a process whose
+    worker thread is gone) the work runs in the calling thread and the job returned is
+    already done. Every caller only asks for work to be done, never for it to run at the
+    same time as its own: the result is the same."""
+
+    def __init__(self) -> None:
+        import queue
+
+        self._queue: queue.SimpleQueue[tuple[Job, Callable[..., Any], tuple[Any, ...]]] = \
+            queue.SimpleQueue()
+        self._thread = threading.Thread(target=self._loop, name="pmlkit-draw", daemon=True)
+        self._thread.start()
+
+    def _loop(self) -> None:
+        while True:
+            job, fn, args = self._queue.get()
+            job._run(fn, args)
+            del job, fn, args  # (no reference kept while waiting for the next)
 
     def submit(self, fn: Callable[..., Any], /, *args: Any) -> Job:
         job = Job()
-        try:
-            self._pool.submit(job._run, fn, args)
-        except RuntimeError:  # (after the interpreter's shutdown began)
+        if sys.is_finalizing() or not self._thread.is_alive():
             job._run(fn, args)
+        else:
+            self._queue.put((job, fn, args))
         return job
 
 
@@ -967,13 +984,10 @@ def worker() -> Worker:
     >>> worker().submit(sum, [1, 2]).result()
     3
     """
-    from concurrent.futures import ThreadPoolExecutor
-
     with _LOCK:
         pool: Worker | None = _STATE.get("worker")
         if pool is None or _STATE.get("worker_pid") != os.getpid():
-            pool = Worker(ThreadPoolExecutor(max_workers=1,
-                                             thread_name_prefix="pmlkit-draw"))
+            pool = Worker()
             _STATE["worker"], _STATE["worker_pid"] = pool, os.getpid()
     return pool
 
