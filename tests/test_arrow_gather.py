@@ -111,3 +111,34 @@ def test_no_gather_where_the_kernels_do_not_apply() -> None:
     assert ArrowGather.start(pa.array(["a", "b"]), 10) is None
     assert ArrowGather.start(pa.array(["a", None]), 1 << 16) is None
     assert ArrowGather.start(pa.array([1, 2]), 1 << 16) is None
+
+
+@pytest.mark.parametrize("container", ["array", "chunked", "table", "int-labels"])
+def test_reports_count_arrow_releases(container: str) -> None:
+    """privatize_with_report counts the outputs of Arrow arrays and tables (summed over a
+    table's columns, as for pandas DataFrames): the counts of the released labels
+    themselves, through the gathers (string labels) and from the indices (others)."""
+    import pmlkit
+
+    n = 3 * (1 << 14) + 11
+    codes = np.random.default_rng(5).integers(0, 3, n)
+    if container == "int-labels":
+        mech = pmlkit.Mechanism([[0.6, 0.4, 0.0], [0.1, 0.8, 0.1], [0.0, 0.3, 0.7]],
+                                (10, 20, 30), (10, 20, 30))
+        values: Any = pa.array(np.array([10, 20, 30])[codes])
+    else:
+        mech = pmlkit.Mechanism([[0.6, 0.4, 0.0], [0.1, 0.8, 0.1], [0.0, 0.3, 0.7]],
+                                ("a", "b", "c"), ("x", "y", "z"))
+        values = pa.array(np.array(["a", "b", "c"], dtype=object)[codes].tolist())
+    cols: Any = None
+    if container == "chunked":
+        values = pa.chunked_array([values.slice(0, 1000), values.slice(1000)])
+    elif container == "table":
+        values = pa.table({"s": values, "t": values, "keep": np.arange(n)})
+        cols = ["s", "t"]
+    out, report = pmlkit.privatize_with_report(mech, values, rng=4, columns=cols)
+    released = (out.column("s").to_pylist() + out.column("t").to_pylist()
+                if container == "table" else out.to_pylist())
+    assert report.output_counts is not None
+    assert report.output_counts == {lab: released.count(lab) for lab in mech.output_labels}
+    assert sum(report.output_counts.values()) == len(released)

@@ -325,7 +325,11 @@ def check_text_labels(mech: Mechanism, what: str = "mechanism") -> None:
 
 
 def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
-                     generator: np.random.Generator, what: str) -> Any:
+                     generator: np.random.Generator, what: str, *, count: bool = False
+                     ) -> tuple[Any, NDArray[np.int64] | None]:
+    """A pyarrow Array or ChunkedArray privatised (same chunking): (result, how many
+    records got each output when ``count``, else None; counted by the gathers on the
+    way, else from the output indices)."""
     import pyarrow as pa
 
     check_text_labels(mech)
@@ -333,11 +337,18 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     pieces = arr.chunks if chunked else [arr]
     out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
-    gathers = _arrow_gathers(out_labels, pieces)
+    gathers = _arrow_gathers(out_labels, pieces, count=count)
     idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
     if gathers is not None:  # every piece's labels written as they were drawn
         results = [g.result() for g in gathers]
-        return pa.chunked_array(results, type=out_type) if chunked else results[0]
+        counts = None
+        if count:
+            counts = np.zeros(mech.n_outputs, dtype=np.int64)
+            for g in gathers:
+                assert g.counts is not None
+                counts += g.counts
+        return (pa.chunked_array(results, type=out_type) if chunked else results[0]), \
+            counts
     results = []
     pos = 0
     for piece in pieces:
@@ -345,9 +356,8 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
         # one take per piece (taking per chunk and concatenating copies the strings twice)
         results.append(_take_arrow(out_labels, idx[pos:pos + n]))
         pos += n
-    if chunked:
-        return pa.chunked_array(results, type=out_type)
-    return results[0]
+    counts = _counts(mech, idx) if count else None
+    return (pa.chunked_array(results, type=out_type) if chunked else results[0]), counts
 
 
 def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
@@ -802,24 +812,29 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
 
 def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
                      generator: np.random.Generator, *, columns: Any,
-                     into: Any) -> tuple[Any, tuple[str, ...], int, None]:
+                     into: Any, counts: bool = True
+                     ) -> tuple[Any, tuple[str, ...], int, NDArray[np.int64] | None]:
     """pyarrow Table / RecordBatch with ``columns=`` (and ``into=``): every other column,
-    the schema's field metadata and the chunking are kept."""
+    the schema's field metadata and the chunking are kept; the output counts summed over
+    the columns (``counts``), as for a pandas DataFrame."""
     import pyarrow as pa
 
     cols, targets = columns_into(_Names(values.column_names), columns, into)
     out = values
+    total = np.zeros(mech.n_outputs, dtype=np.int64) if counts else None
     for col, target in zip(cols, targets, strict=True):
         warn_if_reference_values(mech, values.column(col))
-        res = _privatize_arrow(mech, sampler, values.column(col), generator,
-                               f"column {col!r}")
+        res, got = _privatize_arrow(mech, sampler, values.column(col), generator,
+                                    f"column {col!r}", count=counts)
+        if total is not None and got is not None:
+            total += got
         names = out.column_names
         if target in names:
             i = names.index(target)
             out = out.set_column(i, out.schema.field(i).with_type(res.type), res)
         else:
             out = out.append_column(pa.field(target, res.type), res)
-    return out, tuple(cols), values.num_rows, None
+    return out, tuple(cols), values.num_rows, total
 
 
 def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
@@ -954,7 +969,8 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
         if done is not None:
             return done
     if pa is not None and isinstance(values, pa.Table | pa.RecordBatch):
-        return _run_arrow_table(mech, sampler, values, gen, columns=columns, into=into)
+        return _run_arrow_table(mech, sampler, values, gen, columns=columns, into=into,
+                                counts=counts)
     if columns is not None or into is not None:
         raise ValidationError("columns= and into= apply to DataFrames only (pandas/polars "
                               "DataFrame, polars LazyFrame, Arrow Table/RecordBatch); got "
@@ -969,8 +985,8 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
         return res.array, (), len(values), \
             (_counts(mech, idx) if got is None else got) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
-        res = _privatize_arrow(mech, sampler, values, gen, "values")
-        return res, (), len(values), None
+        res, got = _privatize_arrow(mech, sampler, values, gen, "values", count=counts)
+        return res, (), len(values), got
     if isinstance(values, np.ndarray) and values.dtype.kind == "O" \
             and values.shape[0] >= 1 << 16 and values.ndim == 1 \
             and (gather := ObjectGather.start(_output_array(mech, values.dtype),
