@@ -2434,7 +2434,7 @@ class ArrowGather:
             if count else None
         self._lock = threading.Lock()
         self._failed = False  # an index that is not a label's
-        self._written = 0  # records written
+        self._written = 0  # records written (views; strings: every record before _next)
         if writer is None:  # string_view: the views gathered in place
             views = np.frombuffer(labels.buffers()[1], dtype=np.uint64).reshape(-1, 2)
             self._views = np.ascontiguousarray(
@@ -2498,9 +2498,9 @@ class ArrowGather:
         if self._writer is None:
             self._put_views(lo, idx)
             return
-        self.put_pending()
+        self._put_pending()
 
-    def put_pending(self) -> None:
+    def _put_pending(self) -> None:
         """Write the chunks whose turn has come, unless another thread is writing them
         (it then writes these too: it looks again, under the lock, before it stops)."""
         if self._writer is None:  # (views are written as they are put)
@@ -2540,7 +2540,6 @@ class ArrowGather:
                     self.counts += parts.sum(axis=0, dtype=np.int64)
                 self._next += idx.shape[0]
                 self._end = end
-                self._written += idx.shape[0]
 
     def _put_views(self, lo: int, idx: NDArray[Any]) -> None:
         m = idx.shape[0]
@@ -2571,13 +2570,14 @@ class ArrowGather:
         """
         import pyarrow as pa
 
-        self.put_pending()
+        self._put_pending()
         with self._lock:
             if self._failed:
                 raise ValidationError(f"idx must hold label indices in 0..{self._k - 1}, "
                                       f"got an index outside them")
-            if self._written != self._n:
-                raise PMLError(f"ArrowGather.result: {self._written} of {self._n} "
+            written = self._written if self._writer is None else self._next
+            if written != self._n:
+                raise PMLError(f"ArrowGather.result: {written} of {self._n} "
                                f"records written; put every record first")
         if self._writer is None:
             return pa.Array.from_buffers(self._labels.type, self._n,

@@ -340,15 +340,9 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     gathers = _arrow_gathers(out_labels, pieces, count=count)
     idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
     if gathers is not None:  # every piece's labels written as they were drawn
-        results = [g.result() for g in gathers]
-        counts = None
-        if count:
-            counts = np.zeros(mech.n_outputs, dtype=np.int64)
-            for g in gathers:
-                assert g.counts is not None
-                counts += g.counts
-        return (pa.chunked_array(results, type=out_type) if chunked else results[0]), \
-            counts
+        counts = np.zeros(mech.n_outputs, dtype=np.int64) if count else None
+        taken = _gathered(gathers, out_type, counts)
+        return (taken if chunked else taken.chunk(0)), counts
     results = []
     pos = 0
     for piece in pieces:
@@ -399,6 +393,20 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw, what,
                      narrow=True)
     return idx
+
+
+def _gathered(gathers: Sequence[ArrowGather], out_type: Any,
+              counts: NDArray[np.int64] | None = None) -> Any:
+    """The gathers' results (one per piece) as a ChunkedArray of ``out_type``, their
+    counts added to ``counts`` when given (gathers started with ``count=True``)."""
+    import pyarrow as pa
+
+    taken = pa.chunked_array([g.result() for g in gathers], type=out_type)
+    if counts is not None:
+        for g in gathers:
+            assert g.counts is not None
+            counts += g.counts
+    return taken
 
 
 def _arrow_gathers(labels: Any, pieces: Sequence[Any], *, count: bool = False
@@ -497,11 +505,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             try:
                 counted = np.zeros(mech.n_outputs, dtype=np.int64)
                 if gathers is not None:
-                    taken = pa.chunked_array([g.result() for g in gathers],
-                                             type=out_labels.type)
-                    for g in gathers:
-                        assert g.counts is not None
-                        counted += g.counts
+                    taken = _gathered(gathers, out_labels.type, counted)
                 else:
                     taken = arrow_take(out_labels, idx, counted)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
@@ -608,8 +612,7 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
         if views is not None:
             taken = pl.from_arrow(arrow_take(views, idx) if gathers is None else
-                                  pa.chunked_array([g.result() for g in gathers],
-                                                   type=views.type))
+                                  _gathered(gathers, views.type))
             if isinstance(taken, pl.Series) and taken.dtype == pl.String:
                 return taken.alias(s.name), _counter(mech, idx)
     out = _polars_labels(mech, s.dtype).gather(idx.astype(np.intp, copy=False)).alias(s.name)
