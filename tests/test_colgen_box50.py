@@ -321,15 +321,17 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
     price = oracle.price
 
     def spy_price(y, **kw):
-        priced.append((np.array(y, copy=True), bool(kw.get("full", False)), len(duals)))
-        return price(y, **kw)
+        out = price(y, **kw)
+        priced.append((np.array(y, copy=True), bool(kw.get("full", False)), len(duals),
+                       float(np.sum(y)) + max(0.0, out[2])))
+        return out
 
     monkeypatch.setattr(colgen._Master, "solve", spy_solve)
     monkeypatch.setattr(oracle, "price", spy_price)
     column_generation(oracle, p, lambda v: mutual_information_columns(v, p), start=None,
                       gap=1e-9, deadline=time.monotonic() + 4.0)
     k, a = colgen.SMOOTHING_ROUNDS, colgen.SMOOTHING
-    rounds = [(y, seen) for y, full, seen in priced if not full]
+    rounds = [(y, seen) for y, full, seen, _ in priced if not full]
     assert rounds
     smoothed = 0
     for y, seen in rounds:
@@ -340,8 +342,60 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
         else:  # the fallback after a mispricing: the master's own duals
             assert np.array_equal(y, last)
     assert smoothed >= 1
-    finals = [(y, seen) for y, full, seen in priced if full]
+    finals = [(y, seen) for y, full, seen, _ in priced if full]
     assert len(finals) == 1
     y, seen = finals[0]
-    center = np.mean(np.stack(duals[max(0, seen - k):seen]), axis=0)
-    assert np.allclose(y, center, rtol=0, atol=1e-12)
+    # the final search runs where a round's bound was the best (the mean of the last
+    # duals when no round gave a finite bound)
+    bounded = [(b, yr) for yr, full, _, b in priced if not full and math.isfinite(b)]
+    if bounded:
+        best = min(b for b, _ in bounded)
+        assert any(np.array_equal(y, yr) for b, yr in bounded if b == best)
+    else:
+        center = np.mean(np.stack(duals[max(0, seen - k):seen]), axis=0)
+        assert np.allclose(y, center, rtol=0, atol=1e-12)
+
+
+def test_local_search_keeps_the_local_maxima_it_ends_at():
+    """``improve`` returns one assignment per seed: a point of K_1 whose value (checked
+    against the column's mutual information minus ``y . v``) is at least its seed's and
+    that no single move to another level raises."""
+    n, eps = 12, math.log(2)
+    counts = np.maximum(np.round(3000 * 0.8 ** np.arange(n)), 1.0)
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-6, confidence="auto").set
+    oracle = BoxLagrangeOracle(box, p, eps)
+    rng = np.random.default_rng(3)
+    y = 0.6 * p + rng.normal(0.0, 0.02, n) * p
+    seeds = [rng.integers(0, 3, n).astype(np.int8) for _ in range(40)]
+    ends = oracle.improve(seeds, y, -math.inf)
+    assert 0 < len(ends) <= len(seeds)
+    start = oracle._evaluate(np.stack(seeds), y)
+    assert max(v for v, _ in ends) >= float(np.max(start))
+    for v, lev in ends:
+        w = oracle._column(lev)[:, None]
+        assert float(w[:, 0].max()) <= oracle.e * float(box.min_linear(w)[0]) * (1 + 1e-9)
+        assert v == pytest.approx(float(mutual_information_columns(w, p)[0] - y @ w[:, 0]),
+                                  rel=1e-9, abs=1e-12)
+        moves = np.repeat(lev[None, :], 2 * n, axis=0)
+        moves[np.arange(n), np.arange(n)] = (lev + 1) % 3
+        moves[n + np.arange(n), np.arange(n)] = (lev + 2) % 3
+        assert float(np.max(oracle._evaluate(moves, y))) <= v + 1e-15
+
+
+@pytest.mark.parametrize("share", [0.0, 0.5, math.inf])
+def test_entry_branching_in_wide_cells_keeps_the_search_exact(monkeypatch, share):
+    """Whatever share of a node's excess makes the search branch an entry before its cell
+    is at the smallest width (0: always when the relaxation splits one; inf: never), a
+    search run to the end bounds the brute-force maximum and meets it."""
+    counts = np.array([300.0, 180.0, 90.0, 40.0, 12.0, 3.0])
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-4, confidence="auto").set
+    monkeypatch.setattr(BoxLagrangeOracle, "POINT_SHARE", share)
+    for eps, y in ((math.log(2), 0.8 * p), (2.0, p * np.log(np.linspace(1.5, 3.0, 6)))):
+        exact = brute_pricing(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
+        oracle = BoxLagrangeOracle(box, p, eps)
+        bound, found = oracle.search(y, thr=-1.0, deadline=math.inf)
+        assert bound >= exact
+        assert bound == pytest.approx(exact, abs=1e-8)
+        assert max(v for v, _ in found) == pytest.approx(exact, rel=1e-9, abs=1e-12)

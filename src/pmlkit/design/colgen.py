@@ -75,18 +75,26 @@ is valid for the node, whatever the multipliers (the kernels in
 ``nu``), plus a rounding margin of ``1e-14 (N + 10)`` times the sum of the terms'
 magnitudes; a child keeps its parent's bound when smaller. Cells are halved on their wider
 side down to a relative width of :attr:`BoxLagrangeOracle.TAU`, then the heaviest entry that
-the relaxation splits between two levels is branched; a node with every entry fixed is one
-assignment, whose columns lie on a segment (one level, the tight three-level column, top
-only) along which ``G`` is convex: its exact ends close it. The relaxation's levels are
-candidates, evaluated exactly (the formula of :class:`BoxOracle`) and improved by a local
-search; as in the block-pair search, the threshold never exceeds the largest exact value
-found (or the tolerance), so the largest of it and the open nodes' bounds, plus the margin
+the relaxation splits between two levels is branched; that entry is branched earlier, in a
+wider cell, when the bound at the cell's centre point keeps more than
+:attr:`BoxLagrangeOracle.POINT_SHARE` of the node's excess over the threshold (the split
+entries, not the cell's width, then make the bound loose: halving the cell only multiplied
+nodes, about 9,000 open cells of the smallest width at N = 50 each waiting for the same
+entries to be branched); any order of splits is valid, the children covering the node. A
+node with every entry fixed is one assignment, whose columns lie on a segment (one level,
+the tight three-level column, top only) along which ``G`` is convex: its exact ends close
+it. The relaxation's levels are candidates, evaluated exactly (the formula of
+:class:`BoxOracle`); every round also runs a local search from the best of them (one entry
+moved at a time while that raises the exact objective) and adds the assignments it ends at;
+as in the block-pair search, the threshold never exceeds the largest exact value found (or
+the tolerance), so the largest of it and the open nodes' bounds, plus the margin
 ``1e-10 (1 + sum |y|)``, is a valid bound whenever the search stops. Rounds stop once they
 hold enough improving columns; :func:`column_generation` keeps the last quarter of the
 budget for one final search. The searches price at smoothed duals (Wentges): half the
 master's duals ``y`` and half their mean ``ybar`` over the last :data:`SMOOTHING_ROUNDS`
 rounds, keeping the columns that improve the master at ``y`` (a round that meets none
-prices at ``y``); the final search runs at ``ybar``. The bound above holds for any duals,
+prices at ``y``); the final search runs at the duals of the best bound the rounds'
+searches gave (at ``ybar`` when none gave one). The bound above holds for any duals,
 and the master's own swing from round to round (its LP is degenerate): at N = 50 a bound
 at them stayed 0.03-0.13 nats above the value.
 
@@ -1206,12 +1214,17 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                   else math.inf)
     recent: deque[np.ndarray] = deque([y], maxlen=SMOOTHING_ROUNDS)
 
+    best_duals: np.ndarray | None = None
+
     def priced(duals: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        # a pricing round at ``duals``; its bound (valid whatever the duals) kept
-        nonlocal upper
+        # a pricing round at ``duals``; its bound (valid whatever the duals) kept, with the
+        # duals that gave the best one
+        nonlocal upper, best_duals
         cols, cvals, bound = oracle.price(duals, want=want, deadline=deadline, atol=atol)
         if math.isfinite(bound):
-            upper = min(upper, float(np.sum(duals)) + max(0.0, bound))
+            b = float(np.sum(duals)) + max(0.0, bound)
+            if b < upper:
+                upper, best_duals = b, duals
         return cols, cvals, bound
     while True:
         it += 1
@@ -1254,11 +1267,16 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
     if relative_gap(upper, value) > gap and getattr(oracle, "skips_bounds", False):
-        # an oracle that skips its costly bound in some rounds bounds the last duals once;
-        # with smoothing, at the mean of the last rounds' duals (the master's own duals
-        # swing from round to round: the mean's bound was 1-4 points of gap lower at
-        # N = 50), valid all the same
+# an oracle that skips its costly bound in some rounds bounds the last duals once;
+        # with smoothing, at the duals of the best bound of the rounds (their early-stopped
+        # searches' bounds are valid, and a search run to the end there can only tighten the
+        # best one: one side-by-side run at N = 50, eps = 2 certified 1.22% there, 1.25% at
+        # the mean of the last rounds' duals), or at that mean when no round bounded (the
+        # master's own duals swing from round to round: the mean's bound was 1-4 points of
+        # gap lower at N = 50); valid all the same
         yb = _dual_center(recent) if smooth else y
+        if smooth and best_duals is not None:
+            yb = best_duals
         new, vals, best = oracle.price(yb, want=want if smooth else 0,
                                        deadline=final_deadline, atol=atol, full=True)
         upper = min(upper, float(np.sum(yb)) + max(0.0, best))
@@ -1688,9 +1706,10 @@ class BoxTreeOracle(BoxOracle):
 
 
 #: Smallest eps from which the designer prices a box by :class:`BoxLagrangeOracle` beyond
-#: the exact oracles (below it the spatial branch and bound certified the smaller gaps:
-#: at eps = 0.1, N = 50, 38-43% against 52-57% in 60 s).
-BOX_LAGRANGE_MIN_EPS = 0.5
+#: the exact oracles (N = 50, 60 s: at eps = 0.1 it certified 5.3-6.4% where the spatial
+#: branch and bound reached 17-20%, and a higher value; at eps = 0.05 the spatial one
+#: certified 34% against 68%).
+BOX_LAGRANGE_MIN_EPS = 0.1
 
 
 class BoxLagrangeOracle(_BlockColumns):
@@ -1707,6 +1726,11 @@ class BoxLagrangeOracle(_BlockColumns):
     ITERS = 15
     #: candidate assignments evaluated exactly at a time
     BATCH = 256
+    #: a cell wider than TAU whose relaxation splits an entry between two levels has that
+    #: entry branched (not the cell halved) when the bound at the cell's centre keeps more
+    #: than this share of the node's excess over the threshold (N = 50, eps = log 2 / 2,
+    #: 60 s: certified gap 2.6% / 1.2% -> 2.3% / 0.7%)
+    POINT_SHARE = 0.5
     #: nodes after which a search for columns stops once it has an improving one
     QUICK = 2000
     #: best candidates of a search kept as starting points of the local search
@@ -1882,7 +1906,19 @@ class BoxLagrangeOracle(_BlockColumns):
             wu = (u2 - u1) / u2
             wm = (m2 - m1) / u2
             frac = free[la[free] != lb[free]]
-            if max(wu, wm) <= self.TAU:
+            entry = max(wu, wm) <= self.TAU
+            if not entry and frac.size:
+                # how much of the node's excess over the threshold is left at one point
+                # of its cell: where most of it is, the relaxation's split entries (not
+                # the cell's width) make the bound loose, and halving the cell only
+                # multiplies nodes
+                uc, mc = 0.5 * (u1 + u2), 0.5 * (m1 + m2)
+                nodes += 1
+                pt = float(nb(p, y, self.lo, self.hi, self.e, self.slack, mode, uc, uc,
+                              min(mc, uc), min(mc, uc), allow, lam, nu, lev_a, lev_b, mult,
+                              self.ITERS))
+                entry = pt > thr + self.POINT_SHARE * (pb - thr)
+            if entry:
                 cand = frac if frac.size else free
                 x = int(cand[np.argmax(p[cand])])
                 for bit in (1, 2, 4):
@@ -1905,9 +1941,12 @@ class BoxLagrangeOracle(_BlockColumns):
         return max(thr, open_ub) + margin, found
 
     def improve(self, seeds: list[np.ndarray], y: np.ndarray, atol: float,
-                steps: int = 25) -> list[tuple[float, np.ndarray]]:
-        """Improving assignments met by a local search from each seed: move one entry to
-        another level while that raises the exact objective (columns only, no bound)."""
+                steps: int = 200) -> list[tuple[float, np.ndarray]]:
+        """Local search from each seed: move the one entry to another level that raises
+        the exact objective most, while one does; the assignments it ends at, where their
+        value exceeds ``atol`` (columns only, no bound). Only the ends are kept: every
+        improving neighbour met on the way (the former rule) flooded the master with
+        near-duplicate columns."""
         n = self.n
         idx = np.arange(n)
         out: list[tuple[float, np.ndarray]] = []
@@ -1919,12 +1958,12 @@ class BoxLagrangeOracle(_BlockColumns):
                 nb[idx, idx] = (cur + 1) % 3
                 nb[n + idx, idx] = (cur + 2) % 3
                 vals = self._evaluate(nb, y)
-                good = np.flatnonzero(vals > atol)
-                out += [(float(vals[i]), nb[i].copy()) for i in good]
                 j = int(np.argmax(vals))
                 if not vals[j] > cv + 1e-15:
                     break
                 cur, cv = nb[j].copy(), float(vals[j])
+            if cv > atol:
+                out.append((cv, cur))
         return out
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
@@ -1932,16 +1971,16 @@ class BoxLagrangeOracle(_BlockColumns):
 
         dl = min(deadline, self.stop_at)
         bound, found = self.search(y, thr=atol, deadline=dl, want=0 if full else want)
-        if want > 0 and not found:
-            # nothing improving met by the search: try a local search from its best
-            # candidates (every round would add many near-duplicate columns, which slowed
-            # the master: N = 50 at eps = 2 reached a 12% gap instead of 7%)
-            found += self.improve([lev for _, lev in found[: self.SEEDS]]
-                                  + [lev for _, lev in self._seeds], y, atol)
+        found.sort(key=lambda t: -t[0])
+        if want > 0:
+            # a local search from the search's best candidates, keeping the assignment
+            # each ends at
+            found = found[:want] + self.improve(
+                [lev for _, lev in found[: self.SEEDS]] + [lev for _, lev in self._seeds],
+                y, atol)
             uniq: dict[bytes, tuple[float, np.ndarray]] = {}
             for val, lev in found:
                 uniq[lev.tobytes()] = (val, lev)
-            found = list(uniq.values())
-        found.sort(key=lambda t: -t[0])
-        cols = [self._column(lev) for _, lev in found[: max(want, 0)]]
+            found = sorted(uniq.values(), key=lambda t: -t[0])
+        cols = [self._column(lev) for _, lev in found[: max(want, 0) + 2 * self.SEEDS]]
         return (*self.improving(cols, y, atol), bound)
