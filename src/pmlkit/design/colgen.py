@@ -1267,16 +1267,19 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
     if relative_gap(upper, value) > gap and getattr(oracle, "skips_bounds", False):
-# an oracle that skips its costly bound in some rounds bounds the last duals once;
+        # an oracle that skips its costly bound in some rounds bounds the last duals once;
         # with smoothing, at the duals of the best bound of the rounds (their early-stopped
         # searches' bounds are valid, and a search run to the end there can only tighten the
         # best one: one side-by-side run at N = 50, eps = 2 certified 1.22% there, 1.25% at
         # the mean of the last rounds' duals), or at that mean when no round bounded (the
         # master's own duals swing from round to round: the mean's bound was 1-4 points of
         # gap lower at N = 50); valid all the same
-        yb = _dual_center(recent) if smooth else y
-        if smooth and best_duals is not None:
+        if not smooth:
+            yb = y
+        elif best_duals is not None:
             yb = best_duals
+        else:
+            yb = _dual_center(recent)
         new, vals, best = oracle.price(yb, want=want if smooth else 0,
                                        deadline=final_deadline, atol=atol, full=True)
         upper = min(upper, float(np.sum(yb)) + max(0.0, best))
