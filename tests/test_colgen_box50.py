@@ -182,11 +182,31 @@ def test_a_search_without_deadline_stops_at_its_memory_cap(monkeypatch, cap):
     assert oracle.stats["open"] <= cap + 8  # one expansion adds at most a few children
 
 
+def _cell_vertices(u1, u2, m1, m2):
+    """The vertices of ``{u1 <= U <= u2, m1 <= m <= m2, m <= U}``, by intersecting its
+    five boundary lines pairwise (independent of the kernel's case analysis)."""
+    lines = [(1.0, 0.0, u1), (1.0, 0.0, u2), (0.0, 1.0, m1), (0.0, 1.0, m2), (1.0, -1.0, 0.0)]
+    out = []
+    for (a1, b1, c1), (a2, b2, c2) in itertools.combinations(lines, 2):
+        det = a1 * b2 - a2 * b1
+        if abs(det) < 1e-15:
+            continue
+        u, m = (c1 * b2 - c2 * b1) / det, (a1 * c2 - a2 * c1) / det
+        if u1 - 1e-12 <= u <= u2 + 1e-12 and m1 - 1e-12 <= m <= m2 + 1e-12 \
+                and m <= u + 1e-12:
+            out.append((u, m))
+    return out
+
+
 @pytest.mark.parametrize("mode", [0, 1, 2])
-def test_cell_bound_against_dense_grid(mode):
+@pytest.mark.parametrize("cell", [(1.2, 1.7, 0.3, 0.9), (1.2, 1.7, 1.0, 1.6),
+                                  (1.2, 1.7, 1.3, 1.9), (1.2, 1.2, 1.1, 1.1)])
+def test_cell_bound_against_dense_grid(mode, cell):
     """The kernel's Lagrangian at any multipliers is at least the Lagrangian of every
-    assignment allowed by the node at every point of the cell (dense grid), with the
-    privacy constraint of the node's mode written out directly."""
+    assignment allowed by the node at every column of the cell (a dense grid of
+    ``(U, m)`` with ``m <= U``, and the vertices of that region), with the privacy
+    constraint of the node's mode written out directly, and it is attained there: a cell
+    crossing the diagonal ``m = U`` is not bounded over the rectangle's part above it."""
     rng = np.random.default_rng(mode)
     n = 4
     p = rng.dirichlet(np.ones(n))
@@ -194,16 +214,18 @@ def test_cell_bound_against_dense_grid(mode):
     hi = np.minimum(1.0, p * rng.uniform(1.0, 1.5, n))
     y = p * rng.normal(0, 1, n)
     e, sl = math.exp(0.8), float(hi.sum() - 1.0)
-    u1, u2, m1, m2 = 1.2, 1.7, 0.3, 0.9
+    u1, u2, m1, m2 = cell
     allow = np.array([7, 2, 5, 7], dtype=np.int8)
-    a = np.empty((4, n, 3))
+    a = np.empty((bl.NCORNERS, n, 3))
     pw, k = np.empty_like(a), np.empty_like(a)
     ok = np.empty((n, 3), dtype=bool)
-    cst = np.empty(4)
+    cst = np.empty(bl.NCORNERS)
     bl._PY.get("pieces", bl.pieces)(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a,
                                     pw, k, ok, cst)
     lev, out = np.empty(n, dtype=np.int8), np.empty(3)
-    grid_u, grid_m = np.linspace(u1, u2, 13), np.linspace(m1, m2, 13)
+    points = [(u, m) for u in np.linspace(u1, u2, 13) for m in np.linspace(m1, m2, 13)
+              if m <= u]
+    points += _cell_vertices(u1, u2, m1, m2)
     choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
                for x in range(n)]
     for lam, nu in ((0.0, 0.0), (0.3, 0.5), (-1.2, 2.0), (2.0, 0.1)):
@@ -212,21 +234,20 @@ def test_cell_bound_against_dense_grid(mode):
         for code in itertools.product(*choices):
             levels = np.array(code)
             top, mid = levels == 2, levels == 1
-            for u in grid_u:
-                for m in grid_m:
-                    w = np.where(top, u, np.where(mid, m, 0.0))
-                    if mode == 0:
-                        cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
-                    elif mode == 1:
-                        cons = (m * (hi[top | mid].sum() - sl)
-                                + (u - m) * (hi[top].sum() - sl) - u / e)
-                    else:
-                        cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
-                    val = (sum(p[x] * _xlogx(w[x]) for x in range(n)) - y @ w
-                           + lam * (1.0 - p @ w) + nu * cons)
-                    worst = max(worst, val)
+            for u, m in points:
+                w = np.where(top, u, np.where(mid, m, 0.0))
+                if mode == 0:
+                    cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
+                elif mode == 1:
+                    cons = (m * (hi[top | mid].sum() - sl)
+                            + (u - m) * (hi[top].sum() - sl) - u / e)
+                else:
+                    cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
+                val = (sum(p[x] * _xlogx(w[x]) for x in range(n)) - y @ w
+                       + lam * (1.0 - p @ w) + nu * cons)
+                worst = max(worst, val)
         assert out[0] >= worst - 1e-12
-        # and it is attained at a corner: the bound is not loose by more than the grid
+        # and it is attained at a vertex: the bound is not loose by more than rounding
         assert out[0] <= worst + 1e-9
 
 
@@ -299,7 +320,8 @@ def test_smoothed_designs_bound_the_exact_optimum(n, eps, ratio, secs):
 def test_search_rounds_price_at_smoothed_duals(monkeypatch):
     """A spy on the master's duals and on the duals each search is priced at: the search
     rounds use ``SMOOTHING * mean(last duals) + (1 - SMOOTHING) * y`` (computed here from
-    the recorded duals), and the final bound the mean itself."""
+    the recorded duals), and the final bound the midpoint of the best round's duals and
+    the master's last ones."""
     import time
 
     from pmlkit.design import colgen
@@ -345,12 +367,14 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
     finals = [(y, seen) for y, full, seen, _ in priced if full]
     assert len(finals) == 1
     y, seen = finals[0]
-    # the final search runs where a round's bound was the best (the mean of the last
-    # duals when no round gave a finite bound)
+    # the final search runs halfway between the duals where a round's bound was the best
+    # and the master's last duals (the mean of the last duals when no round gave a finite
+    # bound)
     bounded = [(b, yr) for yr, full, _, b in priced if not full and math.isfinite(b)]
     if bounded:
         best = min(b for b, _ in bounded)
-        assert any(np.array_equal(y, yr) for b, yr in bounded if b == best)
+        assert any(np.allclose(y, 0.5 * (yr + duals[seen - 1]), rtol=0, atol=1e-15)
+                   for b, yr in bounded if b == best)
     else:
         center = np.mean(np.stack(duals[max(0, seen - k):seen]), axis=0)
         assert np.allclose(y, center, rtol=0, atol=1e-12)
@@ -399,3 +423,66 @@ def test_entry_branching_in_wide_cells_keeps_the_search_exact(monkeypatch, share
         assert bound >= exact
         assert bound == pytest.approx(exact, abs=1e-8)
         assert max(v for v, _ in found) == pytest.approx(exact, rel=1e-9, abs=1e-12)
+
+
+def test_local_search_starts_from_the_masters_active_columns():
+    """``anchor`` reads each column's levels back (a round trip through ``_column`` for
+    three-level, one-level and top-only assignments), and a round whose search is stopped
+    before it starts still returns the column of an anchored assignment that no single
+    move improves (brute force over all 3^6 assignments picks the best one); without the
+    anchor the same round returns nothing."""
+    counts = np.array([300.0, 180.0, 90.0, 40.0, 12.0, 3.0])
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-4, confidence="auto").set
+    eps = math.log(2)
+    oracle = BoxLagrangeOracle(box, p, eps)
+    codes = np.array(list(itertools.product(range(3), repeat=p.size)), dtype=np.int8)
+    y = 0.3 * p
+    vals = oracle._evaluate(codes, y)
+    feasible = codes[np.isfinite(vals)]
+    for lev in feasible[:: max(1, len(feasible) // 60)]:
+        oracle.anchor(oracle._column(lev)[:, None])
+        back = oracle._anchors[0]
+        # a column with one positive level is read as one level (middle): the same column
+        assert np.allclose(oracle._column(back), oracle._column(lev), rtol=1e-12, atol=0)
+    best = codes[int(np.argmax(vals))]
+    assert float(np.max(vals)) > 0
+    past = 0.0  # a deadline already passed: the search returns at once
+    oracle.anchor(np.zeros((p.size, 0)))
+    cols, _, _ = oracle.price(y, want=4, deadline=past, atol=1e-12)
+    assert cols.shape[1] == 0
+    oracle.anchor(oracle._column(best)[:, None])
+    cols, cvals, _ = oracle.price(y, want=4, deadline=past, atol=1e-12)
+    assert any(np.allclose(c, oracle._column(best), rtol=1e-12, atol=0) for c in cols.T)
+    assert float(np.max(cvals - y @ cols)) == pytest.approx(float(np.max(vals)), rel=1e-9)
+
+
+def test_column_generation_anchors_the_active_columns(monkeypatch):
+    """Every round hands the oracle the master's columns with positive weight: points of
+    ``K_1`` (``p . v = 1``) that are columns of the master."""
+    import time
+
+    from pmlkit.design import colgen
+
+    counts = np.maximum(np.round(3000 * 0.8 ** np.arange(10)), 1.0)
+    p = counts / counts.sum()
+    box = confidence_set(counts, 1e-6, confidence="auto").set
+    oracle = BoxLagrangeOracle(box, p, math.log(2))
+    seen: list[np.ndarray] = []
+    masters: list[colgen._Master] = []
+    init = colgen._Master.__init__
+
+    def spy_init(self, *a, **kw):
+        init(self, *a, **kw)
+        masters.append(self)
+
+    monkeypatch.setattr(colgen._Master, "__init__", spy_init)
+    monkeypatch.setattr(oracle, "anchor", lambda cols: seen.append(np.array(cols)))
+    res = column_generation(oracle, p, lambda v: mutual_information_columns(v, p),
+                            start=None, gap=1e-9, deadline=time.monotonic() + 2.0)
+    assert len(seen) == res.iterations
+    assert all(c.shape[1] >= 1 for c in seen)
+    assert all(np.allclose(p @ c, 1.0, rtol=1e-9) for c in seen)
+    keys = {np.round(masters[0].cols[:, j], 10).tobytes()
+            for j in range(masters[0].cols.shape[1])}
+    assert all(np.round(c, 10).tobytes() in keys for c in seen[-1].T)

@@ -54,11 +54,44 @@ def _xlogx(a: float) -> float:
     return a * math.log(a)
 
 
+#: vertices of a cell's part below the diagonal (at most five; repeated when fewer)
+NCORNERS = 5
+
+
+def corners(u1: float, u2: float, m1: float, m2: float, cu: Any, cm: Any) -> None:
+    """The vertices ``(cu[c], cm[c])`` of the cell's columns, ``{u1 <= U <= u2,
+    m1 <= m <= min(m2, U)}`` (``m1 <= min(m2, u2)``): the middle level never exceeds the
+    top one, so the rectangle's corner above the diagonal is replaced by the diagonal's
+    points; the Lagrangian of an assignment is convex in ``(U, m)``, largest at one of
+    them."""
+    m2 = min(m2, u2)
+    cu[0] = u2
+    cm[0] = m1
+    cu[1] = u2
+    cm[1] = m2
+    if m1 <= u1:
+        cu[2] = u1
+        cm[2] = m1
+        cu[3] = u1
+        cm[3] = min(m2, u1)
+    else:
+        cu[2] = m1
+        cm[2] = m1
+        cu[3] = m1
+        cm[3] = m1
+    if m2 > u1:
+        cu[4] = m2
+        cm[4] = m2
+    else:
+        cu[4] = cu[3]
+        cm[4] = cm[3]
+
+
 def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1: float,
            u2: float, m1: float, m2: float, allow: Any, a: Any, pw: Any, k: Any,
            ok: Any, cst: Any) -> None:
-    """Fill, at each corner ``c`` of the cell (``(u1, m1), (u1, m2), (u2, m1), (u2, m2)``),
-    the three pieces of every entry: value ``a[c, x, j]``, weight ``pw`` in ``p . w``,
+    """Fill, at each vertex ``c`` of the cell's columns (:func:`corners`), the three
+    pieces of every entry: value ``a[c, x, j]``, weight ``pw`` in ``p . w``,
     weight ``k`` in the privacy constraint; ``ok[x, j]`` whether level ``j`` (0 bottom, 1
     middle, 2 top) is allowed; ``cst[c]`` the constant term of the privacy constraint.
 
@@ -69,9 +102,12 @@ def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1:
         ok[x, 0] = (allow[x] & 1) != 0
         ok[x, 1] = (allow[x] & 2) != 0
         ok[x, 2] = (allow[x] & 4) != 0
-    for c in range(4):
-        uu = u1 if c < 2 else u2
-        mm = m1 if c % 2 == 0 else m2
+    cu = np.empty(NCORNERS)
+    cm = np.empty(NCORNERS)
+    corners(u1, u2, m1, m2, cu, cm)
+    for c in range(NCORNERS):
+        uu = cu[c]
+        mm = cm[c]
         if mode == 0:
             cst[c] = -uu / e
         elif mode == 1:
@@ -97,14 +133,14 @@ def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1:
 
 def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float,
                lev: Any, out: Any) -> None:
-    """The Lagrangian bound at ``(lam, nu)``, the largest over the cell's corners:
+    """The Lagrangian bound at ``(lam, nu)``, the largest over the cell's vertices:
     ``out = (value + rounding margin, d/dlam, d/dnu)`` at that corner; ``lev`` gets every
     entry's level at the maximum (value ``-inf`` when an entry has no allowed level)."""
     n = a.shape[1]
     out[0] = -math.inf
     out[1] = 0.0
     out[2] = 0.0
-    for c in range(4):
+    for c in range(NCORNERS):
         tot = lam + nu * cst[c]
         sabs = abs(lam) + nu * abs(cst[c])
         sp = 0.0
@@ -224,11 +260,11 @@ def node_bound(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
     ``lev_b`` the entries' levels on either side of the best ``lam`` (where they differ,
     the relaxation splits the entry between two levels)."""
     n = p.shape[0]
-    a = np.empty((4, n, 3))
-    pw = np.empty((4, n, 3))
-    k = np.empty((4, n, 3))
+    a = np.empty((NCORNERS, n, 3))
+    pw = np.empty((NCORNERS, n, 3))
+    k = np.empty((NCORNERS, n, 3))
     ok = np.empty((n, 3), dtype=np.bool_)
-    cmax = np.empty(4)
+    cmax = np.empty(NCORNERS)
     pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a, pw, k, ok, cmax)
     lev = np.empty(n, dtype=np.int8)
     out = np.empty(3)
@@ -328,7 +364,7 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return None
 
     g = globals()
-    for name in ("_xlogx", "pieces", "lagrangian", "_min_lam", "node_bound"):
+    for name in ("_xlogx", "corners", "pieces", "lagrangian", "_min_lam", "node_bound"):
         if name not in _PY:
             _PY[name] = g[name]
             g[name] = njit_cached(numba, g[name], boundscheck=None)
