@@ -190,11 +190,12 @@ def test_pipeline_uses_the_tree_search_beyond_the_streaming_limit(monkeypatch):
 @pytest.mark.parametrize("eps,method", [
     (math.log(2), "(level-cell branch and bound (box) pricing"),
     (0.1, "(level-cell branch and bound (box) pricing"),
-    (0.05, "(branch and bound pricing"),
+    (0.02, "(level-cell branch and bound (box) pricing"),
+    (0.01, "(branch and bound pricing"),
 ])
 def test_pipeline_without_time_for_the_tree(monkeypatch, eps, method):
     # the tree search finishes only with enough time: below it, the level-cell branch and
-    # bound from eps = 0.1 on (with numba), the spatial one for smaller eps
+    # bound from eps = 0.02 on (with numba), the spatial one for smaller eps
     import pmlkit.design.colgen as colgen
 
     if "level-cell" in method and not colgen.BoxLagrangeOracle.available():

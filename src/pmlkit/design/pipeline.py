@@ -34,10 +34,10 @@ more) by streaming the three-level block assignments
 importable, by branch and bound over pairs of blocks of those assignments
 (:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its searches finish, used at
 N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected to take:
-30 s at N = 20, five times more every two categories); beyond those, for eps >= 0.1 and
+30 s at N = 20, five times more every two categories); beyond those, for eps >= 0.02 and
 with numba, by branch and bound over level cells with a Lagrangian bound
 (:class:`~pmlkit.design.colgen.BoxLagrangeOracle`: a valid bound whenever it stops;
-N = 50 within a minute: certified gaps of about 0.7% / 2.1% / 4% at eps = 2 / log 2 / 0.1
+N = 50 within a minute: certified gaps of about 0.4% / 1.5% / 1% at eps = 2 / log 2 / 0.1
 where the spatial search below left 15-27%); otherwise, and for vertex sets, mutual
 information is priced by spatial branch and bound, which bounds the gap at any time
 (larger boxes and other sets at N >= 14 may end with a gap of tens of percent: it is
@@ -365,11 +365,11 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
                 and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
-    # beyond those (a larger alphabet or a shorter budget), with numba and from eps = 0.1
+    # beyond those (a larger alphabet or a shorter budget), with numba and from eps = 0.02
     # on: the level-cell branch and bound (geometric benchmark, 60 s at N = 50: certified
-    # gaps of 0.7% / 2.1% / 3.9% at eps = 2 / log 2 / 0.1 where the spatial one reached
-    # 15% / 27% / 20%, and values at least as high; at eps = 0.05 its Lagrangian bound is
-    # the looser one: 68% against 34%, so smaller eps keeps the spatial branch and bound)
+    # gaps of 0.4% / 1.5% / 1.0% at eps = 2 / log 2 / 0.1 where the spatial one reached
+    # 15% / 27% / 20%, and values at least as high; 1.8% / 8.3% against 32% / 35% at
+    # eps = 0.05 / 0.02; below, the spatial branch and bound)
     box_lagrange = (box_mi and not (box_exact or box_tree) and eps >= BOX_LAGRANGE_MIN_EPS
                     and BoxLagrangeOracle.available())
     deadline = time.monotonic() + max_seconds
