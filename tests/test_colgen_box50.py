@@ -383,7 +383,8 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
 def test_local_search_keeps_the_local_maxima_it_ends_at():
     """``improve`` returns one assignment per seed: a point of K_1 whose value (checked
     against the column's mutual information minus ``y . v``) is at least its seed's and
-    that no single move to another level raises."""
+    that no single move to another level raises, nor a move of two of the
+    ``PAIR_ENTRIES`` heaviest entries (enumerated here independently)."""
     n, eps = 12, math.log(2)
     counts = np.maximum(np.round(3000 * 0.8 ** np.arange(n)), 1.0)
     p = counts / counts.sum()
@@ -405,6 +406,16 @@ def test_local_search_keeps_the_local_maxima_it_ends_at():
         moves[np.arange(n), np.arange(n)] = (lev + 1) % 3
         moves[n + np.arange(n), np.arange(n)] = (lev + 2) % 3
         assert float(np.max(oracle._evaluate(moves, y))) <= v + 1e-15
+        # nor any move of two of the heaviest entries to other levels
+        heavy = np.argsort(-p, kind="stable")[: oracle.PAIR_ENTRIES]
+        pairs = []
+        for a, b in itertools.combinations(heavy, 2):
+            for la, lb in itertools.product(range(3), repeat=2):
+                if la != lev[a] and lb != lev[b]:
+                    m = lev.copy()
+                    m[a], m[b] = la, lb
+                    pairs.append(m)
+        assert float(np.max(oracle._evaluate(np.stack(pairs), y))) <= v + 1e-15
 
 
 @pytest.mark.parametrize("share", [0.0, 0.5, math.inf])
