@@ -84,9 +84,10 @@ entries, not the cell's width, then make the bound loose: halving the cell only 
 nodes, about 9,000 open cells of the smallest width at N = 50 each waiting for the same
 entries to be branched), and it is then an entry that the centre point's relaxation
 splits. An entry split between the bottom and a level above it has two children (bottom;
-middle or top): near the diagonal ``m = U`` the middle and top levels give nearly the same
-columns, so separating them there only copies the node. Any order of splits is valid, the
-children covering the node. A
+middle or top); in a cell crossing the diagonal ``m = U``, where the middle and top levels
+give nearly the same columns (separating them there only copies the node), such an entry
+is branched before a heavier one split between middle and top. Any order of splits is
+valid, the children covering the node. A
 node with every entry fixed is one assignment, whose columns lie on a segment (one level,
 the tight three-level column, top only) along which ``G`` is convex: its exact ends close
 it. The relaxation's levels are candidates, evaluated exactly (the formula of
