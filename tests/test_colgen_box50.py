@@ -229,7 +229,8 @@ def test_cell_bound_against_dense_grid(mode, cell):
     choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
                for x in range(n)]
     for lam, nu in ((0.0, 0.0), (0.3, 0.5), (-1.2, 2.0), (2.0, 0.1)):
-        bl._PY.get("lagrangian", bl.lagrangian)(a, pw, k, ok, cst, lam, nu, lev, out)
+        bl._PY.get("lagrangian", bl.lagrangian)(a, pw, k, ok, cst, lam, nu, lev, out,
+                                                True)
         worst = -math.inf
         for code in itertools.product(*choices):
             levels = np.array(code)
@@ -249,6 +250,72 @@ def test_cell_bound_against_dense_grid(mode, cell):
         assert out[0] >= worst - 1e-12
         # and it is attained at a vertex: the bound is not loose by more than rounding
         assert out[0] <= worst + 1e-9
+
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("cell", [(1.2, 1.7, 0.3, 0.9), (1.2, 1.7, 1.3, 1.9)])
+def test_fixed_levels_against_dense_grid(mode, cell):
+    """Reduced-cost fixing removes level ``j`` of entry ``x`` exactly when the Lagrangian
+    at the given multipliers, over every assignment allowed by the node with ``x`` at
+    ``j`` and every column of the cell (dense grid plus the region's vertices), stays at
+    most the threshold: removed levels hold no column above it (the Lagrangian bounds the
+    objective at every point of ``K_1``), kept ones have one whose Lagrangian exceeds it."""
+    rng = np.random.default_rng(10 + mode)
+    n = 4
+    p = rng.dirichlet(np.ones(n))
+    lo = p * rng.uniform(0.6, 1.0, n)
+    hi = np.minimum(1.0, p * rng.uniform(1.0, 1.5, n))
+    y = p * rng.normal(0, 1, n)
+    e, sl = math.exp(0.8), float(hi.sum() - 1.0)
+    u1, u2, m1, m2 = cell
+    allow = np.array([7, 6, 5, 7], dtype=np.int8)
+    points = [(u, m) for u in np.linspace(u1, u2, 13) for m in np.linspace(m1, m2, 13)
+              if m <= u]
+    points += _cell_vertices(u1, u2, m1, m2)
+    choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
+               for x in range(n)]
+    removed_any = kept_any = False
+    for lam, nu in ((0.3, 0.5), (-1.2, 2.0), (2.0, 0.1)):
+        forced = {}
+        for code in itertools.product(*choices):
+            levels = np.array(code)
+            top, mid = levels == 2, levels == 1
+            for u, m in points:
+                w = np.where(top, u, np.where(mid, m, 0.0))
+                if mode == 0:
+                    cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
+                elif mode == 1:
+                    cons = (m * (hi[top | mid].sum() - sl)
+                            + (u - m) * (hi[top].sum() - sl) - u / e)
+                else:
+                    cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
+                val = (sum(p[x] * _xlogx(w[x]) for x in range(n)) - y @ w
+                       + lam * (1.0 - p @ w) + nu * cons)
+                for x in range(n):
+                    key = (x, int(levels[x]))
+                    forced[key] = max(forced.get(key, -math.inf), val)
+        vals = sorted(forced.values())
+        # thresholds at a forced value and just below one: a level is kept by a margin
+        # of 1e-7
+        for thr in (vals[len(vals) // 3], vals[len(vals) // 2] - 1e-7,
+                    vals[2 * len(vals) // 3] - 1e-7):
+            out, cv = np.empty(n, dtype=np.int8), np.empty(bl.NCORNERS)
+            removed = bl._PY.get("fix_levels", bl.fix_levels)(
+                p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, lam, nu, thr, out, cv)
+            count = 0
+            for (x, j), v in forced.items():
+                gone = not (out[x] >> j) & 1
+                count += gone
+                if gone:
+                    assert v <= thr + 1e-9
+                    removed_any = True
+                elif len(choices[x]) > 1:
+                    assert v > thr - 1e-9
+                    kept_any = True
+            assert removed == count
+            assert all((out[x] & ~allow[x]) == 0 for x in range(n))
+    assert removed_any and kept_any
 
 
 def _exact_and_level_cells(counts, eps, secs):

@@ -45,7 +45,8 @@ def kernels() -> dict[str, Callable[..., Any]]:
     k = compiled()
     if k is not None:
         return k
-    return {"node_bound": _PY.get("node_bound", node_bound)}
+    return {"node_bound": _PY.get("node_bound", node_bound),
+            "fix_levels": _PY.get("fix_levels", fix_levels)}
 
 
 def _xlogx(a: float) -> float:
@@ -132,10 +133,12 @@ def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1:
 
 
 def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float,
-               lev: Any, out: Any) -> None:
+               lev: Any, out: Any, margin: bool) -> None:
     """The Lagrangian bound at ``(lam, nu)``, the largest over the cell's vertices:
-    ``out = (value + rounding margin, d/dlam, d/dnu)`` at that corner; ``lev`` gets every
-    entry's level at the maximum (value ``-inf`` when an entry has no allowed level)."""
+    ``out = (value, d/dlam, d/dnu)`` at that corner, the value with its rounding margin
+    when ``margin`` (the search for the multipliers goes without it, the bound at the
+    multipliers found has it); ``lev`` gets every entry's level at the maximum (value
+    ``-inf`` when an entry has no allowed level)."""
     n = a.shape[1]
     out[0] = -math.inf
     out[1] = 0.0
@@ -155,9 +158,11 @@ def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float
                     if v > best:
                         best = v
                         bj = j
-                    ab = abs(a[c, x, j]) + nu * abs(k[c, x, j]) + abs(lam) * pw[c, x, j]
-                    if ab > babs:
-                        babs = ab
+                    if margin:
+                        ab = (abs(a[c, x, j]) + nu * abs(k[c, x, j])
+                              + abs(lam) * pw[c, x, j])
+                        if ab > babs:
+                            babs = ab
             if bj < 0:
                 out[0] = -math.inf
                 for z in range(n):
@@ -169,7 +174,8 @@ def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float
             sk += k[c, x, bj]
         # every term is a few roundings from its exact value: a relative 1e-14 of the sum
         # of magnitudes per term bounds the float error of the whole sum
-        tot += 1e-14 * (n + 10) * sabs
+        if margin:
+            tot += 1e-14 * (n + 10) * sabs
         if tot > out[0]:
             out[0] = tot
             out[1] = 1.0 - sp
@@ -192,7 +198,7 @@ def _min_lam(a: Any, pw: Any, k: Any, ok: Any, cmax: Any, lam0: float, nu: float
     best = math.inf
     blam = lam0
     bnu_slope = 0.0
-    lagrangian(a, pw, k, ok, cmax, lam0, nu, lev, out)
+    lagrangian(a, pw, k, ok, cmax, lam0, nu, lev, out, False)
     if out[0] == -math.inf:
         res[0] = -math.inf
         res[1] = lam0
@@ -208,7 +214,7 @@ def _min_lam(a: Any, pw: Any, k: Any, ok: Any, cmax: Any, lam0: float, nu: float
         lev_a[:] = lev
         while True:
             hi_l = lo_l + width
-            lagrangian(a, pw, k, ok, cmax, hi_l, nu, lev, out)
+            lagrangian(a, pw, k, ok, cmax, hi_l, nu, lev, out, False)
             if out[0] < best:
                 best = out[0]
                 blam = hi_l
@@ -223,7 +229,7 @@ def _min_lam(a: Any, pw: Any, k: Any, ok: Any, cmax: Any, lam0: float, nu: float
         lev_b[:] = lev
         while True:
             lo_l = hi_l - width
-            lagrangian(a, pw, k, ok, cmax, lo_l, nu, lev, out)
+            lagrangian(a, pw, k, ok, cmax, lo_l, nu, lev, out, False)
             if out[0] < best:
                 best = out[0]
                 blam = lo_l
@@ -236,7 +242,7 @@ def _min_lam(a: Any, pw: Any, k: Any, ok: Any, cmax: Any, lam0: float, nu: float
             width *= 2.0
     for _ in range(iters):
         mid = 0.5 * (lo_l + hi_l)
-        lagrangian(a, pw, k, ok, cmax, mid, nu, lev, out)
+        lagrangian(a, pw, k, ok, cmax, mid, nu, lev, out, False)
         if out[0] < best:
             best = out[0]
             blam = mid
@@ -354,7 +360,68 @@ def node_bound(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
         blam = res[1]
     mult[0] = blam
     mult[1] = bnu
-    return float(best)
+    # the bound: the Lagrangian at those multipliers with its rounding margin
+    lagrangian(a, pw, k, ok, cmax, blam, bnu, lev, out, True)
+    return float(out[0])
+
+
+def fix_levels(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
+               u1: float, u2: float, m1: float, m2: float, allow: Any, lam: float,
+               nu: float, thr: float, out: Any, cv: Any) -> int:
+    """Reduced-cost fixing at the multipliers ``(lam, nu)``: ``out`` gets ``allow``
+    without the levels that cannot lead above ``thr``. Forcing entry ``x`` to level
+    ``j`` changes the Lagrangian at vertex ``c`` by ``v[c, x, j] - max_allowed v[c, x]``,
+    and the Lagrangian at any multipliers bounds every column of the node with ``x`` at
+    ``j``: where its largest value over the vertices (with the rounding margin of
+    :func:`lagrangian`) is at most ``thr``, no such column beats ``thr``. Returns how many
+    levels were removed; ``cv`` gets the Lagrangian at each vertex."""
+    n = p.shape[0]
+    a = np.empty((NCORNERS, n, 3))
+    pw = np.empty((NCORNERS, n, 3))
+    k = np.empty((NCORNERS, n, 3))
+    ok = np.empty((n, 3), dtype=np.bool_)
+    cst = np.empty(NCORNERS)
+    pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a, pw, k, ok, cst)
+    tot = np.empty(NCORNERS)
+    bst = np.empty((NCORNERS, n))
+    for c in range(NCORNERS):
+        t = lam + nu * cst[c]
+        sabs = abs(lam) + nu * abs(cst[c])
+        for x in range(n):
+            best = -math.inf
+            babs = 0.0
+            for j in range(3):
+                if ok[x, j]:
+                    v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
+                    if v > best:
+                        best = v
+                    ab = abs(a[c, x, j]) + nu * abs(k[c, x, j]) + abs(lam) * pw[c, x, j]
+                    if ab > babs:
+                        babs = ab
+            bst[c, x] = best
+            t += best
+            sabs += babs
+        # the margin of :func:`lagrangian`, plus two roundings of the swap below
+        tot[c] = t + 1e-14 * (n + 12) * sabs
+        cv[c] = tot[c]
+    removed = 0
+    for x in range(n):
+        out[x] = allow[x]
+        if int(ok[x, 0]) + int(ok[x, 1]) + int(ok[x, 2]) <= 1:
+            continue
+        for j in range(3):
+            if not ok[x, j]:
+                continue
+            worst = -math.inf
+            for c in range(NCORNERS):
+                v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
+                f = tot[c] - bst[c, x] + v
+                if f > worst:
+                    worst = f
+            if worst <= thr:
+                out[x] = out[x] & ~(1 << j)
+                removed += 1
+    return removed
 
 
 def _build() -> dict[str, Callable[..., Any]] | None:
@@ -364,11 +431,12 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return None
 
     g = globals()
-    for name in ("_xlogx", "corners", "pieces", "lagrangian", "_min_lam", "node_bound"):
+    for name in ("_xlogx", "corners", "pieces", "lagrangian", "_min_lam", "node_bound",
+                 "fix_levels"):
         if name not in _PY:
             _PY[name] = g[name]
             g[name] = njit_cached(numba, g[name], boundscheck=None)
-    return {"node_bound": g["node_bound"]}
+    return {"node_bound": g["node_bound"], "fix_levels": g["fix_levels"]}
 
 
 #: number of allowed levels of a mask
