@@ -172,3 +172,49 @@ def test_three_level_candidates_in_chunks_equal_one_pass(n):
         # every candidate is normalised: p . w = 1 (p is the ball's centre / in the box)
         if isinstance(uset, L1Ball):
             assert np.allclose(whole @ p, 1.0)
+
+
+class _FinalOnly:
+    """An oracle in the manner of the box's branch and bound (smoothed rounds, bounds
+    skipped, a share of the budget kept for a final search) whose rounds find nothing
+    and whose full searches are exact (every ray) and return at most two columns: each
+    final search finishes early and leaves time for another."""
+
+    name = "final only"
+    skips_bounds = True
+    stabilize = True
+    bound_share = 0.9
+
+    def __init__(self, rays: np.ndarray, vals: np.ndarray) -> None:
+        self.rays, self.vals = rays, vals
+        self.full_calls: list[np.ndarray] = []
+
+    def price(self, y, *, want, deadline, atol, full=False):
+        if not full:
+            return np.zeros((self.rays.shape[0], 0)), np.zeros(0), math.inf
+        self.full_calls.append(np.array(y, copy=True))
+        rc = self.vals - y @ self.rays
+        sel = np.argsort(-rc)[:2]
+        sel = sel[rc[sel] > atol]
+        return self.rays[:, sel], self.vals[sel], float(rc.max())
+
+
+def test_final_searches_repeat_while_time_is_left():
+    """Final searches that finish before the deadline are followed by others at the new
+    duals until the gap is met: the design reaches the full LP's optimum with a
+    certificate, and every final search but the last added columns."""
+    import time
+
+    rng = np.random.default_rng(3)
+    n = 6
+    p = rng.dirichlet(np.ones(n))
+    rays = _exact_rays(Box(np.maximum(p - 0.05, 0.0), np.minimum(p + 0.05, 1.0)), p)(0.9)
+    opt = full_lp_optimum(rays, p)
+    oracle = _FinalOnly(rays, mi_cols(rays, p))
+    res = column_generation(oracle, p, lambda c: mi_cols(c, p), start=None, gap=1e-9,
+                            deadline=time.monotonic() + 30.0)
+    assert len(oracle.full_calls) >= 2
+    assert abs(res.value - opt) <= 1e-8 * opt
+    assert opt <= res.upper_bound * (1 + 1e-12)
+    assert res.gap <= 1e-9
+    assert res.seconds < 25.0  # it stopped at the gap, not at the deadline

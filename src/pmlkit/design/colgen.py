@@ -1291,18 +1291,35 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         # N = 50); any duals give a valid bound. N = 50, 60 s, one side-by-side run each:
         # the midpoint certified 1.28% / 0.98% / 0.42% at eps = log 2 / 0.1 / 2, the
         # best-bound duals 1.33% / 1.07% / 0.46%, the master's 1.54% / 0.98% / 0.45%
-        if not smooth:
-            yb = y
-        elif best_duals is not None:
-            yb = 0.5 * (best_duals + y)
-        else:
-            yb = _dual_center(recent)
-        new, vals, best = oracle.price(yb, want=want if smooth else 0,
-                                       deadline=final_deadline, atol=atol, full=True)
-        upper = min(upper, float(np.sum(yb)) + max(0.0, best))
-        if new.shape[1] and master.add(new, vals):
-            # the columns that search met are points of K_1 too: the master only gains
-            value, y, theta = master.solve()
+        at_master = not smooth
+        while True:
+            if at_master:
+                yb = y
+            elif best_duals is not None:
+                yb = 0.5 * (best_duals + y)
+            else:
+                yb = _dual_center(recent)
+            new, vals, best = oracle.price(yb, want=want if smooth else 0,
+                                           deadline=final_deadline, atol=atol, full=True)
+            b = float(np.sum(yb)) + max(0.0, best)
+            if b < upper:
+                upper, best_duals = b, yb
+            if new.shape[1] and master.add(new, vals):
+                # the columns that search met are points of K_1 too: the master only gains
+                value, y, theta = master.solve()
+                at_master = not smooth
+            elif at_master:
+                break
+            else:
+                # nothing new at the smoothed duals: the next search prices the master's
+                at_master = True
+            # a search that finished before the deadline (its bound exact at those duals)
+            # leaves time for another at the new duals (Zipf prior, N = 50, eps = log 2:
+            # the first final search closed at 53 s with a gap of 0.86%, all of it from
+            # the duals)
+            if (relative_gap(upper, value) <= gap or not smooth
+                    or time.monotonic() >= final_deadline - 0.5):
+                break
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
     w = drop_empty_columns(repair_rows(w))
