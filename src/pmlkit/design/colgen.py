@@ -75,10 +75,17 @@ is largest at a vertex, and
 is valid for the node, whatever the multipliers (the kernels in
 :mod:`pmlkit.design._boxlagrange` minimise it: bisection in ``lam``, golden section in
 ``nu``), plus a rounding margin of ``1e-14 (N + 10)`` times the sum of the terms'
-magnitudes; a child keeps its parent's bound when smaller. Cells are halved on their wider
-side down to a relative width of :attr:`BoxLagrangeOracle.TAU`, then the heaviest entry that
-the relaxation splits between two levels is branched; an entry is branched earlier, in a
-wider cell, when the bound at the cell's centre point keeps more than
+magnitudes (added once, at the multipliers found); a child keeps its parent's bound when
+smaller. *Reduced-cost fixing*: at the node's multipliers, forcing entry ``x`` to level ``j``
+changes the bound's sum at each vertex by that level's term minus the entry's best one; where
+the largest result over the vertices (with the margin) is at most the threshold, no column of
+the node with ``x`` at ``j`` beats it, the level is removed and the node bounded again.
+Cells are halved down to a relative width of :attr:`BoxLagrangeOracle.TAU`, along the side
+where the Lagrangian at the node's vertices differs most (where the relaxation puts no entry
+at the middle level the bound does not depend on ``m``: halving the wider side there only
+copied the node), then the heaviest entry that the relaxation splits between two levels is
+branched; an entry is branched earlier, in a wider cell, when the bound at the cell's centre
+point keeps more than
 :attr:`BoxLagrangeOracle.POINT_SHARE` of the node's excess over the threshold (the split
 entries, not the cell's width, then make the bound loose: halving the cell only multiplied
 nodes, about 9,000 open cells of the smallest width at N = 50 each waiting for the same
@@ -86,8 +93,10 @@ entries to be branched), and it is then an entry that the centre point's relaxat
 splits. An entry split between the bottom and a level above it has two children (bottom;
 middle or top); in a cell crossing the diagonal ``m = U``, where the middle and top levels
 give nearly the same columns (separating them there only copies the node), such an entry
-is branched before a heavier one split between middle and top. Any order of splits is
-valid, the children covering the node. A
+is branched before a heavier one split between middle and top; where the middle level
+stays below half the top one, an entry split between the top and a lower level has two
+children (top; bottom or middle), a middle level near 0 giving nearly the bottom's columns.
+Any order of splits is valid, the children covering the node. A
 node with every entry fixed is one assignment, whose columns lie on a segment (one level,
 the tight three-level column, top only) along which ``G`` is convex: its exact ends close
 it. The relaxation's levels are candidates, evaluated exactly (the formula of
@@ -98,14 +107,14 @@ as in the block-pair search, the threshold never exceeds the largest exact value
 the tolerance), so the largest of it and the open nodes' bounds, plus the margin
 ``1e-10 (1 + sum |y|)``, is a valid bound whenever the search stops. Rounds stop once they
 hold enough improving columns; :func:`column_generation` keeps the last quarter of the
-budget for one final search. The searches price at smoothed duals (Wentges): half the
-master's duals ``y`` and half their mean ``ybar`` over the last :data:`SMOOTHING_ROUNDS`
-rounds, keeping the columns that improve the master at ``y`` (a round that meets none
-prices at ``y``); the final search runs halfway between the duals of the best bound the
-rounds' searches gave and the master's last duals (at ``ybar`` when no round gave a
-bound). The bound above holds for any duals,
-and the master's own swing from round to round (its LP is degenerate): at N = 50 a bound
-at them stayed 0.03-0.13 nats above the value.
+budget for the final search (and more while one finishes early). The searches price at
+smoothed duals (Wentges): half the master's duals ``y`` and half their mean ``ybar`` over
+the last :data:`SMOOTHING_ROUNDS` rounds, keeping the columns that improve the master at
+``y`` (a round that meets none prices at ``y``); a final search runs halfway between the
+duals of the best bound the searches gave so far and the master's last duals (at ``ybar``
+when none gave a bound; at ``y`` after a final search that added no column). The bound
+above holds for any duals, and the master's own swing from round to round (its LP is
+degenerate): at N = 50 a bound at them stayed 0.03-0.13 nats above the value.
 
 Block-pair branch and bound for a box. Every assignment of one half of the alphabet to
 (bottom, middle, top) is a row of block sums (``p(T), p(M), p(S), lo(T), lo(S), hi(T),

@@ -37,8 +37,8 @@ N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected 
 30 s at N = 20, five times more every two categories); beyond those, for eps >= 0.02 and
 with numba, by branch and bound over level cells with a Lagrangian bound
 (:class:`~pmlkit.design.colgen.BoxLagrangeOracle`: a valid bound whenever it stops;
-N = 50 within a minute: certified gaps of about 0.4% / 1.5% / 0.7% at eps = 2 / log 2 / 0.1
-where the spatial search below left 15-27%); otherwise, and for vertex sets, mutual
+N = 50 within a minute: certified gaps of about 0.2% / 0.7% / 0.2-0.3% at eps = 2 / log 2 /
+0.1 where the spatial search below left 15-27%); otherwise, and for vertex sets, mutual
 information is priced by spatial branch and bound, which bounds the gap at any time
 (larger boxes and other sets at N >= 14 may end with a gap of tens of percent: it is
 reported).
@@ -367,9 +367,9 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
                 and BoxTreeOracle.available())
     # beyond those (a larger alphabet or a shorter budget), with numba and from eps = 0.02
     # on: the level-cell branch and bound (geometric benchmark, 60 s at N = 50: certified
-    # gaps of 0.4% / 1.5% / 0.7% at eps = 2 / log 2 / 0.1 where the spatial one reached
-    # 15% / 27% / 20%, and values at least as high; 1.8% / 8.3% against 32% / 35% at
-    # eps = 0.05 / 0.02; below, the spatial branch and bound)
+    # gaps of 0.15% / 0.67% / 0.23% at eps = 2 / log 2 / 0.1 where the spatial one reached
+    # 15% / 27% / 20%, and values at least as high; at an earlier state of the level
+    # cells, 1.8% / 8.3% against 32% / 35% at eps = 0.05 / 0.02; below, the spatial one)
     box_lagrange = (box_mi and not (box_exact or box_tree) and eps >= BOX_LAGRANGE_MIN_EPS
                     and BoxLagrangeOracle.available())
     deadline = time.monotonic() + max_seconds
