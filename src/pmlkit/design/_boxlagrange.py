@@ -413,12 +413,15 @@ def fix_levels(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
             if not ok[x, j]:
                 continue
             worst = -math.inf
+            bad = False
             for c in range(NCORNERS):
                 v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
                 f = tot[c] - bst[c, x] + v
+                if f != f:
+                    bad = True  # a NaN proves nothing: the level stays
                 if f > worst:
                     worst = f
-            if worst <= thr:
+            if not bad and worst <= thr:
                 out[x] = out[x] & ~(1 << j)
                 removed += 1
     return removed
