@@ -124,10 +124,17 @@ def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1:
             a[c, x, 0] = 0.0
             pw[c, x, 0] = 0.0
             k[c, x, 0] = 0.0
-            a[c, x, 1] = p[x] * xm - y[x] * mm
+            # each value raised by a bound on its own rounding (two products and a
+            # difference of terms that may cancel: the margin of :func:`lagrangian` is
+            # relative to the result, not to the terms)
+            t1 = p[x] * xm
+            t2 = y[x] * mm
+            a[c, x, 1] = t1 - t2 + 2e-15 * (abs(t1) + abs(t2))
             pw[c, x, 1] = p[x] * mm
             k[c, x, 1] = km * mm
-            a[c, x, 2] = p[x] * xu - y[x] * uu
+            t1 = p[x] * xu
+            t2 = y[x] * uu
+            a[c, x, 2] = t1 - t2 + 2e-15 * (abs(t1) + abs(t2))
             pw[c, x, 2] = p[x] * uu
             k[c, x, 2] = ku * uu + kum
 
