@@ -198,6 +198,43 @@ def _cell_vertices(u1, u2, m1, m2):
     return out
 
 
+def _node_problem(seed: int, n: int = 4):
+    """A prior, a box around it, duals, ``e^eps`` and the slack ``sum(hi) - 1``."""
+    rng = np.random.default_rng(seed)
+    p = rng.dirichlet(np.ones(n))
+    lo = p * rng.uniform(0.6, 1.0, n)
+    hi = np.minimum(1.0, p * rng.uniform(1.0, 1.5, n))
+    y = p * rng.normal(0, 1, n)
+    return p, lo, hi, y, math.exp(0.8), float(hi.sum() - 1.0)
+
+
+def _grid_lagrangians(problem, mode, cell, allow, lam, nu):
+    """``(levels, Lagrangian)`` of every assignment allowed by ``allow`` at every column of
+    the cell (a dense grid of ``(U, m)`` with ``m <= U`` and the region's vertices), the
+    privacy constraint of the mode written out directly."""
+    p, lo, hi, y, e, sl = problem
+    u1, u2, m1, m2 = cell
+    points = [(u, m) for u in np.linspace(u1, u2, 13) for m in np.linspace(m1, m2, 13)
+              if m <= u]
+    points += _cell_vertices(u1, u2, m1, m2)
+    choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
+               for x in range(p.size)]
+    for code in itertools.product(*choices):
+        levels = np.array(code)
+        top, mid = levels == 2, levels == 1
+        for u, m in points:
+            w = np.where(top, u, np.where(mid, m, 0.0))
+            if mode == 0:
+                cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
+            elif mode == 1:
+                cons = (m * (hi[top | mid].sum() - sl)
+                        + (u - m) * (hi[top].sum() - sl) - u / e)
+            else:
+                cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
+            yield levels, (sum(p[x] * _xlogx(w[x]) for x in range(p.size)) - y @ w
+                           + lam * (1.0 - p @ w) + nu * cons)
+
+
 @pytest.mark.parametrize("mode", [0, 1, 2])
 @pytest.mark.parametrize("cell", [(1.2, 1.7, 0.3, 0.9), (1.2, 1.7, 1.0, 1.6),
                                   (1.2, 1.7, 1.3, 1.9), (1.2, 1.2, 1.1, 1.1)])
@@ -207,13 +244,9 @@ def test_cell_bound_against_dense_grid(mode, cell):
     ``(U, m)`` with ``m <= U``, and the vertices of that region), with the privacy
     constraint of the node's mode written out directly, and it is attained there: a cell
     crossing the diagonal ``m = U`` is not bounded over the rectangle's part above it."""
-    rng = np.random.default_rng(mode)
-    n = 4
-    p = rng.dirichlet(np.ones(n))
-    lo = p * rng.uniform(0.6, 1.0, n)
-    hi = np.minimum(1.0, p * rng.uniform(1.0, 1.5, n))
-    y = p * rng.normal(0, 1, n)
-    e, sl = math.exp(0.8), float(hi.sum() - 1.0)
+    problem = _node_problem(mode)
+    p, lo, hi, y, e, sl = problem
+    n = p.size
     u1, u2, m1, m2 = cell
     allow = np.array([7, 2, 5, 7], dtype=np.int8)
     a = np.empty((bl.NCORNERS, n, 3))
@@ -223,34 +256,13 @@ def test_cell_bound_against_dense_grid(mode, cell):
     bl._PY.get("pieces", bl.pieces)(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a,
                                     pw, k, ok, cst)
     lev, out = np.empty(n, dtype=np.int8), np.empty(3)
-    points = [(u, m) for u in np.linspace(u1, u2, 13) for m in np.linspace(m1, m2, 13)
-              if m <= u]
-    points += _cell_vertices(u1, u2, m1, m2)
-    choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
-               for x in range(n)]
     for lam, nu in ((0.0, 0.0), (0.3, 0.5), (-1.2, 2.0), (2.0, 0.1)):
         bl._PY.get("lagrangian", bl.lagrangian)(a, pw, k, ok, cst, lam, nu, lev, out,
                                                 True)
-        worst = -math.inf
-        for code in itertools.product(*choices):
-            levels = np.array(code)
-            top, mid = levels == 2, levels == 1
-            for u, m in points:
-                w = np.where(top, u, np.where(mid, m, 0.0))
-                if mode == 0:
-                    cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
-                elif mode == 1:
-                    cons = (m * (hi[top | mid].sum() - sl)
-                            + (u - m) * (hi[top].sum() - sl) - u / e)
-                else:
-                    cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
-                val = (sum(p[x] * _xlogx(w[x]) for x in range(n)) - y @ w
-                       + lam * (1.0 - p @ w) + nu * cons)
-                worst = max(worst, val)
+        worst = max(v for _, v in _grid_lagrangians(problem, mode, cell, allow, lam, nu))
         assert out[0] >= worst - 1e-12
         # and it is attained at a vertex: the bound is not loose by more than rounding
         assert out[0] <= worst + 1e-9
-
 
 
 @pytest.mark.parametrize("mode", [0, 1, 2])
@@ -261,40 +273,18 @@ def test_fixed_levels_against_dense_grid(mode, cell):
     ``j`` and every column of the cell (dense grid plus the region's vertices), stays at
     most the threshold: removed levels hold no column above it (the Lagrangian bounds the
     objective at every point of ``K_1``), kept ones have one whose Lagrangian exceeds it."""
-    rng = np.random.default_rng(10 + mode)
-    n = 4
-    p = rng.dirichlet(np.ones(n))
-    lo = p * rng.uniform(0.6, 1.0, n)
-    hi = np.minimum(1.0, p * rng.uniform(1.0, 1.5, n))
-    y = p * rng.normal(0, 1, n)
-    e, sl = math.exp(0.8), float(hi.sum() - 1.0)
+    problem = _node_problem(10 + mode)
+    p, lo, hi, y, e, sl = problem
+    n = p.size
     u1, u2, m1, m2 = cell
     allow = np.array([7, 6, 5, 7], dtype=np.int8)
-    points = [(u, m) for u in np.linspace(u1, u2, 13) for m in np.linspace(m1, m2, 13)
-              if m <= u]
-    points += _cell_vertices(u1, u2, m1, m2)
-    choices = [[lv for lv, bit in ((0, 1), (1, 2), (2, 4)) if allow[x] & bit]
-               for x in range(n)]
     removed_any = kept_any = False
     for lam, nu in ((0.3, 0.5), (-1.2, 2.0), (2.0, 0.1)):
-        forced = {}
-        for code in itertools.product(*choices):
-            levels = np.array(code)
-            top, mid = levels == 2, levels == 1
-            for u, m in points:
-                w = np.where(top, u, np.where(mid, m, 0.0))
-                if mode == 0:
-                    cons = m * lo[top | mid].sum() + (u - m) * lo[top].sum() - u / e
-                elif mode == 1:
-                    cons = (m * (hi[top | mid].sum() - sl)
-                            + (u - m) * (hi[top].sum() - sl) - u / e)
-                else:
-                    cons = m * (hi[top | mid].sum() - sl) + (u - m) * lo[top].sum() - u / e
-                val = (sum(p[x] * _xlogx(w[x]) for x in range(n)) - y @ w
-                       + lam * (1.0 - p @ w) + nu * cons)
-                for x in range(n):
-                    key = (x, int(levels[x]))
-                    forced[key] = max(forced.get(key, -math.inf), val)
+        forced: dict[tuple[int, int], float] = {}
+        for levels, val in _grid_lagrangians(problem, mode, cell, allow, lam, nu):
+            for x in range(n):
+                key = (x, int(levels[x]))
+                forced[key] = max(forced.get(key, -math.inf), val)
         vals = sorted(forced.values())
         # thresholds at a forced value and just below one: a level is kept by a margin
         # of 1e-7
@@ -310,7 +300,7 @@ def test_fixed_levels_against_dense_grid(mode, cell):
                 if gone:
                     assert v <= thr + 1e-9
                     removed_any = True
-                elif len(choices[x]) > 1:
+                elif bl.POPCOUNT[allow[x]] > 1:
                     assert v > thr - 1e-9
                     kept_any = True
             assert removed == count

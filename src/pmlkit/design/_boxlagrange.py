@@ -139,6 +139,39 @@ def pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int, u1:
             k[c, x, 2] = ku * uu + kum
 
 
+def node_pieces(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
+                u1: float, u2: float, m1: float, m2: float, allow: Any
+                ) -> tuple[Any, Any, Any, Any, Any]:
+    """The node's pieces (:func:`pieces`) in new arrays: ``(a, pw, k, ok, cst)``."""
+    n = p.shape[0]
+    a = np.empty((NCORNERS, n, 3))
+    pw = np.empty((NCORNERS, n, 3))
+    k = np.empty((NCORNERS, n, 3))
+    ok = np.empty((n, 3), dtype=np.bool_)
+    cst = np.empty(NCORNERS)
+    pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a, pw, k, ok, cst)
+    return a, pw, k, ok, cst
+
+def _entry(a: Any, pw: Any, k: Any, ok: Any, c: int, x: int, lam: float, nu: float,
+           margin: bool) -> tuple[float, int, float]:
+    """Entry ``x``'s term in the Lagrangian at vertex ``c``: its largest value over the
+    allowed levels, that level (-1 when none is allowed) and, when ``margin``, the
+    largest magnitude of the level terms (0 otherwise)."""
+    best = -math.inf
+    bj = -1
+    babs = 0.0
+    for j in range(3):
+        if ok[x, j]:
+            v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
+            if v > best:
+                best = v
+                bj = j
+            if margin:
+                ab = abs(a[c, x, j]) + nu * abs(k[c, x, j]) + abs(lam) * pw[c, x, j]
+                if ab > babs:
+                    babs = ab
+    return best, bj, babs
+
 def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float,
                lev: Any, out: Any, margin: bool) -> None:
     """The Lagrangian bound at ``(lam, nu)``, the largest over the cell's vertices:
@@ -156,20 +189,7 @@ def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float
         sp = 0.0
         sk = 0.0
         for x in range(n):
-            best = -math.inf
-            bj = -1
-            babs = 0.0
-            for j in range(3):
-                if ok[x, j]:
-                    v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
-                    if v > best:
-                        best = v
-                        bj = j
-                    if margin:
-                        ab = (abs(a[c, x, j]) + nu * abs(k[c, x, j])
-                              + abs(lam) * pw[c, x, j])
-                        if ab > babs:
-                            babs = ab
+            best, bj, babs = _entry(a, pw, k, ok, c, x, lam, nu, margin)
             if bj < 0:
                 out[0] = -math.inf
                 for z in range(n):
@@ -188,13 +208,7 @@ def lagrangian(a: Any, pw: Any, k: Any, ok: Any, cst: Any, lam: float, nu: float
             out[1] = 1.0 - sp
             out[2] = cst[c] + sk
             for x in range(n):
-                best = -math.inf
-                for j in range(3):
-                    if ok[x, j]:
-                        v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
-                        if v > best:
-                            best = v
-                            lev[x] = j
+                lev[x] = _entry(a, pw, k, ok, c, x, lam, nu, False)[1]
 
 
 def _min_lam(a: Any, pw: Any, k: Any, ok: Any, cmax: Any, lam0: float, nu: float,
@@ -273,12 +287,7 @@ def node_bound(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
     ``lev_b`` the entries' levels on either side of the best ``lam`` (where they differ,
     the relaxation splits the entry between two levels)."""
     n = p.shape[0]
-    a = np.empty((NCORNERS, n, 3))
-    pw = np.empty((NCORNERS, n, 3))
-    k = np.empty((NCORNERS, n, 3))
-    ok = np.empty((n, 3), dtype=np.bool_)
-    cmax = np.empty(NCORNERS)
-    pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a, pw, k, ok, cmax)
+    a, pw, k, ok, cmax = node_pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow)
     lev = np.empty(n, dtype=np.int8)
     out = np.empty(3)
     res = np.empty(3)
@@ -383,28 +392,14 @@ def fix_levels(p: Any, y: Any, lo: Any, hi: Any, e: float, sl: float, mode: int,
     :func:`lagrangian`) is at most ``thr``, no such column beats ``thr``. Returns how many
     levels were removed; ``cv`` gets the Lagrangian at each vertex."""
     n = p.shape[0]
-    a = np.empty((NCORNERS, n, 3))
-    pw = np.empty((NCORNERS, n, 3))
-    k = np.empty((NCORNERS, n, 3))
-    ok = np.empty((n, 3), dtype=np.bool_)
-    cst = np.empty(NCORNERS)
-    pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow, a, pw, k, ok, cst)
+    a, pw, k, ok, cst = node_pieces(p, y, lo, hi, e, sl, mode, u1, u2, m1, m2, allow)
     tot = np.empty(NCORNERS)
     bst = np.empty((NCORNERS, n))
     for c in range(NCORNERS):
         t = lam + nu * cst[c]
         sabs = abs(lam) + nu * abs(cst[c])
         for x in range(n):
-            best = -math.inf
-            babs = 0.0
-            for j in range(3):
-                if ok[x, j]:
-                    v = a[c, x, j] + nu * k[c, x, j] - lam * pw[c, x, j]
-                    if v > best:
-                        best = v
-                    ab = abs(a[c, x, j]) + nu * abs(k[c, x, j]) + abs(lam) * pw[c, x, j]
-                    if ab > babs:
-                        babs = ab
+            best, _, babs = _entry(a, pw, k, ok, c, x, lam, nu, True)
             bst[c, x] = best
             t += best
             sabs += babs
@@ -441,8 +436,8 @@ def _build() -> dict[str, Callable[..., Any]] | None:
         return None
 
     g = globals()
-    for name in ("_xlogx", "corners", "pieces", "lagrangian", "_min_lam", "node_bound",
-                 "fix_levels"):
+    for name in ("_xlogx", "corners", "pieces", "node_pieces", "_entry", "lagrangian",
+                 "_min_lam", "node_bound", "fix_levels"):
         if name not in _PY:
             _PY[name] = g[name]
             g[name] = njit_cached(numba, g[name], boundscheck=None)
