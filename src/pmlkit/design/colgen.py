@@ -1234,11 +1234,16 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
 
     best_duals: np.ndarray | None = None
 
-    def priced(duals: np.ndarray) -> tuple[np.ndarray, np.ndarray, float]:
-        # a pricing round at ``duals``; its bound (valid whatever the duals) kept, with the
-        # duals that gave the best one
+    def priced(duals: np.ndarray, full: bool = False
+               ) -> tuple[np.ndarray, np.ndarray, float]:
+        # a pricing round at ``duals`` (``full``: a final bound search); its bound (valid
+        # whatever the duals) kept, with the duals that gave the best one
         nonlocal upper, best_duals
-        cols, cvals, bound = oracle.price(duals, want=want, deadline=deadline, atol=atol)
+        if full:
+            cols, cvals, bound = oracle.price(duals, want=want if smooth else 0,
+                                              deadline=final_deadline, atol=atol, full=True)
+        else:
+            cols, cvals, bound = oracle.price(duals, want=want, deadline=deadline, atol=atol)
         if math.isfinite(bound):
             b = float(np.sum(duals)) + max(0.0, bound)
             if b < upper:
@@ -1308,11 +1313,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                 yb = 0.5 * (best_duals + y)
             else:
                 yb = _dual_center(recent)
-            new, vals, best = oracle.price(yb, want=want if smooth else 0,
-                                           deadline=final_deadline, atol=atol, full=True)
-            b = float(np.sum(yb)) + max(0.0, best)
-            if b < upper:
-                upper, best_duals = b, yb
+            new, vals, _ = priced(yb, full=True)
             if new.shape[1] and master.add(new, vals):
                 # the columns that search met are points of K_1 too: the master only gains
                 value, y, theta = master.solve()
@@ -2033,14 +2034,11 @@ class BoxLagrangeOracle(_BlockColumns):
                     groups = (1, 6)
                 else:
                     groups = (1, 2, 4)
-                kids = []
                 for bits in groups:
                     if allow[x] & bits:
                         al = allow.copy()
                         al[x] = allow[x] & bits
-                        kids.append(al)
-                for al in kids:
-                    push(mode, u1, u2, m1, m2, al, lam, nu, pb)
+                        push(mode, u1, u2, m1, m2, al, lam, nu, pb)
             else:
                 # halve the cell along the side where the Lagrangian at the node's vertices
                 # differs most (in a cell whose relaxation puts no entry at the middle
