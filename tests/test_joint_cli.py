@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import pmlkit
+from pmlkit.joint import JointGuarantee
 from pmlkit.cli.main import main
 
 RR = [[0.8, 0.2], [0.2, 0.8]]
@@ -38,12 +39,12 @@ def test_joint_assess_reports_the_joint_guarantee(tmp_path: Path,
                  "--bound", "--json"])
     assert code == 0
     doc = json.loads(capsys.readouterr().out)
-    g = doc["joint_guarantee"]
+    g = JointGuarantee.from_dict(doc["joint_guarantee"])
     true = math.log(16 / 3)  # the pair's PML under the exact proportions, by hand
-    assert true <= g["certified_eps"] <= true + 0.1
-    assert g["certified_eps"] > g["sum_of_column_eps"]
-    assert doc["chain_rule_bound"]["certified_eps"] >= g["certified_eps"] - 1e-9
-    assert doc["chain_rule_bound"]["kind"] == "chain-rule bound"
+    assert true <= g.certified_eps <= true + 0.1
+    assert g.certified_eps > g.sum_of_column_eps
+    b = JointGuarantee.from_dict(doc["chain_rule_bound"])
+    assert b.certified_eps >= g.certified_eps - 1e-9 and b.kind == "chain-rule bound"
 
 
 def test_joint_design_writes_a_certified_plan(tmp_path: Path,
@@ -59,12 +60,12 @@ def test_joint_design_writes_a_certified_plan(tmp_path: Path,
     assert main(args) == 0
     capsys.readouterr()
     plan = json.loads((out / "release-plan.json").read_text())
-    assert plan["joint_guarantee"]["certified_eps"] <= 1.2 + 1e-9
+    assert plan["joint_guarantee"]["guarantee"]["certified_eps"] <= 1.2 + 1e-9
     ma = pmlkit.Mechanism.load(out / plan["mechanism_files"]["a"])
     mb = pmlkit.Mechanism.load(out / plan["mechanism_files"]["b"])
     # recompute the joint guarantee from the written files: the same certified value
     g = pmlkit.joint_guarantee([ma, mb], {"a": a, "b": b}, 0.05)
-    assert g.certified_eps == pytest.approx(plan["joint_guarantee"]["certified_eps"],
+    assert g.certified_eps == pytest.approx(plan["joint_guarantee"]["guarantee"]["certified_eps"],
                                             rel=1e-12)
     # a second run refuses to overwrite the plan
     assert main(args) == 1

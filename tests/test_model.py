@@ -171,7 +171,7 @@ def test_design_joint_mechanisms_carry_guarantees():
 
 
 def test_release_nothing_fallback_has_eps_zero_for_every_prior():
-    from pmlkit.joint import _constant_mechanism
+    from pmlkit.joint.design import constant_mechanism as _constant_mechanism
 
     mech = _constant_mechanism(["a", "b", "c"])
     assert mech.guarantee.basis == "all" and mech.certified_eps == 0.0 and mech.certified

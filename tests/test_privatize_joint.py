@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import pmlkit
+from pmlkit.joint import JointGuarantee
 from pmlkit import L1Ball, Mechanism, leakage_capacity
 from pmlkit.cli.main import main
 from pmlkit.errors import DataError, ValidationError
@@ -87,17 +88,17 @@ def test_two_columns_with_their_own_mechanisms_and_a_computed_joint_guarantee(
     assert man["privatized"]["a"]["mechanism_sha256"] == A.to_dict()["sha256"]
     assert man["privatized"]["b"]["mechanism_sha256"] == B.to_dict()["sha256"]
     assert man["mechanism_sha256"] is None  # two different mechanisms
-    g = man["joint_guarantee"]
-    assert g["columns"] == ["a", "b"] and g["delta"] == 0.05 and g["kind"] == "exact"
+    g = JointGuarantee.from_dict(man["joint_guarantee"])
+    assert g.columns == ("a", "b") and g.delta == 0.05 and g.kind == "exact"
     # the set holds the exact proportions (1/3 each) and distributions next to them, where
     # the pair leaks up to log(16/3) by hand, more than the sum of the per-column values
     exact = pair_pml_by_hand({("x", "u"): 1 / 3, ("x", "v"): 1 / 3, ("y", "u"): 1 / 3})
     assert exact == pytest.approx(math.log(16 / 3), rel=1e-12)
-    assert g["certified_eps"] >= exact - 1e-9
-    assert g["certified_eps"] > g["sum_of_column_eps"]
+    assert g.certified_eps >= exact - 1e-9
+    assert g.certified_eps > g.sum_of_column_eps
     # the Parquet metadata carries the same record
     meta = json.loads(pq.read_schema(out).metadata[b"pmlkit"])
-    assert meta["joint_guarantee"]["certified_eps"] == g["certified_eps"]
+    assert meta["joint_guarantee"] == man["joint_guarantee"]
 
 
 def test_several_columns_without_a_joint_guarantee_are_refused(
@@ -175,7 +176,7 @@ def test_a_single_plain_mechanism_for_two_columns_with_a_joint_guarantee(
     man = json.loads((files["dir"] / "same_out.csv.pmlkit.json").read_text())
     g = pmlkit.joint_guarantee([A, A], {"a": ["x", "y", "x"] * 50, "b": ["y", "x", "x"] * 50},
                                0.1)
-    assert man["joint_guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
+    assert man["joint_guarantee"]["guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
                                                                     rel=1e-12)
 
 
@@ -205,7 +206,7 @@ def test_a_release_plan_supplies_mechanisms_and_joint_guarantee(
     ms = [Mechanism.load(plan.parent / doc["mechanism_files"][c]) for c in ("a", "b")]
     g = pmlkit.joint_guarantee(ms, {"a": ["x", "x", "y"] * 1000, "b": ["u", "v", "u"] * 1000},
                                0.05)
-    assert man["joint_guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
+    assert man["joint_guarantee"]["guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
                                                                     rel=1e-12)
 
 
@@ -213,49 +214,27 @@ def test_a_release_plan_refuses_other_mechanisms_and_other_columns(
         files: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     plan = _plan(files, capsys)
     out = files["dir"] / "out.csv"
-    # a mechanism file swapped after planning: the plan's guarantee is not about it
+    # a mechanism given next to the plan must be the plan's own
     code, _, err = run(capsys, *two_column(files, out, "--plan", str(plan), "--mechanism",
                                            f"a={files['a']}"))
-    assert code == 2 and "not the one the release plan" in err
+    assert code == 2 and "not the one the release" in err
+    # a column the plan does not cover
+    code, _, err = run(capsys, "privatize", "--input", str(files["data"]), "--column", "a",
+                       "--column", "id", "--output", str(out), "--plan", str(plan))
+    assert code == 2 and "column 'id' is not in the release plan" in err
+    # the planned file overwritten by a valid certified design at eps = 3 (the identity on
+    # the column): the digest differs
     doc = json.loads(plan.read_text())
-    A.save(plan.parent / doc["mechanism_files"]["a"])  # overwrite the planned file itself
+    ident = pmlkit.design_from_samples(["x", "x", "y"] * 1000, 3.0, 0.05).mechanism
+    assert np.allclose(ident.matrix, np.eye(2))
+    ident.save(plan.parent / doc["mechanism_files"]["a"])
     code, _, err = run(capsys, *two_column(files, out, "--plan", str(plan)))
-    assert code == 2 and "not the one the release plan" in err
-    # a plan of other columns
-    doc["columns"] = ["a", "c"]
-    doc["mechanism_files"] = {"a": "a.json", "c": "b.json"}
-    doc["mechanism_sha256"] = {"a": "0", "c": "0"}
-    doc["joint_guarantee"]["columns"] = ["a", "c"]
-    bad = files["dir"] / "other-plan.json"
-    bad.write_text(json.dumps(doc))
-    code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
-    assert code == 2 and "column 'b' is not in the release plan" in err
-    # a forged (lowered) joint guarantee is recomputed and refused
-    doc = json.loads(plan.read_text())
-    doc["mechanism_files"] = {c: str(plan.parent / f) for c, f in
-                              doc["mechanism_files"].items()}
-    doc["mechanism_sha256"]["a"] = A.to_dict()["sha256"]  # a.json was replaced above
-    true_eps = pmlkit.joint_capacity([A, Mechanism.load(doc["mechanism_files"]["b"])],
-                                     pmlkit.sets.set_from_dict(doc["joint_guarantee"]["set"]))
-    # the swapped file's digest written into the plan: the planned eps no longer holds
-    bad.write_text(json.dumps(doc))
-    code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
-    assert code == 1 and "does not hold for its mechanisms" in err, err
-    for claim, expect in ((true_eps / 2, 1), (true_eps, 0)):  # lowered: refused
-        forged = dict(doc, joint_guarantee=dict(doc["joint_guarantee"], eps=claim,
-                                                certified_eps=claim))
-        bad.write_text(json.dumps(forged))
-        code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
-        assert code == expect, err
-        assert ("does not hold for its mechanisms" in err) == (expect == 1)
-    assert code == 0, err
-    out.unlink()
-    # a plan without digests cannot tie its guarantee to files
-    doc = json.loads(plan.read_text())
-    del doc["mechanism_sha256"]
-    bad.write_text(json.dumps(doc))
-    code, _, err = run(capsys, *two_column(files, out, "--plan", str(bad)))
-    assert code == 1 and "records no mechanism digests" in err
+    assert code == 1 and "is not the one the plan's joint guarantee was computed for" in err
+    # ... and with the plan's digest updated, the recomputed worst case refuses it
+    doc["mechanism_sha256"]["a"] = ident.to_dict()["sha256"]
+    plan.write_text(json.dumps(doc))
+    code, _, err = run(capsys, *two_column(files, out, "--plan", str(plan)))
+    assert code == 1 and "does not hold for these mechanisms" in err, err
     assert not out.exists()
 
 
@@ -307,8 +286,9 @@ def test_second_pass_through_the_cli_needs_the_joint_guarantee_of_both(
     man = json.loads((files["dir"] / "second.parquet.pmlkit.json").read_text())
     g = pmlkit.joint_guarantee([A, B], {"a": ["x", "x", "y"] * 1000,
                                         "b": ["u", "v", "u"] * 1000}, 0.05)
-    assert man["joint_guarantee"]["columns"] == ["a", "b"]
-    assert man["joint_guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
+    assert man["joint_guarantee"]["columns"] == ["a", "b"]  # re-read strictly below
+    assert JointGuarantee.from_dict(man["joint_guarantee"]).verify([A, B]).columns == ("a", "b")
+    assert man["joint_guarantee"]["guarantee"]["certified_eps"] == pytest.approx(g.certified_eps,
                                                                     rel=1e-12)
     # again the same column: a repeated release, pointed to pmlkit joint repeat
     third = files["dir"] / "third.parquet"

@@ -336,3 +336,30 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]], error: type[Exception] = Val
                 "ambiguous (readers may keep either value) and is refused")
         out[key] = value
     return out
+
+
+def same_numbers(a: Any, b: Any, tol: float = 1e-9) -> bool:
+    """Whether two JSON-like structures agree: the same keys, lengths and strings, and
+    numbers equal within ``tol`` (absolute); a NaN or an infinity equals nothing but the
+    same infinity.
+
+    Examples
+    --------
+    >>> same_numbers({"r": [0.1, 0.2]}, {"r": [0.1, 0.2 + 1e-12]})
+    True
+    >>> same_numbers({"r": 0.1}, {"r": float("nan")}), same_numbers([1], [1, 2])
+    (False, False)
+    """
+    if isinstance(a, Mapping) and isinstance(b, Mapping):
+        return set(a) == set(b) and all(same_numbers(a[k], b[k], tol) for k in a)
+    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
+        return len(a) == len(b) and all(same_numbers(x, y, tol)
+                                         for x, y in zip(a, b, strict=True))
+    num = (int, float, np.integer, np.floating)
+    if isinstance(a, num) and isinstance(b, num) and not isinstance(a, bool) \
+            and not isinstance(b, bool):
+        x, y = float(a), float(b)
+        if math.isinf(x) or math.isinf(y):
+            return x == y
+        return abs(x - y) <= tol  # False for NaN
+    return type(a) is type(b) and bool(a == b)

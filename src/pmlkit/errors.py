@@ -18,6 +18,7 @@ __all__ = [
     "MechanismFileError",
     "PMLError",
     "PMLWarning",
+    "PlanFileError",
     "TooLargeError",
     "ValidationError",
 ]
@@ -130,6 +131,17 @@ class MechanismFileError(DataError):
     Examples
     --------
     >>> issubclass(MechanismFileError, DataError)
+    True
+    """
+
+
+class PlanFileError(DataError):
+    """A release plan (``release-plan.json``) is missing, malformed, of an unknown version,
+    or does not re-check: an edited or forged plan is refused, never believed.
+
+    Examples
+    --------
+    >>> issubclass(PlanFileError, DataError)
     True
     """
 

@@ -46,6 +46,7 @@ __all__ = [
     "Box",
     "L1Ball",
     "L1BoxSet",
+    "MarginalSets",
     "UncertaintySet",
     "VertexSet",
     "set_from_dict",
@@ -809,11 +810,122 @@ class L1BoxSet(UncertaintySet):
 
 
 #: Every set kind :func:`set_from_dict` rebuilds: ``kind`` -> (class, keys of its dict).
+
+@dataclass(frozen=True, eq=False)
+class MarginalSets(UncertaintySet):
+    """Every joint distribution on a product alphabet whose ``k``-th marginal lies in
+    ``sets[k]`` (the set a guarantee built from one confidence set per column covers).
+
+    The alphabet is the product of the columns' alphabets in row-major order (as
+    :func:`numpy.ravel_multi_index`), ``n = prod_k sets[k].n``. Membership is exact (every
+    marginal is checked). The linear minima are taken over the Frechet box that contains
+    the set (``max(0, sum_k lo_k(x_k) - (K - 1)) <= Q(x) <= min_k hi_k(x_k)``), so they are
+    lower bounds on the minima over the set, and a worst-case leakage computed over this
+    set by :mod:`pmlkit.worstcase` is an upper bound on the exact one (never below it).
+    :func:`pmlkit.chain_rule_bound` gives the tighter bound a joint guarantee records.
+
+    Parameters
+    ----------
+    sets
+        One set per column (a :class:`UncertaintySet` or its ``to_dict()``), at least 1.
+
+    Examples
+    --------
+    >>> s = MarginalSets([L1Ball([0.5, 0.5], 0.2), L1Ball([0.25, 0.75], 0.0)])
+    >>> s.n, s.sizes
+    (4, (2, 2))
+    >>> s.contains([0.125, 0.375, 0.125, 0.375]), s.contains([0.25, 0.75, 0.0, 0.0])
+    (True, False)
+    """
+
+    sets: tuple[UncertaintySet, ...]
+
+    kind: ClassVar[str] = "marginals"
+
+    if TYPE_CHECKING:  # pragma: no cover
+        def __init__(self, sets: Any) -> None: ...
+
+    def __post_init__(self) -> None:
+        raw = self.sets
+        if isinstance(raw, UncertaintySet | Mapping | str) or not hasattr(raw, "__len__") \
+                or len(raw) < 1:
+            raise ValidationError(
+                f"sets must be a non-empty sequence of one set per column, got {raw!r}")
+        built = []
+        for i, s in enumerate(raw):
+            if isinstance(s, Mapping):
+                s = set_from_dict(s)
+            if not isinstance(s, UncertaintySet) or isinstance(s, MarginalSets):
+                raise ValidationError(
+                    f"sets[{i}] must be an uncertainty set of one column, got "
+                    f"{type(s).__name__}")
+            built.append(s)
+        object.__setattr__(self, "sets", tuple(built))
+        lo = np.zeros(1)
+        hi = np.ones(1)
+        for s in built:
+            l_k, h_k = s.coordinate_bounds()
+            lo = (lo[:, None] + l_k[None, :]).ravel()
+            hi = np.minimum(hi[:, None], h_k[None, :]).ravel()
+        lo = np.clip(lo - (len(built) - 1), 0.0, 1.0)
+        object.__setattr__(self, "_box", Box(lo, np.maximum(hi, lo)))
+
+    @property
+    def n(self) -> int:
+        return int(np.prod([s.n for s in self.sets]))
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        """Each column's alphabet size."""
+        return tuple(int(s.n) for s in self.sets)
+
+    @property
+    def frechet_box(self) -> Box:
+        """The box of the Frechet bounds, which contains the set."""
+        return cast(Box, self.__dict__["_box"])
+
+    def __repr__(self) -> str:
+        return f"MarginalSets({', '.join(repr(s) for s in self.sets)})"
+
+    def _argmin_linear(self, w: FloatArray) -> FloatArray:
+        return self.frechet_box._argmin_linear(w)
+
+    def _min_linear_block(self, w: FloatArray) -> FloatArray:
+        return self.frechet_box._min_linear_block(w)
+
+    def coordinate_bounds(self) -> tuple[FloatArray, FloatArray]:
+        """The Frechet bounds (outer bounds on the coordinates of the set)."""
+        return self.frechet_box.coordinate_bounds()
+
+    def contains(self, q: ArrayLike, tol: float = 1e-9) -> bool:
+        v = np.asarray(q, dtype=np.float64)
+        if v.shape != (self.n,) or not np.isfinite(v).all() or (v < -tol).any() \
+                or abs(float(v.sum()) - 1.0) > tol:
+            return False
+        t = v.reshape(self.sizes)
+        axes = range(len(self.sets))
+        return all(s.contains(t.sum(axis=tuple(a for a in axes if a != i)), tol)
+                   for i, s in enumerate(self.sets))
+
+    def sample(self, k: int, rng: RNGLike = None) -> FloatArray:
+        """Products of independent samples of each column's set (they lie in the set)."""
+        k = check_count(k, "k", minimum=0)
+        g = _rng(rng)
+        out = np.ones((k, 1))
+        for s in self.sets:
+            out = (out[:, :, None] * s.sample(k, g)[:, None, :]).reshape(k, -1)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"kind": self.kind, "sets": [s.to_dict() for s in self.sets]}
+
+
 SET_KINDS: dict[str, tuple[type[UncertaintySet], tuple[str, ...]]] = {
     "l1_ball": (L1Ball, ("center", "radius")),
     "box": (Box, ("lower", "upper")),
     "vertex_set": (VertexSet, ("vertices",)),
     "l1_box": (L1BoxSet, ("center", "radius", "lower", "upper")),
+    "marginals": (MarginalSets, ("sets",)),
 }
 
 

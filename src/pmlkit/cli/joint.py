@@ -22,7 +22,6 @@ Per-column eps are printed for comparison only: they do not add up.
 
 from __future__ import annotations
 
-import json
 import pathlib
 from typing import Any
 
@@ -148,8 +147,8 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
            as_json: bool) -> int:
     """Design a release of several columns for an overall (eps, delta) on the record."""
-    from ..errors import DataError, ValidationError
-    from ..joint import design_joint
+    from ..errors import ValidationError
+    from ..joint import ReleasePlan, design_joint
 
     cols = [c.strip() for c in columns.split(",") if c.strip()]
     if len(cols) < 2 or len(set(cols)) != len(cols):
@@ -158,40 +157,21 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
     res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode)
-    if res.joint_mechanism is not None:
-        targets = {"joint": res.joint_mechanism}
-    else:
-        targets = dict(zip(cols, res.mechanisms, strict=True))
-    paths = {k: out_dir / f"{k}.json" for k in targets}
-    plan_path = out_dir / "release-plan.json"
-    existing = [str(p) for p in (*paths.values(), plan_path) if p.exists()]
-    if existing and not overwrite:
-        raise DataError(f"output file {existing[0]!r} already exists; pass --overwrite to "
-                        "replace it")
-    out_dir.mkdir(parents=True, exist_ok=True)
-    for k, m in targets.items():
-        m.save(paths[k])
-    plan = {
-        "format": "pmlkit-release-plan", "version": 1, "columns": cols,
-        "mode": res.mode, "mechanism_files": {k: p.name for k, p in paths.items()},
-        # pins the mechanisms the guarantee was computed for (pmlkit privatize checks it)
-        "mechanism_sha256": {k: m.to_dict()["sha256"] for k, m in targets.items()},
-        "split": list(res.split),
-        "joint_categories": [list(c) for c in res.categories]
-        if res.joint_mechanism is not None else None,
-        "joint_guarantee": res.guarantee.to_dict(),
-        "utility": res.utility, "joint_mutual_information": res.joint_mutual_information,
-    }
-    from ._common import to_jsonable
-
-    plan_path.write_text(json.dumps(to_jsonable(plan), indent=2), encoding="utf-8")
+    plan = ReleasePlan.from_design(res)
+    plan_path = plan.save(out_dir, overwrite=overwrite)
+    doc = plan.to_dict()
+    written = [str(out_dir / f) for f in doc["mechanism_files"].values()]
     lines = [str(res.guarantee), f"mode: {res.mode}"]
     if res.split:
         lines.append("per-column design eps (the split; not additive): "
                      + ", ".join(f"{c}: {e:.4g}" for c, e in zip(cols, res.split,
                                                                   strict=True)))
-    lines.append(f"written: {', '.join(str(p) for p in paths.values())}, {plan_path}")
-    emit(as_json, {"plan_file": str(plan_path), **plan}, "\n".join(lines))
+    if res.release is not None:
+        lines.append("each output of the joint mechanism is released as the tuple "
+                     + ", ".join(f"({', '.join(map(str, t))})"
+                                 for t in res.release.output_tuples))
+    lines.append(f"written: {', '.join(written)}, {plan_path}")
+    emit(as_json, {"plan_file": str(plan_path), **doc}, "\n".join(lines))
     return 0
 
 

@@ -41,7 +41,6 @@ of them again is a repeated release, refused unless ``--allow-repeat``
 
 from __future__ import annotations
 
-import json
 import os
 import warnings
 from pathlib import Path
@@ -156,7 +155,16 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     cols = list(columns)
     if len(set(cols)) != len(cols):
         raise click.UsageError(f"--column names a column twice: {', '.join(cols)}")
-    plan = _load_plan(plan_path, allow_uncertified) if plan_path is not None else None
+    plan = None
+    if plan_path is not None:
+        from ..joint import ReleasePlan
+
+        plan = ReleasePlan.load(plan_path, allow_uncertified=allow_uncertified)
+    if plan is not None and plan.release is not None:
+        return _release_joint_plan(plan, plan_path or "", mech_specs, routes, cols, inputs,
+                                   into, output, engine, seed, overwrite, batch_rows,
+                                   missing, unknown_as, compression, delimiter, names,
+                                   skip_rows, strip, na_values, progress, as_json)
     files, mechs = column_mechanisms(mech_specs, cols, plan, allow_uncertified)
     for f in dict.fromkeys(files.values()):
         m = mechs[next(c for c in cols if files[c] == f)]
@@ -165,7 +173,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     earlier, earlier_outputs = _earlier_columns(inputs)
     released = list(dict.fromkeys([*earlier, *cols]))
     repeated = [c for c in cols if c in earlier or c in earlier_outputs]
-    joint_doc = None
+    joint_doc: Any = None
     if len(released) < 2:
         if routes and routes[0] != "--plan":  # a plan may just supply the mechanism
             raise click.UsageError(
@@ -265,9 +273,9 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                      len(set(files.values())) > 1 else f"  {certificate_line(m)}")
     if len(released) > 1:
         if joint_doc is not None:
-            lines.append(f"  joint guarantee of columns {', '.join(joint_doc['columns'])}: "
-                         f"({joint_doc['eps']:.6g}, {joint_doc['delta']:.3g})-PML for the "
-                         f"whole record [{joint_doc.get('kind', 'exact')}]")
+            lines.append(f"  joint guarantee of columns {', '.join(joint_doc.columns)}: "
+                     f"({joint_doc.eps:.6g}, {joint_doc.delta:.3g})-PML for the "
+                     f"whole record [{joint_doc.kind}]")
         else:
             lines.append("  NO JOINT GUARANTEE (--no-joint-guarantee)")
         lines.append(f"  warning: {NOT_ADDITIVE_WARNING}")
@@ -281,7 +289,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     return 0
 
 
-def column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: dict[str, Any] | None,
+def column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: Any,
                        allow_uncertified: bool) -> tuple[dict[str, str], dict[str, Any]]:
     """Each --column's mechanism file and loaded mechanism, from --mechanism (COL=FILE,
     or one FILE for every column) and/or the plan (whose mechanisms --mechanism must
@@ -318,118 +326,133 @@ def column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: dict[str, A
                                      "COLUMN=FILE for each --column", param_hint="'--mechanism'")
         files = {c: named.get(c, plain[0] if plain else "") for c in cols}
     else:
-        outside = [c for c in cols if c not in plan["files"]]
+        outside = [c for c in cols if c not in plan.mechanisms]
         if outside:
             raise click.BadParameter(f"column {outside[0]!r} is not in the release plan "
-                                     f"(its columns: {', '.join(plan['columns'])})",
+                                     f"(its columns: {', '.join(plan.columns)})",
                                      param_hint="'--plan'")
-        files = {c: named.get(c, plain[0] if plain else plan["files"][c]) for c in cols}
+        files = {c: named.get(c, plain[0] if plain else f"{c} (release plan)") for c in cols}
     loaded: dict[str, Any] = {}
     for f in dict.fromkeys(files.values()):
+        if plan is not None and f.endswith(" (release plan)"):
+            continue
         loaded[f] = load_mechanism(f, allow_uncertified=allow_uncertified)
-    mechs = {c: loaded[files[c]] for c in cols}
+    mechs = {c: loaded[files[c]] if files[c] in loaded else plan.mechanisms[c] for c in cols}
     if plan is not None:
         for c in cols:
             got = mechs[c].to_dict()["sha256"]
-            if got != plan["sha256"][c]:
+            want = plan.mechanisms[c].to_dict()["sha256"]
+            if got != want:
                 raise click.BadParameter(
                     f"the mechanism of column {c!r} ({files[c]}) is not the one the release "
                     f"plan's joint guarantee was computed for (digest {got[:12]}... against "
-                    f"{plan['sha256'][c][:12]}...)", param_hint="'--plan'")
+                    f"{want[:12]}...)", param_hint="'--plan'")
     return files, mechs
 
 
-def _load_plan(path: str, allow_uncertified: bool) -> dict[str, Any]:
-    """A release plan of ``pmlkit joint design``: its columns, mechanism files (relative to
-    the plan's folder), digests and joint guarantee, checked for consistency."""
-    from ..errors import DataError
-
-    where = f"release plan {path!r}"
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise DataError(f"{where} does not exist") from None
-    except (OSError, UnicodeDecodeError, ValueError, RecursionError) as exc:
-        raise DataError(f"{where} cannot be read: {' '.join(str(exc).split())}") from exc
-    if not isinstance(doc, dict) or doc.get("format") != "pmlkit-release-plan":
-        raise DataError(f"{where} is not a release plan (format 'pmlkit-release-plan', "
-                        "written by pmlkit joint design)")
-    cols, files, digests = doc.get("columns"), doc.get("mechanism_files"), \
-        doc.get("mechanism_sha256")
-    g = doc.get("joint_guarantee")
-    if doc.get("mode") == "joint" or (isinstance(files, dict) and "joint" in files):
-        raise DataError(f"{where} releases the tuple of columns through one joint "
-                        "mechanism; pmlkit privatize releases each column through its own "
-                        "mechanism: design the plan with pmlkit joint design --mode "
-                        "per-column")
-    if not isinstance(cols, list) or not isinstance(files, dict) \
-            or not isinstance(g, dict) or not all(isinstance(c, str) for c in cols) \
-            or sorted(files) != sorted(cols):
-        raise DataError(f"{where} is malformed: it needs 'columns', 'mechanism_files' for "
-                        "each column and 'joint_guarantee'")
-    if not isinstance(digests, dict) or sorted(digests) != sorted(cols):
-        raise DataError(f"{where} records no mechanism digests (mechanism_sha256), so its "
-                        "guarantee cannot be tied to the mechanism files; write it again "
-                        "with pmlkit joint design")
-    if list(g.get("columns") or []) != cols or not isinstance(g.get("eps"), int | float):
-        raise DataError(f"{where}: its joint guarantee does not cover its columns "
-                        f"{', '.join(cols)}")
-    base = Path(path).parent
-    return {"columns": cols, "guarantee": g, "sha256": {c: str(digests[c]) for c in cols},
-            "files": {c: str(base / str(files[c])) for c in cols}}
-
-
-def _plan_guarantee(plan: dict[str, Any], path: str, released: list[str],
-                    mechs: dict[str, Any], earlier: dict[str, Any]) -> dict[str, Any]:
+def _plan_guarantee(plan: Any, path: str, released: list[str], mechs: dict[str, Any],
+                    earlier: dict[str, Any]) -> Any:
     """The plan's joint guarantee, if it covers exactly the released columns (this pass's
-    and an earlier pass's) and their mechanisms (this pass's were checked on loading), and
-    if its certified eps holds: the worst case of the mechanisms over the recorded set(s)
-    is recomputed (a forged or edited number is refused, as for mechanism files)."""
-    from ..errors import DataError
+    and an earlier pass's) and their mechanisms: re-checked in the model
+    (:meth:`pmlkit.joint.JointGuarantee.verify`) for exactly the mechanisms released."""
+    from ..errors import PlanFileError
 
-    if sorted(plan["columns"]) != sorted(released):
-        raise DataError(f"release plan {path!r} covers columns {', '.join(plan['columns'])} "
-                        f"but the release holds {', '.join(released)}; its joint guarantee "
-                        "does not apply")
+    if sorted(plan.columns) != sorted(released):
+        raise PlanFileError(f"release plan {path!r} covers columns {', '.join(plan.columns)} "
+                            f"but the release holds {', '.join(released)}; its joint "
+                            "guarantee does not apply")
     for c, m in earlier.items():
-        if m.to_dict()["sha256"] != plan["sha256"][c]:
-            raise DataError(f"column {c!r} was privatised by an earlier pass with a "
-                            f"mechanism other than the release plan's {path!r}")
-    g = dict(plan["guarantee"])
-    ms = [earlier[c] if c in earlier else mechs[c] for c in plan["columns"]]
-    _recheck(g, ms, f"release plan {path!r}")
-    return g
-
-
-def _recheck(g: dict[str, Any], ms: list[Any], where: str) -> None:
-    """Recompute a recorded joint guarantee's worst case over its recorded set(s)."""
-    from ..errors import DataError, PMLError
-    from ..joint import chain_rule_bound, joint_capacity
-    from ..sets import set_from_dict
-
+        if m.to_dict()["sha256"] != plan.mechanisms[c].to_dict()["sha256"]:
+            raise PlanFileError(f"column {c!r} was privatised by an earlier pass with a "
+                                f"mechanism other than the release plan's {path!r}")
+    ms = [earlier[c] if c in earlier else mechs[c] for c in plan.columns]
     try:
-        claimed, eps = float(g["certified_eps"]), float(g["eps"])
-        setd = g["set"]
-        if g.get("kind") == "exact":
-            value = joint_capacity(ms, set_from_dict(setd))
-        elif g.get("kind") == "chain-rule bound":
-            value = chain_rule_bound(ms, [set_from_dict(s) for s in setd["sets"]])
+        return plan.guarantee.verify(ms)
+    except PlanFileError:
+        raise
+    except Exception as exc:  # the model's refusal, in the plan's terms
+        from ..errors import PMLError
+
+        if not isinstance(exc, PMLError):
+            raise
+        raise PlanFileError(f"release plan {path!r}: {' '.join(str(exc).split())}") from exc
+
+
+def _release_joint_plan(plan: Any, path: str, mech_specs: tuple[str, ...],
+                        routes: list[str], cols: list[str], inputs: tuple[str, ...],
+                        into: tuple[str, ...], output: str, engine: str, seed: int | None,
+                        overwrite: bool, batch_rows: int, missing: str,
+                        unknown_as: str | None, compression: str | None,
+                        delimiter: str | None, names: str | None, skip_rows: int | None,
+                        strip: bool | None, na_values: tuple[str, ...],
+                        progress: bool | None, as_json: bool) -> int:
+    """A plan designed on the joint alphabet: the tuple of its columns is released through
+    its one joint mechanism, with the plan's (re-checked) guarantee in the manifest."""
+    from ..errors import PlanFileError
+
+    if mech_specs:
+        raise click.UsageError("--mechanism cannot be combined with a joint-alphabet --plan "
+                               "(the plan's joint mechanism releases every column)")
+    if sorted(cols) != sorted(plan.columns):
+        raise PlanFileError(f"release plan {path!r} releases columns "
+                            f"{', '.join(plan.columns)} together through one joint mechanism; "
+                            f"give exactly those as --column (got {', '.join(cols)})")
+    if into:
+        raise click.UsageError("--into is not supported with a joint-alphabet --plan")
+    if unknown_as is not None:
+        raise click.UsageError("--unknown-as is not supported with a joint-alphabet --plan")
+    earlier, earlier_outputs = _earlier_columns(inputs)
+    repeated = [c for c in cols if c in earlier or c in earlier_outputs]
+    if repeated or earlier:
+        raise PlanFileError(f"column {(repeated or list(earlier))[0]!r} was privatised by an "
+                            "earlier pass: the plan's joint guarantee does not cover it")
+    rng = None
+    if seed is not None:
+        from ..rng import resolve_rng
+
+        click.echo(SEED_WARNING, err=True)
+        rng = resolve_rng(seed)
+        click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
+                   "keep it apart from the output to prove later which seed was used)",
+                   err=True)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
+                           delimiter=delimiter)
+    from ..privatization.files import privatize_file
+
+    src = inputs[0] if len(inputs) == 1 else list(inputs)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        if engine == "dask":
+            raise click.UsageError("a joint-alphabet --plan is released by the local engine "
+                                   "(give --engine local)")
+        report = privatize_file({tuple(plan.columns): plan.release}, src, output,
+                                list(plan.columns), rng=rng, overwrite=overwrite, csv=csv,
+                                batch_rows=batch_rows, progress=progress_enabled(progress),
+                                missing=missing, compression=compression,
+                                joint_guarantee=plan.guarantee,
+                                engine="auto" if engine == "local" else engine)
+    for w in caught:
+        if issubclass(w.category, PMLWarning):
+            click.echo(f"pmlkit: warning: {w.message}", err=True)
         else:
-            raise DataError(f"unknown guarantee kind {g.get('kind')!r}")
-    except (PMLError, KeyError, TypeError, ValueError) as exc:
-        raise DataError(f"{where}: its joint guarantee cannot be checked: "
-                        f"{' '.join(str(exc).split())}") from exc
-    tol = 1e-9 * max(1.0, abs(value))
-    if not (value <= claimed + tol and value <= eps + tol):
-        raise DataError(f"{where}: its joint guarantee does not hold for its mechanisms: "
-                        f"the worst case over its recorded set is {value:.9g}, it claims "
-                        f"{min(claimed, eps):.9g} (the plan was edited or forged)")
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
+    g = plan.guarantee
+    lines = [f"privatised {report.rows} rows, columns {', '.join(plan.columns)} together "
+             f"through the joint mechanism of {path}",
+             f"  randomness: {report.rng}",
+             f"  joint guarantee of columns {', '.join(g.columns)}: ({g.eps:.6g}, "
+             f"{g.delta:.3g})-PML for the whole record [{g.kind}]"]
+    if report.seeded:
+        lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
+    emit(as_json, {**report.to_dict(), "engine": engine, "certified": True,
+                   "plan": path}, "\n".join(lines))
+    return 0
 
 
 def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict[str, Any],
                        earlier: dict[str, Any], names: str | None, skip_rows: int | None,
                        strip: bool | None, na_values: tuple[str, ...],
-                       delimiter: str | None) -> dict[str, Any]:
+                       delimiter: str | None) -> Any:
     """The exact joint guarantee of the released columns over a joint reference sample."""
     from ..io import read_column
     from ..joint import joint_guarantee
@@ -439,7 +462,7 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
     data = {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False)
             for c in released}
     ms = [earlier[c] if c in earlier else mechs[c] for c in released]
-    return joint_guarantee(ms, data, delta, columns=released).to_dict()
+    return joint_guarantee(ms, data, delta, columns=released)
 
 
 def _is_an_input(path: str, inputs: tuple[str, ...]) -> bool:

@@ -312,15 +312,18 @@ def check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, Any
 
 
 def joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
+    """The manifest's record of a joint guarantee: a :class:`pmlkit.joint.JointGuarantee`,
+    or its ``to_dict()`` read strictly (an invalid record is refused, never copied)."""
+    from ..joint import JointGuarantee
+
     if joint_guarantee is None:
         return None
-    if hasattr(joint_guarantee, "to_dict"):
-        joint_guarantee = joint_guarantee.to_dict()
-    if not isinstance(joint_guarantee, Mapping) or "eps" not in joint_guarantee \
-            or "columns" not in joint_guarantee:
-        raise ValidationError(f"joint_guarantee must be a JointGuarantee or its to_dict(), "
-                              f"got {type(joint_guarantee).__name__}")
-    return dict(joint_guarantee)
+    if isinstance(joint_guarantee, JointGuarantee):
+        return joint_guarantee.to_dict()
+    if isinstance(joint_guarantee, Mapping):
+        return JointGuarantee.from_dict(joint_guarantee).to_dict()
+    raise ValidationError(f"joint_guarantee must be a JointGuarantee or its to_dict(), "
+                          f"got {type(joint_guarantee).__name__}")
 
 
 def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | None:

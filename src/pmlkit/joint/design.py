@@ -1,0 +1,483 @@
+"""Designing the release of several columns for an overall (eps, delta) on the record: one
+mechanism on the joint alphabet, or one per column with a certified split of eps."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from .._validation import check_count, check_delta, check_eps, fmt
+from ..errors import PMLWarning, ValidationError
+from ..mechanism import Mechanism
+from ..worstcase import CERTIFY_TOL
+from .guarantee import (
+    JointGuarantee,
+    bound_guarantee,
+    chain_rule_bound,
+    check_confidence,
+    joint_counts,
+    make_joint_guarantee,
+    marginal_counts,
+    reference_columns,
+)
+from .product import DENSE_MAX, ProductMechanism, joint_capacity
+
+__all__ = [
+    "EXACT_WORK_MAX",
+    "JOINT_DESIGN_MAX_N",
+    "JointDesign",
+    "JointRelease",
+    "constant_mechanism",
+    "design_joint",
+    "joint_release",
+]
+
+#: Joint alphabets up to this size are designed directly (exact sub-convex designer).
+JOINT_DESIGN_MAX_N = 12
+#: Work (N x M of the product) up to which :func:`design_joint` certifies the split exactly.
+EXACT_WORK_MAX = 4 * 10**8
+#: Slack of an eps comparison: the certification tolerance of pmlkit (one owner).
+EPS_TOL = CERTIFY_TOL
+
+
+def constant_mechanism(categories: Sequence[Any]) -> Mechanism:
+    """The mechanism that releases nothing (one output): it leaks nothing about any
+    distribution, so its guarantee is eps = 0 for every distribution (basis ``"all"``), the
+    certified eps computed over the simplex."""
+    from ..guarantee import PMLGuarantee, Provenance
+    from ..worstcase import leakage_capacity
+
+    w = np.ones((len(categories), 1))
+    simplex = PMLGuarantee.for_all_distributions(len(categories), eps=0.0,
+                                                 certified_eps=0.0).set
+    cert = float(leakage_capacity(w, simplex))
+    g = PMLGuarantee.for_all_distributions(len(categories), eps=cert, certified_eps=cert)
+    return Mechanism(w, tuple(categories), guarantee=g,
+                     provenance=Provenance(designer="design_joint",
+                                           method="release nothing (no split certified)"))
+
+
+@dataclass(frozen=True, eq=False)
+class JointRelease:
+    """The release of a tuple of columns through one mechanism on their joint alphabet.
+
+    Row ``i`` of :attr:`mechanism` is the tuple ``itertools.product(*column_labels)[i]``
+    (row-major); its output ``j`` is written into the columns as the tuple
+    ``output_tuples[j]``, whose ``k``-th entry is a label of column ``k``: released values
+    stay in each column's domain. Writing output ``j`` as a tuple is a fixed
+    post-processing of the designed mechanism (see :func:`joint_release`), and
+    :attr:`mechanism` is the released channel itself (merged where two outputs are written
+    as the same tuple), so its guarantee is the one of exactly what is released.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> w = np.array([[0.7, 0.3], [0.3, 0.7], [0.5, 0.5], [0.5, 0.5]])
+    >>> rel = joint_release(("x", "y"), (("a", "b"), (0, 1)), w, [0.4, 0.3, 0.2, 0.1])
+    >>> rel.output_tuples
+    (('a', 0), ('a', 1))
+    """
+
+    SCHEMA: ClassVar[str] = "pmlkit-joint-release"
+    VERSION: ClassVar[int] = 1
+
+    columns: tuple[str, ...]
+    column_labels: tuple[tuple[Any, ...], ...]
+    mechanism: Mechanism
+    output_tuples: tuple[tuple[Any, ...], ...]
+
+    def __post_init__(self) -> None:
+        cols = self.columns
+        if isinstance(cols, str) or not isinstance(cols, Sequence) or len(cols) < 2 or \
+                not all(isinstance(c, str) and c for c in cols) or len(set(cols)) != len(cols):
+            raise ValidationError(
+                f"columns must be at least 2 distinct column names, got {fmt(cols)}")
+        object.__setattr__(self, "columns", tuple(cols))
+        labs = tuple(tuple(x) for x in self.column_labels)
+        if len(labs) != len(cols) or any(not x or len(set(x)) != len(x) for x in labs):
+            raise ValidationError(
+                f"column_labels must hold one non-empty alphabet of distinct labels per "
+                f"column, got {fmt(self.column_labels)}")
+        object.__setattr__(self, "column_labels", labs)
+        if not isinstance(self.mechanism, Mechanism):
+            raise ValidationError(
+                f"mechanism must be a pmlkit.Mechanism, got {type(self.mechanism).__name__}")
+        n = math.prod(len(x) for x in labs)
+        if self.mechanism.n_inputs != n:
+            raise ValidationError(
+                f"mechanism has {self.mechanism.n_inputs} rows but the joint alphabet has "
+                f"{n} tuples")
+        outs = tuple(tuple(t) for t in self.output_tuples)
+        if len(outs) != self.mechanism.n_outputs or any(
+                len(t) != len(cols) or any(v not in x for v, x in zip(t, labs, strict=True))
+                for t in outs):
+            raise ValidationError(
+                "output_tuples must give, for each output of the mechanism, one label of "
+                "each column's alphabet")
+        object.__setattr__(self, "output_tuples", outs)
+
+    @property
+    def categories(self) -> tuple[tuple[Any, ...], ...]:
+        """The joint alphabet (row-major tuples), the rows of :attr:`mechanism`."""
+        return tuple(itertools.product(*self.column_labels))
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-able record: the columns, their alphabets, the output tuples and the
+        mechanism file's document."""
+        return {"schema": self.SCHEMA, "version": self.VERSION,
+                "columns": list(self.columns),
+                "column_labels": [list(x) for x in self.column_labels],
+                "output_tuples": [list(t) for t in self.output_tuples],
+                "mechanism": self.mechanism.to_dict()}
+
+    @classmethod
+    def from_dict(cls, d: Any, *, allow_uncertified: bool = False) -> JointRelease:
+        """Read :meth:`to_dict` strictly; the mechanism is verified as a mechanism file."""
+        keys = {"schema", "version", "columns", "column_labels", "output_tuples", "mechanism"}
+        if not isinstance(d, Mapping) or set(d) != keys or d.get("schema") != cls.SCHEMA \
+                or d.get("version") != cls.VERSION or isinstance(d.get("version"), bool):
+            raise ValidationError(
+                f"joint release must be a {cls.SCHEMA!r} record of version {cls.VERSION} "
+                f"with fields {sorted(keys)}")
+        for k in ("columns", "column_labels", "output_tuples"):
+            if not isinstance(d[k], list) or (k != "columns" and not all(
+                    isinstance(x, list) for x in d[k])):
+                raise ValidationError(f"joint release {k!r} must be a list")
+        mech = Mechanism.from_dict(d["mechanism"], allow_uncertified=allow_uncertified)
+        return cls(tuple(d["columns"]), tuple(tuple(x) for x in d["column_labels"]), mech,
+                   tuple(tuple(t) for t in d["output_tuples"]))
+
+
+def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]],
+                  matrix: Any, estimate: Any, *, guarantee: Any = None,
+                  provenance: Any = None) -> JointRelease:
+    """Publish each output of a mechanism on a joint alphabet as a tuple of the columns'
+    own values.
+
+    Output ``j`` is written as the input tuple ``x`` that maximises ``estimate(x) W[x, j]``
+    (the most probable true tuple given the output, under the estimate; ties to the first
+    tuple in row-major order). The map from outputs to tuples is fixed before any record is
+    released and does not depend on the data, so it is a post-processing: no output's
+    leakage can grow. Outputs written as the same tuple are merged (their columns added),
+    and the result is the channel from the true tuple to the written one.
+
+    Parameters
+    ----------
+    columns, column_labels
+        The columns and each column's alphabet; the rows of ``matrix`` are the tuples of
+        their product in row-major order.
+    matrix
+        The designed mechanism (``N x M``, row-stochastic).
+    estimate
+        The reference estimate of the joint distribution (length ``N``).
+    guarantee, provenance
+        Given to the released :class:`~pmlkit.Mechanism` (the caller certifies it).
+    """
+    from ..mechanism import as_matrix
+
+    w = as_matrix(matrix, "matrix")
+    p = np.asarray(estimate, dtype=np.float64)
+    labs = [tuple(x) for x in column_labels]
+    sizes = tuple(len(x) for x in labs)
+    if p.shape != (w.shape[0],) or math.prod(sizes) != w.shape[0]:
+        raise ValidationError(
+            f"estimate and matrix must have one entry per tuple of the joint alphabet "
+            f"({math.prod(sizes)}), got {p.shape[0] if p.ndim == 1 else p.shape} and "
+            f"{w.shape[0]} rows")
+    best = np.argmax(p[:, None] * w, axis=0)  # first maximiser: ties to row-major order
+    used, merged = np.unique(best, return_inverse=True)
+    eff = np.zeros((w.shape[0], used.size))
+    np.add.at(eff.T, merged, w.T)
+    cols = np.unravel_index(used, sizes)
+    tuples = tuple(tuple(labs[k][int(cols[k][i])] for k in range(len(labs)))
+                   for i in range(used.size))
+    mech = Mechanism(eff, tuple(range(w.shape[0])), tuple(range(used.size)),
+                     guarantee=guarantee, provenance=provenance)
+    return JointRelease(tuple(columns), tuple(labs), mech, tuples)
+
+
+@dataclass(frozen=True, eq=False)
+class JointDesign:
+    """Result of :func:`design_joint`.
+
+    Attributes
+    ----------
+    mode
+        ``"joint alphabet"`` (one mechanism on the tuples) or ``"per-column"``.
+    mechanisms
+        Per-column mechanisms (``mode == "per-column"``), labels = each column's categories.
+    joint_mechanism
+        The designed mechanism on the joint alphabet (``mode == "joint alphabet"``); its
+        input label ``i`` is the tuple ``categories[i]``.
+    release
+        What is released in joint mode (:class:`JointRelease`): the channel from the true
+        tuple to the written tuple of column values, whose worst case the guarantee
+        certifies; ``None`` in per-column mode.
+    categories
+        The joint alphabet (tuples, row-major).
+    split
+        The per-column eps each design was made for (``()`` in joint mode); they do not
+        add up to the guarantee, which is ``guarantee.certified_eps``.
+    guarantee
+        The certified joint guarantee (exact, or a chain-rule bound for large alphabets).
+    utility
+        Summed per-column mutual information (nats) at the estimate in per-column mode;
+        the mutual information between the record and the output in joint mode.
+    joint_mutual_information
+        ``I(X; Y)`` between the whole record and the released tuple at the estimate
+        (comparable across modes; ``None`` when the product is too large to evaluate).
+    tried
+        Every split evaluated: ``{"split", "certified_eps", "utility", "feasible"}``.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.mode, jd.guarantee.certified_eps <= 1.5 + 1e-9
+    ('joint alphabet', True)
+    """
+
+    mode: str
+    mechanisms: tuple[Mechanism, ...]
+    joint_mechanism: Mechanism | None
+    categories: tuple[tuple[Any, ...], ...] = field(repr=False)
+    split: tuple[float, ...]
+    guarantee: JointGuarantee
+    utility: float
+    joint_mutual_information: float | None
+    tried: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    release: JointRelease | None = field(default=None, repr=False)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "mode": self.mode, "split": list(self.split),
+            "release": None if self.release is None else self.release.to_dict(),
+            "utility": self.utility,
+            "joint_mutual_information": self.joint_mutual_information,
+            "guarantee": self.guarantee.to_dict(),
+            "mechanisms": [m.to_dict() for m in self.mechanisms],
+            "joint_mechanism": (None if self.joint_mechanism is None
+                                else self.joint_mechanism.to_dict()),
+            "tried": [dict(t) for t in self.tried],
+        }
+
+
+def _observed_columns(reference: Any, columns: Sequence[Any] | None
+                      ) -> tuple[list[str], list[Any], list[np.ndarray]]:
+    """Names, per-column categories (observed, sorted when comparable) and codes."""
+    from ..estimation import empirical_distribution
+
+    k = len(columns) if columns is not None else None
+    if k is None:
+        import pandas as pd
+
+        if isinstance(reference, pd.DataFrame):
+            k = reference.shape[1]
+        elif isinstance(reference, np.ndarray) and reference.ndim == 2:
+            k = reference.shape[1]
+        elif isinstance(reference, Mapping | Sequence) and not isinstance(reference, str):
+            k = len(reference)
+        else:
+            k = 0
+    names, data = reference_columns(reference, columns, k)
+    cats = [list(empirical_distribution(d).categories) for d in data]
+    return names, cats, data
+
+
+def g_utility(res: Any) -> float:
+    """The utility value a design reports (its mutual information at the estimate)."""
+    return float(res.guarantee.utility_value)
+
+
+def _mi(w: np.ndarray, p: np.ndarray) -> float:
+    from ..utility import mutual_information
+
+    return float(mutual_information(w, p))
+
+
+def design_joint(reference: Any, eps: float, delta: float, *,
+                 columns: Sequence[Any] | None = None, confidence: str = "l1",
+                 mode: str = "auto", splits: int = 5, steps: int = 8) -> JointDesign:
+    """Design the release of several columns for an overall (eps, delta)-PML guarantee on
+    the whole record.
+
+    - ``mode="joint"`` (``"auto"`` when the joint alphabet has at most
+      :data:`JOINT_DESIGN_MAX_N` categories): one optimal mechanism on the joint alphabet
+      (:func:`pmlkit.design.design_from_samples` on the tuples; mutual information with the
+      record).
+    - ``mode="per-column"``: one mechanism per column
+      (:func:`pmlkit.design.design_from_samples` on each column, mutual information), with
+      eps ``eps_k = lam f_k eps``: for each direction ``f`` (``splits`` fractions for two
+      columns; equal and one-column-favoured directions for more) the largest scale
+      ``lam`` in ``[0, 1 / max f]`` whose certified joint guarantee is ``<= eps`` is found
+      by bisection (``steps`` halvings), and the split with the largest summed mutual
+      information wins. Certification is the exact :func:`joint_capacity` over the joint
+      set at ``delta`` when ``N M`` of the product is at most :data:`EXACT_WORK_MAX`, else
+      the chain-rule bound over the marginal sets at ``delta / K``. Every returned
+      split is certified; the search itself is a heuristic (the joint guarantee need not be
+      monotone in ``lam``). If no split is certified, each column gets the constant
+      mechanism (leaks nothing, releases nothing).
+
+    Returns
+    -------
+    JointDesign
+        With the split and every split tried.
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 50, "y": ["u"] * 60 + ["v"] * 40}
+    >>> jd = pmlkit.design_joint(ref, 1.5, 0.05)
+    >>> jd.joint_mechanism.guarantee.basis, jd.joint_mechanism.certified
+    ('sample', True)
+    """
+    from ..confidence import confidence_set
+    from ..design import design_from_samples
+    from ..estimation import EmpiricalDistribution
+    from ..guarantee import PMLGuarantee, Provenance
+    from ..worstcase import leakage_capacity
+
+    eps = check_eps(eps)
+    d = check_delta(delta)
+    conf = check_confidence(confidence)
+    splits = check_count(splits, "splits")
+    steps = check_count(steps, "steps", minimum=0)
+    if mode not in ("auto", "joint", "per-column"):
+        raise ValidationError(f"mode must be 'auto', 'joint' or 'per-column', got {fmt(mode)}")
+    names, cats, data = _observed_columns(reference, columns)
+    _, counts, m = joint_counts(cats, dict(zip(names, data, strict=True)), names)
+    sizes = tuple(len(c) for c in cats)
+    n_joint = math.prod(sizes)
+    joint_cats = tuple(itertools.product(*cats))
+    p_hat = counts / m
+    if mode == "auto":
+        mode = "joint" if n_joint <= JOINT_DESIGN_MAX_N else "per-column"
+    if mode == "joint":
+        if n_joint < 2:
+            raise ValidationError("the joint alphabet must have at least 2 categories")
+        est = EmpiricalDistribution.from_counts(counts, list(range(n_joint)))
+        res = design_from_samples(est, eps, d, confidence=conf)
+        designed = res.mechanism.guarantee
+        assert designed is not None  # design_from_samples certifies what it returns
+        # what is released: each output written as a tuple of column values (a
+        # post-processing), certified again exactly over the same set
+        draft = joint_release(names, cats, res.mechanism.matrix, p_hat)
+        cert = float(leakage_capacity(draft.mechanism.matrix, designed.set))
+        g = PMLGuarantee(eps=cert, set=designed.set, certified_eps=cert, basis="sample",
+                         delta=designed.delta, method=designed.method, m=designed.m,
+                         statement=designed.statement)
+        prov = Provenance(designer="design_joint",
+                          method="joint alphabet: " + (res.mechanism.provenance.method or
+                                                       "design_from_samples")
+                          + "; each output written as its most probable tuple",
+                          estimate=tuple(float(x) for x in p_hat))
+        release = joint_release(names, cats, res.mechanism.matrix, p_hat, guarantee=g,
+                                provenance=prov)
+        jg = make_joint_guarantee(
+            columns=names, column_labels=cats, counts=counts, uset=designed.set, delta=d,
+            method=str(designed.method), statement=designed.statement, certified_eps=cert,
+            kind="exact",
+            warning="one mechanism on the whole record: its guarantee is the joint one")
+        return JointDesign(
+            mode="joint alphabet", mechanisms=(), joint_mechanism=res.mechanism,
+            categories=joint_cats, split=(), guarantee=jg, utility=g_utility(res),
+            joint_mutual_information=_mi(np.asarray(release.mechanism.matrix), p_hat),
+            tried=(), release=release)
+    k = len(sizes)
+    margs = marginal_counts(counts, sizes)
+    if any(s < 2 for s in sizes):
+        raise ValidationError(
+            "every column needs at least 2 observed categories for a per-column design")
+    work = n_joint * n_joint
+    exact = work <= EXACT_WORK_MAX
+    if exact:
+        joint_set = confidence_set(counts, d, confidence=conf).set
+    else:
+        marg_sets = [confidence_set(c, d / k, confidence=conf).set for c in margs]
+        order = sorted(range(k), key=lambda i: -sizes[i])
+    cache: dict[tuple[int, float], tuple[Mechanism, float]] = {}
+
+    def design(i: int, e: float) -> tuple[Mechanism, float]:
+        key = (i, round(e, 12))
+        if key not in cache:
+            est = EmpiricalDistribution.from_counts(margs[i], cats[i])
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", PMLWarning)
+                r = design_from_samples(est, e, d, confidence=conf)
+            cache[key] = (r.mechanism, float(r.guarantee.utility_value))
+        return cache[key]
+
+    def certify(mechs: Sequence[Mechanism]) -> float:
+        if exact:
+            return joint_capacity(ProductMechanism(tuple(mechs)), joint_set)
+        return chain_rule_bound(ProductMechanism(tuple(mechs[i] for i in order)),
+                                [marg_sets[i] for i in order])
+
+    dirs: list[tuple[float, ...]]
+    if k == 2:
+        fracs = np.linspace(0.2, 0.8, splits) if splits > 1 else np.array([0.5])
+        dirs = [(float(f), float(1.0 - f)) for f in fracs]
+    else:
+        dirs = [tuple([1.0 / k] * k)]
+        for i in range(k):
+            w = [1.0] * k
+            w[i] = 2.0
+            dirs.append(tuple(x / sum(w) for x in w))
+    tried: list[dict[str, Any]] = []
+    best: tuple[float, tuple[float, ...], list[Mechanism], float] | None = None
+
+    def evaluate(fr: Sequence[float], lam: float) -> tuple[bool, Any]:
+        split = tuple(float(lam * f * eps) for f in fr)
+        mechs, utils = zip(*(design(i, e) for i, e in enumerate(split)), strict=True)
+        cert = certify(mechs)
+        ok = cert <= eps + EPS_TOL
+        tried.append({"split": list(split), "certified_eps": cert,
+                      "utility": float(sum(utils)), "feasible": bool(ok)})
+        return ok, (float(sum(utils)), split, list(mechs), cert)
+
+    for fr in dirs:
+        lo, hi = 0.0, 1.0 / max(fr)
+        found = None
+        ok, cand = evaluate(fr, hi)
+        if ok:
+            found = cand
+        else:
+            for _ in range(steps):
+                mid = 0.5 * (lo + hi)
+                ok, cand = evaluate(fr, mid)
+                if ok:
+                    lo, found = mid, cand
+                else:
+                    hi = mid
+        if found is not None and (best is None or found[0] > best[0]):
+            best = found
+    if best is None:  # nothing certified: release nothing
+        mechs0 = [constant_mechanism(c) for c in cats]
+        best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
+    util, split, mechs, cert = best
+    prod = ProductMechanism(tuple(mechs))
+    col_eps = [float(leakage_capacity(f.matrix, confidence_set(c, d, confidence=conf).set))
+               for f, c in zip(mechs, margs, strict=True)]
+    if exact:
+        cs = confidence_set(counts, d, confidence=conf)
+        jg = make_joint_guarantee(
+            columns=names, column_labels=cats, counts=counts, uset=cs.set, delta=d,
+            method=cs.method, statement=cs.description, certified_eps=cert, kind="exact",
+            column_eps=col_eps)
+    else:
+        jg = bound_guarantee(prod, names, counts, d, conf, column_eps=col_eps)
+    jmi = None
+    if prod.n_inputs * prod.n_outputs <= DENSE_MAX:
+        jmi = _mi(prod.matrix, p_hat)
+    return JointDesign(
+        mode="per-column", mechanisms=tuple(mechs), joint_mechanism=None,
+        categories=joint_cats, split=tuple(split), guarantee=jg, utility=util,
+        joint_mutual_information=jmi, tried=tuple(tried))
