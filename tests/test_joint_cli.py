@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 
 import pmlkit
-from pmlkit.joint import JointGuarantee
 from pmlkit.cli.main import main
+from pmlkit.joint import JointGuarantee
 
 RR = [[0.8, 0.2], [0.2, 0.8]]
 

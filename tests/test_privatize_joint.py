@@ -14,10 +14,10 @@ import pyarrow.parquet as pq
 import pytest
 
 import pmlkit
-from pmlkit.joint import JointGuarantee
 from pmlkit import L1Ball, Mechanism, leakage_capacity
 from pmlkit.cli.main import main
 from pmlkit.errors import DataError, ValidationError
+from pmlkit.joint import JointGuarantee
 from pmlkit.privatization.files import privatize_file
 
 RR = np.array([[0.8, 0.2], [0.2, 0.8]])
