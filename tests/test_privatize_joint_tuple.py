@@ -310,3 +310,26 @@ def test_dask_engine_refuses_joint_releases() -> None:
     for arg in (REL_2, {("sex", "bit"): REL_2}):
         with pytest.raises(ValidationError, match=r"local engine only \(privatize_file"):
             column_mechanisms(arg, ["sex", "bit"])
+
+
+def test_find_mechanism_refuses_a_joint_column(tmp_path: Path) -> None:
+    # the recorded mechanism is the tuple's: read as the column's own (a bit column whose
+    # values 0 and 1 are also outputs of the joint mechanism) it would estimate nonsense
+    from pmlkit.inference import find_mechanism
+
+    write_csv_2(tmp_path / "in.csv", 50, 12)
+    privatize_file(REL_2, tmp_path / "in.csv", tmp_path / "out.csv", ["sex", "bit"])
+    with pytest.raises(DataError, match=r"column 'bit' was released together with"):
+        find_mechanism(tmp_path / "out.csv", "bit")
+
+
+def test_release_record_must_be_json(tmp_path: Path) -> None:
+    @dataclass(frozen=True)
+    class Opaque(Release):
+        def to_dict(self) -> dict[str, Any]:
+            return {"columns": {1, 2}}
+
+    write_csv_2(tmp_path / "in.csv", 10, 13)
+    bad = Opaque(REL_2.columns, REL_2.column_labels, REL_2.mechanism, REL_2.output_tuples)
+    with pytest.raises(ValidationError, match="must be a JSON document"):
+        privatize_file(bad, tmp_path / "in.csv", tmp_path / "out.csv", ["sex", "bit"])

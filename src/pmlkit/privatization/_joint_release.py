@@ -22,6 +22,7 @@ alphabet.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
@@ -35,7 +36,7 @@ from ..mechanism import Mechanism
 from ..sampler import AliasSampler
 from ._core import as_mechanism_object, mech_digest
 
-__all__ = ["JointDraw", "JointReleaseLike", "split_mechanisms"]
+__all__ = ["JointDraw", "JointReleaseLike", "joint_views", "split_mechanisms"]
 
 
 @runtime_checkable
@@ -190,6 +191,11 @@ class JointDraw:
         self.luts: tuple[NDArray[np.intp], ...] = tuple(luts)
         self.digest = mech_digest(mech)
         self.record: dict[str, Any] = to_jsonable(dict(doc))
+        try:
+            json.dumps(self.record, allow_nan=False)
+        except (TypeError, ValueError, RecursionError) as exc:
+            raise ValidationError(f"joint release: to_dict() must be a JSON document for the "
+                                  f"manifest: {exc}") from None
 
     def loading_after(self, records: int) -> Any:
         """The sampler's :meth:`~pmlkit.sampler.AliasSampler.loading_after`."""
