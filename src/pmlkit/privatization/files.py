@@ -95,8 +95,10 @@ Next to every output file ``<output>.pmlkit.json`` is published after the data (
 the data file's SHA-256 and size (a reader pairs data and manifest by that digest), and
 under ``"privatized"`` a mapping from each output column to the mechanism that produced it
 (its full JSON document under ``"mechanism"``, its digest, the missing-value policy and any
-mapping of unknown labels). Parquet outputs carry the same document in their key-value
-metadata under the key ``pmlkit``.
+mapping of unknown labels). Columns released together through one joint mechanism (a
+tuple key of the mechanism mapping; :mod:`pmlkit.privatization._joint_release`) each record
+that mechanism and, under ``"joint_release"``, the columns released with it. Parquet
+outputs carry the same document in their key-value metadata under the key ``pmlkit``.
 """
 
 from __future__ import annotations
