@@ -1075,6 +1075,13 @@ def _from_privatized(doc: Mapping[str, Any], column: str, where: str) -> Mechani
     if not isinstance(entry, Mapping) or not isinstance(entry.get(MECHANISM_KEY), Mapping):
         raise DataError(f"{where}: the 'privatized' entry of column {column!r} carries no "
                         "mechanism document")
+    if "joint_release" in entry:  # its mechanism is on the tuple, not on this column
+        joint = entry["joint_release"]
+        cols = joint.get("into") if isinstance(joint, Mapping) else None
+        raise DataError(f"{where}: column {column!r} was released together with "
+                        f"{cols!r} through one mechanism on their tuples; its recorded "
+                        "mechanism is that of the tuple, not of the column alone: estimate "
+                        "the joint distribution from the released tuples")
     mech = Mechanism.from_dict(entry[MECHANISM_KEY], allow_uncertified=True)
     digest = entry.get("mechanism_sha256")
     if isinstance(digest, str) and mech.to_dict()["sha256"] != digest:

@@ -95,8 +95,10 @@ Next to every output file ``<output>.pmlkit.json`` is published after the data (
 the data file's SHA-256 and size (a reader pairs data and manifest by that digest), and
 under ``"privatized"`` a mapping from each output column to the mechanism that produced it
 (its full JSON document under ``"mechanism"``, its digest, the missing-value policy and any
-mapping of unknown labels). Parquet outputs carry the same document in their key-value
-metadata under the key ``pmlkit``.
+mapping of unknown labels). Columns released together through one joint mechanism (a
+tuple key of the mechanism mapping; :mod:`pmlkit.privatization._joint_release`) each record
+that mechanism and, under ``"joint_release"``, the columns released with it. Parquet
+outputs carry the same document in their key-value metadata under the key ``pmlkit``.
 """
 
 from __future__ import annotations
@@ -138,6 +140,7 @@ from ._core import (
     check_text_labels,
     mech_digest,
 )
+from ._joint_release import JointDraw, JointReleaseLike, joint_views, split_mechanisms
 from ._publish import (
     HashingFile,
     cleanup_on_signals,
@@ -193,6 +196,9 @@ class FileReport:
     joint_guarantee
         The joint guarantee of the release (``JointGuarantee.to_dict()``), or ``None``
         when none was given.
+    joint_columns
+        The columns released together through one joint mechanism, one tuple per joint
+        release (``()``: every column through its own mechanism).
 
     Examples
     --------
@@ -210,6 +216,7 @@ class FileReport:
     mechanism_sha256: str | None
     mechanisms_sha256: tuple[str, ...] = ()
     joint_guarantee: Mapping[str, Any] | None = None
+    joint_columns: tuple[tuple[str, ...], ...] = ()
 
     @property
     def rows(self) -> int:
@@ -224,7 +231,9 @@ class FileReport:
                     self.columns, self.mechanisms_sha256 or
                     (self.mechanism_sha256,) * len(self.columns), strict=True)),
                 "joint_guarantee": None if self.joint_guarantee is None
-                else dict(self.joint_guarantee)}
+                else dict(self.joint_guarantee),
+                **({"joint_columns": [list(j) for j in self.joint_columns]}
+                   if self.joint_columns else {})}
 
 
 def arrow_type_for(labels: Sequence[Any]) -> Any:
@@ -280,7 +289,14 @@ def check_missing_policy(missing: Any) -> str:
 
 def column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
     """One mechanism object per privatised column: a single mechanism serves every
-    column; a mapping must name exactly the columns."""
+    column; a mapping must name exactly the columns. A joint release (a tuple of columns
+    through one mechanism) is refused here: only :func:`privatize_file` releases one."""
+    if isinstance(mechanism, JointReleaseLike) or (
+            isinstance(mechanism, Mapping) and any(isinstance(k, tuple) for k in mechanism)):
+        raise ValidationError(
+            "mechanism: a joint release (a tuple of columns through one mechanism) is "
+            "released by the local engine only (privatize_file, --engine local); the dask "
+            "engine releases each column through its own mechanism")
     if isinstance(mechanism, Mapping):
         keys = [str(k) for k in mechanism]
         if sorted(keys) != sorted(cols):
@@ -445,7 +461,15 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     mechanism
         A :class:`pmlkit.Mechanism` (or row-stochastic matrix with labels ``0..N-1``)
         applied to every column, or a mapping ``{column: mechanism}`` naming exactly the
-        ``columns`` (each column through its own mechanism, independent randomness).
+        ``columns`` (each column through its own mechanism, independent randomness). A
+        key may be a tuple of columns mapping to a joint release
+        (``pmlkit.joint.JointRelease``, a plan designed in joint mode; or a joint release
+        given alone): those columns are released together, one draw per record from the
+        joint mechanism's row of the record's tuple, each column written in its own type
+        with the label its position of the drawn output tuple holds (a value outside a
+        column's alphabet is an error, or ``unknown_as``; ``missing="keep"`` is refused).
+        The manifest records each of its columns with the joint mechanism and, under
+        ``"joint_release"``, the release's columns, outputs and record.
     input
         A file, a glob pattern (``"data/part-*.parquet"``) or a list of them.
     output
@@ -542,8 +566,19 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     >>> workdir.cleanup()
     """
     cols, targets = check_column_names(columns, into, as_str=True)
-    mechs = column_mechanisms(mechanism, cols)
+    plain, joints = split_mechanisms(mechanism, cols)
+    views = {c: v for c, v, _ in joint_views(joints)}
+    alone = [c for c in cols if c not in views]
+    plain_mechs = column_mechanisms(plain, alone) if alone else {}
+    # every column's labels: its own mechanism, or the view of its joint release
+    mechs = {c: views[c] if c in views else plain_mechs[c] for c in cols}
     joint_doc = joint_record(joint_guarantee)
+    if joints and missing == "keep":
+        raise ValidationError(
+            f"missing='keep' would release whether a value of joint columns "
+            f"{list(joints[0].columns)!r} is missing without protection, and the tuple has no "
+            "label for it: use missing='error' or 'category' (a joint alphabet with the "
+            f"label {MISSING_LABEL!r})")
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
@@ -588,10 +623,20 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
-    samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
-    digests = {c: mech_digest(m) for c, m in mechs.items()}
+    samplers: dict[str, AliasSampler | JointDraw] = {
+        c: AliasSampler(m.matrix) for c, m in plain_mechs.items()}
+    digests = {c: mech_digest(m) for c, m in plain_mechs.items()}
+    mech_docs = {c: m.to_dict() for c, m in plain_mechs.items()}
+    joint_entries: dict[str, dict[str, Any]] = {}
+    for jd in joints:  # each column of a joint release records the joint mechanism
+        entry = jd.manifest_entry([targets[cols.index(c)] for c in jd.columns])
+        doc = jd.mechanism.to_dict()
+        for c in jd.columns:
+            samplers[c], digests[c], mech_docs[c] = jd, jd.digest, doc
+            joint_entries[c] = entry
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
-    mech_docs = {c: m.to_dict() for c, m in mechs.items()}
+    released = [*plain_mechs.values(), *(jd.mechanism for jd in joints)]
+    joint_columns = tuple(jd.columns for jd in joints)
     for c, m in mechs.items():
         check_text_labels(m, f"mechanism for column {c!r}")
     policies = {c: Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
@@ -603,7 +648,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         with cleanup_on_signals():
             try:
                 for inp, out, prev in zip(inputs, outputs, previous, strict=True):
-                    for m in {id(m): m for m in mechs.values()}.values():
+                    for m in {id(m): m for m in released}.values():
                         warn_if_reference_file(m, inp)  # PMLWarning: the reference data
                     remove_stale(out)
                     remove_stale(_manifest_path(out))
@@ -611,7 +656,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                         pol.unknown_rows = 0
                     privatized = {t: {"column": c, "mechanism": mech_docs[c],
                                       "mechanism_sha256": digests[c], "missing": missing,
-                                      "unknown_as": unknown[c]}
+                                      "unknown_as": unknown[c],
+                                      **({"joint_release": joint_entries[c]}
+                                         if c in joint_entries else {})}
                                   for c, t in zip(cols, targets, strict=True)}
                     meta = merged_meta(prev, {
                         "format": MANIFEST_FORMAT, "version": 1, "columns": cols,
@@ -630,7 +677,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     meta["privatized"].update(privatized)
                     single = FileReport(((str(inp), str(out), st.rows),), tuple(cols),
                                         tuple(targets), source.seeded, source.description,
-                                        digest, tuple(digests[c] for c in cols), joint_doc)
+                                        digest, tuple(digests[c] for c in cols), joint_doc,
+                                        joint_columns)
                     st.manifest_doc = {**meta, **single.to_dict(), "engine": "local",
                                        "writer": st.engine,
                                        "data": {"file": out.name, "sha256": st.sha256,
@@ -643,7 +691,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         if bar is not None:
             bar.close()
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
-                      source.description, digest, tuple(digests[c] for c in cols), joint_doc)
+                      source.description, digest, tuple(digests[c] for c in cols), joint_doc,
+                      joint_columns)
 
 
 @dataclass
@@ -1133,7 +1182,7 @@ class _WriteBehind:
         self._thread = None
 
 
-def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
+def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
@@ -1177,7 +1226,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp
         rows_cap = batch_rows = 16 * max(batch_rows, rows_cap)
 
 
-def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler], inp: Path,
+def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
@@ -1463,7 +1512,7 @@ def _polars_plan(inp: Path, out: Path, schema: Any, compression: str | None,
     return _POLARS_CODECS[codec], sizes[0]
 
 
-def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw],
                      inp: Path, out: Path, cols: list[str], targets: list[str],
                      gen: np.random.Generator, policies: Mapping[str, Policy], *,
                      schema: Any, plan: tuple[str, int], batch_rows: int,
@@ -1721,7 +1770,7 @@ def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
     return list(itertools.pairwise(bounds))
 
 
-def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw],
                   values: Sequence[Any], cols: list[str], encoders: dict[str, Encoder],
                   gen: np.random.Generator, policies: Mapping[str, Policy], *,
                   from_text: bool, known: Sequence[Any] | None = None
@@ -1733,11 +1782,40 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
     go through the policy once, and every row still gets its own draw, in row order.
     ``known[i]``, when given and not None, are column ``cols[i]``'s input indices already
     found (every value a label, no missing value, default policies): they are drawn
-    from as they are."""
+    from as they are. A column whose ``samplers`` entry is a :class:`JointDraw` is
+    released with the other columns of its joint release: their codes are drawn together,
+    one draw per record, once the last of them (in the order of ``cols``) is encoded, and
+    each gets its own output label indices (into its alphabet, the view ``mechs[c]``)."""
     import pyarrow as pa
 
     failed = False
-    out: list[tuple[Any, Any]] = []
+    out: dict[str, tuple[Any, Any]] = {}
+    # the columns of a joint release: each one's label codes, drawn together (one draw per
+    # record) once the last of them is encoded
+    pending: dict[int, dict[str, Any]] = {}
+
+    def drawn(c: str, codes: Any) -> Any:
+        """Draw column ``c``'s outputs (a joint release: once all its columns' codes are
+        in); returns the output indices of ``c`` or None while others are pending."""
+        sampler = samplers[c]
+        if not isinstance(sampler, JointDraw):
+            return sampler.draw(codes, gen)
+        got = pending.setdefault(id(sampler), {})
+        got[c] = codes
+        if len(got) < len(sampler.columns):
+            return None
+        outs = sampler.draw([got[k] for k in sampler.columns], gen)
+        for k, o in zip(sampler.columns, outs, strict=True):
+            if k != c:
+                out[k] = (o, joint_nulls(k, o))
+        return outs[sampler.columns.index(c)]
+
+    def joint_nulls(c: str, idx: Any) -> Any:
+        mech = mechs[c]
+        if policies[c].missing == "category" and MISSING_LABEL in mech.output_labels:
+            return idx == mech.output_labels.index(MISSING_LABEL)
+        return None
+
     for i, (c, arr) in enumerate(zip(cols, values, strict=True)):
         mech, policy = mechs[c], policies[c]
         found = known[i] if known is not None else None
@@ -1746,7 +1824,10 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
             found = _equality_codes(mech.input_labels, arr)
         if found is not None:  # every value is a label: nothing to count
             if not failed and not any(e.failed for e in encoders.values()):
-                out.append((samplers[c].draw(found, gen), None))
+                got = drawn(c, found)
+                if got is not None:
+                    out[c] = (got, joint_nulls(c, got)
+                              if isinstance(samplers[c], JointDraw) else None)
             else:
                 failed = True
             continue
@@ -1767,15 +1848,17 @@ def _draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler]
             continue
         if failed:
             continue
-        idx = samplers[c].draw(codes, gen)
+        idx = drawn(c, codes)
+        if idx is None:  # a joint release waiting for its other columns
+            continue
         null = None
         if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
             null = idx == mech.output_labels.index(MISSING_LABEL)
-        if keep_mask is not None:
+        if keep_mask is not None:  # (never a joint release: refused by privatize_file)
             keep = _mask_numpy(keep_mask)
             null = keep if null is None else null | keep
-        out.append((idx, null))
-    return None if failed else out
+        out[c] = (idx, null)
+    return None if failed else [out[c] for c in cols]
 
 
 def _output_type(mech: Any, in_type: Any) -> Any:
@@ -1806,7 +1889,7 @@ def _label_array(mech: Any, out_type: Any) -> Any:
         return pa.array(list(mech.output_labels)).cast(out_type)
 
 
-def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler],
+def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw],
                      batch: Any, cols: list[str], targets: list[str],
                      encoders: dict[str, Encoder], gen: np.random.Generator,
                      policies: Mapping[str, Policy], *, from_text: bool,
