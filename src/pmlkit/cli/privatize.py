@@ -65,6 +65,9 @@ NOT_ADDITIVE_WARNING = (
     "per-column eps do not add up: a release of several columns of each record can leak "
     "more than their sum (the joint guarantee is the number to sign off)")
 
+#: Marks a column an earlier pass released together with others through one joint mechanism.
+JOINT_EARLIER: Any = object()
+
 SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who knows the "
                 "seed can undo the privatisation. Use it for research only, never to protect "
                 "people (omit --seed for the secure default).")
@@ -173,6 +176,13 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     earlier, earlier_outputs = _earlier_columns(inputs)
     released = list(dict.fromkeys([*earlier, *cols]))
     repeated = [c for c in cols if c in earlier or c in earlier_outputs]
+    jointly = [c for c, m in earlier.items() if m is JOINT_EARLIER]
+    if jointly and (not routes or routes[0] != "--no-joint-guarantee"):
+        raise click.UsageError(
+            f"columns {', '.join(jointly)} were released together by an earlier pass through "
+            "one joint mechanism; no joint guarantee of that release with further columns can "
+            "be computed here: design the whole release at once (pmlkit joint design) or "
+            "pass --no-joint-guarantee")
     joint_doc: Any = None
     if len(released) < 2:
         if routes and routes[0] != "--plan":  # a plan may just supply the mechanism
@@ -493,6 +503,10 @@ def _earlier_columns(inputs: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]
             if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), dict):
                 continue
             outputs.add(str(target))
+            if entry.get("joint_release") is not None:
+                # released together through one joint mechanism: not a factor of a product
+                out.setdefault(str(entry.get("column", target)), JOINT_EARLIER)
+                continue
             out.setdefault(str(entry.get("column", target)),
                            Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
     return out, outputs
