@@ -103,6 +103,8 @@ def expected_loss(mechanism: ArrayLike, prior: ArrayLike, grid: NumericGrid,
                   utility: str = "abs") -> float:
     """``sum_x p(x) sum_y W[x, y] d(x, y)`` for an N x N mechanism on the grid.
 
+    Examples
+    --------
     >>> g = NumericGrid(0, 2, 1)
     >>> expected_loss(np.eye(3)[[1, 1, 1]], [0.25, 0.5, 0.25], g)   # always answers 1
     0.5
@@ -120,6 +122,8 @@ def remove_dust(w: ArrayLike, threshold: float = DUST) -> NDArray[np.float64]:
     """Zero every entry below ``threshold`` (negative LP noise included) and divide each row
     by its sum (module docstring). The result must be certified again.
 
+    Examples
+    --------
     >>> print(remove_dust([[0.5, 0.5, 3e-15], [1e-16, 1.0, 0.0]]))
     [[0.5 0.5 0. ]
      [0.  1.  0. ]]
@@ -139,6 +143,17 @@ def ordinal_matrix(grid: NumericGrid, over: Any, eps: float, *, prior: ArrayLike
     ``clean=False`` (then HiGHS' raw solution, rows renormalised: for tests and study only).
 
     Not certified here: :func:`ordinal_mechanism` certifies.
+
+    Examples
+    --------
+    At ``eps = 0`` every row is the same: the best constant answer (the median for
+    ``"abs"``):
+
+    >>> w = ordinal_matrix(NumericGrid(0, 2, 1), [0.2, 0.5, 0.3], 0.0)
+    >>> print(np.round(w, 6))
+    [[0. 1. 0.]
+     [0. 1. 0.]
+     [0. 1. 0.]]
     """
     from scipy.optimize import linprog
 
@@ -231,6 +246,8 @@ def laplace_mechanism(grid: NumericGrid, over: Any, eps: float, *,
     """The clamped discrete Laplace with the least noise meeting ``eps`` over ``over``
     (:func:`pmlkit.numeric.laplace.calibrate_discrete_laplace`), certified.
 
+    Examples
+    --------
     >>> g = NumericGrid(0, 4, 1)
     >>> m = laplace_mechanism(g, [0.1, 0.2, 0.4, 0.2, 0.1], 1.0)
     >>> m.provenance.designer, m.certified_eps <= 1.0
@@ -259,6 +276,8 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
     post-processing ``g`` and every prior, ``delta = exp(ML - tail_eps)``
     (:func:`pmlkit.numeric.tails.maximal_leakage_delta`) recorded as ``tail_delta``.
 
+    Examples
+    --------
     >>> g = NumericGrid(0, 4, 1)
     >>> m = gaussian_mechanism(g, 2.0, [0.1, 0.2, 0.4, 0.2, 0.1], tail_eps=0.5)
     >>> 0 < m.provenance.details["tail_delta"] <= 1
@@ -300,6 +319,12 @@ class NumericDesign:
         ``"abs"`` or ``"squared"``.
     encoding
         The reference sample's clamp/round counts (:meth:`NumericGrid.encode`), or ``None``.
+
+    Examples
+    --------
+    >>> d = design_numeric(NumericGrid(0, 3, 1), [0.1, 0.4, 0.4, 0.1], 1.0, utility="squared")
+    >>> sorted(d.candidates), d.utility
+    (['discrete_laplace', 'ordinal_lp'], 'squared')
     """
 
     best: Mechanism
@@ -316,6 +341,8 @@ def design_numeric(grid: NumericGrid, over: Any, eps: float, *, prior: ArrayLike
     """Design every candidate (ordinal LP, calibrated discrete Laplace), each certified over
     ``over``, and pick the best by ``utility`` (expected loss at the estimate).
 
+    Examples
+    --------
     >>> g = NumericGrid(0, 4, 1)
     >>> d = design_numeric(g, [0.1, 0.2, 0.4, 0.2, 0.1], 1.0)
     >>> d.best is d.candidates["ordinal_lp"], d.losses["ordinal_lp"] <= d.losses["discrete_laplace"]
@@ -345,6 +372,8 @@ def design_numeric_from_samples(values: ArrayLike, grid: NumericGrid, eps: float
     (:func:`pmlkit.confidence.confidence_set`, failure probability ``delta``) ->
     :func:`design_numeric` over it. The guarantee's basis is ``"sample"``.
 
+    Examples
+    --------
     >>> g = NumericGrid(0, 4, 1)
     >>> vals = np.repeat([0, 1, 2, 3, 4, 7], [10, 20, 40, 20, 9, 1])
     >>> d = design_numeric_from_samples(vals, g, 1.0, delta=0.05)

@@ -63,6 +63,8 @@ def em_fit(counts: ArrayLike, mechanism: ArrayLike, *, tol: float = EM_TOL,
 
     Returns ``(P, converged, iterations)`` with ``P`` of shape ``R x N`` (or ``N``).
 
+    Examples
+    --------
     >>> w = np.array([[0.75, 0.25], [0.25, 0.75]])
     >>> p, ok, _ = em_fit([40, 60], w)
     >>> print(np.round(p, 6), bool(ok))
@@ -159,6 +161,13 @@ class NumericEstimate:
         EM stopping (certified within :data:`EM_TOL`).
     method
         How the intervals were made.
+
+    Examples
+    --------
+    >>> w = np.array([[0.75, 0.25], [0.25, 0.75]])
+    >>> est = estimate_numeric_counts([40, 60], w, points=[0, 10])
+    >>> round(est.mean, 6), est.quantiles[0.5], est.identified
+    (7.0, 10.0, True)
     """
 
     distribution: NDArray[np.float64] = field(repr=False)
@@ -223,6 +232,8 @@ def estimate_numeric_counts(counts: ArrayLike, mechanism: Mechanism | ArrayLike,
 
     ``points`` are the grid values of the inputs (default: the mechanism's input labels).
 
+    Examples
+    --------
     >>> from pmlkit.numeric.design import laplace_mechanism
     >>> from pmlkit.numeric.grid import NumericGrid
     >>> g = NumericGrid(0, 4, 1)

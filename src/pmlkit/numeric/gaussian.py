@@ -84,6 +84,8 @@ def pml(y: ArrayLike, points: ArrayLike, prior: ArrayLike, sigma: float) -> NDAr
 def pml_limit(prior: ArrayLike) -> float:
     """``sup_y pml(y) = lim_{|y| -> inf} = -log min(p_0, p_{N-1})`` for every sigma.
 
+    Examples
+    --------
     >>> round(pml_limit([0.1, 0.6, 0.3]), 6)   # -log 0.1
     2.302585
     """
@@ -182,6 +184,8 @@ def clamped_channel(n: int, sigma_steps: float) -> NDArray[np.float64]:
     At ``N = 2`` (points ``-1, +1``, step 2, so ``sigma_steps = sigma / 2``) it is the
     paper's Gaussian thresholded at 0, :func:`pmlkit.additive.gaussian_binarized_channel`:
 
+    Examples
+    --------
     >>> print(np.round(clamped_channel(2, 0.5), 4))
     [[0.8413 0.1587]
      [0.1587 0.8413]]

@@ -71,6 +71,12 @@ class GridEncoding:
         How many values were below ``lower`` / above ``upper`` (moved to the ends).
     rounded
         How many values inside the range were not grid points (moved to the nearest point).
+
+    Examples
+    --------
+    >>> enc = NumericGrid(0, 10, 2).encode([-1, 3, 4, 12])
+    >>> enc.codes.tolist(), enc.clamped, enc.rounded
+    ([0, 2, 2, 5], 2, 1)
     """
 
     codes: NDArray[np.int64] = field(repr=False)
@@ -155,6 +161,8 @@ class NumericGrid:
     def parse(cls, text: str) -> NumericGrid:
         """``"LOWER:UPPER:STEP"`` (the command-line form) as a grid.
 
+        Examples
+        --------
         >>> NumericGrid.parse("0:1:0.25").labels
         (0.0, 0.25, 0.5, 0.75, 1.0)
         """
@@ -215,6 +223,8 @@ class NumericGrid:
         """``d(x_i, x_j)``: ``|x_i - x_j|`` (``"abs"``) or ``(x_i - x_j)^2`` (``"squared"``),
         in the column's units.
 
+        Examples
+        --------
         >>> NumericGrid(0, 2, 1).loss_matrix("squared").tolist()
         [[0.0, 1.0, 4.0], [1.0, 0.0, 1.0], [4.0, 1.0, 0.0]]
         """
@@ -305,6 +315,8 @@ class NumericGrid:
     def to_dict(self) -> dict[str, Any]:
         """The grid and its policy, JSON-ready.
 
+        Examples
+        --------
         >>> NumericGrid(18, 90, 1).to_dict()["points"]
         73
         """

@@ -56,6 +56,8 @@ def ratio_from_scale(scale: float, step: float) -> float:
     """``r = e^{-step/scale}``: the geometric ratio of a Laplace of scale ``scale`` (column
     units) on a grid of spacing ``step``.
 
+    Examples
+    --------
     >>> round(ratio_from_scale(2.0, 2.0), 6)   # e^-1
     0.367879
     """
@@ -69,6 +71,8 @@ def log_clamped_channel(n: int, r: float) -> NDArray[np.float64]:
 
     ``r = 0`` is the identity (``log 0 = -inf`` off the diagonal).
 
+    Examples
+    --------
     >>> w = np.exp(log_clamped_channel(3, 0.5))
     >>> print(np.round(w * 6, 6))   # rows (4, 1, 1)/6 ... in sixths
     [[4. 1. 1.]
@@ -95,6 +99,8 @@ def clamped_channel(n: int, r: float) -> NDArray[np.float64]:
     At ``N = 2`` it is ``[[1, r], [r, 1]] / (1 + r)``: the binary Laplace mechanism
     thresholded at 0 (``r = e^{-2/b}``).
 
+    Examples
+    --------
     >>> print(np.round(clamped_channel(2, 0.5) * 3, 6))
     [[2. 1.]
      [1. 2.]]
@@ -137,6 +143,8 @@ def unclamped_pml_over_set(uncertainty_set: UncertaintySet, r: float) -> float:
     ``max_j -log min_Q Q . r^|. - j|`` (the exact minimum of each linear function over the
     set, :meth:`pmlkit.sets.UncertaintySet.min_linear`).
 
+    Examples
+    --------
     >>> from pmlkit.sets import L1Ball
     >>> import math
     >>> v = unclamped_pml_over_set(L1Ball([0.5, 0.5], 0.2), math.exp(-1.0))
@@ -169,6 +177,12 @@ class LaplaceCalibration:
         or the grid-point formula (unclamped).
     clamp
         Whether the output is clamped to the range.
+
+    Examples
+    --------
+    >>> cal = calibrate_discrete_laplace(5, 1.0, [0.2] * 5)
+    >>> 0 < cal.r < 1, cal.certified_eps <= cal.eps
+    (True, True)
     """
 
     r: float

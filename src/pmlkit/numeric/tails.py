@@ -37,6 +37,8 @@ __all__ = ["maximal_leakage_delta", "postprocessing_delta", "tail_probability"]
 def tail_probability(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> float:
     """``P_{Y ~ P_Y}[pml(Y) > eps]`` of the channel itself (NOT post-processing-robust).
 
+    Examples
+    --------
     >>> w = [[0.003, 0.18, 0.809, 0.008], [0.127, 0.014, 0.842, 0.017]]
     >>> round(tail_probability(w, [0.5, 0.5], 0.0758), 4)
     0.1745
@@ -55,6 +57,8 @@ def maximal_leakage_delta(mechanism: ArrayLike, eps: float) -> float:
     """``min(1, exp(ML(X -> Y) - eps))``: a bound on ``P[pml(g(Y)) > eps]`` for every
     post-processing ``g`` and every prior (module docstring, bound 1).
 
+    Examples
+    --------
     >>> round(maximal_leakage_delta([[0.75, 0.25], [0.25, 0.75]], 1.0), 6)  # 1.5 / e
     0.551819
     """
