@@ -16,6 +16,7 @@ from pmlkit.design import optimal_binary
 from pmlkit.design.linear import linear_design_matrix
 from pmlkit.errors import ValidationError
 from pmlkit.numeric.design import (
+    calibrated_gaussian_mechanism,
     design_numeric,
     design_numeric_from_samples,
     expected_loss,
@@ -25,7 +26,7 @@ from pmlkit.numeric.design import (
     ordinal_mechanism,
 )
 from pmlkit.numeric.grid import NumericGrid
-from pmlkit.numeric.tails import maximal_leakage_delta
+from pmlkit.numeric.tails import maximal_leakage_delta, postprocessing_delta
 from pmlkit.sets import Box, L1Ball
 from pmlkit.worstcase import leakage_capacity
 
@@ -205,7 +206,13 @@ def test_gaussian_mechanism_states_a_robust_tail():
     p = np.full(10, 0.1)
     m = gaussian_mechanism(g, 3.0, p, tail_eps=0.4)
     assert m.certified_eps == pytest.approx(eps_min(np.asarray(m), p))
-    assert m.provenance.details["tail_delta"] == maximal_leakage_delta(np.asarray(m), 0.4)
+    w = np.asarray(m)
+    assert m.provenance.details["tail_delta"] <= maximal_leakage_delta(w, 0.4)
+    # a one-prior set: the set bound is the one-prior knapsack
+    assert m.provenance.details["tail_delta"] == pytest.approx(postprocessing_delta(w, p, 0.4))
+    cal = calibrated_gaussian_mechanism(g, L1Ball(p, 0.1), 1.0, delta=1e-6)
+    assert cal.provenance.details["tail_delta"] <= 1e-6
+    assert cal.certified and cal.guarantee.set.radius == 0.1
 
 
 def test_bad_arguments():

@@ -10,7 +10,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmlkit import pml
-from pmlkit.numeric.tails import maximal_leakage_delta, postprocessing_delta, tail_probability
+from pmlkit.numeric.tails import (
+    maximal_leakage_delta,
+    postprocessing_delta,
+    postprocessing_delta_over_set,
+    tail_probability,
+)
+from pmlkit.sets import L1Ball
 
 K = np.array([[0.003, 0.18, 0.809, 0.008], [0.127, 0.014, 0.842, 0.017]])
 
@@ -50,3 +56,22 @@ def test_bounds_hold_for_every_post_processing(seed, n, m, t):
     for _ in range(10):  # randomised post-processings
         z = rng.dirichlet(np.full(3, 0.5), size=m)
         assert _tail(w @ z, p, t) <= pp + 1e-12
+
+
+@settings(max_examples=60, deadline=None)
+@given(seed=st.integers(0, 2 ** 31), n=st.integers(2, 5), m=st.integers(2, 6),
+       t=st.floats(0.0, 1.5), radius=st.floats(0.0, 0.6))
+def test_set_bound_covers_every_prior_of_the_set(seed, n, m, t, radius):
+    rng = np.random.default_rng(seed)
+    w = rng.dirichlet(np.full(m, 0.7), size=n)
+    center = rng.dirichlet(np.full(n, 2.0))
+    ball = L1Ball(center, radius)
+    bound = postprocessing_delta_over_set(w, ball, t)
+    assert bound <= maximal_leakage_delta(w, t) + 1e-12
+    for q in ball.sample(15, rng=rng):
+        q = q / q.sum()
+        assert postprocessing_delta(w, q, t) <= bound + 1e-9
+        k = int(rng.integers(1, m + 1))
+        z = np.zeros((m, k))
+        z[np.arange(m), rng.integers(0, k, size=m)] = 1.0
+        assert _tail(w @ z, q, t) <= bound + 1e-9

@@ -40,12 +40,14 @@ from ..errors import CertificationError, InfeasibleError, PMLError, ValidationEr
 from ..mechanism import Mechanism
 from ..sets import L1Ball, UncertaintySet, VertexSet
 from ..worstcase import CERTIFY_TOL, check_uncertainty_set, leakage_capacity
+from .gaussian import calibrate_sigma
 from .gaussian import clamped_channel as gaussian_channel
 from .grid import NumericGrid
 from .laplace import calibrate_discrete_laplace, clamped_channel
-from .tails import maximal_leakage_delta
+from .tails import maximal_leakage_delta, postprocessing_delta_over_set
 
-__all__ = ["DUST", "UTILITIES", "NumericDesign", "design_numeric",
+__all__ = ["DUST", "UTILITIES", "NumericDesign", "calibrated_gaussian_mechanism",
+           "design_numeric",
            "design_numeric_from_samples", "expected_loss", "gaussian_mechanism",
            "laplace_mechanism", "ordinal_matrix", "ordinal_mechanism", "remove_dust"]
 
@@ -272,9 +274,10 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
                        prior: ArrayLike | None = None) -> Mechanism:
     """The Gaussian of standard deviation ``sigma`` (column units) rounded to the grid and
     clamped, certified at its exact pure eps (the worst case over ``over``), with the
-    post-processing-robust tail statement ``P[pml(g(Y)) > tail_eps] <= delta`` for every
-    post-processing ``g`` and every prior, ``delta = exp(ML - tail_eps)``
-    (:func:`pmlkit.numeric.tails.maximal_leakage_delta`) recorded as ``tail_delta``.
+    post-processing-robust tail statement ``P[pml(g(Y)) > tail_eps] <= tail_delta`` for every
+    post-processing ``g`` and every distribution of the set
+    (:func:`pmlkit.numeric.tails.postprocessing_delta_over_set`, never above the maximal
+    leakage bound ``exp(ML - tail_eps)``) recorded in the provenance.
 
     Examples
     --------
@@ -291,14 +294,40 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
     uset, p, basis = _resolve(g, over, prior)
     w = gaussian_channel(g.n, s / g.step_value)
     pure = float(leakage_capacity(w, uset))
-    delta = maximal_leakage_delta(w, te)
+    delta = postprocessing_delta_over_set(w, uset, te)
     params = _params(g, {"eps": pure, "sigma": s, "tail_eps": te, "tail_delta": delta,
+                         "tail_delta_markov": maximal_leakage_delta(w, te),
                          "tail_statement": "P[pml(g(Y)) > tail_eps] <= tail_delta for every "
-                                           "post-processing g and every prior "
-                                           "(exp(ML - tail_eps))",
+                                           "post-processing g and every distribution of "
+                                           "the set",
                          "prior": p.tolist()})
     return certify(w, uset, pure, designer="numeric.gaussian", parameters=params,
                    input_labels=g.labels, output_labels=g.labels, basis=basis)
+
+
+def calibrated_gaussian_mechanism(grid: NumericGrid, over: Any, eps: float, *, delta: float,
+                                  prior: ArrayLike | None = None) -> Mechanism:
+    """The rounded, clamped Gaussian with the least noise whose post-processing-robust tail
+    bound over ``over`` at ``eps`` is ``<= delta``
+    (:func:`pmlkit.numeric.gaussian.calibrate_sigma`), as :func:`gaussian_mechanism`.
+
+    On a bounded grid the bound is 0 as soon as the pure worst case is below ``eps`` and
+    jumps to a substantial value just above it, so for small ``delta`` the calibrated
+    Gaussian is in fact pure ``eps``-PML (``docs/numeric.md``).
+
+    Examples
+    --------
+    >>> g = NumericGrid(0, 4, 1)
+    >>> m = calibrated_gaussian_mechanism(g, [0.1, 0.2, 0.4, 0.2, 0.1], 1.0, delta=1e-6)
+    >>> m.provenance.details["tail_delta"] <= 1e-6
+    True
+    """
+    g = _check_grid(grid)
+    e = check_eps(eps)
+    dl = check_delta(delta)
+    uset, p, _ = _resolve(g, over, prior)
+    sig, _ = calibrate_sigma(g.n, e, dl, uset)
+    return gaussian_mechanism(g, sig * g.step_value, over, tail_eps=e, prior=p)
 
 
 @dataclass(frozen=True)

@@ -202,3 +202,56 @@ def clamped_channel(n: int, sigma_steps: float) -> NDArray[np.float64]:
     w = np.maximum(w, 0.0)
     out: Any = w / w.sum(axis=1, keepdims=True)
     return np.asarray(out, dtype=np.float64)
+
+
+def calibrate_sigma(n: int, eps: float, delta: float, over: Any) -> tuple[float, float]:
+    """The smallest ``sigma_steps`` (noise in grid steps) for which the rounded, clamped
+    Gaussian's post-processing-robust tail bound over ``over`` (an uncertainty set,
+    :func:`pmlkit.numeric.tails.postprocessing_delta_over_set`; or one prior,
+    :func:`~pmlkit.numeric.tails.postprocessing_delta`) at ``eps`` is ``<= delta``.
+
+    Bisection on ``log sigma`` (60 halvings); the returned sigma is one at which the bound
+    was computed and found ``<= delta``. Returns ``(sigma_steps, bound)``.
+
+    Examples
+    --------
+    >>> s, d = calibrate_sigma(5, 1.0, 1e-6, [0.2] * 5)
+    >>> s > 0, d <= 1e-6
+    (True, True)
+    """
+    from .._validation import check_delta
+    from ..sets import UncertaintySet
+    from .tails import postprocessing_delta, postprocessing_delta_over_set
+
+    nn = check_count(n, "n", minimum=2)
+    e = check_eps(eps)
+    dl = check_delta(delta)
+    if isinstance(over, UncertaintySet) or hasattr(over, "set"):
+        def bound(s: float) -> float:
+            return postprocessing_delta_over_set(clamped_channel(nn, s), over, e)
+    else:
+        p = as_distribution(over, "prior")
+        if p.size != nn:
+            raise ValidationError(
+                f"prior has {p.size} entries but the grid has {nn} points; they must match")
+
+        def bound(s: float) -> float:
+            return postprocessing_delta(clamped_channel(nn, s), p, e)
+
+    lo, hi = 1e-3, 1.0  # hi meets the target once doubled enough
+    while bound(hi) > dl:
+        lo, hi = hi, 2 * hi
+        if hi > 1e7:
+            raise ValidationError(
+                f"no Gaussian noise up to 1e7 grid steps meets eps = {e!r}, delta = {dl!r}")
+    best, best_v = hi, bound(hi)
+    for _ in range(60):
+        mid = math.sqrt(lo * hi)
+        v = bound(mid)
+        if v <= dl:
+            hi, best, best_v = mid, mid, v
+        else:
+            lo = mid
+        if hi / lo < 1 + 1e-10:
+            break
+    return best, best_v

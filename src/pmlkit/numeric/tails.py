@@ -30,8 +30,10 @@ from numpy.typing import ArrayLike
 from .._validation import as_distribution, as_mechanism, check_eps, check_prior_matches
 from ..leakage import maximal_leakage
 from ..leakage import pml as pml_of
+from ..sets import UncertaintySet
 
-__all__ = ["maximal_leakage_delta", "postprocessing_delta", "tail_probability"]
+__all__ = ["knapsack_mass", "maximal_leakage_delta", "postprocessing_delta",
+           "postprocessing_delta_over_set", "tail_probability"]
 
 
 def tail_probability(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> float:
@@ -87,18 +89,35 @@ def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> 
     e = check_eps(eps)
     py = p @ w
     live = py > 0
-    top = w.max(axis=0)[live]
-    q = py[live]
-    ratio = top / q
+    return knapsack_mass(py[live], w.max(axis=0)[live] / py[live], e)
+
+
+def knapsack_mass(caps: ArrayLike, ratio: ArrayLike, eps: float) -> float:
+    """``max sum_y s_y`` over ``0 <= s_y <= caps_y`` with ``sum_y s_y (ratio_y - e^eps) >= 0``
+    (the fractional knapsack of the module docstring), capped at 1.
+
+    Take every ``y`` with ``ratio_y >= e^eps`` whole, then the others by decreasing ratio
+    until the surplus is spent.
+
+    Examples
+    --------
+    Ratio 3 on mass 0.1 pays for mass 0.2 at ratio 0 when ``e^eps = 1``:
+
+    >>> knapsack_mass([0.1, 0.5], [3.0, 0.0], 0.0)
+    0.30000000000000004
+    """
+    q = np.asarray(caps, dtype=np.float64)
+    r = np.asarray(ratio, dtype=np.float64)
+    e = check_eps(eps)
     thr = math.exp(min(e, 700.0))
-    gain = top - thr * q  # a(y) P_Y(y) (L(y) - e^t) per unit a
+    gain = q * (r - thr)
     pos = gain >= 0
     surplus = float(gain[pos].sum())
     mass = float(q[pos].sum())
-    order = np.argsort(-ratio[~pos], kind="stable")
+    order = np.argsort(-r[~pos], kind="stable")
     cost = -gain[~pos][order]  # > 0
     qq = q[~pos][order]
-    if cost.size:
+    if cost.size and surplus > 0:
         cum = np.cumsum(cost)
         full = int(np.searchsorted(cum, surplus, side="right"))
         mass += float(qq[:full].sum())
@@ -106,3 +125,39 @@ def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> 
         if full < cost.size and left > 0:
             mass += float(qq[full]) * left / float(cost[full])
     return min(mass, 1.0)
+
+
+def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: UncertaintySet,
+                                  eps: float) -> float:
+    """A bound on ``sup_{Q in set} sup_g P_Q[pml_Q(g(Y)) > eps]``: the smaller of the Markov
+    bound and a knapsack over the set.
+
+    For every ``Q`` in the set, ``L_Q(y) <= Lmax(y) = exp`` (the worst case of output ``y``
+    over the set, :func:`pmlkit.worstcase.column_values`) and ``P_Q(y) <= hi(y) =
+    max_{Q in set} Q . W[:, y]``. The event's mass ``s(y) = a(y) P_Q(y)`` then satisfies
+    ``sum_y s(y) (Lmax(y) - e^eps) >= 0`` with ``0 <= s(y) <= hi(y)``, so its total is at
+    most :func:`knapsack_mass` ``(hi, Lmax, eps)``. Where every output's worst case is
+    ``<= eps`` (a pure eps-PML guarantee over the set) the bound is 0.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 0.2)   # the worst case of each output is log(0.75/0.45)
+    >>> round(postprocessing_delta_over_set(w, ball, 0.5), 4)   # Markov: 1.5 e^-0.5
+    0.9098
+    >>> postprocessing_delta_over_set(w, ball, 0.52)   # above the pure worst case 0.5108
+    0.0
+    """
+    from ..worstcase import check_uncertainty_set, column_values
+
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    e = check_eps(eps)
+    with np.errstate(over="ignore"):
+        lmax = np.exp(column_values(w, uset))
+    hi = uset.max_linear(w)
+    live = (hi > 0) & (w.max(axis=0) > 0)
+    if np.isinf(lmax[live]).any():
+        return maximal_leakage_delta(w, e)
+    return min(knapsack_mass(hi[live], lmax[live], e), maximal_leakage_delta(w, e))
