@@ -44,6 +44,11 @@ LAYERS: dict[str, int] = {
     "pmlkit.estimation": 1,
     "pmlkit._kernels": 1,  # optional compiled loops of the sampler (numba, imported lazily)
     "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
+    "pmlkit.numeric": 1,  # numeric columns: the package imports nothing itself
+    "pmlkit.numeric.grid": 1,  # the declared grid, values <-> codes
+    "pmlkit.numeric.laplace": 1,  # discrete Laplace channel, exact PML, calibration
+    "pmlkit.numeric.gaussian": 1,  # Gaussian on a grid: PML, violation probability
+    "pmlkit.numeric.tails": 1,  # post-processing-robust (eps, delta)
     # 2 confidence sets (counts + delta -> a set)
     "pmlkit.confidence": 2,
     # 3 model
@@ -54,11 +59,13 @@ LAYERS: dict[str, int] = {
     "pmlkit.design": 4,
     "pmlkit.additive": 4,
     "pmlkit.joint": 4,
+    "pmlkit.numeric.design": 4,  # certified numeric mechanisms (Mechanism over the grid)
     # 5 release and I/O
     "pmlkit.privatization": 5,
     "pmlkit.io": 5,
     "pmlkit.datasets": 5,
     "pmlkit.inference": 5,  # the analyst's side of a release: reads released labels
+    "pmlkit.numeric.estimate": 5,  # the analyst's side of a numeric release
     # 6 applications
     "pmlkit.cli": 6,
     "pmlkit.experiments": 6,
