@@ -114,7 +114,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from .._provenance import warn_if_reference_file
+from .._provenance import warn_if_reference_counts
 from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
@@ -152,6 +152,7 @@ from ._publish import (
     temp_path,
     wait_for,
 )
+from ._reuse import TallyingSampler
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
            "FileReport", "output_paths", "previous_privatization", "privatize_file"]
@@ -585,7 +586,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
-    samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
+    # each column's input labels counted as they are drawn (the reference-reuse warning)
+    tallies = {c: TallyingSampler(AliasSampler(m.matrix)) for c, m in mechs.items()}
+    samplers = cast(dict[str, AliasSampler], tallies)
     digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     mech_docs = {c: m.to_dict() for c, m in mechs.items()}
@@ -600,8 +603,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         with cleanup_on_signals():
             try:
                 for inp, out, prev in zip(inputs, outputs, previous, strict=True):
-                    for m in {id(m): m for m in mechs.values()}.values():
-                        warn_if_reference_file(m, inp)  # PMLWarning: the reference data
+                    before = {c: t.counts.copy() for c, t in tallies.items()}
                     remove_stale(out)
                     remove_stale(_manifest_path(out))
                     for pol in policies.values():
@@ -633,6 +635,13 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                        "data": {"file": out.name, "sha256": st.sha256,
                                                 "bytes": st.size}}
                     done.append((str(inp), str(out), st.rows))
+                    for c in cols:  # PMLWarning: the input looks like the reference sample
+                        warn_if_reference_counts(mechs[c], tallies[c].counts - before[c],
+                                                 f"{str(inp)!r}, column {c!r}")
+                if len(inputs) > 1:  # the inputs together
+                    for c in cols:
+                        warn_if_reference_counts(mechs[c], tallies[c].counts,
+                                                 f"the {len(inputs)} inputs, column {c!r}")
                 _publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
                 _settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])
