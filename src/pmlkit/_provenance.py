@@ -40,7 +40,7 @@ random part of the reference from an independent sample of the same size and pop
 independent samples of similar size from exactly the reference's population is flagged
 (fewer when the populations differ even slightly; more for tiny samples, where the
 chi-square law is rough: two samples of 10 records have the same counts by chance about
-1 time in 5). A mechanism that records no counts (a :meth:`minimal record
+1 time in 6). A mechanism that records no counts (a :meth:`minimal record
 <pmlkit.Mechanism.minimal_record>`, a hand-made matrix) is never compared.
 """
 
