@@ -230,3 +230,13 @@ def test_an_old_manifest_still_gives_its_mechanism(tmp_path: Path) -> None:
     man.write_text(json.dumps(doc))
     with pytest.raises(MechanismFileError, match=r"'sha256' does not match its content"):
         find_mechanism(tmp_path / "out.csv", "sex")
+
+
+def test_labels_that_do_not_sort_are_ordered_without_the_sample_order() -> None:
+    # mixed label types cannot be sorted; their order used to be the first appearance,
+    # which told which label came first in the reference
+    labels: list[Any] = [1] * 9 + ["x"] * 7 + [2.5] * 4 + ["y"] * 3
+    perm = [labels[i] for i in GEN.permutation(len(labels))]
+    a = design_from_samples(labels, 1.0, 0.05).mechanism
+    b = design_from_samples(perm, 1.0, 0.05).mechanism
+    assert a.to_json() == b.to_json()
