@@ -152,7 +152,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
 
     policies = {c: Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
     # the input labels counted as they are drawn (the reference-reuse warning)
-    tallies = {c: TallyingSampler(AliasSampler(m.matrix)) for c, m in mechs.items()}
+    tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in mechs.items()}
     st = one_file(mechs, cast(dict[str, AliasSampler], tallies), Path(inp), Path(part),
                   cols, targets, child.generator, policies, csv=csv, batch_rows=batch_rows,
                   bar=None, meta=meta, compression=compression, piece=piece)

@@ -24,7 +24,8 @@ __all__ = ["TallyingSampler", "input_counts", "warn_if_reused"]
 class TallyingSampler:
     """An :class:`~pmlkit.sampler.AliasSampler` that also counts the input indices it
     draws for (``counts``, int64, one per input label); every other attribute is the
-    sampler's own.
+    sampler's own. Given ``mech``, it counts only when the mechanism records reference
+    counts (:func:`pmlkit._provenance.reference_counts`; else ``counts`` stay 0).
 
     Examples
     --------
@@ -37,15 +38,17 @@ class TallyingSampler:
     [1, 2]
     """
 
-    def __init__(self, sampler: Any) -> None:
+    def __init__(self, sampler: Any, mech: Any = None) -> None:
         self._sampler = sampler
         self.counts = np.zeros(int(sampler.n_inputs), dtype=np.int64)
         self._lock = threading.Lock()
+        # counting costs a bincount per batch: only for a mechanism with counts to compare
+        self._active = mech is None or reference_counts(mech) is not None
 
     def draw(self, codes: Any, generator: Any, **kw: Any) -> Any:
         out = self._sampler.draw(codes, generator, **kw)  # validates the codes
         idx = np.asarray(codes)
-        if idx.size:
+        if idx.size and self._active:
             remap = kw.get("remap")
             if remap is None:
                 got = np.bincount(idx.astype(np.intp, copy=False), minlength=self.counts.size)

@@ -587,7 +587,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
 
     source = resolve_rng(rng)
     # each column's input labels counted as they are drawn (the reference-reuse warning)
-    tallies = {c: TallyingSampler(AliasSampler(m.matrix)) for c, m in mechs.items()}
+    tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in mechs.items()}
     samplers = cast(dict[str, AliasSampler], tallies)
     digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
