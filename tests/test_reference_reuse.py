@@ -271,3 +271,19 @@ def test_adult_on_the_command_line(adult_dir: Path, tmp_path: Path,
         err = capsys.readouterr().err
         lines = [ln for ln in err.splitlines() if "reference sample" in ln]
         assert len(lines) == int(warned), err
+
+
+def test_lazy_collections_are_not_computed_for_the_test(mech: Any) -> None:
+    dd = pytest.importorskip("dask.dataframe")
+    import dask
+
+    calls = []
+
+    def counting_get(*args: Any, **kw: Any) -> Any:
+        calls.append(1)
+        return dask.get(*args, **kw)
+
+    lazy = dd.from_pandas(pd.Series(REF[::-1]), npartitions=3)
+    with dask.config.set(scheduler=counting_get):
+        out = privatize(mech, lazy)  # stays lazy: nothing computed, no warning
+    assert calls == [] and type(out).__module__.startswith("dask")

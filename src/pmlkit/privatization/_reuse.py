@@ -142,6 +142,8 @@ def input_counts(mech: Any, values: Any) -> np.ndarray | None:
 def _columns(values: Any, columns: Any) -> list[tuple[str | None, Any]]:
     """(name, 1-D column) pairs of a table's ``columns``, or ``[(None, values)]``."""
     mod = type(values).__module__.split(".")[0]
+    if mod == "dask" or type(values).__name__ == "LazyFrame":
+        return []  # lazy: counting would compute them (len() of a dask Series does)
     if columns is None:
         return [(None, values)]
     cols = [columns] if isinstance(columns, str) else list(columns)
