@@ -182,7 +182,8 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             + (" (approximately, through the set: --record minimal)" if record == "minimal"
                else "") + "; privatise only records outside the reference sample")
     doc: dict[str, Any] = {"mechanism_file": str(out), "guarantee": g.to_dict(),
-           "mechanism": mech.to_dict(), "record": record, "summary": summary.to_dict()}
+                           "mechanism": mech.to_dict(), "record": record,
+                           "summary": summary.to_dict()}
     if coarsen is not None:
         doc["coarsening"] = mech.parameters.get("coarsening")
         if proposal is not None:
