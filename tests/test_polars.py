@@ -272,7 +272,7 @@ def test_reference_sample_in_polars_or_arrow_warns():
                        (pl.DataFrame({"s": labels, "x": 0}), {"columns": "s"}),
                        (pa.table({"s": labels}), {"columns": "s"}),
                        (pa.record_batch({"s": labels}), {"columns": "s"})):
-        with pytest.warns(PMLWarning, match="reference data itself"):
+        with pytest.warns(PMLWarning, match="the reference sample or a copy of it"):
             pmlkit.privatize(mech, values, **kw)
 
 

@@ -86,8 +86,10 @@ class EmpiricalDistribution:
         Number of samples, ``counts.sum()``.
     categories
         Labels, aligned with ``p`` and ``counts``. Order: the caller's ``categories`` when
-        given; otherwise sorted when the labels are mutually comparable, else in order of
-        first appearance.
+        given; otherwise sorted when the labels are mutually comparable, else by type
+        name, then text form (never by the order of the samples: a mechanism file records
+        the categories, and it discloses nothing that depends on the order of the reference
+        records; see ``docs/threat_model.md``).
 
     Examples
     --------
@@ -245,16 +247,22 @@ def _null_mask(arr: NDArray[Any]) -> NDArray[np.bool_]:
 
 def _sorted_if_comparable(labels: list[Any], counts: NDArray[np.int64]
                           ) -> tuple[list[Any], NDArray[np.int64]]:
-    """Sort the (few) distinct labels when they are mutually comparable; else keep order."""
+    """Sort the (few) distinct labels when they are mutually comparable; else by type
+    name, then ``repr``: an order that does not depend on the order of the samples (the
+    labels arrive in order of first appearance, which would tell which label came first)."""
     try:
         order = sorted(range(len(labels)), key=labels.__getitem__)
     except TypeError:
-        return labels, counts
+        def canonical(i: int) -> tuple[str, str, str]:
+            t = type(labels[i])
+            return (t.__module__, t.__qualname__, repr(labels[i]))
+
+        order = sorted(range(len(labels)), key=canonical)
     return [labels[i] for i in order], counts[np.asarray(order, dtype=np.int64)]
 
 
 def _unique_counts(arr: NDArray[Any]) -> tuple[list[Any], NDArray[np.int64]]:
-    """Distinct labels (sorted if comparable, else first appearance) and their counts.
+    """Distinct labels (sorted if comparable, else canonically) and their counts.
 
     Native dtypes: ``np.unique``. Object arrays: ``pandas.factorize`` (hash-based, in C),
     which also flags nulls (None, NaN, pd.NA, NaT) with code -1."""
@@ -293,8 +301,8 @@ def empirical_distribution(samples: object,
         for object arrays and lists, ``pyarrow.compute.value_counts`` for pyarrow input.
     categories
         The alphabet, in the order wanted. Categories listed but unseen get count 0. When
-        omitted the alphabet is the set of observed labels, sorted when comparable, else in
-        order of first appearance.
+        omitted the alphabet is the set of observed labels, sorted when comparable, else by
+        type name, then text form (never in the order of the samples).
 
     Raises
     ------

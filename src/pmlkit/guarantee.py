@@ -304,8 +304,7 @@ class Provenance:
     pmlkit_version
         The pmlkit version that made it.
     details
-        Everything else, JSON-ready (the eps the LP was solved at, the reference sample's
-        fingerprint, ...).
+        Everything else, JSON-ready (the eps the LP was solved at, ``beta``, ...).
 
     Examples
     --------

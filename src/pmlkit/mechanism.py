@@ -31,7 +31,7 @@ A UTF-8 JSON object, human readable::
                      "utility": "mutual_information", "utility_value": 0.2,
                      "optimality": "exact", "optimality_gap": 0.0,
                      "estimate": [0.3, 0.7], "pmlkit_version": "0.1.0",
-                     "details": {"design_eps": 0.69, "beta": 0.41, "reference": {...}}},
+                     "details": {"design_eps": 0.69, "beta": 0.41}},
       "sha256": "<hex digest of the canonical JSON of every other field>"
     }
 
@@ -39,7 +39,7 @@ A UTF-8 JSON object, human readable::
 ``null``: no guarantee), ``provenance`` is :meth:`Provenance.to_dict()
 <pmlkit.guarantee.Provenance.to_dict>`; both follow the stability contract of
 :mod:`pmlkit.guarantee`. ``details`` holds what the typed fields do not (the eps the LP was
-solved at, ``beta``, eps', the reference fingerprint, ...). :attr:`Mechanism.parameters`
+solved at, ``beta``, eps', ...). :attr:`Mechanism.parameters`
 shows the same values in the older flat form.
 
 Format version 1 (pmlkit 0.1) is still read, and written on request
@@ -83,10 +83,14 @@ A file without a checkable guarantee is **uncertified** and loads only with
 :attr:`Mechanism.certified` is then ``False``, and the command line says so on every use.
 
 What a file discloses: the matrix, the labels, the estimate, the reference sample size
-``m`` and the confidence set built from them (see ``docs/threat_model.md``).
-``details.reference`` holds a fingerprint of the reference sample (SHA-256 and size of its
-file, or a digest of the in-memory sample) so that privatising the reference data itself
-can be detected.
+``m`` and the confidence set built from them, that is the reference sample's label counts,
+and nothing else about the sample (see ``docs/threat_model.md``): nothing in it depends on
+the order of the reference records or on the bytes of the file they were read from.
+Privatising the reference data is detected from those counts
+(:mod:`pmlkit._provenance`). Files of pmlkit 0.1 recorded a fingerprint of the reference
+(``reference``: a SHA-256 of the labels in record order, the file's size and SHA-256):
+they still load (the digest check covers the file as written), and the fingerprint is
+dropped on reading, so nothing pmlkit writes from them carries it.
 """
 
 from __future__ import annotations
@@ -105,6 +109,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ._provenance import drop_legacy_fingerprint
 from ._validation import ValidatedMatrix, as_mechanism, fmt, no_duplicate_keys, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
@@ -954,11 +959,11 @@ class Mechanism(ValidatedMatrix):
         """A copy that records only what is needed to re-verify its certificate.
 
         Kept: the matrix, labels, the guarantee's set, eps and certified eps, and the
-        provenance's designer, ``utility``, ``optimality``, ``method``, plus the reference
-        fingerprint's digests (``file_sha256``, ``sample_sha256``; not the record count).
-        Dropped: the estimate, ``m``, ``delta``, the confidence method, ``beta``,
-        ``eps_prime``, ``utility_value``, the optimality gap and sizes; a sample-based
-        guarantee becomes one over a ``"given"`` set.
+        provenance's designer, ``utility``, ``optimality``, ``method``. Dropped: the
+        estimate, ``m``, ``delta``, the confidence method, ``beta``, ``eps_prime``,
+        ``utility_value``, the optimality gap and sizes; a sample-based guarantee becomes
+        one over a ``"given"`` set. Without the counts, privatising the reference data
+        with a minimal record is not detected (:mod:`pmlkit._provenance`).
 
         Trade-off: the file can still be re-checked (the worst case over its set), but only
         as "eps over this set": the sample-based ``(eps, delta)`` claim can no longer be
@@ -981,11 +986,6 @@ class Mechanism(ValidatedMatrix):
         prov = self._provenance
         details: dict[str, Any] = {k: prov.details[k] for k in (UNVERIFIED_SET, UNVERIFIED_CERT)
                                    if k in prov.details}
-        ref = prov.details.get("reference")
-        if isinstance(ref, Mapping):
-            kept = {k: ref[k] for k in ("file_sha256", "sample_sha256") if k in ref}
-            if kept:
-                details["reference"] = kept
         if self._guarantee is None and "eps" in prov.details:
             details["eps"] = prov.details["eps"]
         small = Provenance(designer=prov.designer, method=prov.method, utility=prov.utility,
@@ -1220,6 +1220,7 @@ def _read_v1(cls: type[Mechanism], doc: Mapping[str, Any]
         raise MechanismFileError("mechanism file 'parameters' must be an object")
     params = dict(doc["parameters"])
     _check_parameters(params)
+    params = drop_legacy_fingerprint(params)  # read, never carried on (module docstring)
     cert = doc["certified_eps"]
     if cert is not None:
         cert = _file_number(cert, "certified_eps", allow_inf=True)
@@ -1288,6 +1289,8 @@ def _read_v2(cls: type[Mechanism], doc: Mapping[str, Any]
     try:
         g = None if gd is None else PMLGuarantee.from_dict(gd)
         prov = Provenance.from_dict(pd_)
+        # a pmlkit 0.1 reference fingerprint: read, never carried on (module docstring)
+        prov = dataclasses.replace(prov, details=drop_legacy_fingerprint(prov.details))
     except ValidationError as exc:
         raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
     mech = cls(np.asarray(doc["matrix"], dtype=np.float64), tuple(doc["input_labels"]),

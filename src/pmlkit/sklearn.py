@@ -18,10 +18,15 @@ What the guarantee is, honestly:
   :meth:`PMLPrivatizer.joint_guarantee` (:func:`pmlkit.joint_guarantee` on the fitted
   mechanisms), or design the columns together with :func:`pmlkit.design_joint`.
 * The fitted mechanisms record the reference counts. Privatising the reference records
-  themselves (``fit_transform`` on the same data, or a ``Pipeline`` fit that privatises its
-  training data) puts those people's labels in the counts outside any mechanism; pmlkit
-  warns (:class:`~pmlkit.errors.PMLWarning`) when it sees it. Design from a disjoint or
-  public sample with ``reference=``.
+  themselves puts those people's labels in the counts outside any mechanism. Without
+  ``reference=``, ``fit_transform`` (and so a ``Pipeline`` fit, which privatises its
+  training data) designs from the very data it releases: it warns
+  (:class:`~pmlkit.errors.PMLWarning`) unless ``allow_self_reference=True`` says that those
+  counts are as public as the release. ``fit(A)`` then ``transform(B)`` designs from ``A``
+  and releases ``B``; ``transform`` warns when ``B``'s counts are those of ``A`` or of a
+  copy of it (shuffled, trimmed, extended: :mod:`pmlkit._provenance`), the way
+  :func:`pmlkit.privatize` does. Design from a disjoint or public sample with
+  ``reference=``.
 
 scikit-learn is imported only by this module (install ``pmlkit[sklearn]``).
 """
@@ -29,14 +34,17 @@ scikit-learn is imported only by this module (install ``pmlkit[sklearn]``).
 from __future__ import annotations
 
 import numbers
+import re
+import warnings
 from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
 
 from ._optional import require
+from ._provenance import REFERENCE_WARNING
 from ._validation import check_delta, check_eps, fmt
-from .errors import ValidationError
+from .errors import PMLWarning, ValidationError
 
 # a clear error naming the extra instead of a bare ModuleNotFoundError
 require("sklearn", "pmlkit.sklearn (the scikit-learn transformer)")
@@ -44,7 +52,18 @@ require("sklearn", "pmlkit.sklearn (the scikit-learn transformer)")
 from sklearn.base import BaseEstimator, TransformerMixin  # noqa: E402
 from sklearn.utils.validation import check_is_fitted  # noqa: E402
 
-__all__ = ["PMLPrivatizer"]
+__all__ = ["SELF_REFERENCE_WARNING", "PMLPrivatizer"]
+
+#: The warning of ``fit_transform`` without ``reference=``.
+SELF_REFERENCE_WARNING = (
+    "PMLPrivatizer.fit_transform without reference= designs each column's mechanism from "
+    "the data it releases: the mechanisms disclose those records' label counts, so the "
+    "released records are not protected by the stated guarantee against anyone holding "
+    "the mechanisms; pass reference= (a sample disjoint from the released records, or as "
+    "public as they are), or allow_self_reference=True if the counts are public")
+
+#: What the reuse warning of :func:`pmlkit.privatize` starts with (for a 1-D column).
+_REUSE_PATTERN = re.escape(REFERENCE_WARNING[:60])
 
 
 def _kind(X: Any) -> str:
@@ -103,6 +122,12 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         ``None``: design from the data given to ``fit``. Otherwise a sample with the same
         columns to design from (keep it disjoint from the records you release); ``fit``
         then only records the columns of ``X``.
+    allow_self_reference
+        ``False`` (default): ``fit_transform`` without ``reference=`` (it designs from the
+        data it releases) warns, and so does ``transform`` of data whose label counts
+        match the reference's. ``True``: neither warns; say so only when the records'
+        label counts are as public as the release (the mechanisms disclose them). Has no
+        effect with ``reference=``.
     rng
         ``None`` (default): cryptographically secure randomness, fresh for every
         ``transform``. An int seed or numpy Generator: reproducible research runs only.
@@ -146,7 +171,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def __init__(self, eps: float = 1.0, delta: float = 1e-6, *, confidence: str = "l1",
                  utility: Any = "mutual_information", columns: Any = None,
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
-                 max_categories: int = 16, max_seconds: float = 60.0) -> None:
+                 max_categories: int = 16, max_seconds: float = 60.0,
+                 allow_self_reference: bool = False) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -157,6 +183,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.rng = rng
         self.max_categories = max_categories
         self.max_seconds = max_seconds
+        self.allow_self_reference = allow_self_reference
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -259,6 +286,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
         eps = check_eps(self.eps)
         delta = check_delta(self.delta)
+        self._check_allow()
         if not isinstance(self.max_categories, numbers.Integral) or self.max_categories < 2:
             raise ValidationError(
                 f"max_categories must be an integer >= 2, got {fmt(self.max_categories)}")
@@ -309,12 +337,40 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.guarantees_: tuple[Any, ...] = tuple(guars)
         return self
 
+    def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
+        """``fit(X).transform(X)``. Without ``reference=`` this designs from the data it
+        releases: a :class:`~pmlkit.errors.PMLWarning` says so, unless
+        ``allow_self_reference=True`` (then the counts the mechanisms disclose must be as
+        public as the release)."""
+        if fit_params:
+            raise ValidationError(f"fit_transform takes no fit parameters, got "
+                                  f"{fmt(sorted(fit_params))}")
+        self._check_allow()
+        if self.reference is None and not self.allow_self_reference:
+            warnings.warn(SELF_REFERENCE_WARNING, PMLWarning, stacklevel=2)
+        # the one warning above says it; transform's count test would repeat it
+        return self.fit(X, y)._transform(X, quiet_reuse=self.reference is None)
+
+    def _check_allow(self) -> None:
+        if not isinstance(self.allow_self_reference, bool | np.bool_):
+            raise ValidationError(f"allow_self_reference must be True or False, got "
+                                  f"{fmt(self.allow_self_reference)}")
+
     def transform(self, X: Any) -> Any:
         """Privatise the fitted columns of ``X``; returns the same kind of container with
         the same shape, order, index and column names (other columns unchanged).
 
+        Warns (:class:`~pmlkit.errors.PMLWarning`) when a column's label counts are those
+        of the reference the mechanisms were designed from (or of a copy of it; see the
+        module docstring), unless ``allow_self_reference=True`` and no ``reference=``.
+
         Raises :class:`~pmlkit.errors.DataError` (a ``ValueError``) for a label the
         column's mechanism does not know or a null; nothing is returned then."""
+        self._check_allow()
+        return self._transform(X, quiet_reuse=self.reference is None
+                               and bool(self.allow_self_reference))
+
+    def _transform(self, X: Any, *, quiet_reuse: bool) -> Any:
         from .privatization import privatize
         from .rng import resolve_rng
 
@@ -322,8 +378,12 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         X, names = self._check_X(X, reset=False)
         source = resolve_rng(self.rng)  # one stream for every column of this call
         kind = _kind(X)
-        outs = [privatize(m, self._column(X, j), rng=source)
-                for j, m in zip(self.columns_, self.mechanisms_, strict=True)]
+        with warnings.catch_warnings():
+            if quiet_reuse:
+                warnings.filterwarnings("ignore", message=_REUSE_PATTERN,
+                                        category=PMLWarning)
+            outs = [privatize(m, self._column(X, j), rng=source)
+                    for j, m in zip(self.columns_, self.mechanisms_, strict=True)]
         if kind == "pandas":
             out = X.copy()
             for j, o in zip(self.columns_, outs, strict=True):

@@ -167,7 +167,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                             "labels with --categories)") from exc
         advance("designed")
         _check_out(out, pathlib.Path(reference), overwrite)  # nothing replaced meanwhile
-        mech = _with_file_fingerprint(result.mechanism, reference)
+        mech = result.mechanism  # the counts only: no digest of the reference file
         if record == "minimal":
             mech = mech.minimal_record()
         mech.save(out)
@@ -181,8 +181,9 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             f"\nthe file discloses the reference estimate and m = {g.m}"
             + (" (approximately, through the set: --record minimal)" if record == "minimal"
                else "") + "; privatise only records outside the reference sample")
-    doc = {"mechanism_file": str(out), "guarantee": g.to_dict(),
-           "mechanism": mech.to_dict(), "record": record, "summary": summary.to_dict()}
+    doc: dict[str, Any] = {"mechanism_file": str(out), "guarantee": g.to_dict(),
+                           "mechanism": mech.to_dict(), "record": record,
+                           "summary": summary.to_dict()}
     if coarsen is not None:
         doc["coarsening"] = mech.parameters.get("coarsening")
         if proposal is not None:
@@ -254,21 +255,6 @@ def _coarsen(values: Any, eps: float, delta: float, *, utility: str, keep: int |
                                 confidence=confidence, max_seconds=max_seconds), None
     except DataError as exc:
         raise DataError(f"--coarsen: {exc}") from exc
-
-
-def _with_file_fingerprint(mech: Any, reference: str) -> Any:
-    """The mechanism with the reference file's size and SHA-256 added to its record (so
-    ``pmlkit privatize`` can warn when it is given the reference file itself)."""
-    import dataclasses
-
-    from .._provenance import file_fingerprint
-
-    prov = mech.provenance
-    details = dict(prov.details)
-    details["reference"] = {**dict(details.get("reference") or {}),
-                            **file_fingerprint(reference)}
-    # same matrix and guarantee: the certification status carries over
-    return mech.with_provenance(dataclasses.replace(prov, details=details))
 
 
 def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> None:

@@ -885,7 +885,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     >>> g.certified_eps <= 1.0 + 1e-9
     True
     """
-    from ..estimation import EmpiricalDistribution, l1_radius
+    from ..estimation import l1_radius
     from ..sets import L1Ball
 
     eps = check_eps(eps)
@@ -915,13 +915,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
         cs = confidence_set(est.counts, delta, confidence=confidence)
         uset = cs.set
         description = cs.description
+    # the counts only: nothing that depends on the order of the records (_provenance)
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
-    if not isinstance(samples, EmpiricalDistribution):
-        from .._provenance import sample_fingerprint
-
-        fingerprint = sample_fingerprint(samples)  # to warn if the reference is released
-        if fingerprint is not None:
-            extra["reference"] = fingerprint
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
                    max_seconds=max_seconds, gap=gap, statement=description)

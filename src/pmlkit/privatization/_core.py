@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import bisect
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +36,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from .._optional import loaded
-from .._provenance import warn_if_reference_values
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
@@ -704,13 +703,6 @@ def _polars_category_codes(mech: Mechanism, s: Any
     return phys, table
 
 
-def _warn_if_reference_polars(mech: Mechanism, s: Any) -> None:
-    """PMLWarning if a polars column is the mechanism's reference sample (converted to
-    Arrow for the fingerprint only when the mechanism records a reference sample)."""
-    if isinstance(mech.parameters.get("reference"), Mapping):
-        warn_if_reference_values(mech, s.to_arrow())
-
-
 class _PolarsBatches:
     """The function polars maps over the batches of a lazy column.
 
@@ -765,8 +757,6 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         cols, targets = columns_into(values, columns, into)
         out = values
         for col, target in zip(cols, targets, strict=True):
-            # PMLWarning if the column is the mechanism's reference sample (as for pandas)
-            _warn_if_reference_polars(mech, values.get_column(col))
             res, counter = _privatize_polars(mech, sampler, values.get_column(col),
                                              source.generator, f"column {col!r}")
             out = out.with_columns(res.alias(target))
@@ -807,7 +797,6 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
         if columns is not None or into is not None:
             raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
                                   "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
-        _warn_if_reference_polars(mech, values)
         res, counter = _privatize_polars(mech, sampler, values, source.generator, "values")
         return res, (), len(values), counter() if want_counts else None
     return None
@@ -826,7 +815,6 @@ def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
     out = values
     total = np.zeros(mech.n_outputs, dtype=np.int64) if counts else None
     for col, target in zip(cols, targets, strict=True):
-        warn_if_reference_values(mech, values.column(col))
         res, got = _privatize_arrow(mech, sampler, values.column(col), generator,
                                     f"column {col!r}", count=counts)
         if total is not None and got is not None:

@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from .._provenance import warn_if_reference_file
+from .._provenance import warn_if_reference_counts
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 from ..rng import RandomSource
@@ -138,24 +138,28 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
                 missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
                 compression: str | None, batch_rows: int
-                ) -> tuple[int, str, int, dict[str, int]]:
+                ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray]]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
     private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
-    rows mapped by unknown_as)."""
+    rows mapped by unknown_as, input-label counts)."""
     import os
     from pathlib import Path
+    from typing import cast
 
     from ..sampler import AliasSampler
+    from ._reuse import TallyingSampler
     from .files import Policy, one_file
 
     policies = {c: Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
-    samplers = {c: AliasSampler(m.matrix) for c, m in mechs.items()}
-    st = one_file(mechs, samplers, Path(inp), Path(part), cols, targets,
-                   child.generator, policies, csv=csv, batch_rows=batch_rows, bar=None,
-                   meta=meta, compression=compression, piece=piece)
+    # the input labels counted as they are drawn (the reference-reuse warning)
+    tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in mechs.items()}
+    st = one_file(mechs, cast(dict[str, AliasSampler], tallies), Path(inp), Path(part),
+                  cols, targets, child.generator, policies, csv=csv, batch_rows=batch_rows,
+                  bar=None, meta=meta, compression=compression, piece=piece)
     os.replace(st.tmp, part)
     return (st.rows, st.sha256, st.size,
-            {c: p.unknown_rows for c, p in policies.items()})
+            {c: p.unknown_rows for c, p in policies.items()},
+            {c: t.counts for c, t in tallies.items()})
 
 
 def _is_previous_output(out: Any) -> bool:
@@ -291,9 +295,6 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     ext = (".csv" + next((e for e in (".gz", ".bz2", ".zst") if out.name.lower().endswith(e)),
                          "")) if out_csv else ".parquet"
     source = resolve_rng(rng)
-    for p in inputs:  # a PMLWarning if an input is the mechanism's reference file
-        for m in {id(m): m for m in mechs.values()}.values():
-            warn_if_reference_file(m, p)
     digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     privatized = {t: {"column": c, "mechanism": mechs[c].to_dict(),
@@ -340,6 +341,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                 print(file=sys.stderr)
             results = client.gather(futures)
             rows = sum(r[0] for r in results)
+            for c in cols:  # PMLWarning: the inputs look like the reference sample
+                warn_if_reference_counts(mechs[c], sum(r[4][c] for r in results),
+                                         f"{', '.join(paths)}, column {c!r}")
             for c, t in zip(cols, targets, strict=True):
                 privatized[t]["unknown_mapped_rows"] = sum(r[3][c] for r in results)
             meta["privatized"].update(privatized)

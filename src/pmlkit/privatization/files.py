@@ -116,7 +116,7 @@ from typing import IO, Any, cast
 
 import numpy as np
 
-from .._provenance import warn_if_reference_file
+from .._provenance import warn_if_reference_counts
 from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
@@ -155,6 +155,7 @@ from ._publish import (
     temp_path,
     wait_for,
 )
+from ._reuse import TallyingSampler
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
            "FileReport", "output_paths", "previous_privatization", "privatize_file"]
@@ -623,8 +624,11 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise os_error(exc, "create the output folder", Path(output)) from exc
 
     source = resolve_rng(rng)
+    # each plain column's input labels counted as they are drawn (the reference-reuse
+    # warning; a joint release's columns are read through label views that record no counts)
+    tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in plain_mechs.items()}
     samplers: dict[str, AliasSampler | JointDraw] = {
-        c: AliasSampler(m.matrix) for c, m in plain_mechs.items()}
+        c: cast(AliasSampler, t) for c, t in tallies.items()}
     digests = {c: mech_digest(m) for c, m in plain_mechs.items()}
     mech_docs = {c: m.to_dict() for c, m in plain_mechs.items()}
     joint_entries: dict[str, dict[str, Any]] = {}
@@ -635,7 +639,6 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             samplers[c], digests[c], mech_docs[c] = jd, jd.digest, doc
             joint_entries[c] = entry
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
-    released = [*plain_mechs.values(), *(jd.mechanism for jd in joints)]
     joint_columns = tuple(jd.columns for jd in joints)
     for c, m in mechs.items():
         check_text_labels(m, f"mechanism for column {c!r}")
@@ -648,8 +651,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         with cleanup_on_signals():
             try:
                 for inp, out, prev in zip(inputs, outputs, previous, strict=True):
-                    for m in {id(m): m for m in released}.values():
-                        warn_if_reference_file(m, inp)  # PMLWarning: the reference data
+                    before = {c: t.counts.copy() for c, t in tallies.items()}
                     remove_stale(out)
                     remove_stale(_manifest_path(out))
                     for pol in policies.values():
@@ -684,6 +686,13 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                        "data": {"file": out.name, "sha256": st.sha256,
                                                 "bytes": st.size}}
                     done.append((str(inp), str(out), st.rows))
+                    for c in tallies:  # PMLWarning: the input looks like the reference sample
+                        warn_if_reference_counts(mechs[c], tallies[c].counts - before[c],
+                                                 f"{str(inp)!r}, column {c!r}")
+                if len(inputs) > 1:  # the inputs together
+                    for c in tallies:
+                        warn_if_reference_counts(mechs[c], tallies[c].counts,
+                                                 f"the {len(inputs)} inputs, column {c!r}")
                 _publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
                 _settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])

@@ -11,10 +11,10 @@ from typing import Any
 
 import numpy as np
 
-from .._provenance import warn_if_reference_values
 from ..mechanism import Mechanism
 from ..rng import RandomSource, resolve_rng
 from ._core import CHUNK_ROWS, PrivatizationReport, as_mechanism_object, mech_digest, run_local
+from ._reuse import warn_if_reused
 
 __all__ = ["CHUNK_ROWS", "privatize", "privatize_with_report"]
 
@@ -59,7 +59,7 @@ def privatize_with_report(mechanism: Any, values: Any, *, rng: Any = None,
     (['no', 'yes', 'yes'], 3, {'no': 1, 'yes': 2}, True)
     """
     mech = as_mechanism_object(mechanism)
-    warn_if_reference_values(mech, values, columns)  # PMLWarning: values are the reference
+    warn_if_reused(mech, values, columns)  # PMLWarning: the values look like the reference
     source = resolve_rng(rng)
     result, cols, rows, counts = run(mech, values, source, columns=columns, into=into)
     report = PrivatizationReport(
@@ -161,5 +161,5 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     # no report to attach: neither the output counts nor the mechanism's digest (whose
     # canonical JSON costs more than privatising 10^7 records for a 1000 x 1000 matrix)
     mech = as_mechanism_object(mechanism)
-    warn_if_reference_values(mech, values, columns)
+    warn_if_reused(mech, values, columns)
     return run(mech, values, resolve_rng(rng), columns=columns, into=into, counts=False)[0]
