@@ -878,7 +878,9 @@ def release_leakage(mechanisms: Sequence[Any], prior: ArrayLike | None = None, *
     ----------
     mechanisms
         The mechanisms of the releases (each ``N x M_r``, same ``N``); identical matrices
-        are grouped.
+        are grouped. :class:`~pmlkit.Mechanism` objects are matched by their input labels:
+        rows are taken in the input-label order of ``mechanisms[0]`` (the order of
+        ``prior`` and of the set), and a mechanism over other labels is refused.
     prior
         One distribution (exact ``eps_min``), or
     uncertainty_set
@@ -909,6 +911,7 @@ def release_leakage(mechanisms: Sequence[Any], prior: ArrayLike | None = None, *
             raise ValidationError(
                 f"every release must act on the same column: mechanisms[{i}] has "
                 f"{w.shape[0]} rows, mechanisms[0] has {n}")
+    ws = _rows_by_input_label(mechanisms, ws)
     if (prior is None) == (uncertainty_set is None):
         raise ValidationError("give exactly one of prior and uncertainty_set")
     if prior is not None:
@@ -943,6 +946,41 @@ def release_leakage(mechanisms: Sequence[Any], prior: ArrayLike | None = None, *
     vals = column_values(cols, uset)
     best = float(vals.max())
     return math.inf if best == math.inf else max(0.0, best)
+
+
+def _rows_by_input_label(mechanisms: Sequence[Any], ws: list[np.ndarray]
+                         ) -> list[np.ndarray]:
+    """The releases' matrices with their rows in the input-label order of
+    ``mechanisms[0]`` (releases of one column are matched by label, never by position).
+
+    Mechanisms whose input labels are one tuple (or plain matrices, which carry no labels,
+    among mechanisms that all agree) are taken as they are. Labelled mechanisms listing
+    the same labels in other orders have their rows permuted to the first one's order;
+    different label sets, or a plain matrix beside mechanisms whose orders differ (which
+    order would it follow?), are refused."""
+    labelled = [(i, tuple(m.input_labels)) for i, m in enumerate(mechanisms)
+                if isinstance(m, Mechanism)]
+    if len({labs for _, labs in labelled}) <= 1:
+        return ws
+    i0, first = labelled[0]
+    for i, labs in labelled[1:]:
+        if len(set(labs)) != len(labs) or set(labs) != set(first):
+            raise ValidationError(
+                f"every release must act on the same column: mechanisms[{i}] has input "
+                f"labels {fmt(list(labs))}, mechanisms[{i0}] has {fmt(list(first))}")
+    plain = [i for i in range(len(mechanisms)) if not isinstance(mechanisms[i], Mechanism)]
+    if plain:
+        raise ValidationError(
+            f"mechanisms[{plain[0]}] is a plain matrix (rows by position) but the labelled "
+            "mechanisms list their input labels in different orders; pass Mechanism "
+            "objects so that rows are matched by label")
+    where = {lab: r for r, lab in enumerate(first)}
+    out = []
+    for (_, labs), w in zip(labelled, ws, strict=True):
+        order = np.empty(len(labs), dtype=np.intp)
+        order[[where[lab] for lab in labs]] = np.arange(len(labs))
+        out.append(w[order])
+    return out
 
 
 def repeated_leakage(mechanism: Any, k: int, prior: ArrayLike | None = None, *,

@@ -34,8 +34,10 @@ more than their sum), so a release of several columns needs its joint guarantee:
 plan (which must cover exactly the released columns and mechanisms), computed here from a
 joint reference sample (``--joint-reference FILE --delta D``, :func:`pmlkit.joint_guarantee`),
 or explicitly waived with ``--no-joint-guarantee`` (recorded as ``null``). Columns an
-earlier pass privatised in a Parquet input count as part of the release; privatising one
-of them again is a repeated release, refused unless ``--allow-repeat``
+earlier pass privatised in an input (a pmlkit output: Parquet, CSV with its manifest
+beside it, a part of a Dask folder output; its record must match its content) count as
+part of the release; privatising one of them again is a repeated release, refused unless
+``--allow-repeat``
 (see ``pmlkit joint repeat``).
 """
 
@@ -162,7 +164,9 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         m = mechs[next(c for c in cols if files[c] == f)]
         if not m.certified:
             click.echo(f"pmlkit: warning: {f}: {certificate_line(m)}", err=True)
-    earlier, earlier_outputs = _earlier_columns(inputs)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
+                           delimiter=delimiter)
+    earlier, earlier_outputs = _earlier_columns(inputs, csv)
     released = list(dict.fromkeys([*earlier, *cols]))
     repeated = [c for c in cols if c in earlier or c in earlier_outputs]
     joint_doc = None
@@ -207,8 +211,6 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
                    "keep it apart from the output to prove later which seed was used)",
                    err=True)
-    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
-                           delimiter=delimiter)
     for c in cols:
         if missing == "category" and "(missing)" not in mechs[c].input_labels:
             raise click.UsageError(
@@ -237,7 +239,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                          csv=csv, scheduler=scheduler,
                                          progress=progress_enabled(progress), missing=missing,
                                          unknown_as=unknown_label, compression=compression,
-                                         joint_guarantee=joint_doc, repeat=allow_repeat)
+                                         joint_guarantee=joint_doc, repeat=allow_repeat,
+                                         no_joint_guarantee=no_joint)
         else:
             from ..privatization.files import privatize_file
 
@@ -246,7 +249,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                     progress=progress_enabled(progress), missing=missing,
                                     unknown_as=unknown_label, compression=compression,
                                     joint_guarantee=joint_doc, repeat=allow_repeat,
-                                    engine="auto" if engine == "local" else engine)
+                                    engine="auto" if engine == "local" else engine,
+                                    no_joint_guarantee=no_joint)
     for w in caught:
         if issubclass(w.category, PMLWarning):
             click.echo(f"pmlkit: warning: {w.message}", err=True)
@@ -453,23 +457,12 @@ def _is_an_input(path: str, inputs: tuple[str, ...]) -> bool:
         return False
 
 
-def _earlier_columns(inputs: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]:
-    """Source columns an earlier privatize pass released in the (Parquet) inputs, with
-    their mechanisms, and the output columns it wrote."""
+def _earlier_columns(inputs: tuple[str, ...], csv: Any) -> tuple[dict[str, Any], set[str]]:
+    """Source columns earlier privatize passes released in the inputs (pmlkit outputs
+    whose release record matches their content), with their mechanisms, and the output
+    columns they wrote."""
     from ..io import expand_inputs
-    from ..mechanism import Mechanism
-    from ..privatization.files import previous_privatization
+    from ..privatization.files import earlier_release
 
-    out: dict[str, Any] = {}
-    outputs: set[str] = set()
-    for p in expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)):
-        prev = previous_privatization(p)
-        if prev is None:
-            continue
-        for target, entry in prev["privatized"].items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), dict):
-                continue
-            outputs.add(str(target))
-            out.setdefault(str(entry.get("column", target)),
-                           Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
-    return out, outputs
+    return earlier_release(expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)),
+                           csv)
