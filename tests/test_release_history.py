@@ -59,7 +59,7 @@ def manual_digest(values: list[str | None]) -> str:
     """The canonical digest of the module docstring, written out by hand."""
     rows = len(values).to_bytes(8, "little")
     texts = [(v or "").encode() for v in values]
-    lengths = b"".join(len(t).to_bytes(8, "little") for t in texts)
+    lengths = b"".join(len(t).to_bytes(4, "little") for t in texts)
     return hashlib.sha256(b"pmlkit-column-v1" + rows + hashlib.sha256(lengths).digest()
                           + hashlib.sha256(b"".join(texts)).digest()).hexdigest()
 
@@ -297,3 +297,25 @@ def test_dask_folder_parts_carry_their_record(data: Path, scheduler: str, ext: s
         pq.write_table(pacsv.read_csv(data), parts[0])
     with pytest.raises(DataError, match="refus"):
         privatize_file(B, parts[0], data.with_name(f"q.{ext}"), "b", no_joint_guarantee=True)
+
+
+def test_converted_output_with_its_manifest_is_recognised(data: Path) -> None:
+    """A CSV output converted to Parquet by pandas, its manifest moved along: the digests
+    do not depend on the format, so the record is still checked and believed."""
+    import pandas as pd
+
+    first = data.with_name("first.csv")
+    privatize_file(A, data, first, "a", rng=np.random.default_rng(0))
+    conv = data.with_name("conv.parquet")
+    pd.read_csv(first, dtype=str, keep_default_na=False).to_parquet(conv, index=False)
+    shutil.copy(first.with_name("first.csv.pmlkit.json"),
+                conv.with_name("conv.parquet.pmlkit.json"))
+    with pytest.raises(DataError, match="earlier pass"):
+        privatize_file(B, conv, data.with_name("o.parquet"), "b")
+    # and the same conversion of the raw data with that manifest is refused
+    raw = data.with_name("raw.parquet")
+    pd.read_csv(data, dtype=str, keep_default_na=False).to_parquet(raw, index=False)
+    shutil.copy(first.with_name("first.csv.pmlkit.json"),
+                raw.with_name("raw.parquet.pmlkit.json"))
+    with pytest.raises(DataError, match="digest mismatch"):
+        privatize_file(B, raw, data.with_name("o.parquet"), "b", no_joint_guarantee=True)

@@ -33,7 +33,8 @@ Canonical encoding
 Each value is taken as text (pyarrow's cast to string: ``"Female"``, ``"1"``), a missing
 value as the empty text (a CSV file writes both as an empty field). The digest of a column
 is ``SHA-256("pmlkit-column-v1" || rows || SHA-256(lengths) || SHA-256(text))``, with
-``rows`` and every length as 8-byte little-endian integers and ``text`` the values' UTF-8
+``rows`` as an 8-byte and every length as a 4-byte little-endian unsigned integer (an
+Arrow text value is shorter than 2 GiB) and ``text`` the values' UTF-8
 bytes concatenated: it does not depend on how the values are split into batches, nor on
 the file format (a CSV output converted to Parquet with its manifest moved along still
 matches).
@@ -112,7 +113,7 @@ class ContentHasher:
             wide = True
         offsets = np.frombuffer(arr.buffers()[1], dtype="<i8" if wide else "<i4")[
             arr.offset:arr.offset + len(arr) + 1]
-        self._lengths[c].update(np.diff(offsets).astype("<i8").tobytes())
+        self._lengths[c].update(np.diff(offsets).astype("<u4").tobytes())
         data = arr.buffers()[2]
         if data is not None:
             self._text[c].update(memoryview(data)[int(offsets[0]):int(offsets[-1])])

@@ -1584,6 +1584,11 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     def source(*_: Any) -> Any:
         nonlocal rows
         failed = False
+        # the released columns are hashed for the record's binding on a helper thread
+        # (converting polars text to Arrow and hashing it), in chunk order
+        hashing = _WriteBehind(
+            lambda d: hasher.update(d.to_arrow(compat_level=old)), 2,
+            threaded=pipeline_threads()) if hasher.columns else None
         try:
             chunks = pl.scan_parquet(inp).collect_batches(chunk_size=batch_rows,
                                                           maintain_order=True)
@@ -1609,17 +1614,22 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                         arr = pc.if_else(_mask_array(null), pa.nulls(1, arr.type)[0], arr)
                     new.append(pl.Series(t, arr))
                 df = df.with_columns(new).select(schema.names)
-                if hasher.columns:
-                    hasher.update(df.select(hasher.columns).to_arrow(compat_level=old))
+                if hashing is not None:
+                    hashing.put(df.select(hasher.columns))
                 rows += df.height
                 if bar is not None:
                     bar.update(df.height)
                 yield df
+            if hashing is not None:
+                hashing.finish()
             if not failed:
                 finished.append(hasher.finish())
         except BaseException as exc:  # re-raised as it was after polars returns
             caught.append(exc)
             raise
+        finally:
+            if hashing is not None:
+                _settle([hashing.close])
 
     import base64
 
