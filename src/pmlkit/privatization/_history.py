@@ -247,8 +247,8 @@ def check_binding(path: Path, record: Mapping[str, Any], binding: Any, where: st
             or binding.get("version") != 1 or not isinstance(binding.get("sha256"), Mapping) \
             or isinstance(binding.get("rows"), bool) or not isinstance(binding.get("rows"), int):
         raise DataError(f"{where} records a release of {str(path)!r} that is not bound to "
-                        f"its content (no valid {CONTENT_KEY!r} digest): written by another "
-                        "tool or grafted; refusing to believe it")
+                        f"its content (no valid {CONTENT_KEY!r} digest): written by an older "
+                        "pmlkit or another tool, or grafted; refusing to believe it")
     digests = binding["sha256"]
     unbound = [t for t in section if not isinstance(digests.get(t), str)]
     if unbound:
