@@ -240,7 +240,12 @@ def test_verification_rejects_a_written_mismatch(tmp_path, monkeypatch):
     real = pl.LazyFrame.sink_parquet
 
     def lossy(self, path, **kw):
-        kw["metadata"] = {k: v for k, v in kw["metadata"].items() if k != "origin"}
+        meta = kw["metadata"]  # a dict, or a callback giving the footer's entries
+
+        def drop(got):
+            return {k: v for k, v in got.items() if k != "origin"}
+
+        kw["metadata"] = (lambda ctx: drop(meta(ctx))) if callable(meta) else drop(meta)
         return real(self, path, **kw)
 
     monkeypatch.setattr(pl.LazyFrame, "sink_parquet", lossy)

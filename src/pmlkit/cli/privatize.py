@@ -34,8 +34,10 @@ more than their sum), so a release of several columns needs its joint guarantee:
 plan (which must cover exactly the released columns and mechanisms), computed here from a
 joint reference sample (``--joint-reference FILE --delta D``, :func:`pmlkit.joint_guarantee`),
 or explicitly waived with ``--no-joint-guarantee`` (recorded as ``null``). Columns an
-earlier pass privatised in a Parquet input count as part of the release; privatising one
-of them again is a repeated release, refused unless ``--allow-repeat``
+earlier pass privatised in an input (a pmlkit output: Parquet, CSV with its manifest
+beside it, a part of a Dask folder output; its record must match its content) count as
+part of the release; privatising one of them again is a repeated release, refused unless
+``--allow-repeat``
 (see ``pmlkit joint repeat``).
 """
 
@@ -65,8 +67,6 @@ NOT_ADDITIVE_WARNING = (
     "per-column eps do not add up: a release of several columns of each record can leak "
     "more than their sum (the joint guarantee is the number to sign off)")
 
-#: Marks a column an earlier pass released together with others through one joint mechanism.
-JOINT_EARLIER: Any = object()
 
 SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who knows the "
                 "seed can undo the privatisation. Use it for research only, never to protect "
@@ -173,10 +173,14 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         m = mechs[next(c for c in cols if files[c] == f)]
         if not m.certified:
             click.echo(f"pmlkit: warning: {f}: {certificate_line(m)}", err=True)
-    earlier, earlier_outputs = _earlier_columns(inputs)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
+                           delimiter=delimiter)
+    earlier, earlier_outputs = _earlier_columns(inputs, csv)
     released = list(dict.fromkeys([*earlier, *cols]))
     repeated = [c for c in cols if c in earlier or c in earlier_outputs]
-    jointly = [c for c, m in earlier.items() if m is JOINT_EARLIER]
+    from ..privatization.files import JOINTLY_RELEASED
+
+    jointly = [c for c, m in earlier.items() if m is JOINTLY_RELEASED]
     if jointly and (not routes or routes[0] != "--no-joint-guarantee"):
         raise click.UsageError(
             f"columns {', '.join(jointly)} were released together by an earlier pass through "
@@ -225,8 +229,6 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
                    "keep it apart from the output to prove later which seed was used)",
                    err=True)
-    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
-                           delimiter=delimiter)
     for c in cols:
         if missing == "category" and "(missing)" not in mechs[c].input_labels:
             raise click.UsageError(
@@ -255,7 +257,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                          csv=csv, scheduler=scheduler,
                                          progress=progress_enabled(progress), missing=missing,
                                          unknown_as=unknown_label, compression=compression,
-                                         joint_guarantee=joint_doc, repeat=allow_repeat)
+                                         joint_guarantee=joint_doc, repeat=allow_repeat,
+                                         no_joint_guarantee=no_joint)
         else:
             from ..privatization.files import privatize_file
 
@@ -264,7 +267,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                     progress=progress_enabled(progress), missing=missing,
                                     unknown_as=unknown_label, compression=compression,
                                     joint_guarantee=joint_doc, repeat=allow_repeat,
-                                    engine="auto" if engine == "local" else engine)
+                                    engine="auto" if engine == "local" else engine,
+                                    no_joint_guarantee=no_joint)
     for w in caught:
         if issubclass(w.category, PMLWarning):
             click.echo(f"pmlkit: warning: {w.message}", err=True)
@@ -411,7 +415,9 @@ def _release_joint_plan(plan: Any, path: str, mech_specs: tuple[str, ...],
         raise click.UsageError("--into is not supported with a joint-alphabet --plan")
     if unknown_as is not None:
         raise click.UsageError("--unknown-as is not supported with a joint-alphabet --plan")
-    earlier, earlier_outputs = _earlier_columns(inputs)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
+                           delimiter=delimiter)
+    earlier, earlier_outputs = _earlier_columns(inputs, csv)
     repeated = [c for c in cols if c in earlier or c in earlier_outputs]
     if repeated or earlier:
         raise PlanFileError(f"column {(repeated or list(earlier))[0]!r} was privatised by an "
@@ -425,8 +431,6 @@ def _release_joint_plan(plan: Any, path: str, mech_specs: tuple[str, ...],
         click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
                    "keep it apart from the output to prove later which seed was used)",
                    err=True)
-    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=inputs[0],
-                           delimiter=delimiter)
     from ..privatization.files import privatize_file
 
     src = inputs[0] if len(inputs) == 1 else list(inputs)
@@ -486,27 +490,12 @@ def _is_an_input(path: str, inputs: tuple[str, ...]) -> bool:
         return False
 
 
-def _earlier_columns(inputs: tuple[str, ...]) -> tuple[dict[str, Any], set[str]]:
-    """Source columns an earlier privatize pass released in the (Parquet) inputs, with
-    their mechanisms, and the output columns it wrote."""
+def _earlier_columns(inputs: tuple[str, ...], csv: Any) -> tuple[dict[str, Any], set[str]]:
+    """Source columns earlier privatize passes released in the inputs (pmlkit outputs
+    whose release record matches their content), with their mechanisms, and the output
+    columns they wrote."""
     from ..io import expand_inputs
-    from ..mechanism import Mechanism
-    from ..privatization.files import previous_privatization
+    from ..privatization.files import earlier_release
 
-    out: dict[str, Any] = {}
-    outputs: set[str] = set()
-    for p in expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)):
-        prev = previous_privatization(p)
-        if prev is None:
-            continue
-        for target, entry in prev["privatized"].items():
-            if not isinstance(entry, dict) or not isinstance(entry.get("mechanism"), dict):
-                continue
-            outputs.add(str(target))
-            if entry.get("joint_release") is not None:
-                # released together through one joint mechanism: not a factor of a product
-                out.setdefault(str(entry.get("column", target)), JOINT_EARLIER)
-                continue
-            out.setdefault(str(entry.get("column", target)),
-                           Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
-    return out, outputs
+    return earlier_release(expand_inputs(inputs[0] if len(inputs) == 1 else list(inputs)),
+                           csv)

@@ -138,10 +138,12 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
                 missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
                 compression: str | None, batch_rows: int
-                ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray]]:
+                ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray],
+                           dict[str, Any] | None]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
     private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
-    rows mapped by unknown_as, input-label counts)."""
+    rows mapped by unknown_as, input-label counts, the binding of the part's released
+    content)."""
     import os
     from pathlib import Path
     from typing import cast
@@ -159,7 +161,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     os.replace(st.tmp, part)
     return (st.rows, st.sha256, st.size,
             {c: p.unknown_rows for c, p in policies.items()},
-            {c: t.counts for c, t in tallies.items()})
+            {c: t.counts for c, t in tallies.items()}, st.content)
 
 
 def _is_previous_output(out: Any) -> bool:
@@ -190,7 +192,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         progress: bool = False, missing: str = "error", unknown_as: Any = None,
                         compression: str | None = None, block_bytes: int = 64 << 20,
                         batch_rows: int = 1 << 20, joint_guarantee: Any = None,
-                        repeat: bool = False) -> Any:
+                        repeat: bool = False, no_joint_guarantee: bool = False) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
     The same code and policies as :func:`pmlkit.privatization.privatize_file` (untouched
@@ -204,7 +206,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     pmlkit output (its manifest says so and it holds only part files). ``scheduler``: a
     ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1
     started and closed here. ``mechanism`` may map each column to its own mechanism and
-    ``joint_guarantee`` / ``repeat`` are recorded and checked as by ``privatize_file``.
+    ``joint_guarantee`` / ``repeat`` / ``no_joint_guarantee`` are recorded and checked as by
+    ``privatize_file`` (an input's release record included: each part of the output
+    folder is bound to its released content in the folder's manifest).
     Returns a :class:`pmlkit.privatization.files.FileReport`.
 
     Examples
@@ -242,6 +246,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         MISSING_LABEL,
         FileReport,
         check_inputs,
+        check_joint_release,
         check_missing_policy,
         check_unknown_as,
         column_mechanisms,
@@ -282,6 +287,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     if not out.parent.is_dir():
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
+    check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
     prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:
@@ -352,7 +358,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                                 tuple(digests[c] for c in cols), joint_doc)
             doc = {**meta, **report.to_dict(), "engine": "dask",
                    "data": {"folder": out.name, "parts": [
-                       {"file": part, "rows": r[0], "sha256": r[1], "bytes": r[2]}
+                       {"file": part, "rows": r[0], "sha256": r[1], "bytes": r[2],
+                        "released_content": r[5]}
                        for part, r in zip(parts, results, strict=True)]}}
             man = out.with_name(out.name + MANIFEST_SUFFIX)
             mtmp = temp_path(man)

@@ -140,6 +140,7 @@ from ._core import (
     check_text_labels,
     mech_digest,
 )
+from ._history import CONTENT_KEY, ContentHasher, bound_columns, verified_record
 from ._joint_release import JointDraw, JointReleaseLike, joint_views, split_mechanisms
 from ._publish import (
     HashingFile,
@@ -343,13 +344,29 @@ def joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
                           f"got {type(joint_guarantee).__name__}")
 
 
-def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | None:
-    """The ``pmlkit`` record an earlier ``privatize`` pass left in a Parquet file's
-    key-value metadata (``None`` for CSV files and files without one).
+def previous_privatization(path: str | os.PathLike[str], *,
+                           csv: CsvOptions | None = None) -> dict[str, Any] | None:
+    """The release record an earlier ``privatize`` pass left with a file, checked against
+    the file's content (``None`` if there is none).
+
+    The record is read from a Parquet file's key-value metadata (key ``pmlkit``), else
+    from the manifest ``<file>.pmlkit.json`` beside the file (CSV outputs, renamed copies
+    whose manifest was renamed with them), else from the manifest of the folder holding
+    the file (a part of a Dask folder output). It must be bound to the data it describes:
+    the digest of every output column it names and the row count
+    (:mod:`pmlkit.privatization._history`) are recomputed from the file (``csv``: how a
+    CSV file is parsed: header, delimiter). A record with no binding, naming a column
+    the file lacks, or whose digests differ is refused, never believed.
+
+    Raises
+    ------
+    DataError
+        The record cannot be read, is ambiguous (a key twice) or does not describe the
+        file's content.
 
     Examples
     --------
-    A Parquet output records its privatisation; a CSV file cannot:
+    A Parquet output records its privatisation; a plain file has no record:
 
     >>> import tempfile
     >>> from pathlib import Path
@@ -370,26 +387,67 @@ def previous_privatization(path: str | os.PathLike[str]) -> dict[str, Any] | Non
     >>> workdir.cleanup()
     """
     p = Path(path)
-    if file_format(p) != "parquet":
-        return None
-    import pyarrow.parquet as pq
+    return verified_record(p, csv=csv_options_for(p, csv), manifest_format=MANIFEST_FORMAT,
+                           manifest_suffix=MANIFEST_SUFFIX)
 
-    try:
-        meta = pq.read_schema(p).metadata or {}
-    except Exception as exc:  # pyarrow raises several types for a bad file
-        raise DataError(f"cannot read {str(p)!r} as PARQUET: {exc}") from exc
-    raw = meta.get(b"pmlkit")
-    if raw is None:
-        return None
-    try:
-        doc = json.loads(raw.decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
-        raise DataError(f"the 'pmlkit' metadata of {str(p)!r} cannot be read: {exc}") from exc
-    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT \
-            or not isinstance(doc.get("privatized"), dict):
-        raise DataError(f"the 'pmlkit' metadata of {str(p)!r} is not a privatisation record "
-                        "pmlkit can extend; refusing to replace it")
-    return doc
+
+#: What :func:`earlier_release` gives for a column released with others through one joint
+#: mechanism.
+JOINTLY_RELEASED: Any = "released jointly with other columns through one joint mechanism"
+
+
+def earlier_release(inputs: Sequence[Path], csv: CsvOptions | None = None
+                    ) -> tuple[dict[str, Any], set[str]]:
+    """The source columns earlier ``privatize`` passes released in ``inputs`` (checked
+    records, :func:`previous_privatization`) with their mechanisms, and the output
+    columns those passes wrote (:data:`JOINTLY_RELEASED` in place of the mechanism of a
+    column released with others through one joint mechanism)."""
+    from ..mechanism import Mechanism
+
+    out: dict[str, Any] = {}
+    outputs: set[str] = set()
+    for p in inputs:
+        prev = previous_privatization(p, csv=csv)
+        if prev is None:
+            continue
+        for target, entry in prev["privatized"].items():
+            outputs.add(str(target))
+            if entry.get("joint_release") is not None:
+                # released together with other columns through one joint mechanism: not
+                # the column's own mechanism (no factor of a product)
+                out.setdefault(str(entry["column"]), JOINTLY_RELEASED)
+                continue
+            out.setdefault(str(entry["column"]),
+                           Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
+    return out, outputs
+
+
+def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list[str],
+                        joint_doc: Mapping[str, Any] | None, repeat: bool,
+                        no_joint_guarantee: bool) -> None:
+    """A release that adds columns to an earlier pass's is one release of all of them:
+    it needs a joint guarantee naming exactly those columns, or ``no_joint_guarantee``
+    (an explicit waiver). A repeat of an earlier column is governed by ``repeat``."""
+    earlier = list(dict.fromkeys(str(e["column"]) for prev in previous if prev is not None
+                                 for e in prev["privatized"].values()))
+    released = list(dict.fromkeys([*earlier, *cols]))
+    if joint_doc is not None:
+        named = [str(c) for c in joint_doc.get("columns") or []]
+        if sorted(set(named)) != sorted(released) and earlier:
+            raise ValidationError(
+                f"joint_guarantee covers columns {named!r} but the release holds "
+                f"{released!r} (columns {[c for c in earlier if c not in cols]!r} were "
+                "released by an earlier pass); compute the guarantee of all of them")
+        return
+    fresh = [c for c in cols if c not in earlier]
+    if earlier and fresh and not no_joint_guarantee and not (
+            repeat and set(cols) <= set(earlier)):
+        raise DataError(
+            f"columns {[c for c in earlier if c not in cols]!r} were released by an earlier "
+            f"pass over this data, so privatising {fresh[0]!r} releases "
+            f"{', '.join(released)} together, and per-column eps do not add up: give their "
+            "joint guarantee (joint_guarantee=, --plan or --joint-reference) or waive it "
+            "explicitly (no_joint_guarantee=True, --no-joint-guarantee)")
 
 
 def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
@@ -438,7 +496,7 @@ def check_inputs(inputs: Sequence[Path], cols: list[str], targets: list[str], in
         if into is not None and clash:
             raise DataError(f"into column {clash[0]!r} already exists in {str(inp)!r}; "
                             "choose a new name")
-    previous = [previous_privatization(inp) for inp in inputs]
+    previous = [previous_privatization(inp, csv=csv) for inp in inputs]
     for inp, prev in zip(inputs, previous, strict=True):
         check_repeat(prev, cols, targets, inp, repeat)
     return previous
@@ -451,7 +509,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    batch_rows: int = DEFAULT_BATCH_ROWS, progress: bool = False,
                    manifest: bool = True, missing: str = "error", unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
-                   repeat: bool = False, engine: str = "auto") -> FileReport:
+                   repeat: bool = False, engine: str = "auto",
+                   no_joint_guarantee: bool = False) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -519,10 +578,15 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         eps do not add up: with several columns, compute it (:func:`pmlkit.joint_guarantee`
         or ``pmlkit joint design``). Recorded as given; ``None`` records ``null``.
     repeat
-        A Parquet input privatised by an earlier pass keeps that pass's record (its
-        ``privatized`` entries are merged with this pass's, and the earlier record is kept
-        under ``"previous_passes"``). Privatising again a column that pass privatised (or
-        released from) is a repeated release and is refused unless ``repeat=True``.
+        An input privatised by an earlier pass (a pmlkit output: CSV with its manifest
+        beside it, Parquet, a part of a Dask folder output; see
+        :func:`previous_privatization`) keeps that pass's record (its ``privatized``
+        entries are merged with this pass's, and the earlier record is kept under
+        ``"previous_passes"``); a record that does not describe the input's content is
+        refused. Privatising again a column that pass privatised (or released from) is a
+        repeated release and is refused unless ``repeat=True``. Privatising another
+        column releases it together with the earlier ones: that needs a
+        ``joint_guarantee`` naming all of them, or ``no_joint_guarantee=True``.
     engine
         The Parquet -> Parquet writer: ``"pyarrow"``, ``"polars"`` or ``"auto"``
         (default: polars where it writes the file exactly, else pyarrow). Both read and
@@ -534,6 +598,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         writes the file again with pyarrow from the same random state. An explicit
         ``"polars"`` on a file it cannot write exactly is a DataError. CSV inputs or
         outputs always use pyarrow (``"polars"`` is then refused).
+    no_joint_guarantee
+        Waive the joint guarantee of a release that adds columns to an earlier pass's
+        (recorded as ``null``; per-column eps do not add up). Refused by default.
 
     Raises
     ------
@@ -617,6 +684,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             raise DataError(f"manifest {str(man)!r} already exists without its data file; "
                             "remove it or pass overwrite=True (--overwrite)")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
+    check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
     if outputs[0] != Path(output):  # writing into a folder: create it
         try:
             Path(output).mkdir(parents=True, exist_ok=True)
@@ -684,7 +752,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     st.manifest_doc = {**meta, **single.to_dict(), "engine": "local",
                                        "writer": st.engine,
                                        "data": {"file": out.name, "sha256": st.sha256,
-                                                "bytes": st.size}}
+                                                "bytes": st.size},
+                                       "released_content": st.content}
                     done.append((str(inp), str(out), st.rows))
                     for c in tallies:  # PMLWarning: the input looks like the reference sample
                         warn_if_reference_counts(mechs[c], tallies[c].counts - before[c],
@@ -715,6 +784,8 @@ class _Staged:
     size: int
     manifest_doc: dict[str, Any] = dataclasses.field(default_factory=dict)
     engine: str = "pyarrow"
+    #: the binding of the release record: digests of the privatised columns' content
+    content: dict[str, Any] | None = None
 
 
 def _manifest_path(out: Path) -> Path:
@@ -1321,6 +1392,9 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 for pol in policies.values():
                     pol.unknown_rows = 0
     encoders = {c: Encoder(mechs[c].input_labels) for c in cols}
+    # the record is bound to the released content (hashed as written, on the writer's
+    # thread): the next pass checks these digests before it believes the record
+    hasher = ContentHasher(bound_columns(meta, schema.names))
     tmp = temp_path(out)
     if temps is not None:
         temps.append(tmp)
@@ -1367,6 +1441,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         out_writer = writer
 
         def write(new: Any) -> None:
+            hasher.update(new)
             try:
                 if out_fmt == "parquet":
                     out_writer.write_batch(new)
@@ -1428,8 +1503,10 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         if bad:
             c, e = bad[0]
             raise e.error(f"column {c!r} of {str(inp)!r}")
+        content = hasher.finish()
         try:
             if out_fmt == "parquet":
+                writer.add_key_value_metadata({CONTENT_KEY: json.dumps(content)})
                 writer.close()
             sink.close()
             writer = sink = None
@@ -1444,7 +1521,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             + ([sink.close] if sink is not None else [])
         _discard(hashed, tmp, *closers)
         raise
-    return _Staged(tmp, out, rows, sha, size)
+    return _Staged(tmp, out, rows, sha, size, content=content)
 
 
 #: The Parquet writers of :func:`privatize_file`: ``"auto"`` (polars where it writes the
@@ -1547,6 +1624,10 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
               for c, t in zip(cols, targets, strict=True)}
     caught: list[BaseException] = []
     rows = 0
+    hasher = ContentHasher(bound_columns({k.decode(): v.decode() for k, v in
+                                          (schema.metadata or {}).items()
+                                          if k == b"pmlkit"}, schema.names))
+    finished: list[dict[str, Any]] = []  # the binding, once every chunk was written
     old = pl.CompatLevel.oldest()  # plain Arrow arrays (no string views) for the encoder
     # Text labels under the default policies (a missing or unknown value is an error):
     # polars matches a chunk's text against the labels itself, by a strict cast to an
@@ -1575,6 +1656,11 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     def source(*_: Any) -> Any:
         nonlocal rows
         failed = False
+        # the released columns are hashed for the record's binding on a helper thread
+        # (converting polars text to Arrow and hashing it), in chunk order
+        hashing = _WriteBehind(
+            lambda d: hasher.update(d.to_arrow(compat_level=old)), 2,
+            threaded=pipeline_threads()) if hasher.columns else None
         try:
             chunks = pl.scan_parquet(inp).collect_batches(chunk_size=batch_rows,
                                                           maintain_order=True)
@@ -1600,13 +1686,22 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                         arr = pc.if_else(_mask_array(null), pa.nulls(1, arr.type)[0], arr)
                     new.append(pl.Series(t, arr))
                 df = df.with_columns(new).select(schema.names)
+                if hashing is not None:
+                    hashing.put(df.select(hasher.columns))
                 rows += df.height
                 if bar is not None:
                     bar.update(df.height)
                 yield df
+            if hashing is not None:
+                hashing.finish()
+            if not failed:
+                finished.append(hasher.finish())
         except BaseException as exc:  # re-raised as it was after polars returns
             caught.append(exc)
             raise
+        finally:
+            if hashing is not None:
+                _settle([hashing.close])
 
     import base64
 
@@ -1623,6 +1718,16 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     assert isinstance(empty, pl.DataFrame)
     lf = register_io_source(source, schema=empty.schema)
     kv = {k.decode(): v.decode() for k, v in expected.items()}
+
+    def footer(_: Any) -> dict[str, str]:
+        # the footer's key-value entries, with the binding of the content written (polars
+        # calls this after the last chunk; if it did not, the binding would be unknown:
+        # the pyarrow engine writes the file instead)
+        if not finished:
+            if any(e.failed for e in encoders.values()):
+                return kv  # a problem was counted: the file is discarded, not published
+            raise RuntimeError("polars asked for the footer before the last chunk")
+        return {**kv, CONTENT_KEY: json.dumps(finished[0])}
     tmp = temp_path(out)
     if temps is not None:
         temps.append(tmp)
@@ -1639,7 +1744,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
             # and not read again
             hashed = HashingFile(tmp)
             options: dict[str, Any] = {"compression": codec, "row_group_size": group,
-                                       "metadata": kv, "arrow_schema": wide}
+                                       "metadata": footer, "arrow_schema": wide}
             with contextlib.ExitStack() as deferred:
                 for c in cols if defer else ():
                     deferred.enter_context(samplers[c].loading_after(1 << 62))
@@ -1667,6 +1772,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         if not written.equals(schema, check_metadata=True) or \
                 [f.metadata for f in written] != [f.metadata for f in schema]:
             raise _PolarsMismatch("its schema or metadata differs")
+        expected[CONTENT_KEY.encode()] = json.dumps(finished[0]).encode()
         if written_kv != expected:
             raise _PolarsMismatch("its key-value metadata differs")
         if md.num_rows != rows:
@@ -1679,7 +1785,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     except BaseException:
         _discard(hashed, tmp)
         raise
-    return _Staged(tmp, out, rows, sha, size, engine="polars")
+    return _Staged(tmp, out, rows, sha, size, engine="polars", content=finished[0])
 
 
 def _piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
