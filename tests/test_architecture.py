@@ -44,6 +44,9 @@ LAYERS: dict[str, int] = {
     "pmlkit.estimation": 1,
     "pmlkit._kernels": 1,  # optional compiled loops of the sampler (numba, imported lazily)
     "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
+    "pmlkit.envelope": 1,  # tail guarantees that survive post-processing (the PML envelope)
+    "pmlkit.interior": 1,  # priors with a floor (c-interior PML), Dobrushin coefficient
+    "pmlkit.plain": 1,  # eps in plain words, the eps a stated precision needs
     # 2 confidence sets (counts + delta -> a set)
     "pmlkit.confidence": 2,
     # 3 model

@@ -1,0 +1,164 @@
+"""The PML envelope (pmlkit.envelope) against independent computations: an exhaustive
+search over set partitions written here (itertools-free recursion), explicit randomised
+post-processings, random post-processing kernels, and the Markov bound."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import pmlkit as pk
+from pmlkit.envelope import (
+    leakage_envelope,
+    merge_tail_probability,
+    tail_probability,
+    worst_tail_probability,
+)
+from pmlkit.errors import ValidationError
+
+K = np.array([[.003, .18, .809, .008], [.127, .014, .842, .017]])
+UNIFORM = np.array([0.5, 0.5])
+
+
+def set_partitions(items: list[int]) -> list[list[list[int]]]:
+    """Every partition of ``items`` (recursive: the first item joins a block of a
+    partition of the rest, or stands alone)."""
+    if not items:
+        return [[]]
+    first, rest = items[0], items[1:]
+    out: list[list[list[int]]] = []
+    for part in set_partitions(rest):
+        out.append([[first], *part])
+        for i in range(len(part)):
+            out.append([*part[:i], [first, *part[i]], *part[i + 1:]])
+    return out
+
+
+def direct_pml(w: np.ndarray, p: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """(leakage, mass) of each column, by the definition (loops, no pmlkit)."""
+    ell, mass = [], []
+    for j in range(w.shape[1]):
+        py = sum(p[i] * w[i, j] for i in range(w.shape[0]))
+        mass.append(py)
+        ell.append(math.log(max(w[:, j]) / py) if py > 0 else -math.inf)
+    return np.array(ell), np.array(mass)
+
+
+def quantile(ell: np.ndarray, mass: np.ndarray, delta: float) -> float:
+    """Smallest t with sum_{ell > t} mass <= delta, by trying every candidate t."""
+    best = math.inf
+    for t in sorted(set(ell.tolist()) | {0.0}):
+        if t == -math.inf:
+            continue
+        if mass[ell > t].sum() <= delta and t >= 0:
+            best = min(best, t)
+    return best
+
+
+def brute_merges(w: np.ndarray, p: np.ndarray, delta: float) -> float:
+    best = 0.0
+    for part in set_partitions(list(range(w.shape[1]))):
+        merged = np.stack([w[:, b].sum(axis=1) for b in part], axis=1)
+        ell, mass = direct_pml(merged, p)
+        best = max(best, quantile(ell, mass, delta))
+    return best
+
+
+def test_partition_count_is_bell() -> None:
+    assert [len(set_partitions(list(range(k)))) for k in range(1, 8)] == \
+        [1, 2, 5, 15, 52, 203, 877]
+
+
+def test_counterexample() -> None:
+    # P[pml(Y) > t] from the definition
+    ell, mass = direct_pml(K, UNIFORM)
+    assert abs(mass[ell > 0.0758].sum() - 0.1745) < 1e-12
+    assert abs(tail_probability(K, UNIFORM, 0.0758) - 0.1745) < 1e-12
+    merged = np.stack([K[:, 0] + K[:, 2], K[:, 1], K[:, 3]], axis=1)
+    ell2, mass2 = direct_pml(merged, UNIFORM)
+    assert (ell2 > 0.0758).all() and abs(mass2.sum() - 1.0) < 1e-12
+    assert merge_tail_probability(K, UNIFORM, 0.0758) == pytest.approx(1.0, abs=1e-12)
+    assert worst_tail_probability(K, UNIFORM, 0.0758) == pytest.approx(1.0, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_merges_equal_exhaustive_search(seed: int) -> None:
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(2, 4))
+    m = int(rng.integers(2, 8))
+    w = rng.dirichlet(np.full(m, 0.6), size=n)
+    p = rng.dirichlet(np.ones(n))
+    delta = float(rng.uniform(0.02, 0.7))
+    env = leakage_envelope(w, p, delta)
+    exhaustive = brute_merges(w, p, delta)
+    assert env.merges == pytest.approx(exhaustive, abs=1e-9)
+    assert env.eps >= exhaustive - 1e-9  # never below the exhaustive search
+    ml = math.log(sum(max(w[:, j]) for j in range(m)))
+    assert env.ml_bound == pytest.approx(ml + math.log(1 / delta), abs=1e-12)
+    assert env.eps <= env.ml_bound + 1e-12  # never above the maximal-leakage bound
+    ell, mass = direct_pml(w, p)
+    assert env.no_post_processing == pytest.approx(quantile(ell, mass, delta), abs=1e-12)
+
+
+def test_randomised_post_processing_beats_merges() -> None:
+    """At t = 0.5 the deterministic merges of K exceed t with probability < 0.2, but the
+    randomised post-processing below (hand-built: output 2 is split a little into two
+    groups that each have surplus) exceeds it with probability ~0.23."""
+    t = 0.5
+    e = math.exp(t)
+    q = UNIFORM @ K
+    assert merge_tail_probability(K, UNIFORM, t) < 0.2
+    # group A = {y1} + a fraction a of y2 (leaks through x0); group B = {y0, y3} + b of y2
+    a = (K[0, 1] - e * q[1]) / (e * q[2] - K[0, 2])
+    b = (K[1, 0] + K[1, 3] - e * (q[0] + q[3])) / (e * q[2] - K[1, 2])
+    assert 0 < a and 0 < b and a + b < 1
+    shrink = 1 - 1e-9  # strictly above t
+    kern = np.zeros((4, 3))
+    kern[1, 0] = 1.0
+    kern[2] = [a * shrink, b * shrink, 1 - (a + b) * shrink]
+    kern[0, 1] = kern[3, 1] = 1.0
+    z = K @ kern
+    ell, mass = direct_pml(z, UNIFORM)
+    over = mass[ell > t].sum()
+    assert over > 0.2
+    assert worst_tail_probability(K, UNIFORM, t) >= over - 1e-9
+    env = leakage_envelope(K, UNIFORM, 0.2)
+    assert env.eps > t > env.merges
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_no_random_post_processing_exceeds_the_envelope(seed: int) -> None:
+    rng = np.random.default_rng(100 + seed)
+    n, m = 2 + seed % 2, 4
+    w = rng.dirichlet(np.full(m, 0.7), size=n)
+    p = rng.dirichlet(np.ones(n))
+    delta = 0.15
+    env = leakage_envelope(w, p, delta)
+    for _ in range(300):
+        k = int(rng.integers(2, 6))
+        kern = rng.dirichlet(np.full(k, 0.2), size=m)
+        ell, mass = direct_pml(w @ kern, p)
+        assert mass[ell > env.eps + 1e-9].sum() <= delta + 1e-9
+
+
+def test_envelope_is_tight_from_above() -> None:
+    """Just below the envelope, the worst tail probability exceeds delta."""
+    env = leakage_envelope(K, UNIFORM, 0.2)
+    assert worst_tail_probability(K, UNIFORM, env.eps - 1e-6) > 0.2
+    assert worst_tail_probability(K, UNIFORM, env.eps + 1e-6) <= 0.2 + 1e-9
+
+
+def test_public_and_errors() -> None:
+    assert pk.leakage_envelope is leakage_envelope
+    with pytest.raises(ValidationError, match="delta"):
+        leakage_envelope(K, UNIFORM, 0.0)
+    with pytest.raises(ValidationError, match="t must be finite"):
+        tail_probability(K, UNIFORM, math.inf)
+    with pytest.raises(ValidationError, match="outputs"):
+        merge_tail_probability(np.full((2, 11), 1 / 11), UNIFORM, 0.1)
+    big = leakage_envelope(np.full((2, 11), 1 / 11), UNIFORM, 0.1)
+    assert big.merges is None and big.eps == pytest.approx(0.0, abs=1e-9)
+    one = leakage_envelope(K, UNIFORM, 1.0)
+    assert one.eps == 0.0
