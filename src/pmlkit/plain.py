@@ -47,8 +47,10 @@ def _pct(x: float) -> str:
     return f"{100 * x:.3g}%"
 
 
-def plain_sentence(eps: float, *, subject: str = "any property of a person's value") -> str:
-    """One sentence: what an adversary gains from one released value at ``eps``.
+def plain_sentence(eps: float, *, subject: str = "any property of a person's value",
+                   where: str = "worst distribution in the set") -> str:
+    """One sentence: what an adversary gains from one released value at ``eps`` (``where``:
+    the distribution(s) the eps is for).
 
     Examples
     --------
@@ -57,11 +59,14 @@ def plain_sentence(eps: float, *, subject: str = "any property of a person's val
     of a person's value at most 2x (worst distribution in the set):
     1% -> 2%, 10% -> 20%, 50% -> 100%
     """
+    if isinstance(eps, int | float) and eps == math.inf:
+        return (f"in plain words: no bound ({where}): one released value can make a guess "
+                f"about {subject} certain")
     e = check_eps(eps)
     factor = math.exp(min(e, 700.0))
     ex = ", ".join(f"{_pct(p)} -> {_pct(min(1.0, factor * p))}" for p in EXAMPLES)
     return (f"in plain words: seeing one released value raises the chance of guessing "
-            f"{subject} at most {factor:.3g}x (worst distribution in the set): {ex}")
+            f"{subject} at most {factor:.3g}x ({where}): {ex}")
 
 
 @dataclass(frozen=True)

@@ -39,12 +39,14 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_distribution, check_eps, fmt
 from ..errors import CertificationError, InfeasibleError, ValidationError
 from ._common import HIGHS_OPTIONS, MARGINS, certify
+from .guarantee import DesignResult
 
 if TYPE_CHECKING:
     from ..mechanism import Mechanism
     from ..sets import UncertaintySet
 
-__all__ = ["DUST", "check_utility_matrix", "maxmin_mechanism", "worst_case_utility"]
+__all__ = ["DUST", "check_utility_matrix", "maxmin_from_samples", "maxmin_mechanism",
+           "read_utility_matrix", "worst_case_utility"]
 
 #: Entries of a solved mechanism below this are solver dust and set to zero.
 DUST = 1e-12
@@ -174,6 +176,13 @@ def maxmin_mechanism(utility: ArrayLike, prior: ArrayLike, eps: float, *,
     >>> worst_case_utility(mech, u), mech.certified_eps <= math.log(2) + 1e-9
     (-1.0, True)
     """
+    return _maxmin(utility, prior, eps, uncertainty_set, input_labels=input_labels,
+                   output_labels=output_labels)
+
+
+def _maxmin(utility: ArrayLike, prior: ArrayLike, eps: float, uncertainty_set: Any, *,
+            input_labels: Any = None, output_labels: Any = None,
+            extra: dict[str, Any] | None = None, statement: str = "") -> Mechanism:
     from ..sets import L1Ball
     from ..worstcase import CERTIFY_TOL, check_uncertainty_set, leakage_capacity
 
@@ -220,10 +229,94 @@ def maxmin_mechanism(utility: ArrayLike, prior: ArrayLike, eps: float, *,
                 break
             w = _clean(w)
             if float(leakage_capacity(w, uset)) <= eps + CERTIFY_TOL:
-                params = {"eps": eps, "worst_case_utility": float(u[w > 0].min()),
-                          "levels_tested": tested, "designed_at": e}
+                worst = float(u[w > 0].min())
+                params = {"eps": eps, "method": "threshold bisection, one LP per level "
+                          "(HiGHS), dust zeroed and certified",
+                          "utility": "worst-case utility (min u over produced pairs)",
+                          "utility_value": worst, "worst_case_utility": worst,
+                          "optimality": "exact" if e == eps else f"exact at eps = {e!r}",
+                          "prior": p.tolist(), "levels_tested": tested, "designed_at": e,
+                          **(extra or {})}
                 return certify(w, uset, eps, designer="maxmin_mechanism", parameters=params,
                                input_labels=input_labels, output_labels=output_labels,
-                               basis=basis)
+                               basis=None if extra else basis, statement=statement)
     raise CertificationError(  # pragma: no cover - level 0 keeps every pair
         f"maxmin_mechanism: no design certified at eps = {eps!r}")
+
+
+def read_utility_matrix(path: str) -> NDArray[np.float64]:
+    """Read a utility matrix file: ``.npy`` (a 2-D array) or CSV/text (numbers separated by
+    commas or whitespace, one row per input category in the design's category order, one
+    column per output; lines starting with ``#`` are comments).
+
+    Raises
+    ------
+    DataError
+        If the file cannot be read or does not hold a finite 2-D matrix.
+    """
+    from ..errors import DataError
+
+    try:
+        if str(path).endswith(".npy"):
+            raw = np.load(path, allow_pickle=False)
+        else:
+            with open(path, encoding="utf-8") as fh:
+                text = fh.read()
+            rows = [line.replace(",", " ").split() for line in text.splitlines()
+                    if line.strip() and not line.lstrip().startswith("#")]
+            raw = np.array([[float(v) for v in r] for r in rows], dtype=np.float64)
+    except (OSError, ValueError) as exc:
+        raise DataError(f"utility matrix file {str(path)!r} cannot be read as a numeric "
+                        f"matrix: {exc}") from None
+    try:
+        return check_utility_matrix(raw)
+    except ValidationError as exc:
+        raise DataError(f"utility matrix file {str(path)!r}: {exc}") from None
+
+
+def maxmin_from_samples(samples: Any, eps: float, delta: float, utility: ArrayLike, *,
+                        confidence: str = "l1", categories: Any = None,
+                        missing: str = "error") -> DesignResult:
+    """:func:`maxmin_mechanism` over the confidence set of a reference sample, with an
+    (eps, delta)-PML guarantee as :func:`pmlkit.design.design_from_samples` states it
+    (``confidence="l1"``: the l1-ball of radius :func:`pmlkit.l1_radius`; other names go to
+    :func:`pmlkit.confidence.confidence_set`). The utility matrix's rows follow the
+    estimate's categories (``categories`` if given).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> u = -np.abs(np.subtract.outer(np.arange(3), np.arange(3)))
+    >>> res = maxmin_from_samples(["a"] * 400 + ["b"] * 350 + ["c"] * 250, 1.0, 1e-3, u)
+    >>> res.guarantee.utility_value, res.mechanism.certified_eps <= 1.0 + 1e-9
+    (-1.0, True)
+    """
+    from .._validation import check_delta
+    from ..estimation import l1_radius
+    from ..sets import L1Ball
+    from .pipeline import estimate_for_design
+
+    eps = check_eps(eps)
+    delta = check_delta(delta)
+    est = estimate_for_design(samples, categories=categories, missing=missing)
+    p = np.asarray(est.p, dtype=np.float64)
+    u = check_utility_matrix(utility)
+    if u.shape[0] != est.n:
+        raise ValidationError(
+            f"utility has {u.shape[0]} rows but the sample has {est.n} categories "
+            f"({', '.join(map(str, est.categories))}); one row per category, in that order")
+    uset: Any
+    if confidence == "l1":
+        uset = L1Ball(p, l1_radius(delta, m=est.m, n=est.n))
+        description = ("Weissman et al. l1 deviation bound with phi >= 2 (paper: Theorem 2, "
+                       "Section 4.4): P[||P - p_hat||_1 >= beta] <= delta")
+    else:
+        from ..confidence import confidence_set
+
+        cs = confidence_set(est.counts, delta, confidence=confidence)
+        uset, description = cs.set, cs.description
+    extra = {"delta": delta, "m": est.m, "confidence": confidence}
+    mech = _maxmin(u, p, eps, uset, input_labels=list(est.categories),
+                   output_labels=list(est.categories) if u.shape[1] == est.n else None,
+                   extra=extra, statement=description)
+    return DesignResult.from_mechanism(mech, categories=tuple(est.categories))
