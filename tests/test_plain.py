@@ -87,3 +87,19 @@ def test_planner_limits_and_errors() -> None:
     with pytest.raises(ValidationError, match="prior_probability"):
         plain_reading(1.0).posterior(1.5)
     assert pk.eps_for_precision is eps_for_precision
+
+
+def test_plain_words_in_reports() -> None:
+    res = pk.design_from_samples(["a"] * 60 + ["b"] * 40, math.log(2), 1e-3)
+    assert "at most 2x" in str(res.guarantee)
+    assert "at most 2x" in str(res.mechanism.guarantee)
+    assert "in plain words" in res.guarantee._repr_html_()
+    assert "at most 2x" in res.mechanism._repr_html_()
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 300)
+    b = (a + (rng.random(300) < 0.2)) % 2
+    rr = np.array([[2 / 3, 1 / 3], [1 / 3, 2 / 3]])
+    g = pk.joint_guarantee([rr, rr], [a, b], 0.1)
+    html = g._repr_html_()
+    assert "from ALL released values" in html
+    assert f"at most {math.exp(g.eps):.3g}x" in html

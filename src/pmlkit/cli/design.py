@@ -192,7 +192,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     from ..plain import plain_sentence
 
     plain = plain_sentence(g.eps)
-    text = (proposal_text + f"{g}\n  {plain}\nmechanism ({mech.n_inputs} inputs x "
+    text = (proposal_text + f"{g}\nmechanism ({mech.n_inputs} inputs x "
             f"{mech.n_outputs} outputs, "
             f"{summary.outputs_used} used) written to {out}\n{summary}"
             f"\nthe file discloses the reference estimate and m = {g.m}"
