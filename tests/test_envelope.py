@@ -162,3 +162,23 @@ def test_public_and_errors() -> None:
     assert big.merges is None and big.eps == pytest.approx(0.0, abs=1e-9)
     one = leakage_envelope(K, UNIFORM, 1.0)
     assert one.eps == 0.0
+
+
+@pytest.mark.parametrize("sigma", [0.3, 1.0, 2.5])
+def test_gaussian_bound_by_quadrature(sigma: float) -> None:
+    from scipy.integrate import quad
+    from scipy.stats import norm
+
+    from pmlkit.envelope import gaussian_envelope_bound
+
+    def top(y: float) -> float:
+        return float(max(norm.pdf(y, 1, sigma), norm.pdf(y, -1, sigma)))
+
+    mass = quad(top, -np.inf, 0.0, limit=200)[0] + quad(top, 0.0, np.inf, limit=200)[0]
+    assert gaussian_envelope_bound(sigma, 1e-3) == pytest.approx(
+        math.log(mass) + math.log(1e3), abs=1e-8)
+    # valid for a grid release: the exact envelope of a fine discretisation stays below it
+    edges = np.concatenate([[-np.inf], np.linspace(-6, 6, 9), [np.inf]])
+    w = np.stack([np.diff(norm.cdf(edges, loc=x, scale=sigma)) for x in (-1.0, 1.0)])
+    env = leakage_envelope(w, [0.3, 0.7], 0.05)
+    assert env.eps <= gaussian_envelope_bound(sigma, 0.05) + 1e-12

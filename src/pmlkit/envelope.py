@@ -58,6 +58,7 @@ from .leakage import maximal_leakage, pml
 __all__ = [
     "MAX_MERGE_OUTPUTS",
     "LeakageEnvelope",
+    "gaussian_envelope_bound",
     "leakage_envelope",
     "merge_tail_probability",
     "tail_probability",
@@ -343,3 +344,32 @@ def leakage_envelope(mechanism: ArrayLike, prior: ArrayLike, delta: float) -> Le
             hi = mid
     eps = min(max(hi, merges if merges is not None else 0.0, plain), bound)
     return LeakageEnvelope(delta, float(eps), merges, float(bound), plain)
+
+
+def gaussian_envelope_bound(sigma: float, delta: float) -> float:
+    """``ML + log(1/delta)`` for the Gaussian mechanism on binary data, ``Y = X + G`` with
+    ``X in {-1, +1}`` and ``G ~ N(0, sigma^2)``: a tail level that holds for every
+    post-processing of the (continuous) output, whatever the prior.
+
+    ``exp ML = int max_x f(y | x) dy = 2 Phi(1/sigma)`` (for ``y > 0`` the larger density is
+    the one centred at ``+1``, whose mass on ``y > 0`` is ``Phi(1/sigma)``; symmetric for
+    ``y < 0``). A release on a grid is a matrix: :func:`leakage_envelope` gives its exact
+    envelope.
+
+    Examples
+    --------
+    At ``sigma = 1``, ``2 Phi(1) = 1.6827`` and with ``delta = 1e-6``:
+
+    >>> round(gaussian_envelope_bound(1.0, 1e-6), 4)
+    14.3358
+    """
+    from statistics import NormalDist
+
+    try:
+        s = float(sigma)
+    except (TypeError, ValueError):
+        raise ValidationError(f"sigma must be a positive number, got {fmt(sigma)}") from None
+    if not (math.isfinite(s) and s > 0):
+        raise ValidationError(f"sigma must be positive and finite, got {fmt(sigma)}")
+    delta = check_delta(delta)
+    return math.log(2.0 * NormalDist().cdf(1.0 / s)) + math.log(1.0 / delta)
