@@ -182,3 +182,29 @@ def test_gaussian_bound_by_quadrature(sigma: float) -> None:
     w = np.stack([np.diff(norm.cdf(edges, loc=x, scale=sigma)) for x in (-1.0, 1.0)])
     env = leakage_envelope(w, [0.3, 0.7], 0.05)
     assert env.eps <= gaussian_envelope_bound(sigma, 0.05) + 1e-12
+
+
+@pytest.mark.parametrize("eps", [0.1, 0.7, 2.0])
+def test_closed_forms_when_every_output_is_tight(eps: float) -> None:
+    """Binary randomized response at the uniform prior: every output leaks
+    log(2 e^eps / (1 + e^eps)), so no post-processing can raise the tail level (a merge's
+    ratio is at most its parts'), and the plain level is that value: envelope = it."""
+    from pmlkit.design import extremal_high_privacy, randomized_response
+
+    rr = np.asarray(randomized_response(2, eps).matrix)
+    closed = math.log(2 * math.exp(eps) / (1 + math.exp(eps)))
+    for delta in (0.01, 0.3, 0.9):
+        env = leakage_envelope(rr, UNIFORM, delta)
+        assert env.eps == pytest.approx(closed, abs=1e-9)
+        assert env.merges == pytest.approx(closed, abs=1e-12)
+    p = np.array([0.4, 0.3, 0.2, 0.1])
+    ext = np.asarray(extremal_high_privacy(p, eps / 20).matrix)
+    assert leakage_envelope(ext, p, 0.05).eps == pytest.approx(eps / 20, abs=1e-9)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_never_above_eps_min(seed: int) -> None:
+    rng = np.random.default_rng(300 + seed)
+    w = rng.dirichlet(np.ones(5), size=3)
+    p = rng.dirichlet(np.ones(3))
+    assert leakage_envelope(w, p, 0.01).eps <= pk.eps_min(w, p) + 1e-12
