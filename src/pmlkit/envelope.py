@@ -33,8 +33,9 @@ at its jumps and not the infimum). The envelope never exceeds ``eps_min(W, p)``:
 guarantee survives post-processing (a merged column's largest ratio is at most the largest
 of its parts'). When every output leaks exactly ``eps_min`` (binary randomized response at
 the uniform prior; the extremal mechanisms of the high-privacy regime, whose columns are
-all tight) the envelope is ``eps_min`` for every ``delta < 1``. ``F`` is non-increasing in ``t`` (the feasible set
-shrinks), so the envelope is found by bisection on ``t``, one LP (HiGHS) per step.
+all tight) the envelope is ``eps_min`` for every ``delta < 1``. ``F`` is non-increasing in
+``t`` (the feasible set shrinks), so the envelope is found by bisection on ``t``, one LP
+(HiGHS) per step.
 
 **A bound valid everywhere.** For any post-processing ``Z``,
 ``E_Z[exp pml(Z)] = sum_z max_x P(z | x) = exp ML(X -> Z) <= exp ML(X -> Y)`` (maximal
