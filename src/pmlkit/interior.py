@@ -17,10 +17,21 @@ between two rows) is the contraction coefficient of the total variation distance
 ``TV(P W, Q W) <= eta(W) TV(P, Q)`` for all ``P, Q``, with equality for point masses on
 the maximising pair of rows.
 
+More generally, the hockey-stick divergence ``E_gamma(P || Q) = sum_y (P(y) - gamma Q(y))_+``
+(``gamma >= 1``; ``gamma = 1`` is total variation) contracts by
+``eta_gamma(W) = max_{x, x'} E_gamma(W[x] || W[x'])`` (:func:`hockey_stick_coefficient`;
+derivation in ``docs/interior.md``), again attained by point masses.
+
+For binary inputs the c-interior constraint of an output ``(a, b)`` with ``a >= b`` reads
+``a <= e^eps (c a + (1 - c) b)``: c-interior eps-PML is LDP at
+``eps' = log( e^eps (1 - c) / (1 - c e^eps) )`` (no constraint when ``c e^eps >= 1``), so the
+largest Dobrushin coefficient is ``(e^eps' - 1) / (e^eps' + 1)``, attained by randomized
+response at ``eps'`` (:func:`binary_interior_extremal`).
+
 Beyond the papers: the bodies of Grosse et al. (c-interior PML, arXiv 2601.09498 and
 2609.28297) were not available here; the statements above are derived in
 ``docs/interior.md``. Their contraction bounds for c-interior mechanisms are not
-implemented.
+implemented beyond the binary case.
 """
 
 from __future__ import annotations
@@ -33,7 +44,8 @@ from numpy.typing import ArrayLike
 from ._validation import as_mechanism, fmt
 from .errors import ValidationError
 
-__all__ = ["dobrushin_coefficient", "interior_eps"]
+__all__ = ["binary_interior_extremal", "dobrushin_coefficient", "hockey_stick_coefficient",
+           "interior_eps"]
 
 
 def interior_eps(mechanism: ArrayLike, c: float) -> float:
@@ -99,3 +111,71 @@ def dobrushin_coefficient(mechanism: ArrayLike) -> float:
     w = as_mechanism(mechanism)
     diff = np.abs(w[:, None, :] - w[None, :, :]).sum(axis=2)
     return float(0.5 * diff.max())
+
+
+def hockey_stick_coefficient(mechanism: ArrayLike, gamma: float) -> float:
+    """``eta_gamma(W) = max_{x, x'} sum_y (W[x, y] - gamma W[x', y])_+``: the contraction
+    coefficient of the hockey-stick divergence ``E_gamma`` (``gamma >= 1``), attained by
+    point masses on the maximising pair of rows.
+
+    Examples
+    --------
+    Randomized response ``[[3/4, 1/4], [1/4, 3/4]]`` at ``gamma = 2``: ``3/4 - 2/4``:
+
+    >>> hockey_stick_coefficient([[0.75, 0.25], [0.25, 0.75]], 2.0)
+    0.25
+    """
+    w = as_mechanism(mechanism)
+    try:
+        g = float(gamma)
+    except (TypeError, ValueError):
+        raise ValidationError(f"gamma must be a number >= 1, got {fmt(gamma)}") from None
+    if not (math.isfinite(g) and g >= 1.0):
+        raise ValidationError(f"gamma must be finite and >= 1, got {fmt(gamma)}")
+    diff = np.maximum(w[:, None, :] - g * w[None, :, :], 0.0).sum(axis=2)
+    return float(diff.max())
+
+
+def binary_interior_extremal(eps: float, c: float) -> tuple[float, np.ndarray]:
+    """For binary inputs: the largest Dobrushin coefficient of a mechanism whose
+    :func:`interior_eps` at floor ``c`` is at most ``eps``, and randomized response
+    attaining it (module docstring).
+
+    Returns
+    -------
+    (float, numpy.ndarray)
+        ``(e^eps' - 1) / (e^eps' + 1)`` with ``eps' = log(e^eps (1 - c) / (1 - c e^eps))``,
+        and the ``2 x 2`` randomized response at ``eps'`` (the identity, coefficient 1,
+        when ``c e^eps >= 1``).
+
+    Examples
+    --------
+    At ``c = 0`` it is the LDP bound ``(e^eps - 1) / (e^eps + 1)``:
+
+    >>> eta, w = binary_interior_extremal(math.log(3), 0.0)
+    >>> round(eta, 6), w.round(4).tolist()
+    (0.5, [[0.75, 0.25], [0.25, 0.75]])
+
+    With a floor ``c = 0.2``, ``e^eps' = 3 * 0.8 / (1 - 0.6) = 6`` and the coefficient is
+    ``5/7``; the attaining mechanism's c-interior eps is exactly ``log 3``:
+
+    >>> eta, w = binary_interior_extremal(math.log(3), 0.2)
+    >>> round(eta, 6), round(interior_eps(w, 0.2), 6) == round(math.log(3), 6)
+    (0.714286, True)
+    """
+    from ._validation import check_eps
+
+    e = check_eps(eps)
+    try:
+        cv = float(c)
+    except (TypeError, ValueError):
+        raise ValidationError(f"c must be in [0, 1/2], got {fmt(c)}") from None
+    if not (math.isfinite(cv) and 0.0 <= cv <= 0.5):
+        raise ValidationError(f"c must be in [0, 1/2] for binary inputs, got {fmt(c)}")
+    ee = math.exp(min(e, 700.0))
+    if cv * ee >= 1.0:
+        return 1.0, np.eye(2)
+    r = ee * (1.0 - cv) / (1.0 - cv * ee)  # e^eps'
+    keep = r / (1.0 + r)
+    w = np.array([[keep, 1.0 - keep], [1.0 - keep, keep]])
+    return float((r - 1.0) / (r + 1.0)), w
