@@ -8,6 +8,8 @@ import math
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pmlkit as pk
 from pmlkit.envelope import (
@@ -208,3 +210,19 @@ def test_never_above_eps_min(seed: int) -> None:
     w = rng.dirichlet(np.ones(5), size=3)
     p = rng.dirichlet(np.ones(3))
     assert leakage_envelope(w, p, 0.01).eps <= pk.eps_min(w, p) + 1e-12
+
+
+@settings(max_examples=10, deadline=None)
+@given(seed=st.integers(0, 10**6), delta=st.floats(0.01, 0.99))
+def test_envelope_order(seed: int, delta: float) -> None:
+    """plain level <= merges <= envelope <= min(eps_min, ML + log(1/delta)), and the
+    envelope does not grow as delta grows."""
+    rng = np.random.default_rng(seed)
+    n, m = int(rng.integers(2, 4)), int(rng.integers(2, 6))
+    w = rng.dirichlet(np.full(m, 0.5), size=n)
+    p = rng.dirichlet(np.ones(n))
+    env = leakage_envelope(w, p, delta)
+    assert env.merges is not None
+    assert env.no_post_processing <= env.merges + 1e-12 <= env.eps + 2e-9
+    assert env.eps <= min(pk.eps_min(w, p), env.ml_bound) + 1e-12
+    assert leakage_envelope(w, p, min(1.0, delta + 0.05)).eps <= env.eps + 1e-9
