@@ -4,6 +4,7 @@ PML computation, and an independent LP worst case over the set."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -141,3 +142,21 @@ def test_errors() -> None:
         maxmin_mechanism([[1.0, math.nan], [0.0, 1.0]], [0.5, 0.5], 1.0)
     with pytest.raises(ValidationError, match="eps"):
         maxmin_mechanism(np.eye(2), [0.5, 0.5], -1.0)
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_tradeoff_boundaries_against_the_scan(seed: int) -> None:
+    from pmlkit.design.maxmin import maxmin_tradeoff
+
+    u, p, _ = random_case(3000 + seed)
+    table = maxmin_tradeoff(u, p)
+    eps_needed = [e for _, e in table]
+    assert all(a <= b + 1e-12 for a, b in itertools.pairwise(eps_needed))
+    for level, e in table:
+        assert math.isfinite(e)  # full-support prior: every reachable level has an eps
+        assert feasible(u, level, e + 1e-6, [p])
+        if e > 1e-6:
+            assert not feasible(u, level, e - 1e-6, [p])
+    # the design at a level's eps reaches that level
+    level, e = table[-1]
+    assert worst_case_utility(maxmin_mechanism(u, p, e + 1e-9), u) >= level

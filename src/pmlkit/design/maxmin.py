@@ -46,7 +46,7 @@ if TYPE_CHECKING:
     from ..sets import UncertaintySet
 
 __all__ = ["DUST", "check_utility_matrix", "maxmin_from_samples", "maxmin_mechanism",
-           "read_utility_matrix", "worst_case_utility"]
+           "maxmin_tradeoff", "read_utility_matrix", "worst_case_utility"]
 
 #: Entries of a solved mechanism below this are solver dust and set to zero.
 DUST = 1e-12
@@ -116,10 +116,14 @@ def _solve(poly: Any, allowed: NDArray[np.bool_], objective: NDArray[np.float64]
         c[wslice] = -objective.ravel()
     res = linprog(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,
                   bounds=bounds, method="highs", options=dict(HIGHS_OPTIONS))
-    if res.status == 2:
+    if res.status not in (0, 2):
+        # at the edge of feasibility the tight tolerances can leave HiGHS undecided: retry
+        # with its defaults; still undecided counts as infeasible (a lower level or a
+        # larger eps: the side of the guarantee; designs are certified anyway)
+        res = linprog(c, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq, b_eq=poly.b_eq,
+                      bounds=bounds, method="highs")
+    if res.status != 0 or res.x is None:
         return None
-    if res.status != 0 or res.x is None:  # pragma: no cover - bounded by construction
-        raise InfeasibleError(f"worst-case utility LP failed: {res.message}")
     return np.asarray(poly.matrix(res.x), dtype=np.float64)
 
 
@@ -320,3 +324,62 @@ def maxmin_from_samples(samples: Any, eps: float, delta: float, utility: ArrayLi
                    output_labels=list(est.categories) if u.shape[1] == est.n else None,
                    extra=extra, statement=description)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories))
+
+
+def maxmin_tradeoff(utility: ArrayLike, prior: ArrayLike, *,
+                    uncertainty_set: UncertaintySet | None = None, eps_max: float = 30.0,
+                    tol: float = 1e-9) -> list[tuple[float, float]]:
+    """The privacy-utility trade-off of worst-case utility: for every level a mechanism can
+    guarantee, the smallest eps at which an eps-PML mechanism (at the prior, or over the
+    set) reaches it.
+
+    Feasibility of a level is monotone in eps (the PML constraints loosen), so each level's
+    eps is found by bisection on eps with the LP of :func:`maxmin_mechanism`, to ``tol``
+    nats, rounded up; a level not reachable at ``eps_max`` gets ``inf``.
+
+    Returns
+    -------
+    list of (level, eps)
+        The distinct values of ``utility`` up to ``min_x max_y u[x, y]``, increasing, each
+        with the smallest eps that guarantees it (non-decreasing in the level).
+
+    Examples
+    --------
+    Three ordered values at the uniform prior: moving by at most one step costs nothing
+    (everyone may report the middle value), the identity needs ``log 3``:
+
+    >>> u = [[0.0, -1.0, -2.0], [-1.0, 0.0, -1.0], [-2.0, -1.0, 0.0]]
+    >>> [(lvl, round(e, 6)) for lvl, e in maxmin_tradeoff(u, [1 / 3] * 3)]
+    [(-2.0, 0.0), (-1.0, 0.0), (0.0, 1.098612)]
+    """
+    from ..sets import L1Ball
+    from ..worstcase import check_uncertainty_set
+
+    p = as_distribution(prior, "prior")
+    u = check_utility_matrix(utility, p.size)
+    n, m = u.shape
+    uset: Any = (L1Ball(p, 0.0) if uncertainty_set is None else
+                 check_uncertainty_set(uncertainty_set, n, inputs="utility has {n} rows"))
+    top = check_eps(eps_max, "eps_max")
+    levels = np.unique(u)
+    levels = levels[levels <= u.max(axis=1).min()]
+    out: list[tuple[float, float]] = []
+    lo_prev = 0.0
+    for level in levels:
+        allowed = u >= level
+        if _solve(_polytope(uset, top, m), allowed, None) is None:
+            out.append((float(level), float("inf")))
+            lo_prev = top
+            continue
+        lo, hi = lo_prev, top
+        if _solve(_polytope(uset, lo, m), allowed, None) is not None:
+            hi = lo
+        while hi - lo > tol:
+            mid = 0.5 * (lo + hi)
+            if _solve(_polytope(uset, mid, m), allowed, None) is not None:
+                hi = mid
+            else:
+                lo = mid
+        out.append((float(level), float(hi)))
+        lo_prev = hi
+    return out
