@@ -226,3 +226,22 @@ def test_envelope_order(seed: int, delta: float) -> None:
     assert env.no_post_processing <= env.merges + 1e-12 <= env.eps + 2e-9
     assert env.eps <= min(pk.eps_min(w, p), env.ml_bound) + 1e-12
     assert leakage_envelope(w, p, min(1.0, delta + 0.05)).eps <= env.eps + 1e-9
+
+
+def test_calibrate_gaussian_says_tails_do_not_survive_post_processing(tmp_path) -> None:
+    import json
+
+    from click.testing import CliRunner
+
+    from pmlkit.cli.main import cli
+
+    ref = tmp_path / "ref.csv"
+    ref.write_text("sex\n" + "Male\n" * 70 + "Female\n" * 30)
+    args = ["calibrate", "gaussian", "--reference", str(ref), "--column", "sex",
+            "--positive", "Male", "--sigma", "2", "--delta", "1e-6", "--eps-max", "1.0",
+            "--points", "2"]
+    res = CliRunner().invoke(cli, args)
+    assert res.exit_code == 0, res.output
+    assert "do not survive post-processing" in res.output
+    doc = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
+    assert "leakage_envelope" in doc["post_processing"]

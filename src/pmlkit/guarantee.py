@@ -281,7 +281,7 @@ class PMLGuarantee:
 
         return (f"PML guarantee: {head} for every distribution in a {type(self.set).__name__} "
                 f"on N = {self.n} categories; coverage: {cover}; certified worst case "
-                f"{self.certified_eps:.9g}\n{plain_sentence(self.eps)}")
+                f"{self.certified_eps:.9g}; {plain_sentence(self.eps)}")
 
 
 @dataclass(frozen=True, eq=False)
