@@ -260,6 +260,12 @@ class LeakageEnvelope:
     no_post_processing
         The smallest ``t`` with ``P[pml(Y) > t] <= delta`` for ``Y`` itself: the tail
         statement that does NOT survive post-processing.
+
+    Examples
+    --------
+    >>> env = leakage_envelope([[0.8, 0.2], [0.3, 0.7]], [0.5, 0.5], 0.5)
+    >>> round(env.eps, 4), round(env.merges, 4), env.survives_post_processing
+    (0.3747, 0.3747, True)
     """
 
     delta: float

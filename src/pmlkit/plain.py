@@ -81,6 +81,12 @@ class PlainReading:
         ``e^eps``: the largest factor on any guessing probability.
     subject
         What is guessed ("any property of a person's value", a column, the whole record).
+
+    Examples
+    --------
+    >>> r = PlainReading(math.log(3), 3.0, "the value of column 'sex'")
+    >>> r.posterior(0.2), r.posterior(0.5)
+    (0.6000000000000001, 1.0)
     """
 
     eps: float

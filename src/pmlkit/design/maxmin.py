@@ -257,6 +257,14 @@ def read_utility_matrix(path: str) -> NDArray[np.float64]:
     ------
     DataError
         If the file cannot be read or does not hold a finite 2-D matrix.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "u.csv"
+    >>> _ = path.write_text(chr(10).join(["# rows a, b", "0, -1", "-1, 0"]))
+    >>> read_utility_matrix(str(path)).tolist()
+    [[0.0, -1.0], [-1.0, 0.0]]
     """
     from ..errors import DataError
 
