@@ -224,6 +224,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         optimal_mechanism,
         randomized_response,
     )
+    from .envelope import LeakageEnvelope, leakage_envelope
     from .estimation import (
         EmpiricalDistribution,
         empirical_distribution,
@@ -232,6 +233,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_radius_known_kappa,
     )
     from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
+    from .interior import dobrushin_coefficient, interior_eps
     from .joint import (
         ProductMechanism,
         chain_rule_bound,
@@ -254,6 +256,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         privacy_region_thresholds,
     )
     from .mechanism import Mechanism
+    from .plain import eps_for_precision, plain_reading, plain_sentence
     from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information
