@@ -49,6 +49,9 @@ LAYERS: dict[str, int] = {
     "pmlkit.numeric.laplace": 1,  # discrete Laplace channel, exact PML, calibration
     "pmlkit.numeric.gaussian": 1,  # Gaussian on a grid: PML, violation probability
     "pmlkit.numeric.tails": 1,  # post-processing-robust (eps, delta)
+    "pmlkit.envelope": 1,  # tail guarantees that survive post-processing (the PML envelope)
+    "pmlkit.interior": 1,  # priors with a floor (c-interior PML), Dobrushin coefficient
+    "pmlkit.plain": 1,  # eps in plain words, the eps a stated precision needs
     # 2 confidence sets (counts + delta -> a set)
     "pmlkit.confidence": 2,
     # 3 model

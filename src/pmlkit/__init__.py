@@ -114,6 +114,16 @@ _LAZY: dict[str, str] = {
     "estimate_distribution": "inference",
     # _optional.py (an optional package is missing: the message names the extra)
     "MissingDependencyError": "_optional",
+    # envelope.py (tail guarantees that survive post-processing)
+    "leakage_envelope": "envelope",
+    "LeakageEnvelope": "envelope",
+    # interior.py (priors with a floor)
+    "interior_eps": "interior",
+    "dobrushin_coefficient": "interior",
+    # plain.py (eps in plain words)
+    "plain_reading": "plain",
+    "eps_for_precision": "plain",
+    "plain_sentence": "plain",
 }
 
 __all__ = [
@@ -124,6 +134,7 @@ __all__ = [
     "EmpiricalDistribution",
     "InfeasibleError",
     "L1Ball",
+    "LeakageEnvelope",
     "Mechanism",
     "MechanismFileError",
     "MechanismSummary",
@@ -145,11 +156,14 @@ __all__ = [
     "design_coarsened",
     "design_from_samples",
     "design_joint",
+    "dobrushin_coefficient",
     "empirical_distribution",
     "eps_bound",
+    "eps_for_precision",
     "eps_max",
     "eps_min",
     "estimate_distribution",
+    "interior_eps",
     "joint_capacity",
     "joint_guarantee",
     "joint_leakage",
@@ -159,6 +173,7 @@ __all__ = [
     "ldp_epsilon",
     "leakage_bound",
     "leakage_capacity",
+    "leakage_envelope",
     "leakage_sensitivity",
     "lipschitz_bound",
     "marginal_bound",
@@ -167,6 +182,8 @@ __all__ = [
     "mutual_information",
     "optimal_binary",
     "optimal_mechanism",
+    "plain_reading",
+    "plain_sentence",
     "pml",
     "privacy_region",
     "privacy_region_thresholds",
@@ -207,6 +224,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         optimal_mechanism,
         randomized_response,
     )
+    from .envelope import LeakageEnvelope, leakage_envelope
     from .estimation import (
         EmpiricalDistribution,
         empirical_distribution,
@@ -215,6 +233,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         l1_radius_known_kappa,
     )
     from .guarantee import PMLGuarantee, PrivacyMechanism, Provenance
+    from .interior import dobrushin_coefficient, interior_eps
     from .joint import (
         ProductMechanism,
         chain_rule_bound,
@@ -237,6 +256,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
         privacy_region_thresholds,
     )
     from .mechanism import Mechanism
+    from .plain import eps_for_precision, plain_reading, plain_sentence
     from .privatization import privatize, privatize_file, privatize_with_report
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information

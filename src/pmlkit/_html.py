@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from .plain import plain_sentence
+
 #: Largest number of rows / columns drawn; larger matrices are shown truncated, and say so.
 MAX_CELLS = 40
 
@@ -136,6 +138,8 @@ def guarantee_line(mech: Any) -> str:
         parts.append(f"confidence set {esc(g.method)}")
     elif g is not None:
         parts.append(f"basis {esc(g.basis)} (no sample-based delta)")
+    if g is not None and mech.certified:
+        parts.append(esc(plain_sentence(g.eps)))
     return "; ".join(parts)
 
 
@@ -147,6 +151,7 @@ def guarantee_html(g: Any) -> str:
                         "reference samples the true distribution lies in the set, and the "
                         "mechanism is eps-PML for every distribution in it")),
         ("certified worst-case eps", f"{num(g.certified_eps, 9)} &le; {num(g.eps, 6)}"),
+        ("in plain words", esc(plain_sentence(g.eps).removeprefix("in plain words: "))),
         ("set", esc(f"{g.set.get('kind', '?')} from confidence method {g.confidence!r}"
                     + ("" if g.beta is None else f", radius beta = {num(g.beta, 6)}"))),
         ("categories", esc(", ".join(f"{c}: {num(p)}" for c, p in
@@ -175,6 +180,11 @@ def joint_guarantee_html(g: Any) -> str:
         ("per-column eps", esc(per) + f"; sum {num(g.sum_of_column_eps, 6)} is "
                                       "<b>not</b> a guarantee"),
         ("warning", esc(g.warning)),
+        ("in plain words", esc(plain_sentence(
+            g.eps, subject="anything about the person from ALL released values")
+            .removeprefix("in plain words: ") + "; from one column's value alone: "
+            + ", ".join(f"{c}: at most {math.exp(min(e, 700.0)):.3g}x"
+                        for c, e in zip(g.columns, g.column_eps, strict=True)))),
     ]
     if g.worst_output is not None:
         rows.append(("worst output tuple", esc(repr(g.worst_output))))

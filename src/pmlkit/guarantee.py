@@ -277,9 +277,11 @@ class PMLGuarantee:
                      f"(confidence method {self.method!r})")
         else:
             cover = BASES[self.basis]
+        from .plain import plain_sentence
+
         return (f"PML guarantee: {head} for every distribution in a {type(self.set).__name__} "
                 f"on N = {self.n} categories; coverage: {cover}; certified worst case "
-                f"{self.certified_eps:.9g}")
+                f"{self.certified_eps:.9g}; {plain_sentence(self.eps)}")
 
 
 @dataclass(frozen=True, eq=False)

@@ -177,6 +177,10 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
         lines.append(f"  eps_min (largest PML) = {_fmt(doc['eps_min'])}; maximal leakage = "
                      f"{_fmt(doc['maximal_leakage'])}; LDP eps of the matrix = "
                      f"{_fmt(doc['ldp_epsilon'])}")
+        from ..plain import plain_sentence
+
+        doc["plain_words"] = plain_sentence(doc["eps_min"], where=f"under {where}")
+        lines.append(f"  {doc['plain_words']}")
         if est is not None:
             assert delta is not None
             cs = _assess_set(mech, est, p, float(delta), set_method, target, doc, lines)
@@ -212,6 +216,10 @@ def _assess_set(mech: Any, est: Any, p: Any, delta: float, set_method: str,
                  f"{delta:.3g}):")
     lines.append(f"  exact worst-case eps C(W, P) = {_fmt(cap)}  [Def. localcap]")
     lines.append(f"  exact sensitivity S(W, P) = {_fmt(sens)}  [Def. leakagesensitivity]")
+    from ..plain import plain_sentence
+
+    res["plain_words"] = plain_sentence(cap)
+    lines.append(f"  {res['plain_words']}")
     if isinstance(uset, L1Ball):
         beta = float(uset.radius)
         b = {"eps_bound": float(eps_bound(eps=e0, beta=beta)),

@@ -181,7 +181,13 @@ def gaussian(reference: str, column: str, positive: str, set_method: str, sigma:
             f"  {res.eps[k]:>10.4g} {res.delta1[k]:>12.4e} {_g(res.paper_eps[k]):>11} "
             f"{res.direct_eps[k]:>11.4g} {res.direct_delta[k]:>12.4e} "
             f"{res.pldp_eps[k]:>10.4g}")
-    lines += ["", *_guarantee_line(res.mechanism)]
+    post = ("the (eps, delta) statements above are tail statements about the released "
+            "values themselves: they do not survive post-processing in general (a function "
+            "of the released values can leak more than eps with probability above delta); "
+            "for a level that holds after any post-processing see pmlkit.leakage_envelope "
+            "(docs: envelope)")
+    lines += ["", *_guarantee_line(res.mechanism), f"  post-processing: {post}"]
     emit(as_json, {"reference": reference, "column": column, **res.to_dict(),
-                   "guarantee": _guarantee_json(res.mechanism)}, "\n".join(lines))
+                   "guarantee": _guarantee_json(res.mechanism),
+                   "post_processing": post}, "\n".join(lines))
     return 0

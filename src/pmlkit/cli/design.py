@@ -53,7 +53,7 @@ from ._common import (
     steps,
 )
 
-UTILITIES = ("mutual_information", "accuracy", "estimation")
+UTILITIES = ("mutual_information", "accuracy", "estimation", "maxmin")
 
 
 def _set_methods() -> list[str]:
@@ -76,7 +76,12 @@ def _set_methods() -> list[str]:
 @click.option("--utility", type=click.Choice(UTILITIES), default="mutual_information",
               show_default=True,
               help="What the design maximises; estimation: the accuracy of the "
-                   "distribution an analyst estimates from the released column.")
+                   "distribution an analyst estimates from the released column; maxmin: "
+                   "the worst utility of --utility-matrix over the pairs it can produce.")
+@click.option("--utility-matrix", "utility_matrix", default=None,
+              type=click.Path(dir_okay=False, exists=True),
+              help="With --utility maxmin: CSV/text (one row per category in the order "
+                   "pmlkit lists them, one column per output) or .npy file of u(x, y).")
 @renamed_option("--confidence", "--set", "set_method",
                 type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
@@ -117,7 +122,8 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             overwrite: bool, record: str, coarsen: str | None,
             categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
-            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool,
+            utility_matrix: str | None = None) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
     from ..errors import DataError, PMLWarning, TooLargeError
@@ -126,6 +132,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     _check_out(out, pathlib.Path(reference), overwrite)
     cats = _categories(categories)
     keep_k = _coarsen_spec(coarsen, utility)
+    umat = _utility_matrix(utility, utility_matrix)
     proposal_text = ""
     proposal: Any = None
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
@@ -140,7 +147,13 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", PMLWarning)
-                if coarsen is None:
+                if umat is not None:
+                    from ..design.maxmin import maxmin_from_samples
+
+                    result = maxmin_from_samples(values, eps, delta, umat,
+                                                 confidence=set_method, categories=cats,
+                                                 missing=missing)
+                elif coarsen is None:
                     result = design_from_samples(
                         values, eps, delta, utility=utility, confidence=set_method,
                         max_seconds=max_seconds, categories=cats, missing=missing)
@@ -176,20 +189,36 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     from ..design.summary import summarize_mechanism
 
     summary = summarize_mechanism(mech, g.estimate)
-    text = (proposal_text + f"{g}\nmechanism ({mech.n_inputs} inputs x {mech.n_outputs} outputs, "
+    from ..plain import plain_sentence
+
+    plain = plain_sentence(g.eps)
+    text = (proposal_text + f"{g}\nmechanism ({mech.n_inputs} inputs x "
+            f"{mech.n_outputs} outputs, "
             f"{summary.outputs_used} used) written to {out}\n{summary}"
             f"\nthe file discloses the reference estimate and m = {g.m}"
             + (" (approximately, through the set: --record minimal)" if record == "minimal"
                else "") + "; privatise only records outside the reference sample")
     doc: dict[str, Any] = {"mechanism_file": str(out), "guarantee": g.to_dict(),
                            "mechanism": mech.to_dict(), "record": record,
-                           "summary": summary.to_dict()}
+                           "summary": summary.to_dict(), "plain_words": plain}
     if coarsen is not None:
         doc["coarsening"] = mech.parameters.get("coarsening")
         if proposal is not None:
             doc["coarsening_candidates"] = proposal.to_dict()
     emit(as_json, doc, text)
     return 0
+
+
+def _utility_matrix(utility: str, path: str | None) -> Any:
+    """``--utility-matrix``: required with (and only with) ``--utility maxmin``."""
+    if (utility == "maxmin") != (path is not None):
+        raise click.BadParameter("is required with --utility maxmin and only used with it",
+                                 param_hint="'--utility-matrix'")
+    if path is None:
+        return None
+    from ..design.maxmin import read_utility_matrix
+
+    return read_utility_matrix(path)
 
 
 def _coarsen_spec(coarsen: str | None, utility: str) -> int | None:

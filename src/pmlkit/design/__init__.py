@@ -29,6 +29,7 @@ from .baselines import (
 )
 from .binary import optimal_binary
 from .guarantee import DesignResult, Guarantee
+from .maxmin import maxmin_mechanism
 from .pipeline import design_from_samples, optimal_mechanism, optimal_mechanism_for_set
 from .polytope import MechanismPolytope, eps_prime, exact_polytope, robust_polytope
 from .subconvex import MAX_EXACT_N
@@ -47,6 +48,7 @@ __all__ = [
     "extremal_mechanism",
     "identity_mechanism",
     "k_singular",
+    "maxmin_mechanism",
     "optimal_binary",
     "optimal_mechanism",
     "optimal_mechanism_for_set",

@@ -154,6 +154,8 @@ class Guarantee:
         }
 
     def __str__(self) -> str:
+        from ..plain import plain_sentence
+
         kind = self.set.get("kind", "?")
         where = (f"the l1-ball of radius beta = {_num(self.beta)} around the estimate"
                  if kind == "l1_ball" else f"the {kind} set from method {self.confidence!r}")
@@ -165,6 +167,7 @@ class Guarantee:
             f"samples, the true distribution lies in {where};",
             f"  the mechanism is eps-PML for every distribution in that set: certified "
             f"worst-case eps = {_num(self.certified_eps, 9)} <= eps = {_num(self.eps)}.",
+            f"  {plain_sentence(self.eps)}",
             f"  N = {self.n} categories; estimate p_hat = {{{est}}}",
             f"  utility ({self.utility}"
             f"{', nats' if self.utility == 'mutual_information' else ''}) at p_hat: "

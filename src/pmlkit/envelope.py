@@ -1,0 +1,388 @@
+"""Tail guarantees that survive post-processing: the PML envelope of a mechanism.
+
+A tail statement ``P_{Y ~ P_Y}[pml(Y) > t] <= delta`` about the released ``Y`` need not hold
+for a function ``Z`` of ``Y``: merging outputs can move probability mass into the set where
+the leakage exceeds ``t`` (binary uniform ``X``, ``W = [[.003, .18, .809, .008], [.127,
+.014, .842, .017]]``, ``t = 0.0758``: ``P[pml(Y) > t] = 0.1745`` and, after merging outputs
+0 and 2, ``P[pml(Z) > t] = 1``). The *envelope* at ``delta`` is the tail level that holds
+for every post-processing at once::
+
+    envelope(delta) = inf { t : P[pml(Z) > t] <= delta  for every Z = f(Y, noise) }.
+
+Write ``F(t) = sup_Z P[pml(Z) > t]``; then ``envelope(delta) = inf {t : F(t) <= delta}``.
+
+**Deterministic merges.** A deterministic ``Z = f(Y)`` is a partition of the outputs; for
+one partition with blocks of leakage ``l_B`` and mass ``m_B`` sorted by decreasing ``l``, the
+smallest ``t`` with ``P[pml > t] <= delta`` is ``l`` of the first block at which the
+cumulative mass exceeds ``delta``. The envelope over deterministic merges is the largest of
+these over all partitions (Bell(M) of them: exhaustive up to :data:`MAX_MERGE_OUTPUTS`).
+
+**Randomised post-processing (the exact object).** Deterministic merges do not suffice: an
+output whose leakage is below ``t`` may be split between two groups each of which can
+absorb only part of it and stay above ``t``. Every post-processing ``Z`` gives columns
+``v_z = W k_z`` with ``k_z >= 0``, ``sum_z k_z = 1``, and ``pml(z) > t`` iff
+``max_x v_z(x) > e^t P_Y . k_z``. The outcomes exceeding ``t`` through the same row ``x``
+can be merged without changing that (the condition ``v(x) > e^t q . k`` is preserved by
+sums), so ``N`` groups suffice and ``F(t)`` is the value of the linear program
+
+    max  sum_x q . k_x   over  k_x >= 0,  sum_x k_x <= 1 (per output),
+                              sum_y k_x[y] (W[x, y] - e^t q_y) >= 0  (per row x),
+
+up to its boundary (the LP counts groups at leakage exactly ``t``, which changes ``F`` only
+at its jumps and not the infimum). The envelope never exceeds ``eps_min(W, p)``: a pure
+guarantee survives post-processing (a merged column's largest ratio is at most the largest
+of its parts'). When every output leaks exactly ``eps_min`` (binary randomized response at
+the uniform prior; the extremal mechanisms of the high-privacy regime, whose columns are
+all tight) the envelope is ``eps_min`` for every ``delta < 1``. ``F`` is non-increasing in
+``t`` (the feasible set shrinks), so the envelope is found by bisection on ``t``, one LP
+(HiGHS) per step.
+
+**A bound valid everywhere.** For any post-processing ``Z``,
+``E_Z[exp pml(Z)] = sum_z max_x P(z | x) = exp ML(X -> Z) <= exp ML(X -> Y)`` (maximal
+leakage cannot grow under post-processing), so by Markov's inequality
+``P[pml(Z) > t] <= exp(ML - t)``: ``ML + log(1/delta)`` bounds the envelope.
+
+Beyond the papers: the LP characterisation of the exact envelope over randomised
+post-processing and the exhaustive deterministic value are derived here (the bodies of
+Saeidian, Pinzon and Palamidessi, "Information Leakage Envelopes", arXiv 2605.21185, were
+not available to this implementation; only its abstract).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import ArrayLike, NDArray
+
+from ._validation import as_distribution, as_mechanism, check_delta, check_prior_matches, fmt
+from .errors import PMLError, ValidationError
+from .leakage import maximal_leakage, pml
+
+__all__ = [
+    "MAX_MERGE_OUTPUTS",
+    "LeakageEnvelope",
+    "gaussian_envelope_bound",
+    "leakage_envelope",
+    "merge_tail_probability",
+    "tail_probability",
+    "worst_tail_probability",
+]
+
+#: Largest output alphabet whose set partitions are enumerated (Bell(10) = 115,975).
+MAX_MERGE_OUTPUTS = 10
+
+# bisection stops when the bracket is this narrow (nats); the upper end is returned
+_T_TOL = 1e-11
+# an LP value above delta - _LP_SLACK counts as a violation (rounds against the guarantee)
+_LP_SLACK = 1e-10
+
+
+def _inputs(mechanism: ArrayLike, prior: ArrayLike
+            ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    w = as_mechanism(mechanism)
+    p = as_distribution(prior)
+    check_prior_matches(w, p)
+    return w, p
+
+
+def tail_probability(mechanism: ArrayLike, prior: ArrayLike, t: float) -> float:
+    """``P_{Y ~ P_Y}[pml(Y) > t]``: the probability that the released output leaks more than
+    ``t`` nats (no post-processing).
+
+    Examples
+    --------
+    The counterexample of the module docstring, before merging:
+
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> round(tail_probability(W, [0.5, 0.5], 0.0758), 4)
+    0.1745
+    """
+    w, p = _inputs(mechanism, prior)
+    t = _check_t(t)
+    ell = pml(w, p)
+    q = p @ w
+    return float(min(1.0, q[np.nan_to_num(ell, nan=-np.inf) > t].sum()))
+
+
+def _check_t(t: float) -> float:
+    try:
+        v = float(t)
+    except (TypeError, ValueError):
+        raise ValidationError(f"t must be a real number, got {fmt(t)}") from None
+    if not math.isfinite(v):
+        raise ValidationError(f"t must be finite, got {fmt(t)}")
+    return v
+
+
+def _partitions(m: int) -> NDArray[np.int64]:
+    """Every set partition of ``range(m)`` as a restricted growth string (one row each)."""
+    rgs = np.zeros((1, 1), dtype=np.int64)
+    top = np.zeros(1, dtype=np.int64)  # largest block index used so far
+    for _ in range(1, m):
+        reps = top + 2  # a new entry may join blocks 0..top or open block top + 1
+        idx = np.repeat(np.arange(rgs.shape[0]), reps)
+        starts = np.cumsum(reps) - reps
+        new = np.arange(idx.size) - np.repeat(starts, reps)
+        rgs = np.concatenate([rgs[idx], new[:, None]], axis=1)
+        top = np.maximum(top[idx], new)
+    return rgs
+
+
+def _merge_blocks(w: NDArray[np.float64], p: NDArray[np.float64], rgs: NDArray[np.int64]
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Leakage and mass of every block of every partition (``(C, M)`` each; empty blocks
+    get leakage ``-inf`` and mass 0)."""
+    m = w.shape[1]
+    onehot = (rgs[:, :, None] == np.arange(m)[None, None, :]).astype(np.float64)
+    blocks = np.einsum("xy,cyb->cxb", w, onehot)  # (C, N, M)
+    mass = np.einsum("x,cxb->cb", p, blocks)
+    top = blocks.max(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ell = np.where(mass > 0, np.log(top) - np.log(mass), -np.inf)
+    return ell, mass
+
+
+def _quantile_per_row(ell: NDArray[np.float64], mass: NDArray[np.float64], delta: float
+                      ) -> NDArray[np.float64]:
+    """Per row, the smallest ``t`` with ``sum_{ell > t} mass <= delta``: sorting by
+    decreasing leakage, the leakage of the first block at which the cumulative mass
+    exceeds ``delta``."""
+    order = np.argsort(-ell, axis=1, kind="stable")
+    ls = np.take_along_axis(ell, order, axis=1)
+    cm = np.cumsum(np.take_along_axis(mass, order, axis=1), axis=1)
+    first = np.argmax(cm > delta, axis=1)
+    return np.asarray(np.maximum(ls[np.arange(ls.shape[0]), first], 0.0))
+
+
+def merge_tail_probability(mechanism: ArrayLike, prior: ArrayLike, t: float) -> float:
+    """``max_f P[pml(f(Y)) > t]`` over every deterministic merge ``f`` of the outputs
+    (exhaustive over the set partitions; at most :data:`MAX_MERGE_OUTPUTS` outputs).
+
+    Examples
+    --------
+    Merging outputs 0 and 2 of the counterexample puts every output above ``t``:
+
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> round(merge_tail_probability(W, [0.5, 0.5], 0.0758), 4)
+    1.0
+    """
+    w, p = _inputs(mechanism, prior)
+    t = _check_t(t)
+    _check_merge_size(w.shape[1])
+    best = 0.0
+    for rgs in _partition_chunks(w.shape[1]):
+        ell, mass = _merge_blocks(w, p, rgs)
+        best = max(best, float(np.where(ell > t, mass, 0.0).sum(axis=1).max()))
+    return min(best, 1.0)
+
+
+def _check_merge_size(m: int) -> None:
+    if m > MAX_MERGE_OUTPUTS:
+        raise ValidationError(
+            f"mechanism has {m} outputs; exhaustive merges are enumerated for at most "
+            f"{MAX_MERGE_OUTPUTS} outputs (use worst_tail_probability / leakage_envelope's "
+            "exact LP value, which covers every post-processing)")
+
+
+def _partition_chunks(m: int, size: int = 8192) -> list[NDArray[np.int64]]:
+    rgs = _partitions(m)
+    return [rgs[i:i + size] for i in range(0, rgs.shape[0], size)]
+
+
+def _lp_tail(w: NDArray[np.float64], p: NDArray[np.float64], t: float) -> float:
+    """``sup_Z P[pml(Z) >= t]`` over every (randomised) post-processing: the LP of the
+    module docstring."""
+    from scipy.optimize import linprog
+    from scipy.sparse import coo_matrix
+
+    q = p @ w
+    used = q > 0
+    w = w[:, used]
+    q = q[used]
+    n, m = w.shape
+    nv = n * m  # k[x, y] at x * m + y
+    c = -np.tile(q, n)
+    # capacity: sum_x k[x, y] <= 1
+    rows_c = np.tile(np.arange(m), n)
+    cols = np.arange(nv)
+    # per row x: -sum_y k[x, y] (W[x, y] - e^t q_y) <= 0
+    a2 = -(w - math.exp(t) * q[None, :])
+    # scale each row's constraint to unit size: HiGHS' feasibility tolerance is absolute
+    scale = np.abs(a2).max(axis=1, keepdims=True)
+    a = (a2 / np.where(scale > 0, scale, 1.0)).ravel()
+    rows_x = m + np.repeat(np.arange(n), m)
+    A = coo_matrix((np.concatenate([np.ones(nv), a]),
+                    (np.concatenate([rows_c, rows_x]), np.concatenate([cols, cols]))),
+                   shape=(m + n, nv)).tocsr()
+    b = np.concatenate([np.ones(m), np.zeros(n)])
+    res = linprog(c, A_ub=A, b_ub=b, bounds=(0.0, 1.0), method="highs",
+                  options={"primal_feasibility_tolerance": 1e-10,
+                           "dual_feasibility_tolerance": 1e-10})
+    if res.status != 0:  # pragma: no cover - k = 0 is feasible and the LP is bounded
+        raise PMLError(f"envelope LP failed (HiGHS status {res.status}): {res.message}")
+    return float(min(1.0, max(0.0, -res.fun)))
+
+
+def worst_tail_probability(mechanism: ArrayLike, prior: ArrayLike, t: float) -> float:
+    """``sup_Z P[pml(Z) >= t]`` over every post-processing ``Z`` of the output, randomised
+    ones included (the LP of the module docstring, HiGHS). It is at least
+    :func:`merge_tail_probability` and at most ``exp(ML - t)``.
+
+    Examples
+    --------
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> round(worst_tail_probability(W, [0.5, 0.5], 0.0758), 4)
+    1.0
+    """
+    w, p = _inputs(mechanism, prior)
+    return _lp_tail(w, p, _check_t(t))
+
+
+@dataclass(frozen=True)
+class LeakageEnvelope:
+    """The envelope of a mechanism at a prior and ``delta`` (see the module docstring).
+
+    Attributes
+    ----------
+    delta
+        The tail probability.
+    eps
+        The envelope over every post-processing, randomised ones included (bisection over
+        the LP, to ``~1e-10`` nats, rounded up): for every ``Z``,
+        ``P[pml(Z) > eps] <= delta``.
+    merges
+        The envelope over deterministic merges of the outputs, exact (exhaustive over the
+        set partitions); ``None`` above :data:`MAX_MERGE_OUTPUTS` outputs.
+    ml_bound
+        ``ML(X -> Y) + log(1/delta)``: valid for every post-processing, never below ``eps``.
+    no_post_processing
+        The smallest ``t`` with ``P[pml(Y) > t] <= delta`` for ``Y`` itself: the tail
+        statement that does NOT survive post-processing.
+
+    Examples
+    --------
+    >>> env = leakage_envelope([[0.8, 0.2], [0.3, 0.7]], [0.5, 0.5], 0.5)
+    >>> round(env.eps, 4), round(env.merges, 4), env.survives_post_processing
+    (0.3747, 0.3747, True)
+    """
+
+    delta: float
+    eps: float
+    merges: float | None
+    ml_bound: float
+    no_post_processing: float
+
+    @property
+    def survives_post_processing(self) -> bool:
+        """Whether the plain tail level of ``Y`` already holds for every post-processing
+        (``no_post_processing >= eps``)."""
+        return self.no_post_processing >= self.eps - 1e-9
+
+    def __str__(self) -> str:
+        merges = "n/a" if self.merges is None else f"{self.merges:.6g}"
+        return (f"PML envelope at delta = {self.delta:g}: {self.eps:.6g} nats for every "
+                f"post-processing (deterministic merges: {merges}; bound ML + log(1/delta) "
+                f"= {self.ml_bound:.6g}); the output itself: {self.no_post_processing:.6g}"
+                + ("" if self.survives_post_processing else
+                   " (this tail statement does not survive post-processing)"))
+
+    def to_dict(self) -> dict[str, float | bool | None]:
+        """JSON-ready fields."""
+        return {"delta": self.delta, "eps": self.eps, "merges": self.merges,
+                "ml_bound": self.ml_bound, "no_post_processing": self.no_post_processing,
+                "survives_post_processing": self.survives_post_processing}
+
+
+def leakage_envelope(mechanism: ArrayLike, prior: ArrayLike, delta: float) -> LeakageEnvelope:
+    """The PML envelope at ``delta``: the smallest ``t`` such that every post-processing
+    ``Z`` of the output has ``P[pml(Z) > t] <= delta`` (module docstring).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    prior
+        Length-``N`` probability vector.
+    delta
+        In ``(0, 1]``; at ``delta = 1`` every value is 0 (leakage is never negative).
+
+    Returns
+    -------
+    LeakageEnvelope
+        ``eps`` (every post-processing), ``merges`` (deterministic merges, exact for at
+        most :data:`MAX_MERGE_OUTPUTS` outputs), ``ml_bound`` and the plain tail level.
+
+    Examples
+    --------
+    The counterexample of the module docstring at ``delta = 0.2``: the output itself leaks
+    more than 0.0198 nats with probability at most 0.2, a deterministic merge of outputs
+    raises that level to 0.0879, and a randomised post-processing (splitting a little of the
+    large output 2 between two groups) to 0.5581:
+
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> env = leakage_envelope(W, [0.5, 0.5], 0.2)
+    >>> round(env.no_post_processing, 4), round(env.merges, 4), round(env.eps, 4)
+    (0.0198, 0.0879, 0.5581)
+    >>> env.survives_post_processing, env.eps <= env.ml_bound
+    (False, True)
+    """
+    w, p = _inputs(mechanism, prior)
+    delta = check_delta(delta)
+    ml = maximal_leakage(w)
+    bound = ml + math.log(1.0 / delta)
+    q = p @ w
+    ell = np.nan_to_num(pml(w, p), nan=-np.inf)
+    if delta >= 1.0:
+        return LeakageEnvelope(delta, 0.0, 0.0 if w.shape[1] <= MAX_MERGE_OUTPUTS else None,
+                               bound, 0.0)
+    plain = float(_quantile_per_row(ell[None, :], q[None, :], delta)[0])
+    merges: float | None = None
+    if w.shape[1] <= MAX_MERGE_OUTPUTS:
+        merges = 0.0
+        for rgs in _partition_chunks(w.shape[1]):
+            e, mass = _merge_blocks(w, p, rgs)
+            merges = max(merges, float(_quantile_per_row(e, mass, delta).max()))
+    lo = max(merges if merges is not None else 0.0, plain) - 2 * _T_TOL
+    # a pure guarantee survives post-processing: no Z leaks more than eps_min anywhere
+    top = float(ell.max())
+    hi = min(bound, top)
+    lo = max(min(lo, hi), 0.0)
+    while hi - lo > _T_TOL:
+        mid = 0.5 * (lo + hi)
+        if _lp_tail(w, p, mid) > delta - _LP_SLACK:
+            lo = mid
+        else:
+            hi = mid
+    eps = min(max(hi, merges if merges is not None else 0.0, plain), bound, top)
+    return LeakageEnvelope(delta, float(eps), merges, float(bound), plain)
+
+
+def gaussian_envelope_bound(sigma: float, delta: float) -> float:
+    """``ML + log(1/delta)`` for the Gaussian mechanism on binary data, ``Y = X + G`` with
+    ``X in {-1, +1}`` and ``G ~ N(0, sigma^2)``: a tail level that holds for every
+    post-processing of the (continuous) output, whatever the prior.
+
+    ``exp ML = int max_x f(y | x) dy = 2 Phi(1/sigma)`` (for ``y > 0`` the larger density is
+    the one centred at ``+1``, whose mass on ``y > 0`` is ``Phi(1/sigma)``; symmetric for
+    ``y < 0``). A release on a grid is a matrix: :func:`leakage_envelope` gives its exact
+    envelope.
+
+    Examples
+    --------
+    At ``sigma = 1``, ``2 Phi(1) = 1.6827`` and with ``delta = 1e-6``:
+
+    >>> round(gaussian_envelope_bound(1.0, 1e-6), 4)
+    14.3358
+    """
+    from statistics import NormalDist
+
+    try:
+        s = float(sigma)
+    except (TypeError, ValueError):
+        raise ValidationError(f"sigma must be a positive number, got {fmt(sigma)}") from None
+    if not (math.isfinite(s) and s > 0):
+        raise ValidationError(f"sigma must be positive and finite, got {fmt(sigma)}")
+    delta = check_delta(delta)
+    return math.log(2.0 * NormalDist().cdf(1.0 / s)) + math.log(1.0 / delta)
