@@ -335,3 +335,72 @@ def test_infinite_worst_case_never_passes_the_re_check() -> None:
     reveal = pmlkit.Mechanism(np.eye(2), ("u", "v"))
     with pytest.raises(DataError, match="does not hold"):
         g.verify([pmlkit.Mechanism(np.eye(2), ("x", "y")), reveal])
+
+
+# --------------------------------------------------------------------------------------
+# manifests: the record of a release, re-checked in the model when a later pass reads it
+# --------------------------------------------------------------------------------------
+
+def _released(honest: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+              ) -> Path:
+    out = tmp_path / "out.csv"
+    code = main(["privatize", "--plan", str(honest["per"]), "--input", str(honest["data"]),
+                 "--column", "a", "--column", "b", "--output", str(out)])
+    assert code == 0, capsys.readouterr().err
+    capsys.readouterr()
+    return out
+
+
+def _identity_entry(doc: dict[str, Any], ident: pmlkit.Mechanism) -> None:
+    entry = doc["privatized"]["a"]
+    entry["mechanism"] = ident.to_dict()
+    entry["mechanism_sha256"] = ident.to_dict()["sha256"]
+
+
+MANIFEST_EDITS: list[tuple[str, Callable[[dict[str, Any], pmlkit.Mechanism], None]]] = [
+    ("joint eps lowered", lambda d, i: _g_of(d).update(eps=_g_of(d)["eps"] / 2,
+                                                       certified_eps=_g_of(d)["eps"] / 2)),
+    ("joint m edited", lambda d, i: _g_of(d).update(m=10**9)),
+    ("joint radius 0", lambda d, i: _g_of(d)["set"].update(radius=0.0)),
+    ("entry mechanism replaced by the identity, digest updated", _identity_entry),
+    ("entry digest edited", lambda d, i: d["privatized"]["a"].update(
+        mechanism_sha256="0" * 64)),
+    ("joint guarantee of another column set", lambda d, i: d["joint_guarantee"].update(
+        columns=["a", "c"])),
+]
+
+
+def _g_of(doc: dict[str, Any]) -> dict[str, Any]:
+    gd: dict[str, Any] = doc["joint_guarantee"]["guarantee"]
+    return gd
+
+
+def test_the_honest_manifest_is_read_back(honest: dict[str, Any], tmp_path: Path,
+                                          capsys: pytest.CaptureFixture[str]) -> None:
+    from pmlkit.privatization.files import previous_privatization
+
+    out = _released(honest, tmp_path, capsys)
+    rec = previous_privatization(out)
+    assert rec is not None and sorted(rec["privatized"]) == ["a", "b"]
+
+
+@pytest.mark.parametrize("name, edit", MANIFEST_EDITS, ids=[e[0] for e in MANIFEST_EDITS])
+def test_an_edited_manifest_is_refused_by_the_next_pass(
+        honest: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str], name: str,
+        edit: Callable[[dict[str, Any], pmlkit.Mechanism], None]) -> None:
+    from pmlkit.privatization.files import previous_privatization
+
+    out = _released(honest, tmp_path, capsys)
+    man = tmp_path / "out.csv.pmlkit.json"
+    doc = json.loads(man.read_text())
+    edit(doc, honest["ident"])
+    man.write_text(json.dumps(doc))
+    with pytest.raises(DataError) as err:
+        previous_privatization(out)
+    assert "\n" not in str(err.value)
+    # and the command line refuses a next pass over it in one line
+    code = main(["privatize", "--mechanism", str(honest["per"].parent / "a.json"), "--input",
+                 str(out), "--column", "a", "--output", str(tmp_path / "again.csv"),
+                 "--allow-repeat", "--no-joint-guarantee"])
+    assert code != 0 and capsys.readouterr().err.count("\n") == 1
+    assert not (tmp_path / "again.csv").exists()

@@ -233,7 +233,63 @@ def _check_record(doc: Any, where: str, manifest_format: str) -> dict[str, Any]:
             raise DataError(f"{where}: its entry for output column {t!r} is malformed (it "
                             "needs 'column' and the 'mechanism' document); refusing the "
                             "record")
+    recheck_record(doc, where)
     return doc
+
+
+def recheck_record(doc: Mapping[str, Any], where: str) -> None:
+    """Re-check a release record in the model, never trusting its numbers: every entry's
+    mechanism document is read strictly (:meth:`pmlkit.Mechanism.from_dict`, its own
+    certificate recomputed when it states one) and must have the digest the entry records,
+    and the record's joint guarantee is read strictly and re-verified
+    (:meth:`pmlkit.joint.JointGuarantee.verify`) for exactly the mechanisms the record says
+    were released. Raises :class:`~pmlkit.errors.DataError`."""
+    from ..errors import PMLError
+    from ..joint import JointGuarantee, JointRelease
+    from ..mechanism import Mechanism
+
+    by_column: dict[str, Any] = {}
+    try:
+        for t, e in doc["privatized"].items():
+            mech = Mechanism.from_dict(e["mechanism"], allow_uncertified=True)
+            digest = e.get("mechanism_sha256")
+            if digest is not None and digest != mech.to_dict()["sha256"]:
+                raise DataError(f"its entry for output column {t!r} records a mechanism "
+                                "digest other than its mechanism's")
+            rel = e.get("joint_release")
+            if rel is not None:
+                if not isinstance(rel, Mapping) or "release" not in rel:
+                    raise DataError(f"its entry for output column {t!r} has a malformed "
+                                    "joint release")
+                release = JointRelease.from_dict(rel["release"], allow_uncertified=True)
+                if release.mechanism.to_dict()["sha256"] != mech.to_dict()["sha256"]:
+                    raise DataError(f"its entry for output column {t!r} names a joint "
+                                    "release of another mechanism")
+                by_column[str(e["column"])] = release
+            else:
+                by_column.setdefault(str(e["column"]), mech)
+        jg = doc.get("joint_guarantee")
+        if jg is not None:
+            g = JointGuarantee.from_dict(jg)
+            missing = [c for c in g.columns if c not in by_column]
+            if missing:
+                raise DataError(f"its joint guarantee names column {missing[0]!r}, which the "
+                                "record does not list as released")
+            targets = [by_column[c] for c in g.columns]
+            releases = {id(x): x for x in targets if isinstance(x, JointRelease)}
+            if releases:
+                if len(releases) != 1 or len(targets) != len(next(iter(releases.values()))
+                                                              .columns):
+                    raise DataError("its joint guarantee mixes a joint release with other "
+                                    "columns")
+                g.verify(next(iter(releases.values())))
+            else:
+                g.verify(targets)
+    except DataError as exc:
+        raise DataError(f"{where}: {exc}; refusing the record") from exc
+    except PMLError as exc:
+        raise DataError(f"{where}: it does not re-check: {' '.join(str(exc).split())}; "
+                        "refusing the record") from exc
 
 
 def check_binding(path: Path, record: Mapping[str, Any], binding: Any, where: str,
