@@ -5,7 +5,8 @@ column's alphabet, the manifest records the joint release, and bad input is refu
 
 The valid joint releases are ``pmlkit.joint.JointRelease`` objects; the invalid ones are
 built by a small frozen dataclass with the same attributes (which ``JointRelease`` itself
-would refuse to construct), to test the engine's own checks; the expected laws are computed by enumerating the tuples with Python loops,
+would refuse to construct), to test the engine's own checks; the expected laws are
+computed by enumerating the tuples with Python loops,
 independently of the engine's ``ravel_multi_index`` and lookup tables.
 """
 
