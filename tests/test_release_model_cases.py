@@ -130,9 +130,13 @@ def test_case1_forged_plan_is_refused(planned: dict[str, Path],
 
 def test_case1_duplicate_guarantee_key_is_refused(planned: dict[str, Path],
                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    """A second "joint_guarantee" key (here a copy of the first: readers that keep the last
+    and readers that keep the first see different plans once it is edited) is refused."""
     text = planned["plan"].read_text().rstrip()
+    doc = json.loads(text)
     assert text.endswith("}")
-    planned["plan"].write_text(text[:-1] + ', "joint_guarantee": {"eps": 0.0}}')
+    planned["plan"].write_text(text[:-1] + ', "joint_guarantee": '
+                               + json.dumps(doc["joint_guarantee"]) + "}")
     code, err, out = _privatize_with(planned, capsys)
     assert code != 0 and not out.exists()
     assert err.count("\n") == 1
