@@ -7,6 +7,8 @@ computes) and compares the reported guarantee with the exact law evaluated in mp
 
 from __future__ import annotations
 
+import math
+
 import mpmath as mp
 import pytest
 from hypothesis import given, settings
@@ -18,6 +20,8 @@ from pmlkit.additive import (
     gaussian_grid_delta1_interval,
     gaussian_grid_pml,
     gaussian_grid_violation_probability,
+    laplace_eps,
+    laplace_scale,
 )
 
 mp.mp.dps = 60
@@ -133,3 +137,46 @@ def test_exceeds_margin_against_mpmath_leakage() -> None:
                 if ex > 0:
                     worst = max(worst, abs(mp.mpf(v) - ex) / ex)
     assert 0 < worst < LEAKAGE_REL_ERR / 16
+
+
+# --------------------------------------------------------------------------- Laplace scale
+
+def exact_laplace_eps(b: float, p: float) -> mp.mpf:
+    """Prop. Laplaceleakage in mpmath: ``-log(p + (1 - p) e^{-2/b})``, ``b = 0``: ``-log p``."""
+    pp = mp.mpf(p)
+    if b == 0.0:
+        return -mp.log(pp) if pp > 0 else mp.inf
+    return -mp.log(pp + (1 - pp) * mp.exp(-2 / mp.mpf(b)))
+
+
+def _check_scale(eps: float, p: float) -> None:
+    b = laplace_scale(eps, p)
+    assert exact_laplace_eps(b, p) <= mp.mpf(eps)
+
+
+@pytest.mark.parametrize("p", [0.5, 0.3, 0.25, 0.1, 1e-3, 0.4999, 0.123456789])
+def test_laplace_scale_at_a_tie_with_eps_max(p: float) -> None:
+    """eps = -log p_min as computed: "no noise" only if releasing X is within eps exactly.
+
+    At p = 1/2 the float ``math.log(2)`` is below ln 2, and the old code returned 0 (no
+    noise: X released raw with leakage ln 2 > eps)."""
+    _check_scale(-math.log(p), p)
+
+
+def test_laplace_scale_tie_at_one_half_was_unsafe() -> None:
+    assert mp.log(2) > mp.mpf(math.log(2))  # the tie the old code got wrong
+    assert laplace_scale(math.log(2), 0.5) > 0.0
+
+
+@pytest.mark.parametrize("p", [0.0, 0.5, 0.3, 0.05])
+@pytest.mark.parametrize("b", [0.05, 0.3, 1.0, 2.5, 40.0])
+def test_laplace_scale_at_a_tie_with_a_computed_leakage(b: float, p: float) -> None:
+    """eps equal to the computed leakage of a scale: the calibrated scale is never below what
+    the exact leakage allows."""
+    _check_scale(laplace_eps(b, p), p)
+
+
+@settings(max_examples=60, deadline=None)
+@given(eps=st.floats(1e-6, 12.0), p=st.floats(0.0, 0.5))
+def test_laplace_scale_meets_eps_exactly(eps: float, p: float) -> None:
+    _check_scale(eps, p)
