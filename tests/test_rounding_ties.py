@@ -10,12 +10,14 @@ from __future__ import annotations
 import math
 
 import mpmath as mp
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pmlkit._validation import LEAKAGE_REL_ERR
 from pmlkit.additive import (
+    LaplaceMechanism,
     gaussian_grid,
     gaussian_grid_delta1_interval,
     gaussian_grid_pml,
@@ -23,6 +25,15 @@ from pmlkit.additive import (
     laplace_eps,
     laplace_scale,
 )
+from pmlkit.design import (
+    extremal_mechanism,
+    identity_mechanism,
+    k_singular,
+    optimal_binary,
+    optimal_mechanism,
+    randomized_response,
+)
+from pmlkit.sets import Box, L1Ball, VertexSet
 
 mp.mp.dps = 60
 
@@ -180,3 +191,117 @@ def test_laplace_scale_at_a_tie_with_a_computed_leakage(b: float, p: float) -> N
 @given(eps=st.floats(1e-6, 12.0), p=st.floats(0.0, 0.5))
 def test_laplace_scale_meets_eps_exactly(eps: float, p: float) -> None:
     _check_scale(eps, p)
+
+
+# --------------------------------------------------------------------------- certificates
+
+def _mp_min_linear(uset: object, col: list[mp.mpf]) -> mp.mpf:
+    """``min_{Q in set} Q . w`` in exact arithmetic for the sets the designers use: a point
+    (``Box(p, p)``), the simplex (``VertexSet(I)``), an l1-ball (move up to ``radius/2`` of
+    mass from the largest entries of ``w`` to its smallest, in that order)."""
+    if isinstance(uset, VertexSet):
+        return min(mp.fsum(mp.mpf(float(v)) * c for v, c in zip(row, col, strict=True))
+                   for row in np.asarray(uset.vertices))
+    if isinstance(uset, Box):
+        lo, hi = uset.coordinate_bounds()
+        assert np.array_equal(lo, hi)
+        return mp.fsum(mp.mpf(float(v)) * c for v, c in zip(lo, col, strict=True))
+    assert isinstance(uset, L1Ball)
+    centre = [mp.mpf(float(v)) for v in np.asarray(uset.center)]
+    if float(uset.radius) == 0.0:  # one prior, as given (its float sum may not be 1)
+        return mp.fsum(a * c for a, c in zip(centre, col, strict=True))
+    assert mp.fsum(centre) == 1  # the greedy below is exact for a centre on the simplex
+    budget = mp.mpf(float(uset.radius)) / 2
+    low = min(col)
+    value = mp.fsum(a * c for a, c in zip(centre, col, strict=True))
+    for i in sorted(range(len(col)), key=lambda k: -col[k]):
+        take = min(centre[i], budget)
+        value -= take * (col[i] - low)
+        budget -= take
+        if budget <= 0:
+            break
+    return value
+
+
+def exact_worst_case(matrix: np.ndarray, uset: object) -> mp.mpf:
+    """The exact leakage capacity of the float matrix over the set, in mpmath."""
+    w = np.asarray(matrix, dtype=np.float64)
+    worst = mp.mpf(0)
+    for j in range(w.shape[1]):
+        col = [mp.mpf(float(x)) for x in w[:, j]]
+        top = max(col)
+        if top == 0:
+            continue
+        qmin = _mp_min_linear(uset, col)
+        if qmin <= 0:
+            return mp.inf
+        worst = max(worst, mp.log(top / qmin))
+    return worst
+
+
+def _holds(mech: object) -> None:
+    """The guarantee a design states holds exactly for the float matrix it releases."""
+    g = mech.guarantee  # type: ignore[attr-defined]
+    # basis "all": the claim is every distribution (the recorded ball of radius 2 around a
+    # float centre that may not sum to 1 exactly is a stand-in for the simplex)
+    sets = [VertexSet(np.eye(g.n))] if g.basis == "all" else [g.set]
+    for s in sets:
+        assert exact_worst_case(np.asarray(mech), s) <= mp.mpf(g.eps), (g.eps, g.certified_eps)
+
+
+@pytest.mark.parametrize("n, k", [(4, 2), (6, 3), (6, 2), (8, 4), (9, 3)])
+def test_k_singular_guarantee_holds_exactly(n: int, k: int) -> None:
+    """The k-singular matrix leaks exactly log(n/k) (real) under the float uniform prior,
+    above the float log 2 at n/k = 2: it used to state the float log(n/k)."""
+    _holds(k_singular(n, k))
+
+
+@pytest.mark.parametrize("n", [2, 3, 5])
+@pytest.mark.parametrize("eps", [math.log(2), math.log(3), 1.0, 0.25, 0.0])
+def test_randomized_response_guarantee_holds_exactly(n: int, eps: float) -> None:
+    _holds(randomized_response(n, eps))
+
+
+@pytest.mark.parametrize("p", [[0.25, 0.75], [0.5, 0.5], [0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4]])
+def test_identity_states_a_bound_on_its_exact_leakage(p: list[float]) -> None:
+    _holds(identity_mechanism(len(p), prior=p))
+
+
+@pytest.mark.parametrize("p", [[0.6, 0.4], [0.5, 0.5], [0.2, 0.3, 0.5], [0.1, 0.2, 0.3, 0.4]])
+def test_extremal_at_the_region_boundary_holds_exactly(p: list[float]) -> None:
+    """eps = log(1/(1 - p_min)) as computed: the end of the first privacy region (a tie of
+    the closed form with its own limit) and inside it."""
+    pmin = min(p)
+    for eps in (-math.log1p(-pmin), 0.5 * -math.log1p(-pmin), 0.0):
+        _holds(extremal_mechanism(np.array(p), eps))
+
+
+@pytest.mark.parametrize("p, beta", [([0.6, 0.4], 0.1), ([0.5, 0.5], 0.2), ([0.7, 0.3], 0.0)])
+def test_optimal_binary_holds_exactly(p: list[float], beta: float) -> None:
+    limit = -math.log(max(p) - beta / 2)
+    for eps in (limit, 0.5 * limit, math.log(2) if math.log(2) <= limit else 0.1):
+        _holds(optimal_binary(p, eps=eps, beta=beta))
+
+
+@settings(max_examples=15, deadline=None)
+@given(a=st.integers(1, 500), b=st.integers(1, 500), eps=st.floats(0.0, 2.0),
+       rad=st.integers(0, 200))
+def test_designs_hold_exactly(a: int, b: int, eps: float, rad: int) -> None:
+    """The LP designs and the closed forms state eps only where their exact worst case is
+    at most eps (before, a tight design could exceed it by up to 1e-9). Dyadic priors and
+    radii: the prior sums to 1 exactly, so the exact set is the one written."""
+    p = np.array([a, b, 1024 - a - b]) / 1024.0
+    beta = min(rad, int(1.9 * min(a, b, 1024 - a - b))) / 1024.0
+    _holds(optimal_mechanism(p, eps, beta=beta))
+    _holds(optimal_mechanism(p, eps, beta=beta, utility="accuracy"))
+
+
+@pytest.mark.parametrize("b, g", [(1.0, 0.25), (0.7, 0.5), (2.3, 0.125)])
+@pytest.mark.parametrize("q", [0.5, 0.3, 0.1])
+def test_laplace_mechanism_states_a_bound_on_its_exact_leakage(b: float, g: float,
+                                                               q: float) -> None:
+    """LaplaceMechanism.from_scale states its own worst case: rounded up, it holds in
+    mpmath (Prop. Laplaceleakage at the released scale; the grid's largest leakage)."""
+    mech = LaplaceMechanism.from_scale(b, over=[1.0 - q, q], granularity=g)
+    released = mech.released_b
+    assert exact_laplace_eps(released, min(q, 1.0 - q)) <= mp.mpf(mech.guarantee.eps)

@@ -40,6 +40,7 @@ __all__ = [
     "exceeds",
     "fmt",
     "no_duplicate_keys",
+    "safe_upper",
 ]
 
 
@@ -295,7 +296,7 @@ def readonly(a: ArrayLike, dtype: DTypeLike | None = np.float64) -> NDArray[Any]
 
 
 def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_ERR,
-            absolute: float = 0.0) -> Any:
+            absolute: ArrayLike = 0.0) -> Any:
     """Whether a computed leakage may exceed ``threshold`` once its rounding error is counted.
 
     The one rule of pmlkit where a computed leakage (a log-ratio) meets a threshold eps:
@@ -321,7 +322,7 @@ def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_
     as eps (``1e-13`` relative). Where a value is a difference of logarithms that can
     cancel (``log a - log b``), its absolute error is of the order of
     ``ulp * (|log a| + |log b|)``, not of ``ulp * |value|``: such a site passes an
-    ``absolute`` margin too.
+    ``absolute`` margin too (a scalar or an array broadcasting with ``value``).
 
     Examples
     --------
@@ -335,11 +336,33 @@ def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_
     v = np.asarray(value, dtype=np.float64)
     t = np.asarray(threshold, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
-        margin = rel * np.maximum(np.abs(v), np.abs(t)) + absolute
+        margin = rel * np.maximum(np.abs(v), np.abs(t)) + np.asarray(absolute, dtype=np.float64)
         # a finite threshold never gets an infinite margin: v = inf exceeds it anyway
         margin = np.where(np.isfinite(margin), margin, 0.0)
         out = (v + margin > t) | np.isnan(v) | np.isnan(t)
     return bool(out) if out.ndim == 0 else out
+
+
+def safe_upper(value: float, *, rel: float = LEAKAGE_REL_ERR, absolute: float = 0.0) -> float:
+    """The smallest float threshold a computed leakage does not :func:`exceeds`: the value
+    raised by its rounding margin, what may be promised for it (``inf`` stays ``inf``;
+    NaN gives ``inf``, a value that cannot be checked bounds nothing).
+
+    Examples
+    --------
+    >>> t = safe_upper(1.0)
+    >>> 1.0 < t < 1.0 + 1e-12, exceeds(1.0, t), safe_upper(0.0)
+    (True, False, 0.0)
+    """
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        return math.inf
+    t = max((v + float(absolute)) / (1.0 - rel), v)
+    for _ in range(64):  # the division is within a few ulps: step over them
+        if not exceeds(v, t, rel=rel, absolute=absolute):
+            return t
+        t = math.nextafter(t, math.inf)
+    return math.inf  # pragma: no cover
 
 
 def check_prior_matches(w: NDArray[Any], p: NDArray[Any], *, wname: str = "mechanism",
