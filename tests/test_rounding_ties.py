@@ -18,10 +18,13 @@ from hypothesis import strategies as st
 from pmlkit._validation import LEAKAGE_REL_ERR
 from pmlkit.additive import (
     LaplaceMechanism,
+    gaussian_delta1_interval,
     gaussian_grid,
     gaussian_grid_delta1_interval,
     gaussian_grid_pml,
     gaussian_grid_violation_probability,
+    gaussian_pml,
+    gaussian_violation_probability,
     laplace_eps,
     laplace_scale,
 )
@@ -305,3 +308,47 @@ def test_laplace_mechanism_states_a_bound_on_its_exact_leakage(b: float, g: floa
     mech = LaplaceMechanism.from_scale(b, over=[1.0 - q, q], granularity=g)
     released = mech.released_b
     assert exact_laplace_eps(released, min(q, 1.0 - q)) <= mp.mpf(mech.guarantee.eps)
+
+
+# --------------------------------------------------------------------------- continuous Gaussian
+
+def exact_gauss_delta(sigma: float, q: float, eps: float) -> mp.mpf:
+    """``P_Y(E_eps)`` of the real-valued binary Gaussian mechanism in mpmath: the half-line
+    ``y > t_+`` exists iff ``e^{-eps} > P(+1)`` exactly (``t_-`` likewise)."""
+    s, qq, e = mp.mpf(sigma), mp.mpf(q), mp.exp(-mp.mpf(eps))
+    rr = 1 - qq
+    total = mp.mpf(0)
+    if e > qq:
+        t = -(s * s / 2) * mp.log((e - qq) / rr)
+        total += qq * mp.ncdf((1 - t) / s) + rr * mp.ncdf((-1 - t) / s)
+    if e > rr:
+        t = -(s * s / 2) * mp.log((e - rr) / qq)
+        total += qq * mp.ncdf((-t - 1) / s) + rr * mp.ncdf((1 - t) / s)
+    return total
+
+
+@pytest.mark.parametrize("sigma", [0.1, 0.3, 1.0])
+@pytest.mark.parametrize("q", [0.81, 0.3, 0.7, 0.123, 0.9, 0.55, 0.6, 0.19, 0.45])
+def test_gaussian_kink_tie_keeps_the_half_line(sigma: float, q: float) -> None:
+    """eps = -log P(+1) as computed: exactly, e^{-eps} - P(+1) can be positive (q = 0.81:
+    +1.4e-18) and the positive half-line then holds most of the mass; the float test
+    ``r + expm1(-eps) > 0`` dropped it (0.19 reported, 1.0 exact at sigma = 0.1)."""
+    eps = -math.log(q)
+    reported = gaussian_violation_probability(sigma, [1.0 - q, q], eps)
+    assert reported >= float(exact_gauss_delta(sigma, q, eps)) * (1 - SUM_RTOL) - 1e-15
+    # and over an interval of priors holding q
+    lo, hi = max(0.0, q - 0.01), min(1.0, q + 0.01)
+    over = gaussian_delta1_interval(sigma, lo, hi, eps=eps)
+    assert over >= float(exact_gauss_delta(sigma, q, eps)) * (1 - SUM_RTOL) - 1e-15
+
+
+@settings(max_examples=40, deadline=None)
+@given(sigma=st.floats(0.05, 3.0), q=st.floats(0.01, 0.99), y=st.floats(0.0, 3.0),
+       negative=st.booleans())
+def test_gaussian_delta_at_a_pml_tie_is_never_below_the_exact_one(
+        sigma: float, q: float, y: float, negative: bool) -> None:
+    """eps = the computed leakage of an output y (a tie at the violation set's boundary)."""
+    prior = [1.0 - q, q]
+    eps = float(gaussian_pml(-y if negative else y, sigma, prior))
+    reported = gaussian_violation_probability(sigma, prior, eps)
+    assert reported >= float(exact_gauss_delta(sigma, q, eps)) * (1 - SUM_RTOL) - 1e-15
