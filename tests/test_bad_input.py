@@ -994,6 +994,12 @@ CASES: list[Case] = [
          lambda t: _d("pmlkit.worstcase", "worst_case_distribution")(
              [[NAN, 1.0], [0.5, 0.5]], pmlkit.L1Ball(P, 0.1)), ValidationError,
          r"mechanism must not contain NaN"),
+    Case("pmlkit.worstcase.certifies(W, set, eps)", "eps NaN",
+         lambda t: _d("pmlkit.worstcase", "certifies")(W, pmlkit.L1Ball(P, 0.1), NAN),
+         ValidationError, r"eps .*nan"),
+    Case("pmlkit.worstcase.certified_bound(W, set)", "not a set",
+         lambda t: _d("pmlkit.worstcase", "certified_bound")(W, [0.5, 0.5]),
+         ValidationError, r"uncertainty_set must be a pmlkit.sets.UncertaintySet"),
     Case("pmlkit.utility.accuracy(W, prior)", "non-square W",
          lambda t: _d("pmlkit.utility", "accuracy")([[0.5, 0.3, 0.2], [0.1, 0.1, 0.8]], P),
          ValidationError, r"(?i)square|3"),

@@ -21,12 +21,14 @@ def test_demo_numbers():
     # k-ary RR: W[x, y] = e^eps / (e^eps + 3) on the diagonal, 1 / (e^eps + 3) elsewhere
     e = 3.0
     hand = [math.log(e / (e + 3) / ((e * q + (1 - q)) / (e + 3))) for q in p]
-    np.testing.assert_allclose(doc["pml_per_outcome"], hand, rtol=1e-12)
+    # randomized response is built ~1.5e-11 nats below log 3 so that its computed worst
+    # case certifies log 3 (design._common.closed_form_eps): rtol 1e-10, not 1e-12
+    np.testing.assert_allclose(doc["pml_per_outcome"], hand, rtol=1e-10)
     assert doc["beta"] == pytest.approx(math.sqrt(2 / 1000 * (math.log(14) - math.log(1e-6))))
     # worst case for RR: minimise Q(y) -> move beta/2 of mass away from y
     worst = max(math.log(e / (e + 3) / ((e * max(q - doc["beta"] / 2, 0) + 1
                                          - max(q - doc["beta"] / 2, 0)) / (e + 3))) for q in p)
-    assert doc["exact_worst_case_eps"] == pytest.approx(worst, rel=1e-12)
+    assert doc["exact_worst_case_eps"] == pytest.approx(worst, rel=1e-10)
     assert doc["eps_min_at_p_hat"] <= doc["exact_worst_case_eps"] <= doc["paper_bound_epsmax"]
     assert doc["exact_worst_case_eps"] <= doc["paper_bound_l1gamma"]
 

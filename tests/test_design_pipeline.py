@@ -55,8 +55,10 @@ def test_guarantee_recomputed_independently(samples, result):
     assert g.utility_value == pytest.approx(pmlkit.mutual_information(result.mechanism, p_hat))
     e = 2.0
     rr = (np.full((4, 4), 1.0) + (e - 1) * np.eye(4)) / (e + 3)
+    # randomized response is built a rounding margin (~1.5e-11 nats) below eps, so that
+    # its computed worst case certifies eps (design._common.closed_form_eps)
     assert g.utility_randomized_response == pytest.approx(
-        pmlkit.mutual_information(rr, p_hat), abs=1e-12)
+        pmlkit.mutual_information(rr, p_hat), abs=1e-10)
     ep = eps_prime(math.log(2), beta)
     assert g.eps_prime == pytest.approx(math.log(2 / (1 + beta)))
     fixed = optimal_mechanism(p_hat, ep)

@@ -277,10 +277,12 @@ def test_laplace_scale_inverts_laplace_eps(eps: float, p_min: float) -> None:
 
 
 def test_laplace_scale_beyond_eps_max_needs_no_noise() -> None:
-    """Documented end: eps >= -log p_min is met by any b (returns 0.0, no noise needed)."""
+    """Documented end: eps >= -log p_min (safely, beyond its rounding margin) is met by any
+    b (returns 0.0, no noise needed); eps tied with the computed -log p_min gets noise."""
     f = _fn("pmlkit.additive", "laplace_scale")
     assert f(50.0, 0.5) == 0.0
-    assert f(-math.log(1e-12), 1e-12) == 0.0
+    assert f(-math.log(1e-12) * (1 + 1e-12), 1e-12) == 0.0
+    assert 0.0 < f(-math.log(1e-12), 1e-12) < 0.1
 
 
 def mp_gauss_violation(sigma: float, prior: tuple[float, float], eps: float) -> Any:

@@ -23,7 +23,12 @@ from .errors import ValidationError
 #: Tolerance on ``|sum - 1|`` for priors and mechanism rows (relative to 1).
 SUM_TOL = 1e-9
 
+#: Relative rounding margin of a computed leakage (a log-likelihood ratio) where it meets a
+#: threshold: ``2^-44 ~ 5.7e-14``, i.e. 512 units in the last place. See :func:`exceeds`.
+LEAKAGE_REL_ERR = 2.0**-44
+
 __all__ = [
+    "LEAKAGE_REL_ERR",
     "SUM_TOL",
     "as_distribution",
     "as_mechanism",
@@ -32,8 +37,10 @@ __all__ = [
     "check_eps",
     "check_radius",
     "check_real",
+    "exceeds",
     "fmt",
     "no_duplicate_keys",
+    "safe_upper",
 ]
 
 
@@ -286,6 +293,76 @@ def readonly(a: ArrayLike, dtype: DTypeLike | None = np.float64) -> NDArray[Any]
     out = np.array(a, dtype=dtype, copy=True)
     out.setflags(write=False)
     return out
+
+
+def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_ERR,
+            absolute: ArrayLike = 0.0) -> Any:
+    """Whether a computed leakage may exceed ``threshold`` once its rounding error is counted.
+
+    The one rule of pmlkit where a computed leakage (a log-ratio) meets a threshold eps:
+    a value within its rounding error of the threshold counts AGAINST the guarantee. So
+
+        exceeds(v, t)  <=>  v + rel * max(|v|, |t|) + absolute > t,
+
+    an output whose computed leakage ties eps (or is below it by less than the margin) is in
+    the violation set, and a certificate ``v <= t`` holds only when ``not exceeds(v, t)``,
+    i.e. ``v`` is below ``t`` by more than its error bound. NaN counts as exceeding (a
+    value that cannot be checked is never believed); ``+inf`` exceeds every finite
+    threshold and no value exceeds ``+inf``. Arrays broadcast (a boolean array is
+    returned; a Python ``bool`` for scalars).
+
+    The margin. Every leakage pmlkit compares is a logarithm evaluated from a handful of
+    correctly rounded operations (``log1p``, ``expm1``, ``logaddexp``, products and short
+    sums), each with relative error at most one or two ulps (``2^-53``) and condition
+    numbers of order one where the leakage is computed as a relative quantity (e.g.
+    ``-log1p(r expm1(-u))`` with ``r expm1(-u) > -1/2``: condition number at most
+    ``1/(2 log 2) * 2 < 1.5``); the Gaussian grid's leakage is accurate to about 10 ulps
+    (:mod:`pmlkit.additive.grid`). The default ``rel = 2^-44`` (512 ulps) covers such
+    evaluations with a factor of about 50 and is still far below anything a user states
+    as eps (``1e-13`` relative). Where a value is a difference of logarithms that can
+    cancel (``log a - log b``), its absolute error is of the order of
+    ``ulp * (|log a| + |log b|)``, not of ``ulp * |value|``: such a site passes an
+    ``absolute`` margin too (a scalar or an array broadcasting with ``value``).
+
+    Examples
+    --------
+    >>> exceeds(1.0, 1.0), exceeds(1.0 - 1e-12, 1.0), exceeds(1.0 - 1e-15, 1.0)
+    (True, False, True)
+    >>> exceeds(0.0, 0.0), exceeds(float("nan"), 1.0), exceeds(float("inf"), 1e300)
+    (False, True, True)
+    >>> exceeds(np.array([0.5, 1.0]), 1.0).tolist()
+    [False, True]
+    """
+    v = np.asarray(value, dtype=np.float64)
+    t = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        margin = rel * np.maximum(np.abs(v), np.abs(t)) + np.asarray(absolute, dtype=np.float64)
+        # a finite threshold never gets an infinite margin: v = inf exceeds it anyway
+        margin = np.where(np.isfinite(margin), margin, 0.0)
+        out = (v + margin > t) | np.isnan(v) | np.isnan(t)
+    return bool(out) if out.ndim == 0 else out
+
+
+def safe_upper(value: float, *, rel: float = LEAKAGE_REL_ERR, absolute: float = 0.0) -> float:
+    """The smallest float threshold a computed leakage does not :func:`exceeds`: the value
+    raised by its rounding margin, what may be promised for it (``inf`` stays ``inf``;
+    NaN gives ``inf``, a value that cannot be checked bounds nothing).
+
+    Examples
+    --------
+    >>> t = safe_upper(1.0)
+    >>> 1.0 < t < 1.0 + 1e-12, exceeds(1.0, t), safe_upper(0.0)
+    (True, False, 0.0)
+    """
+    v = float(value)
+    if math.isnan(v) or math.isinf(v):
+        return math.inf
+    t = max((v + float(absolute)) / (1.0 - rel), v)
+    for _ in range(64):  # the division is within a few ulps: step over them
+        if not exceeds(v, t, rel=rel, absolute=absolute):
+            return t
+        t = math.nextafter(t, math.inf)
+    return math.inf  # pragma: no cover
 
 
 def check_prior_matches(w: NDArray[Any], p: NDArray[Any], *, wname: str = "mechanism",

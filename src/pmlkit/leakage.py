@@ -81,7 +81,8 @@ def pml(mechanism: ArrayLike, prior: ArrayLike) -> NDArray[np.float64]:
     numpy.ndarray
         Length-``M`` float array; ``NaN`` for outcomes with ``P_Y[j] = 0`` (they never occur).
         Computed as ``log max_i W[i, j] - log P_Y[j]`` with ``log P_Y`` from a log-sum-exp
-        where ``P_Y`` is tiny, so it stays accurate down to the smallest positive floats.
+        where ``P_Y`` is tiny, so it stays accurate down to the smallest positive floats;
+        exactly ``0`` for a column whose entries are all equal.
 
     References
     ----------
@@ -103,8 +104,12 @@ def pml(mechanism: ArrayLike, prior: ArrayLike) -> NDArray[np.float64]:
     p = as_distribution(prior)
     check_prior_matches(w, p)
     log_py = _log_output_distribution(w, p)
+    top = w.max(axis=0)
     with np.errstate(divide="ignore", invalid="ignore"):
-        out = np.log(w.max(axis=0)) - log_py
+        out = np.log(top) - log_py
+    # a column with all entries equal leaks exactly 0 under every distribution (as in
+    # pmlkit.worstcase): not the rounding residue of log(w) - log(p . w)
+    out[top == w.min(axis=0)] = 0.0
     out[~np.isfinite(log_py)] = np.nan
     return cast(NDArray[np.float64], out)
 

@@ -27,25 +27,32 @@ from typing import Protocol, TypeAlias, cast
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import as_distribution, as_mechanism, check_prior_matches
+from ._validation import (
+    as_distribution,
+    as_mechanism,
+    check_eps,
+    check_prior_matches,
+    exceeds,
+)
 from .errors import ValidationError
 from .leakage import eps_min
 from .sets import UncertaintySet
 
-__all__ = ["CERTIFY_TOL", "leakage_capacity", "leakage_sensitivity",
-           "worst_case_distribution"]
+__all__ = ["CERTIFY_TOL", "certified_bound", "certifies", "leakage_capacity",
+           "leakage_sensitivity", "worst_case_distribution"]
 
-#: Allowed excess of a certified eps over its target, in nats: the single certification
-#: tolerance of pmlkit, used by the designers, by :meth:`pmlkit.Mechanism.load` (which
-#: recomputes the worst case of a file) and by the audits. A mechanism is accepted only if
-#: its exact worst case over the set is ``<= eps + CERTIFY_TOL``, i.e. every likelihood ratio
-#: is within a factor ``e^(eps + 1e-9)``, which is ``e^eps (1 + 1e-9)``: far below any
-#: statistical meaning, far above the rounding error of the worst-case computation itself
-#: (relative ``~1e-15``; the exact minima of :mod:`pmlkit.sets` are summed from
-#: non-negative terms and bounds are never tightened by rounding). It absorbs the row
-#: rescaling of LP solutions (``~2e-10``, see :mod:`pmlkit.design`). The recorded
-#: ``certified_eps`` is the computed worst case itself, never rounded down to the target.
+#: The design margin, in nats: designers aim at ``eps - CERTIFY_TOL`` (or at ``eps`` and
+#: then at ``eps - CERTIFY_TOL`` should that fail) so that the row rescaling of LP solutions
+#: (``~2e-10``, see :mod:`pmlkit.design`) keeps the result below ``eps``. A design is
+#: certified only by :func:`certifies`: its computed worst case must be below ``eps`` by
+#: more than its rounding margin (never above it by any tolerance). The audits and the
+#: joint release still use it as an allowed excess of a measured eps over a claim. The
+#: recorded ``certified_eps`` is the computed worst case itself, never rounded down.
 CERTIFY_TOL = 1e-9
+
+#: Absolute rounding margin of one column's computed leakage ``log(top) - log(qmin)``, in
+#: units of ``2^-48``, per unit of ``|log top| + |log qmin| + N + 1`` (see :func:`certifies`).
+_ABS_ULPS = 2.0**-48
 
 
 class _HasSet(Protocol):
@@ -87,18 +94,104 @@ def column_values(w: NDArray[np.float64], uset: UncertaintySet) -> NDArray[np.fl
     columns whose ``min_Q Q_Y[j]`` is 0 but not their max. A column ``j`` can occur (``max_Q
     Q . W[:, j] > 0``) iff ``W[x, j] > 0`` for some ``x`` with ``max_Q Q(x) > 0`` (exact
     ``coordinate_bounds``)."""
+    return _column_parts(w, uset)[0]
+
+
+def _column_parts(w: NDArray[np.float64], uset: UncertaintySet
+                  ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(values, top, qmin)`` of :func:`column_values`. A column whose entries are all
+    equal leaks exactly 0 (``Q . W[:, j] = W[0, j]`` for every distribution ``Q``); its
+    value is set to ``0.0`` exactly rather than computed with rounding."""
     top = w.max(axis=0)
     possible = uset._support_mask()
     live = top > 0 if possible is None else (w[possible] > 0).any(axis=0)
     qmin = uset._min_linear(w)
+    flat = top == w.min(axis=0)
     if live.all() and (qmin > 0).all():  # the common case, without masks
-        return cast(NDArray[np.float64], np.log(top) - np.log(qmin))
+        vals = np.log(top) - np.log(qmin)
+        vals[flat] = 0.0
+        return cast(NDArray[np.float64], vals), top, qmin
     vals = np.full(w.shape[1], -np.inf)
     dead_min = live & (qmin <= 0)
     ok = live & ~dead_min
     vals[ok] = np.log(top[ok]) - np.log(qmin[ok])
+    vals[ok & flat] = 0.0
     vals[dead_min] = np.inf
-    return vals
+    return vals, top, qmin
+
+
+def _margins(w: NDArray[np.float64], uset: UncertaintySet
+             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """Each column's computed leakage and its absolute rounding margin (see
+    :func:`certifies`)."""
+    vals, top, qmin = _column_parts(w, uset)
+    with np.errstate(divide="ignore"):
+        logs = np.abs(np.log(top)) + np.abs(np.log(np.maximum(qmin, 0.0)))
+    logs = np.where(np.isfinite(logs), logs, 0.0)
+    margin = np.where(vals == 0.0, 0.0, _ABS_ULPS * (logs + w.shape[0] + 1.0))
+    return vals, margin
+
+
+def certified_bound(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) -> float:
+    """The smallest float eps that :func:`certifies` accepts for the matrix over the set: an
+    upper bound on its exact worst case, the computed one raised by its rounding margin
+    (``inf`` when the worst case is infinite). What a mechanism that states its own worst
+    case (the identity, a fixed matrix) may promise.
+
+    Examples
+    --------
+    >>> import math
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.75, 0.25], [0.25, 0.75]]
+    >>> b = certified_bound(W, L1Ball([0.5, 0.5], 2.0))
+    >>> math.log(3) < b < math.log(3) + 1e-12, certifies(W, L1Ball([0.5, 0.5], 2.0), b)
+    (True, True)
+    """
+    from ._validation import safe_upper
+
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    vals, margin = _margins(w, uset)
+    live = np.flatnonzero(vals > -np.inf)
+    return max([0.0] + [safe_upper(float(vals[j]), absolute=float(margin[j])) for j in live])
+
+
+def certifies(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike,
+              eps: float) -> bool:
+    """Whether the exact worst case of the (float) matrix over the set is ``<= eps``, with
+    rounding counted against the certificate.
+
+    Every column's computed leakage ``v = log(top) - log(qmin)`` (:func:`leakage_capacity`)
+    must be below ``eps`` by more than its rounding margin
+    (:func:`pmlkit._validation.exceeds` with ``rel = 2^-44`` and
+    ``absolute = 2^-48 (|log top| + |log qmin| + N + 1)``): a value within rounding of
+    ``eps`` does not certify it. The margin bounds the error with a factor of about 16 to
+    spare: ``top`` is an entry (exact), ``qmin`` a sum of ``N`` non-negative products
+    (relative error at most ``(N + 1) 2^-53``, which ``log`` turns into an absolute one), each
+    ``log`` is within an ulp of its result (``2^-52 |log x|``) and the subtraction adds
+    ``2^-53 |v|``. A column with all entries equal leaks exactly 0 and needs no margin; a
+    column no distribution of the set produces is ignored; an infinite value never
+    certifies.
+
+    Examples
+    --------
+    Randomized response with ``e^eps = 3`` leaks ``log 3`` under every prior: it does not
+    certify the float ``log 3`` (a tie), it does certify anything safely above it.
+
+    >>> import math
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 2.0)
+    >>> certifies(W, ball, math.log(3)), certifies(W, ball, math.log(3) + 1e-12)
+    (False, True)
+    >>> certifies([[0.5, 0.5], [0.5, 0.5]], ball, 0.0)    # constant columns: exactly 0
+    True
+    """
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    e = check_eps(eps)
+    vals, margin = _margins(w, uset)
+    return not bool(np.any(exceeds(vals, e, absolute=margin)))
 
 
 def leakage_capacity(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) -> float:

@@ -82,17 +82,36 @@ def neg_log_mix(q: ArrayLike, r: ArrayLike, u: ArrayLike) -> FloatArray:
     return out
 
 
+#: Relative rounding bound of the violation thresholds' ingredients (see :func:`_thresholds`).
+_THRESH_ERR = 2.0**-48
+
+
 def _thresholds(sigma: float, q: FloatArray, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """``(t_+, t_-)`` with ``inf`` for an empty half-line. ``e^{-eps} - q = r + expm1(-eps)``."""
+    """``(t_+, t_-)`` with ``inf`` for an empty half-line. ``e^{-eps} - q = r + expm1(-eps)``.
+
+    Rounding counts against the guarantee: each threshold is a lower bound on the exact
+    one, so the violation set computed contains the exact one. ``r + e`` (``e =
+    expm1(-eps)``, ``r = 1 - q``) is within ``2^-52 (r + |e|)`` of ``e^{-eps} - q``; it is
+    raised by ``2^-48 (r + |e|)`` before the half-line is declared empty or its threshold
+    ``-(sigma^2/2) log1p((r + e)/r - 1)`` is taken, and the threshold is then lowered by a
+    relative ``2^-48`` for the roundings of ``log1p`` and the products. At a tie (``eps``
+    equal to the computed ``-log P(+1)``, where the exact ``e^{-eps} - P(+1)`` can be
+    positive and the half-line non-empty) the half-line is kept.
+    """
     e = np.expm1(-eps)  # in (-1, 0]
     r = 1.0 - q
     s2 = sigma * sigma / 2.0
+    err_pos = _THRESH_ERR * (r + np.abs(e))
+    err_neg = _THRESH_ERR * (q + np.abs(e))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        l_pos = np.log1p(e / r)
-        l_neg = np.log1p(e / q)
-        # s2 overflows to inf for sigma > ~1e154; a zero log means the threshold is 0
-        t_pos = np.where(r + e > 0, np.where(l_pos == 0, 0.0, -s2 * l_pos), np.inf)
-        t_neg = np.where(q + e > 0, np.where(l_neg == 0, 0.0, -s2 * l_neg), np.inf)
+        l_pos = np.log1p((e + err_pos) / r)
+        l_neg = np.log1p((e + err_neg) / q)
+        # s2 overflows to inf for sigma > ~1e154; a log >= 0 means the threshold is 0
+        low = 1.0 - _THRESH_ERR
+        t_pos = np.where(r + e + err_pos > 0,
+                         np.where(l_pos >= 0, 0.0, -s2 * l_pos * low), np.inf)
+        t_neg = np.where(q + e + err_neg > 0,
+                         np.where(l_neg >= 0, 0.0, -s2 * l_neg * low), np.inf)
     return t_pos, t_neg
 
 

@@ -71,7 +71,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._deprecation import positional_deprecated
-from .._validation import check_eps, check_real, fmt
+from .._validation import check_eps, check_real, exceeds, fmt
 from ..errors import TooLargeError, ValidationError
 from ._args import as_binary_prior, check_interval, check_p_min, check_scale
 from .gaussian import as_eps_array, neg_log_mix
@@ -486,13 +486,24 @@ def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) ->
     Arrays broadcast. A guess from the closed-form threshold, checked and corrected by a
     vectorised binary search over the integers with the same floating-point predicate
     (monotone in ``i``).
+
+    Rounding counts against the guarantee: ``i`` violates when its computed leakage
+    :func:`pmlkit._validation.exceeds` eps, so an output whose computed leakage ties eps
+    (or is below it by less than ``2^-44`` relative) is in the violation set. The computed
+    leakage is within about 10 ulps of the exact one: ``kappa = 2N/n^2`` and ``u = i kappa``
+    are one rounding each (``N`` a power of two, ``n^2 < 2^53`` and ``i < 2^53`` exact),
+    ``expm1`` and the product by ``back`` add about two more, and :func:`neg_log_mix`
+    evaluates ``-log1p(a)`` only for ``a > -1/2`` (condition number below 1.5, else
+    ``-logaddexp`` of the two log terms, whose error is relative to the result).
     """
     front_b, back_b, eps_b = np.broadcast_arrays(np.asarray(front, dtype=np.float64),
                                                  np.asarray(back, dtype=np.float64),
                                                  np.asarray(eps, dtype=np.float64))
 
     def viol(i: np.ndarray) -> np.ndarray:
-        return neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa) > eps_b
+        out: np.ndarray = exceeds(neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa),
+                                  eps_b)
+        return out
 
     e = np.expm1(-eps_b)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._deprecation import positional_deprecated
-from .._validation import check_eps, check_radius
+from .._validation import check_eps, check_radius, exceeds
 from ._args import check_p_min, check_scale
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -97,17 +97,21 @@ def laplace_scale(eps: float, p_min: float) -> float:
     ``-2 / (-eps + log1p(-p_min e^eps) - log1p(-p_min))`` (no cancellation). With
     ``p_min = 0`` this is the eps-LDP scale ``2/eps`` (Remark laplacereducestoldp).
 
-    Tolerance: the closed form is accurate to a few ulps (relative error ~1e-15); the
-    result is then nudged up by at most a few ulps so that ``laplace_eps(b, p_min) <= eps``
-    holds as evaluated in floating point (the guarantee is never missed by rounding). The
-    tests check it against a bracketing root-find (``scipy.optimize.brentq``, ``xtol``
-    1e-14 relative).
+    Rounding counts against the guarantee: the closed form is accurate to a few ulps
+    (relative error ~1e-15), and the result is then re-checked and nudged up (a doubling
+    search then a bisection) until ``laplace_eps(b, p_min)`` is below ``eps`` by more than
+    its rounding margin (:func:`pmlkit._validation.exceeds`, ``2^-44`` relative), so the
+    returned ``b`` exceeds the exact root by a relative ``~1e-13`` at most where ``eps(b)``
+    is well conditioned (the tests check it against a bracketing root-find,
+    ``scipy.optimize.brentq``, and the guarantee against mpmath).
 
     Conventions at the ends:
 
-    - ``eps >= eps_max = -log p_min``: every ``b > 0`` meets the target (and so does
-      releasing ``X`` unperturbed, the limit ``b -> 0``); returns ``0.0``, meaning "no
-      noise is needed". ``p_min = 0`` has ``eps_max = inf``.
+    - ``eps >= eps_max = -log p_min`` by more than the rounding margin: every ``b > 0``
+      meets the target (and so does releasing ``X`` unperturbed, the limit ``b -> 0``);
+      returns ``0.0``, meaning "no noise is needed". ``p_min = 0`` has ``eps_max = inf``.
+      An eps that ties ``eps_max`` within rounding (``eps = -log p_min`` as computed in
+      floating point, which can be below the exact ``-log p_min``) gets a positive scale.
     - ``eps = 0``: only infinite noise leaks nothing; returns ``math.inf``.
 
     Parameters
@@ -131,22 +135,47 @@ def laplace_scale(eps: float, p_min: float) -> float:
     e = check_eps(eps)
     p = check_p_min(p_min)
     eps_max = -math.log(p) if p > 0 else math.inf
-    if e >= eps_max:
+    if not exceeds(eps_max, e):  # releasing X itself leaks eps_max, safely below eps
         return 0.0
     if e == 0.0:
         return math.inf
+    if e >= eps_max:  # tied with eps_max within rounding: no closed form, search up
+        return _safe_scale(_SMALLEST_SCALE, p, e)
     a = math.expm1(-e) / (1.0 - p)  # (e^{-eps} - p)/(1 - p) - 1, in (-1, 0)
     if a > -0.5:
         log_ratio = math.log1p(a)
     else:  # e^{-eps} small: log(e^{-eps} - p) - log(1 - p) without cancellation
         shift = math.log1p(-math.exp(e + math.log(p))) if p > 0 else 0.0
         log_ratio = -e + shift - math.log1p(-p)
-    b = -2.0 / log_ratio
-    for _ in range(8):  # guard against a 1-ulp overshoot of the target
-        if _eps_of(2.0 / b, p) <= e:
+    return _safe_scale(-2.0 / log_ratio, p, e)
+
+
+#: A scale below which ``e^{-2/b}`` underflows: the search's start when eps ties eps_max.
+_SMALLEST_SCALE = 2.0 / 745.0
+
+
+def _safe_scale(b: float, p: float, e: float) -> float:
+    """The smallest scale ``>= b`` found by search whose ``eps(b)`` does not
+    :func:`~pmlkit._validation.exceeds` ``e > 0`` (``eps(b)`` decreases in ``b``)."""
+    def bad(x: float) -> bool:
+        return bool(exceeds(_eps_of(2.0 / x, p), e))
+
+    if not bad(b):
+        return b
+    lo, step = b, 2.0**-44
+    hi = b * (1.0 + step)
+    while bad(hi):  # eps(b) -> 0 < e as b grows: ends (at inf at the latest)
+        lo, step = hi, step * 2.0
+        hi = b * (1.0 + step)
+    for _ in range(200):
+        mid = lo + 0.5 * (hi - lo)
+        if mid in (lo, hi):
             break
-        b = math.nextafter(b, math.inf)
-    return b
+        if bad(mid):
+            lo = mid
+        else:
+            hi = mid
+    return hi
 
 
 @positional_deprecated(version="0.2", allowed=1)

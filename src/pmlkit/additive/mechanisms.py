@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_eps, fmt
+from .._validation import check_eps, exceeds, fmt, safe_upper
 from ..errors import ValidationError
 from ..guarantee import PMLGuarantee, Provenance
 from ..sets import UncertaintySet
@@ -461,7 +461,16 @@ def laplace_mechanism(b: float, granularity: Any, where: Over, eps: float | None
 
     grid = _laplace_grid(b, granularity)
     cert = laplace_grid_eps(b, smallest_p_min(where.set), grid.granularity)
-    g = where.guarantee(eps=cert if eps is None else eps, certified_eps=cert)
+    # rounding counts against the guarantee: without a target the mechanism promises its
+    # computed eps raised by its rounding margin; a target must be safely above it
+    if eps is None:
+        eps = safe_upper(cert)
+    elif exceeds(cert, eps):
+        raise ValidationError(
+            f"eps={fmt(eps)} is not above the worst case {cert!r} of the Laplace mechanism "
+            f"of scale b={fmt(b)} over the set by more than its rounding margin; choose a "
+            f"larger b or eps")
+    g = where.guarantee(eps=eps, certified_eps=cert)
     prov = Provenance(designer=designer, method=where.method, estimate=where.estimate,
                       details={"b": grid.requested_scale, "granularity": grid.granularity,
                                "released_b": grid.scale, **(details or {})})

@@ -2,19 +2,20 @@
 
 Certification: every designer computes the exact worst-case eps of the matrix it returns
 over the set it was designed for with :func:`pmlkit.worstcase.leakage_capacity`
-(Def. localcap) and raises :class:`~pmlkit.errors.CertificationError` when it exceeds the
-target by more than :data:`pmlkit.worstcase.CERTIFY_TOL` (the one certification
-tolerance, owned by :mod:`pmlkit.worstcase` next to the worst case it bounds; re-exported
-here).
+(Def. localcap) and raises :class:`~pmlkit.errors.CertificationError` unless
+:func:`pmlkit.worstcase.certifies` accepts it: the computed worst case must be below the
+target by more than its rounding margin (a value within rounding of eps counts against
+the certificate, never for it).
 
 LP repair. HiGHS returns vertices that violate equalities by up to its feasibility
 tolerance (we ask for 1e-10). LP-based designers clip negative entries to 0 and divide each
 row by its sum. Row rescaling by factors ``1 + d_i`` changes any PML ratio by at most
-``(1 + max d)/(1 + min d)``, i.e. eps by about ``2 max|d_i|`` (``~2e-10``), which the
-certification tolerance of 1e-9 absorbs. Should the repaired matrix still fail
-certification, :func:`solve_certified` solves again at ``eps - 1e-8``, ``eps - 1e-6``
-and ``eps - 1e-4`` (:data:`MARGINS`; the margin used is recorded as ``design_eps``), and raises
-:class:`CertificationError` only if all fail.
+``(1 + max d)/(1 + min d)``, i.e. eps by about ``2 max|d_i|`` (``~2e-10``), so
+:func:`solve_certified` designs at ``eps - CERTIFY_TOL`` (``1e-9``) first, then at
+``eps - 1e-8``, ``eps - 1e-6`` and ``eps - 1e-4`` (:data:`MARGINS`; the margin used is
+recorded as ``design_eps``), and raises :class:`CertificationError` only if all fail.
+Closed forms that are tight at their eps are built at :func:`closed_form_eps` (a relative
+``~1e-11`` below it) for the same reason.
 """
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ from numpy.typing import ArrayLike, NDArray
 
 from ..errors import CertificationError, InfeasibleError, PMLError
 from ..mechanism import Mechanism
-from ..worstcase import CERTIFY_TOL
+from ..worstcase import CERTIFY_TOL, certifies
 
 if TYPE_CHECKING:
     from ..sets import UncertaintySet
 
-__all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "exp_capped", "repair_rows",
-           "solve_certified", "solve_lp"]
+__all__ = ["CERTIFY_TOL", "EPS_CAP", "MARGINS", "certify", "closed_form_eps", "exp_capped",
+           "repair_rows", "solve_certified", "solve_lp"]
 
 #: LP and extreme-ray designs use ``min(eps, EPS_CAP)``: since ``M(30, P)`` is a subset of
 #: ``M(eps, P)`` for ``eps >= 30``, the result is still certified at eps; the designs differ
@@ -56,7 +57,24 @@ def exp_capped(eps: float) -> float:
 
 
 #: Margins tried in turn by :func:`solve_certified` (design at ``eps - margin``).
-MARGINS = (0.0, 1e-8, 1e-6, 1e-4)
+MARGINS = (CERTIFY_TOL, 1e-8, 1e-6, 1e-4)
+
+
+def closed_form_eps(eps: float, n: int) -> float:
+    """The eps a closed-form design that is tight at its eps is built at: ``eps`` lowered by
+    ``2^-36 max(1, eps) + 2^-44 n`` (``~1.5e-11`` for small ``n``), at least 0.
+
+    The exact worst case of a tight closed form equals its eps, so its computed value ties
+    eps and cannot certify it (:func:`pmlkit.worstcase.certifies`); this lowers the design
+    point by more than the certification margin (``2^-44 eps + 2^-48 (|log top| +
+    |log qmin| + N + 1)``, with ``|log x| <= 745``) plus the closed form's own rounding.
+
+    Examples
+    --------
+    >>> 0 < 1.0 - closed_form_eps(1.0, 2) < 1e-10, closed_form_eps(0.0, 5)
+    (True, 0.0)
+    """
+    return max(eps - (2.0**-36 * max(1.0, eps) + 2.0**-44 * n), 0.0)
 
 HIGHS_OPTIONS = {
     "primal_feasibility_tolerance": 1e-10,
@@ -77,7 +95,8 @@ def floor_repair(w: NDArray[np.float64], eps: float) -> NDArray[np.float64] | No
     n, m = w.shape
     if eps < math.log(m * (m + 1.0)):
         return None
-    floor = w.max(axis=0) * math.exp(-min(eps, 700.0))
+    # tight at eps: the floor is set a rounding margin above e^-eps (closed_form_eps)
+    floor = w.max(axis=0) * math.exp(-min(closed_form_eps(eps, n), 700.0))
     add = np.maximum(floor[None, :] - w, 0.0)
     out = w + add
     k = np.argmax(w, axis=1)
@@ -89,7 +108,8 @@ def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: Uncerta
                     eps: float, *,
                     what: str) -> tuple[NDArray[np.float64], float]:
     """Run ``build(eps_design)`` for ``eps_design = max(eps - margin, 0)`` over
-    :data:`MARGINS` until the exact worst case over ``uset`` is ``<= eps + CERTIFY_TOL``;
+    :data:`MARGINS` until the exact worst case over ``uset`` certifies ``eps``
+    (:func:`pmlkit.worstcase.certifies`: below it by more than its rounding margin);
     for large eps, a solution that fails is repaired with :func:`floor_repair` first.
 
     Returns the matrix and the eps it was designed at; raises :class:`CertificationError`
@@ -98,14 +118,14 @@ def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: Uncerta
     Examples
     --------
     Binary randomized response at ``e^eps = 2`` has worst case ``log 2`` over every prior,
-    so it certifies at the first margin (0):
+    so it certifies ``log 2 + 1e-6`` at the first margin:
 
     >>> import numpy as np
     >>> from pmlkit.sets import L1Ball
     >>> rr = np.array([[2 / 3, 1 / 3], [1 / 3, 2 / 3]])
-    >>> w, designed_at = solve_certified(lambda e: rr, L1Ball([0.5, 0.5], 1.0), np.log(2),
-    ...                                  what="example")
-    >>> print(designed_at == np.log(2))
+    >>> w, designed_at = solve_certified(lambda e: rr, L1Ball([0.5, 0.5], 1.0),
+    ...                                  np.log(2) + 1e-6, what="example")
+    >>> print(designed_at == np.log(2) + 1e-6 - MARGINS[0])
     True
     """
     from ..worstcase import leakage_capacity
@@ -114,11 +134,11 @@ def solve_certified(build: Callable[[float], NDArray[np.float64]], uset: Uncerta
     for margin in MARGINS:
         ed = max(eps - margin, 0.0)
         w = build(ed)
-        cert = float(leakage_capacity(w, uset))
-        if cert <= eps + CERTIFY_TOL:
+        if certifies(w, uset, eps):
             return w, ed
+        cert = float(leakage_capacity(w, uset))
         fixed = floor_repair(w, eps)
-        if fixed is not None and float(leakage_capacity(fixed, uset)) <= eps + CERTIFY_TOL:
+        if fixed is not None and certifies(fixed, uset, eps):
             return fixed, ed
     raise CertificationError(
         f"{what}: the designed mechanism's worst-case eps over the set is {cert!r}, above "
@@ -212,16 +232,18 @@ def certify(matrix: NDArray[np.float64], uset: UncertaintySet, eps: float, *,
     Raises
     ------
     CertificationError
-        If ``leakage_capacity(matrix, uset) > eps + CERTIFY_TOL``.
+        Unless ``leakage_capacity(matrix, uset)`` is below ``eps`` by more than its rounding
+        margin (:func:`pmlkit.worstcase.certifies`).
 
     Examples
     --------
-    Binary randomized response at ``e^eps = 2`` leaks ``log 2`` under every prior:
+    Binary randomized response at ``e^eps = 2`` leaks ``log 2`` under every prior (it
+    certifies any eps safely above ``log 2``, not the float ``log 2`` itself, a tie):
 
     >>> import numpy as np
     >>> from pmlkit.sets import L1Ball
     >>> rr = np.array([[2 / 3, 1 / 3], [1 / 3, 2 / 3]])
-    >>> m = certify(rr, L1Ball([0.5, 0.5], 1.0), np.log(2), designer="example",
+    >>> m = certify(rr, L1Ball([0.5, 0.5], 1.0), np.log(2) + 1e-9, designer="example",
     ...             parameters={}, input_labels=["no", "yes"])
     >>> print(round(m.certified_eps, 6), m.output_labels)
     0.693147 ('no', 'yes')
@@ -230,10 +252,11 @@ def certify(matrix: NDArray[np.float64], uset: UncertaintySet, eps: float, *,
     from ..worstcase import leakage_capacity
 
     cert = float(leakage_capacity(matrix, uset))
-    if not cert <= eps + CERTIFY_TOL:
+    if not certifies(matrix, uset, eps):
         raise CertificationError(
             f"{designer}: the designed mechanism's worst-case eps over the set is {cert!r}, "
-            f"above the target eps {eps!r} (+{CERTIFY_TOL:g}); refusing to return it")
+            f"above the target eps {eps!r} or within its rounding margin of it (a tie "
+            f"counts against the certificate); refusing to return it")
     n, m = matrix.shape
     if output_labels is None and input_labels is not None and m == n:
         output_labels = input_labels

@@ -28,7 +28,7 @@ import numpy as np
 from .._validation import as_distribution, check_count, check_eps, fmt
 from ..errors import ValidationError
 from ..mechanism import Mechanism
-from ._common import certify
+from ._common import certify, closed_form_eps
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
@@ -84,7 +84,7 @@ def randomized_response(n: int, eps: float) -> Mechanism:
     eps = check_eps(eps)
     # divide by e^eps to stay finite for large eps; beyond eps = 700 the off-diagonal would
     # underflow to 0 (the identity, not LDP at all), so eps > 700 is built at 700
-    e = math.exp(-min(eps, 700.0))
+    e = math.exp(-min(closed_form_eps(eps, n), 700.0))  # tight: a rounding margin below
     off = e / (1.0 + (n - 1) * e)
     diag = 1.0 / (1.0 + (n - 1) * e)
     w = np.full((n, n), off)
@@ -122,9 +122,11 @@ def identity_mechanism(n: int, *, prior: ArrayLike | None = None) -> Mechanism:
         raise ValidationError(
             f"prior must have full support (the identity's leakage is -log p_min), got "
             f"{fmt(p)}")
-    from ..worstcase import leakage_capacity
+    from ..worstcase import certified_bound
 
-    cert = float(leakage_capacity(np.eye(n), _point_set(p)))
+    # it states its own worst case -log p_min, raised by its rounding margin (a tie with
+    # the computed value cannot certify it)
+    cert = certified_bound(np.eye(n), _point_set(p))
     return certify(np.eye(n), _point_set(p), cert, designer="identity",
                    parameters={"eps": cert, "n": n, "prior": p.tolist(), "beta": 0.0},
                    basis="prior", statement="the distribution is taken as known")
@@ -177,11 +179,14 @@ def extremal_high_privacy(prior: ArrayLike, eps: float) -> Mechanism:
         raise ValidationError(
             f"eps must be <= log(1/(1 - p_min)) = {limit!r} (first privacy region) for the "
             f"high-privacy closed form, got {eps!r}")
-    e = math.exp(min(eps, 700.0))  # no overflow; exact for eps <= 700
+    # tight at eps: built a rounding margin below it; no overflow (exact for eps <= 700)
+    e = math.exp(min(closed_form_eps(eps, p.size), 700.0))
     w = np.tile(e * p, (p.size, 1))
     np.fill_diagonal(w, np.clip(1.0 - e * (1.0 - p), 0.0, None))
     w = w / w.sum(axis=1, keepdims=True)  # exact up to rounding
-    return certify(w, _point_set(p), eps + 1e-12, designer="extremal_high_privacy",
+    if e == 1.0:  # eps = 0: identical rows (in floats too), so the leakage is exactly 0
+        w = np.tile(w[0], (p.size, 1))
+    return certify(w, _point_set(p), eps, designer="extremal_high_privacy",
                    parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0},
                    basis="prior", statement=_PRIOR_STATEMENT)
 
@@ -214,16 +219,19 @@ def extremal_binary(prior: ArrayLike, eps: float) -> Mechanism:
         raise ValidationError(f"prior must have 2 entries for extremal_binary, got {p.size}")
     order = np.array([0, 1]) if p[0] >= p[1] else np.array([1, 0])
     p1, p2 = float(p[order[0]]), float(p[order[1]])
-    if eps <= -math.log(p1):
-        e = math.exp(eps)
+    ed = closed_form_eps(eps, 2)  # tight at eps: built a rounding margin below it
+    if ed <= -math.log(p1):
+        e = math.exp(ed)
         w = np.array([[e * p2, 1.0 - e * p2], [max(1.0 - e * p1, 0.0), e * p1]])
     else:
-        x = max(0.0, (math.exp(-eps) - p2) / p1)
+        x = max(0.0, (math.exp(-ed) - p2) / p1)
         w = np.array([[1.0 - x, x], [0.0, 1.0]])
     w = w / w.sum(axis=1, keepdims=True)
+    if ed == 0.0:  # eps = 0: identical rows (in floats too), so the leakage is exactly 0
+        w = np.tile(w[0], (2, 1))
     inv = np.argsort(order)
     w = w[np.ix_(inv, inv)]
-    return certify(w, _point_set(p), eps + 1e-12, designer="extremal_binary",
+    return certify(w, _point_set(p), eps, designer="extremal_binary",
                    parameters={"eps": eps, "prior": p.tolist(), "beta": 0.0},
                    basis="prior", statement=_PRIOR_STATEMENT)
 
@@ -250,8 +258,12 @@ def k_singular(n: int, k: int) -> Mechanism:
         raise ValidationError(f"k must be in [1, n] = [1, {n}], got {k}")
     i = np.arange(n)
     w = (((i[None, :] - i[:, None]) % n) < k) / k
-    eps = math.log(n / k)
-    return certify(w.astype(np.float64), _point_set(np.full(n, 1.0 / n)), eps + 1e-12,
+    from ..worstcase import certified_bound
+
+    # a fixed matrix tight at log(n/k): it states log(n/k) if that certifies, else its
+    # computed worst case raised by its rounding margin
+    eps = max(math.log(n / k), certified_bound(w, _point_set(np.full(n, 1.0 / n))))
+    return certify(w.astype(np.float64), _point_set(np.full(n, 1.0 / n)), eps,
                    designer="k_singular",
                    # the prior as numbers (the string "uniform" made the file unloadable)
                    parameters={"eps": eps, "n": n, "k": k,

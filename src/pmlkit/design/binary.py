@@ -12,7 +12,7 @@ from .._deprecation import positional_deprecated, renamed_parameter
 from .._validation import as_distribution, check_eps, check_radius, fmt
 from ..errors import ValidationError
 from ..mechanism import Mechanism
-from ._common import certify
+from ._common import certify, closed_form_eps
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
@@ -91,16 +91,19 @@ def optimal_binary(prior: ArrayLike, *, beta: float, eps: float) -> Mechanism:
         raise ValidationError(
             f"eps must be <= -log(p1 - beta/2) = {limit!r} (Thm optimalbinary: first "
             f"privacy region over the ball), got {eps!r}")
-    e = math.exp(min(eps, 700.0))  # no overflow; exact for eps <= 700
+    # tight at eps over the ball: built a rounding margin below it (no overflow)
+    e = math.exp(min(closed_form_eps(eps, 2), 700.0))
     h = beta / 2
     w = np.array([[e * (1 - p1 + h), 1 - e * (1 - p1 - h)],
                   [1 - e * (p1 - h), e * (p1 + h)]]) / (1 + beta * e)
     w = np.clip(w, 0.0, None)
     w = w / w.sum(axis=1, keepdims=True)  # exact up to rounding
+    if e == 1.0:  # eps = 0: identical rows (in floats too), so the leakage is exactly 0
+        w = np.tile(w[0], (2, 1))
     inv = np.argsort(order)
     w = w[np.ix_(inv, inv)]
     from ..sets import L1Ball
 
-    return certify(w, L1Ball(p, beta), eps + 1e-12, designer="optimal_binary",
+    return certify(w, L1Ball(p, beta), eps, designer="optimal_binary",
                    parameters={"eps": eps, "beta": beta, "p_hat": p.tolist(),
                                "prior": p.tolist()})

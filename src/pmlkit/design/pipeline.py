@@ -62,7 +62,7 @@ import numpy as np
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
 from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
-from ._common import CERTIFY_TOL, EPS_CAP, certify, solve_certified
+from ._common import EPS_CAP, MARGINS, certify, closed_form_eps, solve_certified
 from .baselines import extremal_mechanism, randomized_response
 from .guarantee import DesignResult, Guarantee  # noqa: F401  (Guarantee: docs link)
 from .linear import gain_matrix, linear_design_matrix
@@ -180,15 +180,23 @@ def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Util
         return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
     if np.array_equal(c, p):
         closed = extremal_mechanism(c, eps)
-        if closed is not None:
+        if closed is not None and closed.guarantee is not None \
+                and closed.guarantee.eps <= eps:
             return np.asarray(closed.matrix)
     return None
 
 
-def _capacity(w: np.ndarray, uset: Any) -> float:
-    from ..worstcase import leakage_capacity
+#: Weight of the constant mechanism mixed into a fixed closed form whose worst case ties
+#: eps (see :func:`_subconvex`).
+TIE_MIX = 1e-9
 
-    return float(leakage_capacity(w, uset))
+
+def _certifies(w: np.ndarray, uset: Any, eps: float) -> bool:
+    """Whether ``w``'s worst case over the set is safely below eps
+    (:func:`pmlkit.worstcase.certifies`: rounding counts against it)."""
+    from ..worstcase import certifies
+
+    return certifies(w, uset, eps)
 
 
 def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
@@ -196,7 +204,6 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
     """Best certified candidate (see the module docstring) and its description."""
     from ..sets import L1Ball
 
-    target = eps + CERTIFY_TOL
     cands: list[tuple[float, np.ndarray, str]] = []
     w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, eps=e, gain="accuracy"),
                            uset, eps, what="linear-utility LP")
@@ -204,10 +211,11 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
     center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
     lo = 0.0
     if isinstance(uset, L1Ball):
-        ep = eps_prime(eps, uset.radius)
+        # tight at eps over the ball: built a rounding margin below it
+        ep = eps_prime(closed_form_eps(eps, p.size), uset.radius)
         if ep >= 0:
             w_ep = _fixed_prior_subconvex(center, p, ep, util)
-            if w_ep is not None and _capacity(w_ep, uset) <= target:
+            if w_ep is not None and _certifies(w_ep, uset, eps):
                 cands.append((util.value(w_ep, p), w_ep,
                                f"fixed-prior design at eps' = {ep:.6g}"))
                 lo = ep
@@ -218,7 +226,7 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
             mid = 0.5 * (lo + hi)
             w_mid = _fixed_prior_subconvex(center, p, mid, util)
             assert w_mid is not None
-            if _capacity(w_mid, uset) <= target:
+            if _certifies(w_mid, uset, eps):
                 lo, best = mid, w_mid
             else:
                 hi = mid
@@ -232,7 +240,7 @@ def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
         lo_rr, hi_rr = eps, max(eps, 1.0) * 32.0
         for _ in range(_BISECT_STEPS):
             mid = 0.5 * (lo_rr + hi_rr)
-            if _capacity(np.asarray(randomized_response(p.size, mid).matrix), uset) <= target:
+            if _certifies(np.asarray(randomized_response(p.size, mid).matrix), uset, eps):
                 lo_rr = mid
             else:
                 hi_rr = mid
@@ -329,7 +337,21 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         # dwarf the utility itself (~eps^2) at tiny eps
         closed = extremal_mechanism(p, eps)
         if closed is not None:
-            return np.asarray(closed.matrix), eps, f"closed form ({closed.designer})", 0.0
+            wc = np.asarray(closed.matrix)
+            if _certifies(wc, uset, eps):
+                return wc, eps, f"closed form ({closed.designer})", 0.0
+            # a fixed closed form tight at eps (k-singular: its exact worst case is the
+            # real log(n/k), the float eps can be below it) does not certify eps: mixed
+            # with TIE_MIX of the constant mechanism (uniform outputs), which lowers every
+            # column's leakage by about TIE_MIX (a mediant with ratio 1); its utility is
+            # an upper bound on the optimum at eps, which gives the certified gap
+            wm = (1.0 - TIE_MIX) * wc + TIE_MIX / wc.shape[1]
+            if _certifies(wm, uset, eps):
+                u_c, u_m = util.value(wc, p), util.value(wm, p)
+                gap_m = max(u_c - u_m, 0.0) / max(abs(u_m), 1e-300)
+                return wm, eps, (f"closed form ({closed.designer}) mixed with "
+                                 f"{TIE_MIX:g} of the constant mechanism (its worst case "
+                                 f"ties eps)"), gap_m
     rays_fn = _exact_rays(uset, p) if enumerable else None
     if rays_fn is None and mu != "mutual_information":
         w, method = _fallback(uset, p, eps, util)
@@ -409,7 +431,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         return np.asarray(runs[e].matrix, dtype=np.float64)
 
     w, ed = solve_certified(build, uset, eps, what=designer)
-    first = runs[eps]
+    first = next(iter(runs.values()))  # the first design point (eps - MARGINS[0])
     value = util.value(w, p)
     exhaustive = first.oracle in ("enumeration", BoxOracle.name)
     # exhaustive pricing runs to the end whatever the budget: what is left is the master
@@ -459,10 +481,10 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
         if isinstance(uset, L1Ball) and uset.radius > 0:
             # the paper's fixed-prior design at eps' is certified over the ball: a
             # candidate too (the Frank-Wolfe above stops at a relative gap)
-            ep = eps_prime(eps, uset.radius)
+            ep = eps_prime(closed_form_eps(eps, p.size), uset.radius)
             if ep >= 0:
                 w_ep = _fixed_prior_subconvex(np.asarray(uset.center), p, ep, util)
-                if w_ep is not None and _capacity(w_ep, uset) <= eps + CERTIFY_TOL:
+                if w_ep is not None and _certifies(w_ep, uset, eps):
                     cands.append((util.value(w_ep, p), w_ep, eps,
                                   f"{util.name} over the fixed-prior extreme rays at "
                                   f"eps' = {ep:.6g} (HiGHS)"))
@@ -515,8 +537,10 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             lambda e: linear_design_matrix(uset, p, eps=e, gain=gain), uset, eps,
             what=designer)
         method = "linear LP over the robust polytope (HiGHS)"
-        # optimal to solver tolerance at the design eps; a margin below eps is not bounded
-        opt_gap = 0.0 if ed == eps else None
+        # optimal to solver tolerance at the design eps; the first design margin
+        # (CERTIFY_TOL, 1e-9 nats: rounding kept below eps) counts as exact, a larger
+        # margin below eps is not bounded
+        opt_gap = 0.0 if ed >= eps - MARGINS[0] else None
     else:
         if util.custom is not None:
             # a utility object (for example the estimation error) is designed over the
@@ -640,7 +664,8 @@ def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
     Returns
     -------
     Mechanism
-        Certified: ``certified_eps = leakage_capacity(W, L1Ball(prior, beta)) <= eps + 1e-9``
+        Certified: ``certified_eps = leakage_capacity(W, L1Ball(prior, beta))``, below eps by
+        more than its rounding margin (:func:`pmlkit.worstcase.certifies`)
         (else :class:`~pmlkit.errors.CertificationError`). Its guarantee has basis
         ``"prior"`` when ``beta = 0`` (the prior taken as known), else ``"given"`` (the
         ball's coverage is the caller's claim); its provenance records the utility value,
