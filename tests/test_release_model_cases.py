@@ -18,6 +18,8 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import pmlkit
 import pmlkit.datasets
@@ -269,3 +271,27 @@ def test_product_mechanism_answers_the_mechanism_protocol() -> None:
     ball = L1Ball(p, 0.0)
     assert pmlkit.product_mechanism(a, b).worst_case_over(ball) == pytest.approx(by_hand,
                                                                               rel=1e-12)
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(st.integers(0, 2**31 - 1))
+def test_joint_eps_is_never_below_the_exact_worst_case(seed: int) -> None:
+    """The promised joint eps is rounded against the guarantee: never below the worst case
+    recomputed in 60-digit arithmetic at the set's minimisers."""
+    import mpmath
+
+    rng = np.random.default_rng(seed)
+    wa = rng.dirichlet(np.ones(2), size=2)
+    wb = rng.dirichlet(np.ones(3), size=2)
+    a = pmlkit.Mechanism(wa, ("x", "y"))
+    b = pmlkit.Mechanism(wb, ("u", "v"))
+    ref = {"a": rng.choice(["x", "y"], 200).tolist(), "b": rng.choice(["u", "v"], 200).tolist()}
+    g = pmlkit.joint_guarantee([a, b], ref, 0.05)
+    w = np.kron(wa, wb)
+    qs = g.set.argmin_linear(w)  # one minimiser per column
+    mpmath.mp.dps = 60
+    exact = max(mpmath.log(max(mpmath.mpf(float(x)) for x in w[:, j]))
+                - mpmath.log(mpmath.fsum(mpmath.mpf(float(q)) * mpmath.mpf(float(x))
+                                         for q, x in zip(qs[j], w[:, j], strict=True)))
+                for j in range(w.shape[1]))
+    assert mpmath.mpf(g.eps) >= exact

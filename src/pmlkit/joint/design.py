@@ -12,7 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_count, check_delta, check_eps, fmt
+from .._validation import check_count, check_delta, check_eps, exceeds, fmt
 from ..errors import PMLWarning, ValidationError
 from ..mechanism import Mechanism
 from ..worstcase import CERTIFY_TOL
@@ -438,7 +438,7 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         split = tuple(float(lam * f * eps) for f in fr)
         mechs, utils = zip(*(design(i, e) for i, e in enumerate(split)), strict=True)
         cert = certify(mechs)
-        ok = cert <= eps + EPS_TOL
+        ok = not exceeds(cert, eps)  # a tie within rounding counts against the split
         tried.append({"split": list(split), "certified_eps": cert,
                       "utility": float(sum(utils)), "feasible": bool(ok)})
         return ok, (float(sum(utils)), split, list(mechs), cert)

@@ -42,7 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_delta, fmt, same_numbers, to_jsonable
+from .._validation import check_delta, fmt, safe_upper, same_numbers, to_jsonable
 from ..errors import CertificationError, DataError, PMLError, ValidationError
 from ..guarantee import PMLGuarantee
 from ..mechanism import Mechanism
@@ -643,7 +643,8 @@ def make_joint_guarantee(*, columns: Sequence[str], column_labels: Sequence[Sequ
                          column_eps: Sequence[float] = (),
                          worst_output: Sequence[Any] | None = None,
                          warning: str = NOT_ADDITIVE) -> JointGuarantee:
-    """Assemble a :class:`JointGuarantee` (eps = the certified eps); an infinite worst case
+    """Assemble a :class:`JointGuarantee` (eps = the certified eps raised by its rounding
+    margin, :func:`pmlkit._validation.safe_upper`); an infinite worst case
     is refused with :class:`~pmlkit.errors.CertificationError` (no finite guarantee)."""
     if not math.isfinite(certified_eps):
         raise CertificationError(
@@ -651,7 +652,9 @@ def make_joint_guarantee(*, columns: Sequence[str], column_labels: Sequence[Sequ
             f"the set ({KINDS[kind]}): its worst case is {certified_eps!r}, an output can "
             "occur that some distribution in the set makes arbitrarily revealing")
     m = int(np.asarray(counts).sum())
-    g = PMLGuarantee(eps=certified_eps, set=uset, certified_eps=certified_eps,
+    # promise the computed worst case raised by its rounding margin (round against the
+    # guarantee, never for it)
+    g = PMLGuarantee(eps=safe_upper(certified_eps), set=uset, certified_eps=certified_eps,
                      basis="sample", delta=delta, method=method, m=m, statement=statement)
     return JointGuarantee(guarantee=g, columns=tuple(columns),
                           column_labels=tuple(tuple(x) for x in column_labels),
