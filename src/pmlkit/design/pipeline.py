@@ -545,7 +545,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             f"{designer}: the time cap (max_seconds={max_seconds:g}) stopped the search "
             f"before its work budget (max_work={max_work:g} units) was spent: the mechanism "
             "depends on this machine's speed and load (another run may differ); certified "
-            f"optimality gap {g:.3g} (requested {gap:g}): its utility is within "
+            f"optimality gap of {g:.3g} (requested {gap:g}): its utility is within "
             f"{100 * g:.3g}% of the optimum; raise or drop max_seconds for a reproducible "
             "design", PMLWarning, stacklevel=4)
     elif g > gap:
@@ -562,8 +562,14 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     return w, ed, method, g
 
 
+#: Work units of one Frank-Wolfe step of the estimation design's local search, per variable
+#: of its LP (``N^2`` and the worst-case rows).
+_FW_STEP_RATE = 2.5e-4
+
+
 def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
-                   max_seconds: float = math.inf) -> tuple[np.ndarray, float, str]:
+                   max_seconds: float = math.inf, max_work: float = DEFAULT_WORK
+                   ) -> tuple[np.ndarray, float, str]:
     """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
     over the enumerated extreme rays (``N <= MAX_EXACT_N``); a utility object that also
     has ``design_over_set`` (the estimation error) is designed by it as well (any N and
@@ -600,9 +606,18 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
     over_set = getattr(util.custom, "design_over_set", None)
     if over_set is not None:
         deadline = time.monotonic() + max_seconds
+        import inspect
+
+        kwargs: dict[str, Any] = {"deadline": deadline}
+        if "max_steps" in inspect.signature(over_set).parameters and math.isfinite(max_work):
+            # the local search's steps from the work budget (counted, so deterministic)
+            from .linear import mechanism_polytope
+
+            nv = mechanism_polytope(uset, eps, n_outputs=n).n_vars
+            kwargs["max_steps"] = max(1, int(max_work / (_FW_STEP_RATE * nv)))
 
         def build_set(e: float) -> np.ndarray:
-            return np.asarray(over_set(uset, p, e, deadline=deadline))
+            return np.asarray(over_set(uset, p, e, **kwargs))
 
         try:
             w, ed = solve_certified(build_set, uset, eps, what=designer)
@@ -655,7 +670,7 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             # a utility object (for example the estimation error) is designed over the
             # enumerated extreme rays; no optimality bound is available for it
             w, ed, method = _custom_design(uset, p, eps, util, designer=designer,
-                                           max_seconds=secs)
+                                           max_seconds=secs, max_work=work)
             opt_gap = None
         else:
             w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
