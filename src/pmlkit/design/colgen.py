@@ -1296,7 +1296,6 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     t0 = time.monotonic()
     n = p.size
     meter = _meter(oracle)
-    meter.deadline = min(meter.deadline, deadline)
     w0 = meter.used
     # the budget's clock: the work counted (deterministic), or, given only a deadline, the
     # wall clock (the former behaviour); the phases below are shares of ``total`` on it
@@ -1306,7 +1305,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     def over(end: float) -> bool:
         """Whether the budget's clock has passed ``end`` (or the wall-clock cap has)."""
         if by_work:
-            return meter.stop(w0 + end)
+            return meter.stop(w0 + end, deadline)
         if time.monotonic() - t0 > end:
             meter.capped = True
             return True

@@ -520,7 +520,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         oracle.meter = meter
         runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl,
                                     work=work)
-        spent[0] += runs[e].work
+        spent[0] += meter.used  # the generation of candidate rays included
         capped[0] = capped[0] or runs[e].capped
         return np.asarray(runs[e].matrix, dtype=np.float64)
 
