@@ -201,3 +201,69 @@ def test_work_meter() -> None:
 def test_max_work_validated(bad: object) -> None:
     with pytest.raises(ValidationError, match=r"max_work must be a number of work units > 0"):
         design_from_samples(["a", "b", "b"], 1.0, 0.5, max_work=bad)  # type: ignore[arg-type]
+
+
+def test_cli_design_twice_same_file_contents(tmp_path: object, monkeypatch: pytest.MonkeyPatch
+                                             ) -> None:
+    """``pmlkit design`` twice on the same reference (the second time with the clock ten
+    times faster) writes the same mechanism: matrix, labels and guarantee; the work budget
+    is ``--max-work`` and there is no time cap by default."""
+    import pathlib
+
+    from pmlkit.cli.main import main
+    from pmlkit.mechanism import Mechanism
+
+    folder = pathlib.Path(str(tmp_path))
+    counts = _counts(12, m=2000)
+    ref = folder / "ref.csv"
+    ref.write_text("x\n" + "\n".join(f"c{i}" for i, k in enumerate(counts) for _ in range(k))
+                   + "\n")
+    mechs = []
+    for name in ("a.json", "b.json"):
+        if name == "b.json":
+            _fast_clock(monkeypatch)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PMLWarning)
+            assert main(["design", "--reference", str(ref), "--column", "x", "--eps", "1",
+                         "--delta", "1e-6", "--confidence", "box-cp", "--max-work", "0.3",
+                         "--output", str(folder / name), "--json"]) == 0
+        mechs.append(Mechanism.load(folder / name))
+    a, b = mechs
+    assert np.asarray(a.matrix).tobytes() == np.asarray(b.matrix).tobytes()
+    assert a.input_labels == b.input_labels and a.output_labels == b.output_labels
+    assert a.guarantee is not None and b.guarantee is not None
+    assert a.guarantee.to_dict() == b.guarantee.to_dict()
+    assert a.parameters["budget"] == b.parameters["budget"]
+    assert a.parameters["budget"]["max_seconds"] is None
+    assert a.parameters["budget"]["max_work"] == 0.3
+
+
+def test_cap_stops_the_candidate_ray_generation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The budgets plan the 3^12 candidate rays of an l1-box design (their generation fits
+    ``max_seconds=30``), but on a machine a thousand times slower (the clock runs a
+    thousand times faster) the cap stops the generation between its chunks: the design
+    falls back to the spatial branch and bound, warns that the cap stopped it and is still
+    certified over the set."""
+    import pmlkit.design.subconvex as sc
+
+    est = _estimate(12)
+    cs = confidence_set(est.counts, 1e-6, confidence="l1-box")
+    asked: list[int] = []
+    real = sc.three_level_rays_until
+
+    def spy(uset: object, eps: float, q0: object = None, stop: object = None) -> object:
+        def counted(done: int) -> bool:
+            asked.append(done)
+            return stop(done)  # type: ignore[operator,no-any-return]
+        return real(uset, eps, q0, counted if stop is not None else None)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(sc, "three_level_rays_until", spy)
+    _fast_clock(monkeypatch, 1000.0)
+    mech, caught = _design(optimal_mechanism_for_set, cs.set, 1.0, prior=est.p,
+                           max_seconds=30.0)
+    assert asked, "the generation was not planned"
+    assert "branch and bound" in mech.parameters["method"]  # type: ignore[attr-defined]
+    assert mech.parameters["budget"]["time_capped"] is True  # type: ignore[attr-defined]
+    assert any("time cap (max_seconds=30)" in str(w.message) for w in caught)
+    w = np.asarray(mech.matrix)  # type: ignore[attr-defined]
+    assert float(leakage_capacity(w, cs.set)) <= 1.0 + 1e-9

@@ -337,13 +337,13 @@ def _generation_work(uset: Any, n: int, count: float) -> float:
     return _GENERATION_RATE[kind] * count * n
 
 
-def _rays_within(rays_fn: Callable[..., Any], e: float, meter: Any, work: float
+def _rays_within(rays_fn: Callable[..., Any], e: float, meter: Any, stoppable: bool = True
                  ) -> np.ndarray | None:
     """The candidate rays ``rays_fn(e)``, their generation counted on ``meter``
     (:class:`~pmlkit.design.colgen.Work`); ``None`` when the meter's wall-clock cap stops
-    it (three-level lists are generated in chunks, and the cap is asked between them)."""
-    stop = None
-    if isinstance(rays_fn, _ThreeLevel):
+    it (three-level lists are generated in chunks, and the cap is asked between them; never
+    unless ``stoppable``)."""
+    if isinstance(rays_fn, _ThreeLevel) and stoppable:
         n = int(rays_fn.uset.n)
         rate = _GENERATION_RATE["aggregated" if rays_fn.aggregated else "generic"] * n
         done = [0]
@@ -475,11 +475,9 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
 
     def fallback_oracle(e: float) -> Any:
         # the pricing used where the ray list was planned but the wall-clock cap stopped
-        # its generation: a valid bound at any time
-        if box_mi and n <= BOX_MAX_N:
+        # its generation (N <= 13): exact streaming for a box, else a valid bound at any time
+        if mu == "mutual_information" and type(uset) is Box and bool((p > 0).all()):
             return BoxOracle(uset, p, e)
-        if box_mi and eps >= BOX_LAGRANGE_MIN_EPS and BoxLagrangeOracle.available():
-            return BoxLagrangeOracle(uset, p, e)
         return BranchAndBoundOracle(uset, p, e)
 
     def build(e: float) -> np.ndarray:
@@ -499,7 +497,8 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         meter = Work(deadline=dl)
         oracle: Any = None
         if rays_fn is not None:
-            rays = _rays_within(rays_fn, e, meter, work)
+            # (mutual information has pricing without the list; other utilities need it)
+            rays = _rays_within(rays_fn, e, meter, stoppable=mu == "mutual_information")
             if rays is not None:
                 oracle = EnumerationOracle(rays, mu_values(rays))
             else:
@@ -605,9 +604,9 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
                                   f"eps' = {ep:.6g} (HiGHS)"))
     over_set = getattr(util.custom, "design_over_set", None)
     if over_set is not None:
-        deadline = time.monotonic() + max_seconds
         import inspect
 
+        deadline = time.monotonic() + max_seconds
         kwargs: dict[str, Any] = {"deadline": deadline}
         if "max_steps" in inspect.signature(over_set).parameters and math.isfinite(max_work):
             # the local search's steps from the work budget (counted, so deterministic)
