@@ -218,7 +218,7 @@ import numpy as np
 from ..errors import PMLError
 from ._common import drop_empty_columns, repair_rows
 
-__all__ = ["BoxOracle", "ColgenResult", "L1BallOracle", "column_generation", "prior_grid"]
+__all__ = ["BoxOracle", "ColgenResult", "L1BallOracle", "Work", "column_generation", "prior_grid"]
 
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
 MAX_ENUMERATED = 2_000_000
@@ -247,8 +247,9 @@ DP_RATE = 3e-9
 BOX_RATE = 1e-7
 #: Work units per step (bound or exact evaluation) of the block-pair search.
 TREE_RATE = 5e-8
-#: Work units per node bound of the level-cell search.
-NODE_RATE = 2.7e-4
+#: Work units per node bound of the level-cell search, per entry of the alphabet (the
+#: kernels loop over the entries at each vertex of the cell).
+NODE_RATE = 5.4e-6
 #: Work units per entry of an assignment evaluated exactly (level cells, local search).
 EVAL_RATE = 7e-8
 
@@ -2126,7 +2127,7 @@ class BoxLagrangeOracle(_BlockColumns):
             flush()
             if -heap[0][0] <= thr:
                 break
-            meter.spend(NODE_RATE * (nodes - counted))
+            meter.spend(NODE_RATE * n * (nodes - counted))
             counted = nodes
             if nodes >= max_nodes or meter.stop(until, deadline) \
                     or len(heap) >= self.MAX_OPEN or len(seen) >= self.MAX_OPEN:
@@ -2217,7 +2218,7 @@ class BoxLagrangeOracle(_BlockColumns):
                     push(mode, u1, u2, m1, mm, allow, lam, nu, pb)
                     push(mode, u1, u2, mm, m2, allow, lam, nu, pb)
         flush()
-        meter.spend(NODE_RATE * (nodes - counted))
+        meter.spend(NODE_RATE * n * (nodes - counted))
         open_ub = -heap[0][0] if heap else -math.inf
         self.stats = {"nodes": float(nodes), "open": float(len(heap))}
         margin = 1e-10 * (1.0 + float(np.abs(y).sum()))

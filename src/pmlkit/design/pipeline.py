@@ -85,7 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
 
-__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
+__all__ = ["DEFAULT_WORK", "MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
            "design_from_samples", "estimate_for_design", "optimal_mechanism",
            "optimal_mechanism_for_set"]
 
