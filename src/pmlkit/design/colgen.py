@@ -1303,22 +1303,27 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     by_work = math.isfinite(work) or not math.isfinite(deadline)
     total = work if by_work else deadline - t0
 
-    def over(end: float) -> bool:
+    # with a wall-clock cap, the rounds stop early enough on the clock too to leave the
+    # final bound search its share of the time (should the cap bind)
+    round_cap = deadline
+
+    def over(end: float, final: bool = False) -> bool:
         """Whether the budget's clock has passed ``end`` (or the wall-clock cap has)."""
         if by_work:
-            return meter.stop(w0 + end, deadline)
+            return meter.stop(w0 + end, deadline if final else round_cap)
         if time.monotonic() - t0 > end:
             meter.capped = True
             return True
         return False
 
-    def limits(end: float) -> dict[str, float]:
+    def limits(end: float, final: bool = False) -> dict[str, float]:
         """The stopping arguments of a pricing call that may run until ``end``."""
         if not by_work:
             return {"deadline": t0 + end}
+        cap = deadline if final else round_cap
         if math.isfinite(end):
-            return {"deadline": deadline, "until": w0 + end}
-        return {"deadline": deadline}
+            return {"deadline": cap, "until": w0 + end}
+        return {"deadline": cap}
 
     master = _Master(n)
     init = [np.ones((n, 1))]
@@ -1351,6 +1356,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     if share > 0 and math.isfinite(total):
         final_end = total
         rounds_end = limit = (1.0 - share) * total
+    if share > 0 and by_work and math.isfinite(deadline):
+        round_cap = t0 + (1.0 - share) * (deadline - t0)
     # dual smoothing (Wentges) for oracles that stop their searches early: a search round
     # prices at ``alpha * ybar + (1 - alpha) * y`` (``ybar`` the mean of the last duals);
     # its bound is valid whatever the duals, its columns are kept where they improve the
@@ -1372,7 +1379,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         nonlocal upper, best_duals
         if full:
             cols, cvals, bound = oracle.price(duals, want=want if smooth else 0,
-                                              atol=atol, full=True, **limits(final_end))
+                                              atol=atol, full=True,
+                                              **limits(final_end, final=True))
         else:
             cols, cvals, bound = oracle.price(duals, want=want, atol=atol,
                                               **limits(rounds_end))
@@ -1462,7 +1470,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             # eps = log 2: the first final search closed at 53 s with a gap of 0.86%, all of
             # it from the duals)
             if (relative_gap(upper, value) <= gap or not smooth
-                    or over(final_end - (0.5 if math.isfinite(final_end) else 0.0))):
+                    or over(final_end - (0.5 if math.isfinite(final_end) else 0.0),
+                            final=True)):
                 break
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
