@@ -14,7 +14,7 @@ table gives, side by side in one run:
 Columns: a geometric column (ratio 0.85, N = 24, m = 10^4) and, with the data, Adult's
 native-country (42 values with '?') and occupation (15); delta = 1e-6, eps = log 2.
 
-Run: ``.venv/bin/python benchmarks/bench_coarsen.py [max_seconds] [utility] [confidence]``
+Run: ``.venv/bin/python benchmarks/bench_coarsen.py [max_work] [utility] [confidence]``
 (default 10 s per design, ``mutual_information``, ``l1``; the ``former`` column exists
 for ``l1`` only). Set ``PMLKIT_DATA`` to the folder holding ``adult.data`` for the Adult
 rows.
@@ -67,7 +67,7 @@ def former(est: EmpiricalDistribution, k: int, utility: str, secs: float) -> flo
     cc = list(counts[kept]) + ([counts[rest].sum()] if rest.size else [])
     labels = [est.categories[i] for i in kept] + (["other"] if rest.size else [])
     res = design_from_samples(EmpiricalDistribution.from_counts(cc, labels), EPS, DELTA,
-                              utility=utility, max_seconds=secs)
+                              utility=utility, max_work=secs)
     w = np.asarray(res.mechanism.matrix)
     row = np.empty(n, dtype=int)
     row[kept] = np.arange(kept.size)
@@ -93,7 +93,7 @@ def main() -> None:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", PMLWarning)
             prop = propose_coarsening(est, EPS, DELTA, utility=utility,
-                                      confidence=confidence, max_seconds=secs)
+                                      confidence=confidence, max_work=secs)
             for c in prop.candidates:
                 old = former(est, c.k, utility, secs) if confidence == "l1" else math.nan
                 assert c.result is not None

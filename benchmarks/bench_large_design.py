@@ -11,8 +11,9 @@ the exact set, and the fixed-prior design at eps' for l1-balls when it certifies
 gain over it. Then Adult's native-country and occupation x sex columns (skipped without
 the data: set ``PMLKIT_DATA`` to the folder holding ``adult.data``).
 
-Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_seconds] [Ns] [adult] [sets]``
-(default 60 s per design for N = 50 and the Adult columns, a third of it below; ``Ns`` a
+Run: ``.venv/bin/python benchmarks/bench_large_design.py [max_work] [Ns] [adult] [sets]``
+(default 60 work units, about a second each, per design for N = 50 and the Adult
+columns, a third of it below; ``Ns`` a
 comma-separated subset of the alphabet sizes, ``adult`` one of ``adult`` (default),
 ``noadult``, ``only``: to split the table over processes; ``sets`` one of ``all``
 (default), ``l1``, ``best``: only the rows of that set).
@@ -80,7 +81,8 @@ def design(uset, p, eps, secs):
     t0 = time.perf_counter()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PMLWarning)
-        mech = optimal_mechanism_for_set(uset, eps, prior=p, max_seconds=secs)
+        # the budget in work units (counted: the same designs on any machine load)
+        mech = optimal_mechanism_for_set(uset, eps, prior=p, max_work=secs)
     dt = time.perf_counter() - t0
     peak = (_rss_peak_kib() - base) / 1024
     w = np.asarray(mech.matrix)

@@ -240,6 +240,6 @@ def test_a_design_stopped_by_its_budget_says_which_candidate():
     emp = EmpiricalDistribution.from_counts(counts, [f"c{i}" for i in range(20)])
     with pytest.warns(PMLWarning, match=r"design_coarsened \(16 kept \+ 'other'\): "
                       r"certified optimality gap of"):
-        res = design_coarsened(emp, 1.0, 1e-3, 16, confidence="box-cp", max_seconds=0.01)
+        res = design_coarsened(emp, 1.0, 1e-3, 16, confidence="box-cp", max_work=0.01)
     assert res.optimality_gap is not None and res.optimality_gap > 0
     assert res.guarantee.certified_eps <= 1.0 + 1e-9

@@ -191,18 +191,27 @@ def test_coarsen_works_with_every_confidence_method(tmp_path, ref_csv, confidenc
     assert worst_eps_lp(w, **kw) <= 1.0 + 1e-7
 
 
-def test_a_candidate_stopped_by_the_budget_warns_in_cli_words(tmp_path, capsys):
+@pytest.mark.parametrize(("flag", "says"), [
+    # the work budget (deterministic) ran out: the gap it left
+    ("--max-work", "certified optimality gap of"),
+    # the time cap stopped the search: said so, with the gap it left
+    ("--max-seconds", "the time cap (--max-seconds 0.01) stopped the search"),
+])
+def test_a_candidate_stopped_by_the_budget_warns_in_cli_words(tmp_path, capsys, flag, says):
     ref = tmp_path / "ref.csv"
     ref.write_text("x\n" + "\n".join(f"c{i}" for i in range(20) for _ in range(10 * (20 - i)))
                    + "\n")
     out = tmp_path / "m.json"
     assert main(["design", "--reference", str(ref), "--column", "x", "--eps", "1",
                  "--delta", "1e-3", "--confidence", "box-cp", "--coarsen", "16",
-                 "--max-seconds", "0.01", "--output", str(out)]) == 0
+                 flag, "0.01", "--output", str(out)]) == 0
     err = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
     assert len(err) == 1 and err[0].startswith("pmlkit: warning: --coarsen (16 kept + "
-                                               "'other'): certified optimality gap")
-    assert "--max-seconds" in err[0] and "max_seconds" not in err[0].replace("--max-", "")
+                                               f"'other'): {says}"), err
+    assert "certified optimality gap of" in err[0]
+    assert flag in err[0]
+    bare = err[0].replace("--max-", "")
+    assert "max_seconds" not in bare and "max_work" not in bare
 
 
 @pytest.mark.parametrize("missing", ["category", "keep"])

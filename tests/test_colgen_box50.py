@@ -351,7 +351,7 @@ def test_pipeline_uses_level_cells_beyond_the_tree():
     box = confidence_set(counts, 1e-6, confidence="auto").set
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PMLWarning)
-        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_seconds=3.0)
+        mech = optimal_mechanism_for_set(box, math.log(2), prior=p, max_work=3.0)
     assert BoxLagrangeOracle.name in mech.parameters["method"] or \
         BoxLagrangeOracle.name in str(mech.parameters)
     g = mech.parameters["optimality_gap"]

@@ -135,9 +135,11 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     max_categories
         Refuse columns with more distinct labels than this (a design's cost grows quickly
         with the alphabet; bin continuous columns first, e.g. with ``KBinsDiscretizer``).
-    max_seconds
-        Time budget of each column's design, passed to :func:`pmlkit.design_from_samples`
-        (when it runs out the certified optimality gap reached is recorded).
+    max_work, max_seconds
+        Work budget (counted: the same data give the same mechanisms on any machine) and
+        outer time cap (default none) of each column's design, passed to
+        :func:`pmlkit.design_from_samples` (when the budget runs out the certified
+        optimality gap reached is recorded).
 
     Attributes
     ----------
@@ -171,8 +173,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def __init__(self, eps: float = 1.0, delta: float = 1e-6, *, confidence: str = "l1",
                  utility: Any = "mutual_information", columns: Any = None,
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
-                 max_categories: int = 16, max_seconds: float = 60.0,
-                 allow_self_reference: bool = False) -> None:
+                 max_categories: int = 16, max_seconds: float | None = None,
+                 max_work: float | None = 60.0, allow_self_reference: bool = False) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -184,6 +186,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.max_categories = max_categories
         self.max_seconds = max_seconds
         self.allow_self_reference = allow_self_reference
+        self.max_work = max_work
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -327,7 +330,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             try:
                 res = design_from_samples(col, eps, delta, categories=c, utility=utility,
                                           confidence=self.confidence,
-                                          max_seconds=self.max_seconds)
+                                          max_seconds=self.max_seconds,
+                                          max_work=self.max_work)
             except ValidationError as exc:
                 raise ValidationError(f"column {label!r}: {exc}") from exc
             mechs.append(res.mechanism)

@@ -88,9 +88,15 @@ def _set_methods() -> list[str]:
 @click.option("--allow-fallback", is_flag=True,
               help="Deprecated, no effect: large columns are designed with a certified "
                    "optimality gap (see --max-seconds).")
-@click.option("--max-seconds", type=float, default=60.0, show_default=True,
-              help="Time budget of a mutual-information design; when it runs out the "
-                   "certified optimality gap reached is reported.")
+@click.option("--max-work", type=float, default=60.0, show_default=True,
+              help="Work budget of a mutual-information design, in work units (counted "
+                   "search operations, about a second of one core each): the same inputs "
+                   "give the same mechanism on any machine; when it runs out the certified "
+                   "optimality gap reached is reported.")
+@click.option("--max-seconds", type=float, default=None,
+              help="Outer time cap of the design (default: none). When it stops the search "
+                   "a warning says so, with the certified gap it left: the mechanism then "
+                   "depends on this machine's speed and load.")
 @renamed_option("--output", "--out", "out", required=True,
                 type=click.Path(dir_okay=False, path_type=pathlib.Path),
                 help="Where to write the mechanism JSON.")
@@ -118,7 +124,8 @@ def _set_methods() -> list[str]:
 @progress_option
 @json_option
 def command(reference: str, column: str, eps: float, delta: float, utility: str,
-            set_method: str, allow_fallback: bool, max_seconds: float, out: pathlib.Path,
+            set_method: str, allow_fallback: bool, max_work: float,
+            max_seconds: float | None, out: pathlib.Path,
             overwrite: bool, record: str, coarsen: str | None,
             categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
@@ -156,16 +163,19 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                 elif coarsen is None:
                     result = design_from_samples(
                         values, eps, delta, utility=utility, confidence=set_method,
-                        max_seconds=max_seconds, categories=cats, missing=missing)
+                        max_seconds=max_seconds, categories=cats, missing=missing,
+                        max_work=max_work)
                 else:
                     result, proposal = _coarsen(
                         values, eps, delta, utility=utility, keep=keep_k,
                         categories=cats, max_seconds=max_seconds, confidence=set_method,
-                        missing=missing)
+                        missing=missing, max_work=max_work)
                     if proposal is not None:
                         proposal_text = f"{proposal}\n"
             for w in caught:  # one line each, in the command line's own words
-                msg = str(w.message).replace("max_seconds", "--max-seconds").replace(
+                msg = str(w.message).replace("max_seconds=", "--max-seconds ").replace(
+                    "max_work=", "--max-work ").replace("max_seconds", "--max-seconds").replace(
+                    "max_work", "--max-work").replace(
                     "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
@@ -244,8 +254,9 @@ def _coarsen_spec(coarsen: str | None, utility: str) -> int | None:
 
 def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
                      keep: int | None, categories: list[str] | None = None,
-                     max_seconds: float | None = 60.0, confidence: str = "l1",
-                     missing: str = "error") -> tuple[Any, str]:
+                     max_seconds: float | None = None, confidence: str = "l1",
+                     missing: str = "error", max_work: float | None = None
+                     ) -> tuple[Any, str]:
     """Design on a coarsening of the column, as a mechanism on its original labels.
 
     ``keep``: the number of most frequent categories kept (the rest merged into
@@ -257,16 +268,17 @@ def coarsened_design(values: Any, eps: float, delta: float, *, utility: str,
     result is certified over the original set. With ``keep=None`` the release is the best
     candidate's own mechanism, so the utility printed for it is the released one. Returns
     the :class:`~pmlkit.design.DesignResult` and the text listing the candidates (empty
-    for a fixed ``keep``)."""
+    for a fixed ``keep``). ``max_work`` (default: that of the designer called) and
+    ``max_seconds`` bound each design (:func:`~pmlkit.design.optimal_mechanism`)."""
     result, proposal = _coarsen(values, eps, delta, utility=utility, keep=keep,
                                 categories=categories, max_seconds=max_seconds,
-                                confidence=confidence, missing=missing)
+                                confidence=confidence, missing=missing, max_work=max_work)
     return result, ("" if proposal is None else f"{proposal}\n")
 
 
 def _coarsen(values: Any, eps: float, delta: float, *, utility: str, keep: int | None,
              categories: list[str] | None, max_seconds: float | None, confidence: str,
-             missing: str = "error") -> tuple[Any, Any]:
+             missing: str = "error", max_work: float | None = None) -> tuple[Any, Any]:
     """:func:`coarsened_design` with the proposal object (``None`` for a fixed ``keep``)."""
     from ..design.bucketing import design_coarsened, propose_coarsening
     from ..design.pipeline import apply_missing
@@ -278,10 +290,12 @@ def _coarsen(values: Any, eps: float, delta: float, *, utility: str, keep: int |
     try:
         if keep is None:
             proposal = propose_coarsening(est, eps, delta, utility=utility,
-                                          confidence=confidence, max_seconds=max_seconds)
+                                          confidence=confidence, max_seconds=max_seconds,
+                                          max_work=20.0 if max_work is None else max_work)
             return proposal.best.result, proposal
         return design_coarsened(est, eps, delta, min(keep, int(est.n)), utility=utility,
-                                confidence=confidence, max_seconds=max_seconds), None
+                                confidence=confidence, max_seconds=max_seconds,
+                                max_work=60.0 if max_work is None else max_work), None
     except DataError as exc:
         raise DataError(f"--coarsen: {exc}") from exc
 

@@ -328,8 +328,8 @@ def _released_utility(v: NDArray[np.float64], p: NDArray[np.float64], utility: s
 def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, delta: float,
                      k: int, *, utility: str = "mutual_information",
                      confidence: str = "l1", categories: Sequence[Any] | None = None,
-                     missing: str = "error", max_seconds: float | None = 60.0
-                     ) -> DesignResult:
+                     missing: str = "error", max_seconds: float | None = None,
+                     max_work: float | None = 60.0) -> DesignResult:
     """The release "keep the ``k`` most frequent categories, merge the rest into
     ``other``, then a mechanism designed on the merged column", as a certified mechanism on
     the ORIGINAL labels.
@@ -370,8 +370,9 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
         What a missing sample is, as in ``design_from_samples``: ``"error"`` (refused),
         ``"category"`` (the label ``"(missing)"``, kept or merged like any category) or
         ``"keep"`` (left out of the estimate).
-    max_seconds
-        Time budget of the merged design.
+    max_work, max_seconds
+        Work budget (counted: deterministic) and outer time cap of the merged design, as in
+        :func:`~pmlkit.design.optimal_mechanism`.
 
     Returns
     -------
@@ -448,7 +449,8 @@ def design_coarsened(samples: ArrayLike | EmpiricalDistribution, eps: float, del
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
         coarse = optimal_mechanism_for_set(image, eps, prior=coarse_p, utility=utility,
-                                           labels=coarse_labels, max_seconds=max_seconds)
+                                           labels=coarse_labels, max_seconds=max_seconds,
+                                           max_work=max_work)
     for wrn in caught:  # say which candidate a design warning is about
         if issubclass(wrn.category, PMLWarning):
             text = str(wrn.message).replace("optimal_mechanism_for_set",
@@ -484,7 +486,8 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
                        delta: float, *,
                        ks: Sequence[int] | None = None, utility: str = "mutual_information",
                        confidence: str = "l1", missing: str = "error",
-                       max_seconds: float | None = 20.0) -> CoarseningProposal:
+                       max_seconds: float | None = None, max_work: float | None = 20.0
+                       ) -> CoarseningProposal:
     """Try top-``k`` + ``other`` coarsenings and pick ``k`` by the utility of the release.
 
     Every candidate is the release itself (:func:`design_coarsened`): designed over the
@@ -499,7 +502,8 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
     tried once). ``utility``: ``"mutual_information"`` or ``"accuracy"``.
     ``confidence``: the original column's set, any method of
     :func:`pmlkit.confidence.confidence_set`. ``missing``: what a missing sample is
-    (:func:`design_coarsened`). ``max_seconds``: budget of each design.
+    (:func:`design_coarsened`). ``max_work``, ``max_seconds``: work budget (counted:
+    the proposal does not depend on the machine's load) and outer time cap of each design.
 
     Examples
     --------
@@ -536,7 +540,7 @@ def propose_coarsening(samples: ArrayLike | EmpiricalDistribution, eps: float,
     for k in effective:
         t0 = time.perf_counter()
         res = design_coarsened(est, eps, delta, k, utility=utility, confidence=confidence,
-                               max_seconds=max_seconds)
+                               max_seconds=max_seconds, max_work=max_work)
         u = res.guarantee.utility_value
         assert not math.isnan(u)
         order = np.argsort(-np.asarray(est.counts, dtype=np.float64), kind="stable")

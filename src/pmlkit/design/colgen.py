@@ -218,7 +218,7 @@ import numpy as np
 from ..errors import PMLError
 from ._common import drop_empty_columns, repair_rows
 
-__all__ = ["BoxOracle", "ColgenResult", "L1BallOracle", "column_generation", "prior_grid"]
+__all__ = ["BoxOracle", "ColgenResult", "L1BallOracle", "Work", "column_generation", "prior_grid"]
 
 #: Largest number of candidate rays the enumeration oracle generates (memory ~ 8 N K bytes).
 MAX_ENUMERATED = 2_000_000
@@ -232,6 +232,85 @@ _MAX_ROUNDS = 5000
 
 _HIGHS = {"primal_feasibility_tolerance": 1e-10, "dual_feasibility_tolerance": 1e-10}
 
+#: Work units of one master LP solve per ``N x columns`` entry of the master (the unit is
+#: about a second of one core of the machine the rates were measured on, see :class:`Work`).
+MASTER_RATE = 1.1e-7
+#: Work units of one heuristic round per ``N^3`` (``N^2 / 2`` candidate columns of N).
+HEURISTIC_RATE = 6.5e-8
+#: Work units per entry of a full enumeration pass (``N x`` the candidate rays priced).
+ENUMERATION_RATE = 2e-9
+#: Work units of one LP of the spatial branch and bound, per variable of the LP.
+LP_RATE = 2e-5
+#: Work units per array step of the dynamic programme over masses.
+DP_RATE = 3e-9
+#: Work units per assignment of a full pass of the streamed block assignments.
+BOX_RATE = 1e-7
+#: Work units per step (bound or exact evaluation) of the block-pair search.
+TREE_RATE = 5e-8
+#: Work units per node bound of the level-cell search, per entry of the alphabet (the
+#: kernels loop over the entries at each vertex of the cell).
+NODE_RATE = 5.4e-6
+#: Work units per entry of an assignment evaluated exactly (level cells, local search).
+EVAL_RATE = 7e-8
+
+
+class Work:
+    """The work meter of a design: a deterministic count of the work done, in *work
+    units*, and an optional wall-clock cap.
+
+    Every search of the designer counts what it does (nodes bounded, assignments evaluated,
+    LP solves, dynamic-programming steps, candidate rays priced), each kind at a fixed rate
+    (units per operation, measured so that a unit is about one second of one core of a
+    2020s machine, as Gurobi's ``WorkLimit``), and stops on that count: two runs on the same
+    inputs do the same work and return the same result, whatever the machine's load. The
+    wall clock is only an outer cap (``deadline``, a ``time.monotonic()`` value): a search
+    stopped by it sets :attr:`capped`, and the designer then warns that the result depends on
+    the machine's speed.
+
+    Examples
+    --------
+    >>> meter = Work()
+    >>> meter.spend(0.5)
+    >>> meter.stop(1.0), meter.stop(0.5), meter.capped
+    (False, True, False)
+    >>> late = Work(deadline=0.0)  # a cap already passed
+    >>> late.stop(math.inf), late.capped
+    (True, True)
+    """
+
+    def __init__(self, deadline: float = math.inf) -> None:
+        self.used = 0.0
+        self.deadline = deadline
+        self.capped = False
+
+    def spend(self, units: float) -> None:
+        """Count ``units`` of work done."""
+        self.used += units
+
+    def stop(self, until: float, deadline: float = math.inf) -> bool:
+        """Whether a search allowed to run until the meter reads ``until`` (and, on the
+        wall clock, until ``deadline``) must stop: the work is done, or the wall-clock cap
+        has passed (then :attr:`capped` is set)."""
+        if self.used >= until:
+            return True
+        cap = min(self.deadline, deadline)
+        if cap < math.inf and time.monotonic() > cap:
+            self.capped = True
+            return True
+        return False
+
+
+def _meter(oracle: Any) -> Work:
+    """The oracle's work meter (a fresh one, without a cap, if it has none)."""
+    meter = getattr(oracle, "meter", None)
+    if not isinstance(meter, Work):
+        meter = Work()
+        try:
+            oracle.meter = meter
+        except AttributeError:  # pragma: no cover - an oracle with __slots__
+            pass
+    return meter
+
 
 @dataclass(frozen=True)
 class ColgenResult:
@@ -239,7 +318,9 @@ class ColgenResult:
 
     ``matrix``: the mechanism (rows repaired, empty columns dropped); ``value``: the master
     LP optimum; ``upper_bound``: a certified upper bound on the full LP optimum (``inf`` if
-    none); ``iterations``, ``columns``: the work done; ``oracle``: which pricing was used.
+    none); ``iterations``, ``columns``: the work done; ``oracle``: which pricing was used;
+    ``work``: the work units counted (:class:`Work`); ``capped``: whether the wall-clock
+    cap stopped the run (the result then depends on the machine's speed).
 
     Examples
     --------
@@ -256,6 +337,8 @@ class ColgenResult:
     columns: int
     oracle: str
     seconds: float
+    work: float = 0.0
+    capped: bool = False
 
     @property
     def gap(self) -> float:
@@ -465,14 +548,18 @@ class EnumerationOracle:
         return idx
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+              full: bool = False, until: float = math.inf
+              ) -> tuple[np.ndarray, np.ndarray, float]:
         repeat = self._last_y is not None and np.array_equal(y, self._last_y)
         self._last_y = y.copy()
+        meter = _meter(self)
         if not full and not repeat and self._cache is not None:
             rays, vals = self._cache
+            meter.spend(ENUMERATION_RATE * rays.size)
             sel = self._best(vals - y @ rays, want, atol)
             if sel.size:
                 return rays[:, sel], vals[sel], math.inf
+        meter.spend(ENUMERATION_RATE * self.rays.size)
         rc = self.values - y @ self.rays
         best = float(rc.max()) if rc.size else 0.0
         if rc.size > 2 * self.CACHE:
@@ -604,10 +691,12 @@ class BranchAndBoundOracle(_BlockColumns):
         return cap
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              max_nodes: int = 200_000) -> tuple[np.ndarray, np.ndarray, float]:
+              max_nodes: int = 200_000, until: float = math.inf,
+              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
         from ..utility import mutual_information_columns
 
         n, p = self.n, self.p
+        meter = _meter(self)
         lo0, hi0 = np.zeros(n), self.cap.copy()
 
         def g(a: np.ndarray) -> np.ndarray:
@@ -622,6 +711,7 @@ class BranchAndBoundOracle(_BlockColumns):
             c[:n] = -slope
             b = self.bounds.copy()
             b[:n, 0], b[:n, 1] = lo, hi
+            meter.spend(LP_RATE * self.nv)
             sol = self._lp(c, b)
             if sol is None:
                 return None
@@ -652,7 +742,7 @@ class BranchAndBoundOracle(_BlockColumns):
         push(lo0, hi0)
         nodes = 1
         while heap:
-            if nodes >= max_nodes or time.monotonic() > deadline:
+            if nodes >= max_nodes or meter.stop(until, deadline):
                 break
             if len(found) >= want and nodes >= 4 * n:
                 # enough improving columns for this round; the bound is not needed yet
@@ -882,6 +972,7 @@ class L1BallOracle(_BlockColumns):
                     out.append((top_in, "fp-relaxed", (f,)))
                 continue
             others = idx != f
+            _meter(self).spend(DP_RATE * self.n * size)
             best, _ = _min_sums(k[others], y[others], size)
             rf = (1.0 - up * mass) / p[f]
             okf = np.isfinite(best) & (rf >= -1e-12 * up) & (rf <= up * (1 + 1e-12))
@@ -1117,11 +1208,15 @@ class L1BallOracle(_BlockColumns):
         return w / s if s > 0 else None
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+              full: bool = False, until: float = math.inf
+              ) -> tuple[np.ndarray, np.ndarray, float]:
         """Improving columns and an upper bound on ``max_{v in K_1} mu(v) - y . v``
-        (``inf`` in rounds that skip the costly family, unless ``full``)."""
+        (``inf`` in rounds that skip the costly family, unless ``full``). A round runs to
+        its end (``deadline`` and ``until`` are not consulted); its work is counted."""
 
         n = self.n
+        meter = _meter(self)
+        meter.spend(DP_RATE * n * self.m)
         best, take = _min_sums(self.k, y, self.m, keep=True)
         assert take is not None
         cands: list[tuple[float, str, tuple[int, ...]]] = [(-float(y.sum()), "one", ())]
@@ -1134,6 +1229,7 @@ class L1BallOracle(_BlockColumns):
         if not full and cheap > 1e-4 * max(abs(float(y.sum())), 1e-12) and self._calls % 5:
             top = math.inf
         else:
+            meter.spend(DP_RATE * self.steps(n, self.m, float(self.uset.radius)))
             small = self._small_top(best, max(cheap, 0.0) + atol)
             small = self._refine_small(y, best, small, max(cheap, 0.0) + atol)
             cands += small
@@ -1169,13 +1265,17 @@ def _dual_center(recent: Iterable[np.ndarray]) -> np.ndarray:
 
 
 def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarray], np.ndarray],
-                      *, start: np.ndarray | None, gap: float, deadline: float,
-                      ) -> ColgenResult:
+                      *, start: np.ndarray | None, gap: float, deadline: float = math.inf,
+                      work: float = math.inf) -> ColgenResult:
     """Solve the extreme-ray LP by column generation with ``oracle`` pricing.
 
     ``start``: initial columns (points of ``K_1``); ``w = 1`` is always added, so the master
-    is feasible from the first round. Stops when the certified gap is ``<= gap`` or at
-    ``deadline`` (``time.monotonic()``), returning the gap reached.
+    is feasible from the first round. Stops when the certified gap is ``<= gap`` or when
+    the budget is spent, returning the gap reached. The budget is ``work``, in work units
+    (:class:`Work`: counted, so the run is deterministic), with ``deadline``
+    (``time.monotonic()``) as an outer wall-clock cap (``ColgenResult.capped`` says whether
+    it stopped the run). With ``work = inf`` and a finite ``deadline`` the budget is the
+    time to the deadline (the former behaviour, which depends on the machine's speed).
 
     Examples
     --------
@@ -1187,15 +1287,44 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     >>> p = np.array([0.5, 0.5])
     >>> oracle = L1BallOracle(L1Ball(p, 0.0), p, math.log(2), prior_grid(p))
     >>> res = column_generation(oracle, p, lambda v: mutual_information_columns(v, p),
-    ...                         start=None, gap=1e-9, deadline=math.inf)
-    >>> round(res.value, 9), res.gap
-    (0.693147181, 0.0)
+    ...                         start=None, gap=1e-9, work=10.0)
+    >>> round(res.value, 9), res.gap, res.capped
+    (0.693147181, 0.0, False)
     >>> np.round(res.matrix, 9)
     array([[1., 0.],
            [0., 1.]])
     """
     t0 = time.monotonic()
     n = p.size
+    meter = _meter(oracle)
+    w0 = meter.used
+    # the budget's clock: the work counted (deterministic), or, given only a deadline, the
+    # wall clock (the former behaviour); the phases below are shares of ``total`` on it
+    by_work = math.isfinite(work) or not math.isfinite(deadline)
+    total = work if by_work else deadline - t0
+
+    # with a wall-clock cap, the rounds stop early enough on the clock too to leave the
+    # final bound search its share of the time (should the cap bind)
+    round_cap = deadline
+
+    def over(end: float, final: bool = False) -> bool:
+        """Whether the budget's clock has passed ``end`` (or the wall-clock cap has)."""
+        if by_work:
+            return meter.stop(w0 + end, deadline if final else round_cap)
+        if time.monotonic() - t0 > end:
+            meter.capped = True
+            return True
+        return False
+
+    def limits(end: float, final: bool = False) -> dict[str, float]:
+        """The stopping arguments of a pricing call that may run until ``end``."""
+        if not by_work:
+            return {"deadline": t0 + end}
+        cap = deadline if final else round_cap
+        if math.isfinite(end):
+            return {"deadline": cap, "until": w0 + end}
+        return {"deadline": cap}
+
     master = _Master(n)
     init = [np.ones((n, 1))]
     if start is not None and start.size:
@@ -1209,17 +1338,26 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     limit_cols = max(30 * n, 300)
     upper = math.inf
     it = 0
-    value, y, theta = master.solve()
+
+    def solve() -> tuple[float, np.ndarray, np.ndarray]:
+        meter.spend(MASTER_RATE * n * master.cols.shape[1])
+        return master.solve()
+
+    value, y, theta = solve()
     # exact enumeration pricing is cheap once the rays exist (one matrix-vector product a
-    # round): it finishes the job whatever the deadline; the bound search stops at it
-    limit = math.inf if getattr(oracle, "runs_to_end", False) else deadline
+    # round): it finishes the job whatever the work budget (only the wall-clock cap stops
+    # it); the bound search stops at it
+    rounds_end = total
+    limit = math.inf if getattr(oracle, "runs_to_end", False) else total
     # an oracle whose rounds stop before their bound is tight keeps a share of the budget
     # for one final bound search
     share = float(getattr(oracle, "bound_share", 0.0))
-    final_deadline = math.inf
-    if share > 0 and math.isfinite(deadline):
-        final_deadline = deadline
-        deadline = limit = t0 + (1.0 - share) * (deadline - t0)
+    final_end = math.inf
+    if share > 0 and math.isfinite(total):
+        final_end = total
+        rounds_end = limit = (1.0 - share) * total
+    if share > 0 and by_work and math.isfinite(deadline):
+        round_cap = t0 + (1.0 - share) * (deadline - t0)
     # dual smoothing (Wentges) for oracles that stop their searches early: a search round
     # prices at ``alpha * ybar + (1 - alpha) * y`` (``ybar`` the mean of the last duals);
     # its bound is valid whatever the duals, its columns are kept where they improve the
@@ -1228,7 +1366,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     # keep the last part of the budget for the bound (branch and bound pricing); with
     # smoothing the heuristic columns are tried in every round (the searches come in
     # whenever they find nothing: N = 50, eps = log 2, 60 s: gap 5.9% -> 3.6%)
-    heur_until = (t0 + 0.6 * (deadline - t0) if math.isfinite(deadline) and not smooth
+    heur_until = (0.6 * rounds_end if math.isfinite(rounds_end) and not smooth
                   else math.inf)
     recent: deque[np.ndarray] = deque([y], maxlen=SMOOTHING_ROUNDS)
 
@@ -1241,9 +1379,11 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         nonlocal upper, best_duals
         if full:
             cols, cvals, bound = oracle.price(duals, want=want if smooth else 0,
-                                              deadline=final_deadline, atol=atol, full=True)
+                                              atol=atol, full=True,
+                                              **limits(final_end, final=True))
         else:
-            cols, cvals, bound = oracle.price(duals, want=want, deadline=deadline, atol=atol)
+            cols, cvals, bound = oracle.price(duals, want=want, atol=atol,
+                                              **limits(rounds_end))
         if math.isfinite(bound):
             b = float(np.sum(duals)) + max(0.0, bound)
             if b < upper:
@@ -1264,7 +1404,8 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         # first, then a full bound when no improving column is found quickly
         best = math.inf
         new = np.zeros((n, 0))
-        if hasattr(oracle, "heuristic") and time.monotonic() < heur_until:
+        if hasattr(oracle, "heuristic") and not over(heur_until):
+            meter.spend(HEURISTIC_RATE * n ** 3)
             new, vals = oracle.heuristic(y, want, atol)
             if _DEBUG:
                 print("round", it, "value", value, "heuristic columns", new.shape[1])
@@ -1274,26 +1415,26 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
                                          + (1.0 - SMOOTHING) * y)
                 ok = vals - y @ new > atol
                 new, vals = new[:, ok], vals[ok]
-            if not smooth or (not new.shape[1] and time.monotonic() <= limit):
+            if not smooth or (not new.shape[1] and not over(limit)):
                 # (with smoothing, a mispricing: nothing improves the master at its y)
                 new, vals, best = priced(y)
         else:
-            value, y, theta = master.solve()
+            value, y, theta = solve()
             theta = master.prune(theta, y, limit_cols)
             recent.append(y)
-            if time.monotonic() > deadline:
+            if over(rounds_end):
                 break
             continue
         if relative_gap(upper, value) <= gap:
             break
         if new.shape[1] == 0 or master.add(new, vals) == 0:
-            if math.isfinite(best) or time.monotonic() > limit:
+            if math.isfinite(best) or over(limit):
                 break
             continue
-        value, y, theta = master.solve()
+        value, y, theta = solve()
         theta = master.prune(theta, y, limit_cols)
         recent.append(y)
-        if time.monotonic() > limit or it >= _MAX_ROUNDS:
+        if over(limit) or it >= _MAX_ROUNDS:
             # report the best bound seen (valid for the optimum, whatever the duals)
             break
     if relative_gap(upper, value) > gap and getattr(oracle, "skips_bounds", False):
@@ -1305,6 +1446,7 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         # N = 50); any duals give a valid bound. N = 50, 60 s, one side-by-side run each:
         # the midpoint certified 1.28% / 0.98% / 0.42% at eps = log 2 / 0.1 / 2, the
         # best-bound duals 1.33% / 1.07% / 0.46%, the master's 1.54% / 0.98% / 0.45%
+        # (a search stopped by the wall-clock cap still returns a valid bound)
         at_master = not smooth
         while True:
             if at_master:
@@ -1316,25 +1458,26 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
             new, vals, _ = priced(yb, full=True)
             if new.shape[1] and master.add(new, vals):
                 # the columns that search met are points of K_1 too: the master only gains
-                value, y, theta = master.solve()
+                value, y, theta = solve()
                 at_master = not smooth
             elif at_master:
                 break
             else:
                 # nothing new at the smoothed duals: the next search prices the master's
                 at_master = True
-            # a search that finished before the deadline (its bound exact at those duals)
-            # leaves time for another at the new duals (Zipf prior, N = 50, eps = log 2:
-            # the first final search closed at 53 s with a gap of 0.86%, all of it from
-            # the duals)
+            # a search that finished before the end of the budget (its bound exact at those
+            # duals) leaves room for another at the new duals (Zipf prior, N = 50,
+            # eps = log 2: the first final search closed at 53 s with a gap of 0.86%, all of
+            # it from the duals)
             if (relative_gap(upper, value) <= gap or not smooth
-                    or time.monotonic() >= final_deadline - 0.5):
+                    or over(final_end - (0.5 if math.isfinite(final_end) else 0.0),
+                            final=True)):
                 break
     keep = theta > 1e-14
     w = master.cols[:, keep] * theta[keep]
     w = drop_empty_columns(repair_rows(w))
     return ColgenResult(w, value, upper, it, master.cols.shape[1], oracle.name,
-                        time.monotonic() - t0)
+                        time.monotonic() - t0, work=meter.used - w0, capped=meter.capped)
 
 
 #: Largest alphabet priced exactly by :class:`BoxOracle` (``3^N`` assignments in a full
@@ -1499,17 +1642,21 @@ class BoxOracle(_BlockColumns):
         return _box_column(top, mid, self.p, self.lo, self.hi, self.slack, self.e)
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+              full: bool = False, until: float = math.inf
+              ) -> tuple[np.ndarray, np.ndarray, float]:
         """Improving columns and the exact bound on ``max_{v in K_1} mu(v) - y . v``.
 
         Partial pricing: the best assignments of the last full pass are re-priced first
         (cheap); while they still give improving columns the round returns them without a
-        bound (``inf``, unless ``full``); otherwise every assignment is evaluated."""
+        bound (``inf``, unless ``full``); otherwise every assignment is evaluated (a full
+        pass runs to its end; its work is counted)."""
         repeat = self._last_y is not None and np.array_equal(y, self._last_y)
         self._last_y = y.copy()
+        self._until = until
         # the same duals twice: the cached columns did not help, price everything
         if not full and not repeat and self._cache is not None:
             idx, c0, c1, c2 = self._cache
+            _meter(self).spend(BOX_RATE * idx.size)
             yt = [tm.astype(np.float64) @ y[h]
                   for h, (tm, _) in zip(self.halves, self.masks, strict=True)]
             ys = [(tm | mm).astype(np.float64) @ y[h]
@@ -1539,6 +1686,7 @@ class BoxOracle(_BlockColumns):
         ys = [(tm | mm).astype(np.float64) @ y[h]
               for h, (tm, mm) in zip(self.halves, self.masks, strict=True)]
         na, nb = self.masks[0][0].shape[0], self.masks[1][0].shape[0]
+        _meter(self).spend(BOX_RATE * na * nb)
         per = max(1, self.CACHE // max(1, -(-na // self.rows)))
         best = -math.inf
         pool: list[tuple[np.ndarray, ...]] = []
@@ -1592,8 +1740,8 @@ class BoxTreeOracle(BoxOracle):
     #: fewer exact pairs at N = 20; at eps = log 2 and 0.1 the first split is the better)
     SPLIT_LARGE_EPS: tuple[tuple[int, float], ...] = ((0, 1.0), (1, 0.5), (3, 2.0))
 
-    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
-                 ) -> None:
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf,
+                 stop_work: float = math.inf) -> None:
         from . import _boxtree as bt
 
         kernels = bt.compiled()
@@ -1619,6 +1767,8 @@ class BoxTreeOracle(BoxOracle):
         #: ``time.monotonic()`` after which any search stops (with a valid bound), whatever
         #: deadline its caller gives
         self.stop_at = stop_at
+        #: the reading of the work meter (:class:`Work`) after which any search stops
+        self.stop_work = stop_work
 
     @staticmethod
     def seconds(n: int) -> float:
@@ -1667,12 +1817,16 @@ class BoxTreeOracle(BoxOracle):
         return out
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
+              full: bool = False, until: float = math.inf
+              ) -> tuple[np.ndarray, np.ndarray, float]:
         """Improving columns (the best ``want`` above ``atol``) and a valid bound; partial
-        pricing from the best pairs of the last search as in :class:`BoxOracle`."""
+        pricing from the best pairs of the last search as in :class:`BoxOracle`. The search
+        stops when the work meter reads ``until`` (or :attr:`stop_work`) or at ``deadline``
+        (or :attr:`stop_at`) on the wall clock, with a valid bound."""
         self._deadline = min(deadline, self.stop_at)
         self._exhaust = full
-        return super().price(y, want=want, deadline=deadline, atol=atol, full=full)
+        return super().price(y, want=want, deadline=deadline, atol=atol, full=full,
+                             until=min(until, self.stop_work))
 
     def _pair_coefficients(self, ia: np.ndarray, ib: np.ndarray
                            ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -1691,9 +1845,12 @@ class BoxTreeOracle(BoxOracle):
               ) -> tuple[np.ndarray, np.ndarray, float]:
         t0 = time.monotonic()
         deadline = getattr(self, "_deadline", math.inf)
+        until = getattr(self, "_until", math.inf)
+        meter = _meter(self)
         y = np.asarray(y, dtype=np.float64)
         c = float(self.p @ y / (self.p @ self.p)) if self.CENTRE else 0.0
         ta, tb = self._trees(y, c)
+        meter.spend(BOX_RATE * (ta[0].shape[0] + tb[0].shape[0]))
         t1 = time.monotonic()
         fa, sa, ea, la, loa, hia, perma = ta
         fb, sb, eb, lb, lob, hib, permb = tb
@@ -1720,12 +1877,16 @@ class BoxTreeOracle(BoxOracle):
         # the pairs a little below the tolerance are kept too (for the partial pricing of
         # the next rounds): almost free, the bounds being looser than that near the leaves
         state = np.array([float(atol) - self.NEAR, -math.inf, 0.0, 0.0, 0.0, 0.0])
+        steps = 0.0
         while top > 0:
             top, ncand = self.kernels["search"](
                 fa, sa, ea, la, loa, hia, fb, sb, eb, lb, lob, hib,
                 self.e, self.slack, n, self.pmin, c, keep,
                 si, sj, sbd, top, self.CHUNK, cv, ca, cb, ncand, state)
-            if top > 0 and time.monotonic() > deadline:
+            done = float(state[2] + state[3] + state[4])
+            meter.spend(TREE_RATE * (done - steps))
+            steps = done
+            if top > 0 and meter.stop(until, deadline):
                 break
             if early and ncand >= enough and np.count_nonzero(cv[:ncand] > atol) >= enough:
                 # enough improving columns for this round: the bound (still valid, from
@@ -1807,8 +1968,8 @@ class BoxLagrangeOracle(_BlockColumns):
     #: its searches price at smoothed duals (:func:`column_generation`)
     stabilize = True
 
-    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf
-                 ) -> None:
+    def __init__(self, uset: Any, p: np.ndarray, eps: float, *, stop_at: float = math.inf,
+                 stop_work: float = math.inf) -> None:
         from . import _boxlagrange as bl
         from ._common import exp_capped
 
@@ -1822,6 +1983,7 @@ class BoxLagrangeOracle(_BlockColumns):
         self.slack = float(self.hi.sum()) - 1.0
         self.kern = bl.kernels()
         self.stop_at = stop_at
+        self.stop_work = stop_work
         self._seeds: list[tuple[float, np.ndarray]] = []
         self._anchors: list[np.ndarray] = []
         # the top level of a column of K_1 is at least p . w = 1 and at most
@@ -1848,6 +2010,7 @@ class BoxLagrangeOracle(_BlockColumns):
         """Exact pricing objective of the three-level rays of the assignments (rows of
         ``levels``: 0 bottom, 1 middle, 2 top); ``-inf`` where the assignment gives no
         point of ``K_1``."""
+        _meter(self).spend(EVAL_RATE * levels.size)
         top = levels == 2
         s = levels >= 1
         ft, fs = top.astype(np.float64), s.astype(np.float64)
@@ -1865,11 +2028,16 @@ class BoxLagrangeOracle(_BlockColumns):
         return _box_column(top, mid, self.p, self.lo, self.hi, self.slack, self.e)
 
     def search(self, y: np.ndarray, *, thr: float, deadline: float, want: int = 0,
-               max_nodes: int = 10**9) -> tuple[float, list[tuple[float, np.ndarray]]]:
+               max_nodes: int = 10**9, until: float = math.inf
+               ) -> tuple[float, list[tuple[float, np.ndarray]]]:
         """Branch and bound: a valid bound on the pricing maximum (at least ``thr``) and
-        the exactly evaluated candidates above ``thr`` (value, levels)."""
+        the exactly evaluated candidates above ``thr`` (value, levels). Stops (with a valid
+        bound) after ``max_nodes`` nodes, when the work meter (:class:`Work`) reads
+        ``until``, or at ``deadline`` on the wall clock."""
         from . import _boxlagrange as bl
 
+        meter = _meter(self)
+        counted = 0
         n, p = self.n, self.p
         y = np.ascontiguousarray(y, dtype=np.float64)
         nb = self.kern["node_bound"]
@@ -1968,7 +2136,9 @@ class BoxLagrangeOracle(_BlockColumns):
             flush()
             if -heap[0][0] <= thr:
                 break
-            if time.monotonic() > deadline or nodes >= max_nodes \
+            meter.spend(NODE_RATE * n * (nodes - counted))
+            counted = nodes
+            if nodes >= max_nodes or meter.stop(until, deadline) \
                     or len(heap) >= self.MAX_OPEN or len(seen) >= self.MAX_OPEN:
                 break
             if want and (len(found) >= want or (found and nodes >= self.QUICK)):
@@ -2057,6 +2227,7 @@ class BoxLagrangeOracle(_BlockColumns):
                     push(mode, u1, u2, m1, mm, allow, lam, nu, pb)
                     push(mode, u1, u2, mm, m2, allow, lam, nu, pb)
         flush()
+        meter.spend(NODE_RATE * n * (nodes - counted))
         open_ub = -heap[0][0] if heap else -math.inf
         self.stats = {"nodes": float(nodes), "open": float(len(heap))}
         margin = 1e-10 * (1.0 + float(np.abs(y).sum()))
@@ -2128,10 +2299,14 @@ class BoxLagrangeOracle(_BlockColumns):
         return out
 
     def price(self, y: np.ndarray, *, want: int, deadline: float, atol: float,
-              full: bool = False) -> tuple[np.ndarray, np.ndarray, float]:
-
+              full: bool = False, until: float = math.inf
+              ) -> tuple[np.ndarray, np.ndarray, float]:
+        """Improving columns and a valid bound from :meth:`search` (stopped when the work
+        meter reads ``until`` or :attr:`stop_work`, or at ``deadline`` or :attr:`stop_at`
+        on the wall clock), with the local search's columns."""
         dl = min(deadline, self.stop_at)
-        bound, found = self.search(y, thr=atol, deadline=dl, want=0 if full else want)
+        bound, found = self.search(y, thr=atol, deadline=dl, want=0 if full else want,
+                                   until=min(until, self.stop_work))
         found.sort(key=lambda t: -t[0])
         if want > 0:
             # a local search from the search's best candidates and the master's active

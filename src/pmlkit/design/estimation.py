@@ -248,18 +248,21 @@ class EstimationError:
         return drop_empty_columns(repair_rows(w))
 
     def design_over_set(self, uncertainty_set: Any, p: np.ndarray, eps: float, *,
-                        deadline: float = math.inf) -> np.ndarray:
+                        deadline: float = math.inf, max_steps: int = LOCAL_MAX_ITER
+                        ) -> np.ndarray:
         """Square mechanism for any set and N (module docstring): PML randomized response
         (never worse than k-RR at the same guarantee), refined by the local
         search over the exact polytope until its Frank-Wolfe gap falls below
-        :data:`FW_REL_GAP`, :data:`LOCAL_MAX_ITER` steps or ``deadline``
-        (``time.monotonic()``). Not certified here (the caller certifies)."""
+        :data:`FW_REL_GAP`, ``max_steps`` steps (at most :data:`LOCAL_MAX_ITER`) or
+        ``deadline`` (``time.monotonic()``, an outer cap). Not certified here (the
+        caller certifies)."""
         p = np.asarray(p, dtype=np.float64)
         w = pml_randomized_response_matrix(uncertainty_set, p, eps)
         if w is None:
             # eps = 0: only constant columns are allowed, nothing identifies P
             return np.ones((p.size, 1))
-        w, gap, steps = local_search(w, p, uncertainty_set, eps, deadline=deadline)
+        w, gap, steps = local_search(w, p, uncertainty_set, eps, deadline=deadline,
+                                     max_iter=max(0, min(int(max_steps), LOCAL_MAX_ITER)))
         self.last_gap = math.nan
         self.last_steps = steps
         self.last_fw_gap = gap

@@ -33,8 +33,9 @@ more) by streaming the three-level block assignments
 (:class:`~pmlkit.design.colgen.BoxOracle`), and from N = 16 to 24, when numba is
 importable, by branch and bound over pairs of blocks of those assignments
 (:class:`~pmlkit.design.colgen.BoxTreeOracle`: exact when its searches finish, used at
-N = 16 and, beyond, when ``max_seconds`` is at least the time they are expected to take:
-30 s at N = 20, five times more every two categories); beyond those, for eps >= 0.02 and
+N = 16 and, beyond, when the budget (``max_work``, and ``max_seconds`` if given) is at least
+the work they are expected to take: 30 units at N = 20, five times more every two
+categories); beyond those, for eps >= 0.02 and
 with numba, by branch and bound over level cells with a Lagrangian bound
 (:class:`~pmlkit.design.colgen.BoxLagrangeOracle`: a valid bound whenever it stops;
 N = 50 within a minute: certified gaps of about 0.2% / 0.7% / 0.2-0.3% at eps = 2 / log 2 /
@@ -42,12 +43,14 @@ N = 50 within a minute: certified gaps of about 0.2% / 0.7% / 0.2-0.3% at eps = 
 information is priced by spatial branch and bound, which bounds the gap at any time
 (larger boxes and other sets at N >= 14 may end with a gap of tens of percent: it is
 reported).
-``max_seconds=`` and ``gap=`` bound the work; a design stopped by the time budget carries a
-:class:`~pmlkit.errors.PMLWarning` with the gap reached. It is never below the accuracy
-design's utility (its columns start the search). For the fixed prior in the first privacy
-region the closed form is used for any N. A user callable on an alphabet too large to
-enumerate has no bound: the best certified candidate is returned with a warning and
-``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
+``max_work=`` (work units, counted: a design is the same on any machine under any load) and
+``gap=`` bound the search, and ``max_seconds=`` caps it on the wall clock; a design stopped
+before its gap carries a :class:`~pmlkit.errors.PMLWarning` with the gap reached (and says
+when the time cap stopped it: only then does the mechanism depend on the machine). It is
+never below the accuracy design's utility (its columns start the search). For the fixed
+prior in the first privacy region the closed form is used for any N. A user callable on an
+alphabet too large to enumerate has no bound: the best certified candidate is returned with
+a warning and ``optimality_gap = None``. ``allow_fallback`` is deprecated and has no effect.
 """
 
 from __future__ import annotations
@@ -82,7 +85,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
 
-__all__ = ["MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
+__all__ = ["DEFAULT_WORK", "MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
            "design_from_samples", "estimate_for_design", "optimal_mechanism",
            "optimal_mechanism_for_set"]
 
@@ -162,11 +165,29 @@ def _exact_rays(uset: Any, p: np.ndarray) -> Callable[[float], np.ndarray] | Non
             return lambda e: fixed_prior_rays(c, e)
         if r <= 2 * float(c.min()):
             return lambda e: l1_ball_rays(c, e, r)
-        return lambda e: three_level_rays(uset, e)
+        return _ThreeLevel(uset, None)
     if isinstance(uset, Box | L1BoxSet):
-        q0 = p if uset.contains(p) else None
-        return lambda e: three_level_rays(uset, e, q0)
+        return _ThreeLevel(uset, p if uset.contains(p) else None)
     return None
+
+
+class _ThreeLevel:
+    """``e -> three_level_rays(uset, e, q0)``, also generated in chunks that a budget can
+    stop (:meth:`chunked`)."""
+
+    def __init__(self, uset: Any, q0: np.ndarray | None) -> None:
+        from ..sets import Box, L1Ball
+
+        self.uset, self.q0 = uset, q0
+        self.aggregated = isinstance(uset, L1Ball | Box)
+
+    def __call__(self, e: float) -> np.ndarray:
+        return three_level_rays(self.uset, e, self.q0)
+
+    def chunked(self, e: float, stop: Callable[[int], bool]) -> np.ndarray | None:
+        from .subconvex import three_level_rays_until
+
+        return three_level_rays_until(self.uset, e, self.q0, stop)
 
 
 def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Utility
@@ -268,9 +289,16 @@ def _ray_count(uset: Any, n: int) -> float:
     return math.inf
 
 
-def _budget(max_seconds: Any, gap: Any, allow_fallback: bool | None, designer: str
-            ) -> tuple[float, float]:
-    """Validate the design budget; warn about the deprecated ``allow_fallback``."""
+#: Default work budget of a sub-convex design, in work units
+#: (:class:`pmlkit.design.colgen.Work`: counted operations, about a second of one core
+#: each): what the former default time budget of 60 s reached on an unloaded machine.
+DEFAULT_WORK = 60.0
+
+
+def _budget(max_seconds: Any, gap: Any, allow_fallback: bool | None, designer: str,
+            max_work: Any = DEFAULT_WORK) -> tuple[float, float, float]:
+    """Validate the design budget (``(max_seconds, gap, max_work)``, ``inf`` for no
+    limit); warn about the deprecated ``allow_fallback``."""
     if allow_fallback is not None:
         warnings.warn(
             f"{designer}: allow_fallback is deprecated and has no effect: the sub-convex "
@@ -289,17 +317,75 @@ def _budget(max_seconds: Any, gap: Any, allow_fallback: bool | None, designer: s
     if isinstance(gap, bool) or not isinstance(gap, int | float) or not 0 <= gap < 1:
         raise ValidationError(
             f"gap must be a relative optimality gap in [0, 1), e.g. 1e-6, got {fmt(gap)}")
-    return secs, float(gap)
+    if max_work is None:
+        work = math.inf
+    else:
+        if isinstance(max_work, bool) or not isinstance(max_work, int | float) \
+                or not max_work > 0 or math.isnan(max_work):
+            raise ValidationError(
+                f"max_work must be a number of work units > 0 (or None for no limit), got "
+                f"{fmt(max_work)}")
+        work = float(max_work)
+    return secs, float(gap), work
+
+
+#: Work units per (code x entry) of the candidate-ray generation of
+#: :func:`~pmlkit.design.subconvex.three_level_rays` (l1-balls and boxes: block sums;
+#: other sets: one worst case per candidate), and per (ray x entry) of the other generators:
+#: the designer enumerates only where the generation takes at most half its budget.
+_GENERATION_RATE = {"aggregated": 3e-7, "generic": 8e-7, "list": 2e-7}
+
+
+def _generation_work(uset: Any, n: int, count: float) -> float:
+    """Predicted work units of generating the candidate rays of :func:`_exact_rays`."""
+    from ..sets import Box, L1Ball
+
+    kind = "list" if count < 3.0 ** n else (
+        "aggregated" if isinstance(uset, L1Ball | Box) else "generic")
+    return _GENERATION_RATE[kind] * count * n
+
+
+def _rays_within(rays_fn: Callable[..., Any], e: float, meter: Any, stoppable: bool = True
+                 ) -> np.ndarray | None:
+    """The candidate rays ``rays_fn(e)``, their generation counted on ``meter``
+    (:class:`~pmlkit.design.colgen.Work`); ``None`` when the meter's wall-clock cap stops
+    it (three-level lists are generated in chunks, and the cap is asked between them; never
+    unless ``stoppable``)."""
+    if isinstance(rays_fn, _ThreeLevel) and stoppable:
+        n = int(rays_fn.uset.n)
+        rate = _GENERATION_RATE["aggregated" if rays_fn.aggregated else "generic"] * n
+        done = [0]
+
+        def stop(codes: int) -> bool:
+            meter.spend(rate * (codes - done[0]))
+            done[0] = codes
+            return bool(meter.stop(math.inf))
+
+        rays = rays_fn.chunked(e, stop)
+        if rays is None:
+            return None
+        meter.spend(rate * (3 ** n - done[0]))
+        return np.asarray(rays)
+    rays = np.asarray(rays_fn(e))
+    meter.spend(_GENERATION_RATE["list"] * rays.size)
+    return rays
 
 
 def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
-               max_seconds: float, gap: float
+               max_seconds: float, gap: float, max_work: float = DEFAULT_WORK,
+               record: dict[str, Any] | None = None
                ) -> tuple[np.ndarray, float, str, float | None]:
     """Sub-convex design by column generation (:mod:`pmlkit.design.colgen`).
 
     Returns the certified matrix, the eps it was designed at, a description of the method
     and the certified relative optimality gap (``None`` when no bound is available: a
-    user callable on an alphabet too large to enumerate)."""
+    user callable on an alphabet too large to enumerate). ``record`` receives the budget
+    spent (``work``, ``max_work``, ``max_seconds``, ``time_capped``).
+
+    The search is bounded by ``max_work`` work units (:class:`~pmlkit.design.colgen.Work`,
+    counted, so the result does not depend on the machine's load) and, as an outer cap
+    only, by ``max_seconds`` on the wall clock: a cap that stops the search is warned
+    about (the result then depends on the machine's speed) and recorded."""
     import time
 
     from ..sets import Box, L1Ball
@@ -318,6 +404,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         BranchAndBoundOracle,
         EnumerationOracle,
         L1BallOracle,
+        Work,
         column_generation,
         prior_grid,
         relative_gap,
@@ -327,9 +414,15 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     mu = util.mu
     assert mu is not None
     count = _ray_count(uset, n)
+    # what the choices below may plan for: the work budget, and no more than the time cap
+    # allows at about a second per work unit (a deterministic function of the arguments)
+    plan = min(max_work, max_seconds)
     # three-level candidates are generated in chunks and only the feasible ones kept (a
-    # few percent), so their code count may exceed the memory limit of the others
-    enumerable = count <= MAX_ENUMERATED or (count == 3.0 ** n and n <= MAX_THREE_LEVEL_N)
+    # few percent), so their code count may exceed the memory limit of the others; the
+    # list is generated only where that takes at most half the budget
+    # (mutual information only: it has other exact or bounded pricing)
+    enumerable = (count <= MAX_ENUMERATED or (count == 3.0 ** n and n <= MAX_THREE_LEVEL_N)) \
+        and (mu != "mutual_information" or _generation_work(uset, n, count) <= 0.5 * plan)
     if isinstance(uset, L1Ball) and uset.radius == 0 \
             and np.array_equal(np.asarray(uset.center), p):
         # fixed prior: in the first privacy region the extremal mechanism is proved optimal
@@ -379,13 +472,13 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
               and bool((p > 0).all()))
     # a full pass over the 3^16 assignments takes ~7 s (loaded machine): N = 16 only with
     # the time to finish (about 26-45 s), otherwise the spatial branch and bound
-    box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and max_seconds >= 45))
+    box_exact = box_mi and (n < BOX_MAX_N or (n == BOX_MAX_N and plan >= 45))
     # from N = 16 on (and numba importable): the same pairs of half-assignments, searched
     # by branch and bound over pairs of blocks; exact when its searches finish, which takes
     # about BoxTreeOracle.seconds(n) (30 s at N = 20, x5 per two categories): with less
     # time the spatial branch and bound's partial bound is the better one
     box_tree = (box_mi and BOX_MAX_N <= n <= BOX_TREE_MAX_N
-                and (n == BOX_MAX_N or max_seconds >= BoxTreeOracle.seconds(n))
+                and (n == BOX_MAX_N or plan >= BoxTreeOracle.seconds(n))
                 and BoxTreeOracle.available())
     # beyond those (a larger alphabet or a shorter budget), with numba and from eps = 0.02
     # on: the level-cell branch and bound (geometric benchmark, 60 s at N = 50: certified
@@ -396,9 +489,18 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
                     and BoxLagrangeOracle.available())
     deadline = time.monotonic() + max_seconds
     runs: dict[float, Any] = {}
+    spent = [0.0]  # work units of the runs so far
+    capped = [False]  # whether the wall-clock cap stopped anything
 
     def mu_values(cols: np.ndarray) -> np.ndarray:
         return ray_values(cols, p, mu)
+
+    def fallback_oracle(e: float) -> Any:
+        # the pricing used where the ray list was planned but the wall-clock cap stopped
+        # its generation (N <= 13): exact streaming for a box, else a valid bound at any time
+        if mu == "mutual_information" and type(uset) is Box and bool((p > 0).all()):
+            return BoxOracle(uset, p, e)
+        return BranchAndBoundOracle(uset, p, e)
 
     def build(e: float) -> np.ndarray:
         # start from the accuracy design: never below the former fallback's candidates,
@@ -410,42 +512,70 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             start = wl / (p @ wl)[None, :]
         except PMLError:  # pragma: no cover - the LP is feasible (identity columns)
             start = None
-        # later margins (re-designs at eps - margin) get at least a few seconds
-        dl = max(deadline, time.monotonic() + 5.0) if runs else deadline
+        # later margins (re-designs at eps - margin) get what is left of the budget, at
+        # least a tenth of it (work) and a few seconds (the cap)
+        work = max(max_work - spent[0], 0.1 * max_work) if runs else max_work
+        dl = max(deadline, time.monotonic() + min(5.0, max_seconds)) if runs else deadline
+        meter = Work(deadline=dl)
+        oracle: Any = None
         if rays_fn is not None:
-            rays = rays_fn(e)
-            oracle: Any = EnumerationOracle(rays, mu_values(rays))
+            # (mutual information has pricing without the list; other utilities need it)
+            rays = _rays_within(rays_fn, e, meter, stoppable=mu == "mutual_information")
+            if rays is not None:
+                oracle = EnumerationOracle(rays, mu_values(rays))
+            else:
+                oracle = fallback_oracle(e)
         elif grid is not None:
             oracle = L1BallOracle(uset, p, e, grid)
         elif box_tree:
             # the final bound of a run may finish past the budget, but not without end
             grace = max(10.0, 0.5 * max_seconds) if math.isfinite(max_seconds) else math.inf
-            oracle = BoxTreeOracle(uset, p, e, stop_at=dl + grace)
+            wgrace = max(10.0, 0.5 * work) if math.isfinite(work) else math.inf
+            oracle = BoxTreeOracle(uset, p, e, stop_at=dl + grace, stop_work=work + wgrace)
         elif box_exact:
             oracle = BoxOracle(uset, p, e)
         elif box_lagrange:
             oracle = BoxLagrangeOracle(uset, p, e)
         else:
             oracle = BranchAndBoundOracle(uset, p, e)
-        runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl)
+        oracle.meter = meter
+        runs[e] = column_generation(oracle, p, mu_values, start=start, gap=gap, deadline=dl,
+                                    work=work)
+        spent[0] += meter.used  # the generation of candidate rays included
+        capped[0] = capped[0] or runs[e].capped
         return np.asarray(runs[e].matrix, dtype=np.float64)
 
     w, ed = solve_certified(build, uset, eps, what=designer)
     first = next(iter(runs.values()))  # the first design point (eps - MARGINS[0])
     value = util.value(w, p)
-    exhaustive = first.oracle in ("enumeration", BoxOracle.name)
+    exhaustive = first.oracle in ("enumeration", BoxOracle.name) and not first.capped
     # exhaustive pricing runs to the end whatever the budget: what is left is the master
     # LP's tolerance (SOLVER_ABS_TOL nats), not a gap
     g = relative_gap(first.upper_bound, value,
                      SOLVER_ABS_TOL if exhaustive else GAP_ABS_TOL)
     method = (f"column generation over the extreme rays ({first.oracle} pricing, "
               f"{first.columns} columns, {first.iterations} rounds, HiGHS)")
-    if g > gap:
+    if record is not None:
+        record.update({"work": round(spent[0], 6),
+                       "max_work": max_work if math.isfinite(max_work) else None,
+                       "max_seconds": max_seconds if math.isfinite(max_seconds) else None,
+                       "time_capped": capped[0]})
+    if capped[0]:
+        # the cap is the only thing that makes a design depend on the machine's speed
+        warnings.warn(
+            f"{designer}: the time cap (max_seconds={max_seconds:g}) stopped the search "
+            f"before its work budget (max_work={max_work:g} units) was spent: the mechanism "
+            "depends on this machine's speed and load (another run may differ); certified "
+            f"optimality gap of {g:.3g} (requested {gap:g}): its utility is within "
+            f"{100 * g:.3g}% of the optimum; raise or drop max_seconds for a reproducible "
+            "design", PMLWarning, stacklevel=4)
+    elif g > gap:
         # exhaustive pricing runs to the end whatever the budget: a gap left after it is
-        # the LP solver's tolerance, not the time budget
+        # the LP solver's tolerance, not the budget
         why = ("after exhaustive pricing (the rest is the LP solver's tolerance)"
                if exhaustive else
-               "stopped by the time budget (max_seconds); raise max_seconds to close it")
+               f"when the work budget (max_work={max_work:g} units) was spent; raise "
+               "max_work to close it")
         warnings.warn(
             f"{designer}: certified optimality gap of {g:.3g} (requested {gap:g}) {why}: "
             f"the mechanism's utility is within {100 * g:.3g}% of the optimum",
@@ -453,8 +583,14 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     return w, ed, method, g
 
 
+#: Work units of one Frank-Wolfe step of the estimation design's local search, per variable
+#: of its LP (``N^2`` and the worst-case rows).
+_FW_STEP_RATE = 2.5e-4
+
+
 def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
-                   max_seconds: float = math.inf) -> tuple[np.ndarray, float, str]:
+                   max_seconds: float = math.inf, max_work: float = DEFAULT_WORK
+                   ) -> tuple[np.ndarray, float, str]:
     """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
     over the enumerated extreme rays (``N <= MAX_EXACT_N``); a utility object that also
     has ``design_over_set`` (the estimation error) is designed by it as well (any N and
@@ -490,10 +626,19 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
                                   f"eps' = {ep:.6g} (HiGHS)"))
     over_set = getattr(util.custom, "design_over_set", None)
     if over_set is not None:
+        import inspect
+
         deadline = time.monotonic() + max_seconds
+        kwargs: dict[str, Any] = {"deadline": deadline}
+        if "max_steps" in inspect.signature(over_set).parameters and math.isfinite(max_work):
+            # the local search's steps from the work budget (counted, so deterministic)
+            from .linear import mechanism_polytope
+
+            nv = mechanism_polytope(uset, eps, n_outputs=n).n_vars
+            kwargs["max_steps"] = max(1, int(max_work / (_FW_STEP_RATE * nv)))
 
         def build_set(e: float) -> np.ndarray:
-            return np.asarray(over_set(uset, p, e, deadline=deadline))
+            return np.asarray(over_set(uset, p, e, **kwargs))
 
         try:
             w, ed = solve_certified(build_set, uset, eps, what=designer)
@@ -520,7 +665,8 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
             extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6,
-            basis: str = "given", statement: str = "") -> Mechanism:
+            basis: str = "given", statement: str = "", max_work: Any = DEFAULT_WORK
+            ) -> Mechanism:
     from ..sets import L1Ball
 
     n = p.size
@@ -528,7 +674,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
         raise ValidationError(
             f"prior has {n} entries but the uncertainty set is on {uset.n} points")
     util = _Utility(utility, n)
-    secs, gap_target = _budget(max_seconds, gap, allow_fallback, designer)
+    secs, gap_target, work = _budget(max_seconds, gap, allow_fallback, designer, max_work)
+    budget: dict[str, Any] = {}
     ed = eps
     opt_gap: float | None
     if util.gain is not None:
@@ -546,11 +693,12 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             # a utility object (for example the estimation error) is designed over the
             # enumerated extreme rays; no optimality bound is available for it
             w, ed, method = _custom_design(uset, p, eps, util, designer=designer,
-                                           max_seconds=secs)
+                                           max_seconds=secs, max_work=work)
             opt_gap = None
         else:
             w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
-                                                max_seconds=secs, gap=gap_target)
+                                                max_seconds=secs, gap=gap_target,
+                                                max_work=work, record=budget)
     if opt_gap is None:
         optimality = f"lower bound (no optimality certificate): {method}"
     elif opt_gap == 0.0:
@@ -570,6 +718,10 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     }
     if isinstance(uset, L1Ball):
         params["eps_prime"] = eps_prime(eps, uset.radius)
+    if budget:
+        # the search's budget: the work units spent (the same on every machine) and
+        # whether the wall-clock cap stopped it (then the design depends on the machine)
+        params["budget"] = budget
     params.update(extra)
     if util.linear:
         out_labels = labels if (labels is not None and w.shape[1] == n) else None
@@ -632,8 +784,8 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
 
 def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
                       utility: Any = "mutual_information", allow_fallback: bool | None = None,
-                      labels: Sequence[Any] | None = None, max_seconds: float | None = 60.0,
-                      gap: float = 1e-6) -> Mechanism:
+                      labels: Sequence[Any] | None = None, max_seconds: float | None = None,
+                      gap: float = 1e-6, max_work: float | None = DEFAULT_WORK) -> Mechanism:
     """Optimal eps-PML mechanism for the prior (``beta = 0``) or for every distribution in
     the l1-ball ``B_beta(prior)`` (eq. optprob, Prop. LCCP).
 
@@ -655,11 +807,19 @@ def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
         generation with a certified optimality gap.
     labels
         Input labels (default ``0..N-1``).
-    max_seconds, gap
+    max_work, max_seconds, gap
         Budget of a sub-convex design: column generation stops once the certified relative
-        optimality gap is ``<= gap`` or after about ``max_seconds`` (``None``: no limit),
-        in which case a :class:`~pmlkit.errors.PMLWarning` states the gap reached.
-        ``parameters["optimality_gap"]`` records it (0: optimal to solver tolerance).
+        optimality gap is ``<= gap`` or once it has done ``max_work`` work units of search
+        (:class:`~pmlkit.design.colgen.Work`: counted operations, about a second of one
+        core each; ``None``: no limit), in which case a
+        :class:`~pmlkit.errors.PMLWarning` states the gap reached. The work is counted,
+        not timed: the same arguments give the same mechanism on any machine under any
+        load. ``max_seconds`` (default ``None``) is only an outer cap on the wall clock:
+        when it stops the search a :class:`~pmlkit.errors.PMLWarning` says so, with the
+        gap it left, and the mechanism then depends on the machine's speed.
+        ``parameters["optimality_gap"]`` records the gap (0: optimal to solver
+        tolerance), ``parameters["budget"]`` the work spent and whether the cap stopped
+        the search.
 
     Returns
     -------
@@ -693,7 +853,7 @@ def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
     beta = check_radius(beta)
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism", labels=labels, extra={},
-                   max_seconds=max_seconds, gap=gap,
+                   max_seconds=max_seconds, gap=gap, max_work=max_work,
                    basis="prior" if beta == 0 else "given",
                    statement="the distribution is taken as known" if beta == 0 else "")
 
@@ -703,16 +863,17 @@ def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
                               utility: Any = "mutual_information",
                               allow_fallback: bool | None = None,
                               labels: Sequence[Any] | None = None,
-                              max_seconds: float | None = 60.0, gap: float = 1e-6
-                              ) -> Mechanism:
+                              max_seconds: float | None = None, gap: float = 1e-6,
+                              max_work: float | None = DEFAULT_WORK) -> Mechanism:
     """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, their
     intersection, vertex set).
 
     ``prior`` (where the utility is evaluated) defaults to the set's center (l1-balls and
     their intersections with boxes); it is required for other sets. Linear utilities are
     exact for every set (:func:`exact_polytope`); sub-convex ones follow the module
-    docstring. The guarantee has basis ``"given"``: the set's coverage is the caller's
-    claim.
+    docstring; the budget (``max_work``, ``max_seconds``, ``gap``) is that of
+    :func:`optimal_mechanism`. The guarantee has basis ``"given"``: the set's coverage is
+    the caller's claim.
 
     Examples
     --------
@@ -741,7 +902,7 @@ def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
     eps = check_eps(eps)
     return _design(uncertainty_set, p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism_for_set", labels=labels, extra={},
-                   max_seconds=max_seconds, gap=gap)
+                   max_seconds=max_seconds, gap=gap, max_work=max_work)
 
 
 def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
@@ -862,7 +1023,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
                         categories: Sequence[Any] | None = None,
                         utility: Any = "mutual_information", confidence: str = "l1",
                         allow_fallback: bool | None = None, missing: str = "error",
-                        max_seconds: float | None = 60.0, gap: float = 1e-6) -> DesignResult:
+                        max_seconds: float | None = None, gap: float = 1e-6,
+                        max_work: float | None = DEFAULT_WORK) -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -888,7 +1050,10 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     the estimate: they stay missing when privatised, so whether a value is missing is
     released without protection). More than :data:`MAX_DESIGN_CATEGORIES` categories
     (:data:`MAX_LINEAR_DESIGN_CATEGORIES` for a linear utility) raise
-    :class:`~pmlkit.errors.TooLargeError` before any LP is built.
+    :class:`~pmlkit.errors.TooLargeError` before any LP is built. ``max_work``,
+    ``max_seconds`` and ``gap`` bound the design's search as in
+    :func:`optimal_mechanism`: by default the work is counted, not timed, so the same
+    samples give the same mechanism on any machine.
 
     Returns
     -------
@@ -944,7 +1109,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
-                   max_seconds=max_seconds, gap=gap, statement=description)
+                   max_seconds=max_seconds, gap=gap, statement=description,
+                   max_work=max_work)
     util = _Utility(utility, est.n)
     u_rr, _, u_ep = _comparisons(p, eps, uset, util)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories),

@@ -53,6 +53,7 @@ __all__ = [
     "ray_lp_matrix",
     "subset_matrix",
     "three_level_rays",
+    "three_level_rays_until",
 ]
 
 #: Largest alphabet of the former all-rays LP (kept for compatibility; the designers now
@@ -455,6 +456,26 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
     >>> bool((rays.max(axis=0) <= 2.0 * ball.min_linear(rays) * (1 + 1e-9)).all())
     True
     """
+    out = three_level_rays_until(uset, eps, q0)
+    assert out is not None  # never stopped without ``stop``
+    return out
+
+
+def three_level_rays_until(uset: Any, eps: float, q0: np.ndarray | None = None,
+                      stop: Callable[[int], bool] | None = None) -> np.ndarray | None:
+    """:func:`three_level_rays`, generated in chunks of codes; ``stop(codes_done)`` is asked
+    between chunks and ``None`` is returned as soon as it answers ``True`` (a designer's
+    budget ran out). The rays and their order do not depend on the chunks.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> ball = L1Ball(np.array([0.5, 0.3, 0.2]), 0.6)
+    >>> bool(np.array_equal(three_level_rays_until(ball, 1.0), three_level_rays(ball, 1.0)))
+    True
+    >>> three_level_rays_until(ball, 1.0, stop=lambda done: True) is None
+    True
+    """
     from ..sets import Box, L1Ball, L1BoxSet
 
     n = int(uset.n)
@@ -472,29 +493,47 @@ def three_level_rays(uset: Any, eps: float, q0: np.ndarray | None = None) -> np.
         out = []
         step = 3**12
         for a in range(0, 3**n, step):
+            if stop is not None and stop(a):
+                return None
             v = _three_level_aggregated(uset, e, np.asarray(q0, dtype=np.float64), n, a,
                                         min(a + step, 3**n))
             worst = uset.min_linear(v.T)
             out.append(v[v.max(axis=1) <= e * worst * (1 + 1e-9)])
         return np.ascontiguousarray(np.concatenate(out, axis=0).T)
-    digits = np.empty((3**n, n), dtype=np.int8)  # base-3 codes: 2 top, 1 middle, 0 bottom
-    codes = np.arange(3**n, dtype=np.int32)
-    for k in range(n):  # one pass per alphabet entry (n <= 12), vectorised over codes
-        digits[:, k] = codes % 3
-        codes //= 3
-    top, mid, bot = digits == 2, digits == 1, digits == 0
-    parts = []
-    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        # type 1: levels U > B > 0 on (top, mid, bottom), all three non-empty
-        s = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
-        if s.any():
-            parts.append(_three_block_rays(uset, e, q0, top[s], mid[s]))
-        # types 2 and 3 use two blocks: top (digit 2) and the rest; skip duplicates by
-        # taking only assignments without a middle block
-        s = top.any(axis=1) & ~mid.any(axis=1)
-        parts += _two_block_rays(uset, e, q0, top[s])
-    v = np.concatenate(parts, axis=0)
+    # in chunks of 3^11 codes; the type-1 rays of every chunk come before the others, as
+    # when all codes were taken at once
+    step = 3**11
+    ones: list[np.ndarray] = [np.zeros((0, n))]
+    twos: list[np.ndarray] = [np.zeros((0, n))]
+    for a in range(0, 3**n, step):
+        if stop is not None and stop(a):
+            return None
+        codes = np.arange(a, min(a + step, 3**n), dtype=np.int64)
+        digits = np.empty((codes.size, n), dtype=np.int8)  # 2 top, 1 middle, 0 bottom
+        for k in range(n):  # one pass per alphabet entry, vectorised over codes
+            digits[:, k] = codes % 3
+            codes //= 3
+        top, mid, bot = digits == 2, digits == 1, digits == 0
+        with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+            # type 1: levels U > B > 0 on (top, mid, bottom), all three non-empty
+            sel = top.any(axis=1) & mid.any(axis=1) & bot.any(axis=1)
+            if sel.any():
+                ones.append(_feasible(uset, e, _three_block_rays(uset, e, q0, top[sel],
+                                                                 mid[sel])))
+            # types 2 and 3 use two blocks: top (digit 2) and the rest; skip duplicates by
+            # taking only assignments without a middle block
+            sel = top.any(axis=1) & ~mid.any(axis=1)
+            if sel.any():
+                twos += [_feasible(uset, e, v) for v in _two_block_rays(uset, e, q0, top[sel])]
+    return np.ascontiguousarray(np.concatenate(ones + twos, axis=0).T)
+
+
+def _feasible(uset: Any, e: float, v: np.ndarray) -> np.ndarray:
+    """The finite rows of ``v`` within the PML cap of the exact worst case (relative
+    tolerance ``1e-9``)."""
     v = v[np.isfinite(v).all(axis=1)]
+    if not v.shape[0]:
+        return v
     worst = uset.min_linear(v.T)
-    feas = v.max(axis=1) <= e * worst * (1 + 1e-9)
-    return np.ascontiguousarray(v[feas].T)
+    out: np.ndarray = v[v.max(axis=1) <= e * worst * (1 + 1e-9)]
+    return out
