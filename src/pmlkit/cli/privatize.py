@@ -345,13 +345,15 @@ def column_mechanisms(specs: tuple[str, ...], cols: list[str], plan: Any,
             raise click.BadParameter(f"column {outside[0]!r} is not in the release plan "
                                      f"(its columns: {', '.join(plan.columns)})",
                                      param_hint="'--plan'")
-        files = {c: named.get(c, plain[0] if plain else f"{c} (release plan)") for c in cols}
+        files = {c: named.get(c, plain[0] if plain else plan.files[c]) for c in cols}
     loaded: dict[str, Any] = {}
+    for c, f in files.items():
+        if plan is not None and f == plan.files.get(c) and f not in loaded:
+            loaded[f] = plan.mechanisms[c]  # read and re-checked with the plan
     for f in dict.fromkeys(files.values()):
-        if plan is not None and f.endswith(" (release plan)"):
-            continue
-        loaded[f] = load_mechanism(f, allow_uncertified=allow_uncertified)
-    mechs = {c: loaded[files[c]] if files[c] in loaded else plan.mechanisms[c] for c in cols}
+        if f not in loaded:
+            loaded[f] = load_mechanism(f, allow_uncertified=allow_uncertified)
+    mechs = {c: loaded[files[c]] for c in cols}
     if plan is not None:
         for c in cols:
             got = mechs[c].to_dict()["sha256"]

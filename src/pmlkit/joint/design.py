@@ -15,7 +15,6 @@ import numpy as np
 from .._validation import check_count, check_delta, check_eps, exceeds, fmt
 from ..errors import PMLWarning, ValidationError
 from ..mechanism import Mechanism
-from ..worstcase import CERTIFY_TOL
 from .guarantee import (
     JointGuarantee,
     bound_guarantee,
@@ -42,14 +41,19 @@ __all__ = [
 JOINT_DESIGN_MAX_N = 12
 #: Work (N x M of the product) up to which :func:`design_joint` certifies the split exactly.
 EXACT_WORK_MAX = 4 * 10**8
-#: Slack of an eps comparison: the certification tolerance of pmlkit (one owner).
-EPS_TOL = CERTIFY_TOL
 
 
 def constant_mechanism(categories: Sequence[Any]) -> Mechanism:
     """The mechanism that releases nothing (one output): it leaks nothing about any
     distribution, so its guarantee is eps = 0 for every distribution (basis ``"all"``), the
-    certified eps computed over the simplex."""
+    certified eps computed over the simplex.
+
+    Examples
+    --------
+    >>> m = constant_mechanism(["a", "b", "c"])
+    >>> m.matrix.tolist(), m.certified_eps
+    ([[1.0], [1.0], [1.0]], 0.0)
+    """
     from ..guarantee import PMLGuarantee, Provenance
     from ..worstcase import leakage_capacity
 
@@ -161,12 +165,14 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
     """Publish each output of a mechanism on a joint alphabet as a tuple of the columns'
     own values.
 
-    Output ``j`` is written as the input tuple ``x`` that maximises ``estimate(x) W[x, j]``
-    (the most probable true tuple given the output, under the estimate; ties to the first
-    tuple in row-major order). The map from outputs to tuples is fixed before any record is
-    released and does not depend on the data, so it is a post-processing: no output's
-    leakage can grow. Outputs written as the same tuple are merged (their columns added),
-    and the result is the channel from the true tuple to the written one.
+    The outputs are assigned distinct tuples so as to maximise the probability that the
+    written tuple equals the true one under the estimate, ``sum_j estimate(x_j) W[x_j, j]``
+    (a linear assignment, solved exactly); with more outputs than tuples, each output is
+    written as its most probable tuple ``argmax_x estimate(x) W[x, j]`` instead (ties to the
+    first tuple in row-major order). The map from outputs to tuples is fixed before any
+    record is released and does not depend on the data, so it is a post-processing: no
+    output's leakage can grow. Outputs written as the same tuple are merged (their columns
+    added), and the result is the channel from the true tuple to the written one.
 
     Parameters
     ----------
@@ -179,6 +185,13 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
         The reference estimate of the joint distribution (length ``N``).
     guarantee, provenance
         Given to the released :class:`~pmlkit.Mechanism` (the caller certifies it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> rel = joint_release(("x", "y"), (("a", "b"), (0, 1)), np.eye(4), [0.4, 0.3, 0.2, 0.1])
+    >>> rel.output_tuples  # the identity writes every tuple as itself
+    (('a', 0), ('a', 1), ('b', 0), ('b', 1))
     """
     from ..mechanism import as_matrix
 
@@ -191,7 +204,17 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
             f"estimate and matrix must have one entry per tuple of the joint alphabet "
             f"({math.prod(sizes)}), got {p.shape[0] if p.ndim == 1 else p.shape} and "
             f"{w.shape[0]} rows")
-    best = np.argmax(p[:, None] * w, axis=0)  # first maximiser: ties to row-major order
+    score = p[:, None] * w  # P(true tuple x, output j) under the estimate
+    if w.shape[1] <= w.shape[0]:
+        # one distinct tuple per output: the assignment maximising P(written = true); no
+        # two outputs are merged, so the released channel keeps every output's information
+        from scipy.optimize import linear_sum_assignment
+
+        rows, cols_ = linear_sum_assignment(-score)
+        best = np.empty(w.shape[1], dtype=np.int64)
+        best[cols_] = rows
+    else:  # more outputs than tuples: the most probable tuple of each output
+        best = np.argmax(score, axis=0)  # first maximiser: ties to row-major order
     used, merged = np.unique(best, return_inverse=True)
     eff = np.zeros((w.shape[0], used.size))
     np.add.at(eff.T, merged, w.T)
@@ -377,7 +400,7 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         prov = Provenance(designer="design_joint",
                           method="joint alphabet: " + (res.mechanism.provenance.method or
                                                        "design_from_samples")
-                          + "; each output written as its most probable tuple",
+                          + "; each output written as a tuple of column values",
                           estimate=tuple(float(x) for x in p_hat))
         release = joint_release(names, cats, res.mechanism.matrix, p_hat, guarantee=g,
                                 provenance=prov)

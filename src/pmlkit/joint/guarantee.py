@@ -99,7 +99,13 @@ def _label(v: Any, where: str) -> Any:
 
 def reference_columns(reference: Any, columns: Sequence[Any] | None, k: int
                        ) -> tuple[list[str], list[Any]]:
-    """``(names, column data)`` of the K columns of a reference sample."""
+    """``(names, column data)`` of the K columns of a reference sample.
+
+    Examples
+    --------
+    >>> reference_columns({"u": [1, 2], "v": [3, 4]}, None, 2)
+    (['u', 'v'], [[1, 2], [3, 4]])
+    """
     import pandas as pd
 
     if isinstance(reference, pd.DataFrame):
@@ -275,6 +281,15 @@ class JointGuarantee:
         An output tuple attaining the exact worst case (``None`` for the bound).
     warning
         Why per-column eps must not be read as additive.
+
+    Examples
+    --------
+    >>> import math
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))
+    >>> g = pmlkit.joint_guarantee([rr, rr], {"x": [0, 1] * 45, "y": [0, 0, 1] * 30}, 0.05)
+    >>> g.guarantee.basis, g.m, g.counts
+    ('sample', 90, ((0, 30), (1, 15), (2, 30), (3, 15)))
     """
 
     SCHEMA: ClassVar[str] = "pmlkit-joint-guarantee"
@@ -645,7 +660,20 @@ def make_joint_guarantee(*, columns: Sequence[str], column_labels: Sequence[Sequ
                          warning: str = NOT_ADDITIVE) -> JointGuarantee:
     """Assemble a :class:`JointGuarantee` (eps = the certified eps raised by its rounding
     margin, :func:`pmlkit._validation.safe_upper`); an infinite worst case
-    is refused with :class:`~pmlkit.errors.CertificationError` (no finite guarantee)."""
+    is refused with :class:`~pmlkit.errors.CertificationError` (no finite guarantee).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit.sets import L1Ball
+    >>> g = make_joint_guarantee(columns=["x", "y"], column_labels=[[0, 1], [0, 1]],
+    ...                          counts=np.array([5, 0, 0, 5]),
+    ...                          uset=L1Ball([0.5, 0, 0, 0.5], 0.3), delta=0.1,
+    ...                          method="l1", statement="given", certified_eps=0.4,
+    ...                          kind="exact")
+    >>> g.eps >= 0.4, g.m
+    (True, 10)
+    """
     if not math.isfinite(certified_eps):
         raise CertificationError(
             f"the release of columns {', '.join(columns)} has no finite PML guarantee over "
@@ -665,6 +693,13 @@ def make_joint_guarantee(*, columns: Sequence[str], column_labels: Sequence[Sequ
 
 
 def check_confidence(confidence: Any) -> str:
+    """A confidence-set method name, validated.
+
+    Examples
+    --------
+    >>> check_confidence("box-cp")
+    'box-cp'
+    """
     from ..confidence import METHODS
 
     if not isinstance(confidence, str) or confidence not in (*METHODS, "l1-box"):
@@ -855,7 +890,19 @@ def bound_guarantee(prod: ProductMechanism, names: Sequence[str], counts: np.nda
                     delta: float, conf: str, *, column_eps: Sequence[float] = ()
                     ) -> JointGuarantee:
     """The chain-rule-bound guarantee: one set per column at ``delta / K`` (union bound),
-    the column with the largest alphabet playing ``A``."""
+    the column with the largest alphabet playing ``A``.
+
+    Examples
+    --------
+    >>> import math
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> rr = pmlkit.randomized_response(2, math.log(3))
+    >>> prod = pmlkit.product_mechanism(rr, rr)
+    >>> b = bound_guarantee(prod, ["x", "y"], np.array([30, 20, 10, 40]), 0.05, "l1")
+    >>> b.kind, b.set.sizes
+    ('chain-rule bound', (2, 2))
+    """
     from ..confidence import confidence_set
 
     k = len(prod.factors)

@@ -106,6 +106,14 @@ class ReleasePlan:
         Joint mode: the :class:`JointRelease`; ``None`` in per-column mode.
     split, utility, joint_mutual_information
         What the design reports (the split is per-column design eps, not a guarantee).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> ref = {"x": ["a", "b"] * 60, "y": ["u"] * 70 + ["v"] * 50}
+    >>> plan = ReleasePlan.from_design(pmlkit.design_joint(ref, 1.5, 0.05))
+    >>> plan.mode, plan.release is not None
+    ('joint alphabet', True)
     """
 
     FORMAT: ClassVar[str] = "pmlkit-release-plan"
@@ -119,6 +127,7 @@ class ReleasePlan:
     split: tuple[float, ...] = ()
     utility: float | None = None
     joint_mutual_information: float | None = None
+    files: Mapping[str, str] = field(default_factory=dict, compare=False)
 
     def __post_init__(self) -> None:
         cols = tuple(self.columns)
@@ -145,6 +154,7 @@ class ReleasePlan:
         object.__setattr__(self, "columns", cols)
         object.__setattr__(self, "mechanisms", MappingProxyType(mechs))
         object.__setattr__(self, "split", tuple(float(x) for x in self.split))
+        object.__setattr__(self, "files", MappingProxyType(dict(self.files)))
 
     # -- construction -----------------------------------------------------------------
     @classmethod
@@ -320,7 +330,8 @@ class ReleasePlan:
         elif rel is not None:
             raise PlanFileError("'joint_release' must be null in per-column mode")
         try:
-            plan = cls(tuple(cols), mode, g, loaded, release, tuple(split), utility, jmi)
+            plan = cls(tuple(cols), mode, g, loaded, release, tuple(split), utility, jmi,
+                       {k: str(folder / files[k]) for k in keys})
         except ValidationError as exc:
             raise PlanFileError(str(exc)) from exc
         plan.verify()

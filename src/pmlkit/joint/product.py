@@ -206,7 +206,13 @@ class ProductMechanism:
 
 def is_matrix(obj: Any) -> bool:
     """Whether a list/tuple is one matrix (a list of rows of numbers), not a list of
-    mechanisms."""
+    mechanisms.
+
+    Examples
+    --------
+    >>> is_matrix([[1.0, 0.0], [0.0, 1.0]]), is_matrix([[[1.0]], [[1.0]]])
+    (True, False)
+    """
     try:
         return np.asarray(obj, dtype=np.float64).ndim == 2
     except (TypeError, ValueError):
@@ -257,6 +263,14 @@ def product_mechanism(*mechanisms: Any) -> ProductMechanism:
 # --------------------------------------------------------------------------------------
 
 def as_product(mechanisms: Any) -> ProductMechanism:
+    """The :class:`ProductMechanism` of one mechanism per column, given as a product, one
+    mechanism (one column) or a sequence of mechanisms or matrices.
+
+    Examples
+    --------
+    >>> as_product([[[1.0, 0.0], [0.0, 1.0]], [[0.5, 0.5], [0.5, 0.5]]]).shape
+    (4, 4)
+    """
     if isinstance(mechanisms, ProductMechanism):
         return mechanisms
     if isinstance(mechanisms, Mechanism) or (
@@ -272,6 +286,14 @@ def as_product(mechanisms: Any) -> ProductMechanism:
 
 
 def check_joint_set(uncertainty_set: Any, n: int) -> UncertaintySet:
+    """A set (or ``ConfidenceSet``) over the joint alphabet of ``n`` tuples, validated.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> check_joint_set(L1Ball([0.25] * 4, 0.1), 4).n
+    4
+    """
     from ..worstcase import check_uncertainty_set
 
     return check_uncertainty_set(uncertainty_set, n,
@@ -281,7 +303,16 @@ def check_joint_set(uncertainty_set: Any, n: int) -> UncertaintySet:
 
 def product_worst(prod: ProductMechanism, uset: UncertaintySet) -> tuple[float, int]:
     """``(max_j value_j, argmax j)`` of the per-column worst-case PML of the product
-    (``-inf`` if no column can occur), block by block."""
+    (``-inf`` if no column can occur), block by block.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> prod = product_mechanism([[0.75, 0.25], [0.25, 0.75]], [[1.0, 0.0], [0.0, 1.0]])
+    >>> value, column = product_worst(prod, L1Ball([0.25] * 4, 0.0))
+    >>> round(value, 6), column  # log(0.75 / 0.25)
+    (1.098612, 0)
+    """
     from ..worstcase import column_values
 
     n, m = prod.shape
