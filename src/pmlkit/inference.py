@@ -8,12 +8,14 @@ Estimators
 ----------
 ``method="mle"`` (default): maximum likelihood over the probability simplex,
 ``max_P  L(P) = sum_y c_y log q_y``. ``L`` is concave, so any local maximum is global.
-It is computed by the EM iteration (iterative Bayesian update)
-``P'(x) = P(x) g_x / n`` with ``g_x = sum_y c_y W[x, y] / q_y``, started at the uniform
-distribution. Because ``sum_x P(x) g_x = n``, the Frank-Wolfe gap of the concave
-objective is ``max_x g_x - n``: it bounds ``L(P_hat) - L(P)`` from above, so stopping
-when ``max_x g_x / n - 1 <= tol`` *certifies* that the mean log-likelihood per record is
-within ``tol`` of its maximum (reported as ``converged``, with ``iterations``).
+It is computed by :func:`pmlkit.mle.channel_mle`: the EM iteration (iterative Bayesian
+update) ``P'(x) = P(x) g_x / n`` with ``g_x = sum_y c_y W[x, y] / q_y``, started at the
+uniform distribution and accelerated by SQUAREM, then (rank ``N``) projected Newton steps,
+which converge at large ``N`` where the EM alone stalls. Because ``sum_x P(x) g_x = n``,
+the Frank-Wolfe gap of the concave objective is ``max_x g_x - n``: it bounds
+``L(P_hat) - L(P)`` from above, so stopping when ``max_x g_x / n - 1 <= tol``
+*certifies* that the mean log-likelihood per record is within ``tol`` of its maximum
+(reported as ``converged``, with ``iterations``).
 
 ``method="inversion"``: the unbiased least-squares inversion, ``min ||W^T P - c/n||^2``
 subject to ``sum P = 1`` (for a square ``W``: ``P = W^{-T} c / n``; needs rank ``W = N``).
@@ -52,7 +54,15 @@ category (``interval_method = "profile likelihood + empirical likelihood"``):
   level there (0.94 to 0.96 in the same cells) at the price of wider intervals
   elsewhere (mean coverage about 0.97).
 
-Both are pointwise (one category at a time), not simultaneous.
+Both are pointwise (one category at a time), not simultaneous. Beyond
+``PROFILE_MAX_CATEGORIES`` categories only the empirical-likelihood interval is computed
+(``interval_method = "empirical likelihood"``): the profile's cost grows as ``N^2 M`` per
+step while the empirical likelihood's grows as ``N M``; both are calibrated by the same
+chi-square(1) limit, and the empirical-likelihood interval is the one of the two whose
+calibration does not degrade near the simplex's boundary.
+
+``intervals=False`` skips the intervals (``lower`` and ``upper`` are NaN, ``interval_method
+= "none"``): the point estimate alone.
 
 ``method="inversion"``: Wald intervals ``P_x +- z_{(1+conf)/2} sd_x`` with the exact
 covariance of the inversion ``P = B c/n + k``, ``B (diag q - q q^T) B^T / n``, evaluated
@@ -109,6 +119,12 @@ PROFILE_RTOL = 1e-3
 PROFILE_MAX_ITER = 600
 #: A profile point within this fraction of the likelihood-ratio margin is counted inside.
 PROFILE_SLACK = 0.02
+#: The profile-likelihood half of the intervals is computed up to this many categories;
+#: beyond, its cost (2N constrained maximisations over N categories, each evaluation
+#: O(N M)) grows as N^2 M per step and the intervals are the empirical-likelihood ones
+#: alone (each O(M) per step; measured at N = 1000, n = 10^6: about the cost of the
+#: point estimate).
+PROFILE_MAX_CATEGORIES = 100
 
 METHODS = ("mle", "inversion")
 
@@ -157,6 +173,9 @@ class DistributionEstimate:
     log_likelihood
         ``sum_y c_y log q_y`` at the estimate (``-inf`` if impossible; ``None`` for an
         inversion outside the simplex).
+    intervals
+        Whether ``lower`` and ``upper`` were computed (``False``: point estimate only,
+        ``lower`` and ``upper`` NaN, ``null`` in :meth:`to_dict`).
 
     Examples
     --------
@@ -188,6 +207,7 @@ class DistributionEstimate:
     iterations: int | None = None
     tolerance: float | None = None
     log_likelihood: float | None = None
+    intervals: bool = True
 
     def __post_init__(self) -> None:
         for name in ("estimate", "lower", "upper", "counts"):
@@ -209,15 +229,18 @@ class DistributionEstimate:
         def num(v: float) -> Any:
             return float(v) if math.isfinite(v) else str(v)
 
+        def bound(v: float) -> Any:
+            return num(v) if self.intervals else None
+
         return {
             "n": self.n, "method": self.method, "identified": self.identified,
             "interval_method": self.interval_method, "confidence": self.confidence,
             "in_simplex": self.in_simplex, "converged": self.converged,
             "iterations": self.iterations, "tolerance": self.tolerance,
             "log_likelihood": None if self.log_likelihood is None
-            else num(self.log_likelihood),
+            else num(self.log_likelihood), "intervals": self.intervals,
             "categories": [
-                {"category": c, "estimate": num(e), "lower": num(lo), "upper": num(up),
+                {"category": c, "estimate": num(e), "lower": bound(lo), "upper": bound(up),
                  "identified": bool(i)}
                 for c, e, lo, up, i in zip(self.categories, self.estimate, self.lower,
                                            self.upper, self.identified_categories,
@@ -229,8 +252,10 @@ class DistributionEstimate:
     def __str__(self) -> str:
         pct = f"{100 * self.confidence:g}%"
         width = max([8] + [len(str(c)) for c in self.categories])
+        how = (f"{pct} {self.interval_method} intervals" if self.intervals
+               else "point estimate only, no intervals")
         lines = [f"estimated distribution from n = {self.n} released records "
-                 f"({self.method}; {pct} {self.interval_method} intervals)"]
+                 f"({self.method}; {how})"]
         if not self.identified:
             lines.append("the mechanism merges inputs (rank < N): NaN estimates are not "
                          "identified; their bounds are the identified set")
@@ -239,6 +264,11 @@ class DistributionEstimate:
         if self.converged is False:
             lines.append(f"warning: EM did not certify convergence to {self.tolerance:g} "
                          f"after {self.iterations} iterations")
+        if not self.intervals:
+            lines.append(f"{'category':<{width}}  {'estimate':>9}")
+            lines.extend(f"{c!s:<{width}}  {e:>9.5f}"
+                         for c, e in zip(self.categories, self.estimate, strict=True))
+            return "\n".join(lines)
         lines.append(f"{'category':<{width}}  {'estimate':>9}  {'lower':>9}  {'upper':>9}")
         for c, e, lo, up in zip(self.categories, self.estimate, self.lower, self.upper,
                                 strict=True):
@@ -353,55 +383,14 @@ def _loglik(c: np.ndarray, q: np.ndarray) -> float:
 
 def _em(w: np.ndarray, c: np.ndarray, tol: float, max_iter: int
         ) -> tuple[np.ndarray, int, bool]:
-    """Maximum likelihood over the simplex by EM; returns (P, iterations, converged).
+    """Maximum likelihood over the simplex; returns (P, iterations, converged).
 
-    Works on the outputs with ``c_y > 0`` only (the others do not enter ``L``). The EM map
-    is accelerated by SQUAREM (Varadhan and Roland 2008): two EM steps give the direction
-    of an extrapolation whose result is kept only when it stays in the simplex and does
-    not lower the likelihood, so the iteration stays monotone. An "iteration" counts one
-    EM map evaluation."""
-    pos = c > 0
-    wp = w[:, pos]
-    cn = c[pos] / c.sum()
-    # inputs that cannot produce any observed output have P(x) = 0 at every maximum
-    alive = wp.sum(axis=1) > 0
-    p = np.where(alive, 1.0, 0.0)
-    p /= p.sum()
+    :func:`pmlkit.mle.channel_mle`: SQUAREM-accelerated EM, then projected Newton steps
+    when the mechanism has rank ``N`` (the maximiser is then unique). For a mechanism that
+    merges inputs the EM alone runs from the uniform start (one maximiser among many)."""
+    from .mle import channel_mle
 
-    def emap(p: np.ndarray) -> tuple[np.ndarray, float]:
-        q = p @ wp
-        g = wp @ (cn / q)  # g_x / n
-        out = p * g
-        return out / out.sum(), float(g.max() - 1.0)
-
-    def ll(p: np.ndarray) -> float:
-        with np.errstate(divide="ignore"):
-            return float(cn @ np.log(p @ wp))
-
-    it = 0
-    while True:
-        p1, gap = emap(p)
-        if gap <= tol:
-            return p, it, True
-        if it >= max_iter:
-            return p, it, False
-        p2, _ = emap(p1)
-        it += 2
-        r = p1 - p
-        v = p2 - p1 - r
-        nv = float(np.linalg.norm(v))
-        best = p2
-        if nv > 0:
-            alpha = -float(np.linalg.norm(r)) / nv
-            if alpha < -1.0:
-                cand = p - 2 * alpha * r + alpha * alpha * v
-                if np.all(cand >= 0) and cand.sum() > 0:
-                    cand = cand / cand.sum()
-                    cand, _ = emap(cand)
-                    it += 1
-                    if ll(cand) >= ll(p2):
-                        best = cand
-        p = best
+    return channel_mle(c, w, tol=tol, max_iter=max_iter, newton=_rank(w) == w.shape[0])
 
 
 def _profile_decide(wp: np.ndarray, cn: np.ndarray, xs: np.ndarray, t: np.ndarray,
@@ -698,10 +687,17 @@ def _check_confidence(confidence: Any) -> float:
                       high_open=True)
 
 
+def _check_intervals(intervals: Any) -> bool:
+    if not isinstance(intervals, bool | np.bool_):
+        raise ValidationError(f"intervals must be True or False, got {fmt(intervals)}")
+    return bool(intervals)
+
+
 def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
                          method: str = "mle",
                          confidence: float = 0.95, tol: float = EM_TOL,
-                         max_iter: int = EM_MAX_ITER) -> DistributionEstimate:
+                         max_iter: int = EM_MAX_ITER, intervals: bool = True
+                         ) -> DistributionEstimate:
     """Estimate ``P`` from output counts given in the order of the mechanism's outputs.
 
     ``counts`` is a length-``M`` sequence of non-negative integers (index ``j`` counts
@@ -723,6 +719,7 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
     confidence = _check_confidence(confidence)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_count(max_iter, "max_iter", minimum=1)
+    intervals = _check_intervals(intervals)
     mech = mechanism if isinstance(mechanism, Mechanism) else Mechanism(as_matrix(mechanism))
     w = np.array(mech.matrix, dtype=np.float64)
     n_in, m = w.shape
@@ -759,27 +756,39 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
                 "identified set")
         p, lo, hi = _inversion(w, c, confidence)
         inside = bool(np.all(p >= 0))
-        return DistributionEstimate(estimate=p, lower=lo, upper=hi,
-                                    interval_method="wald", in_simplex=inside,
+        if not intervals:
+            lo = hi = np.full(n_in, np.nan)
+        return DistributionEstimate(estimate=p, lower=lo, upper=hi, intervals=intervals,
+                                    interval_method="wald" if intervals else "none",
+                                    in_simplex=inside,
                                     log_likelihood=_loglik(c, p @ w) if inside else None,
                                     **common)
     p, it, conv = _em(w, c, tol, max_iter)
     ll = _loglik(c, p @ w)
-    if n_in == 1:  # one category: P = (1,) whatever the data
+    if not intervals:
+        lo = hi = np.full(n_in, np.nan)
+        how = "none"
+        if not ident:
+            p = np.where(ident_cat, p, np.nan)
+    elif n_in == 1:  # one category: P = (1,) whatever the data
         lo, hi = np.ones(1), np.ones(1)
         how = "profile likelihood"
     elif ident:
-        lo, hi = _profile_intervals(w, c, p, confidence)
         el_lo, el_hi = _el_intervals(w, c, confidence)
-        lo = np.minimum(np.minimum(lo, el_lo), p)
-        hi = np.maximum(np.maximum(hi, el_hi), p)
-        how = "profile likelihood + empirical likelihood"
+        if n_in <= PROFILE_MAX_CATEGORIES:
+            lo, hi = _profile_intervals(w, c, p, confidence)
+            lo = np.minimum(np.minimum(lo, el_lo), p)
+            hi = np.maximum(np.maximum(hi, el_hi), p)
+            how = "profile likelihood + empirical likelihood"
+        else:
+            lo, hi = np.minimum(el_lo, p), np.maximum(el_hi, p)
+            how = "empirical likelihood"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)
         how = "identified set (simultaneous Clopper-Pearson box on W^T P, LP bounds)"
     return DistributionEstimate(estimate=p, lower=lo, upper=hi, interval_method=how,
-                                converged=conv, iterations=it, tolerance=tol,
+                                intervals=intervals, converged=conv, iterations=it, tolerance=tol,
                                 log_likelihood=ll, **common)
 
 
@@ -957,7 +966,7 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
                           method: str = "mle",
                           confidence: float = 0.95, column: str | None = None,
                           by: Any = None, tol: float = EM_TOL,
-                          max_iter: int = EM_MAX_ITER
+                          max_iter: int = EM_MAX_ITER, intervals: bool = True
                           ) -> DistributionEstimate | GroupedEstimates:
     """Estimate the distribution of the true values from a released (privatised) column.
 
@@ -987,6 +996,9 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
     tol, max_iter
         EM stopping rule: stop once the mean log-likelihood per record is certified within
         ``tol`` nats of its maximum, or after ``max_iter`` steps (``converged=False``).
+    intervals
+        ``False``: the point estimate only (``lower`` / ``upper`` NaN); the intervals cost
+        about as much as the point estimate at large ``N`` and far more at small ``N``.
 
     Returns
     -------
@@ -1022,7 +1034,7 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
     confidence = _check_confidence(confidence)
     mech = mechanism if isinstance(mechanism, Mechanism) else Mechanism(as_matrix(mechanism))
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "tol": tol,
-                          "max_iter": max_iter}
+                          "max_iter": max_iter, "intervals": _check_intervals(intervals)}
     if isinstance(released, Mapping):
         if by is not None or column is not None:
             raise ValidationError("by= and column= need the released rows, not counts")
