@@ -66,6 +66,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.io": 5,
     "pmlkit.datasets": 5,
     "pmlkit.inference": 5,  # the analyst's side of a release: reads released labels
+    "pmlkit.inference_joint": 5,  # the joint distribution of several released columns
     "pmlkit.numeric.estimate": 5,  # the analyst's side of a numeric release
     # 6 applications
     "pmlkit.cli": 6,

@@ -82,7 +82,7 @@ identified.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
@@ -100,8 +100,11 @@ __all__ = [
     "GroupedEstimates",
     "estimate_distribution",
     "estimate_from_counts",
+    "find_joint_release",
     "find_mechanism",
     "identifiable",
+    "output_codes",
+    "released_columns",
 ]
 
 #: Default convergence tolerance of the EM (mean log-likelihood per record, in nats).
@@ -1142,7 +1145,8 @@ def _manifest_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, str]:
     """The mechanism a privatised file's column was released through, and where it was
-    found.
+    found. ``path`` may also be the output folder of the Dask engine (its manifest
+    ``<folder>.pmlkit.json`` records the release).
 
     Looks, in order, at the manifest ``<path>.pmlkit.json`` written next to the output by
     ``pmlkit privatize`` and, for Parquet, at the file's key-value metadata (key
@@ -1165,13 +1169,31 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
     >>> found.matrix.tolist(), where.startswith("manifest")
     ([[0.75, 0.25], [0.25, 0.75]], True)
     """
+    from pathlib import Path
+
+    p = Path(path)
+    manifest = p.with_name(p.name + ".pmlkit.json")
+    for doc, where in _documents(p):
+        mech = _from_mapping(doc, column, where)
+        if mech is not None:
+            return mech, (f"manifest {manifest}" if where.startswith("manifest")
+                          else f"Parquet metadata of {p}")
+    raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
+                    f"{manifest.name!r} nor Parquet metadata names the mechanism of column "
+                    f"{column!r}; pass it with --mechanism FILE")
+
+
+def _documents(path: str | PathLike[str]) -> Iterator[tuple[Any, str]]:
+    """The release records of a privatised file (or of the Dask engine's output folder),
+    as :func:`find_mechanism` reads them: its manifest ``<path>.pmlkit.json``, then
+    (Parquet file) its key-value metadata."""
     import json
     from pathlib import Path
 
     from .io import file_format
 
     p = Path(path)
-    if not p.is_file():
+    if not p.is_file() and not p.is_dir():  # a folder: the Dask engine's output
         raise DataError(f"input file {str(p)!r} does not exist")
     manifest = p.with_name(p.name + ".pmlkit.json")
     if manifest.is_file():
@@ -1180,10 +1202,8 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
                              object_pairs_hook=_manifest_keys)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise DataError(f"manifest {str(manifest)!r} cannot be read: {exc}") from exc
-        mech = _from_mapping(doc, column, f"manifest {str(manifest)!r}")
-        if mech is not None:
-            return mech, f"manifest {manifest}"
-    if file_format(p) == "parquet":
+        yield doc, f"manifest {str(manifest)!r}"
+    if p.is_file() and file_format(p) == "parquet":
         import pyarrow.parquet as pq
 
         try:
@@ -1211,9 +1231,89 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
                     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                         extra = {}
                 doc = {**extra, MECHANISM_KEY: doc}
-            mech = _from_mapping(doc, column, where)
-            if mech is not None:
-                return mech, f"Parquet metadata of {p}"
-    raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
-                    f"{manifest.name!r} nor Parquet metadata names the mechanism of column "
-                    f"{column!r}; pass it with --mechanism FILE")
+            yield doc, where
+
+
+def released_columns(path: str | PathLike[str]) -> frozenset[str]:
+    """The columns of a privatised file that hold released (privatised) values, as its
+    release records name them (the outputs of ``"privatized"``, ``"into"`` and the keys of
+    ``"mechanism"``); empty when nothing is recorded.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from pmlkit.inference import released_columns
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "out.csv").write_text("smoker,age\\nyes,30\\n")
+    >>> doc = {"columns": ["smoker"], "into": ["smoker"], "mechanism": {}}
+    >>> _ = (folder / "out.csv.pmlkit.json").write_text(json.dumps(doc))
+    >>> sorted(released_columns(folder / "out.csv"))
+    ['smoker']
+    """
+    out: set[str] = set()
+    for doc, _ in _documents(path):
+        if not isinstance(doc, Mapping):
+            continue
+        for key in ("privatized", MECHANISM_KEY):
+            sec = doc.get(key)
+            if isinstance(sec, Mapping):
+                out.update(k for k in sec if isinstance(k, str))
+        into = doc.get("into")
+        if isinstance(into, list):
+            out.update(k for k in into if isinstance(k, str))
+    return frozenset(out)
+
+
+def find_joint_release(path: str | PathLike[str], columns: Sequence[str]) -> Any:
+    """``(release, into)``: the :class:`pmlkit.joint.JointRelease` through which exactly
+    ``columns`` (output column names, in any order) of a privatised file were released
+    together and its output columns in the order of ``release.columns``; or ``None`` when
+    its records name no such release (the columns may then have been released each
+    through its own mechanism: :func:`find_mechanism`). A column released with other
+    columns than ``columns`` raises :class:`~pmlkit.errors.DataError`."""
+    from .joint import JointRelease
+
+    for doc, where in _documents(path):
+        sec = doc.get("privatized") if isinstance(doc, Mapping) else None
+        if not isinstance(sec, Mapping):
+            continue
+        for col in columns:
+            entry = sec.get(col)
+            if not isinstance(entry, Mapping) or "joint_release" not in entry:
+                continue
+            joint = entry["joint_release"]
+            into = joint.get("into") if isinstance(joint, Mapping) else None
+            if not isinstance(into, list) or set(into) != set(columns) \
+                    or len(into) != len(columns):
+                raise DataError(
+                    f"{where}: column {col!r} was released together with {into!r} through "
+                    f"one mechanism on their tuples; estimate exactly those columns "
+                    f"together (--column for each of them), got {list(columns)!r}")
+            try:
+                rel = JointRelease.from_dict(joint.get("release"), allow_uncertified=True)
+            except ValidationError as exc:
+                raise DataError(f"{where}: the joint release of {into!r} cannot be read: "
+                                f"{exc}") from exc
+            digest = joint.get("mechanism_sha256")
+            if isinstance(digest, str) and rel.mechanism.to_dict()["sha256"] != digest:
+                raise DataError(f"{where}: the recorded joint mechanism of {into!r} does not "
+                                "match its recorded mechanism_sha256: the record was edited "
+                                "or corrupted")
+            return rel, into
+    return None
+
+
+def output_codes(values: Any, mechanism: Mechanism, what: str = "released") -> np.ndarray:
+    """Index of each released value among ``mechanism.output_labels`` (numpy, list,
+    pandas, pyarrow or polars column); raises :class:`~pmlkit.errors.DataError` naming
+    a value that is not an output label (and its row count), or a null.
+
+    Examples
+    --------
+    >>> from pmlkit import Mechanism
+    >>> from pmlkit.inference import output_codes
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> output_codes(["yes", "no", "yes"], mech).tolist()
+    [1, 0, 1]
+    """
+    return _codes(values, mechanism, what)
