@@ -263,7 +263,7 @@ def channel_mle_many(counts: ArrayLike, mechanism: ArrayLike, *, tol: float = 1e
 
     def step(pa: np.ndarray, fa: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         q = pa @ w
-        ratio = np.divide(fa, q, out=np.zeros_like(q), where=fa > 0)
+        ratio = np.divide(fa, q, out=np.zeros_like(q), where=(fa > 0) & (q > 0))
         g = ratio @ w.T
         nxt = pa * g
         return nxt / nxt.sum(axis=1, keepdims=True), g.max(axis=1) - 1.0
