@@ -42,6 +42,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.bounds": 1,
     "pmlkit.utility": 1,
     "pmlkit.estimation": 1,
+    "pmlkit.mle": 1,  # maximum likelihood through a channel (EM + projected Newton)
     "pmlkit._kernels": 1,  # optional compiled loops of the sampler (numba, imported lazily)
     "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
     "pmlkit.numeric": 1,  # numeric columns: the package imports nothing itself
@@ -68,6 +69,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.io": 5,
     "pmlkit.datasets": 5,
     "pmlkit.inference": 5,  # the analyst's side of a release: reads released labels
+    "pmlkit.inference_joint": 5,  # the joint distribution of several released columns
     "pmlkit.numeric.estimate": 5,  # the analyst's side of a numeric release
     # 6 applications
     "pmlkit.cli": 6,

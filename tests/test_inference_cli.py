@@ -156,7 +156,7 @@ def test_privatize_then_estimate_with_no_other_argument(capsys, tmp_path, releas
 def test_design_with_the_estimation_utility_and_its_summary(capsys, tmp_path):
     """``pmlkit design --utility estimation`` writes a certified mechanism; design and
     assess print whether it is identifiable and its expected estimation error, which the
-    JSON carries as the independent inversion covariance gives it."""
+    JSON carries as a simulation that agrees with the independent inversion covariance."""
     from pmlkit.sets import set_from_dict
 
     g = np.random.default_rng(3)
@@ -183,8 +183,10 @@ def test_design_with_the_estimation_utility_and_its_summary(capsys, tmp_path):
     d = (w[:-1] - w[-1])[:, keep]
     cov = np.linalg.inv((d / q[keep]) @ d.T)
     expected = (np.trace(cov) + cov.sum()) / 10_000
-    assert summary["estimation"]["expected_squared_error"] == pytest.approx(expected,
-                                                                             rel=1e-7)
+    # the summary simulates the estimate's error (n = 10^4 rows: the estimate is inside the
+    # simplex, where the asymptotic value holds): within its Monte Carlo error
+    est = summary["estimation"]
+    assert abs(est["expected_squared_error"] - expected) <= 5 * est["standard_error"]
     code, out, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
                          "--column", "c", "--eps", "1", "--delta", "1e-6", "--utility",
                          "estimation", "--output", str(out_file), "--overwrite")

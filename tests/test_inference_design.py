@@ -206,10 +206,13 @@ def test_summary_reports_the_estimation_error_and_identifiability():
     q = p @ w
     a = np.linalg.inv(w.T)
     expected = np.trace(a @ (np.diag(q) - np.outer(q, q)) @ a.T) / 2000
-    assert s.identifiable and s.estimation_mse == pytest.approx(expected, rel=1e-9)
+    # the summary simulates the maximum-likelihood estimate's error; at n = 2000 every
+    # category is 7 standard deviations from 0, so the estimate is the inverse and the
+    # simulated mean agrees with its exact value within the Monte Carlo error
+    assert s.identifiable and abs(s.estimation_mse - expected) <= 5 * s.estimation_mse_se
     d = s.to_dict()
     assert d["identifiable"] is True and d["estimation"]["n"] == 2000
-    assert d["estimation"]["expected_squared_error"] == pytest.approx(expected, rel=1e-9)
+    assert d["estimation"]["expected_squared_error"] == s.estimation_mse
     assert "n = 2000 released rows" in str(s)
     merged = summarize_mechanism([[0.5, 0.5], [0.5, 0.5], [0.1, 0.9]], [0.2, 0.3, 0.5])
     assert not merged.identifiable and merged.estimation_mse == math.inf

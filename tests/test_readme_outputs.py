@@ -198,4 +198,4 @@ def test_estimation_shell_commands_name_real_options() -> None:
                    for o in (*p.opts, *p.secondary_opts)}
         assert {w for w in words[2:] if w.startswith("--")} <= options, words
         seen += 1
-    assert seen == 2
+    assert seen == 6

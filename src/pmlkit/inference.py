@@ -8,12 +8,14 @@ Estimators
 ----------
 ``method="mle"`` (default): maximum likelihood over the probability simplex,
 ``max_P  L(P) = sum_y c_y log q_y``. ``L`` is concave, so any local maximum is global.
-It is computed by the EM iteration (iterative Bayesian update)
-``P'(x) = P(x) g_x / n`` with ``g_x = sum_y c_y W[x, y] / q_y``, started at the uniform
-distribution. Because ``sum_x P(x) g_x = n``, the Frank-Wolfe gap of the concave
-objective is ``max_x g_x - n``: it bounds ``L(P_hat) - L(P)`` from above, so stopping
-when ``max_x g_x / n - 1 <= tol`` *certifies* that the mean log-likelihood per record is
-within ``tol`` of its maximum (reported as ``converged``, with ``iterations``).
+It is computed by :func:`pmlkit.mle.channel_mle`: the EM iteration (iterative Bayesian
+update) ``P'(x) = P(x) g_x / n`` with ``g_x = sum_y c_y W[x, y] / q_y``, started at the
+uniform distribution and accelerated by SQUAREM, then (rank ``N``) projected Newton steps,
+which converge at large ``N`` where the EM alone stalls. Because ``sum_x P(x) g_x = n``,
+the Frank-Wolfe gap of the concave objective is ``max_x g_x - n``: it bounds
+``L(P_hat) - L(P)`` from above, so stopping when ``max_x g_x / n - 1 <= tol``
+*certifies* that the mean log-likelihood per record is within ``tol`` of its maximum
+(reported as ``converged``, with ``iterations``).
 
 ``method="inversion"``: the unbiased least-squares inversion, ``min ||W^T P - c/n||^2``
 subject to ``sum P = 1`` (for a square ``W``: ``P = W^{-T} c / n``; needs rank ``W = N``).
@@ -52,7 +54,15 @@ category (``interval_method = "profile likelihood + empirical likelihood"``):
   level there (0.94 to 0.96 in the same cells) at the price of wider intervals
   elsewhere (mean coverage about 0.97).
 
-Both are pointwise (one category at a time), not simultaneous.
+Both are pointwise (one category at a time), not simultaneous. Beyond
+``PROFILE_MAX_CATEGORIES`` categories only the empirical-likelihood interval is computed
+(``interval_method = "empirical likelihood"``): the profile's cost grows as ``N^2 M`` per
+step while the empirical likelihood's grows as ``N M``; both are calibrated by the same
+chi-square(1) limit, and the empirical-likelihood interval is the one of the two whose
+calibration does not degrade near the simplex's boundary.
+
+``intervals=False`` skips the intervals (``lower`` and ``upper`` are NaN, ``interval_method
+= "none"``): the point estimate alone.
 
 ``method="inversion"``: Wald intervals ``P_x +- z_{(1+conf)/2} sd_x`` with the exact
 covariance of the inversion ``P = B c/n + k``, ``B (diag q - q q^T) B^T / n``, evaluated
@@ -72,7 +82,7 @@ identified.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from typing import Any
@@ -90,8 +100,11 @@ __all__ = [
     "GroupedEstimates",
     "estimate_distribution",
     "estimate_from_counts",
+    "find_joint_release",
     "find_mechanism",
     "identifiable",
+    "output_codes",
+    "released_columns",
 ]
 
 #: Default convergence tolerance of the EM (mean log-likelihood per record, in nats).
@@ -109,6 +122,12 @@ PROFILE_RTOL = 1e-3
 PROFILE_MAX_ITER = 600
 #: A profile point within this fraction of the likelihood-ratio margin is counted inside.
 PROFILE_SLACK = 0.02
+#: The profile-likelihood half of the intervals is computed up to this many categories;
+#: beyond, its cost (2N constrained maximisations over N categories, each evaluation
+#: O(N M)) grows as N^2 M per step and the intervals are the empirical-likelihood ones
+#: alone (each O(M) per step; measured at N = 1000, n = 10^6: about the cost of the
+#: point estimate).
+PROFILE_MAX_CATEGORIES = 100
 
 METHODS = ("mle", "inversion")
 
@@ -157,6 +176,9 @@ class DistributionEstimate:
     log_likelihood
         ``sum_y c_y log q_y`` at the estimate (``-inf`` if impossible; ``None`` for an
         inversion outside the simplex).
+    intervals
+        Whether ``lower`` and ``upper`` were computed (``False``: point estimate only,
+        ``lower`` and ``upper`` NaN, ``null`` in :meth:`to_dict`).
 
     Examples
     --------
@@ -188,6 +210,7 @@ class DistributionEstimate:
     iterations: int | None = None
     tolerance: float | None = None
     log_likelihood: float | None = None
+    intervals: bool = True
 
     def __post_init__(self) -> None:
         for name in ("estimate", "lower", "upper", "counts"):
@@ -209,15 +232,18 @@ class DistributionEstimate:
         def num(v: float) -> Any:
             return float(v) if math.isfinite(v) else str(v)
 
+        def bound(v: float) -> Any:
+            return num(v) if self.intervals else None
+
         return {
             "n": self.n, "method": self.method, "identified": self.identified,
             "interval_method": self.interval_method, "confidence": self.confidence,
             "in_simplex": self.in_simplex, "converged": self.converged,
             "iterations": self.iterations, "tolerance": self.tolerance,
             "log_likelihood": None if self.log_likelihood is None
-            else num(self.log_likelihood),
+            else num(self.log_likelihood), "intervals": self.intervals,
             "categories": [
-                {"category": c, "estimate": num(e), "lower": num(lo), "upper": num(up),
+                {"category": c, "estimate": num(e), "lower": bound(lo), "upper": bound(up),
                  "identified": bool(i)}
                 for c, e, lo, up, i in zip(self.categories, self.estimate, self.lower,
                                            self.upper, self.identified_categories,
@@ -229,8 +255,10 @@ class DistributionEstimate:
     def __str__(self) -> str:
         pct = f"{100 * self.confidence:g}%"
         width = max([8] + [len(str(c)) for c in self.categories])
+        how = (f"{pct} {self.interval_method} intervals" if self.intervals
+               else "point estimate only, no intervals")
         lines = [f"estimated distribution from n = {self.n} released records "
-                 f"({self.method}; {pct} {self.interval_method} intervals)"]
+                 f"({self.method}; {how})"]
         if not self.identified:
             lines.append("the mechanism merges inputs (rank < N): NaN estimates are not "
                          "identified; their bounds are the identified set")
@@ -239,6 +267,11 @@ class DistributionEstimate:
         if self.converged is False:
             lines.append(f"warning: EM did not certify convergence to {self.tolerance:g} "
                          f"after {self.iterations} iterations")
+        if not self.intervals:
+            lines.append(f"{'category':<{width}}  {'estimate':>9}")
+            lines.extend(f"{c!s:<{width}}  {e:>9.5f}"
+                         for c, e in zip(self.categories, self.estimate, strict=True))
+            return "\n".join(lines)
         lines.append(f"{'category':<{width}}  {'estimate':>9}  {'lower':>9}  {'upper':>9}")
         for c, e, lo, up in zip(self.categories, self.estimate, self.lower, self.upper,
                                 strict=True):
@@ -353,55 +386,14 @@ def _loglik(c: np.ndarray, q: np.ndarray) -> float:
 
 def _em(w: np.ndarray, c: np.ndarray, tol: float, max_iter: int
         ) -> tuple[np.ndarray, int, bool]:
-    """Maximum likelihood over the simplex by EM; returns (P, iterations, converged).
+    """Maximum likelihood over the simplex; returns (P, iterations, converged).
 
-    Works on the outputs with ``c_y > 0`` only (the others do not enter ``L``). The EM map
-    is accelerated by SQUAREM (Varadhan and Roland 2008): two EM steps give the direction
-    of an extrapolation whose result is kept only when it stays in the simplex and does
-    not lower the likelihood, so the iteration stays monotone. An "iteration" counts one
-    EM map evaluation."""
-    pos = c > 0
-    wp = w[:, pos]
-    cn = c[pos] / c.sum()
-    # inputs that cannot produce any observed output have P(x) = 0 at every maximum
-    alive = wp.sum(axis=1) > 0
-    p = np.where(alive, 1.0, 0.0)
-    p /= p.sum()
+    :func:`pmlkit.mle.channel_mle`: SQUAREM-accelerated EM, then projected Newton steps
+    when the mechanism has rank ``N`` (the maximiser is then unique). For a mechanism that
+    merges inputs the EM alone runs from the uniform start (one maximiser among many)."""
+    from .mle import channel_mle
 
-    def emap(p: np.ndarray) -> tuple[np.ndarray, float]:
-        q = p @ wp
-        g = wp @ (cn / q)  # g_x / n
-        out = p * g
-        return out / out.sum(), float(g.max() - 1.0)
-
-    def ll(p: np.ndarray) -> float:
-        with np.errstate(divide="ignore"):
-            return float(cn @ np.log(p @ wp))
-
-    it = 0
-    while True:
-        p1, gap = emap(p)
-        if gap <= tol:
-            return p, it, True
-        if it >= max_iter:
-            return p, it, False
-        p2, _ = emap(p1)
-        it += 2
-        r = p1 - p
-        v = p2 - p1 - r
-        nv = float(np.linalg.norm(v))
-        best = p2
-        if nv > 0:
-            alpha = -float(np.linalg.norm(r)) / nv
-            if alpha < -1.0:
-                cand = p - 2 * alpha * r + alpha * alpha * v
-                if np.all(cand >= 0) and cand.sum() > 0:
-                    cand = cand / cand.sum()
-                    cand, _ = emap(cand)
-                    it += 1
-                    if ll(cand) >= ll(p2):
-                        best = cand
-        p = best
+    return channel_mle(c, w, tol=tol, max_iter=max_iter, newton=_rank(w) == w.shape[0])
 
 
 def _profile_decide(wp: np.ndarray, cn: np.ndarray, xs: np.ndarray, t: np.ndarray,
@@ -698,10 +690,17 @@ def _check_confidence(confidence: Any) -> float:
                       high_open=True)
 
 
+def _check_intervals(intervals: Any) -> bool:
+    if not isinstance(intervals, bool | np.bool_):
+        raise ValidationError(f"intervals must be True or False, got {fmt(intervals)}")
+    return bool(intervals)
+
+
 def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
                          method: str = "mle",
                          confidence: float = 0.95, tol: float = EM_TOL,
-                         max_iter: int = EM_MAX_ITER) -> DistributionEstimate:
+                         max_iter: int = EM_MAX_ITER, intervals: bool = True
+                         ) -> DistributionEstimate:
     """Estimate ``P`` from output counts given in the order of the mechanism's outputs.
 
     ``counts`` is a length-``M`` sequence of non-negative integers (index ``j`` counts
@@ -723,6 +722,7 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
     confidence = _check_confidence(confidence)
     tol = check_real(tol, "tol", low=0.0, low_open=True)
     max_iter = check_count(max_iter, "max_iter", minimum=1)
+    intervals = _check_intervals(intervals)
     mech = mechanism if isinstance(mechanism, Mechanism) else Mechanism(as_matrix(mechanism))
     w = np.array(mech.matrix, dtype=np.float64)
     n_in, m = w.shape
@@ -759,27 +759,39 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
                 "identified set")
         p, lo, hi = _inversion(w, c, confidence)
         inside = bool(np.all(p >= 0))
-        return DistributionEstimate(estimate=p, lower=lo, upper=hi,
-                                    interval_method="wald", in_simplex=inside,
+        if not intervals:
+            lo = hi = np.full(n_in, np.nan)
+        return DistributionEstimate(estimate=p, lower=lo, upper=hi, intervals=intervals,
+                                    interval_method="wald" if intervals else "none",
+                                    in_simplex=inside,
                                     log_likelihood=_loglik(c, p @ w) if inside else None,
                                     **common)
     p, it, conv = _em(w, c, tol, max_iter)
     ll = _loglik(c, p @ w)
-    if n_in == 1:  # one category: P = (1,) whatever the data
+    if not intervals:
+        lo = hi = np.full(n_in, np.nan)
+        how = "none"
+        if not ident:
+            p = np.where(ident_cat, p, np.nan)
+    elif n_in == 1:  # one category: P = (1,) whatever the data
         lo, hi = np.ones(1), np.ones(1)
         how = "profile likelihood"
     elif ident:
-        lo, hi = _profile_intervals(w, c, p, confidence)
         el_lo, el_hi = _el_intervals(w, c, confidence)
-        lo = np.minimum(np.minimum(lo, el_lo), p)
-        hi = np.maximum(np.maximum(hi, el_hi), p)
-        how = "profile likelihood + empirical likelihood"
+        if n_in <= PROFILE_MAX_CATEGORIES:
+            lo, hi = _profile_intervals(w, c, p, confidence)
+            lo = np.minimum(np.minimum(lo, el_lo), p)
+            hi = np.maximum(np.maximum(hi, el_hi), p)
+            how = "profile likelihood + empirical likelihood"
+        else:
+            lo, hi = np.minimum(el_lo, p), np.maximum(el_hi, p)
+            how = "empirical likelihood"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)
         how = "identified set (simultaneous Clopper-Pearson box on W^T P, LP bounds)"
     return DistributionEstimate(estimate=p, lower=lo, upper=hi, interval_method=how,
-                                converged=conv, iterations=it, tolerance=tol,
+                                intervals=intervals, converged=conv, iterations=it, tolerance=tol,
                                 log_likelihood=ll, **common)
 
 
@@ -957,7 +969,7 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
                           method: str = "mle",
                           confidence: float = 0.95, column: str | None = None,
                           by: Any = None, tol: float = EM_TOL,
-                          max_iter: int = EM_MAX_ITER
+                          max_iter: int = EM_MAX_ITER, intervals: bool = True
                           ) -> DistributionEstimate | GroupedEstimates:
     """Estimate the distribution of the true values from a released (privatised) column.
 
@@ -987,6 +999,9 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
     tol, max_iter
         EM stopping rule: stop once the mean log-likelihood per record is certified within
         ``tol`` nats of its maximum, or after ``max_iter`` steps (``converged=False``).
+    intervals
+        ``False``: the point estimate only (``lower`` / ``upper`` NaN); the intervals cost
+        about as much as the point estimate at large ``N`` and far more at small ``N``.
 
     Returns
     -------
@@ -1022,7 +1037,7 @@ def estimate_distribution(released: Any, mechanism: ArrayLike | Mechanism, *,
     confidence = _check_confidence(confidence)
     mech = mechanism if isinstance(mechanism, Mechanism) else Mechanism(as_matrix(mechanism))
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "tol": tol,
-                          "max_iter": max_iter}
+                          "max_iter": max_iter, "intervals": _check_intervals(intervals)}
     if isinstance(released, Mapping):
         if by is not None or column is not None:
             raise ValidationError("by= and column= need the released rows, not counts")
@@ -1134,7 +1149,8 @@ def _manifest_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
 
 def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, str]:
     """The mechanism a privatised file's column was released through, and where it was
-    found.
+    found. ``path`` may also be the output folder of the Dask engine (its manifest
+    ``<folder>.pmlkit.json`` records the release).
 
     Looks, in order, at the manifest ``<path>.pmlkit.json`` written next to the output by
     ``pmlkit privatize`` and, for Parquet, at the file's key-value metadata (key
@@ -1157,13 +1173,31 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
     >>> found.matrix.tolist(), where.startswith("manifest")
     ([[0.75, 0.25], [0.25, 0.75]], True)
     """
+    from pathlib import Path
+
+    p = Path(path)
+    manifest = p.with_name(p.name + ".pmlkit.json")
+    for doc, where in _documents(p):
+        mech = _from_mapping(doc, column, where)
+        if mech is not None:
+            return mech, (f"manifest {manifest}" if where.startswith("manifest")
+                          else f"Parquet metadata of {p}")
+    raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
+                    f"{manifest.name!r} nor Parquet metadata names the mechanism of column "
+                    f"{column!r}; pass it with --mechanism FILE")
+
+
+def _documents(path: str | PathLike[str]) -> Iterator[tuple[Any, str]]:
+    """The release records of a privatised file (or of the Dask engine's output folder),
+    as :func:`find_mechanism` reads them: its manifest ``<path>.pmlkit.json``, then
+    (Parquet file) its key-value metadata."""
     import json
     from pathlib import Path
 
     from .io import file_format
 
     p = Path(path)
-    if not p.is_file():
+    if not p.is_file() and not p.is_dir():  # a folder: the Dask engine's output
         raise DataError(f"input file {str(p)!r} does not exist")
     manifest = p.with_name(p.name + ".pmlkit.json")
     if manifest.is_file():
@@ -1172,10 +1206,8 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
                              object_pairs_hook=_manifest_keys)
         except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             raise DataError(f"manifest {str(manifest)!r} cannot be read: {exc}") from exc
-        mech = _from_mapping(doc, column, f"manifest {str(manifest)!r}")
-        if mech is not None:
-            return mech, f"manifest {manifest}"
-    if file_format(p) == "parquet":
+        yield doc, f"manifest {str(manifest)!r}"
+    if p.is_file() and file_format(p) == "parquet":
         import pyarrow.parquet as pq
 
         try:
@@ -1203,9 +1235,89 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
                     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
                         extra = {}
                 doc = {**extra, MECHANISM_KEY: doc}
-            mech = _from_mapping(doc, column, where)
-            if mech is not None:
-                return mech, f"Parquet metadata of {p}"
-    raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
-                    f"{manifest.name!r} nor Parquet metadata names the mechanism of column "
-                    f"{column!r}; pass it with --mechanism FILE")
+            yield doc, where
+
+
+def released_columns(path: str | PathLike[str]) -> frozenset[str]:
+    """The columns of a privatised file that hold released (privatised) values, as its
+    release records name them (the outputs of ``"privatized"``, ``"into"`` and the keys of
+    ``"mechanism"``); empty when nothing is recorded.
+
+    Examples
+    --------
+    >>> import json, pathlib, tempfile
+    >>> from pmlkit.inference import released_columns
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "out.csv").write_text("smoker,age\\nyes,30\\n")
+    >>> doc = {"columns": ["smoker"], "into": ["smoker"], "mechanism": {}}
+    >>> _ = (folder / "out.csv.pmlkit.json").write_text(json.dumps(doc))
+    >>> sorted(released_columns(folder / "out.csv"))
+    ['smoker']
+    """
+    out: set[str] = set()
+    for doc, _ in _documents(path):
+        if not isinstance(doc, Mapping):
+            continue
+        for key in ("privatized", MECHANISM_KEY):
+            sec = doc.get(key)
+            if isinstance(sec, Mapping):
+                out.update(k for k in sec if isinstance(k, str))
+        into = doc.get("into")
+        if isinstance(into, list):
+            out.update(k for k in into if isinstance(k, str))
+    return frozenset(out)
+
+
+def find_joint_release(path: str | PathLike[str], columns: Sequence[str]) -> Any:
+    """``(release, into)``: the :class:`pmlkit.joint.JointRelease` through which exactly
+    ``columns`` (output column names, in any order) of a privatised file were released
+    together and its output columns in the order of ``release.columns``; or ``None`` when
+    its records name no such release (the columns may then have been released each
+    through its own mechanism: :func:`find_mechanism`). A column released with other
+    columns than ``columns`` raises :class:`~pmlkit.errors.DataError`."""
+    from .joint import JointRelease
+
+    for doc, where in _documents(path):
+        sec = doc.get("privatized") if isinstance(doc, Mapping) else None
+        if not isinstance(sec, Mapping):
+            continue
+        for col in columns:
+            entry = sec.get(col)
+            if not isinstance(entry, Mapping) or "joint_release" not in entry:
+                continue
+            joint = entry["joint_release"]
+            into = joint.get("into") if isinstance(joint, Mapping) else None
+            if not isinstance(into, list) or set(into) != set(columns) \
+                    or len(into) != len(columns):
+                raise DataError(
+                    f"{where}: column {col!r} was released together with {into!r} through "
+                    f"one mechanism on their tuples; estimate exactly those columns "
+                    f"together (--column for each of them), got {list(columns)!r}")
+            try:
+                rel = JointRelease.from_dict(joint.get("release"), allow_uncertified=True)
+            except ValidationError as exc:
+                raise DataError(f"{where}: the joint release of {into!r} cannot be read: "
+                                f"{exc}") from exc
+            digest = joint.get("mechanism_sha256")
+            if isinstance(digest, str) and rel.mechanism.to_dict()["sha256"] != digest:
+                raise DataError(f"{where}: the recorded joint mechanism of {into!r} does not "
+                                "match its recorded mechanism_sha256: the record was edited "
+                                "or corrupted")
+            return rel, into
+    return None
+
+
+def output_codes(values: Any, mechanism: Mechanism, what: str = "released") -> np.ndarray:
+    """Index of each released value among ``mechanism.output_labels`` (numpy, list,
+    pandas, pyarrow or polars column); raises :class:`~pmlkit.errors.DataError` naming
+    a value that is not an output label (and its row count), or a null.
+
+    Examples
+    --------
+    >>> from pmlkit import Mechanism
+    >>> from pmlkit.inference import output_codes
+    >>> mech = Mechanism([[0.75, 0.25], [0.25, 0.75]], ("no", "yes"), ("no", "yes"))
+    >>> output_codes(["yes", "no", "yes"], mech).tolist()
+    [1, 0, 1]
+    """
+    return _codes(values, mechanism, what)

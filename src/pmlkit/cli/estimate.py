@@ -1,66 +1,271 @@
-"""``pmlkit estimate``: estimate the true distribution behind a released column.
+"""``pmlkit estimate``: estimate the true distribution behind released columns.
 
 Examples::
 
     pmlkit estimate --input adult_private.parquet --column sex
     pmlkit estimate --input released.csv --column sex --mechanism sex.json --by race --json
+    pmlkit estimate --input private/ --column sex            # --engine dask output folder
+    pmlkit estimate --input 'out/*.csv' --column sex --column race   # joint distribution
+    pmlkit estimate --input big.parquet --column occupation --no-intervals
 
-The mechanism comes from ``--mechanism FILE`` or, without it, from what ``pmlkit
-privatize`` recorded with the output: the manifest ``<FILE>.pmlkit.json`` or the Parquet
-metadata, under the key ``"mechanism"`` (a mapping column -> mechanism document). Prints
-one row per category: the estimate and its interval (see ``pmlkit.estimate_distribution``).
+``--input`` is what ``pmlkit privatize`` wrote: a file, the output folder of ``--engine
+dask`` (its parts, as its manifest ``<folder>.pmlkit.json`` lists them, each checked
+against its recorded SHA-256), a folder of outputs (every data file in it with its own
+record, and every Dask output folder), or a quoted glob pattern matching such files or
+folders. Every file must have been released through the same mechanism(s).
+
+The mechanism comes from ``--mechanism FILE`` (one per ``--column``) or, without it, from
+what ``pmlkit privatize`` recorded with the output: the manifest ``<FILE>.pmlkit.json`` or
+the Parquet metadata. Prints one row per category: the estimate and its interval (see
+``pmlkit.estimate_distribution``); ``--no-intervals`` prints the point estimate alone.
+
+Several ``--column``: the joint distribution of the released tuple. Columns released each
+through its own mechanism are estimated through the product of their mechanisms; columns
+released together through one joint mechanism through that mechanism
+(``pmlkit.inference_joint``).
+
+``--by COLUMN`` groups the rows by a column's values. Grouping by a privatised column
+groups by its *released* values, not the true ones: pmlkit says so in a warning.
 """
 
 from __future__ import annotations
+
+import glob
+import hashlib
+from pathlib import Path
+from typing import Any
 
 import click
 
 from ._common import csv_from_options, csv_options, emit, json_option, load_mechanism
 
+_GLOB_CHARS = frozenset("*?[")
+
+
+def _is_dask_folder(p: Path) -> bool:
+    return p.is_dir() and p.with_name(p.name + ".pmlkit.json").is_file()
+
+
+def _dask_parts(folder: Path) -> list[Path]:
+    """The part files the Dask manifest lists, each checked against its SHA-256."""
+    import json
+
+    from ..errors import DataError
+
+    man = folder.with_name(folder.name + ".pmlkit.json")
+    try:
+        doc = json.loads(man.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise DataError(f"manifest {str(man)!r} cannot be read: {exc}") from exc
+    data = doc.get("data") if isinstance(doc, dict) else None
+    parts = data.get("parts") if isinstance(data, dict) else None
+    if not isinstance(parts, list) or not parts:
+        raise DataError(f"manifest {str(man)!r} lists no data parts of folder "
+                        f"{str(folder)!r} (\"data\": {{\"parts\": [...]}})")
+    out = []
+    for part in parts:
+        name = part.get("file") if isinstance(part, dict) else None
+        if not isinstance(name, str) or Path(name).name != name:
+            raise DataError(f"manifest {str(man)!r}: bad part entry {part!r}")
+        path = folder / name
+        if not path.is_file():
+            raise DataError(f"part {str(path)!r} listed in {str(man)!r} is missing")
+        want = part.get("sha256")
+        if isinstance(want, str):
+            h = hashlib.sha256()
+            with path.open("rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    h.update(block)
+            if h.hexdigest() != want:
+                raise DataError(f"part {str(path)!r} does not match the SHA-256 recorded in "
+                                f"{str(man)!r}: it was changed after the release")
+        out.append(path)
+    return out
+
+
+def _is_data_file(p: Path) -> bool:
+    from ..errors import DataError
+    from ..io import file_format
+
+    if not p.is_file() or p.name.startswith(".") or p.name.endswith(".pmlkit.json"):
+        return False
+    try:
+        file_format(p)
+    except DataError:
+        return False
+    return True
+
+
+def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
+    """``(record path, data files)`` per release in ``--input`` (file, folder or glob)."""
+    from ..errors import DataError
+
+    p = Path(spec)
+    if p.exists():
+        candidates = [p]
+        if p.is_dir() and not _is_dask_folder(p):  # a folder of outputs
+            candidates = sorted(c for c in p.iterdir()
+                                if _is_data_file(c) or _is_dask_folder(c))
+            if not candidates:
+                raise DataError(f"--input folder {spec!r} holds no CSV/Parquet file and no "
+                                "Dask output folder")
+    elif _GLOB_CHARS & set(spec):
+        candidates = sorted(Path(m) for m in glob.glob(spec))
+        candidates = [c for c in candidates if _is_data_file(c) or _is_dask_folder(c)]
+        if not candidates:
+            raise DataError(f"--input pattern {spec!r} matches no CSV/Parquet file and no "
+                            "Dask output folder")
+    else:
+        raise DataError(f"--input {spec!r} does not exist (a file, a folder or a quoted "
+                        "glob pattern is expected)")
+    out = []
+    for c in candidates:
+        if c.is_dir():
+            out.append((c, _dask_parts(c)))
+        else:
+            out.append((c, [c]))
+    return out
+
+
+def _digest(obj: Any) -> str:
+    from ..mechanism import Mechanism
+
+    if isinstance(obj, Mechanism):
+        return str(obj.to_dict()["sha256"])
+    return str(obj.mechanism.to_dict()["sha256"])  # a JointRelease
+
 
 @click.command(name="estimate")
-@click.option("--input", "input_path", required=True, type=click.Path(dir_okay=False),
-              metavar="FILE", help="The released CSV/Parquet file.")
-@click.option("--column", required=True, help="The released (privatised) column.")
-@click.option("--mechanism", "mech_path", default=None, type=click.Path(dir_okay=False),
-              help="Mechanism JSON file (default: the one recorded with the file).")
+@click.option("--input", "input_spec", required=True, metavar="PATH",
+              help="The released CSV/Parquet file, the Dask output folder, a folder of "
+                   "outputs or a quoted glob pattern.")
+@click.option("--column", "columns", required=True, multiple=True,
+              help="The released (privatised) column; repeat for the joint distribution of "
+                   "several columns.")
+@click.option("--mechanism", "mech_paths", multiple=True, type=click.Path(dir_okay=False),
+              help="Mechanism JSON file, one per --column (default: the ones recorded with "
+                   "the release).")
 @click.option("--by", default=None, metavar="COLUMN",
               help="A non-private column: one estimate per group.")
 @click.option("--method", type=click.Choice(["mle", "inversion"]), default="mle",
               show_default=True, help="Maximum likelihood (EM) or unbiased inversion.")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
               default=0.95, show_default=True, help="Confidence level of the intervals.")
+@click.option("--intervals/--no-intervals", default=True, show_default=True,
+              help="Compute the intervals, or print the point estimate alone (faster).")
 @csv_options
 @json_option
-def command(input_path: str, column: str, mech_path: str | None, by: str | None,
-            method: str, confidence: float, names: str | None, skip_rows: int | None,
-            strip: bool | None, na_values: tuple[str, ...], as_json: bool) -> int:
-    """Estimate the distribution of the true values behind a released column."""
-    from ..inference import estimate_distribution, find_mechanism
+def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ...],
+            by: str | None, method: str, confidence: float, intervals: bool,
+            names: str | None, skip_rows: int | None, strip: bool | None,
+            na_values: tuple[str, ...], as_json: bool) -> int:
+    """Estimate the distribution of the true values behind released column(s)."""
+    from ..errors import DataError
+    from ..inference import (
+        estimate_distribution,
+        find_joint_release,
+        find_mechanism,
+        released_columns,
+    )
     from ..io import read_table
     from ..privatization.files import arrow_type_for
 
-    if mech_path is not None:
+    cols = list(dict.fromkeys(columns))
+    if len(cols) != len(columns):
+        raise click.BadParameter(f"a column is named twice: {list(columns)!r}",
+                                 param_hint="'--column'")
+    if mech_paths and len(mech_paths) != len(cols):
+        raise click.BadParameter(
+            f"give one --mechanism per --column ({len(cols)}), or none to use the recorded "
+            f"ones; got {len(mech_paths)}", param_hint="'--mechanism'")
+    sources = _sources(input_spec)
+    # the channel of every release, which must be the same for all of them
+    channel: Any = None
+    where = ""
+    if mech_paths:
         # estimation needs the channel, not the privacy certificate: an uncertified file
         # is read (strictly) all the same
-        mech = load_mechanism(mech_path, allow_uncertified=True)
-        source = f"mechanism file {mech_path}"
+        channel = [load_mechanism(m, allow_uncertified=True) for m in mech_paths]
+        where = ", ".join(f"mechanism file {m}" for m in mech_paths)
     else:
-        mech, source = find_mechanism(input_path, column)
-    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=input_path)
-    wanted = [column] if by is None or by == column else [column, by]
-    types = None
-    out_type = arrow_type_for(mech.output_labels)
-    if out_type is not None:  # read the released column with the labels' type (CSV)
-        types = {column: out_type}
-    table = read_table(input_path, wanted, csv=csv, column_types=types)
-    if by is None:
-        res = estimate_distribution(table, mech, column=column, method=method,
-                                    confidence=confidence)
+        first: tuple[Path, str] | None = None
+        for rec, _ in sources:
+            found: Any
+            if len(cols) > 1:
+                joint = find_joint_release(rec, cols)
+                if joint is not None:
+                    rel, into = joint
+                    cols = list(into)  # the release's column order
+                    found, src = rel, f"joint release recorded with {rec}"
+                else:
+                    found = [find_mechanism(rec, c)[0] for c in cols]
+                    src = f"records of {rec}"
+            else:
+                mech, src = find_mechanism(rec, cols[0])
+                found = [mech]
+            if channel is None:
+                channel, where, first = found, src, (rec, src)
+            else:
+                a = [_digest(x) for x in (channel if isinstance(channel, list) else [channel])]
+                b = [_digest(x) for x in (found if isinstance(found, list) else [found])]
+                if a != b:
+                    assert first is not None
+                    raise DataError(
+                        f"{first[0]} and {rec} were released through different mechanisms "
+                        f"for {', '.join(map(repr, cols))}: estimate them separately (one "
+                        "--input each)")
+        if len(sources) > 1:
+            where = f"{where} (the same for all {len(sources)} inputs)"
+    if by is not None:
+        privatised = set(cols) | set().union(*(released_columns(rec)
+                                               for rec, _ in sources))
+        if by in privatised:
+            click.echo(f"pmlkit: warning: --by {by!r} is a privatised column: rows are "
+                       "grouped by its released values, not its true ones, so each group's "
+                       "estimate is the distribution among rows whose released "
+                       f"{by!r} has that value", err=True)
+    csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=str(sources[0][1][0]))
+    wanted = cols if by is None or by in cols else [*cols, by]
+    types: dict[str, Any] = {}
+    if isinstance(channel, list):
+        for c, m in zip(cols, channel, strict=True):
+            t = arrow_type_for(m.output_labels)
+            if t is not None:  # read the released column with the labels' type (CSV)
+                types[c] = t
     else:
-        res = estimate_distribution(table, mech, column=column, by=by, method=method,
-                                    confidence=confidence)
-    doc = {"input": input_path, "column": column, "mechanism_source": source,
-           **res.to_dict()}
-    emit(as_json, doc, f"{input_path}, column {column!r} (mechanism from {source})\n{res}")
+        for c, labs in zip(cols, channel.column_labels, strict=True):
+            t = arrow_type_for(labs)
+            if t is not None:
+                types[c] = t
+    import pyarrow as pa
+
+    files = [f for _, fs in sources for f in fs]
+    tables = [read_table(f, wanted, csv=csv, column_types=types or None) for f in files]
+    try:
+        table = pa.concat_tables(tables, promote_options="permissive") \
+            if len(tables) > 1 else tables[0]
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+        raise DataError(f"the input files' columns {wanted!r} have different types: {exc}") \
+            from exc
+    kw: dict[str, Any] = {"method": method, "confidence": confidence, "intervals": intervals}
+    res: Any
+    if len(cols) == 1:
+        res = estimate_distribution(table, channel[0], column=cols[0], by=by, **kw)
+    else:
+        from ..inference_joint import estimate_joint_distribution
+
+        group = None if by is None else table.column(by)
+        res = estimate_joint_distribution({c: table.column(c) for c in cols}, channel,
+                                          by=group, **kw)
+        if by is not None:
+            from dataclasses import replace
+
+            res = replace(res, by=by)
+    doc = {"input": input_spec, "files": [str(f) for f in files],
+           "column": cols[0] if len(cols) == 1 else cols, "columns": cols,
+           "mechanism_source": where, **res.to_dict()}
+    what = f"column {cols[0]!r}" if len(cols) == 1 else \
+        f"joint distribution of columns {', '.join(map(repr, cols))}"
+    head = input_spec if len(files) == 1 else f"{input_spec} ({len(files)} files)"
+    emit(as_json, doc, f"{head}, {what} (mechanism from {where})\n{res}")
     return 0

@@ -16,10 +16,19 @@ For a mechanism ``W`` (``N x M``) and a distribution ``p`` of the inputs:
 - *identifiable*: whether ``rank W = N``, i.e. whether the distribution of the true values
   can be estimated from released data at all (two inputs with equal rows, or any rank
   deficiency, leave only ``W^T P`` determined);
-- *expected estimation error*: for ``n`` released rows, the expected squared error
-  ``E ||P_hat - P||_2^2 ~ tr C(W) / n`` of the maximum-likelihood estimate of ``p``
-  (:func:`pmlkit.design.estimation.estimation_mse`; infinite when not identifiable), and
-  its square root per category, ``sqrt(tr C(W) / (n N))``, a typical standard error.
+- *expected estimation error*: for ``n`` released rows drawn from ``p``, the expected
+  squared L2 error ``E ||P_hat - P||_2^2`` and the expected L1 error ``E ||P_hat - P||_1``
+  of the maximum-likelihood estimate ``P_hat`` that ``pmlkit estimate`` reports
+  (:func:`pmlkit.mle.channel_mle`), computed by simulation: ``R`` releases
+  ``c ~ Multinomial(n, W^T p)`` (a fixed seed, so the summary is reproducible), each
+  estimated, the errors averaged; the Monte Carlo standard error of the squared-error
+  mean is reported with it. Infinite when not identifiable.
+
+  The asymptotic ``tr C(W) / n`` (:func:`pmlkit.design.estimation.estimation_mse`) is not
+  used here: it is a large-``n`` approximation that ignores the simplex, so for a noisy
+  mechanism or a small ``n`` it exceeds 2, the largest squared L2 distance between two
+  distributions (180 was printed where simulated releases of 2,364 rows had an error of
+  0.03), while the estimate never leaves the simplex.
 """
 
 from __future__ import annotations
@@ -31,7 +40,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-__all__ = ["MechanismSummary", "summarize_mechanism"]
+__all__ = ["MechanismSummary", "simulated_error", "summarize_mechanism"]
 
 
 @dataclass(frozen=True)
@@ -41,14 +50,18 @@ class MechanismSummary:
     Examples
     --------
     The identity releases every row unchanged: everything is kept, and the estimate is
-    the empirical distribution (expected squared error ``(1 - 0.5^2 - 0.5^2) / n``):
+    the empirical distribution (expected squared error ``(1 - 0.5^2 - 0.5^2) / n =
+    0.005``; the simulated value is within a few standard errors of it):
 
     >>> from pmlkit import summarize_mechanism
     >>> s = summarize_mechanism([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], n=100)
-    >>> s.unchanged_with_certainty, s.expected_accuracy, round(s.estimation_mse, 6)
-    (1.0, 1.0, 0.005)
-    >>> s.to_dict()["estimation"]
-    {'n': 100, 'expected_squared_error': 0.005}
+    >>> s.unchanged_with_certainty, s.expected_accuracy
+    (1.0, 1.0)
+    >>> abs(s.estimation_mse - 0.005) <= 4 * s.estimation_mse_se
+    True
+    >>> sorted(s.to_dict()["estimation"])  # doctest: +NORMALIZE_WHITESPACE
+    ['error', 'estimator', 'expected_l1_error', 'expected_squared_error', 'method', 'n',
+     'replicates', 'standard_error']
     """
 
     n_inputs: int
@@ -62,6 +75,9 @@ class MechanismSummary:
     identifiable: bool = True
     estimation_n: int = 10_000
     estimation_mse: float = math.nan
+    estimation_mse_se: float = math.nan
+    estimation_l1: float = math.nan
+    estimation_replicates: int = 0
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able form."""
@@ -77,9 +93,14 @@ class MechanismSummary:
             "identifiable": self.identifiable,
             "estimation": {
                 "n": self.estimation_n,
+                "estimator": "maximum likelihood (pmlkit estimate)",
+                "error": "E ||P_hat - P||_2^2 and E ||P_hat - P||_1 over releases of n rows",
+                "method": "simulation",
+                "replicates": self.estimation_replicates,
                 # infinite (not identifiable) is null in JSON
-                "expected_squared_error": self.estimation_mse
-                if math.isfinite(self.estimation_mse) else None,
+                "expected_squared_error": _finite(self.estimation_mse),
+                "standard_error": _finite(self.estimation_mse_se),
+                "expected_l1_error": _finite(self.estimation_l1),
             },
         }
 
@@ -101,13 +122,56 @@ class MechanismSummary:
             return ("not identifiable (rank < N): the distribution of the true values "
                     "cannot be estimated from released data, only bounded")
         rmse = math.sqrt(self.estimation_mse / max(self.n_inputs, 1))
-        return (f"identifiable; from n = {self.estimation_n} released rows the estimated "
-                f"distribution has expected squared error {self.estimation_mse:.3g} "
-                f"(about {rmse:.3g} per category)")
+        return (f"identifiable; from n = {self.estimation_n} released rows the "
+                f"maximum-likelihood estimate (pmlkit estimate) has expected squared L2 "
+                f"error {self.estimation_mse:.3g} (+- {self.estimation_mse_se:.2g}, about "
+                f"{rmse:.3g} per category) and expected L1 error {self.estimation_l1:.3g} "
+                f"(simulated, {self.estimation_replicates} releases)")
 
 
-def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
-                        ) -> MechanismSummary:
+def _finite(v: float) -> float | None:
+    return v if math.isfinite(v) else None
+
+
+#: Simulated releases behind a summary's expected error, and the work (entries of W times
+#: replicates) above which fewer are used.
+SUMMARY_REPLICATES = 400
+SUMMARY_WORK = 500_000
+#: Seed of the summary's simulation (research randomness: the summary is reproducible).
+SUMMARY_SEED = 20_240_535
+
+
+def simulated_error(w: np.ndarray, p: np.ndarray, n: int, replicates: int
+                    ) -> tuple[float, float, float]:
+    """``(E ||P_hat - p||_2^2, its Monte Carlo standard error, E ||P_hat - p||_1)`` of the
+    maximum-likelihood estimate from ``n`` rows released through ``w`` (module
+    docstring), over ``replicates`` simulated releases with a fixed seed.
+
+    Examples
+    --------
+    No noise: the estimate is the empirical distribution, ``E ||.||_2^2 = (1 - sum p^2) /
+    n``:
+
+    >>> import numpy as np
+    >>> from pmlkit.design.summary import simulated_error
+    >>> mse, se, _ = simulated_error(np.eye(3), np.array([0.5, 0.3, 0.2]), 50, 400)
+    >>> abs(mse - (1 - 0.38) / 50) <= 4 * se
+    True
+    """
+    from ..mle import channel_mle_many
+
+    rng = np.random.default_rng(SUMMARY_SEED)
+    q = np.clip(p @ w, 0.0, None)
+    counts = rng.multinomial(n, q / q.sum(), size=replicates)
+    est, _, _ = channel_mle_many(counts, w, tol=1e-9, max_iter=20_000)
+    sq = ((est - p) ** 2).sum(axis=1)
+    l1 = np.abs(est - p).sum(axis=1)
+    se = float(sq.std(ddof=1) / math.sqrt(replicates)) if replicates > 1 else math.inf
+    return float(sq.mean()), se, float(l1.mean())
+
+
+def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000,
+                        replicates: int | None = None) -> MechanismSummary:
     """Summarise ``mechanism`` (a :class:`~pmlkit.Mechanism` or ``N x M`` matrix) under the
     input distribution ``prior`` (e.g. the estimate it was designed for).
 
@@ -119,6 +183,9 @@ def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
         Distribution of the inputs, length ``N``.
     n
         Number of released rows the expected estimation error is stated for.
+    replicates
+        Simulated releases behind the expected error (default: 400, fewer for large
+        mechanisms, at least 30).
 
     Returns
     -------
@@ -130,12 +197,15 @@ def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
     Binary randomized response keeping the value with probability 0.75, for a balanced
     column: the estimate ``(c/n - 0.25) / 0.5`` of each share has variance
     ``q (1 - q) / (n 0.5^2) = 1 / n`` with ``q = 0.5``, so the two shares have expected
-    squared error ``2 / n``:
+    squared error ``2 / n`` (at n = 1000 the estimate stays inside ``[0, 1]``, where it
+    is the maximum-likelihood one):
 
     >>> from pmlkit import summarize_mechanism
     >>> s = summarize_mechanism([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], n=1000)
-    >>> s.identifiable, round(s.estimation_mse, 6), round(s.expected_accuracy, 2)
-    (True, 0.002, 0.75)
+    >>> s.identifiable, round(s.expected_accuracy, 2)
+    (True, 0.75)
+    >>> abs(s.estimation_mse - 0.002) <= 4 * s.estimation_mse_se
+    True
 
     Two inputs with the same row cannot be told apart, whatever the number of rows:
 
@@ -145,7 +215,7 @@ def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
     from .._validation import as_distribution, check_count, check_prior_matches
     from ..leakage import pml
     from ..mechanism import as_matrix
-    from .estimation import estimation_mse, mechanism_rank
+    from .estimation import mechanism_rank
 
     w = as_matrix(mechanism)
     p = as_distribution(prior, "prior")
@@ -188,7 +258,14 @@ def summarize_mechanism(mechanism: Any, prior: ArrayLike, *, n: int = 10_000
         f"the label is kept for {100 * acc:.0f}% of rows; the most revealing outcome leaks "
         f"{worst:.3g} nats")
     rows = check_count(n, "n")
+    if replicates is None:
+        reps = int(min(SUMMARY_REPLICATES, max(30, SUMMARY_WORK // max(n_in * m, 1))))
+    else:
+        reps = check_count(replicates, "replicates", minimum=2)
     ident = mechanism_rank(w) == n_in
-    err = estimation_mse(w, p, rows) if ident else math.inf
+    if ident:
+        err, se, l1 = simulated_error(w, p, rows, reps)
+    else:
+        err, se, l1, reps = math.inf, math.nan, math.inf, 0
     return MechanismSummary(n_in, m, used, tuple(shared), float(unchanged), per, float(acc),
-                            reading, ident, rows, float(err))
+                            reading, ident, rows, float(err), se, l1, reps)

@@ -43,6 +43,7 @@ from numpy.typing import ArrayLike, NDArray
 from .._validation import as_mechanism, check_real, fmt, readonly
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
+from ..mle import channel_mle_many
 from .grid import NumericGrid
 
 __all__ = ["EM_TOL", "NumericEstimate", "em_fit", "estimate_numeric",
@@ -59,7 +60,8 @@ IDENT_TOL = 1e-8
 def em_fit(counts: ArrayLike, mechanism: ArrayLike, *, tol: float = EM_TOL,
            max_iter: int = EM_MAX_ITER) -> tuple[NDArray[np.float64], NDArray[np.bool_], int]:
     """Maximum likelihood ``P`` for each row of ``counts`` (``R x M``, or one length-M row)
-    by EM from the uniform start (module docstring).
+    by EM from the uniform start (module docstring), finished by projected Newton steps
+    where the EM is slow (:func:`pmlkit.mle.channel_mle_many`).
 
     Returns ``(P, converged, iterations)`` with ``P`` of shape ``R x N`` (or ``N``).
 
@@ -83,55 +85,8 @@ def em_fit(counts: ArrayLike, mechanism: ArrayLike, *, tol: float = EM_TOL,
     tot = c.sum(axis=1, keepdims=True)
     if (tot <= 0).any():
         raise DataError("a release has no records: nothing to estimate")
-    f = c / tot
-    n_in = w.shape[0]
-    p = np.full((c.shape[0], n_in), 1.0 / n_in)
-    active = np.ones(c.shape[0], dtype=bool)
-
-    def step(pa: NDArray[np.float64], fa: NDArray[np.float64]
-             ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-        q = pa @ w
-        ratio = np.divide(fa, q, out=np.zeros_like(q), where=q > 0)
-        g = ratio @ w.T
-        nxt = pa * g
-        return nxt / nxt.sum(axis=1, keepdims=True), g.max(axis=1) - 1.0
-
-    def loglik(pa: NDArray[np.float64], fa: NDArray[np.float64]) -> NDArray[np.float64]:
-        q = pa @ w
-        with np.errstate(divide="ignore", invalid="ignore"):
-            t = np.where(fa > 0, fa * np.log(np.where(q > 0, q, 1.0)), 0.0)
-            t = np.where((fa > 0) & (q <= 0), -np.inf, t)
-        return np.asarray(t.sum(axis=1), dtype=np.float64)
-
-    it = 0
-    while it < max_iter and active.any():
-        idx = np.flatnonzero(active)
-        p0, fa = p[idx], f[idx]
-        p1, gap = step(p0, fa)
-        it += 1
-        done = gap <= tol  # p0 is certified
-        # SQUAREM (Varadhan and Roland 2008): an extrapolated step, kept only if it stays
-        # in the simplex and does not lower the likelihood; EM steps otherwise
-        p2, _ = step(p1, fa)
-        it += 1
-        r = p1 - p0
-        v = p2 - p1 - r
-        nr = np.sqrt((r * r).sum(axis=1))
-        nv = np.sqrt((v * v).sum(axis=1))
-        alpha = np.where(nv > 0, -nr / np.where(nv > 0, nv, 1.0), -1.0)
-        alpha = np.minimum(alpha, -1.0)
-        pe = p0 - 2 * alpha[:, None] * r + (alpha * alpha)[:, None] * v
-        ok = (pe >= 0).all(axis=1)
-        pe = np.where(ok[:, None], pe, p2)
-        pe = np.maximum(pe, 0.0)
-        pe /= pe.sum(axis=1, keepdims=True)
-        pn, _ = step(pe, fa)
-        it += 1
-        better = loglik(pn, fa) >= loglik(p2, fa)
-        new = np.where(better[:, None], pn, p2)
-        p[idx] = np.where(done[:, None], p0, new)
-        active[idx[done]] = False
-    conv = ~active
+    # the one solver of pmlkit.mle: SQUAREM EM on all rows, projected Newton where needed
+    p, conv, it = channel_mle_many(c, w, tol=tol, max_iter=max_iter)
     return (p[0] if one else p), (conv[:1].copy() if one else conv), it
 
 
