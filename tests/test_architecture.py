@@ -42,7 +42,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.bounds": 1,
     "pmlkit.utility": 1,
     "pmlkit.estimation": 1,
-    "pmlkit._kernels": 1,  # optional compiled loops of the sampler (numba, imported lazily)
+    "pmlkit._kernels": 1,  # lazy start of the designers' numba kernels (optional)
     "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
     "pmlkit.numeric": 1,  # numeric columns: the package imports nothing itself
     "pmlkit.numeric.grid": 1,  # the declared grid, values <-> codes
