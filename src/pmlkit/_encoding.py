@@ -442,8 +442,9 @@ def arrow_take(labels: Any, idx: NDArray[Any],
         raise ValidationError(f"idx must be a 1-D array of integer label indices, got an "
                               f"array of dtype {idx.dtype} and shape {idx.shape}")
     if idx.size and (int(idx.min()) < 0 or int(idx.max()) >= k):
-        bad = int(idx.min()) if int(idx.min()) < 0 else int(idx.max())
-        raise ValidationError(f"idx must hold label indices in 0..{k - 1}, got {bad}")
+        first = int(np.flatnonzero((idx < 0) | (idx >= k))[0])  # the first, in order
+        raise ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
+                              f"{int(idx[first])}")
     if counts is not None:
         counts += count_outputs(idx, k)[:counts.shape[0]]
     t = labels.type
