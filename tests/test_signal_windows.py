@@ -34,6 +34,16 @@ MECH = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("F", "M"), ("F"
 _HERE = os.path.dirname(files.__file__)
 
 
+@pytest.fixture(autouse=True)
+def _sigint_raises() -> Any:
+    """SIGINT raises KeyboardInterrupt in these tests also when pytest runs as a
+    background job (where the shell leaves SIGINT ignored, and ``raise_signal`` would do
+    nothing)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _input(folder: Path, n: int = 3000) -> Path:
     src = folder / "in.csv"
     src.write_text("id,sex\n" + "".join(f"{i},{'FM'[i % 3 == 0]}\n" for i in range(n)))
