@@ -84,11 +84,7 @@ def main() -> None:
     args = ap.parse_args()
     os.environ["PMLKIT_THREADS"] = str(args.threads)
 
-    from pmlkit import _kernels
-    from pmlkit import sampler as sampler_mod
-
-    sampler_mod._KERNEL_LOAD_RECORDS = 0  # the kernels from the first draw
-    engine = "numba kernels" if _kernels.compiled() is not None else "numpy (no numba)"
+    engine = "numpy"
     print(f"uptime: {os.popen('uptime').read().strip()}")
     print(f"draw of {args.rows:,} records, k-RR eps = 1; {engine}; PMLKIT_THREADS="
           f"{args.threads}; ms (best / median of {args.repeat}); rate / limit rate")

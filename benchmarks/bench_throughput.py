@@ -131,13 +131,10 @@ def label_values(k: int, n: int) -> dict[str, tuple[Any, Any]]:
 
 def in_memory(n: int, repeat: int, ks: list[int], threads: int) -> None:
     import pmlkit
-    from pmlkit import _kernels
-
-    os.environ["PMLKIT_THREADS"] = str(threads)
-    _kernels.compiled()  # numba imported up front (a process otherwise loads it after 2^24)
+    os.environ["PMLKIT_THREADS"] = str(threads)  # (the limit column's threads)
     kinds = ["int64", "object str", "arrow str", "pa.Array", "categorical", "polars str",
              "polars cat"]
-    engine = "numba kernels" if _kernels.compiled() is not None else "numpy (no numba)"
+    engine = "numpy"
     print(f"\n1. privatize(), {n:,} records, best of {repeat}; M records/s; {engine}; "
           f"PMLKIT_THREADS={threads} (the limit column also uses {threads} thread(s))")
     print(f"{'k':>5} " + " ".join(f"{k:>11}" for k in kinds) + f" {'limit':>7} "

@@ -47,15 +47,9 @@ def adult_dir() -> Path:
 
 @pytest.fixture
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> int:
-    """Releases in chunks of 2^14 records, with the compiled kernels (when numba is
-    there) for them, so that a test of a few 10^5 records runs over several chunks on
-    either thread. Returns the chunk size."""
-    from pmlkit import _kernels
-    from pmlkit import sampler as sampler_mod
+    """Releases in chunks of 2^14 records, so that a test of a few 10^5 records runs
+    over several chunks. Returns the chunk size."""
     from pmlkit.privatization import _core
 
     monkeypatch.setattr(_core, "CHUNK_ROWS", 1 << 14)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-    _kernels.compiled()
     return 1 << 14

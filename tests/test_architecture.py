@@ -43,8 +43,9 @@ LAYERS: dict[str, int] = {
     "pmlkit.utility": 1,
     "pmlkit.estimation": 1,
     "pmlkit.mle": 1,  # maximum likelihood through a channel (EM + projected Newton)
-    "pmlkit._kernels": 1,  # optional compiled loops of the sampler (numba, imported lazily)
+    "pmlkit._kernels": 1,  # lazy start of the designers' numba kernels (optional)
     "pmlkit.sampler": 1,  # label encoding and alias sampling: the kernel of every release
+    "pmlkit._encoding": 1,  # label kinds, labels to input indices, output labels
     "pmlkit.numeric": 1,  # numeric columns: the package imports nothing itself
     "pmlkit.numeric.grid": 1,  # the declared grid, values <-> codes
     "pmlkit.numeric.laplace": 1,  # discrete Laplace channel, exact PML, calibration

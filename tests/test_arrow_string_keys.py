@@ -214,20 +214,3 @@ def test_view_padding_is_masked_not_trusted() -> None:
                                 [None, pa.py_buffer(bytes(views))])
     assert Encoder(labels)._arrow_codes(arr).tolist() == [0, 1, 2, -1, -1]
     assert Encoder(labels).encode_arrow(arr.slice(0, 3)).tolist() == [0, 1, 2]
-
-
-@pytest.mark.parametrize(("labels", "hashed"), [
-    (["Female", "Male", "Other"], 0),          # the first 4 bytes tell them apart
-    ([f"item{i:04d}" for i in range(50)], 1),  # only bytes 4..11 do
-    (["abcdX", "abcdY", "zzzzX", "zzzzY"], 2),  # neither alone
-])
-def test_each_hashed_word(labels: list[str], hashed: int) -> None:
-    """Whichever view word(s) the hash reads, every hit is verified on both words."""
-    from pmlkit.sampler import _ViewKeys
-
-    keys = _ViewKeys.build(labels)
-    assert keys is not None and keys.hashed == hashed
-    values = labels + near_misses(labels) + ["abcdZ", "zzzzZ", "Fema", "Femalf", "v0050"]
-    for t in STRING_TYPES:
-        arr = pa.array(values * 2, type=t)
-        assert Encoder(labels)._arrow_codes(arr).tolist() == oracle(labels, values * 2)

@@ -142,20 +142,10 @@ def default_bits(m: int) -> int:
     return max(1, (m - 1).bit_length())
 
 
-def draw(s: AliasSampler, codes: np.ndarray, seed: int, monkeypatch: pytest.MonkeyPatch,
-         compiled: bool, remap: np.ndarray | None = None) -> np.ndarray:
-    """AliasSampler.draw on the numpy path or (forced) the compiled kernels."""
-    from pmlkit import _kernels
-
-    with monkeypatch.context() as mp:
-        if compiled:
-            if _kernels.compiled() is None:
-                pytest.skip("numba not available")
-            mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-            mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-        else:
-            mp.setenv("PMLKIT_NO_NUMBA", "1")
-        return s.draw(codes, np.random.default_rng(seed), remap=remap)
+def draw(s: AliasSampler, codes: np.ndarray, seed: int,
+         remap: np.ndarray | None = None) -> np.ndarray:
+    """AliasSampler.draw with the words of ``default_rng(seed)``."""
+    return s.draw(codes, np.random.default_rng(seed), remap=remap)
 
 
 def decode(w: np.ndarray, bits: int, codes: np.ndarray, seed: int) -> np.ndarray:
@@ -366,48 +356,42 @@ def test_snapped_entries_stay_within_the_documented_bound() -> None:
 
 # -- the draw ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("compiled", [False, True])
 @pytest.mark.parametrize("name", ["zero columns and entries", "1e-300 and subnormals",
                                   "N > M", "rows equal to the background",
                                   "all rows equal"])
-def test_draw_decodes_the_tables_word_by_word(name: str, compiled: bool,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_draw_decodes_the_tables_word_by_word(name: str) -> None:
     w = ADVERSARIAL[name]
     s = AliasSampler(w)
     assert shared_cells(s) is not None
     n = 20_000
     codes = np.random.default_rng(3).integers(0, w.shape[0], n)
-    got = draw(s, codes, 11, monkeypatch, compiled)
+    got = draw(s, codes, 11)
     np.testing.assert_array_equal(got, decode(w, shared_cells(s)[2], codes, 11))
     assert np.all(w[codes, got] > 0)
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_code_dtypes_and_byte_orders_draw_alike(compiled: bool,
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+def test_code_dtypes_and_byte_orders_draw_alike() -> None:
     """Codes as int8..uint64, big-endian or strided draw the outputs of native int64 codes
     (a non-native array viewed as native words would read another row's cells)."""
     w = ADVERSARIAL["N > M"]
     s = AliasSampler(w)
     codes = np.random.default_rng(9).integers(0, w.shape[0], 3 * DRAW_BLOCK + 5)
-    ref = draw(s, codes, 12, monkeypatch, compiled)
+    ref = draw(s, codes, 12)
     np.testing.assert_array_equal(ref, decode(w, shared_cells(s)[2], codes, 12))
     for dt in (">i8", ">i4", ">u2", "<u2", "<i2", "<u4", "<u8", ">u8"):
-        np.testing.assert_array_equal(draw(s, codes.astype(dt), 12, monkeypatch, compiled),
+        np.testing.assert_array_equal(draw(s, codes.astype(dt), 12),
                                       ref, err_msg=dt)
     strided = np.repeat(codes, 2)[::2]
-    np.testing.assert_array_equal(draw(s, strided, 12, monkeypatch, compiled), ref)
+    np.testing.assert_array_equal(draw(s, strided, 12), ref)
 
 
-def test_zero_outputs_never_drawn_in_two_million_records(monkeypatch: pytest.MonkeyPatch
-                                                         ) -> None:
+def test_zero_outputs_never_drawn_in_two_million_records() -> None:
     w = ADVERSARIAL["zero columns and entries"]
     s = AliasSampler(w)
     codes = np.random.default_rng(5).integers(0, 1000, 2_000_000)
-    for compiled in (False, True):
-        out = draw(s, codes, 6, monkeypatch, compiled)
-        assert np.all(w[codes, out] > 0)
-        assert not np.any(out[codes != 10] == 10) and not np.any(out[codes == 11] == 11)
+    out = draw(s, codes, 6)
+    assert np.all(w[codes, out] > 0)
+    assert not np.any(out[codes != 10] == 10) and not np.any(out[codes == 11] == 11)
 
 
 @pytest.mark.parametrize("name,rows", [("k-RR 300 at eps 0.5", (0, 299)),
@@ -435,25 +419,24 @@ def test_chi_square_on_millions_of_draws(name: str, rows: tuple[int, ...]) -> No
         assert chisquare(obs, exp).pvalue > 1e-6, (name, x)
 
 
-def test_bad_codes_refused_on_both_paths(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_bad_codes_refused() -> None:
     s = AliasSampler(krr(1000, 1.0))
     assert shared_cells(s) is not None
     n = 3 * DRAW_BLOCK + 11
-    for compiled in (False, True):
-        for bad, where in ((-1, 0), (1000, n - 1), (1000, 2 * DRAW_BLOCK + 3), (-5, n - 1),
-                           (2**40, DRAW_BLOCK)):
-            codes = np.zeros(n, dtype=np.int64)
-            codes[where] = bad
-            with pytest.raises(ValidationError, match=rf"0\.\.999, got {bad}"):
-                draw(s, codes, 0, monkeypatch, compiled)
-        for dtype, bad in ((np.int32, -1), (np.int16, -3)):
-            codes = np.zeros(n, dtype=dtype)
-            codes[-1] = bad
-            with pytest.raises(ValidationError, match=rf"got {bad}"):
-                draw(s, codes, 0, monkeypatch, compiled)
-        with pytest.raises(ValidationError, match=r"remap in 0\.\.2, got 3"):
-            draw(s, np.array([0, 1, 2, 3] * 50_000), 0, monkeypatch, compiled,
-                 remap=np.array([5, 6, 7]))
+    for bad, where in ((-1, 0), (1000, n - 1), (1000, 2 * DRAW_BLOCK + 3), (-5, n - 1),
+                       (2**40, DRAW_BLOCK)):
+        codes = np.zeros(n, dtype=np.int64)
+        codes[where] = bad
+        with pytest.raises(ValidationError, match=rf"0\.\.999, got {bad}"):
+            draw(s, codes, 0)
+    for dtype, bad in ((np.int32, -1), (np.int16, -3)):
+        codes = np.zeros(n, dtype=dtype)
+        codes[-1] = bad
+        with pytest.raises(ValidationError, match=rf"got {bad}"):
+            draw(s, codes, 0)
+    with pytest.raises(ValidationError, match=r"remap in 0\.\.2, got 3"):
+        draw(s, np.array([0, 1, 2, 3] * 50_000), 0,
+             remap=np.array([5, 6, 7]))
 
 
 # -- one seed, one release: paths, kinds, threads, chunks, files ---------------------------
@@ -504,30 +487,12 @@ def _release_hashes(k: int, n: int) -> tuple[dict[str, str], object]:
              for key, v in out.items()}, shared_cells(s))
 
 
-def test_one_seed_one_release_across_paths_kinds_threads_and_chunks(
-        monkeypatch: pytest.MonkeyPatch) -> None:
-    """The numpy path (numba disabled) and the compiled kernels with one and two threads:
-    every label kind, chunked and whole draws give the int64 labels' outputs."""
-    from pmlkit import _kernels
-
-    k, n = 1000, DRAW_BLOCK + 8_000  # (two blocks: the second thread works)
-    runs = []
-    with monkeypatch.context() as mp:
-        mp.setenv("PMLKIT_NO_NUMBA", "1")
-        runs.append(_release_hashes(k, n))
-    if _kernels.compiled() is not None:
-        for threads in ("1", "2"):
-            with monkeypatch.context() as mp:
-                mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-                mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-                mp.setenv("PMLKIT_THREADS", threads)
-                runs.append(_release_hashes(k, n))
-    for hashes, bg in runs:
-        assert bg == (1022, 2, 10)
-        assert len({v for key, v in hashes.items() if not key.startswith("lazy:")}) == 1, \
-            hashes
-    for key in runs[0][0]:
-        assert len({h[key] for h, _ in runs}) == 1, key
+def test_one_seed_one_release_across_kinds_and_chunks() -> None:
+    """Every label kind, chunked and whole draws give the int64 labels' outputs."""
+    k, n = 1000, DRAW_BLOCK + 8_000  # (two blocks)
+    hashes, bg = _release_hashes(k, n)
+    assert bg == (1022, 2, 10)
+    assert len({v for key, v in hashes.items() if not key.startswith("lazy:")}) == 1, hashes
 
 
 def test_file_release_equals_the_in_memory_release(tmp_path: Path) -> None:

@@ -1,23 +1,18 @@
-"""Attacks on the data-parallel label kinds (issue 17: ``sampler.run_chunks``,
-``rng.positioned``/``skip_words``, the two-part ``arrow_take``).
+"""Attacks on the chunked label kinds (``sampler.run_chunks``, ``arrow_take``).
 
 * Word accounting, independent of any release: every draw's first word is read off the
   PCG64 state it starts from (a table of the states of one stream), so the words of two
   releases in sequence, over seven chunks the last of them short, must tile
-  ``0..2n-1`` exactly once each, at one thread and two, and the generator must end at
-  word ``2n``.
+  ``0..2n-1`` exactly once each, and the generator must end at word ``2n``.
 * One generator shared by two Python threads releasing at once: numpy's bit-generator lock
-  keeps their words apart on main; the data-parallel path copied the generator and only
-  moved it on after both threads' chunks, so both releases drew the same words (85 to
-  100% of 98309 records equal against 0.25% by chance, with the secure AES default as
-  well). The two releases must be the two sequential releases of that seed, in either
-  order.
-* The seam of the string take split over two threads: labels of 0 to 80 bytes, multi-byte
-  UTF-8, a seam at the end of the output (the second part all empty labels), single and
-  few records; each compared with a hand-built list (a deterministic mechanism) and with
-  the integer codes' release.
+  keeps their words apart (an earlier data-parallel path copied the generator and only
+  moved it on after both threads' chunks, so both releases drew the same words). The two
+  releases must be the two sequential releases of that seed, in either order.
+* String takes: labels of 0 to 80 bytes, multi-byte UTF-8, single and few records; each
+  compared with a hand-built list (a deterministic mechanism) and with the integer codes'
+  release.
 
-Chunks, object blocks and the take split are made small so that seven chunks stay quick.
+Chunks are made small so that seven chunks stay quick.
 """
 
 from __future__ import annotations
@@ -30,7 +25,6 @@ import pytest
 
 import kindsgen as kg
 import pmlkit
-from pmlkit import _kernels
 from pmlkit import sampler as sampler_mod
 from pmlkit.privatization import _core
 
@@ -43,24 +37,16 @@ N = 6 * CHUNK + 5  # seven chunks, the last of five records
 
 @pytest.fixture
 def small(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Small chunks, object blocks and take split; the compiled kernels for them."""
+    """Small chunks."""
     monkeypatch.setattr(_core, "CHUNK_ROWS", CHUNK)
-    monkeypatch.setattr(_core, "_OBJECT_BLOCK", 1 << 9)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-    monkeypatch.setattr(sampler_mod, "_STRING_KERNEL_MIN", 0)
-    monkeypatch.setattr(sampler_mod, "_SPLIT_MIN", 1)
-    _kernels.compiled()
 
 
 WORD_KINDS = ["object", "list", "pandas-arrow", "categorical", "arrow", "arrow-chunked",
               "arrow-view", "arrow-dict", "polars", "polars-cat"]
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_two_releases_use_every_word_once(threads: str, small: None,
+def test_two_releases_use_every_word_once(small: None,
                                           monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PMLKIT_THREADS", threads)
     log: list[tuple[int, int]] = []
     guard = threading.Lock()
 
@@ -75,7 +61,6 @@ def test_two_releases_use_every_word_once(threads: str, small: None,
         monkeypatch.setattr(cls, name, f)
 
     logged(sampler_mod.AliasSampler, "draw", 0)
-    logged(sampler_mod.ObjectGather, "draw", 1)  # (self, sampler, codes, generator, ...)
     bg = np.random.PCG64(11)
     index = {}
     for i in range(2 * N + 1):  # the state before word i -> i
@@ -90,9 +75,9 @@ def test_two_releases_use_every_word_once(threads: str, small: None,
         log.clear()
         pmlkit.privatize(mech, col, rng=gen)
         pmlkit.privatize(mech, col, rng=gen)
-        spans = sorted((index[s], index[s] + c) for s, c in log)
-        # a draw may call itself on parts of its records (the numpy path of output
-        # codes): only the innermost spans are the words drawn
+        spans = sorted({(index[s], index[s] + c) for s, c in log})
+        # a draw may call itself on its records or parts of them (output codes): only
+        # the innermost spans are the words drawn
         leaves = [a for a in spans if not any(b != a and a[0] <= b[0] and b[1] <= a[1]
                                               for b in spans)]
         assert [a for a, _ in leaves] == [0, *(b for _, b in leaves[:-1])], kind
@@ -102,8 +87,7 @@ def test_two_releases_use_every_word_once(threads: str, small: None,
 
 @pytest.mark.parametrize("kind", ["object", "arrow", "polars", "pandas-arrow"])
 def test_one_generator_shared_by_two_threads_gives_two_distinct_releases(
-        kind: str, small: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PMLKIT_THREADS", "2")
+        kind: str, small: None) -> None:
     ins, outs = kg.names(5), kg.names(1000, "o:")
     mech = pmlkit.Mechanism(kg.matrix(5, 1000, 3), ins, outs)
     col = kg.column(kind, ins, np.random.default_rng(1).integers(0, 5, N), outs)
@@ -134,10 +118,7 @@ SEAM_KINDS = ["arrow", "arrow-large", "arrow-sliced", "arrow-view", "arrow-chunk
 LABELS = ["", "é", "日本語テキスト", "x" * 37, "a", "😀😀", "bb", "\u0000z", "long" * 20]
 
 
-@pytest.mark.parametrize("threads", ["1", "2"])
-def test_split_take_seams(threads: str, small: None,
-                          monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("PMLKIT_THREADS", threads)
+def test_string_takes(small: None) -> None:
     k = len(LABELS)
     ins = kg.names(k)
     ident = pmlkit.Mechanism(np.eye(k), ins, LABELS)  # record i gets LABELS[codes[i]]

@@ -1070,29 +1070,19 @@ def test_manifest_digest_is_the_published_bytes(tmp_path: Any, name: str) -> Non
     assert str(len(data)) in found
 
 
-def test_compiled_and_plain_draws_agree(monkeypatch: pytest.MonkeyPatch,
-                                        reference_release: np.ndarray) -> None:
-    """An optional compiled draw kernel (disabled by ``PMLKIT_NO_NUMBA=1``; one or two
-    threads by ``PMLKIT_THREADS``) and the numpy path give the same outputs under one
-    seed: whole arrays around the 2**17 and 2**20 thresholds, narrow categorical codes
-    (remapped) and Mechanism.apply."""
-    load_kernels()
+def test_sizes_categorical_codes_and_apply_draw_alike(reference_release: np.ndarray) -> None:
+    """Under one seed: whole arrays around 2**17 and 2**20 records, narrow categorical
+    codes (remapped) and Mechanism.apply give the prefix of the reference release."""
     mech = Mechanism(_W50)
     cat = pd.Series(pd.Categorical.from_codes(_CODES.astype(np.int8),
                                               categories=list(range(_K))))
-    runs = []
-    for no_numba, threads in (("1", "1"), ("0", "1"), ("0", "2")):
-        monkeypatch.setenv("PMLKIT_NO_NUMBA", no_numba)
-        monkeypatch.setenv("PMLKIT_THREADS", threads)
-        outs = [np.asarray(pmlkit.privatize(mech, _CODES[:m], rng=11))
-                for m in ((1 << 17) - 1, 1 << 17, (1 << 17) + 1, N_BIG)]
-        outs.append(np.asarray(pmlkit.privatize(mech, cat, rng=11).cat.codes))
-        outs.append(np.asarray(mech.apply(_CODES[:300_001], rng=11)))
-        runs.append(outs)
-    for outs in runs:
-        for a in outs:
-            diff = np.flatnonzero(a != reference_release[:a.shape[0]])
-            assert diff.size == 0, f"{diff.size} records differ, first at {diff[:5]}"
+    outs = [np.asarray(pmlkit.privatize(mech, _CODES[:m], rng=11))
+            for m in ((1 << 17) - 1, 1 << 17, (1 << 17) + 1, N_BIG)]
+    outs.append(np.asarray(pmlkit.privatize(mech, cat, rng=11).cat.codes))
+    outs.append(np.asarray(mech.apply(_CODES[:300_001], rng=11)))
+    for a in outs:
+        diff = np.flatnonzero(a != reference_release[:a.shape[0]])
+        assert diff.size == 0, f"{diff.size} records differ, first at {diff[:5]}"
 
 
 def test_concurrent_releases_match_sequential_ones() -> None:
@@ -1370,12 +1360,9 @@ def test_sampler_codes_in_either_byte_order(n_inputs: int) -> None:
         assert np.array_equal(got, ref_r), f"codes {dt} remapped"
 
 
-def test_compiled_and_plain_draws_agree_on_wide_tables(monkeypatch: pytest.MonkeyPatch
-                                                       ) -> None:
-    """32,769 outputs (16-bit column numbers): a compact-cell draw must fall back to the
-    full threshold for the records whose coin ties its top bits (about one in 2**16 for
-    32-bit cells), so 2**19 records exercise a few ties; plain and categorical codes."""
-    load_kernels()
+def test_plain_and_categorical_draws_agree_on_wide_tables() -> None:
+    """32,769 outputs (16-bit column numbers), 2**19 records: plain and categorical codes
+    give the same outputs, and a row's impossible outputs are never drawn."""
     rng = np.random.default_rng(40)
     w = rng.dirichlet(np.full(32_769, 0.05), size=3)
     w[2] = 0.0
@@ -1383,16 +1370,10 @@ def test_compiled_and_plain_draws_agree_on_wide_tables(monkeypatch: pytest.Monke
     mech = Mechanism(w)
     codes = rng.integers(0, 3, (1 << 19) + 3)
     cat = pd.Series(pd.Categorical.from_codes(codes.astype(np.int8), categories=[0, 1, 2]))
-    runs = []
-    for no_numba, threads in (("1", "1"), ("0", "1"), ("0", "2")):
-        monkeypatch.setenv("PMLKIT_NO_NUMBA", no_numba)
-        monkeypatch.setenv("PMLKIT_THREADS", threads)
-        runs.append((np.asarray(pmlkit.privatize(mech, codes, rng=8)),
-                     np.asarray(pmlkit.privatize(mech, cat, rng=8).cat.codes)))
-    for plain, categorical in runs:
-        assert np.array_equal(plain, runs[0][0])
-        assert np.array_equal(categorical, runs[0][0])
-    assert not np.isin(runs[0][0][codes == 2], [0, 1, 2], invert=True).any()
+    plain = np.asarray(pmlkit.privatize(mech, codes, rng=8))
+    categorical = np.asarray(pmlkit.privatize(mech, cat, rng=8).cat.codes)
+    assert np.array_equal(categorical, plain)
+    assert not np.isin(plain[codes == 2], [0, 1, 2], invert=True).any()
 
 
 def test_parquet_untouched_columns_bit_exact(tmp_path: Any) -> None:

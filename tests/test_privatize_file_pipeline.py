@@ -1,6 +1,5 @@
-"""The threaded file pipeline (a reading thread, the calling thread drawing, a writing
-thread formatting, a hashing thread hashing and writing) keeps every promise of the serial
-one.
+"""The file pipeline (read, privatised, written and hashed batch by batch on the calling
+thread) keeps every promise of the earlier serial release.
 
 * A seeded run releases exactly what the previous, serial release did: the CSV and TSV
   outputs byte for byte and the Parquet values (the Parquet metadata holds a salted seed
@@ -9,12 +8,7 @@ one.
   input rows (Python's ``csv`` module) with the column replaced by the in-memory release of
   the whole column under the same seed (one random stream in row order).
 * The hashing file's digest and size are those of the bytes given, also when the caller
-  reuses its buffer at once; a disk error on the hashing thread is raised in the caller
-  and the thread ends.
-* The reading thread hands over items in order and an exception in its place; closing it
-  early stops and joins it, and the source is closed on the thread that read it. The
-  writing thread writes items in order, raises a write error in the caller, and closing
-  it finishes the item being written, drops the rest and joins it.
+  reuses its buffer at once; a disk error is raised in the caller.
 * A run that fails late (an unknown label, text that is not UTF-8, a full disk) or is
   terminated (SIGTERM) leaves no file and no thread behind, and exits with 143 (not a
   crash).
@@ -151,11 +145,7 @@ SERIAL_RELEASE = {
 }
 
 
-@pytest.mark.parametrize("threads", ["", "1"])
-def test_seeded_release_is_the_serial_release(tmp_path, monkeypatch, threads):
-    """With the pipeline's threads, and on one thread (``PMLKIT_THREADS=1``)."""
-    monkeypatch.setenv("PMLKIT_THREADS", threads)
-    assert F.pipeline_threads() == (threads != "1")
+def test_seeded_release_is_the_serial_release(tmp_path):
     got = release_digests(tmp_path)
     assert got == SERIAL_RELEASE
 
@@ -189,15 +179,11 @@ def _threads() -> set[str]:
     return {t.name for t in threading.enumerate() if t.name in ours}
 
 
-@pytest.mark.parametrize("writeback", [1 << 25, 1000])
-def test_background_hashing_file_hashes_the_bytes_given(tmp_path, monkeypatch, writeback):
-    """Also when the kernel is asked to write back (and drop) pages every 1000 bytes."""
-    import pmlkit.privatization._publish as publish
-
-    monkeypatch.setattr(publish, "WRITEBACK_BYTES", writeback)
+def test_hashing_file_hashes_the_bytes_given(tmp_path):
+    """Also when the caller reuses its buffer at once."""
     g = np.random.default_rng(4)
     pieces = [g.bytes(int(n)) for n in g.integers(0, 300_000, 60)]
-    f = HashingFile(tmp_path / "bg.bin", background=True)
+    f = HashingFile(tmp_path / "bg.bin")
     reused = bytearray(300_000)
     for i, p in enumerate(pieces):
         reused[:len(p)] = p
@@ -267,88 +253,14 @@ def test_header_is_written_as_csv_writes_it(tmp_path, names):
     assert head == buf.getvalue().split("\n")[0]
 
 
-def test_background_disk_error_reaches_the_caller(tmp_path):
-    f = HashingFile(tmp_path / "full.bin", background=True)
+def test_disk_error_reaches_the_caller(tmp_path):
+    f = HashingFile(tmp_path / "full.bin")
     f._fh = _FullDisk(f._fh, 1_000_000)
     with pytest.raises(OSError, match="No space"):
         for _ in range(10_000):  # the error stops the writer long before the end
             f.write(b"x" * 100_000)
-        f.finish()
-    with pytest.raises(OSError, match="No space"):
-        f.close()  # the first close still reports it
+    f.close()
     assert f.closed and _threads() == set()
-
-
-def test_prefetch_order_errors_and_early_close():
-    assert list(F._Prefetch(iter(range(1000)))) == list(range(1000))
-
-    def failing():
-        yield from range(5)
-        raise DataError("bad row 6")
-
-    p = F._Prefetch(failing())
-    got = []
-    with pytest.raises(DataError, match="bad row 6"):
-        for x in p:
-            got.append(x)
-    assert got == list(range(5))
-    p.close()
-
-    closed_on = []
-
-    def endless():
-        try:
-            i = 0
-            while True:
-                yield i
-                i += 1
-        finally:
-            closed_on.append(threading.current_thread().name)
-
-    p = F._Prefetch(endless())
-    assert [next(p) for _ in range(3)] == [0, 1, 2]
-    p.close()
-    assert closed_on == ["pmlkit-read"] and _threads() == set()
-
-
-def test_write_behind_order_errors_and_close():
-    got: list[int] = []
-    w = F._WriteBehind(got.append, 2)
-    for i in range(500):
-        w.put(i)
-    w.finish()
-    assert got == list(range(500))
-
-    def fail_at_7(i: int) -> None:
-        if i == 7:
-            raise DataError("cannot write item 7")
-        got.append(i)
-
-    got.clear()
-    w = F._WriteBehind(fail_at_7, 2)
-    with pytest.raises(DataError, match="item 7"):
-        for i in range(10_000):  # the error stops the caller long before the end
-            w.put(i)
-        w.finish()
-    w.close()
-    assert got == list(range(7))
-
-    started = threading.Event()
-    release = threading.Event()
-
-    def slow(i: int) -> None:
-        started.set()
-        release.wait(5)
-        got.append(i)
-
-    got.clear()
-    w = F._WriteBehind(slow, 3)
-    for i in range(3):
-        w.put(i)
-    started.wait(5)
-    threading.Timer(0.05, release.set).start()
-    w.close()  # the item being written is finished, those waiting are dropped
-    assert got == [0] and _threads() == set()
 
 
 def _csv(path: Path, n: int, bad_row: int | None = None, bad: bytes = b"Nope") -> Path:
@@ -386,13 +298,13 @@ def test_untouched_cell_not_utf8_is_refused_by_column_and_row(tmp_path):
 
 def test_full_disk_half_way_leaves_nothing(tmp_path, monkeypatch):
     src = _csv(tmp_path / "in.csv", 200_000)
-    real = HashingFile._drain
+    real = HashingFile.__init__
 
-    def drain(self):
+    def init(self, path):
+        real(self, path)
         self._fh = _FullDisk(self._fh, 300_000)
-        real(self)
 
-    monkeypatch.setattr(HashingFile, "_drain", drain)
+    monkeypatch.setattr(HashingFile, "__init__", init)
     for name in ("out.csv", "out.parquet"):
         with pytest.raises(DataError, match="no space left"):
             F.privatize_file(SWAP, src, tmp_path / name, "sex", batch_rows=5000)

@@ -63,3 +63,31 @@ def test_every_public_name_of_each_module_imports(module):
     ns: dict[str, object] = {}
     exec(f"from {module} import *", ns)  # what a user's star import gets
     assert set(names) <= set(ns)
+
+
+#: The public names of the release path's modules (issue 33). A name missing here FAILS
+#: unless it is listed in ``REMOVED_ON_PURPOSE``.
+RELEASE_PATH_NAMES = {
+    "pmlkit.sampler": {"DRAW_BLOCK", "AliasSampler", "Encoder", "arrow_take",
+                       "background_tables", "count_outputs", "label_kind", "null_mask",
+                       "output_label_array", "run_chunks", "strings_to_arrow"},
+}
+#: Names removed on purpose with the compiled fast paths and pmlkit's own threads (issue
+#: 33): the object gather that wrote object pointers and reference counts, the Arrow
+#: string gathers over raw buffers, the pool allocations of scratch indices, the
+#: histogram lanes of the compiled counts, and the worker threads' queue helpers.
+REMOVED_ON_PURPOSE = {
+    "pmlkit.sampler": {"ArrowGather", "ObjectGather", "take_objects", "pool_empty",
+                       "count_lanes"},
+    "pmlkit.privatization._publish": {"wait_for", "join_thread"},
+}
+
+
+@pytest.mark.parametrize("module", sorted(set(RELEASE_PATH_NAMES) | set(REMOVED_ON_PURPOSE)))
+def test_release_path_names_are_kept_or_removed_on_purpose(module):
+    mod = importlib.import_module(module)
+    names = set(mod.__all__)
+    assert RELEASE_PATH_NAMES.get(module, set()) <= names, \
+        f"{module} lost public names: {sorted(RELEASE_PATH_NAMES[module] - names)}"
+    removed = REMOVED_ON_PURPOSE.get(module, set())
+    assert not removed & names and not any(hasattr(mod, n) for n in removed)

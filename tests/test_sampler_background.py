@@ -1,15 +1,12 @@
 """Shared-background alias cells (pmlkit.sampler.background_tables): the distribution each
 row's cells realise, enumerated cell by cell from the stored words and compared with the
-matrix; the draw against the documented rule on fixed words; numpy, compiled and
-numba-free draws, threads, chunks and every label kind against one another; mechanisms
+matrix; the draw against the documented rule on fixed words; chunks, code widths, remap
+tables and every label kind against one another; mechanisms
 that must keep the per-row tables, pinned to the outputs they drew before."""
 
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
-import textwrap
 from fractions import Fraction
 
 import numpy as np
@@ -19,7 +16,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pmlkit
-from pmlkit import sampler as sampler_mod
 from pmlkit.sampler import DRAW_BLOCK, AliasSampler, background_tables
 from test_sampler_kernel import _mechanism  # random matrices with zeros
 
@@ -184,7 +180,7 @@ def test_all_rows_equal_share_every_cell():
     assert_realises_fast(s, w)
     codes = np.random.default_rng(1).integers(0, 64, 5000)
     words = np.random.default_rng(2).bit_generator.random_raw(5000)
-    got = _draw(s, codes, np.random.default_rng(2), compiled=True)
+    got = s.draw(codes, np.random.default_rng(2))
     assert got.tolist() == _rule(s, codes.tolist(), words.tolist())
 
 
@@ -244,24 +240,9 @@ def _rule(s: AliasSampler, rows: list[int], words: list[int]) -> list[int]:
     return out
 
 
-def _draw(s: AliasSampler, codes: np.ndarray, gen: np.random.Generator, *, compiled: bool,
-          threads: int = 1, **kw: object) -> np.ndarray:
-    with pytest.MonkeyPatch.context() as mp:
-        if compiled:
-            pytest.importorskip("numba")
-            mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-            mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-            mp.setenv("PMLKIT_THREADS", str(threads))
-            mp.delenv("PMLKIT_NO_NUMBA", raising=False)
-        else:
-            mp.setenv("PMLKIT_NO_NUMBA", "1")
-        return s.draw(codes, gen, **kw)  # type: ignore[arg-type]
-
-
-@pytest.mark.parametrize("compiled", [False, True])
-def test_draw_follows_the_rule_at_every_threshold(compiled):
+def test_draw_follows_the_rule_at_every_threshold():
     """Every position of a few rows with the coins 0, t - 1, t, t + 1 and the largest:
-    numpy and compiled draws give what the rule gives, never an impossible output."""
+    the draw gives what the rule gives, never an impossible output."""
     w = background_plus_sparse(64, 700, 2, 0.04, 3, zero_cols=30)
     s = AliasSampler(w)
     assert s._bg is not None
@@ -276,63 +257,56 @@ def test_draw_follows_the_rule_at_every_threshold(compiled):
                     rows.append(x)
                     words.append((j << (64 - b)) | coin)
     codes = np.array(rows)
-    got = _draw(s, codes, _fixed_words(words), compiled=compiled)
+    got = s.draw(codes, _fixed_words(words))
     assert got.tolist() == _rule(s, rows, words)
     assert np.all(w[codes, got] > 0)
 
 
 @pytest.mark.parametrize("k", [300, 1000, 1024])
-def test_numpy_compiled_threads_chunks_and_remap_draw_alike(k):
+def test_chunks_widths_and_remap_draw_alike(k):
     w = krr(k)
     s = AliasSampler(w)
     assert s._bg is not None
     n = 3 * DRAW_BLOCK + 77
     codes = np.random.default_rng(k).integers(0, k, n)
-    ref = _draw(s, codes, np.random.default_rng(1), compiled=False)
-    words = np.random.default_rng(1).bit_generator.random_raw(3000)
-    assert ref[:3000].tolist() == _rule(s, codes[:3000].tolist(), words.tolist())
-    for threads in (1, 2):
-        g = np.random.default_rng(1)
-        got = _draw(s, codes, g, compiled=True, threads=threads)
-        np.testing.assert_array_equal(got, ref)
-        assert g.bit_generator.random_raw() == \
-            np.random.default_rng(1).bit_generator.random_raw(n + 1)[-1]
+    g = np.random.default_rng(1)
+    ref = s.draw(codes, g)
+    words = np.random.default_rng(1).bit_generator.random_raw(n + 1)
+    assert ref[:3000].tolist() == _rule(s, codes[:3000].tolist(), words[:3000].tolist())
+    assert g.bit_generator.random_raw() == words[-1]  # one word per record
     g = np.random.default_rng(1)  # chunks continue one stream
-    parts = [_draw(s, codes[a:b], g, compiled=a > 0) for a, b in
-             ((0, 1000), (1000, 70_000), (70_000, n))]
+    parts = [s.draw(codes[a:b], g) for a, b in ((0, 1000), (1000, 70_000), (70_000, n))]
     np.testing.assert_array_equal(np.concatenate(parts), ref)
     for dtype in (np.int16, np.uint16, np.int32):
         np.testing.assert_array_equal(
-            _draw(s, codes.astype(dtype), np.random.default_rng(1), compiled=True), ref)
+            s.draw(codes.astype(dtype), np.random.default_rng(1)), ref)
     table = np.random.default_rng(2).permutation(k)  # categorical codes -> inputs
     inv = np.argsort(table)
     for few in (True, False):
         t = table if few else np.concatenate([table, np.zeros(5 * k, dtype=table.dtype)])
-        for compiled in (False, True):
-            got = _draw(s, inv[codes].astype(np.int16), np.random.default_rng(1),
-                        compiled=compiled, remap=t)
-            np.testing.assert_array_equal(got, ref)
+        got = s.draw(inv[codes].astype(np.int16), np.random.default_rng(1), remap=t)
+        np.testing.assert_array_equal(got, ref)
 
 
-def test_bad_codes_are_refused_by_both_paths():
+def test_bad_codes_are_refused_before_any_word():
     from pmlkit.errors import ValidationError
 
     s = AliasSampler(krr(1000))
-    for compiled in (False, True):
-        for bad in (-1, 1000):
-            codes = np.zeros(DRAW_BLOCK + 5, dtype=np.int64)
-            codes[-1] = bad
-            with pytest.raises(ValidationError, match=rf"input indices in 0\.\.999, got {bad}"):
-                _draw(s, codes, np.random.default_rng(0), compiled=compiled)
-        with pytest.raises(ValidationError, match=r"indices into remap in 0\.\.2, got 3"):
-            _draw(s, np.array([0, 3] * 70_000), np.random.default_rng(0),
-                  compiled=compiled, remap=[0, 1, 2])
+    for bad in (-1, 1000):
+        codes = np.zeros(DRAW_BLOCK + 5, dtype=np.int64)
+        codes[-1] = bad
+        g = np.random.default_rng(0)
+        with pytest.raises(ValidationError, match=rf"input indices in 0\.\.999, got {bad}"):
+            s.draw(codes, g)
+        assert g.bit_generator.random_raw() == \
+            np.random.default_rng(0).bit_generator.random_raw()
+    with pytest.raises(ValidationError, match=r"indices into remap in 0\.\.2, got 3"):
+        s.draw(np.array([0, 3] * 70_000), np.random.default_rng(0), remap=[0, 1, 2])
 
 
-def test_every_label_kind_draws_the_int64_outputs(monkeypatch):
+def test_every_label_kind_draws_the_int64_outputs():
     """String labels as an object array, Arrow, pandas string[pyarrow], categorical and
-    polars: the outputs of the int64 labels 0..k-1 mapped through the labels, compiled
-    (object labels written by the compiled draw) and not."""
+    polars: the outputs of the int64 labels 0..k-1 mapped through the labels."""
     import pandas as pd
     import pyarrow as pa
 
@@ -343,50 +317,15 @@ def test_every_label_kind_draws_the_int64_outputs(monkeypatch):
     strs = pmlkit.Mechanism(w, names, names)
     x = np.random.default_rng(4).integers(0, k, n)
     pool = np.array(names, dtype=object)
-    for compiled in (False, True):
-        with monkeypatch.context() as mp:
-            if compiled:
-                mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-                mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-            else:
-                mp.setenv("PMLKIT_NO_NUMBA", "1")
-            ref = pool[pmlkit.privatize(ints, x, rng=8)].tolist()
-            assert pmlkit.privatize(strs, pool[x], rng=8).tolist() == ref
-            assert pmlkit.privatize(strs, pa.array(pool[x].tolist()), rng=8).to_pylist() == ref
-            assert pmlkit.privatize(strs, pd.Series(pool[x], dtype="string[pyarrow]"),
-                                    rng=8).tolist() == ref
-            cats = pd.Series(pd.Categorical(pool[x], categories=list(names[::-1])))
-            assert pmlkit.privatize(strs, cats, rng=8).astype(object).tolist() == ref
-            pl = pytest.importorskip("polars")
-            assert pmlkit.privatize(strs, pl.Series("s", pool[x].tolist()),
-                                    rng=8).to_list() == ref
-
-
-def test_without_numba_the_same_outputs(tmp_path):
-    """A process where numba cannot be imported draws the same shared-background outputs."""
-    x = np.random.default_rng(0).integers(0, 1000, 300_000)
-    here = pmlkit.privatize(pmlkit.Mechanism(krr(1000)), x, rng=3)
-    np.save(tmp_path / "x.npy", x)
-    probe = textwrap.dedent(f"""
-        import sys
-        import numpy as np
-        class Block:
-            def find_spec(self, name, path=None, target=None):
-                if name.split(".")[0] in ("numba", "llvmlite"):
-                    raise ModuleNotFoundError(name)
-        sys.meta_path.insert(0, Block())
-        import pmlkit
-        from pmlkit import _kernels
-        assert _kernels.compiled() is None
-        w = np.expm1(1.0) * np.eye(1000) + 1.0
-        w /= w.sum(axis=1, keepdims=True)
-        x = np.load({str(tmp_path / "x.npy")!r})
-        np.save({str(tmp_path / "out.npy")!r}, pmlkit.privatize(pmlkit.Mechanism(w), x, rng=3))
-        """)
-    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
-                          timeout=300)
-    assert proc.returncode == 0, proc.stderr
-    np.testing.assert_array_equal(np.load(tmp_path / "out.npy"), here)
+    ref = pool[pmlkit.privatize(ints, x, rng=8)].tolist()
+    assert pmlkit.privatize(strs, pool[x], rng=8).tolist() == ref
+    assert pmlkit.privatize(strs, pa.array(pool[x].tolist()), rng=8).to_pylist() == ref
+    assert pmlkit.privatize(strs, pd.Series(pool[x], dtype="string[pyarrow]"),
+                            rng=8).tolist() == ref
+    cats = pd.Series(pd.Categorical(pool[x], categories=list(names[::-1])))
+    assert pmlkit.privatize(strs, cats, rng=8).astype(object).tolist() == ref
+    pl = pytest.importorskip("polars")
+    assert pmlkit.privatize(strs, pl.Series("s", pool[x].tolist()), rng=8).to_list() == ref
 
 
 def test_krr_frequencies_on_a_million_draws():
@@ -399,33 +338,19 @@ def test_krr_frequencies_on_a_million_draws():
 
 
 @pytest.mark.parametrize("k", [3, 255, 256, 1000])
-def test_label_counts_with_one_or_four_histograms(k):
-    """The compiled label gathers count each output in one histogram from 256 outputs on
-    (four below): the counts equal np.bincount for strings, objects and plain indices,
-    and the object gather's reference counts come back exactly."""
+def test_label_counts_equal_bincount(k):
+    """The counts of a release's outputs (count_outputs, and arrow_take's on the way)
+    equal np.bincount, and the take gives the labels of the indices."""
     import pyarrow as pa
 
-    from pmlkit import _kernels
-    from pmlkit.sampler import ObjectGather, arrow_take, count_outputs
+    from pmlkit.sampler import arrow_take, count_outputs
 
-    if _kernels.compiled() is None:
-        pytest.skip("numba not installed")
-    assert sampler_mod.count_lanes(k) == (4 if k < 256 else 1)
     idx = np.concatenate([np.full(70_001, k - 1),
                           np.random.default_rng(k).integers(0, k, 100_003)]).astype(np.intp)
     expect = np.bincount(idx, minlength=k).tolist()
     assert count_outputs(idx, k).tolist() == expect
+    assert count_outputs(idx.astype(np.int16), k).tolist() == expect
     for labels in ([f"v{i}" for i in range(k)], [f"label number {i}" for i in range(k)]):
         counts = np.zeros(k, dtype=np.int64)
         out = arrow_take(pa.array(labels), idx, counts)
-        assert counts.tolist() == expect and out.to_pylist()[-3:] == \
-            [labels[i] for i in idx[-3:]]
-    objs = np.array([f"o{i}" for i in range(k)], dtype=object)
-    before = [sys.getrefcount(o) for o in objs]
-    gather = ObjectGather.start(objs, idx.shape[0])
-    if gather is not None:  # (CPython 3.11 release builds)
-        assert gather.put(0, idx[:100_000]) and gather.put(100_000, idx[100_000:])
-        assert gather.counts.tolist() == expect
-        assert gather.out[-1] is objs[idx[-1]]
-        del gather
-        assert [sys.getrefcount(o) for o in objs] == before
+        assert counts.tolist() == expect and out.to_pylist() == [labels[i] for i in idx]

@@ -1,10 +1,9 @@
 """Outputs written straight as codes (``AliasSampler.draw(out_codes=)``) and the categorical
 release paths built on it (pandas categorical, polars Categorical and Enum): the codes
 against the documented draw rule on the same words (Python integers), against the plain
-draw mapped through the table (numpy, compiled, one and two threads, chunks, remap, every
-code width), the release's values, dtypes, index, name and counts against the object path
-and an independent count, and the fresh memory a categorical release allocates (no array
-of 8-byte output indices)."""
+draw mapped through the table (chunks, remap, every code width), the release's values,
+dtypes, index, name and counts against the object path and an independent count, and the
+fresh memory a categorical release allocates (no array of 8-byte output indices)."""
 
 from __future__ import annotations
 
@@ -17,10 +16,9 @@ import pandas as pd
 import pytest
 
 import pmlkit
-from pmlkit import sampler as sampler_mod
 from pmlkit.errors import ValidationError
 from pmlkit.sampler import DRAW_BLOCK, AliasSampler
-from test_sampler_background import _draw, _rule, krr
+from test_sampler_background import _rule, krr
 from test_sampler_kernel import _mechanism  # random matrices with zeros
 
 
@@ -37,26 +35,22 @@ def test_out_codes_are_the_table_at_the_drawn_outputs(n_in, m, background):
     for dtype in (np.int8, np.int16, np.uint32, np.int64):
         table = (np.random.default_rng(1).permutation(m) % np.iinfo(dtype).max
                  ).astype(dtype)
-        for compiled, threads in ((False, 1), (True, 1), (True, 2)):
-            g = np.random.default_rng(9)
-            got = _draw(s, codes, g, compiled=compiled, threads=threads,
-                        out_codes=table)
-            assert got.dtype == dtype
-            np.testing.assert_array_equal(got, table[rule])
-            # the stream moved on by one word per record, as the plain draw moves it
-            assert g.bit_generator.random_raw() == \
-                np.random.default_rng(9).bit_generator.random_raw(n + 1)[-1]
+        g = np.random.default_rng(9)
+        got = s.draw(codes, g, out_codes=table)
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got, table[rule])
+        # the stream moved on by one word per record, as the plain draw moves it
+        assert g.bit_generator.random_raw() == \
+            np.random.default_rng(9).bit_generator.random_raw(n + 1)[-1]
     # remapped narrow codes, a caller's out array, chunks continuing one stream
     perm = np.random.default_rng(3).permutation(w.shape[0])
     inv = np.argsort(perm).astype(np.int16)
     table = np.arange(m, dtype=np.uint32) * 3 + 1
-    for compiled in (False, True):
-        out = np.empty(n, dtype=np.uint32)
-        g = np.random.default_rng(9)
-        for a, b in ((0, 1000), (1000, DRAW_BLOCK + 5), (DRAW_BLOCK + 5, n)):
-            _draw(s, inv[codes[a:b]], g, compiled=compiled, remap=perm,
-                  out=out[a:b], out_codes=table)
-        np.testing.assert_array_equal(out, table[rule])
+    out = np.empty(n, dtype=np.uint32)
+    g = np.random.default_rng(9)
+    for a, b in ((0, 1000), (1000, DRAW_BLOCK + 5), (DRAW_BLOCK + 5, n)):
+        s.draw(inv[codes[a:b]], g, remap=perm, out=out[a:b], out_codes=table)
+    np.testing.assert_array_equal(out, table[rule])
 
 
 def test_bad_out_codes_and_out_are_refused_before_any_word():
@@ -68,16 +62,13 @@ def test_bad_out_codes_and_out_are_refused_before_any_word():
     with pytest.raises(ValidationError, match="out must be a writable contiguous int8"):
         s.draw(np.zeros(5, dtype=np.intp), g, out=np.empty(5, dtype=np.intp),
                out_codes=np.arange(4, dtype=np.int8))
-    for compiled in (False, True):
-        codes = np.zeros(DRAW_BLOCK * 3, dtype=np.int64)
-        codes[-1] = 4
-        g = np.random.default_rng(0)
-        with pytest.raises(ValidationError, match=r"input indices in 0\.\.3, got 4"):
-            _draw(s, codes, g, compiled=compiled, out_codes=np.arange(4, dtype=np.int8))
-        if not compiled:  # the numpy path checks every code before drawing
-            assert g.bit_generator.random_raw() == \
-                np.random.default_rng(0).bit_generator.random_raw()
-    assert g.bit_generator.random_raw() != np.random.default_rng(0).bit_generator.random_raw()
+    codes = np.zeros(DRAW_BLOCK * 3, dtype=np.int64)
+    codes[-1] = 4
+    g = np.random.default_rng(0)
+    with pytest.raises(ValidationError, match=r"input indices in 0\.\.3, got 4"):
+        s.draw(codes, g, out_codes=np.arange(4, dtype=np.int8))
+    # every code checked before drawing: the stream has not moved
+    assert g.bit_generator.random_raw() == np.random.default_rng(0).bit_generator.random_raw()
 
 
 def _independent_counts(values: list[str], labels: tuple[str, ...]) -> dict[str, int]:
@@ -88,8 +79,8 @@ def _independent_counts(values: list[str], labels: tuple[str, ...]) -> dict[str,
 
 
 @pytest.mark.parametrize("k", [2, 4, 50, 1000])
-def test_categorical_releases_are_the_object_release(k, monkeypatch):
-    """pandas categorical and polars Categorical / Enum, compiled and not: the values of
+def test_categorical_releases_are_the_object_release(k):
+    """pandas categorical and polars Categorical / Enum: the values of
     the object-array release under the same seed, the input's dtype and name (pandas: the
     index, and codes of the width pandas chooses), and the report's counts."""
     pl = pytest.importorskip("polars")
@@ -98,42 +89,31 @@ def test_categorical_releases_are_the_object_release(k, monkeypatch):
     mech = pmlkit.Mechanism(krr(k), names, names)
     pool = np.array(names, dtype=object)
     x = np.random.default_rng(k).integers(0, k, n)
-    for compiled in (False, True):
-        with monkeypatch.context() as mp:
-            if compiled:
-                pytest.importorskip("numba")
-                mp.setattr(sampler_mod, "_KERNEL_MIN_RECORDS", 0)
-                mp.setattr(sampler_mod, "_KERNEL_LOAD_RECORDS", 0)
-            else:
-                mp.setenv("PMLKIT_NO_NUMBA", "1")
-            ref = pmlkit.privatize(mech, pool[x], rng=5).tolist()
-            want = _independent_counts(ref, names)
-            cats = pd.Series(pd.Categorical(pool[x], categories=list(names[::-1])),
-                             index=np.arange(n) * 2, name="c")
-            out, report = pmlkit.privatize_with_report(mech, cats, rng=5)
-            assert out.astype(object).tolist() == ref
-            assert out.name == "c" and out.index.equals(cats.index)
-            assert list(out.cat.categories) == list(names)
-            assert out.cat.codes.dtype == (np.int8 if k < 127 else np.int16)
-            assert report.output_counts == want
-            for dtype in (pl.Categorical, pl.Enum(list(names))):
-                s = pl.Series("p", pool[x].tolist(), dtype=pl.String).cast(dtype)
-                got = pmlkit.privatize(mech, s, rng=5)
-                assert got.dtype == s.dtype and got.name == "p"
-                assert got.to_list() == ref
-                df = pl.DataFrame({"p": s, "other": np.arange(n)})
-                got_df, rep = pmlkit.privatize_with_report(mech, df, rng=5, columns="p")
-                assert got_df["p"].to_list() == ref and got_df["p"].dtype == s.dtype
-                assert rep.output_counts == want
+    ref = pmlkit.privatize(mech, pool[x], rng=5).tolist()
+    want = _independent_counts(ref, names)
+    cats = pd.Series(pd.Categorical(pool[x], categories=list(names[::-1])),
+                     index=np.arange(n) * 2, name="c")
+    out, report = pmlkit.privatize_with_report(mech, cats, rng=5)
+    assert out.astype(object).tolist() == ref
+    assert out.name == "c" and out.index.equals(cats.index)
+    assert list(out.cat.categories) == list(names)
+    assert out.cat.codes.dtype == (np.int8 if k < 127 else np.int16)
+    assert report.output_counts == want
+    for dtype in (pl.Categorical, pl.Enum(list(names))):
+        s = pl.Series("p", pool[x].tolist(), dtype=pl.String).cast(dtype)
+        got = pmlkit.privatize(mech, s, rng=5)
+        assert got.dtype == s.dtype and got.name == "p"
+        assert got.to_list() == ref
+        df = pl.DataFrame({"p": s, "other": np.arange(n)})
+        got_df, rep = pmlkit.privatize_with_report(mech, df, rng=5, columns="p")
+        assert got_df["p"].to_list() == ref and got_df["p"].dtype == s.dtype
+        assert rep.output_counts == want
 
 
 _PEAK_PROBE = """
 import sys, tracemalloc
 import numpy as np, pandas as pd, polars as pl
 import pmlkit
-from pmlkit import sampler as sampler_mod
-if sys.argv[1] == "compiled":
-    sampler_mod._KERNEL_MIN_RECORDS = sampler_mod._KERNEL_LOAD_RECORDS = 0
 n, k = 1 << 21, 4
 w = np.full((k, k), 1.0) + (np.e - 1.0) * np.eye(k)
 names = tuple(f"v{i}" for i in range(k))
@@ -150,23 +130,15 @@ for values in (cats, pcat):
 """
 
 
-@pytest.mark.parametrize("compiled", [False, True])
-def test_categorical_releases_allocate_no_array_of_8_byte_indices(compiled, monkeypatch):
+def test_categorical_releases_allocate_no_array_of_8_byte_indices():
     """The fresh memory a categorical release allocates (numpy's, traced, in a fresh
     interpreter: no other thread allocating meanwhile) stays near its output codes: the
     draw writes them directly, with no array of every record's 8-byte output index (whose
     fresh pages were faulted in anew on every call), no narrowing copy of it and no
     widened copy to count them (before: 23 MB for 2^21 records)."""
     pytest.importorskip("polars")
-    if compiled:
-        pytest.importorskip("numba")
-    env = dict(os.environ)
-    env.pop("PMLKIT_NO_NUMBA", None)
-    if not compiled:
-        env["PMLKIT_NO_NUMBA"] = "1"
-    proc = subprocess.run([sys.executable, "-c", _PEAK_PROBE,
-                           "compiled" if compiled else "numpy"],
-                          capture_output=True, text=True, env=env, timeout=300)
+    proc = subprocess.run([sys.executable, "-c", _PEAK_PROBE], capture_output=True,
+                          text=True, env=dict(os.environ), timeout=300)
     assert proc.returncode == 0, proc.stderr
     n = 1 << 21
     (pandas_peak, polars_peak) = (int(v) for v in proc.stdout.split())
@@ -208,39 +180,3 @@ def test_categorical_draws_write_narrow_codes(monkeypatch):
     # probe above covers Categorical)
     pmlkit.privatize(mech, pl.Series("s", pool[x].tolist()).cast(pl.Enum(list(names))))
     assert seen and all(d == np.uint8 and coded for d, coded in seen)
-
-
-@pytest.mark.parametrize("k", [3, 300, 40_000])
-def test_narrow_encoder_codes_are_the_wide_ones(k):
-    """``Encoder(narrow=True)``: the compiled string and address matchers write int16
-    (int32 past 32767 labels) codes equal to the intp codes, problems counted alike."""
-    pytest.importorskip("numba")
-    import pyarrow as pa
-
-    from pmlkit import _kernels
-    from pmlkit.sampler import Encoder
-
-    assert _kernels.compiled() is not None
-    names = [f"label-{i}" for i in range(k)]
-    pool = np.array(names, dtype=object)
-    x = np.random.default_rng(k).integers(0, k, 20_000)
-    want = np.int16 if k < 32768 else np.int32
-    values = [pool[x], pa.array(pool[x].tolist()), pa.array(pool[x].tolist(),
-                                                             type=pa.large_string())]
-    if hasattr(pa, "string_view"):
-        values.append(pa.array(pool[x].tolist(), type=pa.string_view()))
-    for v in values:
-        wide, narrow = Encoder(names), Encoder(names, narrow=True)
-        encode = "encode_numpy" if isinstance(v, np.ndarray) else "encode_arrow"
-        a, b = getattr(wide, encode)(v), getattr(narrow, encode)(v)
-        assert a.dtype == np.intp and np.array_equal(a, x)
-        np.testing.assert_array_equal(b, x)
-        if isinstance(v, np.ndarray) or not pa.types.is_string_view(v.type) \
-                or k <= 300:  # (string_view: the kernel reads labels of <= 12 bytes)
-            assert b.dtype == want, type(v)
-        bad = v.tolist() if isinstance(v, np.ndarray) else v.to_pylist()
-        bad[5] = "nope"
-        bad = np.array(bad, dtype=object) if isinstance(v, np.ndarray) \
-            else pa.array(bad, type=v.type)
-        assert getattr(narrow, encode)(bad) is None
-        assert dict(narrow.unknown) == {"nope": 1}

@@ -26,8 +26,6 @@ mapped silently; row order and count are kept.
 
 from __future__ import annotations
 
-import bisect
-import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -41,17 +39,12 @@ from ..mechanism import Mechanism, as_matrix
 from ..rng import RandomSource
 from ..sampler import (
     AliasSampler,
-    ArrowGather,
     Encoder,
-    ObjectGather,
     arrow_take,
     count_outputs,
     label_kind,
     output_label_array,
-    pool_empty,
     run_chunks,
-    scratch_index_dtype,
-    take_objects,
 )
 
 __all__ = [
@@ -67,9 +60,6 @@ __all__ = [
 
 #: Records processed per chunk (bounded memory).
 CHUNK_ROWS = 1 << 20
-#: Object labels drawn and written this many records at a time on two threads (the
-#: compiled draw's least size: see pmlkit.sampler._KERNEL_MIN_RECORDS).
-_OBJECT_BLOCK = 1 << 17
 
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
@@ -144,47 +134,22 @@ def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
     labels = _output_array(mech, like_dtype)
     if labels.dtype == idx.dtype and np.array_equal(labels, np.arange(labels.shape[0])):
         return idx
-    if labels.dtype == object and idx.shape[0] >= 1 << 16 \
-            and (taken := take_objects(labels, idx)) is not None:
-        # the labels' pointers gathered by a compiled loop, each label's reference count
-        # raised once by its count (instead of once per record): 27 -> 18 ms for 10^7
-        return taken
-    pd = loaded("pandas")
-    if labels.dtype == object and pd is not None and idx.shape[0] >= 1 << 16:
-        # pandas' object take (a compiled loop of reference increments) is about 1.3x
-        # numpy's generic one. The indices are the sampler's outputs, all in range, so its
-        # unchecked form (no min/max/-1 passes: 40 -> 34 ms for 10^7 records) is used where
-        # this pandas has it, its public checked one otherwise
-        try:
-            from pandas.core.array_algos.take import take_nd
-        except ImportError:
-            take_nd = None
-        if take_nd is not None:
-            out: NDArray[Any] = take_nd(labels, idx, allow_fill=False)
-        else:
-            out = pd.api.extensions.take(labels, idx, allow_fill=True, fill_value=None)
-        return out
-    return labels.take(idx)
+    return labels.take(idx)  # (numpy's checked take)
 
 
 def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
-                     generator: np.random.Generator, what: str, *,
-                     scratch: bool = False) -> np.ndarray:
-    """Output indices of a 1-D numpy array. ``scratch``: the indices are a temporary of
-    the caller (never handed out), so they may live in Arrow's memory pool when pyarrow is
-    loaded (freed memory reused: no fresh pages to fault in, and no first-touch cost when
-    the process grows)."""
+                     generator: np.random.Generator, what: str) -> np.ndarray:
+    """Output indices of a 1-D numpy array."""
     if values.ndim != 1:
         raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
     enc = Encoder(mech.input_labels)
     n = values.shape[0]
-    idx = pool_empty(n) if scratch and "pyarrow" in sys.modules and n >= 1 << 16 \
-        else np.empty(n, dtype=np.intp)
+    idx = np.empty(n, dtype=np.intp)
     if enc.range_labels and values.dtype.kind in "iu":
         # labels 0..N-1: the values are the input indices. The draw checks every code
-        # (the compiled one as it gathers, the numpy one before any word): no pass of
-        # our own for the range. A value outside it stops the draw, nothing is returned,
-        # and the encoder then counts the problems over the whole array.
+        # before any word is drawn: no pass of our own for the range. A value outside it
+        # stops the draw, nothing is returned, and the encoder then counts the problems
+        # over the whole array.
         try:
             sampler.draw(values, generator, out=idx)
         except ValidationError:
@@ -202,48 +167,15 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
     return idx
 
 
-def _privatize_objects(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
-                       generator: np.random.Generator, what: str,
-                       gather: ObjectGather) -> None:
-    """Object labels out of an object array: each chunk's input indices, then block by
-    block its outputs drawn and their labels written by one compiled call
-    (:meth:`ObjectGather.draw`: a block's output indices never leave the CPU's nearest
-    caches, and no array of every record's index is made), the chunks spread over the
-    threads (:func:`_encode_and_draw`). The words are those of a single pass in record
-    order, so the labels are those of :func:`_privatize_numpy` taken as a whole."""
-    if values.ndim != 1:
-        raise ValidationError(f"values must be 1-D, got an array of shape {values.shape}")
-    n = values.shape[0]
-
-    def draw(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-        # (the fused kernel runs without the GIL: two threads' chunks draw and write
-        # at once; where it does not apply, the outputs are drawn, then put, a block at
-        # a time)
-        if not gather.draw(sampler, codes, gen, start):
-            part = np.empty(min(codes.shape[0], _OBJECT_BLOCK), dtype=np.intp)
-            for lo in range(0, codes.shape[0], _OBJECT_BLOCK):
-                hi = min(lo + _OBJECT_BLOCK, codes.shape[0])
-                sampler.draw(codes[lo:hi], gen, out=part[:hi - lo])
-                if not gather.put(start + lo, part[:hi - lo]):  # (outputs index labels)
-                    raise AssertionError("an output index outside the labels")
-
-    chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
-    # (codes of any width are drawn: narrow ones from the compiled matchers)
-    _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy, draw, what,
-                     narrow=True)
-
-
 def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
                      generator: np.random.Generator,
                      encode: Callable[[Encoder, Any], NDArray[Any] | None],
                      draw: Callable[[NDArray[Any], np.random.Generator, int], None],
-                     what: str, *, narrow: bool = False) -> None:
+                     what: str) -> None:
     """Every chunk's labels encoded (``encode(encoder, chunk)``) and, while every chunk
     before it was all labels, its outputs drawn and written (``draw(codes, generator,
-    start)``, ``start`` the chunk's first record), the chunks spread over the threads
-    with their words those of a single pass (:func:`pmlkit.sampler.run_chunks`): each
-    thread encodes, draws and writes its own chunks (encoding strings releases the GIL:
-    compiled matchers, Arrow). Every chunk is encoded, so the problems are counted over
+    start)``, ``start`` the chunk's first record), in record order
+    (:func:`pmlkit.sampler.run_chunks`). Every chunk is encoded, so the problems are counted over
     the whole input; they are merged in record order and raised as one
     :class:`~pmlkit.errors.DataError` (nothing returned), as a single pass reports them."""
     problems: list[tuple[int, Any] | None] = [None] * len(chunks)
@@ -256,7 +188,7 @@ def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
 
     run_chunks([len(chunk) for chunk in chunks], generator, encode_chunk,
                lambda i, start, codes, gen: draw(codes, gen, start),
-               lambda: Encoder(mech.input_labels, narrow=narrow))
+               lambda: Encoder(mech.input_labels))
     found = [chunk for chunk in problems if chunk is not None]
     if found:  # (the reporting encoder built only when there is something to report)
         report = Encoder(mech.input_labels)
@@ -270,10 +202,8 @@ def _draw_chunks(sampler: AliasSampler, codes: NDArray[Any], generator: np.rando
                  out: NDArray[Any], remap: NDArray[Any],
                  out_codes: NDArray[Any] | None = None) -> None:
     """``sampler.draw(codes, generator, out=out, remap=remap, out_codes=out_codes)`` in
-    chunks of :data:`CHUNK_ROWS` records spread over the threads with the words of a
-    single pass (:func:`pmlkit.sampler.run_chunks`: each thread draws its chunks whole,
-    random words included, instead of one thread drawing every word while the other
-    runs the kernel): the same outputs, and the generator moved on alike."""
+    chunks of :data:`CHUNK_ROWS` records, in order: the same outputs, and the generator
+    moved on alike."""
     n = codes.shape[0]
     sizes = [min(CHUNK_ROWS, n - start) for start in range(0, n, CHUNK_ROWS)]
 
@@ -327,8 +257,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
                      generator: np.random.Generator, what: str, *, count: bool = False
                      ) -> tuple[Any, NDArray[np.int64] | None]:
     """A pyarrow Array or ChunkedArray privatised (same chunking): (result, how many
-    records got each output when ``count``, else None; counted by the gathers on the
-    way, else from the output indices)."""
+    records got each output when ``count``, else None)."""
     import pyarrow as pa
 
     check_text_labels(mech)
@@ -336,12 +265,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
     pieces = arr.chunks if chunked else [arr]
     out_type = arrow_output_type(mech, arr.type)
     out_labels = pa.array(list(mech.output_labels), type=out_type)
-    gathers = _arrow_gathers(out_labels, pieces, count=count)
-    idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
-    if gathers is not None:  # every piece's labels written as they were drawn
-        counts = np.zeros(mech.n_outputs, dtype=np.int64) if count else None
-        taken = _gathered(gathers, out_type, counts)
-        return (taken if chunked else taken.chunk(0)), counts
+    idx = _arrow_indices(mech, sampler, pieces, generator, what)
     results = []
     pos = 0
     for piece in pieces:
@@ -359,63 +283,16 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str,
-                   gathers: Sequence[ArrowGather] | None = None) -> NDArray[Any]:
+                   generator: np.random.Generator, what: str) -> NDArray[np.intp]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
-    CHUNK_ROWS records of each piece straight into one array (no concatenation), the
-    chunks spread over the threads (:func:`_encode_and_draw`). The chunks' codes are
-    narrow (int16 for up to 32767 labels): the draw takes any width. So are the output
-    indices (uint16 for up to 65536 outputs) once the compiled kernels are loaded: the
-    draw writes them as such, and the take reads them: a quarter of the memory of
-    8-byte indices (the take of 10^7 records at k = 1000, one thread: 7.8 -> 7.4 ms; the
-    second part's count of the first, 4.2 -> 2.8 ms). With ``gathers`` (one per piece)
-    each chunk's output labels are also put into its piece's gather as soon as they are
-    drawn."""
+    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
     n = sum(len(piece) for piece in pieces)
-    idx = pool_empty(n, scratch_index_dtype(mech.n_outputs, n))
+    idx = np.empty(n, dtype=np.intp)
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
-    draw = _drawing_into(sampler, idx)
-    if gathers is not None:
-        # each chunk's labels written by the thread that drew it (ArrowGather): the
-        # chunk's piece found from its first record
-        firsts = np.cumsum([0, *(len(piece) for piece in pieces)]).tolist()
-
-        def draw_and_put(codes: NDArray[Any], gen: np.random.Generator, start: int) -> None:
-            draw(codes, gen, start)
-            p = bisect.bisect_right(firsts, start) - 1
-            gathers[p].put(start - firsts[p], idx[start:start + codes.shape[0]])
-
-        _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw_and_put,
-                         what, narrow=True)
-        return idx
-    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow, draw, what,
-                     narrow=True)
+    _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
+                     _drawing_into(sampler, idx), what)
     return idx
-
-
-def _gathered(gathers: Sequence[ArrowGather], out_type: Any,
-              counts: NDArray[np.int64] | None = None) -> Any:
-    """The gathers' results (one per piece) as a ChunkedArray of ``out_type``, their
-    counts added to ``counts`` when given (gathers started with ``count=True``)."""
-    import pyarrow as pa
-
-    taken = pa.chunked_array([g.result() for g in gathers], type=out_type)
-    if counts is not None:
-        for g in gathers:
-            assert g.counts is not None
-            counts += g.counts
-    return taken
-
-
-def _arrow_gathers(labels: Any, pieces: Sequence[Any], *, count: bool = False
-                   ) -> list[ArrowGather] | None:
-    """One :class:`~pmlkit.sampler.ArrowGather` of ``labels`` per piece, or None if any
-    piece cannot have one (the caller then takes after the draw)."""
-    gathers = [ArrowGather.start(labels, len(piece), count=count) for piece in pieces]
-    if not gathers or any(g is None for g in gathers):
-        return None
-    return [g for g in gathers if g is not None]
 
 
 def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
@@ -495,24 +372,17 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                                       type=arrow_output_type(mech, pa_arr.type))
             except (TypeError, ValueError, pa.ArrowException):
                 pass
-        # the labels written as the chunks are drawn, the report's counts taken on the
-        # way (no pass of their own)
-        gathers = None if out_labels is None else _arrow_gathers(out_labels, pieces,
-                                                                   count=True)
-        idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
         if out_labels is not None:
             try:
                 counted = np.zeros(mech.n_outputs, dtype=np.int64)
-                if gathers is not None:
-                    taken = _gathered(gathers, out_labels.type, counted)
-                else:
-                    taken = arrow_take(out_labels, idx, counted)
+                taken = arrow_take(out_labels, idx, counted)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
                                   name=s.name), idx, counted)
             except (TypeError, ValueError, pa.ArrowException):
                 pass
-        return (pd.Series(_take_labels(mech, None, idx.astype(np.intp, copy=False)),
-                          index=s.index, name=s.name), idx, None)
+        return (pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name),
+                idx, None)
     if s.hasnans if s.dtype.kind == "f" else bool(s.isna().any()):
         vals = s.to_numpy(dtype=object, na_value=None)
     elif s.dtype.kind in "biuf" and s.dtype != object:
@@ -567,11 +437,11 @@ def _polars_labels(mech: Mechanism, dtype: Any) -> Any:
 def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
                       generator: np.random.Generator, what: str
                       ) -> tuple[Any, Callable[[], NDArray[np.int64]]]:
-    """A polars Series privatised through its own buffers, with no pandas round trip:
-    numbers zero-copy through Arrow, String columns as zero-copy Arrow string views
-    (matched by the encoder's fixed-width keys when the labels are short), Categorical
-    and Enum columns by their physical codes, each category matched once. Returns the
-    result and a function giving how many records got each output."""
+    """A polars Series privatised with no pandas round trip: numbers and strings
+    through Arrow (matched by ``pyarrow.compute.index_in``), Categorical and Enum
+    columns by their physical codes, each category matched once; the output labels
+    gathered by polars. Returns the result and a function giving how many records got
+    each output."""
     import polars as pl
     import pyarrow as pa
 
@@ -591,30 +461,10 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         idx = np.empty(phys.shape[0], dtype=np.intp)
         _draw_chunks(sampler, phys, generator, idx, table)
     else:
-        # String columns as string_view: polars' own buffers, no copy (the default
-        # conversion copies every string into a large_string array)
-        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) \
-            if s.dtype == pl.String and hasattr(pa, "string_view") else s.to_arrow()
+        arr = s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-        views = None
-        if s.dtype == pl.String and hasattr(pa, "string_view") \
-                and label_kind(mech.output_labels) == "str" \
-                and label_kind(mech.input_labels) == "str":
-            # string labels out of a String column: the labels' views gathered into
-            # polars' own layout (zero-copy into polars; about 3x its gather), each
-            # chunk's as it is drawn
-            try:
-                views = pa.array(list(mech.output_labels), type=pa.string_view())
-            except (UnicodeEncodeError, pa.ArrowException):
-                views = None  # a label UTF-8 cannot encode: polars' own gather below
-        gathers = None if views is None else _arrow_gathers(views, pieces)
-        idx = _arrow_indices(mech, sampler, pieces, generator, what, gathers)
-        if views is not None:
-            taken = pl.from_arrow(arrow_take(views, idx) if gathers is None else
-                                  _gathered(gathers, views.type))
-            if isinstance(taken, pl.Series) and taken.dtype == pl.String:
-                return taken.alias(s.name), _counter(mech, idx)
-    out = _polars_labels(mech, s.dtype).gather(idx.astype(np.intp, copy=False)).alias(s.name)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
+    out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, _counter(mech, idx)
 
 
@@ -978,17 +828,8 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res, got = _privatize_arrow(mech, sampler, values, gen, "values", count=counts)
         return res, (), len(values), got
-    if isinstance(values, np.ndarray) and values.dtype.kind == "O" \
-            and values.shape[0] >= 1 << 16 and values.ndim == 1 \
-            and (gather := ObjectGather.start(_output_array(mech, values.dtype),
-                                              values.shape[0])) is not None:
-        # object labels out, gathered chunk by chunk as they are drawn (see ObjectGather)
-        _privatize_objects(mech, sampler, values, gen, "values", gather)
-        return gather.out, (), len(values), gather.counts.copy() if counts else None
     if isinstance(values, np.ndarray):
-        # object labels out: the indices are only a temporary
-        idx = _privatize_numpy(mech, sampler, values, gen, "values",
-                               scratch=values.dtype.kind == "O")
+        idx = _privatize_numpy(mech, sampler, values, gen, "values")
         out = _take_labels(mech, values.dtype, idx)
         return out, (), len(values), _counts(mech, idx) if counts else None
     if isinstance(values, list | tuple):

@@ -197,10 +197,6 @@ class JointDraw:
             raise ValidationError(f"joint release: to_dict() must be a JSON document for the "
                                   f"manifest: {exc}") from None
 
-    def loading_after(self, records: int) -> Any:
-        """The sampler's :meth:`~pmlkit.sampler.AliasSampler.loading_after`."""
-        return self.sampler.loading_after(records)
-
     def draw(self, codes: Sequence[NDArray[Any]], generator: np.random.Generator
              ) -> list[NDArray[np.intp]]:
         """Each column's released label codes (into its alphabet) for the records whose

@@ -22,7 +22,6 @@ import contextlib
 import errno
 import hashlib
 import os
-import queue
 import secrets
 import shutil
 import signal
@@ -34,7 +33,7 @@ from typing import Any
 from ..errors import DataError
 
 __all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
-           "join_thread", "os_error", "remove_stale", "temp_path", "wait_for"]
+           "os_error", "remove_stale", "temp_path"]
 
 _TAG = ".pmlkit-"
 
@@ -52,69 +51,13 @@ def temp_path(final: Path, suffix: str = ".tmp") -> Path:
     return final.parent / f".{final.name}{_TAG}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
 
 
-def wait_for(q: queue.Queue[Any]) -> Any:
-    """The next item of a worker's queue, waited for in steps of 0.1 s: a signal raised in
-    the main thread while it put an item can cut the put off before it wakes the waiting
-    worker (the item is queued but nobody is told), and a worker waiting without a
-    timeout then sleeps for ever while its stopper joins it.
-
-    Examples
-    --------
-    >>> import queue
-    >>> q = queue.Queue()
-    >>> q.put("piece")
-    >>> wait_for(q)
-    'piece'
-    """
-    while True:
-        try:
-            return q.get(timeout=0.1)
-        except queue.Empty:
-            continue
-
-
-def stop_worker(thread: threading.Thread, q: queue.Queue[Any], end: Any) -> None:
-    """Put ``end`` on the worker ``thread``'s queue ``q`` and join the thread. A signal
-    raised meanwhile (SIGTERM, SIGINT: the queue full, the join waiting) abandons neither
-    step: each is retried and the first such exception raised once the thread is gone.
-    Nothing is waited for once the thread has ended (an ``end`` put twice, because a
-    signal arrived just after the first, or a second call, never blocks on a full queue
-    that nobody takes from any more)."""
-    pending: BaseException | None = None
-    sent = False
-    while thread.is_alive():
-        try:
-            if not sent:
-                try:
-                    q.put(end, timeout=0.1)  # full: the worker is busy, or has ended
-                except queue.Full:
-                    continue
-                sent = True
-            join_thread(thread)
-        except BaseException as exc:  # a signal: finish stopping the thread, raise after
-            pending = pending or exc
-    if pending is not None:
-        raise pending
-
-
 class HashingFile:
     """A new binary file that computes the SHA-256 and size of what is written to it,
     as it is written (the output is not read back to be hashed).
 
     The file is created exclusively (an existing name is an error). :meth:`finish`
-    flushes, fsyncs and closes it and returns ``(sha256 hex digest, size)``.
-
-    With ``background=True`` the hashing and the writing to disk run on a helper thread
-    (``hashlib`` and file writes release the GIL, so they overlap the caller's work on a
-    second core), fed in order through a queue of at most :data:`QUEUE_DEPTH` pieces, so
-    memory stays bounded. ``bytes`` (immutable) are queued as they are and anything else
-    (an Arrow buffer included: pyarrow's CSV writer formats every slice into the same
-    buffer) is copied first, so the bytes hashed are the bytes given even if the caller
-    reuses its buffer. An error on the helper thread (a full disk) is raised by the next
-    :meth:`write`, by :meth:`close` and by :meth:`finish`; after an error the helper keeps
-    taking pieces (and drops them), so a writer never waits on a full queue. The thread
-    is a daemon and is always stopped and joined by :meth:`close` (even when a signal
-    interrupts the join), so the process never waits on it at exit.
+    flushes, fsyncs and closes it and returns ``(sha256 hex digest, size)``. Everything
+    happens on the caller's thread.
 
     Examples
     --------
@@ -126,86 +69,29 @@ class HashingFile:
     (3, 2, 5)
     >>> f.finish() == (hashlib.sha256(b"abcde").hexdigest(), 5)
     True
-    >>> g = HashingFile(Path(workdir.name) / "bg.bin", background=True)
-    >>> g.write(b"abc"), g.write(bytearray(b"de"))
-    (3, 2)
-    >>> g.finish() == (hashlib.sha256(b"abcde").hexdigest(), 5)
-    True
     >>> workdir.cleanup()
     """
 
     mode = "wb"
 
-    def __init__(self, path: Path, *, background: bool = False) -> None:
+    def __init__(self, path: Path) -> None:
         self.name = str(path)
         self._fh = open(path, "xb")
         self._hash = hashlib.sha256()
         self.size = 0
-        self._error: BaseException | None = None
-        self._queue: queue.Queue[Any] | None = None
-        self._thread: threading.Thread | None = None
-        if background:
-            self._queue = queue.Queue(maxsize=QUEUE_DEPTH)
-            self._thread = threading.Thread(target=self._drain, name="pmlkit-hash",
-                                            daemon=True)
-            try:
-                self._thread.start()
-            except BaseException:  # a signal once the thread runs: stop it, close the file
-                self.close()
-                raise
-
-    def _drain(self) -> None:
-        """The helper thread: hash and write every piece, in order, until ``None``."""
-        q = self._queue
-        assert q is not None
-        advise = getattr(os, "posix_fadvise", None)
-        pending = 0
-        while True:
-            piece = wait_for(q)
-            if piece is None:
-                return
-            if self._error is not None:
-                continue  # keep taking pieces: a writer never waits on a full queue
-            try:
-                self._hash.update(piece)
-                self._fh.write(piece)
-                pending += memoryview(piece).nbytes
-                if advise is not None and pending >= WRITEBACK_BYTES:
-                    # start writing what is written so far to disk now (the kernel's
-                    # writeback, without waiting for it), so the final fsync finds
-                    # little left to write; pages already on disk leave the page cache
-                    self._fh.flush()
-                    pending = 0
-                    with contextlib.suppress(OSError):  # advice only
-                        advise(self._fh.fileno(), 0, 0, os.POSIX_FADV_DONTNEED)
-            except BaseException as exc:
-                self._error = exc
 
     def write(self, data: Any) -> int:
         view = memoryview(data).cast("B")
-        n = view.nbytes
-        if self._queue is None:
-            self._hash.update(view)
-            self._fh.write(view)
-        else:
-            if self._error is not None:
-                raise self._error
-            if self._thread is None or self._fh.closed:
-                raise ValueError("write to a closed file")
-            if not isinstance(data, bytes):
-                # the caller may reuse its buffer once this returns (pyarrow's CSV writer
-                # hands over one buffer it formats every slice into): queue a copy
-                data = view.tobytes()
-            if n:
-                self._queue.put(data)
-        self.size += n
-        return n
+        self._hash.update(view)
+        self._fh.write(view)
+        self.size += view.nbytes
+        return view.nbytes
 
     def tell(self) -> int:
         return self.size
 
     def flush(self) -> None:
-        if not self._fh.closed and self._queue is None:
+        if not self._fh.closed:
             self._fh.flush()
 
     @property
@@ -221,24 +107,11 @@ class HashingFile:
     def seekable(self) -> bool:
         return False
 
-    def _stop(self) -> None:
-        """Let the helper thread finish the queued pieces and join it; a signal raised
-        meanwhile (SIGTERM, SIGINT) does not abandon the join, it is raised after it."""
-        thread = self._thread  # forgotten only once joined (a signal: the next call)
-        if thread is not None:
-            assert self._queue is not None
-            stop_worker(thread, self._queue, None)
-        self._thread = None
-
     def close(self) -> None:
-        """Flush, fsync and close (a writer closing its sink closes this file too); with
-        ``background``, first wait for the helper thread, and raise its error if any."""
-        if self._fh.closed and self._thread is None:
-            return  # (a close interrupted before the join joins the thread now)
+        """Flush, fsync and close (a writer closing its sink closes this file too)."""
+        if self._fh.closed:
+            return
         try:
-            self._stop()
-            if self._error is not None:
-                raise self._error
             self._fh.flush()
             os.fsync(self._fh.fileno())
         finally:
@@ -247,17 +120,7 @@ class HashingFile:
     def finish(self) -> tuple[str, int]:
         """Close the file (see :meth:`close`); its SHA-256 (hex) and size in bytes."""
         self.close()
-        if self._error is not None:  # closed earlier by a writer: the error still counts
-            raise self._error
         return self._hash.hexdigest(), self.size
-
-
-#: Bytes a background :class:`HashingFile` writes between two requests to the kernel to
-#: start writing them to disk (``posix_fadvise``, where the system has it).
-WRITEBACK_BYTES = 1 << 25
-#: Pieces waiting for the hashing thread of a background :class:`HashingFile` at most
-#: (pyarrow's sinks hand over pieces of about 1 MiB, a CSV batch at most a few MiB).
-QUEUE_DEPTH = 8
 
 
 def _alive(pid: int) -> bool:
@@ -456,30 +319,6 @@ def cleanup_on_signals() -> Iterator[None]:
 
 
 _DEFERRED = ("SIGINT", "SIGTERM", "SIGHUP")
-
-
-def join_thread(thread: threading.Thread, timeout: float | None = None) -> None:
-    """``thread.join(timeout)`` with SIGINT, SIGTERM and SIGHUP held back during the wait
-    (see :func:`deferred_signals`) and delivered after it.
-
-    CPython 3.11 marks a thread as stopped when a signal handler's exception interrupts
-    a join while the thread still runs (its clean-up of an interrupted join releases the
-    running thread's state lock), so ``is_alive()`` then answers False for a thread that
-    is still writing: a clean-up trusting it closed a Parquet writer under a batch being
-    written (a segmentation fault after SIGTERM). Held back, the signal cannot interrupt
-    the join.
-
-    Examples
-    --------
-    >>> import threading
-    >>> t = threading.Thread(target=lambda: None)
-    >>> t.start()
-    >>> join_thread(t)
-    >>> t.is_alive()
-    False
-    """
-    with deferred_signals():
-        thread.join(timeout)
 
 
 @contextlib.contextmanager

@@ -30,15 +30,10 @@ Speed without shortcuts
   the writer's size cap. Values, types, metadata and codecs do not change.
 * The output's SHA-256 (for the manifest) is computed from the bytes as they are written
   (:class:`~pmlkit.privatization._publish.HashingFile`), not by reading the file again.
-* Up to four threads share the work of the pyarrow engine, so other cores are used where
-  there are some: a reading thread parses the next CSV blocks (and checks them; Parquet
-  is decoded by pyarrow's own threads), the calling thread privatises the current batch,
-  a writing thread formats (CSV) or encodes (Parquet) the previous one, and a hashing
-  thread hashes and writes the bytes. The random draws stay on the calling thread, one
-  stream in row order, so the release does not depend on the threads; the queues between
-  them hold a few batches at most (one Parquet batch), and every thread is stopped and
-  joined before a run returns or fails (errors, SIGINT, SIGTERM), before the writer is
-  closed and the temporary file removed. ``PMLKIT_THREADS=1`` keeps one thread.
+* pmlkit starts no thread of its own: a file is read, privatised, written and hashed
+  batch by batch on the calling thread (pyarrow and polars use their own thread pools
+  inside a call), so an interrupt (SIGINT, SIGTERM) always meets one thread, which
+  removes the temporary file and raises.
 * CSV text is read without the parser's per-value UTF-8 check; each batch's text is
   instead checked by one scan for bytes >= 0x80 (ASCII is UTF-8), and only a column
   holding such bytes is checked value by value. A cell that is not UTF-8 is refused as
@@ -50,9 +45,6 @@ Speed without shortcuts
   column replaced in place is then read as plain text (building the parser's dictionary
   costs more than the comparisons), and a chunk in which any value equals no label goes
   through the policy and the encoder, which count every problem.
-* The polars engine, where polars itself finds every privatised column's labels, draws
-  without loading the compiled kernels (numba's import and first calls, about 0.45 s,
-  repay the faster draws only past 2^28 rows); the draws are the same either way.
 * No Python list or scalar is converted by ``pyarrow.array``/``pyarrow.scalar`` on the
   way of text labels (they import pandas, about 0.3 s); the few small arrays needed are
   built from their buffers.
@@ -103,7 +95,6 @@ outputs carry the same document in their key-value metadata under the key ``pmlk
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import functools
 import itertools
@@ -148,13 +139,10 @@ from ._publish import (
     commit,
     deferred_signals,
     folder_lock,
-    join_thread,
     os_error,
     remove_stale,
     same_inode,
-    stop_worker,
     temp_path,
-    wait_for,
 )
 from ._reuse import TallyingSampler
 
@@ -1080,188 +1068,6 @@ def _discard(hashed: Any, tmp: Path, *closers: Any) -> None:
     _settle(steps, reraise=False)
 
 
-def pipeline_threads() -> bool:
-    """Whether the pyarrow engine spreads a file over its reading, writing and hashing
-    threads: unless ``PMLKIT_THREADS=1`` (one thread for everything, as for the
-    sampler's draws) or the machine has one CPU. The output is the same either way.
-
-    Examples
-    --------
-    >>> import os
-    >>> pipeline_threads() == (os.environ.get("PMLKIT_THREADS", "").strip() != "1"
-    ...                        and (os.cpu_count() or 1) >= 2)
-    True
-    """
-    if os.environ.get("PMLKIT_THREADS", "").strip() == "1":
-        return False
-    return (os.cpu_count() or 1) >= 2
-
-
-class _Prefetch:
-    """Iterate ``source`` on a daemon thread, at most ``depth`` items ahead of the caller,
-    in order (reading and parsing the next batches while the caller privatises and
-    writes this one: pyarrow releases the GIL while it reads and parses).
-
-    The thread alone advances ``source`` and closes it (a generator's ``finally`` blocks,
-    closing its reader, run on the thread that iterated it), so nothing the thread uses is
-    closed under it. An exception raised by ``source`` is raised by the caller's
-    ``next`` in its place in the order. :meth:`close` (always called, also on errors and
-    signals) tells the thread to stop after the item it is reading, empties the queue and
-    joins the thread; a signal arriving during the join does not abandon it (it is raised
-    after), so no read is left running while the process exits."""
-
-    def __init__(self, source: Any, depth: int = 2) -> None:
-        import queue
-        import threading
-
-        self._source = source
-        self._queue: Any = queue.Queue(maxsize=depth)
-        self._stop = threading.Event()
-        self._done = False
-        self._thread = threading.Thread(target=self._run, name="pmlkit-read", daemon=True)
-        try:
-            self._thread.start()
-        except BaseException:  # a signal once the thread runs: nobody else can stop it
-            self.close()
-            raise
-
-    def _run(self) -> None:
-        try:
-            for item in self._source:
-                if not self._put((True, item)):
-                    return
-            self._put((False, None))
-        except BaseException as exc:  # handed over to the caller, raised there
-            self._put((False, exc))
-        finally:
-            close = getattr(self._source, "close", None)
-            if close is not None:
-                close()
-
-    def _put(self, item: Any) -> bool:
-        import queue
-
-        while not self._stop.is_set():
-            try:
-                self._queue.put(item, timeout=0.05)
-                return True
-            except queue.Full:
-                continue
-        return False
-
-    def __iter__(self) -> _Prefetch:
-        return self
-
-    def __next__(self) -> Any:
-        import queue
-
-        if self._done:
-            raise StopIteration
-        while True:
-            try:
-                ok, item = self._queue.get(timeout=0.5)
-                break
-            except queue.Empty:
-                if not self._thread.is_alive() and self._queue.empty():
-                    self._done = True  # cannot happen: the thread always hands over an end
-                    raise DataError("the reading thread ended without finishing the "
-                                    "input") from None
-        if ok:
-            return item
-        self._done = True
-        if item is None:
-            raise StopIteration
-        raise item
-
-    def close(self) -> None:
-        import queue
-
-        self._stop.set()
-        pending: BaseException | None = None
-        while self._thread.is_alive():
-            try:
-                while True:  # empty the queue: a waiting put then sees the stop
-                    self._queue.get_nowait()
-            except queue.Empty:
-                pass
-            except BaseException as exc:  # a signal: finish the join, raise it after
-                pending = pending or exc
-            try:
-                join_thread(self._thread, 0.05)  # (not interrupted: see join_thread)
-            except BaseException as exc:
-                pending = pending or exc
-        if pending is not None:
-            raise pending
-
-
-class _WriteBehind:
-    """Call ``fn`` on each item :meth:`put`, in order, on a daemon thread (formatting and
-    writing a batch while the caller privatises the next one; pyarrow releases the GIL
-    while it encodes). At most ``depth`` items wait. An exception raised by ``fn`` is
-    raised by the next :meth:`put` or by :meth:`finish` (the items after it are dropped).
-    :meth:`close` (always called, also on errors and signals) lets the thread finish the
-    item it is on and joins it, so the writer is never closed under it; a signal arriving
-    during the join does not abandon it (it is raised after)."""
-
-    _END = object()
-
-    def __init__(self, fn: Any, depth: int, *, threaded: bool = True) -> None:
-        import queue
-        import threading
-
-        self._fn = fn
-        self._queue: Any = queue.Queue(maxsize=depth)
-        self._error: BaseException | None = None
-        self._drop = False
-        self._thread: Any = None
-        if threaded:  # otherwise put() writes at once, on the caller's thread
-            self._thread = threading.Thread(target=self._run, name="pmlkit-write",
-                                            daemon=True)
-            try:
-                self._thread.start()
-            except BaseException:  # a signal once the thread runs: stop and join it
-                self.close()
-                raise
-
-    def _run(self) -> None:
-        while True:
-            item = wait_for(self._queue)  # (never a lost wake-up: see wait_for)
-            if item is self._END:
-                return
-            if self._error is not None or self._drop:
-                continue  # keep taking items: the caller never waits on a full queue
-            try:
-                self._fn(item)
-            except BaseException as exc:  # raised on the caller's thread
-                self._error = exc
-
-    def put(self, item: Any) -> None:
-        if self._error is not None:
-            raise self._error
-        if self._thread is None:
-            self._fn(item)
-        else:
-            self._queue.put(item)
-
-    def finish(self) -> None:
-        """Wait until every item is written; raise the first error of ``fn``."""
-        self._stop()
-        if self._error is not None:
-            raise self._error
-
-    def close(self) -> None:
-        """Drop the items not yet started, and join the thread."""
-        self._drop = True
-        self._stop()
-
-    def _stop(self) -> None:
-        # forgotten only once joined: a signal before the join leaves it to the next call
-        thread = self._thread
-        if thread is not None:
-            stop_worker(thread, self._queue, self._END)
-        self._thread = None
-
-
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw], inp: Path,
               out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
               policies: Mapping[str, Policy], *,
@@ -1401,12 +1207,11 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
     sink: Any = None
     writer: Any = None
     hashed: HashingFile | None = None
-    behind: _WriteBehind | None = None
     rows = 0
     try:
         try:
-            # hashed as written (not read again), on a helper thread beside this one
-            hashed = HashingFile(tmp, background=pipeline_threads())
+            # hashed as written (not read again)
+            hashed = HashingFile(tmp)
             if out_fmt == "parquet":
                 import pyarrow.parquet as pq
 
@@ -1437,7 +1242,6 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             raise DataError(f"cannot write {str(out)!r}: {exc}") from exc
         if in_fmt == "csv":  # small CSV blocks: the reader's read-ahead stays small
             batch_rows = min(batch_rows, csv_rows)
-        threaded = pipeline_threads()
         out_writer = writer
 
         def write(new: Any) -> None:
@@ -1454,51 +1258,32 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                                 f"{' '.join(str(exc).split())[:300]}") from exc
 
         failed = False
-        # the reading and writing threads are started inside the blocks that stop them,
-        # so a signal arriving just after one started still stops and joins it
         batches: Any = None
-        try:
-            try:
-                if piece is None:
-                    batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
-                                           column_types=column_types,
-                                           read_dictionary=in_place if in_fmt == "parquet"
-                                           else None)
-                else:
-                    batches = _piece_batches(inp, piece, names, read_csv, batch_rows,
-                                             in_place)
-                # CSV: the next blocks (1 MiB) are parsed on a reading thread while this
-                # one is privatised. Parquet batches are large, and pyarrow decodes them
-                # on its own threads while the writing thread (the slowest step)
-                # encodes: read here
-                if threaded and in_fmt == "csv":
-                    batches = _Prefetch(batches, 4)
-                # batches are written on a writing thread while the next one is
-                # privatised (Parquet batches are large: one waits; CSV blocks are 1 MiB:
-                # a few)
-                behind = _WriteBehind(write, 1 if out_fmt == "parquet" else 4,
-                                      threaded=threaded)
-                for batch in batches:
-                    new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
-                                           gen, policies, from_text=in_fmt == "csv",
-                                           schema=schema)
-                    if new is None:  # a problem was found: keep counting it, write nothing
-                        failed = True
-                        continue
-                    if failed:
-                        continue
-                    behind.put(new)
-                    rows += new.num_rows
-                    if bar is not None:
-                        bar.update(new.num_rows)
-            finally:
-                if batches is not None:  # (a signal meanwhile: the reader still stops)
-                    _settle([batches.close])
-            assert behind is not None  # made before the first batch
-            behind.finish()
+        try:  # (read, privatised and written on this thread, batch by batch)
+            if piece is None:
+                batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
+                                       column_types=column_types,
+                                       read_dictionary=in_place if in_fmt == "parquet"
+                                       else None)
+            else:
+                batches = _piece_batches(inp, piece, names, read_csv, batch_rows,
+                                         in_place)
+            for batch in batches:
+                new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
+                                       gen, policies, from_text=in_fmt == "csv",
+                                       schema=schema)
+                if new is None:  # a problem was found: keep counting it, write nothing
+                    failed = True
+                    continue
+                if failed:
+                    continue
+                write(new)
+                rows += new.num_rows
+                if bar is not None:
+                    bar.update(new.num_rows)
         finally:
-            if behind is not None:  # joined before the writer is closed, even if a
-                _settle([behind.close])  # signal interrupts the first attempt
+            if batches is not None:  # (the reader closed, also on a signal)
+                _settle([batches.close])
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
@@ -1514,10 +1299,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
     except BaseException:
-        # the writing thread joined first (again: a signal can land before the finally
-        # above joins it), so the writer is never closed under a batch being written
-        closers = ([behind.close] if behind is not None else []) \
-            + ([writer.close] if out_fmt == "parquet" and writer is not None else []) \
+        closers = ([writer.close] if out_fmt == "parquet" and writer is not None else []) \
             + ([sink.close] if sink is not None else [])
         _discard(hashed, tmp, *closers)
         raise
@@ -1536,13 +1318,6 @@ _POLARS_CODECS = {"snappy": "snappy", "zstd": "zstd", "gzip": "gzip", "none": "u
 #: comparison per label (about 1.4 ms per 2^20 rows each) instead of a cast to an Enum
 #: (about 11 ms).
 _EQUALITY_LABELS = 6
-
-
-#: Files of fewer rows privatised by the polars engine with polars matching the labels do
-#: not load the compiled kernels for their draws (see :meth:`AliasSampler.loading_after`):
-#: numba's import and first calls cost about 0.45 s, the numpy draw 2-3 ms more per
-#: 2^20 rows (measured 5.8 against 2.7-3.75 ms).
-_KERNELS_AFTER_ROWS = 1 << 28
 
 
 class _PolarsMismatch(Exception):
@@ -1656,11 +1431,6 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     def source(*_: Any) -> Any:
         nonlocal rows
         failed = False
-        # the released columns are hashed for the record's binding on a helper thread
-        # (converting polars text to Arrow and hashing it), in chunk order
-        hashing = _WriteBehind(
-            lambda d: hasher.update(d.to_arrow(compat_level=old)), 2,
-            threaded=pipeline_threads()) if hasher.columns else None
         try:
             chunks = pl.scan_parquet(inp).collect_batches(chunk_size=batch_rows,
                                                           maintain_order=True)
@@ -1686,22 +1456,17 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                         arr = pc.if_else(_mask_array(null), pa.nulls(1, arr.type)[0], arr)
                     new.append(pl.Series(t, arr))
                 df = df.with_columns(new).select(schema.names)
-                if hashing is not None:
-                    hashing.put(df.select(hasher.columns))
+                if hasher.columns:  # hashed for the record's binding, in chunk order
+                    hasher.update(df.select(hasher.columns).to_arrow(compat_level=old))
                 rows += df.height
                 if bar is not None:
                     bar.update(df.height)
                 yield df
-            if hashing is not None:
-                hashing.finish()
             if not failed:
                 finished.append(hasher.finish())
         except BaseException as exc:  # re-raised as it was after polars returns
             caught.append(exc)
             raise
-        finally:
-            if hashing is not None:
-                _settle([hashing.close])
 
     import base64
 
@@ -1732,11 +1497,6 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
     if temps is not None:
         temps.append(tmp)
     hashed: HashingFile | None = None
-    # every privatised column's input indices found by polars itself (no encoder): the
-    # compiled kernels would only draw faster (2-3 ms per 2^20 rows), which repays
-    # numba's import and first calls (about 0.45 s) only past _KERNELS_AFTER_ROWS rows
-    defer = set(enums) == set(cols) \
-        and pq.read_metadata(inp).num_rows < _KERNELS_AFTER_ROWS
     try:
         try:
             # polars writes through the hashing file (one sequential stream of bytes, no
@@ -1745,10 +1505,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
             hashed = HashingFile(tmp)
             options: dict[str, Any] = {"compression": codec, "row_group_size": group,
                                        "metadata": footer, "arrow_schema": wide}
-            with contextlib.ExitStack() as deferred:
-                for c in cols if defer else ():
-                    deferred.enter_context(samplers[c].loading_after(1 << 62))
-                lf.sink_parquet(cast(IO[bytes], hashed), **options)
+            lf.sink_parquet(cast(IO[bytes], hashed), **options)
             sha, size = hashed.finish()  # flushed, fsynced and closed
         except Exception as exc:
             if caught and not isinstance(caught[0], pl.exceptions.PolarsError):
