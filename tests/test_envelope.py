@@ -198,7 +198,8 @@ def test_closed_forms_when_every_output_is_tight(eps: float) -> None:
     for delta in (0.01, 0.3, 0.9):
         env = leakage_envelope(rr, UNIFORM, delta)
         assert env.eps == pytest.approx(closed, abs=1e-9)
-        assert env.merges == pytest.approx(closed, abs=1e-12)
+        # closed forms are built a rounding margin (~1.5e-11) below eps
+        assert env.merges == pytest.approx(closed, abs=1e-9)
     p = np.array([0.4, 0.3, 0.2, 0.1])
     ext = np.asarray(extremal_high_privacy(p, eps / 20).matrix)
     assert leakage_envelope(ext, p, 0.05).eps == pytest.approx(eps / 20, abs=1e-9)

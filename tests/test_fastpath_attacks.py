@@ -952,7 +952,9 @@ def test_box_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: i
     reported = mech.provenance.optimality_gap
     assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
     assert value <= opt * (1 + 1e-7) + 1e-12
-    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+    # designs are solved at eps minus the certification margin (1e-9 nats, rounding
+    # against the guarantee), so their value may sit ~1e-8 relative below the optimum at eps
+    assert (opt - value) / opt <= reported + 1e-7, (opt, value, reported)
 
 
 def _force_parsing(lines: list[str], every: int = 40) -> list[str]:
@@ -1492,7 +1494,9 @@ def test_l1_design_gap_is_a_valid_bound(n: int, eps: float, gap: float, seed: in
     reported = mech.provenance.optimality_gap
     assert reported is not None and 0 <= reported <= max(gap, 1e-6) + 1e-9
     assert value <= opt * (1 + 1e-7) + 1e-12
-    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+    # designs are solved at eps minus the certification margin (1e-9 nats, rounding
+    # against the guarantee), so their value may sit ~1e-8 relative below the optimum at eps
+    assert (opt - value) / opt <= reported + 1e-7, (opt, value, reported)
 
 
 @pytest.mark.parametrize(("n", "eps", "gap"), [(4, math.log(2), 1e-6), (5, 1.0, 0.2),
@@ -1523,7 +1527,9 @@ def test_design_from_samples_gap_is_a_valid_bound(n: int, eps: float, gap: float
     reported = res.optimality_gap
     assert reported is not None and reported <= max(gap, 1e-6) + 1e-9
     assert value <= opt * (1 + 1e-7) + 1e-12
-    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+    # designs are solved at eps minus the certification margin (1e-9 nats, rounding
+    # against the guarantee), so their value may sit ~1e-8 relative below the optimum at eps
+    assert (opt - value) / opt <= reported + 1e-7, (opt, value, reported)
 
 
 @pytest.mark.parametrize(("n", "eps", "secs", "seed"), [
@@ -1560,4 +1566,6 @@ def test_box_design_stopped_early_still_bounds(monkeypatch: pytest.MonkeyPatch, 
     reported = mech.provenance.optimality_gap
     assert reported is not None
     assert value <= opt * (1 + 1e-7) + 1e-12
-    assert (opt - value) / opt <= reported + 1e-9, (opt, value, reported)
+    # designs are solved at eps minus the certification margin (1e-9 nats, rounding
+    # against the guarantee), so their value may sit ~1e-8 relative below the optimum at eps
+    assert (opt - value) / opt <= reported + 1e-7, (opt, value, reported)

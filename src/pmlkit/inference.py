@@ -1274,7 +1274,28 @@ def find_joint_release(path: str | PathLike[str], columns: Sequence[str]) -> Any
     together and its output columns in the order of ``release.columns``; or ``None`` when
     its records name no such release (the columns may then have been released each
     through its own mechanism: :func:`find_mechanism`). A column released with other
-    columns than ``columns`` raises :class:`~pmlkit.errors.DataError`."""
+    columns than ``columns`` raises :class:`~pmlkit.errors.DataError`.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> from pathlib import Path
+    >>> import numpy as np
+    >>> import pyarrow as pa
+    >>> import pyarrow.parquet as pq
+    >>> from pmlkit.joint import joint_release
+    >>> from pmlkit.privatization import privatize_file
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> pq.write_table(pa.table({"a": ["x", "y"] * 5, "b": ["u", "u", "v", "v", "u"] * 2}),
+    ...                folder / "in.parquet")
+    >>> rel = joint_release(("a", "b"), (("x", "y"), ("u", "v")), np.full((4, 4), 0.25),
+    ...                     [0.25] * 4)
+    >>> _ = privatize_file({("a", "b"): rel}, folder / "in.parquet", folder / "out.parquet",
+    ...                    ["a", "b"], rng=0)
+    >>> found, into = find_joint_release(folder / "out.parquet", ["b", "a"])
+    >>> found.columns, list(into)
+    (('a', 'b'), ['a', 'b'])
+    """
     from .joint import JointRelease
 
     for doc, where in _documents(path):
