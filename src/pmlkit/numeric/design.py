@@ -39,7 +39,12 @@ from ..design import certify, exact_polytope
 from ..errors import CertificationError, InfeasibleError, PMLError, ValidationError
 from ..mechanism import Mechanism
 from ..sets import L1Ball, UncertaintySet, VertexSet
-from ..worstcase import CERTIFY_TOL, check_uncertainty_set, leakage_capacity
+from ..worstcase import (
+    certified_bound,
+    certifies,
+    check_uncertainty_set,
+    leakage_capacity,
+)
 from .gaussian import calibrate_sigma
 from .gaussian import clamped_channel as gaussian_channel
 from .grid import NumericGrid
@@ -58,7 +63,7 @@ DUST = 1e-10
 #: LP designs use ``min(eps, EPS_CAP)`` (as :mod:`pmlkit.design`: ``M(30, set)`` is inside
 #: ``M(eps, set)`` and larger coefficients exceed what HiGHS resolves).
 EPS_CAP = 30.0
-_MARGINS = (0.0, 1e-8, 1e-6, 1e-4)
+_MARGINS = (1e-9, 1e-8, 1e-6, 1e-4)
 
 
 def _check_grid(grid: Any) -> NumericGrid:
@@ -224,7 +229,7 @@ def ordinal_mechanism(grid: NumericGrid, over: Any, eps: float, *,
         ed = max(e - margin, 0.0)
         w = ordinal_matrix(g, uset, ed, prior=p, utility=util)
         cert = float(leakage_capacity(w, uset))
-        if cert <= e + CERTIFY_TOL:
+        if certifies(w, uset, e):  # a tie within rounding counts against the design
             break
     else:
         raise CertificationError(
@@ -258,8 +263,11 @@ def laplace_mechanism(grid: NumericGrid, over: Any, eps: float, *,
     g = _check_grid(grid)
     e = check_eps(eps)
     uset, p, basis = _resolve(g, over, prior)
-    cal = calibrate_discrete_laplace(g.n, e, uset, clamp=True)
-    w = clamped_channel(g.n, cal.r)
+    for margin in _MARGINS:  # calibrated just below eps: a tie counts against it
+        cal = calibrate_discrete_laplace(g.n, max(e - margin, 0.0), uset, clamp=True)
+        w = clamped_channel(g.n, cal.r)
+        if certifies(w, uset, e):
+            break
     params = _params(g, {"eps": e, "r": cal.r, "scale": cal.scale_steps * g.step_value,
                          "clamp": True, "prior": p.tolist(),
                          "expected_loss_abs": expected_loss(w, p, g, "abs"),
@@ -293,7 +301,7 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
     te = check_eps(tail_eps, "tail_eps")
     uset, p, basis = _resolve(g, over, prior)
     w = gaussian_channel(g.n, s / g.step_value)
-    pure = float(leakage_capacity(w, uset))
+    pure = certified_bound(w, uset)  # the worst case raised by its rounding margin
     delta = postprocessing_delta_over_set(w, uset, te)
     params = _params(g, {"eps": pure, "sigma": s, "tail_eps": te, "tail_delta": delta,
                          "tail_delta_markov": maximal_leakage_delta(w, te),
