@@ -228,3 +228,62 @@ def test_eps_zero_gives_a_certified_constant_mechanism():
     w = np.asarray(m.matrix)
     assert np.allclose(w, w[0][None, :])
     assert pmlkit.leakage_capacity(w, pmlkit.L1Ball(p, 0.01)) <= 1e-9
+
+
+def test_hadamard_sets_are_sylvester_rows_and_identify_every_distribution():
+    """Against scipy's Hadamard matrix (an independent construction): rows and columns
+    1..N of the order-K matrix, K the least power of 2 above N, and rank N for every N the
+    designer can meet."""
+    from scipy.linalg import hadamard
+
+    from pmlkit.design.estimation import hadamard_sets
+
+    for n in range(2, 201):
+        k = 1 << n.bit_length()  # least power of 2 >= n + 1
+        assert k >= n + 1 and k // 2 < n + 1
+        expected = (hadamard(k)[1:n + 1, 1:n + 1] > 0).astype(float)
+        s = hadamard_sets(n)
+        np.testing.assert_array_equal(s, expected)
+        assert np.linalg.matrix_rank(s) == n
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_pml_hadamard_response_meets_eps_exactly_at_the_largest_ratio(seed):
+    from pmlkit.design.estimation import hadamard_sets, pml_hadamard_matrix
+
+    rng = np.random.default_rng(seed)
+    n = int(rng.integers(3, 12))
+    p = rng.dirichlet(np.full(n, 1.0))
+    beta, eps = float(rng.uniform(0.01, 0.2)), float(rng.uniform(0.3, 1.5))
+    w = pml_hadamard_matrix(pmlkit.L1Ball(p, beta), eps)
+    s = hadamard_sets(n)
+    # the family: two levels per row, the larger on S_y, with one ratio t for all rows
+    ratio = (w * s).max(axis=1) / np.where(s > 0, np.inf, w).min(axis=1)
+    t = float(ratio[0])
+    np.testing.assert_allclose(w.sum(axis=1), 1.0)
+    worst = _worst_case_lp(w, p, beta)
+    assert worst <= eps + 1e-9
+    if t < 1e20:
+        # the largest ratio: the worst case is at eps up to the bisection's resolution
+        np.testing.assert_allclose(ratio, t, rtol=1e-9)
+        assert worst >= eps - 1e-6
+
+
+def test_estimation_design_at_53_categories_beats_calibrated_krr_severalfold():
+    """The case where every category can vanish from the set (2,000 samples of 53
+    categories): PML randomized response is k-RR there, and the design used to return
+    exactly k-RR. The Hadamard start reveals which half of the alphabet the value is in,
+    which leaks about log 2 however sharp it is. Certified by the independent LP."""
+    rng = np.random.default_rng(1)
+    p = rng.dirichlet(np.full(53, 1.0))
+    samples = rng.choice(53, size=2000, p=p)
+    res = pmlkit.design_from_samples(samples, 1.0, 1e-6, utility="estimation",
+                                     categories=list(range(53)), max_work=2)
+    pe = np.asarray(res.guarantee.estimate)
+    beta = float(res.guarantee.beta)
+    w = np.asarray(res.mechanism.matrix)
+    assert w.shape == (53, 53)
+    assert _worst_case_lp(w, pe, beta) <= 1.0 + 1e-7
+    rr = _calibrated_krr(53, 1.0, pe, beta)
+    assert estimation_mse(w, pe, 1) < 0.5 * estimation_mse(rr, pe, 1)
+    assert "Hadamard" in res.mechanism.parameters["method"]

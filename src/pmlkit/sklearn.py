@@ -140,6 +140,11 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         outer time cap (default none) of each column's design, passed to
         :func:`pmlkit.design_from_samples` (when the budget runs out the certified
         optimality gap reached is recorded).
+    allow_unestimable
+        ``False`` (default): a column whose design for ``utility`` merges categories gets
+        the estimation design instead, so the analyst can estimate every category from
+        the released column; ``True`` keeps the merging design (the analyst can then only
+        bound the merged categories' shares).
 
     Attributes
     ----------
@@ -174,7 +179,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                  utility: Any = "mutual_information", columns: Any = None,
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
                  max_categories: int = 16, max_seconds: float | None = None,
-                 max_work: float | None = 60.0, allow_self_reference: bool = False) -> None:
+                 max_work: float | None = 60.0, allow_self_reference: bool = False,
+                 allow_unestimable: bool = False) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -187,6 +193,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.max_seconds = max_seconds
         self.allow_self_reference = allow_self_reference
         self.max_work = max_work
+        self.allow_unestimable = allow_unestimable
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -331,7 +338,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 res = design_from_samples(col, eps, delta, categories=c, utility=utility,
                                           confidence=self.confidence,
                                           max_seconds=self.max_seconds,
-                                          max_work=self.max_work)
+                                          max_work=self.max_work,
+                                          estimable=not self.allow_unestimable)
             except ValidationError as exc:
                 raise ValidationError(f"column {label!r}: {exc}") from exc
             mechs.append(res.mechanism)
@@ -359,6 +367,9 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         if not isinstance(self.allow_self_reference, bool | np.bool_):
             raise ValidationError(f"allow_self_reference must be True or False, got "
                                   f"{fmt(self.allow_self_reference)}")
+        if not isinstance(self.allow_unestimable, bool | np.bool_):
+            raise ValidationError(f"allow_unestimable must be True or False, got "
+                                  f"{fmt(self.allow_unestimable)}")
 
     def transform(self, X: Any) -> Any:
         """Privatise the fitted columns of ``X``; returns the same kind of container with

@@ -85,6 +85,10 @@ def _set_methods() -> list[str]:
 @renamed_option("--confidence", "--set", "set_method",
                 type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set around the estimate.")
+@click.option("--allow-unestimable", is_flag=True,
+              help="Keep a design that merges categories: the analyst can then only bound "
+                   "their shares, not estimate them. By default such a design is replaced "
+                   "by the estimation design, from which every category can be estimated.")
 @click.option("--allow-fallback", is_flag=True,
               help="Deprecated, no effect: large columns are designed with a certified "
                    "optimality gap (see --max-seconds).")
@@ -130,7 +134,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool,
-            utility_matrix: str | None = None) -> int:
+            utility_matrix: str | None = None, allow_unestimable: bool = False) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
     from ..errors import DataError, PMLWarning, TooLargeError
@@ -164,7 +168,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     result = design_from_samples(
                         values, eps, delta, utility=utility, confidence=set_method,
                         max_seconds=max_seconds, categories=cats, missing=missing,
-                        max_work=max_work)
+                        max_work=max_work, estimable=not allow_unestimable)
                 else:
                     result, proposal = _coarsen(
                         values, eps, delta, utility=utility, keep=keep_k,
@@ -202,6 +206,9 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     from ..plain import plain_sentence
 
     plain = plain_sentence(g.eps)
+    swapped = mech.parameters.get("estimable")
+    if swapped:
+        proposal_text += f"{swapped} (--allow-unestimable keeps it)\n"
     text = (proposal_text + f"{g}\nmechanism ({mech.n_inputs} inputs x "
             f"{mech.n_outputs} outputs, "
             f"{summary.outputs_used} used) written to {out}\n{summary}"

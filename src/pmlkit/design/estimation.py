@@ -36,6 +36,17 @@ design works on square mechanisms directly, from two starting points:
   ``(1 - ||q||^2) / (n s^2)`` with ``q = s P + b``; for a given ``s`` the best ``b``
   puts the free mass on one category (``||q||^2`` is convex in ``b``), and ``s`` is
   chosen on a grid.
+- *PML Hadamard response*: output ``y`` is a set ``S_y`` of inputs (row ``y`` of a
+  Sylvester-Hadamard matrix of order ``K >= N + 1``, restricted to ``N`` inputs and ``N``
+  non-constant rows, which are linearly independent) and ``W(y|x)`` is proportional to
+  ``t`` if ``x in S_y`` and to 1 otherwise. Its columns reveal a coarse property of the
+  value (which half of the alphabet it is in): such an output leaks at most
+  ``log 1 / Q(S_y)``, about ``log 2``, however large ``t``, so where randomized response
+  must spread its noise over all ``N`` outputs this start keeps ``t`` large. ``t`` is the
+  largest (bisection on the exact worst case over the set) that meets ``eps``. At large
+  ``N`` and small eps it identifies ``P`` far better than randomized response (Adult's
+  ``native-country``, ``N = 42``, eps = 1: a quarter of the error before the local search;
+  an eleventh after it).
 - a *local search* over the exact polytope of eps-PML square mechanisms over the set
   (:func:`pmlkit.design.linear.mechanism_polytope`): Frank-Wolfe steps whose direction is
   the polytope vertex minimising the gradient of ``tr C(W)`` (one HiGHS LP), with a
@@ -57,7 +68,8 @@ from .._validation import check_count
 if TYPE_CHECKING:
     from ..mechanism import Mechanism
 
-__all__ = ["EstimationError", "estimation_mse", "mechanism_rank"]
+__all__ = ["EstimationError", "estimation_mse", "hadamard_sets", "mechanism_rank",
+           "pml_hadamard_matrix"]
 
 #: Rank tolerance, relative to the largest singular value.
 RANK_TOL = 1e-10
@@ -174,6 +186,7 @@ class EstimationError:
         self.last_gap: float = math.nan
         self.last_steps: int = 0
         self.last_fw_gap: float = math.nan
+        self.last_start: str = ""
 
     def value(self, w: np.ndarray, p: np.ndarray) -> float:
         """``-tr C(W) / n`` at ``p`` (``-inf`` when ``W`` does not identify ``P``)."""
@@ -251,22 +264,35 @@ class EstimationError:
                         deadline: float = math.inf, max_steps: int = LOCAL_MAX_ITER
                         ) -> np.ndarray:
         """Square mechanism for any set and N (module docstring): PML randomized response
-        (never worse than k-RR at the same guarantee), refined by the local
-        search over the exact polytope until its Frank-Wolfe gap falls below
-        :data:`FW_REL_GAP`, ``max_steps`` steps (at most :data:`LOCAL_MAX_ITER`) or
-        ``deadline`` (``time.monotonic()``, an outer cap). Not certified here (the
-        caller certifies)."""
+        (never worse than k-RR at the same guarantee) and PML Hadamard response, each
+        refined by the local search over the exact polytope until its Frank-Wolfe gap
+        falls below :data:`FW_REL_GAP`, ``max_steps`` steps (at most
+        :data:`LOCAL_MAX_ITER`) or ``deadline`` (``time.monotonic()``, an outer cap); the
+        one with the smaller error is returned (``last_start`` names it). Not certified
+        here (the caller certifies)."""
         p = np.asarray(p, dtype=np.float64)
-        w = pml_randomized_response_matrix(uncertainty_set, p, eps)
-        if w is None:
+        rr = pml_randomized_response_matrix(uncertainty_set, p, eps)
+        if rr is None:
             # eps = 0: only constant columns are allowed, nothing identifies P
             return np.ones((p.size, 1))
-        w, gap, steps = local_search(w, p, uncertainty_set, eps, deadline=deadline,
-                                     max_iter=max(0, min(int(max_steps), LOCAL_MAX_ITER)))
+        steps_cap = max(0, min(int(max_steps), LOCAL_MAX_ITER))
+        starts = [("PML randomized response", rr)]
+        hr = pml_hadamard_matrix(uncertainty_set, eps)
+        if hr is not None:
+            starts.append(("PML Hadamard response", hr))
+        best: tuple[float, np.ndarray, float, int, str] | None = None
+        for name, w0 in starts:
+            w, gap, steps = local_search(w0, p, uncertainty_set, eps, deadline=deadline,
+                                         max_iter=steps_cap)
+            err = _trace(w, p)
+            if best is None or err < best[0]:
+                best = (err, w, gap, steps, name)
+        assert best is not None
         self.last_gap = math.nan
-        self.last_steps = steps
-        self.last_fw_gap = gap
-        return w
+        self.last_steps = best[3]
+        self.last_fw_gap = best[2]
+        self.last_start = best[4]
+        return best[1]
 
 
 def pml_randomized_response_matrix(uncertainty_set: Any, prior: ArrayLike, eps: float
@@ -292,6 +318,83 @@ def pml_randomized_response_matrix(uncertainty_set: Any, prior: ArrayLike, eps: 
     b[k] += max(0.0, 1.0 - best * (1.0 + total))
     w = best * np.eye(p.size) + b[None, :]
     return np.asarray(w / w.sum(axis=1, keepdims=True))
+
+
+#: Bisection steps of the PML Hadamard response's ratio ``t`` (on ``log t``).
+HADAMARD_BISECT = 60
+#: Largest ratio tried: beyond it the columns are treated as deterministic half-reports.
+HADAMARD_MAX_LOG_RATIO = 60.0
+
+
+def _sylvester(k: int) -> np.ndarray:
+    """Sylvester-Hadamard matrix of order ``k`` (a power of 2), entries +-1."""
+    h = np.ones((1, 1))
+    while h.shape[0] < k:
+        h = np.block([[h, h], [h, -h]])
+    return h
+
+
+def hadamard_sets(n: int) -> np.ndarray:
+    """``N x N`` 0/1 matrix ``S[x, y] = [x in S_y]`` of the PML Hadamard response: rows and
+    columns ``1..N`` of the Sylvester-Hadamard matrix of order ``K >= N + 1`` (the constant
+    row 0 left out).
+
+    Examples
+    --------
+    >>> hadamard_sets(3).astype(int)
+    array([[0, 1, 0],
+           [1, 0, 0],
+           [0, 0, 1]])
+    """
+    n = check_count(n, "n")
+    k = 1
+    while k < n + 1:
+        k *= 2
+    return np.asarray(_sylvester(k)[1:n + 1, 1:n + 1] > 0, dtype=np.float64)
+
+
+def pml_hadamard_matrix(uncertainty_set: Any, eps: float) -> np.ndarray | None:
+    """PML Hadamard response (module docstring): the square mechanism
+    ``W(y|x) ~ t^[x in S_y]`` with the largest ratio ``t`` whose exact worst case over the
+    set is within ``eps`` (:func:`pmlkit.worstcase.certifies`, so the rounding goes
+    against the guarantee); ``None`` when ``eps = 0``, ``N < 2`` or the sets do not
+    identify ``P`` (never seen for ``N <= 200``).
+
+    Examples
+    --------
+    Over an l1-ball around the uniform distribution on 4 points at eps = 1:
+
+    >>> import numpy as np
+    >>> from pmlkit.sets import L1Ball
+    >>> from pmlkit.worstcase import leakage_capacity
+    >>> ball = L1Ball(np.full(4, 0.25), 0.1)
+    >>> w = pml_hadamard_matrix(ball, 1.0)
+    >>> w.shape, bool(leakage_capacity(w, ball) <= 1.0)
+    ((4, 4), True)
+    """
+    from ..worstcase import certifies
+
+    n = int(uncertainty_set.n)
+    if eps <= 0 or n < 2:
+        return None
+    s = hadamard_sets(n)
+    if np.linalg.matrix_rank(s) < n:  # pragma: no cover - full rank for every n tried
+        return None
+
+    def make(log_t: float) -> np.ndarray:
+        w = np.where(s > 0, 1.0, math.exp(-log_t))
+        return np.asarray(w / w.sum(axis=1, keepdims=True))
+
+    if certifies(make(HADAMARD_MAX_LOG_RATIO), uncertainty_set, eps):
+        return make(HADAMARD_MAX_LOG_RATIO)
+    lo, hi = 0.0, HADAMARD_MAX_LOG_RATIO  # t = 1 (constant columns) always certifies
+    for _ in range(HADAMARD_BISECT):
+        mid = 0.5 * (lo + hi)
+        if certifies(make(mid), uncertainty_set, eps):
+            lo = mid
+        else:
+            hi = mid
+    return make(lo) if lo > 0 else None
 
 
 def _gradient(w: np.ndarray, p: np.ndarray, z: np.ndarray) -> np.ndarray:

@@ -647,8 +647,9 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
                 raise
         else:
             steps = getattr(util.custom, "last_steps", None)
+            start = getattr(util.custom, "last_start", "") or "PML randomized response"
             cands.append((util.value(w, p), w, ed,
-                          f"{util.name}: PML randomized response refined by a local "
+                          f"{util.name}: {start} refined by a local "
                           f"search over the square eps-PML polytope ({steps} Frank-Wolfe "
                           "steps, HiGHS)"))
     if cands:
@@ -1024,7 +1025,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
                         utility: Any = "mutual_information", confidence: str = "l1",
                         allow_fallback: bool | None = None, missing: str = "error",
                         max_seconds: float | None = None, gap: float = 1e-6,
-                        max_work: float | None = DEFAULT_WORK) -> DesignResult:
+                        max_work: float | None = DEFAULT_WORK,
+                        estimable: bool = False) -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -1054,6 +1056,13 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     ``max_seconds`` and ``gap`` bound the design's search as in
     :func:`optimal_mechanism`: by default the work is counted, not timed, so the same
     samples give the same mechanism on any machine.
+
+    ``estimable=True`` (the default of the data-release paths: ``pmlkit design``,
+    :class:`pmlkit.sklearn.PMLPrivatizer`) asks for a mechanism from whose releases the
+    analyst can estimate every category: if the design for ``utility`` merges categories
+    (its matrix has rank below ``N``, so :func:`pmlkit.estimate_distribution` can only
+    bound them), the estimation design (``utility="estimation"``, full rank) is returned
+    instead, and its ``parameters["estimable"]`` says so.
 
     Returns
     -------
@@ -1107,10 +1116,25 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
         description = cs.description
     # the counts only: nothing that depends on the order of the records (_provenance)
     extra: dict[str, Any] = {"delta": delta, "m": est.m, "confidence": confidence}
+    if not isinstance(estimable, bool):
+        raise ValidationError(f"estimable must be True or False, got {fmt(estimable)}")
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
                    max_seconds=max_seconds, gap=gap, statement=description,
                    max_work=max_work)
+    if estimable and eps > 0:
+        from .estimation import EstimationError, mechanism_rank
+
+        if mechanism_rank(mech.matrix) < est.n:
+            requested = _Utility(utility, est.n).name
+            extra = {**extra, "estimable": (
+                f"the {requested} design merges categories (the analyst could only bound "
+                "them); the estimation design is released instead")}
+            utility = EstimationError()
+            mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
+                           designer="design_from_samples", labels=est.categories,
+                           extra=extra, max_seconds=max_seconds, gap=gap,
+                           statement=description, max_work=max_work)
     util = _Utility(utility, est.n)
     u_rr, _, u_ep = _comparisons(p, eps, uset, util)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories),
