@@ -133,6 +133,14 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
               show_default=True,
               help="One mechanism on the tuples (joint) or one per column with a searched "
                    "eps split (per-column); auto picks joint for at most 12 tuples.")
+@click.option("--utility", type=click.Choice(["mutual_information", "accuracy",
+                                               "estimation"]),
+              default="mutual_information", show_default=True,
+              help="What each design maximises (estimation: the accuracy of the "
+                   "distribution an analyst estimates from the released columns).")
+@click.option("--allow-unestimable", is_flag=True,
+              help="Keep designs that merge categories (the analyst can then only bound "
+                   "their shares); by default they are replaced by estimation designs.")
 @renamed_option("--confidence", "--set", "set_method",
                 type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set.")
@@ -145,7 +153,8 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
 def design(reference: str, columns: str, eps: float, delta: float, mode: str,
            set_method: str, out_dir: pathlib.Path, overwrite: bool, names: str | None,
            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
-           as_json: bool) -> int:
+           as_json: bool, utility: str = "mutual_information",
+           allow_unestimable: bool = False) -> int:
     """Design a release of several columns for an overall (eps, delta) on the record."""
     from ..errors import ValidationError
     from ..joint import ReleasePlan, design_joint
@@ -156,7 +165,8 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
             f"--columns must name at least 2 distinct columns, got {columns!r}")
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
-    res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode)
+    res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode,
+                       utility=utility, estimable=not allow_unestimable)
     plan = ReleasePlan.from_design(res)
     plan_path = plan.save(out_dir, overwrite=overwrite)
     doc = plan.to_dict()
@@ -170,9 +180,31 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
         lines.append("each output of the joint mechanism is released as the tuple "
                      + ", ".join(f"({', '.join(map(str, t))})"
                                  for t in res.release.output_tuples))
+    lines.append(_estimability(res))
     lines.append(f"written: {', '.join(written)}, {plan_path}")
     emit(as_json, {"plan_file": str(plan_path), **doc}, "\n".join(lines))
     return 0
+
+
+def _estimability(res: Any) -> str:
+    """Whether the analyst can estimate the joint distribution of the released columns
+    (the released channel, after the tuple assignment, has full row rank)."""
+    import numpy as np
+
+    from ..design.estimation import mechanism_rank
+
+    if res.release is not None:
+        w = np.asarray(res.release.mechanism.matrix)
+    else:
+        w = np.ones((1, 1))
+        for m in res.mechanisms:
+            w = np.kron(w, np.asarray(m.matrix))
+    n = w.shape[0]
+    if mechanism_rank(w) == n:
+        return ("estimation: identifiable; the analyst can estimate the joint distribution "
+                "of the released columns (pmlkit estimate)")
+    return ("estimation: not identifiable (rank < N): the joint distribution can only be "
+            "bounded from the released columns")
 
 
 @command.command(name="repeat")

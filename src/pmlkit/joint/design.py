@@ -328,7 +328,9 @@ def _mi(w: np.ndarray, p: np.ndarray) -> float:
 
 def design_joint(reference: Any, eps: float, delta: float, *,
                  columns: Sequence[Any] | None = None, confidence: str = "l1",
-                 mode: str = "auto", splits: int = 5, steps: int = 8) -> JointDesign:
+                 mode: str = "auto", splits: int = 5, steps: int = 8,
+                 utility: Any = "mutual_information", estimable: bool = False
+                 ) -> JointDesign:
     """Design the release of several columns for an overall (eps, delta)-PML guarantee on
     the whole record.
 
@@ -348,6 +350,11 @@ def design_joint(reference: Any, eps: float, delta: float, *,
       split is certified; the search itself is a heuristic (the joint guarantee need not be
       monotone in ``lam``). If no split is certified, each column gets the constant
       mechanism (leaks nothing, releases nothing).
+
+    ``utility`` is what each design maximises (as in
+    :func:`pmlkit.design.design_from_samples`; the per-column split search adds the
+    columns' utility values), and ``estimable=True`` asks each design for a mechanism the
+    analyst can estimate back (see there).
 
     Returns
     -------
@@ -387,7 +394,8 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         if n_joint < 2:
             raise ValidationError("the joint alphabet must have at least 2 categories")
         est = EmpiricalDistribution.from_counts(counts, list(range(n_joint)))
-        res = design_from_samples(est, eps, d, confidence=conf)
+        res = design_from_samples(est, eps, d, confidence=conf, utility=utility,
+                                  estimable=estimable)
         designed = res.mechanism.guarantee
         assert designed is not None  # design_from_samples certifies what it returns
         # what is released: each output written as a tuple of column values (a
@@ -434,7 +442,8 @@ def design_joint(reference: Any, eps: float, delta: float, *,
             est = EmpiricalDistribution.from_counts(margs[i], cats[i])
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", PMLWarning)
-                r = design_from_samples(est, e, d, confidence=conf)
+                r = design_from_samples(est, e, d, confidence=conf, utility=utility,
+                                        estimable=estimable)
             cache[key] = (r.mechanism, float(r.guarantee.utility_value))
         return cache[key]
 
