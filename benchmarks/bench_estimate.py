@@ -73,7 +73,8 @@ import pmlkit as pk
 from pmlkit.design.baselines import randomized_response
 from pmlkit.design.estimation import EstimationError, estimation_mse
 from pmlkit.errors import PMLWarning
-from pmlkit.inference import _em, estimate_from_counts
+from pmlkit.inference import estimate_from_counts
+from pmlkit.inference._estimate import _em
 
 
 def krr(n: int, eps: float) -> np.ndarray:
@@ -251,7 +252,11 @@ def plain_ibu(w: np.ndarray, c: np.ndarray, steps: int = 10_000, tol: float = 1e
 _OLD = """
 import json, sys, time
 import numpy as np
-from pmlkit.inference import _em, estimate_from_counts
+from pmlkit.inference import estimate_from_counts
+try:
+    from pmlkit.inference._estimate import _em
+except ImportError:  # a tree before the split
+    from pmlkit.inference import _em
 d = np.load(sys.argv[1])
 w, c = d["w"], d["c"]
 t = time.perf_counter(); p, it, ok = _em(w, c, 1e-10, 10_000); t1 = time.perf_counter() - t

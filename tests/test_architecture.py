@@ -7,6 +7,11 @@ private name (a leading underscore, not a dunder). A private *module* belongs to
 package: ``pmlkit._validation`` may be imported anywhere in pmlkit, but
 ``pmlkit.privatization._dask`` only inside ``pmlkit.privatization``.
 
+A module named in a string counts as an import too: ``importlib.import_module("pmlkit.x")``
+(or ``import_module(".x", __package__)``, ``__import__``, ``require``) is read like ``import
+pmlkit.x``, so a string cannot carry an import past the layers; a module name computed at
+run time is allowed only in the modules of ``DYNAMIC_IMPORTS``, each with its reason.
+
 The layer table is repeated in ``docs/architecture.md``; keep both in step. A module missing
 from the table fails the test, so a new module must be given a layer. Modules listed here
 that do not exist yet are allowed (they are placed before they are written).
@@ -62,6 +67,8 @@ LAYERS: dict[str, int] = {
     "pmlkit.design.guarantee": 3,
     # 4 construction
     "pmlkit.design": 4,
+    # column generation (a package): work budget, master LP, pricing oracles, their kernels
+    "pmlkit.design.colgen": 4,
     "pmlkit.additive": 4,
     "pmlkit.joint": 4,
     "pmlkit.numeric.design": 4,  # certified numeric mechanisms (Mechanism over the grid)
@@ -69,13 +76,15 @@ LAYERS: dict[str, int] = {
     "pmlkit.privatization": 5,
     "pmlkit.io": 5,
     "pmlkit.datasets": 5,
-    "pmlkit.inference": 5,  # the analyst's side of a release: reads released labels
+    # the analyst's side of a release (a package): estimates from counts, from released
+    # values, and the mechanism of a released file
+    "pmlkit.inference": 5,
     "pmlkit.inference_joint": 5,  # the joint distribution of several released columns
     "pmlkit.numeric.estimate": 5,  # the analyst's side of a numeric release
     # 6 applications
     "pmlkit.cli": 6,
     "pmlkit.experiments": 6,
-    "pmlkit.audit": 6,
+    "pmlkit.audit": 6,  # a package: results, simulated families, exact sums, joint audit
     "pmlkit.demo": 6,
     "pmlkit.sklearn": 6,
     "pmlkit.plotting": 6,
@@ -97,6 +106,17 @@ LAYER_NAMES = [
 # Imports allowed although they go up the layers: (importer, imported) -> reason.
 # Keep this empty unless a reason is written down.
 UP_EXCEPTIONS: dict[tuple[str, str], str] = {}
+
+# Modules that import a module whose name is computed at run time (an f-string or a
+# variable passed to ``importlib.import_module``): module -> reason. Any other module names
+# the module it imports in a literal string, which the checks below read.
+DYNAMIC_IMPORTS: dict[str, str] = {
+    "pmlkit": "the lazy facade: its targets are the _LAZY table, read by _lazy_names",
+    "pmlkit.experiments": "one module per figure, by name, inside its own package",
+    "pmlkit._optional": "require(module): third-party packages, never a pmlkit module",
+    "pmlkit.privatization": "its own lazy table: submodules of pmlkit.privatization",
+    "pmlkit.cli.main": "one module per subcommand, by name, inside pmlkit.cli",
+}
 
 
 def _modules(src: pathlib.Path) -> dict[str, pathlib.Path]:
@@ -126,16 +146,52 @@ def _is_type_checking(test: ast.expr) -> bool:
 
 
 def _imports(tree: ast.Module):
-    """Every import node, skipping the bodies of ``if TYPE_CHECKING:`` blocks."""
+    """Every import node and every call that imports a module by name
+    (:func:`_string_import`), skipping the bodies of ``if TYPE_CHECKING:`` blocks."""
     stack: list[ast.AST] = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, ast.If) and _is_type_checking(node.test):
             stack.extend(node.orelse)
             continue
-        if isinstance(node, (ast.Import, ast.ImportFrom)):
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or _string_import(node):
             yield node
         stack.extend(ast.iter_child_nodes(node))
+
+
+def _string_import(node: ast.AST) -> bool:
+    """Whether ``node`` is a call of ``importlib.import_module``, ``import_module``,
+    ``__import__`` or pmlkit's ``require`` (``pmlkit._optional``): the module it imports is
+    named in a string."""
+    if not isinstance(node, ast.Call):
+        return False
+    f = node.func
+    name = f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else ""
+    return name in ("import_module", "__import__", "require")
+
+
+def _string_target(node: ast.Call, m: str, is_pkg: bool) -> str | None:
+    """The module a string import names, resolved like importlib (a leading dot is
+    relative to the ``package`` argument, ``__name__`` or ``__package__``); ``None`` when
+    the name is computed at run time."""
+    if not node.args:
+        return None
+    arg = node.args[0]
+    if not (isinstance(arg, ast.Constant) and isinstance(arg.value, str)):
+        return None
+    name: str = arg.value
+    if not name.startswith("."):
+        return name
+    pkg_arg = node.args[1] if len(node.args) > 1 else next(
+        (k.value for k in node.keywords if k.arg == "package"), None)
+    if not isinstance(pkg_arg, ast.Name) or pkg_arg.id not in ("__name__", "__package__"):
+        return None
+    package = m if (pkg_arg.id == "__name__" or is_pkg) else m.rpartition(".")[0]
+    level = len(name) - len(name.lstrip("."))
+    base = package.split(".")
+    base = base[: len(base) - (level - 1)]
+    rest = name[level:]
+    return ".".join(base + ([rest] if rest else []))
 
 
 def _graph(src: pathlib.Path = SRC):
@@ -167,6 +223,8 @@ def _graph(src: pathlib.Path = SRC):
         # ``cf._private`` is a private name used across modules as much as an import is
         aliases: dict[str, str] = {}
         for node in _imports(tree):
+            if isinstance(node, ast.Call):
+                continue
             if isinstance(node, ast.ImportFrom):
                 base_parts = m.split(".") if is_pkg else m.split(".")[:-1]
                 if node.level:
@@ -187,6 +245,15 @@ def _graph(src: pathlib.Path = SRC):
                     and node.attr.startswith("_") and not node.attr.startswith("__")):
                 private.append((m, aliases[node.value.id], node.attr, node.lineno))
         for node in _imports(tree):
+            if isinstance(node, ast.Call):
+                target = _string_target(node, m, is_pkg)
+                if target is not None and target.split(".")[0] == "pmlkit":
+                    # a name inside a module (``import_module`` takes modules only, but be
+                    # safe): the longest prefix that is a module is what gets imported
+                    while target not in mods and "." in target:
+                        target = target.rpartition(".")[0]
+                    add(m, target, node.lineno)
+                continue
             if isinstance(node, ast.Import):
                 for a in node.names:
                     if a.name.split(".")[0] == "pmlkit":
@@ -212,6 +279,17 @@ def _graph(src: pathlib.Path = SRC):
                 if a.name.startswith("_") and not a.name.startswith("__"):
                     private.append((m, target, a.name, node.lineno))
     return mods, edges, private
+
+
+def _dynamic_imports(src: pathlib.Path = SRC) -> list[tuple[str, int]]:
+    """``(module, line)`` of every import whose module name is computed at run time."""
+    out = []
+    for m, f in _modules(src).items():
+        for node in _imports(ast.parse(f.read_text())):
+            if isinstance(node, ast.Call) and _string_target(
+                    node, m, f.name == "__init__.py") is None:
+                out.append((m, node.lineno))
+    return sorted(out)
 
 
 def layer_of(module: str) -> int:
@@ -319,6 +397,52 @@ def test_imports_never_go_up_the_layers(graph):
                     f"({LAYER_NAMES[layer_of(t)]})"
                 )
     assert not bad, "imports that go up the layers:\n" + "\n".join(bad)
+
+
+def test_module_names_are_computed_only_where_a_reason_is_written():
+    found = [f"{m}:{line}" for m, line in _dynamic_imports() if m not in DYNAMIC_IMPORTS]
+    assert not found, (
+        "imports of a module whose name is computed at run time (the layer checks cannot "
+        "read them; name the module in a literal string, or add the module to "
+        "DYNAMIC_IMPORTS with a reason):\n" + "\n".join(found))
+
+
+def test_the_checker_reads_string_imports(tmp_path):
+    """A string import is an import: ``importlib.import_module("pmlkit.audit")`` (or
+    ``require("pmlkit.audit", ...)``) in a lower layer goes up the layers and closes a
+    cycle, a relative one resolves against its package, and a computed name is reported."""
+    pkg = tmp_path / "pmlkit"
+    (pkg / "joint").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("_LAZY: dict[str, str] = {}\n")
+    (pkg / "joint" / "__init__.py").write_text(
+        "import importlib\n"
+        "def __getattr__(name):\n"
+        "    return importlib.import_module('pmlkit.audit').audit_joint\n")
+    (pkg / "joint" / "plan.py").write_text(
+        "from importlib import import_module\n"
+        "def f(x):\n    import_module('.product', __package__)\n"
+        "    return import_module(f'pmlkit.{x}')\n")
+    (pkg / "joint" / "product.py").write_text(
+        "from .._optional import require\n"
+        "def h():\n    return require('pmlkit.audit', 'an audit')\n")
+    (pkg / "_optional.py").write_text("")
+    (pkg / "audit.py").write_text("from .joint import plan\n"
+                                  "def g():\n    return __import__('pmlkit.design._x')\n")
+    (pkg / "design").mkdir()
+    (pkg / "design" / "__init__.py").write_text("")
+    (pkg / "design" / "_x.py").write_text("")
+    _, edges, private = _graph(pkg)
+    targets = {m: {t for t, _ in es} for m, es in edges.items()}
+    assert targets["pmlkit.joint"] == {"pmlkit.audit"}
+    assert targets["pmlkit.joint.plan"] == {"pmlkit.joint.product"}
+    assert targets["pmlkit.joint.product"] == {"pmlkit._optional", "pmlkit.audit"}
+    assert targets["pmlkit.audit"] == {"pmlkit.joint", "pmlkit.joint.plan", "pmlkit.design",
+                                       "pmlkit.design._x"}
+    assert _cycles(edges) == [["pmlkit.audit", "pmlkit.joint", "pmlkit.joint.plan",
+                               "pmlkit.joint.product"]]
+    assert [(m, n) for m, _, n, _ in private] == [("pmlkit.audit", "_x")]
+    assert layer_of("pmlkit.joint") < layer_of("pmlkit.audit")  # so the edge goes up
+    assert _dynamic_imports(pkg) == [("pmlkit.joint.plan", 4)]
 
 
 def test_the_checker_sees_violations(tmp_path):

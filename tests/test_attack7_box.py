@@ -5,7 +5,7 @@ A pricing bound is an optimality certificate: it must never be below the true ma
 ``mu(v) - y . v`` over ``K_1``, for any duals ``y``, whenever the search stops (at its end,
 a deadline already past, 20 ms, or 1, 3, 10, 40 nodes where the oracle takes a node
 limit). The oracles are found by name in
-:mod:`pmlkit.design.colgen` and in any private ``pmlkit.design._box*`` module (a class
+:mod:`pmlkit.design.colgen` and in any of its private modules (a class
 with a ``price`` method built from ``(box, p, eps)``), so a new one is attacked as soon
 as it exists. The brute force runs at N = 4..11 (all ``3^N`` assignments, the greedy worst
 case checked against HiGHS, the vertex list against random LP directions at N <= 6).
@@ -48,12 +48,10 @@ SMALL_N = {"BoxOracle": colgen.BOX_MAX_N, "BoxTreeOracle": colgen.BOX_TREE_MAX_N
 
 
 def _box_oracles() -> dict[str, type]:
-    import pmlkit.design as design
 
     mods: list[Any] = [colgen]
-    for m in pkgutil.iter_modules(design.__path__):
-        if m.name.startswith("_box"):
-            mods.append(importlib.import_module(f"pmlkit.design.{m.name}"))
+    for m in pkgutil.iter_modules(colgen.__path__):
+        mods.append(importlib.import_module(f"pmlkit.design.colgen.{m.name}"))
     out: dict[str, type] = {}
     for mod in mods:
         for name, obj in vars(mod).items():

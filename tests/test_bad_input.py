@@ -1073,8 +1073,8 @@ CASES: list[Case] = [
     Case("pmlkit.repeated_leakage(mechanism, k, prior)", "k = 0",
          lambda t: pmlkit.repeated_leakage(W, 0, P), ValidationError,
          r"k must be an integer >= 1, got 0"),
-    Case("pmlkit.joint.audit_joint(trials)", "trials = 0",
-         lambda t: _d("pmlkit.joint", "audit_joint")(trials=0), ValidationError,
+    Case("pmlkit.audit.audit_joint(trials)", "trials = 0",
+         lambda t: _d("pmlkit.audit", "audit_joint")(trials=0), ValidationError,
          r"trials must be an integer >= 1, got 0"),
     # ---- scikit-learn transformer and pictures (pmlkit.sklearn, pmlkit.plotting)
     Case("pmlkit.sklearn.PMLPrivatizer.fit(X)", "eps < 0",

@@ -16,13 +16,13 @@ from hypothesis import strategies as st
 from scipy.optimize import linprog
 
 from pmlkit.confidence import confidence_set
-from pmlkit.design import _boxlagrange as bl
 from pmlkit.design.colgen import (
     BoxLagrangeOracle,
     BoxOracle,
     column_generation,
     relative_gap,
 )
+from pmlkit.design.colgen import _boxlagrange as bl
 from pmlkit.sets import Box
 from pmlkit.utility import mutual_information_columns
 
@@ -381,7 +381,7 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
     the master's last ones."""
     import time
 
-    from pmlkit.design import colgen
+    from pmlkit.design.colgen import _master
 
     n, eps = 30, math.log(2)
     counts = np.maximum(np.round(10_000 * 0.85 ** np.arange(n) / 6.6), 1.0)
@@ -389,7 +389,7 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
     box = confidence_set(counts, 1e-6, confidence="auto").set
     duals: list[np.ndarray] = []
     priced: list[tuple[np.ndarray, bool, int]] = []
-    solve = colgen._Master.solve
+    solve = _master._Master.solve
 
     def spy_solve(self):
         out = solve(self)
@@ -405,11 +405,11 @@ def test_search_rounds_price_at_smoothed_duals(monkeypatch):
                        float(np.sum(y)) + max(0.0, out[2])))
         return out
 
-    monkeypatch.setattr(colgen._Master, "solve", spy_solve)
+    monkeypatch.setattr(_master._Master, "solve", spy_solve)
     monkeypatch.setattr(oracle, "price", spy_price)
     column_generation(oracle, p, lambda v: mutual_information_columns(v, p), start=None,
                       gap=1e-9, deadline=time.monotonic() + 4.0)
-    k, a = colgen.SMOOTHING_ROUNDS, colgen.SMOOTHING
+    k, a = _master.SMOOTHING_ROUNDS, _master.SMOOTHING
     rounds = [(y, seen) for y, full, seen, _ in priced if not full]
     assert rounds
     smoothed = 0
@@ -534,21 +534,21 @@ def test_column_generation_anchors_the_active_columns(monkeypatch):
     ``K_1`` (``p . v = 1``) that are columns of the master."""
     import time
 
-    from pmlkit.design import colgen
+    from pmlkit.design.colgen import _master
 
     counts = np.maximum(np.round(3000 * 0.8 ** np.arange(10)), 1.0)
     p = counts / counts.sum()
     box = confidence_set(counts, 1e-6, confidence="auto").set
     oracle = BoxLagrangeOracle(box, p, math.log(2))
     seen: list[np.ndarray] = []
-    masters: list[colgen._Master] = []
-    init = colgen._Master.__init__
+    masters: list[_master._Master] = []
+    init = _master._Master.__init__
 
     def spy_init(self, *a, **kw):
         init(self, *a, **kw)
         masters.append(self)
 
-    monkeypatch.setattr(colgen._Master, "__init__", spy_init)
+    monkeypatch.setattr(_master._Master, "__init__", spy_init)
     monkeypatch.setattr(oracle, "anchor", lambda cols: seen.append(np.array(cols)))
     res = column_generation(oracle, p, lambda v: mutual_information_columns(v, p),
                             start=None, gap=1e-9, deadline=time.monotonic() + 2.0)

@@ -92,7 +92,7 @@ def test_bound_at_the_final_duals_of_a_design():
 @given(cases(max_n=9), st.integers(0, 2**32 - 1), st.sampled_from([math.inf, 0.0, -0.5]))
 def test_block_pair_bound_dominates_every_pair(case, seed, thr):
     # the interval bound of two arbitrary sets of half-assignments (not only tree nodes)
-    from pmlkit.design import _boxtree as bt
+    from pmlkit.design.colgen import _boxtree as bt
 
     lo, hi, p, eps, y = case
     oracle = BoxTreeOracle(Box(lo, hi), p, eps)
@@ -254,7 +254,7 @@ def test_fixed_ratio_bound_is_the_maximum_over_the_ranges(log_rho, pt, dpt, ps, 
     # against a dense grid refined by a bounded local optimiser
     from scipy.optimize import minimize
 
-    from pmlkit.design import _boxtree as bt
+    from pmlkit.design.colgen import _boxtree as bt
 
     rho = math.exp(log_rho)
     pt_lo, pt_hi, ps_lo, ps_hi = pt, pt + dpt, pt + ps, pt + ps + dps

@@ -23,11 +23,10 @@ from pmlkit.design import design_from_samples
 from pmlkit.design.colgen import (
     BranchAndBoundOracle,
     L1BallOracle,
-    _backtrack,
-    _min_sums,
     column_generation,
     prior_grid,
 )
+from pmlkit.design.colgen._l1 import _backtrack, _min_sums
 from pmlkit.design.pipeline import _exact_rays, _fallback, _Utility
 from pmlkit.design.subconvex import three_level_rays
 from pmlkit.estimation import EmpiricalDistribution

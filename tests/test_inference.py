@@ -371,7 +371,7 @@ def test_empirical_likelihood_interval_matches_a_generic_optimiser():
     from scipy.optimize import brentq, minimize
     from scipy.stats import chi2
 
-    from pmlkit.inference import _el_intervals, _inversion_map
+    from pmlkit.inference._estimate import _el_intervals, _inversion_map
 
     w = krr(4, 1.0)
     p = np.array([0.5, 0.3, 0.15, 0.05])

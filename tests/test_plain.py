@@ -47,7 +47,7 @@ def test_planner_monte_carlo_binary() -> None:
     """At the worst case (frequency 1/2) the interval +-h has the stated coverage at the
     planned eps, and clearly less at half of it."""
     n, h, k = 2500, 0.04, 2
-    eps = eps_for_precision(h, n, categories=k, confidence=0.95)
+    eps = eps_for_precision(h, n, categories=k, confidence_level=0.95)
     rng = np.random.default_rng(3)
 
     def coverage(e: float) -> float:
@@ -63,7 +63,7 @@ def test_planner_monte_carlo_binary() -> None:
 
 def test_planner_monte_carlo_k_ary() -> None:
     n, h, k = 3000, 0.05, 4
-    eps = eps_for_precision(h, n, categories=k, confidence=0.9)
+    eps = eps_for_precision(h, n, categories=k, confidence_level=0.9)
     e = math.exp(eps)
     keep, other = e / (e + k - 1), 1 / (e + k - 1)
     p = np.array([0.5, 0.3, 0.15, 0.05])
@@ -80,8 +80,8 @@ def test_planner_limits_and_errors() -> None:
     assert eps_for_precision(0.1, 10**8) < 0.01
     with pytest.raises(ValidationError, match="half_width"):
         eps_for_precision(0.0, 100)
-    with pytest.raises(ValidationError, match="confidence"):
-        eps_for_precision(0.1, 100, confidence=1.0)
+    with pytest.raises(ValidationError, match=r"confidence_level must be in \(0, 1\), got 1"):
+        eps_for_precision(0.1, 100, confidence_level=1.0)
     with pytest.raises(ValidationError, match="categories"):
         eps_for_precision(0.1, 100, categories=1)
     with pytest.raises(ValidationError, match="prior_probability"):
@@ -103,3 +103,22 @@ def test_plain_words_in_reports() -> None:
     html = g._repr_html_()
     assert "from ALL released values" in html
     assert f"at most {math.exp(g.eps):.3g}x" in html
+
+
+def test_planner_level_is_confidence_level_and_the_old_name_still_works() -> None:
+    """An interval's level is ``confidence_level`` (``confidence`` is a set's method); the
+    old keyword gives the same eps with a DeprecationWarning naming both, for one release.
+    The value is the closed form ``z / (2 h sqrt(n))`` with ``z`` from the standard library
+    (90%: z = 1.6449), not the code's."""
+    from statistics import NormalDist
+
+    n, h, k = 2500, 0.04, 3
+    r = NormalDist().inv_cdf(0.95) / (2 * h * math.sqrt(n))
+    want = math.log((1 + (k - 1) * r) / (1 - r))
+    new = eps_for_precision(h, n, categories=k, confidence_level=0.9)
+    assert new == pytest.approx(want, rel=1e-12)
+    with pytest.warns(DeprecationWarning, match="'confidence'.*'confidence_level'"):
+        old = eps_for_precision(h, n, categories=k, confidence=0.9)
+    assert old == new
+    with pytest.raises(ValidationError, match="confidence_level"):
+        eps_for_precision(h, n, confidence=0.9, confidence_level=0.9)

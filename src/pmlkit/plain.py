@@ -34,6 +34,7 @@ import math
 from dataclasses import dataclass
 from statistics import NormalDist
 
+from ._deprecation import renamed_parameter
 from ._validation import check_count, check_eps, fmt
 from .errors import ValidationError
 
@@ -127,11 +128,16 @@ def plain_reading(eps: float, *, subject: str = "any property of a person's valu
     return PlainReading(e, math.exp(min(e, 700.0)), str(subject))
 
 
+@renamed_parameter(version="0.2", confidence="confidence_level")
 def eps_for_precision(half_width: float, rows: int, *, categories: int = 2,
-                      confidence: float = 0.95) -> float:
+                      confidence_level: float = 0.95) -> float:
     """The eps at which k-ary randomized response lets an analyst estimate every category's
-    frequency to within ``+- half_width`` (normal interval at ``confidence``) from ``rows``
-    released rows, for any data (module docstring); ``inf`` if no eps suffices.
+    frequency to within ``+- half_width`` (normal interval at ``confidence_level``) from
+    ``rows`` released rows, for any data (module docstring); ``inf`` if no eps suffices.
+
+    ``confidence_level`` was called ``confidence`` before 0.2 (still accepted, with a
+    :class:`DeprecationWarning`): ``confidence`` names the method of a confidence set
+    elsewhere in pmlkit, ``confidence_level`` an interval's level.
 
     Examples
     --------
@@ -151,11 +157,13 @@ def eps_for_precision(half_width: float, rows: int, *, categories: int = 2,
     n = check_count(rows, "rows")
     k = check_count(categories, "categories", minimum=2)
     try:
-        conf = float(confidence)
+        conf = float(confidence_level)
     except (TypeError, ValueError):
-        raise ValidationError(f"confidence must be in (0, 1), got {fmt(confidence)}") from None
+        raise ValidationError(f"confidence_level must be in (0, 1), got "
+                              f"{fmt(confidence_level)}") from None
     if not 0.0 < conf < 1.0:
-        raise ValidationError(f"confidence must be in (0, 1), got {fmt(confidence)}")
+        raise ValidationError(f"confidence_level must be in (0, 1), got "
+                              f"{fmt(confidence_level)}")
     z = NormalDist().inv_cdf(0.5 + conf / 2.0)
     r = z / (2.0 * h * math.sqrt(n))
     if r >= 1.0:

@@ -25,8 +25,8 @@ This module computes what the whole release leaks.
 - :func:`release_leakage`, :func:`repeated_leakage`: the same column released several times
   with fresh randomness (the same mechanism k times, or re-runs with other mechanisms),
   exactly, over type classes.
-- :func:`pmlkit.audit.audit_joint` (also reachable as ``pmlkit.joint.audit_joint``): a
-  statistical audit of the joint guarantee and the bound.
+- :func:`pmlkit.audit.audit_joint` (formerly ``pmlkit.joint.audit_joint``): a statistical
+  audit of the joint guarantee and the bound.
 
 Everything here goes beyond the paper, which treats one column released once.
 
@@ -86,9 +86,10 @@ __all__ = [
 
 def __getattr__(name: str) -> Any:
     # ``pmlkit.joint.audit_joint`` moved to :func:`pmlkit.audit.audit_joint` (an audit is an
-    # application of the joint guarantee, one layer up); the old name keeps working.
+    # application of the joint guarantee, one layer up); importing it from here would go up
+    # the layers, so the old name only says where the function is now.
     if name == "audit_joint":
-        import importlib
-
-        return importlib.import_module("pmlkit.audit").audit_joint
+        raise AttributeError(
+            "pmlkit.joint.audit_joint moved to pmlkit.audit.audit_joint: "
+            "use `from pmlkit.audit import audit_joint`")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._kernels import build_once, njit_cached
+from ..._kernels import build_once, njit_cached
 
 __all__: list[str] = []
 
