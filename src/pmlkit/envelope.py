@@ -40,7 +40,29 @@ all tight) the envelope is ``eps_min`` for every ``delta < 1``. ``F`` is non-inc
 **A bound valid everywhere.** For any post-processing ``Z``,
 ``E_Z[exp pml(Z)] = sum_z max_x P(z | x) = exp ML(X -> Z) <= exp ML(X -> Y)`` (maximal
 leakage cannot grow under post-processing), so by Markov's inequality
-``P[pml(Z) > t] <= exp(ML - t)``: ``ML + log(1/delta)`` bounds the envelope.
+``P[pml(Z) > t] <= exp(ML - t)`` (:func:`maximal_leakage_delta`): ``ML + log(1/delta)``
+bounds the envelope. It does not depend on the prior.
+
+**The fractional-knapsack bound** (tighter, one prior or a set, any alphabet size). Write
+``L(y) = exp pml(y) = max_x W[x, y] / P_Y(y)``. ``P(z|x) / P_Z(z)`` is the
+``P_Y``-weighted average of ``W[x, y] / P_Y(y)`` over ``y`` (weights ``P_Y(y) K[y, z]``),
+so ``exp pml(z)`` is at most the same average of ``L(y)``. With ``a(y) = P(pml(Z) > t |
+Y = y)``, every such ``z`` has average above ``e^t``, hence ``sum_y a(y) P_Y(y) (L(y) -
+e^t) >= 0`` and ``P[pml(Z) > t] = sum_y a(y) P_Y(y)``: a fractional knapsack
+(:func:`knapsack_mass`, :func:`postprocessing_delta`). Over a set, ``L(y)`` is replaced by
+its worst case ``Lmax(y)`` and ``P_Y(y)`` by its largest value ``hi(y)`` over the set
+(:func:`postprocessing_delta_over_set`). Its inverse has a closed form
+(:func:`knapsack_level`): sorting the outputs by decreasing ``L``, the knapsack value is
+at most ``delta`` exactly when ``e^t`` is at least the ``P_Y``-average of ``L`` over the
+top ``delta`` of the mass, so the envelope is at most
+
+    log( (1/delta) int_0^delta L*(s) ds ),   L* the decreasing rearrangement of L,
+
+the logarithm of the conditional mean of ``exp pml(Y)`` over its worst ``delta`` of mass
+(never above ``ML + log(1/delta)``, since that mean is at most ``E[exp pml] / delta``).
+:func:`envelope_bound` returns the smaller of the two bounds, for a prior or a set, and
+says which; it needs one sort, so it serves alphabets far beyond the LP (the Gaussian's
+grid release, :meth:`pmlkit.additive.GaussianMechanism.envelope`).
 
 Beyond the papers: the LP characterisation of the exact envelope over randomised
 post-processing and the exhaustive deterministic value are derived here (the bodies of
@@ -56,16 +78,32 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import as_distribution, as_mechanism, check_delta, check_prior_matches, fmt
+from ._validation import (
+    as_distribution,
+    as_mechanism,
+    check_delta,
+    check_eps,
+    check_prior_matches,
+    fmt,
+    safe_upper,
+)
 from .errors import PMLError, ValidationError
 from .leakage import maximal_leakage, pml
+from .sets import UncertaintySet
 
 __all__ = [
     "MAX_MERGE_OUTPUTS",
+    "EnvelopeBound",
     "LeakageEnvelope",
+    "envelope_bound",
     "gaussian_envelope_bound",
+    "knapsack_level",
+    "knapsack_mass",
     "leakage_envelope",
+    "maximal_leakage_delta",
     "merge_tail_probability",
+    "postprocessing_delta",
+    "postprocessing_delta_over_set",
     "tail_probability",
     "worst_tail_probability",
 ]
@@ -386,3 +424,343 @@ def gaussian_envelope_bound(sigma: float, delta: float) -> float:
         raise ValidationError(f"sigma must be positive and finite, got {fmt(sigma)}")
     delta = check_delta(delta)
     return math.log(2.0 * NormalDist().cdf(1.0 / s)) + math.log(1.0 / delta)
+
+
+# ------------------------------------------------------------------ bounds for any alphabet
+
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+
+def maximal_leakage_delta(mechanism: ArrayLike, eps: float) -> float:
+    """``min(1, exp(ML(X -> Y) - eps))``: a bound on ``P[pml(g(Y)) > eps]`` for every
+    post-processing ``g`` and every prior (Markov's inequality, module docstring).
+
+    Also importable from :mod:`pmlkit.numeric.tails` (its first home).
+
+    Examples
+    --------
+    >>> round(maximal_leakage_delta([[0.75, 0.25], [0.25, 0.75]], 1.0), 6)  # 1.5 / e
+    0.551819
+    """
+    e = check_eps(eps)
+    ml = float(maximal_leakage(mechanism))
+    return min(1.0, math.exp(ml - e)) if ml - e < 700 else 1.0
+
+
+def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> float:
+    """The fractional-knapsack bound on ``sup_g P[pml(g(Y)) > eps]`` for one prior (module
+    docstring). Never below :func:`tail_probability`, never above
+    :func:`maximal_leakage_delta`; at least the exact :func:`worst_tail_probability`.
+
+    Also importable from :mod:`pmlkit.numeric.tails` (its first home).
+
+    Examples
+    --------
+    The counterexample of the module docstring: the tail of ``Y`` is 0.1745, merging
+    outputs 0 and 2 makes it 1, and the bound (which covers every merge) says 1:
+
+    >>> w = [[0.003, 0.18, 0.809, 0.008], [0.127, 0.014, 0.842, 0.017]]
+    >>> postprocessing_delta(w, [0.5, 0.5], 0.0758)
+    1.0
+    """
+    w, p = _inputs(mechanism, prior)
+    e = check_eps(eps)
+    caps, ratio = _prior_items(w, p)
+    return knapsack_mass(caps, ratio, e)
+
+
+def _prior_items(w: NDArray[np.float64], p: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(P_Y(y), L(y))`` of the outputs that can occur."""
+    py = p @ w
+    live = py > 0
+    return py[live], w.max(axis=0)[live] / py[live]
+
+
+def _set_items(w: NDArray[np.float64], uset: UncertaintySet
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(hi(y), Lmax(y))`` over a set, for the outputs some distribution of it can produce
+    (``Lmax`` may be ``inf``)."""
+    from .worstcase import column_values
+
+    with np.errstate(over="ignore"):
+        lmax = np.exp(column_values(w, uset))
+    hi = uset.max_linear(w)
+    live = (hi > 0) & (w.max(axis=0) > 0)
+    return np.asarray(hi[live], dtype=np.float64), np.asarray(lmax[live], dtype=np.float64)
+
+
+def knapsack_mass(caps: ArrayLike, ratio: ArrayLike, eps: float) -> float:
+    """``max sum_y s_y`` over ``0 <= s_y <= caps_y`` with ``sum_y s_y (ratio_y - e^eps) >= 0``
+    (the fractional knapsack of the module docstring), capped at 1.
+
+    Take every ``y`` with ``ratio_y >= e^eps`` whole, then the others by decreasing ratio
+    until the surplus is spent. Also importable from :mod:`pmlkit.numeric.tails`.
+
+    Examples
+    --------
+    Ratio 3 on mass 0.1 pays for mass 0.2 at ratio 0 when ``e^eps = 1``:
+
+    >>> round(knapsack_mass([0.1, 0.5], [3.0, 0.0], 0.0), 12)
+    0.3
+    """
+    q = np.asarray(caps, dtype=np.float64)
+    r = np.asarray(ratio, dtype=np.float64)
+    e = check_eps(eps)
+    thr = math.exp(min(e, 700.0))
+    gain = q * (r - thr)
+    pos = gain >= 0
+    surplus = float(gain[pos].sum())
+    mass = float(q[pos].sum())
+    order = np.argsort(-r[~pos], kind="stable")
+    cost = -gain[~pos][order]  # > 0
+    qq = q[~pos][order]
+    if cost.size and surplus > 0:
+        cum = np.cumsum(cost)
+        full = int(np.searchsorted(cum, surplus, side="right"))
+        mass += float(qq[:full].sum())
+        left = surplus - (float(cum[full - 1]) if full > 0 else 0.0)
+        if full < cost.size and left > 0:
+            mass += float(qq[full]) * left / float(cost[full])
+    # an upper bound: round against the guarantee (each running sum of n terms carries a
+    # relative error of at most about n ulps)
+    return min(mass * (1.0 + max(1e-12, 4.0 * q.size * _U)), 1.0)
+
+
+def knapsack_level(caps: ArrayLike, ratio: ArrayLike, delta: float) -> float:
+    """The inverse of :func:`knapsack_mass`: the smallest ``t >= 0`` with
+    ``knapsack_mass(caps, ratio, t') <= delta`` for every ``t' > t``,
+
+        t = log( (1/delta) sum of ratio * caps over the top delta of caps ),
+
+    taking the ``y`` by decreasing ``ratio`` and the last one fractionally (module
+    docstring); ``0`` when ``sum(caps) <= delta``. ``delta = 0`` gives the largest ratio
+    of an item with positive cap (the pure worst case). Rounded up.
+
+    Parameters
+    ----------
+    caps
+        Non-negative masses (``P_Y``, or their largest values over a set).
+    ratio
+        Non-negative ratios ``exp pml`` (``inf`` allowed: then the level is ``inf``).
+    delta
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    Mass 0.1 at ratio 3 and 0.9 at ratio 1/3: the top 0.2 of the mass averages
+    ``(0.1 * 3 + 0.1 / 3) / 0.2 = 5/3``:
+
+    >>> t = knapsack_level([0.1, 0.9], [3.0, 1 / 3], 0.2)
+    >>> round(t, 9), round(math.log(5 / 3), 9)
+    (0.510825624, 0.510825624)
+    >>> knapsack_mass([0.1, 0.9], [3.0, 1 / 3], t + 1e-9) <= 0.2
+    True
+    """
+    q = np.asarray(caps, dtype=np.float64).ravel()
+    r = np.asarray(ratio, dtype=np.float64).ravel()
+    if q.shape != r.shape:
+        raise ValidationError(
+            f"caps and ratio must have the same length, got {q.size} and {r.size}")
+    if not (np.isfinite(q).all() and (q >= 0).all()):
+        raise ValidationError("caps must be finite and >= 0")
+    if np.isnan(r).any() or (r < 0).any():
+        raise ValidationError("ratio must be >= 0 (inf allowed), not NaN")
+    d = check_delta(delta, allow_zero=True)
+    keep = q > 0
+    q, r = q[keep], r[keep]
+    if q.size == 0:
+        return 0.0
+    order = np.argsort(-r, kind="stable")
+    q, r = q[order], r[order]
+    if d == 0.0:
+        return safe_upper(max(0.0, math.log(r[0]))) if r[0] > 0 else 0.0
+    cum = np.cumsum(q)
+    if float(cum[-1]) <= d:
+        return 0.0
+    k = int(np.searchsorted(cum, d, side="left"))  # first index with cum >= d
+    if not np.isfinite(r[: k + 1]).all():
+        return math.inf
+    before = float(cum[k - 1]) if k > 0 else 0.0
+    top = float(np.dot(q[:k], r[:k])) + (d - before) * float(r[k])
+    mean = top / d
+    if mean <= 1.0:
+        return 0.0
+    # each sum of k terms is within k ulps relative; round up
+    return safe_upper(math.log(mean) + math.log1p(4.0 * (k + 2) * _U))
+
+
+def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: UncertaintySet,
+                                  eps: float) -> float:
+    """A bound on ``sup_{Q in set} sup_g P_Q[pml_Q(g(Y)) > eps]``: the smaller of the Markov
+    bound and a knapsack over the set.
+
+    For every ``Q`` in the set, ``L_Q(y) <= Lmax(y) = exp`` (the worst case of output ``y``
+    over the set, :func:`pmlkit.worstcase.column_values`) and ``P_Q(y) <= hi(y) =
+    max_{Q in set} Q . W[:, y]``. The event's mass ``s(y) = a(y) P_Q(y)`` then satisfies
+    ``sum_y s(y) (Lmax(y) - e^eps) >= 0`` with ``0 <= s(y) <= hi(y)``, so its total is at
+    most :func:`knapsack_mass` ``(hi, Lmax, eps)``. Where every output's worst case is
+    ``<= eps`` (a pure eps-PML guarantee over the set) the bound is 0. Also importable from
+    :mod:`pmlkit.numeric.tails`.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 0.2)   # the worst case of each output is log(0.75/0.45)
+    >>> round(postprocessing_delta_over_set(w, ball, 0.5), 4)   # Markov: 1.5 e^-0.5
+    0.9098
+    >>> postprocessing_delta_over_set(w, ball, 0.52)   # above the pure worst case 0.5108
+    0.0
+    """
+    from .worstcase import check_uncertainty_set
+
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    e = check_eps(eps)
+    hi, lmax = _set_items(w, uset)
+    if np.isinf(lmax).any():
+        return maximal_leakage_delta(w, e)
+    return min(knapsack_mass(hi, lmax, e), maximal_leakage_delta(w, e))
+
+
+@dataclass(frozen=True)
+class EnvelopeBound:
+    """A post-processing-robust tail level, valid for every post-processing and every prior
+    of the set it was computed over (:func:`envelope_bound`).
+
+    Attributes
+    ----------
+    delta
+        The tail probability.
+    eps
+        ``min(knapsack, ml_bound)``: for every post-processing ``Z`` and every prior of the
+        set, ``P[pml(Z) > eps] <= delta``.
+    method
+        Which bound gave ``eps``: ``"fractional knapsack"`` or ``"maximal leakage
+        (Markov)"``.
+    knapsack
+        :func:`knapsack_level` of the outputs (``inf`` when some output's worst case is
+        infinite).
+    ml_bound
+        ``ML(X -> Y) + log(1/delta)`` (``inf`` at ``delta = 0``), prior-free.
+    stated_eps
+        The eps of a plain tail statement ``P[pml(Y) > stated_eps] <= delta`` that was
+        checked, or ``None``.
+    survives_post_processing
+        For a checked statement: ``True`` when pmlkit certifies that it holds for every
+        post-processing (the knapsack or Markov bound at ``stated_eps`` is at most
+        ``delta``); ``False`` when it cannot (which for a statement whose ``delta`` is
+        the exact tail probability of the output, with mass just below ``stated_eps``,
+        means some post-processing does break it). ``None`` when nothing was checked.
+
+    Examples
+    --------
+    >>> b = envelope_bound([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], 0.1, eps=0.5)
+    >>> round(b.eps, 4), b.method, b.survives_post_processing   # log 1.5 < 0.5
+    (0.4055, 'fractional knapsack', True)
+    """
+
+    delta: float
+    eps: float
+    method: str
+    knapsack: float
+    ml_bound: float
+    stated_eps: float | None = None
+    survives_post_processing: bool | None = None
+
+    def __str__(self) -> str:
+        head = (f"post-processing envelope at delta = {self.delta:.6g}: <= {self.eps:.6g} "
+                f"nats ({self.method}; for every post-processing)")
+        if self.stated_eps is None:
+            return head
+        verdict = ("survives post-processing" if self.survives_post_processing else
+                   "is NOT certified to survive post-processing")
+        return (f"{head}; the tail statement P[pml > {self.stated_eps:.6g}] <= "
+                f"{self.delta:.6g} {verdict}")
+
+    def to_dict(self) -> dict[str, float | str | bool | None]:
+        """JSON-ready fields (``inf`` as the string ``"inf"``).
+
+        Examples
+        --------
+        >>> d = envelope_bound([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], 0.5).to_dict()
+        >>> round(d["eps"], 9), d["method"]          # releasing X: log 2
+        (0.693147181, 'fractional knapsack')
+        """
+        def num(x: float | None) -> float | str | None:
+            return "inf" if x is not None and math.isinf(x) else x
+        return {"delta": self.delta, "eps": num(self.eps), "method": self.method,
+                "knapsack": num(self.knapsack), "ml_bound": num(self.ml_bound),
+                "stated_eps": self.stated_eps,
+                "survives_post_processing": self.survives_post_processing}
+
+
+def envelope_bound(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delta: float, *,
+                   eps: float | None = None) -> EnvelopeBound:
+    """A level that every post-processing of the output exceeds with probability at most
+    ``delta``, for one prior or every prior of a set: the smaller of the fractional-knapsack
+    level and ``ML + log(1/delta)`` (module docstring). One sort of the outputs, so it
+    serves any alphabet size; for one prior and a small alphabet :func:`leakage_envelope`
+    gives the exact envelope (never above this bound).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    over
+        A prior (length ``N``) or a :class:`pmlkit.sets.UncertaintySet`.
+    delta
+        In ``[0, 1]``; ``0`` gives the pure worst case.
+    eps
+        Optional: the eps of a plain tail statement ``P[pml(Y) > eps] <= delta`` to check
+        (``survives_post_processing``).
+
+    Returns
+    -------
+    EnvelopeBound
+
+    Examples
+    --------
+    The counterexample of the module docstring at ``delta = 0.2``: the exact envelope is
+    0.5581 (:func:`leakage_envelope`). The outputs sorted by ``L = max_x W / P_Y`` are
+    1.9538 (mass 0.065), 1.8557 (0.097), 1.36 (0.0125) and 1.0200 (0.8255); the top 0.2 of
+    the mass averages ``(0.127 + 0.18 + 0.017 + 0.0255 * 1.0200) / 0.2 = 1.75``, a level of
+    ``log 1.75 = 0.5596``, and the Markov level is ``log 1.166 + log 5 = 1.763``; the
+    output's own tail statement at 0.0198 does not survive:
+
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> b = envelope_bound(W, [0.5, 0.5], 0.2, eps=0.0198)
+    >>> round(b.eps, 4), round(b.ml_bound, 4), b.survives_post_processing
+    (0.5596, 1.763, False)
+    >>> b.eps >= leakage_envelope(W, [0.5, 0.5], 0.2).eps
+    True
+    """
+    from .worstcase import check_uncertainty_set
+
+    w = as_mechanism(mechanism)
+    d = check_delta(delta, allow_zero=True)
+    if isinstance(over, UncertaintySet):
+        uset = check_uncertainty_set(over, w.shape[0])
+        caps, ratio = _set_items(w, uset)
+    else:
+        p = as_distribution(over, "over")
+        check_prior_matches(w, p, pname="over")
+        caps, ratio = _prior_items(w, p)
+    knap = knapsack_level(caps, ratio, d)
+    ml = float(maximal_leakage(w))
+    mlb = safe_upper(ml + math.log(1.0 / d)) if d > 0 else math.inf
+    level, method = ((knap, "fractional knapsack") if knap <= mlb
+                     else (mlb, "maximal leakage (Markov)"))
+    stated: float | None = None
+    survives: bool | None = None
+    if eps is not None:
+        stated = check_eps(eps)
+        if np.isinf(ratio).any():
+            tail = maximal_leakage_delta(w, stated)
+        else:
+            tail = min(knapsack_mass(caps, ratio, stated), maximal_leakage_delta(w, stated))
+        survives = bool(tail <= d)
+    return EnvelopeBound(delta=d, eps=float(level), method=method, knapsack=float(knap),
+                         ml_bound=float(mlb), stated_eps=stated, survives_post_processing=survives)
