@@ -241,3 +241,26 @@ def test_errors() -> None:
         envelope_bounds(K, [0.5, 0.5], [0.1, 0.2], eps=[0.1])
     with pytest.raises(ValidationError, match="caps"):
         knapsack_level([0.1, -0.1], [1.0, 2.0], 0.1)
+
+
+@pytest.mark.parametrize("tail_eps", [0.6, 0.9])
+def test_numeric_gaussian_records_a_robust_tail_and_its_envelope(tail_eps: float) -> None:
+    """The rounded, clamped Gaussian on 5 grid points: its recorded tail statement holds
+    for every post-processing (exact LP) and every merge (exhaustive partitions), and its
+    envelope is never below the exhaustive and LP values at the prior."""
+    from pmlkit.numeric.design import gaussian_mechanism
+    from pmlkit.numeric.grid import NumericGrid
+
+    prior = np.array([0.1, 0.2, 0.4, 0.2, 0.1])
+    m = gaussian_mechanism(NumericGrid(0, 4, 1), 1.5, prior, tail_eps=tail_eps)
+    d = m.provenance.details
+    w = m.matrix
+    assert 0 < d["tail_delta"] < 1
+    assert d["plain_tail_delta_at_prior"] < d["tail_delta"]   # the plain tail is smaller
+    assert d["tail_survives_post_processing"] is True
+    assert worst_tail_probability(w, prior, tail_eps) <= d["tail_delta"] + 1e-9
+    assert tail_probability(w, prior, tail_eps) == pytest.approx(
+        d["plain_tail_delta_at_prior"], abs=1e-12)
+    assert brute_merges(w, prior, d["tail_delta"]) <= d["tail_envelope"] + 1e-9
+    assert leakage_envelope(w, prior, d["tail_delta"]).eps <= d["tail_envelope"] + 1e-7
+    assert d["tail_envelope"] <= tail_eps + 1e-9

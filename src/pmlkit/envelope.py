@@ -461,8 +461,9 @@ def maximal_leakage_delta(mechanism: ArrayLike, eps: float) -> float:
 
 def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> float:
     """The fractional-knapsack bound on ``sup_g P[pml(g(Y)) > eps]`` for one prior (module
-    docstring). Never below :func:`tail_probability`, never above
-    :func:`maximal_leakage_delta`; at least the exact :func:`worst_tail_probability`.
+    docstring: the smaller of the pooled and the per-row knapsacks). Never below
+    :func:`tail_probability`, never above :func:`maximal_leakage_delta`; at least the exact
+    :func:`worst_tail_probability`.
 
     Also importable from :mod:`pmlkit.numeric.tails` (its first home).
 
@@ -478,7 +479,8 @@ def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> 
     w, p = _inputs(mechanism, prior)
     e = check_eps(eps)
     caps, ratio = _prior_items(w, p)
-    return _Items(caps, ratio).mass(e)
+    rcaps, rows = _prior_rows(w, p)
+    return min(_Items(caps, ratio).mass(e), _RowItems(rcaps, rows).mass(e))
 
 
 def _prior_items(w: NDArray[np.float64], p: NDArray[np.float64]
@@ -719,7 +721,9 @@ def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: Uncerta
     over the set, :func:`pmlkit.worstcase.column_values`) and ``P_Q(y) <= hi(y) =
     max_{Q in set} Q . W[:, y]``. The event's mass ``s(y) = a(y) P_Q(y)`` then satisfies
     ``sum_y s(y) (Lmax(y) - e^eps) >= 0`` with ``0 <= s(y) <= hi(y)``, so its total is at
-    most :func:`knapsack_mass` ``(hi, Lmax, eps)``. Where every output's worst case is
+    most :func:`knapsack_mass` ``(hi, Lmax, eps)``; the per-row knapsacks (module docstring)
+    over the set use the items ``(hi(y), W[x, y] / min_Q Q . W[:, y])``, and the smallest of
+    the three bounds is returned. Where every output's worst case is
     ``<= eps`` (a pure eps-PML guarantee over the set) the bound is 0. Also importable from
     :mod:`pmlkit.numeric.tails`.
 
@@ -739,7 +743,9 @@ def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: Uncerta
     uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     e = check_eps(eps)
     hi, lmax = _set_items(w, uset)
-    return min(_Items(hi, lmax).mass(e), maximal_leakage_delta(w, e))
+    rcaps, rows = _set_rows(w, uset)
+    return min(_Items(hi, lmax).mass(e), _RowItems(rcaps, rows).mass(e),
+               maximal_leakage_delta(w, e))
 
 
 @dataclass(frozen=True)
@@ -756,7 +762,7 @@ class EnvelopeBound:
         set, ``P[pml(Z) > eps] <= delta``.
     method
         Which bound gave ``eps``: ``"fractional knapsack"`` or ``"maximal leakage
-        (Markov)"``.
+        (Markov)"`` (``"pure worst case (delta = 0)"`` at ``delta = 0``).
     knapsack
         The smaller of the pooled knapsack level (:func:`knapsack_level` of the outputs)
         and the per-row knapsacks' level (module docstring); ``inf`` when some output's
@@ -915,6 +921,8 @@ def envelope_bounds(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delt
         mlb = safe_upper(ml + math.log(1.0 / d)) if d > 0 else math.inf
         level, method = ((knap, "fractional knapsack") if knap <= mlb
                          else (mlb, "maximal leakage (Markov)"))
+        if d == 0.0:
+            method = "pure worst case (delta = 0)"
         stated: float | None = None
         survives: bool | None = None
         if es is not None:
