@@ -83,8 +83,9 @@ def test_bound_never_below_the_exact_envelope(seed: int, n: int, m: int,
     b = envelope_bound(w, p, delta)
     exact = leakage_envelope(w, p, delta)
     assert b.eps >= exact.eps - 1e-7  # LP over every post-processing (HiGHS tolerance)
-    # and directly: just above the bound, no post-processing exceeds delta (one LP)
-    assert worst_tail_probability(w, p, b.eps + 1e-9) <= delta + 1e-9
+    # and directly: just above the bound (by more than the LP's feasibility tolerance
+    # moves a tie), no post-processing exceeds delta (one LP)
+    assert worst_tail_probability(w, p, b.eps + 1e-6) <= delta + 1e-9
     assert b.eps >= brute_merges(w, p, delta) - 1e-9  # exhaustive partitions
     ml = math.log(w.max(axis=0).sum()) + math.log(1 / delta)
     assert b.eps <= ml + 1e-9 and b.ml_bound == pytest.approx(ml, abs=1e-9)

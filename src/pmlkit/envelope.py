@@ -539,7 +539,13 @@ def _set_items(w: NDArray[np.float64], uset: UncertaintySet
 class _Items:
     """Items ``(cap, ratio)`` with ``cap > 0`` sorted by decreasing ratio, with prefix sums:
     the one implementation of the fractional knapsack (:func:`knapsack_mass`) and of its
-    inverse (:func:`knapsack_level`), so that many thresholds cost one sort."""
+    inverse (:func:`knapsack_level`), so that many thresholds cost one sort.
+
+    With the items sorted, the running average ``avg(k) = sum_{j <= k} q_j r_j / sum_{j <= k}
+    q_j`` does not increase, and a prefix keeps a non-negative surplus ``sum q_j (r_j -
+    e^t)`` exactly while ``avg(k) >= e^t``: the knapsack takes the items before the first
+    ``k`` with ``avg(k) < e^t`` whole and that one in part (one ``searchsorted`` per
+    threshold, vectorised)."""
 
     def __init__(self, caps: NDArray[np.float64], ratio: NDArray[np.float64]) -> None:
         keep = caps > 0
@@ -551,41 +557,39 @@ class _Items:
             self.cum_r = np.cumsum(self.q * self.r)
         # relative error of a running sum of k terms: at most about k ulps; counted 4x
         self.err = 4.0 * (self.q.size + 2) * _U
+        with np.errstate(invalid="ignore", divide="ignore"):
+            avg = self.cum_r / self.cum_q
+        # non-increasing in exact arithmetic; enforce it against rounding for searchsorted
+        self.neg_avg = -np.minimum.accumulate(avg) if avg.size else avg
+
+    def mass_many(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``max sum s_y`` over ``0 <= s_y <= q_y``, ``sum s_y (r_y - e^t) >= 0`` for each
+        ``t``; an upper bound (rounding counted against the guarantee), capped at 1."""
+        t = np.asarray(t, dtype=np.float64)
+        if self.q.size == 0:
+            return np.zeros(t.shape)
+        if math.isinf(self.r[0]):
+            return np.full(t.shape, min(1.0, float(self.cum_q[-1])))
+        thr = np.exp(np.minimum(t, 700.0))
+        size = self.q.size
+        k = np.searchsorted(self.neg_avg, -thr, side="right")  # first prefix below e^t
+        full = k >= size
+        kk = np.minimum(k, size - 1)
+        prev = np.maximum(kk - 1, 0)
+        before_q = np.where(kk > 0, self.cum_q[prev], 0.0)
+        before_r = np.where(kk > 0, self.cum_r[prev], 0.0)
+        surplus = np.maximum(before_r - thr * before_q, 0.0)
+        slack = self.err * (before_r + thr * before_q)
+        denom = thr - self.r[kk]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            part = np.where(denom > 0, (surplus + slack) / denom, np.inf)
+        mass = np.where(full, self.cum_q[-1], before_q + np.minimum(self.q[kk], part))
+        out = np.where(mass > 0, np.minimum(mass * (1.0 + self.err) + 1e-300, 1.0), 0.0)
+        return np.asarray(out, dtype=np.float64)
 
     def mass(self, t: float) -> float:
-        """``max sum s_y`` over ``0 <= s_y <= q_y``, ``sum s_y (r_y - e^t) >= 0``; an upper
-        bound (rounding counted against the guarantee), capped at 1."""
-        if self.q.size == 0:
-            return 0.0
-        thr = math.exp(min(t, 700.0))
-        if math.isinf(self.r[0]):
-            return min(1.0, float(self.cum_q[-1]))
-        cum_r, cum_q = self.cum_r, self.cum_q
-
-        def surplus(k: int) -> float:  # of the prefix 0..k
-            return float(cum_r[k]) - thr * float(cum_q[k])
-
-        p = int(np.searchsorted(-self.r, -thr, side="right"))  # items with r >= thr
-        size = self.q.size
-        # past p the surplus decreases strictly: binary search for its first negative
-        if p >= size or surplus(size - 1) >= 0:
-            mass = float(cum_q[-1])
-        else:
-            lo, hi = p, size - 1  # surplus(hi) < 0; want the first such index
-            while lo < hi:
-                mid = (lo + hi) // 2
-                if surplus(mid) < 0:
-                    hi = mid
-                else:
-                    lo = mid + 1
-            k = lo  # first prefix out of budget: its item is taken in part
-            before_q = float(cum_q[k - 1]) if k > 0 else 0.0
-            before_g = surplus(k - 1) if k > 0 else 0.0
-            slack = self.err * ((float(self.cum_r[k - 1]) if k > 0 else 0.0)
-                                + thr * before_q)
-            part = (max(before_g, 0.0) + slack) / (thr - float(self.r[k]))
-            mass = before_q + min(float(self.q[k]), part)
-        return min(mass * (1.0 + self.err) + 1e-300, 1.0) if mass > 0 else 0.0
+        """:meth:`mass_many` at one threshold."""
+        return float(self.mass_many(np.array([t]))[0])
 
     def level(self, delta: float) -> float:
         """The smallest ``t >= 0`` with ``mass(t') <= delta`` for all ``t' > t`` (rounded up)."""
@@ -616,28 +620,42 @@ class _RowItems:
     def __init__(self, caps: NDArray[np.float64], rows: NDArray[np.float64]) -> None:
         self.rows = [_Items(caps, r) for r in rows]
 
+    def mass_many(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
+        total = np.zeros(np.shape(t))
+        for it in self.rows:
+            total = total + it.mass_many(t)
+        return np.asarray(np.minimum(total, 1.0), dtype=np.float64)
+
     def mass(self, t: float) -> float:
-        return min(1.0, sum(it.mass(t) for it in self.rows))
+        return float(self.mass_many(np.array([t]))[0])
+
+    def levels(self, deltas: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per ``delta``: the smallest ``t`` (to ``~1e-12`` relative, rounded up) with
+        ``mass(t') <= delta`` for ``t' > t``, by a bisection vectorised over ``deltas``;
+        ``delta = 0``: the largest ratio."""
+        d = np.asarray(deltas, dtype=np.float64)
+        if not self.rows:
+            return np.zeros(d.shape)
+        n = len(self.rows)
+        # each row's mass is <= delta / n above its own level there: a valid upper end
+        hi = np.array([max(it.level(float(x) / n) for it in self.rows) for x in d])
+        lo = np.zeros(d.shape)
+        work = (d > 0) & np.isfinite(hi) & (hi > 0)
+        done0 = work & (self.mass_many(lo) <= d)
+        hi = np.where(done0, 0.0, hi)
+        work &= ~done0
+        for _ in range(80):
+            if not work.any():
+                break
+            mid = 0.5 * (lo + hi)
+            viol = self.mass_many(mid) > d
+            lo = np.where(work & viol, mid, lo)
+            hi = np.where(work & ~viol, mid, hi)
+            work &= hi - lo > 1e-12 * np.maximum(1.0, hi)
+        return np.array([safe_upper(float(x)) if x > 0 else 0.0 for x in hi])
 
     def level(self, delta: float) -> float:
-        """Smallest ``t`` (to ``~1e-12``, rounded up) with ``mass(t') <= delta`` for
-        ``t' > t``, by bisection; ``delta = 0``: the largest ratio."""
-        if not self.rows:
-            return 0.0
-        n = len(self.rows)
-        hi = max(it.level(delta / n) for it in self.rows)  # each row <= delta / n there
-        if math.isinf(hi) or hi == 0.0 or delta == 0.0:
-            return hi
-        lo = 0.0
-        if self.mass(lo) <= delta:
-            return 0.0
-        while hi - lo > 1e-12 * max(1.0, hi):
-            mid = 0.5 * (lo + hi)
-            if self.mass(mid) > delta:
-                lo = mid
-            else:
-                hi = mid
-        return safe_upper(hi)
+        return float(self.levels(np.array([delta]))[0])
 
 
 def _items(caps: ArrayLike, ratio: ArrayLike) -> _Items:
@@ -916,8 +934,11 @@ def envelope_bounds(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delt
     per_row = _RowItems(rcaps, rows)
     ml = float(maximal_leakage(w))
     out = []
+    row_levels = per_row.levels(np.array(dl))
+    row_mass = (per_row.mass_many(np.array(es)) if es is not None else None)
+    pooled_mass = (items.mass_many(np.array(es)) if es is not None else None)
     for k, d in enumerate(dl):
-        knap = min(items.level(d), per_row.level(d))
+        knap = min(items.level(d), float(row_levels[k]))
         mlb = safe_upper(ml + math.log(1.0 / d)) if d > 0 else math.inf
         level, method = ((knap, "fractional knapsack") if knap <= mlb
                          else (mlb, "maximal leakage (Markov)"))
@@ -927,8 +948,9 @@ def envelope_bounds(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delt
         survives: bool | None = None
         if es is not None:
             stated = es[k]
-            tail = min(items.mass(stated), per_row.mass(stated),
-                       maximal_leakage_delta(w, stated))
+            markov = min(1.0, math.exp(ml - stated)) if ml - stated < 700 else 1.0
+            assert row_mass is not None and pooled_mass is not None
+            tail = min(float(pooled_mass[k]), float(row_mass[k]), markov)
             survives = bool(tail <= d)
         out.append(EnvelopeBound(delta=d, eps=float(level), method=method,
                                  knapsack=float(knap), ml_bound=float(mlb),
