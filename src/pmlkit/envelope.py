@@ -503,37 +503,24 @@ def _prior_rows(w: NDArray[np.float64], p: NDArray[np.float64]
     return py[live], np.nan_to_num(rows, nan=0.0)
 
 
-def _set_rows(w: NDArray[np.float64], uset: UncertaintySet
-              ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(hi(y), W[x, y] / min_Q Q . W[:, y])`` over a set, capped by ``1 / min_Q Q(x)``
-    (as :func:`_prior_rows`), for the outputs some distribution of it can produce."""
+def _set_parts(w: NDArray[np.float64], uset: UncertaintySet
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(hi(y), Lmax(y), W[x, y] / min_Q Q . W[:, y])`` over a set, for the outputs some
+    distribution of it can produce (``hi(y) = max_Q Q . W[:, y] > 0``); ``Lmax`` is the
+    largest of the row ratios. Every ratio is capped by the exact ``1 / min_Q Q(x)``
+    (``Q . W[:, y] >= Q(x) W[x, y]``), which also bounds columns whose smallest probability
+    over the set underflows to 0 (``inf`` only when ``min_Q Q(x) = 0`` too)."""
     hi = uset.max_linear(w)
     live = (hi > 0) & (w.max(axis=0) > 0)
     qmin = uset.min_linear(w)[live]
     lows, _ = uset.coordinate_bounds()
+    wl = w[:, live]
     with np.errstate(divide="ignore", invalid="ignore"):
-        rows = np.where(w[:, live] > 0, w[:, live] / qmin, 0.0)
+        rows = np.where(wl > 0, wl / qmin, 0.0)
         rows = np.minimum(rows, 1.0 / np.asarray(lows, dtype=np.float64)[:, None])
-    return np.asarray(hi[live], dtype=np.float64), np.nan_to_num(rows, nan=0.0)
-
-
-def _set_items(w: NDArray[np.float64], uset: UncertaintySet
-               ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
-    """``(hi(y), Lmax(y))`` over a set, for the outputs some distribution of it can produce
-    (``Lmax`` may be ``inf``)."""
-    from .worstcase import column_values
-
-    with np.errstate(over="ignore"):
-        lmax = np.exp(column_values(w, uset))
-    # L_Q(y) <= 1 / Q(x*) for x* = argmax_x W[x, y], for every Q of the set: exact, and it
-    # bounds columns whose smallest probability over the set underflows to 0
-    lows, _ = uset.coordinate_bounds()
-    with np.errstate(divide="ignore"):
-        cap = 1.0 / np.asarray(lows, dtype=np.float64)[np.argmax(w, axis=0)]
-    lmax = np.minimum(lmax, cap)
-    hi = uset.max_linear(w)
-    live = (hi > 0) & (w.max(axis=0) > 0)
-    return np.asarray(hi[live], dtype=np.float64), np.asarray(lmax[live], dtype=np.float64)
+    rows = np.nan_to_num(rows, nan=0.0)
+    return (np.asarray(hi[live], dtype=np.float64), rows.max(axis=0),
+            np.asarray(rows, dtype=np.float64))
 
 
 class _Items:
@@ -760,9 +747,8 @@ def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: Uncerta
     w = as_mechanism(mechanism)
     uset = check_uncertainty_set(uncertainty_set, w.shape[0])
     e = check_eps(eps)
-    hi, lmax = _set_items(w, uset)
-    rcaps, rows = _set_rows(w, uset)
-    return min(_Items(hi, lmax).mass(e), _RowItems(rcaps, rows).mass(e),
+    hi, lmax, rows = _set_parts(w, uset)
+    return min(_Items(hi, lmax).mass(e), _RowItems(hi, rows).mass(e),
                maximal_leakage_delta(w, e))
 
 
@@ -923,8 +909,8 @@ def envelope_bounds(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delt
         es = [check_eps(float(x)) for x in ea]
     if isinstance(over, UncertaintySet):
         uset = check_uncertainty_set(over, w.shape[0])
-        caps, ratio = _set_items(w, uset)
-        rcaps, rows = _set_rows(w, uset)
+        caps, ratio, rows = _set_parts(w, uset)
+        rcaps = caps
     else:
         p = as_distribution(over, "over")
         check_prior_matches(w, p, pname="over")
