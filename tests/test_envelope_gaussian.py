@@ -267,3 +267,10 @@ def test_numeric_gaussian_records_a_robust_tail_and_its_envelope(tail_eps: float
     assert brute_merges(w, prior, d["tail_delta"]) <= d["tail_envelope"] + 1e-9
     assert leakage_envelope(w, prior, d["tail_delta"]).eps <= d["tail_envelope"] + 1e-7
     assert d["tail_envelope"] <= tail_eps + 1e-9
+
+
+def test_guarantee_text_says_the_tail_is_not_robust() -> None:
+    m = GaussianMechanism.from_scale(1.0, eps=0.3, over=[0.5, 0.5], granularity=0.5)
+    assert "not certified to survive post-processing" in str(m.guarantee)
+    pure = GaussianMechanism.from_scale(1.0, eps=1.3, over=[0.5, 0.5], granularity=0.5)
+    assert "post-processing" not in str(pure.guarantee)   # output delta 0: pure
