@@ -722,6 +722,12 @@ class GaussianMechanism:
         ``ML + log(1/delta)`` (its ``method`` says which), and checks the statement at
         ``guarantee.eps`` (``survives_post_processing``).
 
+        Raises
+        ------
+        TooLargeError
+            When the grid puts the inputs more than ``2^22`` steps apart (the channel is
+            not tabulated; as for the exact violation probability over an interval).
+
         Examples
         --------
         Every output but 0 leaks more than 0.3 (``output_delta = 1 - e^{-1/2} / sum_k
