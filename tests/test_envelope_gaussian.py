@@ -101,7 +101,7 @@ def test_bound_over_a_set_covers_every_prior(seed: int, m: int, radius: float,
     w = rng.dirichlet(np.full(m, 0.6), size=3)
     ball = L1Ball(rng.dirichlet(np.full(3, 3.0)), radius)
     b = envelope_bound(w, ball, delta)
-    for q in ball.sample(4, rng=rng):
+    for q in ball.sample(3, rng=rng):
         q = q / q.sum()
         assert leakage_envelope(w, q, delta).eps <= b.eps + 1e-7
 
