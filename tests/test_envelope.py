@@ -245,4 +245,4 @@ def test_calibrate_gaussian_says_tails_do_not_survive_post_processing(tmp_path) 
     assert res.exit_code == 0, res.output
     assert "do not survive post-processing" in res.output
     doc = json.loads(CliRunner().invoke(cli, [*args, "--json"]).output)
-    assert "leakage_envelope" in doc["post_processing"]
+    assert "leakage_envelope" in doc["post_processing"]["statement"]

@@ -40,7 +40,39 @@ all tight) the envelope is ``eps_min`` for every ``delta < 1``. ``F`` is non-inc
 **A bound valid everywhere.** For any post-processing ``Z``,
 ``E_Z[exp pml(Z)] = sum_z max_x P(z | x) = exp ML(X -> Z) <= exp ML(X -> Y)`` (maximal
 leakage cannot grow under post-processing), so by Markov's inequality
-``P[pml(Z) > t] <= exp(ML - t)``: ``ML + log(1/delta)`` bounds the envelope.
+``P[pml(Z) > t] <= exp(ML - t)`` (:func:`maximal_leakage_delta`): ``ML + log(1/delta)``
+bounds the envelope. It does not depend on the prior.
+
+**The fractional-knapsack bound** (tighter, one prior or a set, any alphabet size). Write
+``L(y) = exp pml(y) = max_x W[x, y] / P_Y(y)``. ``P(z|x) / P_Z(z)`` is the
+``P_Y``-weighted average of ``W[x, y] / P_Y(y)`` over ``y`` (weights ``P_Y(y) K[y, z]``),
+so ``exp pml(z)`` is at most the same average of ``L(y)``. With ``a(y) = P(pml(Z) > t |
+Y = y)``, every such ``z`` has average above ``e^t``, hence ``sum_y a(y) P_Y(y) (L(y) -
+e^t) >= 0`` and ``P[pml(Z) > t] = sum_y a(y) P_Y(y)``: a fractional knapsack
+(:func:`knapsack_mass`, :func:`postprocessing_delta`). Over a set, ``L(y)`` is replaced by
+its worst case ``Lmax(y)`` and ``P_Y(y)`` by its largest value ``hi(y)`` over the set
+(:func:`postprocessing_delta_over_set`). Its inverse has a closed form
+(:func:`knapsack_level`): sorting the outputs by decreasing ``L``, the knapsack value is
+at most ``delta`` exactly when ``e^t`` is at least the ``P_Y``-average of ``L`` over the
+top ``delta`` of the mass, so the envelope is at most
+
+    log( (1/delta) int_0^delta L*(s) ds ),   L* the decreasing rearrangement of L,
+
+the logarithm of the conditional mean of ``exp pml(Y)`` over its worst ``delta`` of mass
+(never above ``ML + log(1/delta)``, since that mean is at most ``E[exp pml] / delta``).
+
+**Per-row knapsacks.** The outcomes leaking more than ``t`` through row ``x`` (``P(z|x) >
+e^t P_Z(z)``) form a group; with ``a_x(y)`` the probability that ``Y = y`` is mapped into
+it, ``sum_y a_x(y) P_Y(y) (W[x, y] / P_Y(y) - e^t) >= 0``, so its mass is at most the
+knapsack of the items ``(P_Y(y), W[x, y] / P_Y(y))``, and ``P[pml(Z) > t]`` at most the sum
+over rows (the exact LP above with its shared capacity ``sum_x k_x <= 1`` dropped). It is
+tighter than the pooled knapsack when the rows' outputs differ (a binary channel at a
+skewed prior: the pooled knapsack lets one row's surplus pay for the other row's
+outputs), looser when many rows share the same fillers; the level is found by bisection.
+:func:`envelope_bound` returns the smallest of the three bounds, for a prior or a set, and
+says which ("fractional knapsack" for either knapsack); it needs one sort per row, so it
+serves alphabets far beyond the LP (the Gaussian's grid release,
+:meth:`pmlkit.additive.GaussianMechanism.envelope`).
 
 Beyond the papers: the LP characterisation of the exact envelope over randomised
 post-processing and the exhaustive deterministic value are derived here (the bodies of
@@ -56,16 +88,33 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
-from ._validation import as_distribution, as_mechanism, check_delta, check_prior_matches, fmt
+from ._validation import (
+    as_distribution,
+    as_mechanism,
+    check_delta,
+    check_eps,
+    check_prior_matches,
+    fmt,
+    safe_upper,
+)
 from .errors import PMLError, ValidationError
 from .leakage import maximal_leakage, pml
+from .sets import UncertaintySet
 
 __all__ = [
     "MAX_MERGE_OUTPUTS",
+    "EnvelopeBound",
     "LeakageEnvelope",
+    "envelope_bound",
+    "envelope_bounds",
     "gaussian_envelope_bound",
+    "knapsack_level",
+    "knapsack_mass",
     "leakage_envelope",
+    "maximal_leakage_delta",
     "merge_tail_probability",
+    "postprocessing_delta",
+    "postprocessing_delta_over_set",
     "tail_probability",
     "worst_tail_probability",
 ]
@@ -386,3 +435,510 @@ def gaussian_envelope_bound(sigma: float, delta: float) -> float:
         raise ValidationError(f"sigma must be positive and finite, got {fmt(sigma)}")
     delta = check_delta(delta)
     return math.log(2.0 * NormalDist().cdf(1.0 / s)) + math.log(1.0 / delta)
+
+
+# ------------------------------------------------------------------ bounds for any alphabet
+
+#: Unit roundoff of float64.
+_U = 2.0**-53
+
+
+def maximal_leakage_delta(mechanism: ArrayLike, eps: float) -> float:
+    """``min(1, exp(ML(X -> Y) - eps))``: a bound on ``P[pml(g(Y)) > eps]`` for every
+    post-processing ``g`` and every prior (Markov's inequality, module docstring).
+
+    Also importable from :mod:`pmlkit.numeric.tails` (its first home).
+
+    Examples
+    --------
+    >>> round(maximal_leakage_delta([[0.75, 0.25], [0.25, 0.75]], 1.0), 6)  # 1.5 / e
+    0.551819
+    """
+    e = check_eps(eps)
+    ml = float(maximal_leakage(mechanism))
+    return min(1.0, math.exp(ml - e)) if ml - e < 700 else 1.0
+
+
+def postprocessing_delta(mechanism: ArrayLike, prior: ArrayLike, eps: float) -> float:
+    """The fractional-knapsack bound on ``sup_g P[pml(g(Y)) > eps]`` for one prior (module
+    docstring: the smaller of the pooled and the per-row knapsacks). Never below
+    :func:`tail_probability`, never above :func:`maximal_leakage_delta`; at least the exact
+    :func:`worst_tail_probability`.
+
+    Also importable from :mod:`pmlkit.numeric.tails` (its first home).
+
+    Examples
+    --------
+    The counterexample of the module docstring: the tail of ``Y`` is 0.1745, merging
+    outputs 0 and 2 makes it 1, and the bound (which covers every merge) says 1:
+
+    >>> w = [[0.003, 0.18, 0.809, 0.008], [0.127, 0.014, 0.842, 0.017]]
+    >>> postprocessing_delta(w, [0.5, 0.5], 0.0758)
+    1.0
+    """
+    w, p = _inputs(mechanism, prior)
+    e = check_eps(eps)
+    caps, ratio = _prior_items(w, p)
+    rcaps, rows = _prior_rows(w, p)
+    return min(_Items(caps, ratio).mass(e), _RowItems(rcaps, rows).mass(e))
+
+
+def _prior_items(w: NDArray[np.float64], p: NDArray[np.float64]
+                 ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(P_Y(y), L(y))`` of the outputs that can occur."""
+    caps, rows = _prior_rows(w, p)
+    return caps, rows.max(axis=0)
+
+
+def _prior_rows(w: NDArray[np.float64], p: NDArray[np.float64]
+                ) -> tuple[NDArray[np.float64], NDArray[np.float64]]:
+    """``(P_Y(y), W[x, y] / P_Y(y))`` of the outputs that can occur (``N x M'``).
+
+    ``W[x, y] / P_Y(y) <= 1 / P(x)`` (``P_Y(y) >= P(x) W[x, y]``): applied exactly, it keeps
+    columns of subnormal probabilities from reading a ratio their rounding made up."""
+    py = p @ w
+    live = py > 0
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = np.minimum(w[:, live] / py[live], 1.0 / p[:, None])
+    return py[live], np.nan_to_num(rows, nan=0.0)
+
+
+def _set_parts(w: NDArray[np.float64], uset: UncertaintySet
+               ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
+    """``(hi(y), Lmax(y), W[x, y] / min_Q Q . W[:, y])`` over a set, for the outputs some
+    distribution of it can produce (``hi(y) = max_Q Q . W[:, y] > 0``); ``Lmax`` is the
+    largest of the row ratios. Every ratio is capped by the exact ``1 / min_Q Q(x)``
+    (``Q . W[:, y] >= Q(x) W[x, y]``), which also bounds columns whose smallest probability
+    over the set underflows to 0 (``inf`` only when ``min_Q Q(x) = 0`` too)."""
+    hi = uset.max_linear(w)
+    live = (hi > 0) & (w.max(axis=0) > 0)
+    qmin = uset.min_linear(w)[live]
+    lows, _ = uset.coordinate_bounds()
+    wl = w[:, live]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rows = np.where(wl > 0, wl / qmin, 0.0)
+        rows = np.minimum(rows, 1.0 / np.asarray(lows, dtype=np.float64)[:, None])
+    rows = np.nan_to_num(rows, nan=0.0)
+    return (np.asarray(hi[live], dtype=np.float64), rows.max(axis=0),
+            np.asarray(rows, dtype=np.float64))
+
+
+class _Items:
+    """Items ``(cap, ratio)`` with ``cap > 0`` sorted by decreasing ratio, with prefix sums:
+    the one implementation of the fractional knapsack (:func:`knapsack_mass`) and of its
+    inverse (:func:`knapsack_level`), so that many thresholds cost one sort.
+
+    With the items sorted, the running average ``avg(k) = sum_{j <= k} q_j r_j / sum_{j <= k}
+    q_j`` does not increase, and a prefix keeps a non-negative surplus ``sum q_j (r_j -
+    e^t)`` exactly while ``avg(k) >= e^t``: the knapsack takes the items before the first
+    ``k`` with ``avg(k) < e^t`` whole and that one in part (one ``searchsorted`` per
+    threshold, vectorised)."""
+
+    def __init__(self, caps: NDArray[np.float64], ratio: NDArray[np.float64]) -> None:
+        keep = caps > 0
+        order = np.argsort(-ratio[keep], kind="stable")
+        self.q = caps[keep][order]
+        self.r = ratio[keep][order]
+        self.cum_q = np.cumsum(self.q)
+        with np.errstate(invalid="ignore"):
+            self.cum_r = np.cumsum(self.q * self.r)
+        # relative error of a running sum of k terms: at most about k ulps; counted 4x
+        self.err = 4.0 * (self.q.size + 2) * _U
+        with np.errstate(invalid="ignore", divide="ignore"):
+            avg = self.cum_r / self.cum_q
+        # non-increasing in exact arithmetic; enforce it against rounding for searchsorted
+        self.neg_avg = -np.minimum.accumulate(avg) if avg.size else avg
+
+    def mass_many(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
+        """``max sum s_y`` over ``0 <= s_y <= q_y``, ``sum s_y (r_y - e^t) >= 0`` for each
+        ``t``; an upper bound (rounding counted against the guarantee), capped at 1."""
+        t = np.asarray(t, dtype=np.float64)
+        if self.q.size == 0:
+            return np.zeros(t.shape)
+        if math.isinf(self.r[0]):
+            return np.full(t.shape, min(1.0, float(self.cum_q[-1])))
+        thr = np.exp(np.minimum(t, 700.0))
+        size = self.q.size
+        k = np.searchsorted(self.neg_avg, -thr, side="right")  # first prefix below e^t
+        full = k >= size
+        kk = np.minimum(k, size - 1)
+        prev = np.maximum(kk - 1, 0)
+        before_q = np.where(kk > 0, self.cum_q[prev], 0.0)
+        before_r = np.where(kk > 0, self.cum_r[prev], 0.0)
+        surplus = np.maximum(before_r - thr * before_q, 0.0)
+        slack = self.err * (before_r + thr * before_q)
+        denom = thr - self.r[kk]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            part = np.where(denom > 0, (surplus + slack) / denom, np.inf)
+        mass = np.where(full, self.cum_q[-1], before_q + np.minimum(self.q[kk], part))
+        out = np.where(mass > 0, np.minimum(mass * (1.0 + self.err) + 1e-300, 1.0), 0.0)
+        return np.asarray(out, dtype=np.float64)
+
+    def mass(self, t: float) -> float:
+        """:meth:`mass_many` at one threshold."""
+        return float(self.mass_many(np.array([t]))[0])
+
+    def level(self, delta: float) -> float:
+        """The smallest ``t >= 0`` with ``mass(t') <= delta`` for all ``t' > t`` (rounded up)."""
+        if self.q.size == 0:
+            return 0.0
+        if delta == 0.0:
+            top = float(self.r[0])
+            return safe_upper(math.log(top)) if top > 1.0 else 0.0
+        if float(self.cum_q[-1]) <= delta:
+            return 0.0
+        k = int(np.searchsorted(self.cum_q, delta, side="left"))  # first cum_q >= delta
+        if not np.isfinite(self.r[: k + 1]).all():
+            return math.inf
+        before_q = float(self.cum_q[k - 1]) if k > 0 else 0.0
+        before_r = float(self.cum_r[k - 1]) if k > 0 else 0.0
+        mean = (before_r + max(delta - before_q, 0.0) * float(self.r[k])) / delta
+        if mean <= 1.0:
+            return 0.0
+        return safe_upper(math.log(mean) + math.log1p(self.err))
+
+
+class _RowItems:
+    """The per-row knapsacks of the module docstring: the outcomes of a post-processing
+    that leak more than ``t`` through row ``x`` (``P(z | x) > e^t P_Z(z)``) form a group
+    whose mass is at most :meth:`_Items.mass` of the items ``(P_Y(y), W[x, y] / P_Y(y))``;
+    the total is at most the sum over rows (the LP's shared capacity dropped)."""
+
+    def __init__(self, caps: NDArray[np.float64], rows: NDArray[np.float64]) -> None:
+        self.rows = [_Items(caps, r) for r in rows]
+
+    def mass_many(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
+        total = np.zeros(np.shape(t))
+        for it in self.rows:
+            total = total + it.mass_many(t)
+        return np.asarray(np.minimum(total, 1.0), dtype=np.float64)
+
+    def mass(self, t: float) -> float:
+        return float(self.mass_many(np.array([t]))[0])
+
+    def levels(self, deltas: NDArray[np.float64]) -> NDArray[np.float64]:
+        """Per ``delta``: the smallest ``t`` (to ``~1e-12`` relative, rounded up) with
+        ``mass(t') <= delta`` for ``t' > t``, by a bisection vectorised over ``deltas``;
+        ``delta = 0``: the largest ratio."""
+        d = np.asarray(deltas, dtype=np.float64)
+        if not self.rows:
+            return np.zeros(d.shape)
+        n = len(self.rows)
+        # each row's mass is <= delta / n above its own level there: a valid upper end
+        hi = np.array([max(it.level(float(x) / n) for it in self.rows) for x in d])
+        lo = np.zeros(d.shape)
+        work = (d > 0) & np.isfinite(hi) & (hi > 0)
+        done0 = work & (self.mass_many(lo) <= d)
+        hi = np.where(done0, 0.0, hi)
+        work &= ~done0
+        for _ in range(80):
+            if not work.any():
+                break
+            mid = 0.5 * (lo + hi)
+            viol = self.mass_many(mid) > d
+            lo = np.where(work & viol, mid, lo)
+            hi = np.where(work & ~viol, mid, hi)
+            work &= hi - lo > 1e-12 * np.maximum(1.0, hi)
+        return np.array([safe_upper(float(x)) if x > 0 else 0.0 for x in hi])
+
+    def level(self, delta: float) -> float:
+        return float(self.levels(np.array([delta]))[0])
+
+
+def _items(caps: ArrayLike, ratio: ArrayLike) -> _Items:
+    q = np.asarray(caps, dtype=np.float64).ravel()
+    r = np.asarray(ratio, dtype=np.float64).ravel()
+    if q.shape != r.shape:
+        raise ValidationError(
+            f"caps and ratio must have the same length, got {q.size} and {r.size}")
+    bad_q = ~(np.isfinite(q) & (q >= 0))
+    if bad_q.any():
+        raise ValidationError(
+            f"caps must be finite and >= 0, got {fmt(float(q[bad_q][0]))} at index "
+            f"{int(np.argmax(bad_q))}")
+    bad_r = np.isnan(r) | (r < 0)
+    if bad_r.any():
+        raise ValidationError(
+            f"ratio must be >= 0 (inf allowed), got {fmt(float(r[bad_r][0]))} at index "
+            f"{int(np.argmax(bad_r))}")
+    return _Items(q, r)
+
+
+def knapsack_mass(caps: ArrayLike, ratio: ArrayLike, eps: float) -> float:
+    """``max sum_y s_y`` over ``0 <= s_y <= caps_y`` with ``sum_y s_y (ratio_y - e^eps) >= 0``
+    (the fractional knapsack of the module docstring), capped at 1.
+
+    Take every ``y`` with ``ratio_y >= e^eps`` whole, then the others by decreasing ratio
+    until the surplus is spent. Rounded up (an upper bound). Also importable from
+    :mod:`pmlkit.numeric.tails`.
+
+    Examples
+    --------
+    Ratio 3 on mass 0.1 pays for mass 0.2 at ratio 0 when ``e^eps = 1``:
+
+    >>> round(knapsack_mass([0.1, 0.5], [3.0, 0.0], 0.0), 12)
+    0.3
+    """
+    e = check_eps(eps)
+    return _items(caps, ratio).mass(e)
+
+
+def knapsack_level(caps: ArrayLike, ratio: ArrayLike, delta: float) -> float:
+    """The inverse of :func:`knapsack_mass`: the smallest ``t >= 0`` with
+    ``knapsack_mass(caps, ratio, t') <= delta`` for every ``t' > t``,
+
+        t = log( (1/delta) sum of ratio * caps over the top delta of caps ),
+
+    taking the ``y`` by decreasing ``ratio`` and the last one fractionally (module
+    docstring); ``0`` when ``sum(caps) <= delta``. ``delta = 0`` gives the largest ratio
+    of an item with positive cap (the pure worst case). Rounded up.
+
+    Parameters
+    ----------
+    caps
+        Non-negative masses (``P_Y``, or their largest values over a set).
+    ratio
+        Non-negative ratios ``exp pml`` (``inf`` allowed: then the level is ``inf``).
+    delta
+        In ``[0, 1]``.
+
+    Examples
+    --------
+    Mass 0.1 at ratio 3 and 0.9 at ratio 1/3: the top 0.2 of the mass averages
+    ``(0.1 * 3 + 0.1 / 3) / 0.2 = 5/3``:
+
+    >>> t = knapsack_level([0.1, 0.9], [3.0, 1 / 3], 0.2)
+    >>> round(t, 9), round(math.log(5 / 3), 9)
+    (0.510825624, 0.510825624)
+    >>> knapsack_mass([0.1, 0.9], [3.0, 1 / 3], t + 1e-9) <= 0.2
+    True
+    """
+    d = check_delta(delta, allow_zero=True)
+    return _items(caps, ratio).level(d)
+
+
+def postprocessing_delta_over_set(mechanism: ArrayLike, uncertainty_set: UncertaintySet,
+                                  eps: float) -> float:
+    """A bound on ``sup_{Q in set} sup_g P_Q[pml_Q(g(Y)) > eps]``: the smaller of the Markov
+    bound and a knapsack over the set.
+
+    For every ``Q`` in the set, ``L_Q(y) <= Lmax(y) = exp`` (the worst case of output ``y``
+    over the set, :func:`pmlkit.worstcase.column_values`) and ``P_Q(y) <= hi(y) =
+    max_{Q in set} Q . W[:, y]``. The event's mass ``s(y) = a(y) P_Q(y)`` then satisfies
+    ``sum_y s(y) (Lmax(y) - e^eps) >= 0`` with ``0 <= s(y) <= hi(y)``, so its total is at
+    most :func:`knapsack_mass` ``(hi, Lmax, eps)``; the per-row knapsacks (module docstring)
+    over the set use the items ``(hi(y), W[x, y] / min_Q Q . W[:, y])``, and the smallest of
+    the three bounds is returned. Where every output's worst case is
+    ``<= eps`` (a pure eps-PML guarantee over the set) the bound is 0. Also importable from
+    :mod:`pmlkit.numeric.tails`.
+
+    Examples
+    --------
+    >>> from pmlkit.sets import L1Ball
+    >>> w = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 0.2)   # the worst case of each output is log(0.75/0.45)
+    >>> round(postprocessing_delta_over_set(w, ball, 0.5), 4)   # Markov: 1.5 e^-0.5
+    0.9098
+    >>> postprocessing_delta_over_set(w, ball, 0.52)   # above the pure worst case 0.5108
+    0.0
+    """
+    from .worstcase import check_uncertainty_set
+
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    e = check_eps(eps)
+    hi, lmax, rows = _set_parts(w, uset)
+    return min(_Items(hi, lmax).mass(e), _RowItems(hi, rows).mass(e),
+               maximal_leakage_delta(w, e))
+
+
+@dataclass(frozen=True)
+class EnvelopeBound:
+    """A post-processing-robust tail level, valid for every post-processing and every prior
+    of the set it was computed over (:func:`envelope_bound`).
+
+    Attributes
+    ----------
+    delta
+        The tail probability.
+    eps
+        ``min(knapsack, ml_bound)``: for every post-processing ``Z`` and every prior of the
+        set, ``P[pml(Z) > eps] <= delta``.
+    method
+        Which bound gave ``eps``: ``"fractional knapsack"`` or ``"maximal leakage
+        (Markov)"`` (``"pure worst case (delta = 0)"`` at ``delta = 0``).
+    knapsack
+        The smaller of the pooled knapsack level (:func:`knapsack_level` of the outputs)
+        and the per-row knapsacks' level (module docstring); ``inf`` when some output's
+        worst case is infinite.
+    ml_bound
+        ``ML(X -> Y) + log(1/delta)`` (``inf`` at ``delta = 0``), prior-free.
+    stated_eps
+        The eps of a plain tail statement ``P[pml(Y) > stated_eps] <= delta`` that was
+        checked, or ``None``.
+    survives_post_processing
+        For a checked statement: ``True`` when pmlkit certifies that it holds for every
+        post-processing (the knapsack or Markov bound at ``stated_eps`` is at most
+        ``delta``); ``False`` when it cannot (which for a statement whose ``delta`` is
+        the exact tail probability of the output, with mass just below ``stated_eps``,
+        means some post-processing does break it). ``None`` when nothing was checked.
+
+    Examples
+    --------
+    >>> b = envelope_bound([[0.75, 0.25], [0.25, 0.75]], [0.5, 0.5], 0.1, eps=0.5)
+    >>> round(b.eps, 4), b.method, b.survives_post_processing   # log 1.5 < 0.5
+    (0.4055, 'fractional knapsack', True)
+    """
+
+    delta: float
+    eps: float
+    method: str
+    knapsack: float
+    ml_bound: float
+    stated_eps: float | None = None
+    survives_post_processing: bool | None = None
+
+    def __str__(self) -> str:
+        head = (f"post-processing envelope at delta = {self.delta:.6g}: <= {self.eps:.6g} "
+                f"nats ({self.method}; for every post-processing)")
+        if self.stated_eps is None:
+            return head
+        verdict = ("survives post-processing" if self.survives_post_processing else
+                   "is NOT certified to survive post-processing")
+        return (f"{head}; the tail statement P[pml > {self.stated_eps:.6g}] <= "
+                f"{self.delta:.6g} {verdict}")
+
+    def to_dict(self) -> dict[str, float | str | bool | None]:
+        """JSON-ready fields (``inf`` as the string ``"inf"``).
+
+        Examples
+        --------
+        >>> d = envelope_bound([[1.0, 0.0], [0.0, 1.0]], [0.5, 0.5], 0.5).to_dict()
+        >>> round(d["eps"], 9), d["method"]          # releasing X: log 2
+        (0.693147181, 'fractional knapsack')
+        """
+        def num(x: float | None) -> float | str | None:
+            return "inf" if x is not None and math.isinf(x) else x
+        return {"delta": self.delta, "eps": num(self.eps), "method": self.method,
+                "knapsack": num(self.knapsack), "ml_bound": num(self.ml_bound),
+                "stated_eps": self.stated_eps,
+                "survives_post_processing": self.survives_post_processing}
+
+
+def envelope_bound(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delta: float, *,
+                   eps: float | None = None) -> EnvelopeBound:
+    """A level that every post-processing of the output exceeds with probability at most
+    ``delta``, for one prior or every prior of a set: the smaller of the fractional-knapsack
+    level and ``ML + log(1/delta)`` (module docstring). One sort of the outputs, so it
+    serves any alphabet size; for one prior and a small alphabet :func:`leakage_envelope`
+    gives the exact envelope (never above this bound).
+
+    Parameters
+    ----------
+    mechanism
+        ``N x M`` row-stochastic matrix or :class:`pmlkit.Mechanism`.
+    over
+        A prior (length ``N``) or a :class:`pmlkit.sets.UncertaintySet`.
+    delta
+        In ``[0, 1]``; ``0`` gives the pure worst case.
+    eps
+        Optional: the eps of a plain tail statement ``P[pml(Y) > eps] <= delta`` to check
+        (``survives_post_processing``).
+
+    Returns
+    -------
+    EnvelopeBound
+
+    Examples
+    --------
+    The counterexample of the module docstring at ``delta = 0.2``: the exact envelope is
+    0.5581 (:func:`leakage_envelope`). The outputs sorted by ``L = max_x W / P_Y`` are
+    1.9538 (mass 0.065), 1.8557 (0.097), 1.36 (0.0125) and 1.0200 (0.8255); the top 0.2 of
+    the mass averages ``(0.127 + 0.18 + 0.017 + 0.0255 * 1.0200) / 0.2 = 1.75``, a pooled
+    knapsack level of ``log 1.75 = 0.5596``; the per-row knapsacks give 0.5581 (here the
+    exact value), and the Markov level is ``log 1.166 + log 5 = 1.763``. The output's own
+    tail statement at 0.0198 does not survive:
+
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> b = envelope_bound(W, [0.5, 0.5], 0.2, eps=0.0198)
+    >>> round(b.eps, 4), round(b.ml_bound, 4), b.survives_post_processing
+    (0.5581, 1.763, False)
+    >>> round(knapsack_level([0.065, 0.097, 0.8255, 0.0125], [1.9538, 1.8557, 1.02, 1.36],
+    ...                      0.2), 4)
+    0.5596
+    >>> abs(b.eps - leakage_envelope(W, [0.5, 0.5], 0.2).eps) < 1e-9   # LP's margin 2e-10
+    True
+    """
+    e = None if eps is None else [eps]
+    return envelope_bounds(mechanism, over, [delta], eps=e)[0]
+
+
+def envelope_bounds(mechanism: ArrayLike, over: ArrayLike | UncertaintySet, delta: ArrayLike,
+                    *, eps: ArrayLike | None = None) -> tuple[EnvelopeBound, ...]:
+    """:func:`envelope_bound` for many ``delta`` (and stated ``eps``) at once: the outputs
+    are sorted once (a Gaussian grid release has ~10^5 of them).
+
+    Parameters
+    ----------
+    mechanism, over
+        As for :func:`envelope_bound`.
+    delta
+        1-D array of values in ``[0, 1]``.
+    eps
+        ``None`` or a 1-D array of the same length (each ``>= 0``).
+
+    Examples
+    --------
+    >>> W = [[.003, .18, .809, .008], [.127, .014, .842, .017]]
+    >>> [round(b.eps, 4) for b in envelope_bounds(W, [0.5, 0.5], [0.2, 1.0])]
+    [0.5581, 0.0]
+    """
+    from .worstcase import check_uncertainty_set
+
+    w = as_mechanism(mechanism)
+    ds = np.atleast_1d(np.asarray(delta, dtype=np.float64))
+    if ds.ndim != 1:
+        raise ValidationError(f"delta must be a scalar or a 1-D array, got shape {ds.shape}")
+    dl = [check_delta(float(x), allow_zero=True) for x in ds]
+    es: list[float] | None = None
+    if eps is not None:
+        ea = np.atleast_1d(np.asarray(eps, dtype=np.float64))
+        if ea.shape != ds.shape:
+            raise ValidationError(
+                f"eps must have the length of delta ({ds.size}), got shape {ea.shape}")
+        es = [check_eps(float(x)) for x in ea]
+    if isinstance(over, UncertaintySet):
+        uset = check_uncertainty_set(over, w.shape[0])
+        caps, ratio, rows = _set_parts(w, uset)
+        rcaps = caps
+    else:
+        p = as_distribution(over, "over")
+        check_prior_matches(w, p, pname="over")
+        caps, ratio = _prior_items(w, p)
+        rcaps, rows = _prior_rows(w, p)
+    items = _Items(caps, ratio)
+    per_row = _RowItems(rcaps, rows)
+    ml = float(maximal_leakage(w))
+    out = []
+    row_levels = per_row.levels(np.array(dl))
+    row_mass = (per_row.mass_many(np.array(es)) if es is not None else None)
+    pooled_mass = (items.mass_many(np.array(es)) if es is not None else None)
+    for k, d in enumerate(dl):
+        knap = min(items.level(d), float(row_levels[k]))
+        mlb = safe_upper(ml + math.log(1.0 / d)) if d > 0 else math.inf
+        level, method = ((knap, "fractional knapsack") if knap <= mlb
+                         else (mlb, "maximal leakage (Markov)"))
+        if d == 0.0:
+            method = "pure worst case (delta = 0)"
+        stated: float | None = None
+        survives: bool | None = None
+        if es is not None:
+            stated = es[k]
+            markov = min(1.0, math.exp(ml - stated)) if ml - stated < 700 else 1.0
+            assert row_mass is not None and pooled_mass is not None
+            tail = min(float(pooled_mass[k]), float(row_mass[k]), markov)
+            survives = bool(tail <= d)
+        out.append(EnvelopeBound(delta=d, eps=float(level), method=method,
+                                 knapsack=float(knap), ml_bound=float(mlb),
+                                 stated_eps=stated, survives_post_processing=survives))
+    return tuple(out)

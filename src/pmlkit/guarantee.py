@@ -126,7 +126,11 @@ class PMLGuarantee:
         The coverage statement in words (the theorem the set's coverage rests on).
     output_delta
         Upper bound on the probability of an output whose leakage exceeds ``eps``
-        (``0`` for a pure eps-PML mechanism).
+        (``0`` for a pure eps-PML mechanism). This tail statement is about the released
+        value itself and need not hold for a function of it (``docs/envelope.md``); the
+        text form says so, and a post-processing-robust level is
+        :meth:`pmlkit.additive.GaussianMechanism.envelope` /
+        :func:`pmlkit.envelope.envelope_bound`.
 
     Examples
     --------
@@ -271,7 +275,10 @@ class PMLGuarantee:
     def __str__(self) -> str:
         head = f"eps = {self.eps:.6g}"
         if self.output_delta:
-            head += f", output delta = {self.output_delta:.3g}"
+            head += (f", output delta = {self.output_delta:.3g} (a tail statement about the "
+                     "released value itself, not certified to survive post-processing: a "
+                     "level that does is the mechanism's envelope(), "
+                     "pmlkit.envelope.envelope_bound)")
         if self.basis == "sample":
             cover = (f"with probability >= 1 - {self.delta:.3g} over m = {self.m} samples "
                      f"(confidence method {self.method!r})")

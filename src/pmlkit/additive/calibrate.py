@@ -340,6 +340,21 @@ class GaussianCalibration:
         guarantee over the confidence set, stated at the largest inner eps (the scalar
         ``eps`` when one was given; :meth:`~pmlkit.additive.GaussianMechanism.with_eps`
         restates it at another); ``None`` if at that eps every output may violate.
+    envelope_eps, envelope_method, survives_post_processing
+        Post-processing. ``delta1[k]`` bounds the probability that the released value
+        itself leaks more than ``eps[k]``; a function of it (rounding, thresholding,
+        binning) can leak more than ``eps[k]`` with a larger probability. ``envelope_eps[k]``
+        is a level that every post-processing of the released grid mechanism exceeds with
+        probability at most ``delta1[k]``, for every prior of the set
+        (:func:`pmlkit.envelope.envelope_bound` on the tabulated grid channel: the smaller
+        of the fractional-knapsack level and ``ML + log(1/delta1)``, named in
+        ``envelope_method``); so ``(envelope_eps[k], direct_delta[k])`` is a tail
+        guarantee that survives post-processing. ``survives_post_processing[k]`` says
+        whether the plain statement at ``eps[k]`` itself is certified to survive (it is
+        when ``delta1[k] = 0``, a pure guarantee).
+    continuous_envelope_ml
+        For comparison only: ``ML + log(1/delta1)`` of the continuous mechanism
+        (:func:`pmlkit.envelope.gaussian_envelope_bound`; ``inf`` where ``delta1 = 0``).
 
     Examples
     --------
@@ -375,6 +390,12 @@ class GaussianCalibration:
     released_sigma: float = 0.0
     continuous_delta1: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
     mechanism: GaussianMechanism | None = field(default=None, repr=False)
+    envelope_eps: np.ndarray = field(repr=False, default_factory=lambda: readonly([]))
+    envelope_method: tuple[str, ...] = field(repr=False, default=())
+    survives_post_processing: np.ndarray = field(
+        repr=False, default_factory=lambda: readonly(np.zeros(0, dtype=bool)))
+    continuous_envelope_ml: np.ndarray = field(repr=False,
+                                               default_factory=lambda: readonly([]))
 
     def curves(self) -> list[dict[str, Any]]:
         """One row per (curve, point): ``{"curve": "paper"|"direct", "eps", "delta", ...}``.
@@ -384,15 +405,22 @@ class GaussianCalibration:
         >>> from pmlkit.additive import calibrate_gaussian
         >>> cal = calibrate_gaussian(["F", "M"] * 50, 1.0, 0.1, positive="M", eps=2.0)
         >>> sorted(cal.curves()[0])
-        ['curve', 'delta', 'delta1', 'eps', 'inner_eps']
+        ['curve', 'delta', 'delta1', 'envelope_eps', 'eps', 'inner_eps', 'survives_post_processing']
         """
         rows = []
         for name, ee, dd in (("paper", self.paper_eps, self.paper_delta),
                              ("direct", self.direct_eps, self.direct_delta)):
             for k in range(self.eps.size):
+                env: Any = None
+                ok: Any = None
+                if self.envelope_eps.size == self.eps.size:
+                    env = float(self.envelope_eps[k])
+                    env = "inf" if math.isinf(env) else env
+                    ok = bool(self.survives_post_processing[k])
                 rows.append({"curve": name, "inner_eps": float(self.eps[k]),
                              "eps": "inf" if np.isinf(ee[k]) else float(ee[k]),
-                             "delta": float(dd[k]), "delta1": float(self.delta1[k])})
+                             "delta": float(dd[k]), "delta1": float(self.delta1[k]),
+                             "envelope_eps": env, "survives_post_processing": ok})
         return rows
 
     def to_dict(self) -> dict[str, Any]:
@@ -414,6 +442,12 @@ class GaussianCalibration:
             "set_description": self.set_description, "meaning": self.meaning,
             "granularity": self.granularity, "released_sigma": self.released_sigma,
             "curves": self.curves(),
+            "post_processing": {
+                "meaning": POST_PROCESSING_MEANING,
+                "envelope_method": list(self.envelope_method),
+                "continuous_envelope_ml": [
+                    "inf" if math.isinf(float(x)) else float(x)
+                    for x in self.continuous_envelope_ml]},
             "pldp": [{"delta": float(d), "eps": float(e)}
                      for d, e in zip(self.direct_delta, self.pldp_eps, strict=True)],
         }
@@ -489,6 +523,7 @@ def calibrate_gaussian(samples: Any, sigma: float, delta2: float, *, positive: A
     delta = d1 + d2 - d1 * d2
     paper = paper_eps(grid, beta)
     pl = np.array([pldp_eps(s, x) if x < 1.0 else 0.0 for x in delta])
+    env_eps, env_method, survives, cont = _gaussian_envelopes(release, lo, hi, grid, d1, s)
     try:
         mech: GaussianMechanism | None = gaussian_mechanism(
             s, release.granularity, over_confidence_set(cs), float(np.max(grid)),
@@ -507,4 +542,38 @@ def calibrate_gaussian(samples: Any, sigma: float, delta2: float, *, positive: A
                          "realised output leaks more than eps (delta1), by the union bound"),
         granularity=release.granularity, released_sigma=release.scale,
         continuous_delta1=readonly(d1_cont), mechanism=mech,
+        envelope_eps=readonly(env_eps), envelope_method=env_method,
+        survives_post_processing=readonly(survives), continuous_envelope_ml=readonly(cont),
     )
+
+
+#: What the post-processing columns of a Gaussian calibration mean (reports and JSON).
+POST_PROCESSING_MEANING = (
+    "delta_1 bounds the probability that the released value itself leaks more than eps; "
+    "a function of it (rounding, binning, thresholding) can leak more than eps with a "
+    "larger probability. envelope_eps is a level that every post-processing of the "
+    "released grid mechanism exceeds with probability at most delta_1, for every prior "
+    "of the set (pmlkit.envelope.envelope_bound: fractional knapsack or maximal leakage, "
+    "whichever is smaller), so (envelope_eps, delta*) survives post-processing; "
+    "survives_post_processing says whether (eps, delta*) itself does")
+
+
+def _gaussian_envelopes(release: Any, lo: float, hi: float, eps: np.ndarray, d1: np.ndarray,
+                        sigma: float) -> tuple[np.ndarray, tuple[str, ...], np.ndarray,
+                                               np.ndarray]:
+    """Per inner eps: the envelope bound of the released grid channel at ``delta1`` over
+    the set, its method, whether the plain statement survives, and the continuous
+    mechanism's maximal-leakage level (comparison)."""
+    from ..envelope import envelope_bounds, gaussian_envelope_bound
+    from ..sets import Box
+    from .grid import gaussian_grid_channel
+
+    box = Box(np.array([1.0 - hi, lo]), np.array([1.0 - lo, hi]))
+    _, w = gaussian_grid_channel(release)
+    bounds = envelope_bounds(w, box, d1, eps=eps)
+    env = np.array([b.eps for b in bounds], dtype=np.float64)
+    ok = np.array([bool(b.survives_post_processing) for b in bounds], dtype=bool)
+    methods = [b.method for b in bounds]
+    cont = np.array([gaussian_envelope_bound(sigma, float(x)) if x > 0 else math.inf
+                     for x in d1])
+    return env, tuple(methods), ok, cont

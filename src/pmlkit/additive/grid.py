@@ -685,3 +685,48 @@ def gaussian_grid_delta1_interval(sigma: float, q_low: float, q_high: float, *,
     e, scalar = as_eps_array(eps)
     out = grid_delta1_over_interval(grid, lo, hi, e)
     return float(out[0]) if scalar else out
+
+
+def gaussian_grid_channel(grid: GridNoise) -> tuple[np.ndarray, np.ndarray]:
+    """The released Gaussian grid mechanism as a ``2 x M`` matrix: rows ``X = -1, +1``,
+    columns the grid values ``i g`` for ``|i| <= 2^j + L`` (``L`` the last offset whose
+    discrete Gaussian weight is a normal double, as in ``_GaussTails``; the mass beyond is
+    below ``1e-300`` per row and is dropped).
+
+    ``P(i | x) = e^{-(i - x N)^2 / (2 n^2)} / Z`` with ``N = 2^j`` and ``n`` the scale in
+    grid units. Used to compute post-processing-robust levels of exactly what is released
+    (:meth:`pmlkit.additive.GaussianMechanism.envelope`).
+
+    Returns
+    -------
+    (values, matrix)
+        The ``M`` released values and the row-stochastic ``2 x M`` matrix.
+
+    Examples
+    --------
+    ``sigma = 1`` on the grid of step ``1/2``: ``n = N = 2`` and ``L = ceil(38.7 n) + 2 =
+    80``, so ``2 (N + L) + 1 = 165`` values from ``-41`` to ``41``:
+
+    >>> from pmlkit.additive import gaussian_grid
+    >>> vals, w = gaussian_grid_channel(gaussian_grid(1.0, 0.5))
+    >>> vals[:2].tolist(), w.shape, bool(abs(w.sum(axis=1) - 1).max() < 1e-15)
+    ([-41.0, -40.5], (2, 165), True)
+    """
+    big_n = 1 << grid.exponent
+    if big_n > MAX_INTERVAL_STEPS:
+        raise TooLargeError(
+            f"sigma={fmt(grid.requested_scale)} on a grid of step 2^-{grid.exponent} puts "
+            f"the inputs +-1 {2 * big_n} steps apart; the released channel is tabulated only "
+            f"up to 2^-21 steps: choose granularity >= 2^-21 (or a larger sigma)")
+    tails = _GaussTails(grid.units)
+    cap = tails.cap
+    k = np.arange(-cap, cap + 1, dtype=np.float64)
+    n = float(grid.units)
+    pmf = np.exp(-(k * k) / (2.0 * n * n))
+    pmf /= float(np.sum(np.sort(pmf)))
+    m = 2 * (big_n + cap) + 1
+    w = np.zeros((2, m))
+    w[0, : pmf.size] = pmf          # X = -1: offsets centred at index -N
+    w[1, 2 * big_n:] = pmf          # X = +1: centred at +N
+    idx = np.arange(m, dtype=np.float64) - float(big_n + cap)
+    return idx * grid.granularity, w

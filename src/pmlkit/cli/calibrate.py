@@ -172,22 +172,45 @@ def gaussian(reference: str, column: str, positive: str, set_method: str, sigma:
         "  paper: (eps*, delta*) of Section 'gauss'; direct: (eps, delta*) (tighter, valid "
         "because delta_1 is a sup over the set); pLDP: eps of the pLDP mechanism with the "
         "same sigma at the direct delta",
+        "  envelope: a level every post-processing of the released values exceeds with "
+        "probability at most delta_1, for every prior of the set (so (envelope, delta*) "
+        "survives post-processing); survives: whether (eps, delta*) itself does",
         "",
         f"  {'inner eps':>10} {'delta_1':>12} {'paper eps*':>11} {'direct eps':>11} "
-        f"{'delta*':>12} {'pLDP eps':>10}",
+        f"{'delta*':>12} {'pLDP eps':>10} {'envelope':>9} {'survives':>8}",
     ]
     for k in range(res.eps.size):
         lines.append(
             f"  {res.eps[k]:>10.4g} {res.delta1[k]:>12.4e} {_g(res.paper_eps[k]):>11} "
             f"{res.direct_eps[k]:>11.4g} {res.direct_delta[k]:>12.4e} "
-            f"{res.pldp_eps[k]:>10.4g}")
+            f"{res.pldp_eps[k]:>10.4g} {_g(res.envelope_eps[k]):>9} "
+            f"{'yes' if res.survives_post_processing[k] else 'no':>8}")
+    methods = sorted(set(res.envelope_method))
     post = ("the (eps, delta) statements above are tail statements about the released "
             "values themselves: they do not survive post-processing in general (a function "
             "of the released values can leak more than eps with probability above delta); "
-            "for a level that holds after any post-processing see pmlkit.leakage_envelope "
-            "(docs: envelope)")
-    lines += ["", *_guarantee_line(res.mechanism), f"  post-processing: {post}"]
-    emit(as_json, {"reference": reference, "column": column, **res.to_dict(),
-                   "guarantee": _guarantee_json(res.mechanism),
-                   "post_processing": post}, "\n".join(lines))
+            "the envelope column is a level that holds after any post-processing, computed "
+            f"for the released grid channel by {' / '.join(methods)} "
+            "(pmlkit.envelope.envelope_bound; exact for one prior and small alphabets: "
+            "pmlkit.leakage_envelope, docs: envelope)")
+    mech_env = _envelope_line(res.mechanism)
+    lines += ["", *_guarantee_line(res.mechanism), *mech_env, f"  post-processing: {post}"]
+    doc = {"reference": reference, "column": column, **res.to_dict(),
+           "guarantee": _guarantee_json(res.mechanism)}
+    doc["post_processing"] = {**doc["post_processing"], "statement": post,
+                              "mechanism_envelope": (None if res.mechanism is None else
+                                                     res.mechanism.envelope().to_dict())}
+    emit(as_json, doc, "\n".join(lines))
     return 0
+
+
+def _envelope_line(mech: Any) -> list[str]:
+    """The released mechanism's guarantee beside its post-processing envelope."""
+    if mech is None:
+        return []
+    env = mech.envelope()
+    verdict = ("survives post-processing" if env.survives_post_processing else
+               "does NOT survive post-processing")
+    return [f"  envelope of the stated guarantee: eps = {mech.guarantee.eps:g} at "
+            f"delta_1 = {mech.guarantee.output_delta:.4g} {verdict}; after any "
+            f"post-processing the level is at most {env.eps:.6g} ({env.method})"]

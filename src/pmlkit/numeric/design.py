@@ -36,6 +36,7 @@ from numpy.typing import ArrayLike, NDArray
 
 from .._validation import as_distribution, check_delta, check_eps, fmt
 from ..design import certify, exact_polytope
+from ..envelope import envelope_bound, tail_probability
 from ..errors import CertificationError, InfeasibleError, PMLError, ValidationError
 from ..mechanism import Mechanism
 from ..sets import L1Ball, UncertaintySet, VertexSet
@@ -285,14 +286,23 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
     post-processing-robust tail statement ``P[pml(g(Y)) > tail_eps] <= tail_delta`` for every
     post-processing ``g`` and every distribution of the set
     (:func:`pmlkit.numeric.tails.postprocessing_delta_over_set`, never above the maximal
-    leakage bound ``exp(ML - tail_eps)``) recorded in the provenance.
+    leakage bound ``exp(ML - tail_eps)``) recorded in the provenance, beside
+    ``tail_survives_post_processing`` (always true for this statement: it is computed for
+    every post-processing), ``tail_envelope`` (a level every post-processing exceeds with
+    probability at most ``tail_delta``, :func:`pmlkit.envelope.envelope_bound`, never
+    above ``tail_eps`` nor the pure eps; ``tail_envelope_method`` names the bound) and,
+    for comparison, ``plain_tail_delta_at_prior`` (the output's own tail at the prior,
+    which does not survive post-processing).
 
     Examples
     --------
     >>> g = NumericGrid(0, 4, 1)
     >>> m = gaussian_mechanism(g, 2.0, [0.1, 0.2, 0.4, 0.2, 0.1], tail_eps=0.5)
-    >>> 0 < m.provenance.details["tail_delta"] <= 1
-    True
+    >>> d = m.provenance.details
+    >>> 0 < d["tail_delta"] <= 1, d["tail_survives_post_processing"]
+    (True, True)
+    >>> d["plain_tail_delta_at_prior"] <= d["tail_delta"], d["tail_envelope"] <= 0.5
+    (True, True)
     """
     from .._validation import check_real
 
@@ -303,11 +313,17 @@ def gaussian_mechanism(grid: NumericGrid, sigma: float, over: Any, *, tail_eps: 
     w = gaussian_channel(g.n, s / g.step_value)
     pure = certified_bound(w, uset)  # the worst case raised by its rounding margin
     delta = postprocessing_delta_over_set(w, uset, te)
+    env = envelope_bound(w, uset, delta, eps=te)
     params = _params(g, {"eps": pure, "sigma": s, "tail_eps": te, "tail_delta": delta,
                          "tail_delta_markov": maximal_leakage_delta(w, te),
                          "tail_statement": "P[pml(g(Y)) > tail_eps] <= tail_delta for every "
                                            "post-processing g and every distribution of "
                                            "the set",
+                         "tail_survives_post_processing": bool(env.survives_post_processing),
+                         "tail_envelope": min(env.eps, pure),
+                         "tail_envelope_method": env.method if env.eps < pure else
+                                                 "pure worst case",
+                         "plain_tail_delta_at_prior": tail_probability(w, p, te),
                          "prior": p.tolist()})
     return certify(w, uset, pure, designer="numeric.gaussian", parameters=params,
                    input_labels=g.labels, output_labels=g.labels, basis=basis)
