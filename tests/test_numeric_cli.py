@@ -315,3 +315,37 @@ def test_design_and_assess_report_the_policy(capsys, tmp_path):
                             str(tmp_path / "ref.csv"), "--column", "v", "--delta", "1e-3")
     assert code == 0, err
     assert "3 clamped (2 below 0, 1 above 10), 2 rounded" in stdout
+
+
+def test_joint_guarantee_with_a_numeric_column(capsys, small, tmp_path):
+    """``joint assess`` and ``privatize --joint-reference`` read a numeric column onto its
+    grid (values outside it at its ends): the guarantee equals the one of the Python API
+    on the column clamped and rounded by hand."""
+    _, _, _, path = small
+    g = np.random.default_rng(12)
+    n = 3000
+    ref = pd.DataFrame({"sex": g.choice(["F", "M"], n), "v": g.integers(-3, 25, n)})
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    sex = pmlkit.design_from_samples(ref.sex.to_numpy(), 1.0, 1e-3).mechanism
+    sex.save(tmp_path / "sex.json")
+    code, out, err = run(capsys, "joint", "assess", "--reference", str(tmp_path / "ref.csv"),
+                         "--mechanism", f"sex={tmp_path / 'sex.json'}", "--mechanism",
+                         f"v={path}", "--delta", "1e-3", "--json")
+    assert code == 0, err
+    got = json.loads(out)["joint_guarantee"]["guarantee"]
+    by_hand = np.clip(ref.v.to_numpy(), 0, 20)  # integers: rounding changes nothing
+    want = pmlkit.joint_guarantee([sex, pmlkit.Mechanism.load(path)],
+                                  {"sex": ref.sex.to_numpy(), "v": by_hand}, 1e-3,
+                                  columns=["sex", "v"])
+    assert got["certified_eps"] == pytest.approx(want.certified_eps, rel=1e-12)
+    people = pd.DataFrame({"sex": g.choice(["F", "M"], 200), "v": g.integers(-3, 25, 200)})
+    people.to_parquet(tmp_path / "p.parquet", index=False)
+    code, out, err = run(capsys, "privatize", "--mechanism", f"sex={tmp_path / 'sex.json'}",
+                         "--mechanism", f"v={path}", "--joint-reference",
+                         str(tmp_path / "ref.csv"), "--delta", "1e-3", "--input",
+                         str(tmp_path / "p.parquet"), "--column", "sex", "--column", "v",
+                         "--output", str(tmp_path / "o.parquet"), "--json")
+    assert code == 0, err
+    man = json.loads((tmp_path / "o.parquet.pmlkit.json").read_text())
+    assert man["joint_guarantee"]["guarantee"]["certified_eps"] == pytest.approx(
+        want.certified_eps, rel=1e-12)

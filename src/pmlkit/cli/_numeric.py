@@ -23,7 +23,8 @@ import numpy as np
 F = TypeVar("F", bound=Callable[..., Any])
 
 __all__ = ["assess_reference", "design_command", "encoding_line", "estimate_command",
-           "grid_for", "numeric_option", "parse_grid", "release_counts", "utility_for"]
+           "grid_for", "numeric_option", "on_grid", "parse_grid", "release_counts",
+           "utility_for"]
 
 #: The utilities of a numeric design (``--utility``): the expected absolute or squared
 #: error of the released number, or ``estimation``: the narrowest interval of the mean an
@@ -300,6 +301,31 @@ def estimate_command(*, table: Any, column: str, mech: Any, grid: Any, confidenc
         lines.append("  the mean is not identified by this mechanism (nan)")
     emit(as_json, doc, "\n".join(lines))
     return 0
+
+
+def on_grid(values: Any, mech: Any) -> Any:
+    """A joint reference column as its mechanism sees it: a numeric mechanism's column
+    clamped and rounded onto its grid (grid values, the mechanism's labels); any other
+    column unchanged. (A joint guarantee is over the tuple of grid codes: the clamp and
+    the rounding are functions of the true value, applied before the release.)
+
+    Examples
+    --------
+    >>> from pmlkit.numeric.design import laplace_mechanism
+    >>> from pmlkit.numeric.grid import NumericGrid
+    >>> m = laplace_mechanism(NumericGrid(0, 4, 1), [0.2] * 5, 1.0)
+    >>> on_grid(np.array([-2, 1.6, 9]), m).tolist()
+    [0, 2, 4]
+    """
+    from ..privatization.numeric_release import grid_of
+
+    grid = grid_of(mech)
+    if grid is None:
+        return values
+    arr = np.asarray(values)
+    if arr.dtype == object:
+        arr = np.asarray(arr.tolist())
+    return grid.decode(grid.encode(arr).codes)
 
 
 def release_counts(files: Any) -> dict[str, dict[str, int]]:

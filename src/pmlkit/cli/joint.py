@@ -35,6 +35,7 @@ from ._common import (
     load_mechanism,
     renamed_option,
 )
+from ._numeric import on_grid
 
 
 def _set_methods() -> list[str]:
@@ -107,6 +108,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
     mechanisms = [load_mechanism(f, allow_uncertified=True) for f in files]
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
+    data = {c: on_grid(data[c], m) for c, m in zip(cols, mechanisms, strict=True)}
     g = joint_guarantee(mechanisms, data, delta, columns=cols, confidence=set_method)
     doc: dict[str, Any] = {"mechanism_files": dict(zip(cols, files, strict=True)),
                            "joint_guarantee": g.to_dict()}

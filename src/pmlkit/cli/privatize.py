@@ -62,7 +62,7 @@ from ._common import (
     progress_enabled,
     progress_option,
 )
-from ._numeric import encoding_line, grid_for, numeric_option, release_counts
+from ._numeric import encoding_line, grid_for, numeric_option, on_grid, release_counts
 
 NOT_ADDITIVE_WARNING = (
     "per-column eps do not add up: a release of several columns of each record can leak "
@@ -494,6 +494,7 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
     data = {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False)
             for c in released}
     ms = [earlier[c] if c in earlier else mechs[c] for c in released]
+    data = {c: on_grid(data[c], m) for c, m in zip(released, ms, strict=True)}
     return joint_guarantee(ms, data, delta, columns=released)
 
 
