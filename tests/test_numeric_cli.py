@@ -349,3 +349,29 @@ def test_joint_guarantee_with_a_numeric_column(capsys, small, tmp_path):
     man = json.loads((tmp_path / "o.parquet.pmlkit.json").read_text())
     assert man["joint_guarantee"]["guarantee"]["certified_eps"] == pytest.approx(
         want.certified_eps, rel=1e-12)
+
+
+def test_csv_text_and_types_the_release_refuses(small, tmp_path):
+    """Text that is no number, a text Parquet column, the polars engine and unknown_as
+    are refused with a clear error and nothing is written; a declared null marker is
+    missing."""
+    _, _, mech, _ = small
+    (tmp_path / "c.csv").write_text("v\n1\nabc\n2\nNA\n")
+    with pytest.raises(pmlkit.errors.DataError, match="'abc', which is not a number"):
+        pmlkit.privatize_file(mech, tmp_path / "c.csv", tmp_path / "o.csv", "v")
+    pq.write_table(pa.table({"v": ["1", "2"]}), tmp_path / "s.parquet")
+    with pytest.raises(pmlkit.errors.DataError, match="must hold numbers"):
+        pmlkit.privatize_file(mech, tmp_path / "s.parquet", tmp_path / "o.parquet", "v")
+    pq.write_table(pa.table({"v": [1, 2]}), tmp_path / "n.parquet")
+    with pytest.raises(pmlkit.errors.ValidationError, match="polars"):
+        pmlkit.privatize_file(mech, tmp_path / "n.parquet", tmp_path / "o.parquet", "v",
+                              engine="polars")
+    with pytest.raises(pmlkit.errors.ValidationError, match="clamped"):
+        pmlkit.privatize_file(mech, tmp_path / "n.parquet", tmp_path / "o.parquet", "v",
+                              unknown_as=3)
+    assert not (tmp_path / "o.csv").exists() and not (tmp_path / "o.parquet").exists()
+    (tmp_path / "k.csv").write_text("v\n1\n2\nNA\n")
+    pmlkit.privatize_file(mech, tmp_path / "k.csv", tmp_path / "k2.csv", "v", missing="keep",
+                          csv=pmlkit.io.CsvOptions(null_values=("NA",)), rng=1)
+    cells = (tmp_path / "k2.csv").read_text().splitlines()
+    assert cells[0] == "v" and cells[3] in ("", '""') and cells[1].isdigit()

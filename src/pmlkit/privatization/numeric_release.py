@@ -259,19 +259,16 @@ class NumericPolicy:
                 return pc.cast(arr, typ)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 continue
-        texts = arr.to_pylist()
-        bad = []
-        for t in texts:
-            if t is None:
-                continue
+        bad = []  # (the distinct texts when the column was read dictionary-encoded)
+        for t in arr.to_pylist():
             try:
-                float(t)
+                if t is not None:
+                    float(t)
             except ValueError:
                 bad.append(t)
         first = bad[0] if bad else "?"
-        raise DataError(f"a numeric column holds {first!r} ({bad.count(first)} such rows), "
-                        "which is not a number; fix the data or declare the text as missing "
-                        "(--na TEXT)")
+        raise DataError(f"a numeric column holds {first!r}, which is not a number; fix the "
+                        "data or declare the text as missing (--na TEXT)")
 
     def prepare(self, arr: Any) -> tuple[Any, Any]:
         """(grid values to encode, mask of rows kept missing or None); nulls stay nulls
