@@ -375,3 +375,48 @@ def test_csv_text_and_types_the_release_refuses(small, tmp_path):
                           csv=pmlkit.io.CsvOptions(null_values=("NA",)), rng=1)
     cells = (tmp_path / "k2.csv").read_text().splitlines()
     assert cells[0] == "v" and cells[3] in ("", '""') and cells[1].isdigit()
+
+
+def test_joint_design_with_a_numeric_column(capsys, tmp_path):
+    """``joint design --numeric age=0:20:1``: the plan's age mechanism is numeric (records
+    its grid, certified), the plan's joint guarantee is <= eps and equals the exact joint
+    guarantee of the two mechanisms over the clamped reference, and ``privatize --plan``
+    releases age as integers on the grid."""
+    g = np.random.default_rng(21)
+    n = 3000
+    ref = pd.DataFrame({"sex": g.choice(["F", "M"], n, p=[0.3, 0.7]),
+                        "age": g.integers(-3, 25, n)})
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    code, _, err = run(capsys, "joint", "design", "--reference", str(tmp_path / "ref.csv"),
+                       "--columns", "sex,age", "--numeric", "age=0:20:1", "--epsilon", "1",
+                       "--delta", "1e-3", "--out-dir", str(tmp_path / "plan"))
+    assert code == 0, err
+    plan = pmlkit.joint.ReleasePlan.load(tmp_path / "plan" / "release-plan.json")
+    age = plan.mechanisms["age"]
+    assert age.input_labels == tuple(range(21)) and age.certified
+    assert age.provenance.details["grid"]["upper"] == 20
+    eps = plan.guarantee.guarantee.certified_eps
+    assert eps <= 1.0
+    again = pmlkit.joint_guarantee([plan.mechanisms["sex"], age],
+                                   {"sex": ref.sex.to_numpy(),
+                                    "age": np.clip(ref.age.to_numpy(), 0, 20)}, 1e-3,
+                                   columns=["sex", "age"])
+    assert again.certified_eps == pytest.approx(eps, rel=1e-9)
+    people = pd.DataFrame({"sex": g.choice(["F", "M"], 300), "age": g.integers(-3, 25, 300)})
+    people.to_parquet(tmp_path / "p.parquet", index=False)
+    code, _, err = run(capsys, "privatize", "--plan", str(tmp_path / "plan" /
+                                                          "release-plan.json"),
+                       "--input", str(tmp_path / "p.parquet"), "--column", "sex",
+                       "--column", "age", "--output", str(tmp_path / "o.parquet"))
+    assert code == 0, err
+    t = pq.read_table(tmp_path / "o.parquet")
+    assert t.schema.field("age").type == pa.int64()
+    assert set(t.column("age").to_pylist()) <= set(range(21))
+
+
+def test_design_joint_refuses_a_numeric_column_in_joint_mode():
+    ref = {"sex": ["F", "M"] * 50, "age": list(range(100))}
+    with pytest.raises(pmlkit.errors.ValidationError, match="per-column"):
+        pmlkit.design_joint(ref, 1.0, 0.05, numeric={"age": "0:99:1"}, mode="joint")
+    with pytest.raises(pmlkit.errors.ValidationError, match="height"):
+        pmlkit.design_joint(ref, 1.0, 0.05, numeric={"height": "0:99:1"})
