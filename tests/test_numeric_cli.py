@@ -315,6 +315,16 @@ def test_design_and_assess_report_the_policy(capsys, tmp_path):
                             str(tmp_path / "ref.csv"), "--column", "v", "--delta", "1e-3")
     assert code == 0, err
     assert "3 clamped (2 below 0, 1 above 10), 2 rounded" in stdout
+    small = tmp_path / "small.json"
+    code, _, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
+                       "--column", "v", "--numeric", "0:10:1", "--epsilon", "1",
+                       "--delta", "1e-3", "--output", str(small), "--record", "minimal")
+    assert code == 0, err
+    back = pmlkit.Mechanism.load(small)
+    assert "prior" not in back.parameters and back.certified
+    assert back.provenance.details["grid"]["points"] == 11  # the release still knows it
+    got = pmlkit.privatize(back, np.array([-5, 3, 99]), rng=1)
+    assert got.dtype == np.int64 and set(got.tolist()) <= set(range(11))
 
 
 def test_joint_guarantee_with_a_numeric_column(capsys, small, tmp_path):

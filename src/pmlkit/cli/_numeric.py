@@ -184,7 +184,7 @@ def design_command(*, reference: str, column: str, eps: float, delta: float,
         best_key = min(widths, key=lambda k: (math.isnan(widths[k]), widths[k]))
     mech = d.candidates[best_key]
     if record == "minimal":
-        mech = mech.minimal_record()
+        mech = _minimal_with_grid(mech, grid)
     mech.save(out)
     g = mech.guarantee
     assert g is not None  # (a numeric design is always certified)
@@ -221,6 +221,20 @@ def design_command(*, reference: str, column: str, eps: float, delta: float,
         "plain_words": plain_sentence(g.certified_eps)}
     emit(as_json, doc, "\n".join(lines))
     return 0
+
+
+def _minimal_with_grid(mech: Any, grid: Any) -> Any:
+    """:meth:`pmlkit.Mechanism.minimal_record` that keeps the grid (which discloses
+    nothing about the reference; the release needs it)."""
+    import dataclasses
+
+    from ..mechanism import Mechanism
+
+    small = mech.minimal_record()
+    prov = dataclasses.replace(small.provenance,
+                               details={**small.provenance.details, "grid": grid.to_dict()})
+    return Mechanism(small.matrix, small.input_labels, small.output_labels,
+                     guarantee=small.guarantee, provenance=prov)
 
 
 #: Released records at which ``--utility estimation`` compares the mean intervals.
