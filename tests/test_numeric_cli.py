@@ -430,3 +430,22 @@ def test_design_joint_refuses_a_numeric_column_in_joint_mode():
         pmlkit.design_joint(ref, 1.0, 0.05, numeric={"age": "0:99:1"}, mode="joint")
     with pytest.raises(pmlkit.errors.ValidationError, match="height"):
         pmlkit.design_joint(ref, 1.0, 0.05, numeric={"height": "0:99:1"})
+
+
+def test_the_dask_file_engine_releases_numbers_too(small, tmp_path):
+    """privatize_file_dask goes through the same numeric policy: values outside the grid
+    are clamped, the float column stays float, every value is a grid point."""
+    pytest.importorskip("dask")
+    from pmlkit.privatization import privatize_file_dask
+
+    _, _, mech, _ = small
+    vals = np.array([-5.0, 3.0, 7.4, 99.0] * 50)
+    pd.DataFrame({"v": vals, "w": np.arange(200)}).to_parquet(tmp_path / "in.parquet",
+                                                              index=False)
+    privatize_file_dask(mech, tmp_path / "in.parquet", tmp_path / "out", "v", rng=1)
+    import pyarrow.dataset as ds
+
+    t = ds.dataset(tmp_path / "out", format="parquet").to_table()
+    assert t.schema.field("v").type == pa.float64()
+    assert set(t.column("v").to_pylist()) <= set(map(float, range(21)))
+    assert sorted(t.column("w").to_pylist()) == list(range(200))
