@@ -44,7 +44,7 @@ import numpy as np
 from ._optional import require
 from ._provenance import REFERENCE_WARNING
 from ._validation import check_delta, check_eps, fmt
-from .errors import PMLWarning, ValidationError
+from .errors import DataError, PMLWarning, ValidationError
 
 # a clear error naming the extra instead of a bare ModuleNotFoundError
 require("sklearn", "pmlkit.sklearn (the scikit-learn transformer)")
@@ -135,6 +135,16 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     max_categories
         Refuse columns with more distinct labels than this (a design's cost grows quickly
         with the alphabet; bin continuous columns first, e.g. with ``KBinsDiscretizer``).
+    numeric
+        ``None`` (default: every privatised column is categorical), one grid
+        ``"LOWER:UPPER:STEP"`` (or :class:`pmlkit.numeric.grid.NumericGrid`) for every
+        privatised column, or a mapping ``{column: grid}`` (names or positions): those
+        columns are numeric, designed on their grid
+        (:func:`pmlkit.numeric.design.design_numeric_from_samples`, the best certified
+        design by ``utility`` ``"abs"`` (the default for them) or ``"squared"``) and
+        released as grid values in their own dtype; values outside the grid count at its
+        ends and values between points go to the nearest one. ``max_categories`` does not
+        apply to them.
     max_work, max_seconds
         Work budget (counted: the same data give the same mechanisms on any machine) and
         outer time cap (default none) of each column's design, passed to
@@ -180,7 +190,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
                  max_categories: int = 16, max_seconds: float | None = None,
                  max_work: float | None = 60.0, allow_self_reference: bool = False,
-                 allow_unestimable: bool = False) -> None:
+                 allow_unestimable: bool = False, numeric: Any = None) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -194,6 +204,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.allow_self_reference = allow_self_reference
         self.max_work = max_work
         self.allow_unestimable = allow_unestimable
+        self.numeric = numeric
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
@@ -324,9 +335,26 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 f"categories must hold one list per privatised column ({len(cols)}), got "
                 f"{len(cats)}")
         mechs, guars = [], []
+        grids = self._grids(cols, names)
         for j, c in zip(cols, cats, strict=True):
             col = self._column(ref, j)
             label = names[j] if names is not None else j
+            if grids.get(j) is not None:  # a numeric column: designed on its grid
+                from .numeric.design import design_numeric_from_samples
+
+                vals = np.asarray(col)
+                if vals.dtype == object:  # (numbers in a mixed object array)
+                    vals = np.asarray(vals.tolist())
+                try:
+                    d = design_numeric_from_samples(
+                        vals, grids[j], eps, delta=delta,
+                        confidence=self.confidence,
+                        utility=utility if utility in ("abs", "squared") else "abs")
+                except (ValidationError, DataError) as exc:
+                    raise ValidationError(f"column {label!r}: {exc}") from exc
+                mechs.append(d.best)
+                guars.append(d.best.guarantee)
+                continue
             n_distinct = len(c) if c is not None else len(np.unique(np.asarray(col)))
             if n_distinct > self.max_categories:
                 raise ValidationError(
@@ -348,6 +376,35 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.mechanisms_: tuple[Any, ...] = tuple(mechs)
         self.guarantees_: tuple[Any, ...] = tuple(guars)
         return self
+
+    def _grids(self, cols: list[int], names: list[Any] | None) -> dict[int, Any]:
+        """``numeric`` resolved: {column position: NumericGrid} of the numeric columns."""
+        from .numeric.grid import NumericGrid
+
+        def grid(g: Any) -> Any:
+            return g if isinstance(g, NumericGrid) else NumericGrid.parse(g)
+
+        spec = self.numeric
+        if spec is None:
+            return {}
+        if isinstance(spec, str | NumericGrid):
+            return {j: grid(spec) for j in cols}
+        if not isinstance(spec, dict):
+            raise ValidationError(f"numeric must be None, a grid 'LOWER:UPPER:STEP' or a "
+                                  f"mapping {{column: grid}}, got {fmt(spec)}")
+        out = {}
+        for key, g in spec.items():
+            if names is not None and key in names:
+                j = names.index(key)
+            elif isinstance(key, numbers.Integral) and not isinstance(key, bool):
+                j = int(key)
+            else:
+                raise ValidationError(f"numeric names column {key!r}, which X does not have")
+            if j not in cols:
+                raise ValidationError(f"numeric names column {key!r}, which is not privatised "
+                                      "(see columns=)")
+            out[j] = grid(g)
+        return out
 
     def fit_transform(self, X: Any, y: Any = None, **fit_params: Any) -> Any:
         """``fit(X).transform(X)``. Without ``reference=`` this designs from the data it
@@ -397,7 +454,9 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             if quiet_reuse:
                 warnings.filterwarnings("ignore", message=_REUSE_PATTERN,
                                         category=PMLWarning)
-            outs = [privatize(m, self._column(X, j), rng=source)
+            outs = [privatize(m, self._column(X, j) if kind != "polars"
+                              or m.provenance.details.get("grid") is None
+                              else np.asarray(self._column(X, j)), rng=source)
                     for j, m in zip(self.columns_, self.mechanisms_, strict=True)]
         if kind == "pandas":
             out = X.copy()

@@ -38,6 +38,7 @@ from ._common import (
     renamed_option,
     steps,
 )
+from ._numeric import assess_reference, grid_for, numeric_option
 
 
 def _parse_prior(text: str) -> list[float]:
@@ -80,19 +81,22 @@ def _set_methods() -> list[str]:
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--target", type=float, default=None,
               help="Also report delta_min to certify this eps (Cor. deltamin).")
+@numeric_option
 @csv_options
 @progress_option
 @json_option
 def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | None,
             column: str | None, delta: float | None, set_method: str, target: float | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
-            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool,
+            numeric: str | None = None) -> int:
     """Assess the PML of a mechanism under a prior or a confidence set."""
     if (prior is None) == (reference is None):
         raise click.UsageError("give exactly one of --prior or --reference")
     if reference is not None and (column is None or delta is None):
         raise click.UsageError("--reference needs --column and --delta")
     mechs = [load_mechanism(f, allow_uncertified=True) for f in mech_paths]
+    grids = [grid_for(m, numeric, f) for f, m in zip(mech_paths, mechs, strict=True)]
     for f, m in zip(mech_paths, mechs, strict=True):
         if m.input_labels != mechs[0].input_labels:
             raise click.BadParameter(
@@ -102,7 +106,8 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
     docs, texts, sets = [], [], []
     for f, m in zip(mech_paths, mechs, strict=True):
         doc, lines, cs = _assess_one(f, m, prior, reference, column, delta, set_method,
-                                     target, names, skip_rows, strip, na_values, progress)
+                                     target, names, skip_rows, strip, na_values, progress,
+                                     grid=grids[mech_paths.index(f)])
         docs.append(doc)
         texts.append("\n".join(lines))
         sets.append(cs)
@@ -135,7 +140,8 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
                 column: str | None, delta: float | None, set_method: str,
                 target: float | None, names: str | None, skip_rows: int | None,
                 strip: bool | None, na_values: tuple[str, ...],
-                progress: bool | None) -> tuple[dict[str, Any], list[str], Any]:
+                progress: bool | None, grid: Any = None
+                ) -> tuple[dict[str, Any], list[str], Any]:
     """One mechanism's report (the single-mechanism output); returns (doc, text lines,
     the confidence set or None)."""
     import numpy as np
@@ -161,7 +167,12 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
 
             assert reference is not None and column is not None  # checked above
             csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
-            est = read_reference(reference, column, csv, categories=mech.input_labels)
+            if grid is None:
+                est = read_reference(reference, column, csv, categories=mech.input_labels)
+            else:  # a numeric column: clamped and rounded onto the grid, counted
+                est, line = assess_reference(reference, column, csv, mech, grid)
+                lines.append(line)
+                doc["numeric"] = {"grid": grid.to_dict(), "reference_encoding": line}
             p = np.asarray(est.p)
             where = f"the estimate p_hat from m = {est.m} samples"
             doc["estimate"] = est.to_dict()

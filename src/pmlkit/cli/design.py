@@ -52,6 +52,7 @@ from ._common import (
     renamed_option,
     steps,
 )
+from ._numeric import NUMERIC_UTILITIES, numeric_option
 
 UTILITIES = ("mutual_information", "accuracy", "estimation", "maxmin")
 
@@ -73,11 +74,17 @@ def _set_methods() -> list[str]:
               help="Target PML eps (natural log), e.g. 0.693 for log 2.")
 @click.option("--delta", required=True, type=float,
               help="Failure probability of the distribution estimate, in (0, 1].")
-@click.option("--utility", type=click.Choice(UTILITIES), default="mutual_information",
-              show_default=True,
-              help="What the design maximises; estimation: the accuracy of the "
+@click.option("--utility", type=click.Choice(UTILITIES + NUMERIC_UTILITIES[:2]), default=None,
+              help="What the design maximises (default: mutual_information, replaced by "
+                   "estimation when it merges categories; with --numeric: estimation, or "
+                   "abs with --allow-unestimable); estimation: the accuracy of the "
                    "distribution an analyst estimates from the released column; maxmin: "
-                   "the worst utility of --utility-matrix over the pairs it can produce.")
+                   "the worst utility of --utility-matrix over the pairs it can produce; "
+                   "abs / squared (--numeric): the expected absolute / squared error of "
+                   "the released number; with --numeric, estimation: the narrowest "
+                   "interval of the mean an analyst estimates (the best certified design "
+                   "by that utility is written).")
+@numeric_option
 @click.option("--utility-matrix", "utility_matrix", default=None,
               type=click.Path(dir_okay=False, exists=True),
               help="With --utility maxmin: CSV/text (one row per category in the order "
@@ -134,13 +141,34 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             categories: str | None, missing: str, delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool,
-            utility_matrix: str | None = None, allow_unestimable: bool = False) -> int:
+            utility_matrix: str | None = None, allow_unestimable: bool = False,
+            numeric: str | None = None) -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
     from ..errors import DataError, PMLWarning, TooLargeError
     from ..io import read_column
+    from ._numeric import parse_grid, utility_for
 
+    if utility is None and numeric is not None and not allow_unestimable:
+        # a release the analyst can use: the abs-optimal design merges grid points, so
+        # neither the distribution nor the mean could be estimated from it
+        utility = "estimation"
+    utility = utility_for(utility, numeric is not None)
     _check_out(out, pathlib.Path(reference), overwrite)
+    if numeric is not None:
+        from ._numeric import design_command
+
+        given = [f for f, v in (("--coarsen", coarsen), ("--categories", categories),
+                                ("--utility-matrix", utility_matrix)) if v is not None]
+        if given:
+            raise click.UsageError(f"{given[0]} does not apply to a numeric column "
+                                   "(--numeric): its grid is its alphabet")
+        return design_command(
+            reference=reference, column=column, eps=eps, delta=delta, utility=utility,
+            set_method=set_method, out=out, record=record, grid=parse_grid(numeric),
+            missing=missing, as_json=as_json,
+            csv=csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
+                                 delimiter=delimiter))
     cats = _categories(categories)
     keep_k = _coarsen_spec(coarsen, utility)
     umat = _utility_matrix(utility, utility_matrix)

@@ -38,6 +38,7 @@ from typing import Any
 import click
 
 from ._common import csv_from_options, csv_options, emit, json_option, load_mechanism
+from ._numeric import estimate_command, grid_for, numeric_option
 
 _GLOB_CHARS = frozenset("*?[")
 
@@ -153,12 +154,16 @@ def _digest(obj: Any) -> str:
               default=0.95, show_default=True, help="Confidence level of the intervals.")
 @click.option("--intervals/--no-intervals", default=True, show_default=True,
               help="Compute the intervals, or print the point estimate alone (faster).")
+@numeric_option
+@click.option("--above", type=float, default=None, metavar="T",
+              help="A numeric column: also estimate the share of true values above T.")
 @csv_options
 @json_option
 def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ...],
             by: str | None, method: str, confidence: float, intervals: bool,
             names: str | None, skip_rows: int | None, strip: bool | None,
-            na_values: tuple[str, ...], as_json: bool) -> int:
+            na_values: tuple[str, ...], as_json: bool, numeric: str | None = None,
+            above: float | None = None) -> int:
     """Estimate the distribution of the true values behind released column(s)."""
     from ..errors import DataError
     from ..inference import (
@@ -247,6 +252,23 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
         raise DataError(f"the input files' columns {wanted!r} have different types: {exc}") \
             from exc
+    grid = None
+    if len(cols) == 1 and isinstance(channel, list):
+        grid = grid_for(channel[0], numeric, where)
+    elif numeric is not None:
+        raise click.UsageError("--numeric estimates one released column (give one --column)")
+    if above is not None and grid is None:
+        raise click.UsageError("--above applies to a numeric column (a mechanism designed "
+                               "with --numeric)")
+    if grid is not None:
+        if by is not None:
+            raise click.UsageError("--by is not available for a numeric column yet")
+        head = input_spec if len(files) == 1 else f"{input_spec} ({len(files)} files)"
+        return estimate_command(
+            table=table, column=cols[0], mech=channel[0], grid=grid, confidence=confidence,
+            above=above, head=head, as_json=as_json,
+            doc={"input": input_spec, "files": [str(f) for f in files], "column": cols[0],
+                 "columns": cols, "mechanism_source": where})
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "intervals": intervals}
     res: Any
     if len(cols) == 1:

@@ -35,6 +35,7 @@ from ._common import (
     load_mechanism,
     renamed_option,
 )
+from ._numeric import on_grid, parse_grid
 
 
 def _set_methods() -> list[str]:
@@ -107,6 +108,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
     mechanisms = [load_mechanism(f, allow_uncertified=True) for f in files]
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
+    data = {c: on_grid(data[c], m) for c, m in zip(cols, mechanisms, strict=True)}
     g = joint_guarantee(mechanisms, data, delta, columns=cols, confidence=set_method)
     doc: dict[str, Any] = {"mechanism_files": dict(zip(cols, files, strict=True)),
                            "joint_guarantee": g.to_dict()}
@@ -148,13 +150,17 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
               type=click.Path(file_okay=False, path_type=pathlib.Path),
               help="Folder for the mechanism files and release-plan.json.")
 @click.option("--overwrite", is_flag=True, help="Replace existing files in --out-dir.")
+@click.option("--numeric", "numeric_specs", multiple=True, metavar="COLUMN=LOWER:UPPER:STEP",
+              help="A numeric column and its grid (repeatable): read onto the grid (values "
+                   "outside it at its ends, between points to the nearest), designed per "
+                   "column and released as numbers by pmlkit privatize.")
 @csv_options
 @json_option
 def design(reference: str, columns: str, eps: float, delta: float, mode: str,
            set_method: str, out_dir: pathlib.Path, overwrite: bool, names: str | None,
            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
            as_json: bool, utility: str = "mutual_information",
-           allow_unestimable: bool = False) -> int:
+           allow_unestimable: bool = False, numeric_specs: tuple[str, ...] = ()) -> int:
     """Design a release of several columns for an overall (eps, delta) on the record."""
     from ..errors import ValidationError
     from ..joint import ReleasePlan, design_joint
@@ -165,8 +171,19 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
             f"--columns must name at least 2 distinct columns, got {columns!r}")
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
     data = _read_columns(reference, cols, csv)
+    grids: dict[str, Any] = {}
+    for spec in numeric_specs:
+        col, sep, text = spec.partition("=")
+        if not sep or col not in cols or col in grids:
+            raise click.BadParameter(f"must be COLUMN=LOWER:UPPER:STEP, once per column of "
+                                     f"--columns, got {spec!r}", param_hint="'--numeric'")
+        grids[col] = parse_grid(text)
+    if grids and mode == "joint":
+        raise click.UsageError("--numeric columns are designed per column: use --mode "
+                               "per-column or auto")
     res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode,
-                       utility=utility, estimable=not allow_unestimable)
+                       numeric=grids or None, utility=utility,
+                       estimable=not allow_unestimable)
     plan = ReleasePlan.from_design(res)
     plan_path = plan.save(out_dir, overwrite=overwrite)
     doc = plan.to_dict()

@@ -62,6 +62,7 @@ from ._common import (
     progress_enabled,
     progress_option,
 )
+from ._numeric import encoding_line, grid_for, numeric_option, on_grid, release_counts
 
 NOT_ADDITIVE_WARNING = (
     "per-column eps do not add up: a release of several columns of each record can leak "
@@ -127,6 +128,7 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
               help="Parquet output codec (snappy, zstd, gzip, brotli, lz4, none); default: "
                    "the input's. CSV output is compressed by extension (.gz, .bz2, .zst).")
 @delimiter_option
+@numeric_option
 @csv_options
 @progress_option
 @json_option
@@ -138,7 +140,8 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
             missing: str, unknown_as: str | None, compression: str | None,
             delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
-            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool,
+            numeric: str | None = None) -> int:
     """Privatise columns of CSV/Parquet files with a mechanism."""
     if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
@@ -169,6 +172,10 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                    missing, unknown_as, compression, delimiter, names,
                                    skip_rows, strip, na_values, progress, as_json)
     files, mechs = column_mechanisms(mech_specs, cols, plan, allow_uncertified)
+    grids = {c: grid_for(mechs[c], numeric, files[c]) for c in cols}  # numeric columns
+    if engine == "dask" and any(g is not None for g in grids.values()):
+        raise click.UsageError("--engine dask does not release numeric columns; use "
+                               "--engine local")
     for f in dict.fromkeys(files.values()):
         m = mechs[next(c for c in cols if files[c] == f)]
         if not m.certified:
@@ -293,9 +300,17 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         else:
             lines.append("  NO JOINT GUARANTEE (--no-joint-guarantee)")
         lines.append(f"  warning: {NOT_ADDITIVE_WARNING}")
+    numeric_counts = release_counts(report.files)
+    for c, t in zip(report.columns, report.into, strict=True):
+        if grids.get(c) is not None and t in numeric_counts:
+            extra = numeric_counts[t].get("missing", 0)
+            lines.append("  " + encoding_line(numeric_counts[t], grids[c],
+                                              f"numeric column {c}")
+                         + (f"; {extra} missing" if extra else ""))
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
     emit(as_json, {**report.to_dict(), "engine": engine,
+                   **({"numeric": numeric_counts} if numeric_counts else {}),
                    "certified": all(m.certified for m in mechs.values()),
                    "mechanism_files": files,
                    **({"warning": NOT_ADDITIVE_WARNING} if len(released) > 1 else {})},
@@ -460,7 +475,8 @@ def _release_joint_plan(plan: Any, path: str, mech_specs: tuple[str, ...],
              f"{g.delta:.3g})-PML for the whole record [{g.kind}]"]
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
-    emit(as_json, {**report.to_dict(), "engine": engine, "certified": True,
+    emit(as_json, {**report.to_dict(), "engine": engine,
+                   "certified": True,
                    "plan": path}, "\n".join(lines))
     return 0
 
@@ -478,6 +494,7 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
     data = {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False)
             for c in released}
     ms = [earlier[c] if c in earlier else mechs[c] for c in released]
+    data = {c: on_grid(data[c], m) for c, m in zip(released, ms, strict=True)}
     return joint_guarantee(ms, data, delta, columns=released)
 
 

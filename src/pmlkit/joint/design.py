@@ -315,6 +315,48 @@ def _observed_columns(reference: Any, columns: Sequence[Any] | None
     return names, cats, data
 
 
+def _numeric_grids(numeric: Mapping[Any, Any] | None, names: Sequence[str]) -> dict[int, Any]:
+    """``numeric=`` of :func:`design_joint` as {column position: NumericGrid}."""
+    from ..numeric.grid import NumericGrid
+
+    if numeric is None:
+        return {}
+    if not isinstance(numeric, Mapping):
+        raise ValidationError(f"numeric must map columns to grids, got {fmt(numeric)}")
+    out = {}
+    for col, g in numeric.items():
+        if col not in names:
+            raise ValidationError(f"numeric names column {col!r}, which is not one of the "
+                                  f"columns {list(names)!r}")
+        out[list(names).index(col)] = g if isinstance(g, NumericGrid) else \
+            NumericGrid.parse(g)
+    return out
+
+
+def _numeric_upgrade(grids: Mapping[int, Any], mechs: Sequence[Mechanism],
+                     split: Sequence[float], margs: Sequence[Any], d: float, conf: str,
+                     utility: str, params: Any, certify: Any, eps: float, cert: float
+                     ) -> tuple[list[Mechanism], float]:
+    """At the split found, each numeric column's best certified design by ``utility``
+    (:func:`pmlkit.numeric.design.design_numeric`) in place of the calibrated Laplace of
+    the search, kept only if the joint guarantee still holds (certified again)."""
+    from ..confidence import confidence_set
+    from ..numeric.design import design_numeric
+
+    out = list(mechs)
+    for i, grid in grids.items():
+        if split[i] <= 0:
+            continue
+        cs_i = confidence_set(margs[i], d, confidence=conf)
+        best = design_numeric(grid, cs_i, split[i], prior=margs[i] / margs[i].sum(),
+                              utility=utility, parameters=params(i)).best
+        trial = [*out[:i], best, *out[i + 1:]]
+        c = certify(trial)
+        if not exceeds(c, eps):
+            out, cert = trial, c
+    return out, cert
+
+
 def g_utility(res: Any) -> float:
     """The utility value a design reports (its mutual information at the estimate)."""
     return float(res.guarantee.utility_value)
@@ -329,10 +371,21 @@ def _mi(w: np.ndarray, p: np.ndarray) -> float:
 def design_joint(reference: Any, eps: float, delta: float, *,
                  columns: Sequence[Any] | None = None, confidence: str = "l1",
                  mode: str = "auto", splits: int = 5, steps: int = 8,
-                 utility: Any = "mutual_information", estimable: bool = False
-                 ) -> JointDesign:
+                 utility: Any = "mutual_information", estimable: bool = False,
+                 numeric: Mapping[Any, Any] | None = None,
+                 numeric_utility: str = "abs") -> JointDesign:
     """Design the release of several columns for an overall (eps, delta)-PML guarantee on
     the whole record.
+
+    ``numeric`` maps columns to a :class:`pmlkit.numeric.grid.NumericGrid` (or its
+    ``"LOWER:UPPER:STEP"``): such a column is read onto its grid (clamped and rounded),
+    its alphabet is the whole grid, and it is designed per column (``mode="auto"`` or
+    ``"per-column"``) by :func:`pmlkit.numeric.design.laplace_mechanism` during the
+    search (its utility there: mutual information, as for the other columns); at the split
+    found, the best certified numeric design by ``numeric_utility`` at the same eps
+    (:func:`pmlkit.numeric.design.design_numeric`) replaces it when the joint guarantee
+    still holds. Its mechanism records the grid, so ``pmlkit privatize`` releases it as
+    numbers.
 
     - ``mode="joint"`` (``"auto"`` when the joint alphabet has at most
       :data:`JOINT_DESIGN_MAX_N` categories): one optimal mechanism on the joint alphabet
@@ -383,6 +436,20 @@ def design_joint(reference: Any, eps: float, delta: float, *,
     if mode not in ("auto", "joint", "per-column"):
         raise ValidationError(f"mode must be 'auto', 'joint' or 'per-column', got {fmt(mode)}")
     names, cats, data = _observed_columns(reference, columns)
+    grids = _numeric_grids(numeric, names)
+    for i, grid in grids.items():  # onto the grid; the alphabet is every grid point
+        vals = np.asarray(data[i])
+        if vals.dtype == object:
+            vals = np.asarray(vals.tolist())
+        data[i] = grid.decode(grid.encode(vals).codes)
+        cats[i] = list(grid.labels)
+    if grids:
+        if mode == "joint":
+            raise ValidationError(
+                f"mode='joint' designs one mechanism on the tuples, which would not release "
+                f"the numeric columns {[names[i] for i in grids]!r} as numbers: use "
+                "mode='per-column' (or 'auto')")
+        mode = "per-column"
     _, counts, m = joint_counts(cats, dict(zip(names, data, strict=True)), names)
     sizes = tuple(len(c) for c in cats)
     n_joint = math.prod(sizes)
@@ -436,8 +503,19 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         order = sorted(range(k), key=lambda i: -sizes[i])
     cache: dict[tuple[int, float], tuple[Mechanism, float]] = {}
 
+    def numeric_params(i: int) -> dict[str, Any]:
+        return {"delta": d, "m": int(margs[i].sum()), "confidence": conf}
+
     def design(i: int, e: float) -> tuple[Mechanism, float]:
         key = (i, round(e, 12))
+        if key not in cache and i in grids:
+            from ..numeric.design import laplace_mechanism
+
+            cs_i = confidence_set(margs[i], d, confidence=conf)
+            p_i = margs[i] / margs[i].sum()
+            lm = laplace_mechanism(grids[i], cs_i, e, prior=p_i,
+                                   parameters=numeric_params(i))
+            cache[key] = (lm, _mi(np.asarray(lm.matrix), p_i))
         if key not in cache:
             est = EmpiricalDistribution.from_counts(margs[i], cats[i])
             with warnings.catch_warnings():
@@ -495,6 +573,11 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         mechs0 = [constant_mechanism(c) for c in cats]
         best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
     util, split, mechs, cert = best
+    if grids and any(e > 0 for e in split):
+        mechs, cert = _numeric_upgrade(grids, mechs, split, margs, d, conf, numeric_utility,
+                                       numeric_params, certify, eps, cert)
+        util = float(sum(_mi(np.asarray(f.matrix), c / c.sum())
+                         for f, c in zip(mechs, margs, strict=True)))
     prod = ProductMechanism(tuple(mechs))
     col_eps = [float(leakage_capacity(f.matrix, confidence_set(c, d, confidence=conf).set))
                for f, c in zip(mechs, margs, strict=True)]

@@ -151,8 +151,11 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     from ..sampler import AliasSampler
     from ._reuse import TallyingSampler
     from .files import Policy, one_file
+    from .numeric_release import numeric_policies
 
-    policies = {c: Policy(m, csv, missing, unknown_as[c]) for c, m in mechs.items()}
+    policies: dict[str, Any] = {c: Policy(m, csv, missing, unknown_as[c])
+                                for c, m in mechs.items()}
+    policies.update(numeric_policies(mechs, csv, missing, unknown_as))  # numeric columns
     # the input labels counted as they are drawn (the reference-reuse warning)
     tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in mechs.items()}
     st = one_file(mechs, cast(dict[str, AliasSampler], tallies), Path(inp), Path(part),

@@ -145,6 +145,7 @@ from ._publish import (
     temp_path,
 )
 from ._reuse import TallyingSampler
+from .numeric_release import grid_of, manifest_entry, numeric_arrow_type, numeric_policies
 
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
            "FileReport", "output_paths", "previous_privatization", "privatize_file"]
@@ -698,7 +699,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     joint_columns = tuple(jd.columns for jd in joints)
     for c, m in mechs.items():
         check_text_labels(m, f"mechanism for column {c!r}")
-    policies = {c: Policy(m, csv, missing, unknown[c]) for c, m in mechs.items()}
+    policies: dict[str, Any] = {c: Policy(m, csv, missing, unknown[c])
+                                for c, m in mechs.items()}
+    numeric = numeric_policies(mechs, csv, missing, unknown)  # columns on a NumericGrid
+    policies.update(numeric)
+    if numeric and engine != "pyarrow":  # (the polars writer is not used for them)
+        engine = "pyarrow" if engine == "auto" else _refuse_polars(list(numeric))
     done = []
     bar = _progress_bar(inputs, csv, progress)
     staged: list[_Staged] = []
@@ -715,6 +721,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     privatized = {t: {"column": c, "mechanism": mech_docs[c],
                                       "mechanism_sha256": digests[c], "missing": missing,
                                       "unknown_as": unknown[c],
+                                      **(manifest_entry(numeric[c], done=False)
+                                         if c in numeric else {}),
                                       **({"joint_release": joint_entries[c]}
                                          if c in joint_entries else {})}
                                   for c, t in zip(cols, targets, strict=True)}
@@ -732,6 +740,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
+                        if c in numeric:  # the grid, its policy, values clamped/rounded
+                            privatized[t].update(manifest_entry(numeric[c]))
                     meta["privatized"].update(privatized)
                     single = FileReport(((str(inp), str(out), st.rows),), tuple(cols),
                                         tuple(targets), source.seeded, source.description,
@@ -759,6 +769,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
                       source.description, digest, tuple(digests[c] for c in cols), joint_doc,
                       joint_columns)
+
+
+def _refuse_polars(columns: list[str]) -> str:
+    raise ValidationError(f"engine='polars' (--engine polars) does not release numeric "
+                          f"columns ({', '.join(map(repr, columns))}); use engine='auto' or "
+                          "'pyarrow' (--engine local or pyarrow)")
 
 
 @dataclass
@@ -1738,6 +1754,9 @@ def _output_type(mech: Any, in_type: Any) -> Any:
     (they import pandas) for text labels read from a text column: the column's type."""
     import pyarrow as pa
 
+    grid = grid_of(mech)
+    if grid is not None:  # a numeric column keeps its own type
+        return numeric_arrow_type(grid, in_type)
     if (pa.types.is_string(in_type) or pa.types.is_large_string(in_type)) \
             and label_kind(mech.input_labels) == "str" == label_kind(mech.output_labels):
         try:

@@ -15,6 +15,7 @@ from ..mechanism import Mechanism
 from ..rng import RandomSource, resolve_rng
 from ._core import CHUNK_ROWS, PrivatizationReport, as_mechanism_object, mech_digest, run_local
 from ._reuse import warn_if_reused
+from .numeric_release import grid_of, run_numeric
 
 __all__ = ["CHUNK_ROWS", "privatize", "privatize_with_report"]
 
@@ -30,6 +31,10 @@ def run(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
     output index counts); rows and counts are ``None`` for a lazy Dask result."""
     import sys
 
+    grid = grid_of(mech)
+    if grid is not None:  # a numeric column: released as numbers (numeric_release)
+        return run_numeric(mech, grid, values, source, columns=columns, into=into,
+                           counts=counts)
     if "dask" in sys.modules and _is_dask(values):
         from ._dask import privatize_dask
 
