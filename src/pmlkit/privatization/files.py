@@ -498,7 +498,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    manifest: bool = True, missing: str = "error", unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
                    repeat: bool = False, engine: str = "auto",
-                   no_joint_guarantee: bool = False) -> FileReport:
+                   no_joint_guarantee: bool = False, keep_raw: bool = True) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -528,8 +528,13 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     columns
         Column(s) holding the sensitive labels.
     into
-        New column name(s), one per column, to hold the outputs (the original columns are
-        then kept unchanged); default: replace the values in place.
+        New column name(s), one per column, to hold the outputs; default: replace the
+        values in place.
+    keep_raw
+        With ``into``: keep the original (raw, sensitive) columns in the output unchanged
+        (the default here, for compatibility), or leave them out (``False``: the
+        command line's default, ``--keep-raw`` keeps them); the manifest lists the
+        columns left out under ``"dropped"``.
     rng
         ``None`` (secure default), an int seed or a numpy Generator (research only); see
         :func:`pmlkit.privatize`.
@@ -622,6 +627,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     >>> workdir.cleanup()
     """
     cols, targets = check_column_names(columns, into, as_str=True)
+    drop = raw_columns_dropped(cols, targets, keep_raw)
     plain, joints = split_mechanisms(mechanism, cols)
     views = {c: v for c, v, _ in joint_views(joints)}
     alone = [c for c in cols if c not in views]
@@ -722,13 +728,14 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                         "format": MANIFEST_FORMAT, "version": 1, "columns": cols,
                         "into": targets, "seeded": source.seeded,
                         "rng": source.description, "mechanism_sha256": digest,
-                        "joint_guarantee": joint_doc, "privatized": privatized})
+                        "joint_guarantee": joint_doc, "privatized": privatized,
+                        **({"dropped": drop} if drop else {})})
                     st = one_file(mechs, samplers, inp, out, cols, targets,
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
                                    compression=compression, engine=engine,
-                                   temps=temps)
+                                   temps=temps, drop=drop)
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
@@ -774,6 +781,25 @@ class _Staged:
     engine: str = "pyarrow"
     #: the binding of the release record: digests of the privatised columns' content
     content: dict[str, Any] | None = None
+
+
+def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: Any
+                        ) -> list[str]:
+    """The raw columns a release leaves out of its output: each privatised column whose
+    released values go into another column (``into``), unless ``keep_raw``.
+
+    Examples
+    --------
+    >>> raw_columns_dropped(["sex", "race"], ["sex_released", "race"], False)
+    ['sex']
+    >>> raw_columns_dropped(["sex"], ["sex_released"], True)
+    []
+    """
+    if not isinstance(keep_raw, bool | np.bool_):
+        raise ValidationError(f"keep_raw must be True or False, got {keep_raw!r}")
+    if keep_raw:
+        return []
+    return [c for c, t in zip(cols, targets, strict=True) if c != t]
 
 
 def _manifest_path(out: Path) -> Path:
@@ -1073,7 +1099,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None,
-              engine: str = "pyarrow", temps: list[Path] | None = None) -> _Staged:
+              engine: str = "pyarrow", temps: list[Path] | None = None,
+              drop: Sequence[str] = ()) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
@@ -1089,7 +1116,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
 
     The temporary file's name is appended to ``temps`` (if given) before the file is
     created, so the caller can remove it even if a signal arrives between this function
-    returning and its result being stored."""
+    returning and its result being stored. The columns ``drop`` (raw columns whose
+    released values went into other columns, :func:`raw_columns_dropped`) are left out
+    of the output (written by the pyarrow engine)."""
     state = gen.bit_generator.state
     rows_cap = CSV_BATCH_ROWS
     while True:
@@ -1097,7 +1126,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
             return _one_file(mechs, samplers, inp, out, cols, targets, gen, policies,
                              csv=csv, batch_rows=batch_rows, bar=bar, meta=meta,
                              compression=compression, piece=piece, engine=engine,
-                             csv_rows=rows_cap, temps=temps)
+                             csv_rows=rows_cap, temps=temps, drop=tuple(drop))
         except DataError as exc:
             cause = exc.__cause__
             block = 64 * max(batch_rows, rows_cap)
@@ -1117,7 +1146,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None,
-              engine: str, csv_rows: int, temps: list[Path] | None = None) -> _Staged:
+              engine: str, csv_rows: int, temps: list[Path] | None = None,
+              drop: tuple[str, ...] = ()) -> _Staged:
     """One attempt of :func:`one_file`, CSV parsed in batches of at most ``csv_rows``
     rows."""
     import pyarrow as pa
@@ -1173,8 +1203,12 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             dictionary.append(t)  # released labels: a few distinct values
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
+    if drop:  # the raw columns left out (their released values are in other columns)
+        out_fields = [f for f in out_fields if f.name not in drop]
+        if dictionary is not None:
+            dictionary = [n for n in dictionary if n not in drop]
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
-    if engine != "pyarrow":
+    if engine != "pyarrow" and not drop:
         plan = _polars_plan(inp, out, schema, compression, piece, batch_rows)
         if isinstance(plan, str):
             if engine == "polars":
@@ -1271,7 +1305,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             for batch in batches:
                 new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                        gen, policies, from_text=in_fmt == "csv",
-                                       schema=schema)
+                                       schema=schema, drop=drop)
                 if new is None:  # a problem was found: keep counting it, write nothing
                     failed = True
                     continue
@@ -1765,7 +1799,7 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      batch: Any, cols: list[str], targets: list[str],
                      encoders: dict[str, Encoder], gen: np.random.Generator,
                      policies: Mapping[str, Policy], *, from_text: bool,
-                     schema: Any) -> Any:
+                     schema: Any, drop: Sequence[str] = ()) -> Any:
     import pyarrow as pa
 
     arrays = list(batch.columns)
@@ -1786,6 +1820,8 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         else:
             names.append(t)
             arrays.append(new)
+    if drop:
+        arrays = [a for a, n in zip(arrays, names, strict=True) if n not in drop]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 
