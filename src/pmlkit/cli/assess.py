@@ -33,6 +33,7 @@ from ._common import (
     emit,
     json_option,
     load_mechanism,
+    missing_option,
     progress_enabled,
     progress_option,
     renamed_option,
@@ -80,13 +81,15 @@ def _set_methods() -> list[str]:
               show_default=True, help="Confidence set around the estimate.")
 @click.option("--target", type=float, default=None,
               help="Also report delta_min to certify this eps (Cor. deltamin).")
+@missing_option()
 @csv_options
 @progress_option
 @json_option
 def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | None,
             column: str | None, delta: float | None, set_method: str, target: float | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
-            na_values: tuple[str, ...], progress: bool | None, as_json: bool) -> int:
+            na_values: tuple[str, ...], progress: bool | None, as_json: bool,
+            missing: str = "error") -> int:
     """Assess the PML of a mechanism under a prior or a confidence set."""
     if (prior is None) == (reference is None):
         raise click.UsageError("give exactly one of --prior or --reference")
@@ -102,7 +105,8 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
     docs, texts, sets = [], [], []
     for f, m in zip(mech_paths, mechs, strict=True):
         doc, lines, cs = _assess_one(f, m, prior, reference, column, delta, set_method,
-                                     target, names, skip_rows, strip, na_values, progress)
+                                     target, names, skip_rows, strip, na_values, progress,
+                                     missing)
         docs.append(doc)
         texts.append("\n".join(lines))
         sets.append(cs)
@@ -135,7 +139,8 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
                 column: str | None, delta: float | None, set_method: str,
                 target: float | None, names: str | None, skip_rows: int | None,
                 strip: bool | None, na_values: tuple[str, ...],
-                progress: bool | None) -> tuple[dict[str, Any], list[str], Any]:
+                progress: bool | None, missing: str = "error"
+                ) -> tuple[dict[str, Any], list[str], Any]:
     """One mechanism's report (the single-mechanism output); returns (doc, text lines,
     the confidence set or None)."""
     import numpy as np
@@ -161,7 +166,8 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
 
             assert reference is not None and column is not None  # checked above
             csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
-            est = read_reference(reference, column, csv, categories=mech.input_labels)
+            est = read_reference(reference, column, csv, categories=mech.input_labels,
+                                 missing=missing)
             p = np.asarray(est.p)
             where = f"the estimate p_hat from m = {est.m} samples"
             doc["estimate"] = est.to_dict()

@@ -250,7 +250,10 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
             if not hits:
                 raise click.BadParameter(
                     f"{unknown_as!r} is not an input label of the mechanism of column {c} "
-                    f"(input labels: {', '.join(map(str, mechs[c].input_labels[:20]))})",
+                    f"(input labels: {', '.join(map(str, mechs[c].input_labels[:20]))}); "
+                    f"name one of them, or declare {unknown_as!r} when designing the "
+                    f"mechanism: pmlkit design --categories (the labels, with "
+                    f"{unknown_as!r}; a label absent from the reference counts 0)",
                     param_hint="'--unknown-as'")
             unknown_label[c] = hits[0]
     mapping = mechs if len(set(map(id, mechs.values()))) > 1 else mech

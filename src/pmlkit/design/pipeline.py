@@ -1074,7 +1074,9 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
     """The estimate a designer works from: ``samples`` with their missing values handled
     as ``missing=`` says (:func:`apply_missing`), counted over ``categories``, or an
     :class:`~pmlkit.estimation.EmpiricalDistribution` used as is (``categories`` must then be
-    omitted or equal its own). At least two categories are needed.
+    omitted or equal its own). At least two categories are needed. A pandas categorical
+    declares its categories: those no sample uses count 0 (``categories`` defaults to
+    them).
 
     Examples
     --------
@@ -1084,6 +1086,12 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
     """
     from ..estimation import EmpiricalDistribution, empirical_distribution
 
+    if categories is None:
+        # a pandas categorical declares its alphabet: unused categories count 0 (they are
+        # not dropped), as with ``categories=``
+        dtype: Any = getattr(samples, "dtype", None)
+        if type(dtype).__name__ == "CategoricalDtype":
+            categories = list(dtype.categories)
     if not isinstance(samples, EmpiricalDistribution):
         samples, categories = apply_missing(samples, missing, categories)
     else:  # an estimate has no missing samples left; ``missing`` is only validated

@@ -783,6 +783,46 @@ class _Staged:
     content: dict[str, Any] | None = None
 
 
+def policy_error(encoder: Encoder, mech: Any, what: str) -> DataError:
+    """The encoder's error (:meth:`pmlkit.sampler.Encoder.error`: the null and unknown
+    values found, with their counts) followed by the options of :func:`privatize_file`
+    (and of ``pmlkit privatize``) that release such rows: ``missing`` for nulls,
+    ``unknown_as`` for values that are not input labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> from pmlkit.sampler import Encoder
+    >>> enc = Encoder(["a", "b"])
+    >>> enc.encode_numpy(np.array(["a", None], dtype=object)) is None
+    True
+    >>> m = pmlkit.Mechanism(np.eye(2), ("a", "b"), ("a", "b"))
+    >>> print(policy_error(enc, m, "column 'x'"))  # doctest: +NORMALIZE_WHITESPACE
+    column 'x': 1 row holds a null/missing value (None/NaN/NA), which cannot be privatised;
+    drop or impute them explicitly first; or, to release them, pass missing='keep' (command
+    line: --missing keep; whether a value is missing is then released unprotected), or
+    design the mechanism with missing='category' (pmlkit design --missing category) and
+    pass missing='category'; nothing was privatised
+    """
+    base = str(encoder.error(what)).removesuffix("; nothing was privatised")
+    hints = []
+    if encoder.nulls:
+        keep = ("missing='keep' (command line: --missing keep; whether a value is missing "
+                "is then released unprotected)")
+        if MISSING_LABEL in mech.input_labels:
+            hints.append(f"or, to release them, pass missing='category' (command line: --missing "
+                         f"category: the mechanism has the label {MISSING_LABEL!r}) or {keep}")
+        else:
+            hints.append(f"or, to release them, pass {keep}, or design the mechanism with "
+                         "missing='category' (pmlkit design --missing category) and pass "
+                         "missing='category'")
+    if encoder.unknown:
+        hints.append("to release a value the mechanism does not know as one of its input "
+                     "labels, pass unknown_as=LABEL (command line: --unknown-as LABEL)")
+    return DataError("; ".join([base, *hints, "nothing was privatised"]))
+
+
 def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: Any
                         ) -> list[str]:
     """The raw columns a release leaves out of its output: each privatised column whose
@@ -1321,7 +1361,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
-            raise e.error(f"column {c!r} of {str(inp)!r}")
+            raise policy_error(e, mechs[c], f"column {c!r} of {str(inp)!r}")
         content = hasher.finish()
         try:
             if out_fmt == "parquet":
@@ -1553,7 +1593,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
-            raise e.error(f"column {c!r} of {str(inp)!r}")
+            raise policy_error(e, mechs[c], f"column {c!r} of {str(inp)!r}")
         with pq.ParquetFile(tmp) as pf:
             md = pf.metadata
             written = pf.schema_arrow
