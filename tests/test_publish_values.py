@@ -256,3 +256,24 @@ def test_cli_design_and_privatize_keep_the_column(tmp_path, capsys):
                  "--delta", "1e-6", "--output", str(tmp_path / "c.json"), "--coarsen", "1",
                  "--output-names", "merged"]) != 0
     assert "--output-names" in capsys.readouterr().err
+
+
+def test_adult_sex_and_race_plan_releases_values(adult_dir):
+    """The issue's trial on Adult: a two-column plan (sex, race) at a small eps for the
+    record releases values of each column, each at the assignment maximising the
+    probability that the released value is the true one (brute force)."""
+    from pmlkit.datasets import load_adult
+
+    df = load_adult(adult_dir)
+    plan = pmlkit.design_joint(df[["sex", "race"]], 0.4, 1e-6, mode="per-column")
+    for col, mech in zip(("sex", "race"), plan.mechanisms, strict=True):
+        labels = list(mech.input_labels)
+        assert set(mech.output_labels) <= set(labels), (col, mech.output_labels)
+        assert not any(" | " in str(v) for v in mech.output_labels)
+        counts = df[col].value_counts()
+        p = np.array([counts.get(lab, 0) for lab in labels], dtype=float)
+        p /= p.sum()
+        w = np.asarray(mech.matrix)
+        acc = sum(p[labels.index(y)] * w[labels.index(y), j]
+                  for j, y in enumerate(mech.output_labels))
+        assert acc == pytest.approx(_brute_injective(w, p), abs=1e-9)
