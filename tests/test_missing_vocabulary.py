@@ -139,3 +139,8 @@ def test_estimate_by_a_column_with_missing_values(capsys, files):
                          "sex", "--no-intervals", "--missing", "category", "--json")
     assert code == 0, err
     assert "(missing)" in json.dumps(json.loads(out))
+
+
+def test_design_from_samples_names_the_missing_option():
+    with pytest.raises(DataError, match=r"10 null.*missing='category'.*--missing category"):
+        pmlkit.design_from_samples(["a", "b", None] * 10, 1.0, 0.1)

@@ -189,7 +189,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
-            if missing == "error" and "null" in str(exc):
+            if missing == "error" and "null" in str(exc) and "--missing" not in str(exc):
                 raise DataError(f"{exc} (or pass --missing category / --missing keep)") \
                     from exc
             raise

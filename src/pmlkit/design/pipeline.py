@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
-from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
+from ..errors import DataError, PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import EPS_CAP, MARGINS, certify, closed_form_eps, solve_certified
 from .baselines import extremal_mechanism, randomized_response
@@ -755,7 +755,17 @@ OUTPUT_NAMES = ("values", "merged")
 
 
 def check_output_names(output_names: Any) -> str:
-    """``output_names`` checked: one of :data:`OUTPUT_NAMES`."""
+    """``output_names`` checked: one of :data:`OUTPUT_NAMES`.
+
+    Examples
+    --------
+    >>> check_output_names("merged")
+    'merged'
+    >>> check_output_names("names")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: output_names must be one of values, merged, got 'names'
+    """
     if not isinstance(output_names, str) or output_names not in OUTPUT_NAMES:
         raise ValidationError(f"output_names must be one of {', '.join(OUTPUT_NAMES)}, got "
                               f"{fmt(output_names)}")
@@ -1103,7 +1113,14 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
                 "an EmpiricalDistribution")
         est = samples
     else:
-        est = empirical_distribution(samples, categories=categories)
+        try:
+            est = empirical_distribution(samples, categories=categories)
+        except DataError as exc:
+            if missing != "error" or "null" not in str(exc):
+                raise
+            raise DataError(f"{exc}: pass missing='category' (the label {MISSING_LABEL!r}) "
+                            "or missing='keep' (left out of the estimate) (command line: "
+                            "--missing category / --missing keep)") from exc
     if est.n < 2:
         raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
     return est
