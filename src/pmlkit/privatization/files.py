@@ -534,7 +534,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         With ``into``: keep the original (raw, sensitive) columns in the output unchanged
         (the default here, for compatibility), or leave them out (``False``: the
         command line's default, ``--keep-raw`` keeps them); the manifest lists the
-        columns left out under ``"dropped"``.
+        columns left out under ``"dropped"``. Such an output is written by the pyarrow
+        writer (``engine="polars"`` is refused).
     rng
         ``None`` (secure default), an int seed or a numpy Generator (research only); see
         :func:`pmlkit.privatize`.
@@ -628,6 +629,11 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     """
     cols, targets = check_column_names(columns, into, as_str=True)
     drop = raw_columns_dropped(cols, targets, keep_raw)
+    if drop and engine == "polars":
+        raise ValidationError(
+            "engine='polars' (--engine polars) writes every input column; leaving the raw "
+            f"column(s) {drop!r} out needs engine='auto' or 'pyarrow' (--engine local or "
+            "pyarrow), or keep them with keep_raw=True (--keep-raw)")
     plain, joints = split_mechanisms(mechanism, cols)
     views = {c: v for c, v, _ in joint_views(joints)}
     alone = [c for c in cols if c not in views]
