@@ -116,7 +116,8 @@ def test_privatize_local_seeded_warns_and_keeps_columns(capsys, tmp_path, ref):
     out = tmp_path / "o.csv"
     code, stdout, err = run(capsys, "privatize", "--mechanism", str(tmp_path / "m.json"),
                             "--input", str(tmp_path / "ref.parquet"), "--column", "sex",
-                            "--into", "sex_p", "--output", str(out), "--seed", "5", "--json")
+                            "--into", "sex_p", "--keep-raw", "--output", str(out), "--seed",
+                            "5", "--json")
     assert code == 0, err
     assert "research only" in err.lower()
     doc = json.loads(stdout)
@@ -172,8 +173,11 @@ def test_privatize_dask_engine(capsys, tmp_path, ref):
     assert json.loads(stdout)["rows"] == 4000
     back = pd.read_parquet(out)
     assert len(back) == 4000
-    pd.testing.assert_frame_equal(back[["sex", "age"]].reset_index(drop=True), ref,
-                                  check_dtype=False)
+    # --into without --keep-raw: the raw column is left out of every part
+    assert list(back.columns) == ["age", "sex_p"]
+    pd.testing.assert_series_equal(back["age"].reset_index(drop=True), ref["age"],
+                                   check_dtype=False)
+    assert json.loads((tmp_path / "out.parquet.pmlkit.json").read_text())["dropped"] == ["sex"]
     assert (tmp_path / "out.parquet.pmlkit.json").is_file()
     assert not [p for p in tmp_path.iterdir() if p.name.endswith(".tmp")]
 
@@ -204,3 +208,38 @@ def test_assess_text_names_the_published_results(capsys, tmp_path, ref):
     assert "Theorem 4" in stdout and "Section 4.4" in stdout and "Corollary 3" in stdout
     for label in ("eq. ", "Thm ", "Cor. "):
         assert label not in stdout
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".parquet"])
+def test_privatize_into_leaves_the_raw_column_out_unless_keep_raw(capsys, tmp_path, ref,
+                                                                  suffix):
+    """``--into NEW`` writes the released values into NEW and leaves the raw sensitive
+    column out of the output (the manifest and the summary say so); ``--keep-raw`` keeps
+    it, byte for byte, and says so too."""
+    SEX.save(tmp_path / "m.json")
+    out = tmp_path / f"o{suffix}"
+    code, stdout, err = run(capsys, "privatize", "--mechanism", str(tmp_path / "m.json"),
+                            "--input", str(tmp_path / "ref.csv"), "--column", "sex",
+                            "--into", "sex_p", "--output", str(out))
+    assert code == 0, err
+    assert "raw column(s) sex left out" in stdout
+    back = pd.read_csv(out) if suffix == ".csv" else pd.read_parquet(out)
+    assert list(back.columns) == ["age", "sex_p"]
+    assert back["age"].astype(str).tolist() == ref["age"].astype(str).tolist()
+    assert set(back["sex_p"]) <= {"Female", "Male"}
+    manifest = json.loads((tmp_path / f"o{suffix}.pmlkit.json").read_text())
+    assert manifest["dropped"] == ["sex"] and manifest["into"] == ["sex_p"]
+    kept = tmp_path / f"k{suffix}"
+    code, stdout, err = run(capsys, "privatize", "--mechanism", str(tmp_path / "m.json"),
+                            "--input", str(tmp_path / "ref.csv"), "--column", "sex",
+                            "--into", "sex_p", "--keep-raw", "--output", str(kept), "--json")
+    assert code == 0, err
+    assert json.loads(stdout)["dropped"] == []
+    back = pd.read_csv(kept) if suffix == ".csv" else pd.read_parquet(kept)
+    assert back["sex"].tolist() == ref["sex"].tolist()
+    assert "dropped" not in json.loads((tmp_path / f"k{suffix}.pmlkit.json").read_text())
+    # --keep-raw alone (the values replace the column in place) is a usage error
+    code, _, err = run(capsys, "privatize", "--mechanism", str(tmp_path / "m.json"),
+                       "--input", str(tmp_path / "ref.csv"), "--column", "sex",
+                       "--keep-raw", "--output", str(tmp_path / "x.csv"))
+    assert code == 2 and "--keep-raw needs --into" in err

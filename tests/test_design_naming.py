@@ -1,4 +1,5 @@
-"""Outputs of sub-convex designs are named after the inputs they most likely come from."""
+"""With ``output_names="merged"``, outputs of sub-convex designs are named after the inputs
+they most likely come from (the default publishes values: tests/test_publish_values.py)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ from pmlkit.design import design_from_samples, optimal_mechanism
 def test_no_output_is_named_after_a_minority_of_its_sources(prior, beta, eps):
     p = np.asarray(prior)
     labels = [f"c{i}" for i in range(p.size)]
-    mech = optimal_mechanism(p, eps, beta=beta, labels=labels)
+    mech = optimal_mechanism(p, eps, beta=beta, labels=labels, output_names="merged")
     w = np.asarray(mech)
     m = w.shape[1]
     for j, name in enumerate(mech.output_labels):

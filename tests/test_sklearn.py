@@ -42,9 +42,6 @@ X = _frame(40, 1, index_start=1000)
 # Why each failing check does not apply (reported, not hidden):
 _RANDOM = ("transform draws fresh cryptographically secure randomness on every call, so two "
            "transforms of the same data differ by design")
-_MERGED = ("an output that merges several inputs is labelled by the inputs it stands for "
-           "(a string such as '0.5 | 1.5'), so numeric input can come out as text and "
-           "the check's numeric comparison does not apply")
 _PER_CALL = ("a seeded transform is reproducible per call, not per record: the stream is "
              "consumed in row order, so reordering or subsetting rows changes the draws")
 
@@ -53,10 +50,7 @@ def _expected_failures(est: PMLPrivatizer) -> dict[str, str]:
     if est.rng is None:
         return {"check_estimators_pickle": _RANDOM, "check_fit_idempotent": _RANDOM}
     return {"check_methods_sample_order_invariance": _PER_CALL,
-            "check_methods_subset_invariance": _PER_CALL,
-            "check_transformer_data_not_an_array": _MERGED,
-            "check_transformer_general": _MERGED,
-            "check_fit_idempotent": _MERGED}
+            "check_methods_subset_invariance": _PER_CALL}
 
 
 # Strict: an expected failure that starts passing fails the suite (scikit-learn >= 1.8 takes

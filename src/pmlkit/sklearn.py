@@ -355,7 +355,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 mechs.append(d.best)
                 guars.append(d.best.guarantee)
                 continue
-            n_distinct = len(c) if c is not None else len(np.unique(np.asarray(col)))
+            n_distinct = len(c) if c is not None else _distinct(col, label)
             if n_distinct > self.max_categories:
                 raise ValidationError(
                     f"column {label!r} has {n_distinct} distinct labels, more than "
@@ -370,6 +370,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                                           estimable=not self.allow_unestimable)
             except ValidationError as exc:
                 raise ValidationError(f"column {label!r}: {exc}") from exc
+            except DataError as exc:
+                raise _column_data_error(exc, label) from exc
             mechs.append(res.mechanism)
             guars.append(res.guarantee)
         self.columns_: tuple[int, ...] = tuple(cols)
@@ -524,3 +526,29 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
 
         check_is_fitted(self, "mechanisms_")
         return np.asarray(_check_feature_names_in(self, input_features), dtype=object)
+
+
+def _column_data_error(exc: Exception, label: Any) -> DataError:
+    """A data error about a column's reference values, naming the column and the fix
+    (:class:`PMLPrivatizer` has no missing-value policy: missing values are imputed
+    before it, as a label of their own if they should be released)."""
+    msg = f"column {label!r}: {exc}"
+    if "null" in str(exc):
+        msg += (" (PMLPrivatizer releases no missing values: impute them first, e.g. as a "
+                "label of their own with sklearn.impute.SimpleImputer(strategy='constant', "
+                "fill_value='(missing)'), or drop those rows)")
+    return DataError(msg)
+
+
+def _distinct(col: Any, label: Any) -> int:
+    """The number of distinct labels of a column (missing values and labels numpy cannot
+    order are counted by the estimate, whose error names what it refused)."""
+    try:
+        return len(np.unique(np.asarray(col)))
+    except TypeError:  # None or NaN among strings, or labels of several types
+        from .design.pipeline import estimate_for_design
+
+        try:
+            return int(estimate_for_design(np.asarray(col, dtype=object)).n)
+        except DataError as exc:
+            raise _column_data_error(exc, label) from exc

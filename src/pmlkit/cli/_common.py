@@ -247,9 +247,65 @@ def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | Non
                       null_values=tuple(na_values) or None)
 
 
+def missing_option(choices: Sequence[str] = ("error", "category", "keep")
+                   ) -> Callable[[F], F]:
+    """``--missing``: what a missing value of a reference column is, the same words in
+    every command (``pmlkit design``, ``assess``, ``joint design``, ``joint assess``,
+    ``privatize``): ``error`` (stop, naming the column), ``category`` (the label
+    ``(missing)``) or ``keep`` (left out of the estimate; where a command offers it)."""
+    helps = {"error": "stop (error)", "category": "count it as the label '(missing)' "
+             "(category: the mechanism needs that label, from pmlkit design --missing "
+             "category)", "keep": "leave it out of the estimate (keep)"}
+
+    def deco(fn: F) -> F:
+        return click.option("--missing", type=click.Choice(list(choices)), default="error",
+                            show_default=True,
+                            help="A missing value in the reference column: "
+                                 + ", ".join(helps[c] for c in choices) + ".")(fn)
+    return deco
+
+
+def reference_values(path: str, column: str, csv: Any = None, *,
+                     categories: Sequence[Any] | None = None, missing: str = "error"
+                     ) -> tuple[Any, list[Any] | None]:
+    """``(values, categories)`` of a reference column with its missing values handled as
+    ``--missing`` says (:func:`pmlkit.design.pipeline.apply_missing`); with
+    ``--missing category`` the categories (the mechanism's labels) must hold
+    ``(missing)``."""
+    from ..design.pipeline import MISSING_LABEL, apply_missing
+    from ..errors import DataError
+    from ..io import read_column
+
+    if missing == "category" and categories is not None and MISSING_LABEL not in categories:
+        raise DataError(f"--missing category: the mechanism of --column {column!r} has no "
+                        f"label {MISSING_LABEL!r}; design it with pmlkit design --missing "
+                        "category, or pass --missing keep")
+    values = read_column(path, column, csv=csv)
+    return apply_missing(values, missing, categories)
+
+
+def reference_error(exc: Exception, path: str, column: str,
+                    missing_choices: Sequence[str] = ("category", "keep")) -> Any:
+    """A data error about a reference column, restated with the column, the file and the
+    option that fixes it (``--missing`` for nulls, the mechanism's labels for values
+    outside them)."""
+    from ..errors import DataError
+
+    msg = str(exc)
+    if "null" in msg:
+        opts = " / ".join(f"--missing {c}" for c in missing_choices)
+        msg += f" (or pass {opts})"
+    elif "not in categories" in msg:
+        msg += (" (the reference must hold only the mechanism's input labels: check "
+                "that --column and the mechanism match)")
+    return DataError(f"--column {column!r} of {path!r}: {msg}")
+
+
 def read_reference(path: str, column: str, csv: Any = None,
-                   categories: Sequence[Any] | None = None) -> Any:
-    """Empirical distribution (:func:`pmlkit.empirical_distribution`) of one column.
+                   categories: Sequence[Any] | None = None, missing: str = "error") -> Any:
+    """Empirical distribution (:func:`pmlkit.empirical_distribution`) of one column, its
+    missing values handled as ``--missing`` says (:func:`reference_values`); a data error
+    names the column, the file and the option that fixes it (:func:`reference_error`).
 
     Examples
     --------
@@ -260,11 +316,15 @@ def read_reference(path: str, column: str, csv: Any = None,
     >>> est.categories, est.p.tolist(), est.m
     (('F', 'M'), [0.4, 0.6], 100)
     """
+    from ..errors import DataError
     from ..estimation import empirical_distribution
-    from ..io import read_column
 
-    values = read_column(path, column, csv=csv)
-    return empirical_distribution(values, categories=categories)
+    values, cats = reference_values(path, column, csv, categories=categories,
+                                    missing=missing)
+    try:
+        return empirical_distribution(values, categories=cats)
+    except DataError as exc:
+        raise reference_error(exc, path, column) from exc
 
 
 def load_mechanism(path: str, *, allow_uncertified: bool = False) -> Any:

@@ -33,6 +33,7 @@ from ._common import (
     emit,
     json_option,
     load_mechanism,
+    missing_option,
     progress_enabled,
     progress_option,
     renamed_option,
@@ -82,6 +83,7 @@ def _set_methods() -> list[str]:
 @click.option("--target", type=float, default=None,
               help="Also report delta_min to certify this eps (Cor. deltamin).")
 @numeric_option
+@missing_option()
 @csv_options
 @progress_option
 @json_option
@@ -89,7 +91,7 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
             column: str | None, delta: float | None, set_method: str, target: float | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool,
-            numeric: str | None = None) -> int:
+            numeric: str | None = None, missing: str = "error") -> int:
     """Assess the PML of a mechanism under a prior or a confidence set."""
     if (prior is None) == (reference is None):
         raise click.UsageError("give exactly one of --prior or --reference")
@@ -107,7 +109,7 @@ def command(mech_paths: tuple[str, ...], prior: str | None, reference: str | Non
     for f, m in zip(mech_paths, mechs, strict=True):
         doc, lines, cs = _assess_one(f, m, prior, reference, column, delta, set_method,
                                      target, names, skip_rows, strip, na_values, progress,
-                                     grid=grids[mech_paths.index(f)])
+                                     missing, grid=grids[mech_paths.index(f)])
         docs.append(doc)
         texts.append("\n".join(lines))
         sets.append(cs)
@@ -140,7 +142,7 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
                 column: str | None, delta: float | None, set_method: str,
                 target: float | None, names: str | None, skip_rows: int | None,
                 strip: bool | None, na_values: tuple[str, ...],
-                progress: bool | None, grid: Any = None
+                progress: bool | None, missing: str = "error", grid: Any = None
                 ) -> tuple[dict[str, Any], list[str], Any]:
     """One mechanism's report (the single-mechanism output); returns (doc, text lines,
     the confidence set or None)."""
@@ -168,8 +170,13 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
             assert reference is not None and column is not None  # checked above
             csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
             if grid is None:
-                est = read_reference(reference, column, csv, categories=mech.input_labels)
+                est = read_reference(reference, column, csv, categories=mech.input_labels,
+                                     missing=missing)
             else:  # a numeric column: clamped and rounded onto the grid, counted
+                if missing != "error":
+                    raise click.BadParameter(
+                        "a numeric reference (--numeric) takes only --missing error: the "
+                        "grid has no missing value", param_hint="'--missing'")
                 est, line = assess_reference(reference, column, csv, mech, grid)
                 lines.append(line)
                 doc["numeric"] = {"grid": grid.to_dict(), "reference_encoding": line}

@@ -126,6 +126,12 @@ def _set_methods() -> list[str]:
               help="A missing value in --column: stop (error), design it as the label "
                    "'(missing)' (category), or leave it out (keep: it stays missing when "
                    "privatised, which releases missingness unprotected).")
+@click.option("--output-names", "output_names", type=click.Choice(["values", "merged"]),
+              default="values", show_default=True,
+              help="What each output is released as: values (a value of --column, chosen "
+                   "to maximise the probability that the released value is the true one; "
+                   "the column keeps its type) or merged (names of the values it stands "
+                   "for, such as 'a | b', which leave the column's domain).")
 @delimiter_option
 @click.option("--record", type=click.Choice(["full", "minimal"]), default="full",
               show_default=True,
@@ -142,7 +148,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool,
             utility_matrix: str | None = None, allow_unestimable: bool = False,
-            numeric: str | None = None) -> int:
+            numeric: str | None = None, output_names: str = "values") -> int:
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
     from ..errors import DataError, PMLWarning, TooLargeError
@@ -172,6 +178,10 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     cats = _categories(categories)
     keep_k = _coarsen_spec(coarsen, utility)
     umat = _utility_matrix(utility, utility_matrix)
+    if output_names != "values" and (umat is not None or coarsen is not None):
+        raise click.BadParameter(
+            f"{output_names!r} works only without --coarsen and --utility-matrix (their "
+            "outputs are the categories they keep)", param_hint="'--output-names'")
     proposal_text = ""
     proposal: Any = None
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference,
@@ -196,7 +206,8 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     result = design_from_samples(
                         values, eps, delta, utility=utility, confidence=set_method,
                         max_seconds=max_seconds, categories=cats, missing=missing,
-                        max_work=max_work, estimable=not allow_unestimable)
+                        max_work=max_work, estimable=not allow_unestimable,
+                        output_names=output_names)
                 else:
                     result, proposal = _coarsen(
                         values, eps, delta, utility=utility, keep=keep_k,
@@ -211,7 +222,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
-            if missing == "error" and "null" in str(exc):
+            if missing == "error" and "null" in str(exc) and "--missing" not in str(exc):
                 raise DataError(f"{exc} (or pass --missing category / --missing keep)") \
                     from exc
             raise
@@ -237,6 +248,12 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     swapped = mech.parameters.get("estimable")
     if swapped:
         proposal_text += f"{swapped} (--allow-unestimable keeps it)\n"
+    outside = int(mech.parameters.get("outputs_outside_column") or 0)
+    if outside:  # (an estimation design with more outputs than values)
+        proposal_text += (f"note: {outside} of the {mech.n_outputs} outputs have no value of "
+                          f"--column {column!r} of their own and are released under the "
+                          "names of the values they stand for (such as "
+                          f"{mech.output_labels[-1]!r}), outside the column's domain\n")
     text = (proposal_text + f"{g}\nmechanism ({mech.n_inputs} inputs x "
             f"{mech.n_outputs} outputs, "
             f"{summary.outputs_used} used) written to {out}\n{summary}"

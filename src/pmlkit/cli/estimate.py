@@ -148,6 +148,10 @@ def _digest(obj: Any) -> str:
                    "the release).")
 @click.option("--by", default=None, metavar="COLUMN",
               help="A non-private column: one estimate per group.")
+@click.option("--missing", type=click.Choice(["error", "category"]), default="error",
+              show_default=True,
+              help="A missing value in the --by column: stop (error), or group those rows "
+                   "under '(missing)' (category).")
 @click.option("--method", type=click.Choice(["mle", "inversion"]), default="mle",
               show_default=True, help="Maximum likelihood (EM) or unbiased inversion.")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
@@ -163,7 +167,7 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
             by: str | None, method: str, confidence: float, intervals: bool,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], as_json: bool, numeric: str | None = None,
-            above: float | None = None) -> int:
+            above: float | None = None, missing: str = "error") -> int:
     """Estimate the distribution of the true values behind released column(s)."""
     from ..errors import DataError
     from ..inference import (
@@ -269,6 +273,8 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
             above=above, head=head, as_json=as_json,
             doc={"input": input_spec, "files": [str(f) for f in files], "column": cols[0],
                  "columns": cols, "mechanism_source": where})
+    if by is not None and by not in cols:
+        table = _by_missing(table, by, missing)
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "intervals": intervals}
     res: Any
     if len(cols) == 1:
@@ -291,3 +297,33 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
     head = input_spec if len(files) == 1 else f"{input_spec} ({len(files)} files)"
     emit(as_json, doc, f"{head}, {what} (mechanism from {where})\n{res}")
     return 0
+
+
+def _by_missing(table: Any, by: str, missing: str) -> Any:
+    """The table with the missing values of the ``--by`` column handled as ``--missing``
+    says: refused naming the option (``error``), or the group ``(missing)`` (``category``:
+    the column is then text)."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..design.pipeline import MISSING_LABEL
+    from ..errors import DataError
+
+    i = table.schema.get_field_index(by)
+    if i < 0:
+        return table
+    col = table.column(i)
+    if col.null_count == 0:
+        return table
+    if missing == "error":
+        k = col.null_count
+        raise DataError(f"--by {by!r}: {k} row{'s hold' if k != 1 else ' holds'} a missing "
+                        f"value; pass --missing category to estimate those rows as the group "
+                        f"{MISSING_LABEL!r}, or remove them")
+    if pa.types.is_dictionary(col.type):
+        col = col.cast(col.type.value_type)
+    if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+        col = col.cast(pa.large_string())
+    filled = pc.fill_null(col, pa.scalar(MISSING_LABEL, type=col.type))
+    return table.set_column(i, table.field(i).with_type(filled.type).with_nullable(False),
+                            filled)

@@ -33,6 +33,7 @@ from ._common import (
     emit,
     json_option,
     load_mechanism,
+    missing_option,
     renamed_option,
 )
 from ._numeric import on_grid, parse_grid
@@ -47,10 +48,32 @@ def _set_methods() -> list[str]:
         return ["l1"]
 
 
-def _read_columns(path: str, columns: list[str], csv: Any) -> dict[str, Any]:
+def _read_columns(path: str, columns: list[str], csv: Any, missing: str = "error"
+                  ) -> dict[str, Any]:
+    """The reference columns, missing values handled as ``--missing`` says (``error``:
+    refused, naming the column and the option; ``category``: the label ``(missing)``)."""
+    import numpy as np
+    import pyarrow as pa
+
+    from ..design.pipeline import apply_missing
+    from ..errors import DataError
     from ..io import read_column
 
-    return {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False) for c in columns}
+    out = {}
+    for c in columns:
+        values = read_column(path, c, csv=csv)
+        if missing == "error" and values.null_count:
+            n = values.null_count
+            raise DataError(f"column {c!r} of {path!r}: {n} row{'s hold' if n > 1 else ' holds'}"
+                            " a missing value; pass --missing category to count missing "
+                            "values as the label '(missing)' of each column (a joint "
+                            "release cannot leave them out), or remove those rows")
+        values, _ = apply_missing(values, missing)
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        out[c] = values.to_numpy(zero_copy_only=False) if isinstance(values, pa.Array) \
+            else np.asarray(values, dtype=object)
+    return out
 
 
 def _parse_mechanisms(specs: tuple[str, ...]) -> tuple[list[str], list[str]]:
@@ -94,11 +117,12 @@ def command() -> None:
               show_default=True, help="Confidence set on the joint alphabet.")
 @click.option("--bound", is_flag=True,
               help="Also report the chain-rule bound from the marginal sets.")
+@missing_option(("error", "category"))
 @csv_options
 @json_option
 def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str,
            bound: bool, names: str | None, skip_rows: int | None, strip: bool | None,
-           na_values: tuple[str, ...], as_json: bool) -> int:
+           na_values: tuple[str, ...], as_json: bool, missing: str = "error") -> int:
     """Exact joint guarantee of releasing several columns through their mechanisms."""
     from ..joint import joint_guarantee, marginal_bound
 
@@ -107,7 +131,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
     # certificate is not needed, but it is still checked when present
     mechanisms = [load_mechanism(f, allow_uncertified=True) for f in files]
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
-    data = _read_columns(reference, cols, csv)
+    data = _read_columns(reference, cols, csv, missing)
     data = {c: on_grid(data[c], m) for c, m in zip(cols, mechanisms, strict=True)}
     g = joint_guarantee(mechanisms, data, delta, columns=cols, confidence=set_method)
     doc: dict[str, Any] = {"mechanism_files": dict(zip(cols, files, strict=True)),
@@ -154,13 +178,15 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
               help="A numeric column and its grid (repeatable): read onto the grid (values "
                    "outside it at its ends, between points to the nearest), designed per "
                    "column and released as numbers by pmlkit privatize.")
+@missing_option(("error", "category"))
 @csv_options
 @json_option
 def design(reference: str, columns: str, eps: float, delta: float, mode: str,
            set_method: str, out_dir: pathlib.Path, overwrite: bool, names: str | None,
            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
            as_json: bool, utility: str = "mutual_information",
-           allow_unestimable: bool = False, numeric_specs: tuple[str, ...] = ()) -> int:
+           allow_unestimable: bool = False, numeric_specs: tuple[str, ...] = (),
+           missing: str = "error") -> int:
     """Design a release of several columns for an overall (eps, delta) on the record."""
     from ..errors import ValidationError
     from ..joint import ReleasePlan, design_joint
@@ -170,7 +196,7 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
         raise ValidationError(
             f"--columns must name at least 2 distinct columns, got {columns!r}")
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=reference)
-    data = _read_columns(reference, cols, csv)
+    data = _read_columns(reference, cols, csv, missing)
     grids: dict[str, Any] = {}
     for spec in numeric_specs:
         col, sep, text = spec.partition("=")

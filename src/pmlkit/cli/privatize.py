@@ -98,7 +98,11 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @click.option("--column", "columns", required=True, multiple=True,
               help="Column to privatise (repeatable).")
 @click.option("--into", "into", multiple=True,
-              help="New column name for each --column (default: replace in place).")
+              help="New column name for each --column (default: replace in place); the "
+                   "raw --column is then left out of the output unless --keep-raw.")
+@click.option("--keep-raw", "keep_raw", is_flag=True,
+              help="With --into: keep the raw (sensitive) --column in the output next to "
+                   "its released values (default: left out, and the manifest says so).")
 @click.option("--output", required=True,
               help="Output file (one input) or folder (several inputs, or --engine dask).")
 @click.option("--engine", type=click.Choice(["local", "pyarrow", "polars", "dask"]),
@@ -141,8 +145,11 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
             delimiter: str | None,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], progress: bool | None, as_json: bool,
-            numeric: str | None = None) -> int:
+            numeric: str | None = None, keep_raw: bool = False) -> int:
     """Privatise columns of CSV/Parquet files with a mechanism."""
+    if keep_raw and not into:
+        raise click.UsageError("--keep-raw needs --into (without it the released values "
+                               "replace the raw column)")
     if scheduler is not None and engine != "dask":
         raise click.UsageError("--scheduler needs --engine dask")
     if into and len(into) != len(columns):
@@ -249,7 +256,10 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
             if not hits:
                 raise click.BadParameter(
                     f"{unknown_as!r} is not an input label of the mechanism of column {c} "
-                    f"(input labels: {', '.join(map(str, mechs[c].input_labels[:20]))})",
+                    f"(input labels: {', '.join(map(str, mechs[c].input_labels[:20]))}); "
+                    f"name one of them, or declare {unknown_as!r} when designing the "
+                    f"mechanism: pmlkit design --categories (the labels, with "
+                    f"{unknown_as!r}; a label absent from the reference counts 0)",
                     param_hint="'--unknown-as'")
             unknown_label[c] = hits[0]
     mapping = mechs if len(set(map(id, mechs.values()))) > 1 else mech
@@ -265,7 +275,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                          progress=progress_enabled(progress), missing=missing,
                                          unknown_as=unknown_label, compression=compression,
                                          joint_guarantee=joint_doc, repeat=allow_repeat,
-                                         no_joint_guarantee=no_joint)
+                                         no_joint_guarantee=no_joint, keep_raw=keep_raw)
         else:
             from ..privatization.files import privatize_file
 
@@ -275,7 +285,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
                                     unknown_as=unknown_label, compression=compression,
                                     joint_guarantee=joint_doc, repeat=allow_repeat,
                                     engine="auto" if engine == "local" else engine,
-                                    no_joint_guarantee=no_joint)
+                                    no_joint_guarantee=no_joint, keep_raw=keep_raw)
     for w in caught:
         if issubclass(w.category, PMLWarning):
             click.echo(f"pmlkit: warning: {w.message}", err=True)
@@ -287,6 +297,14 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     lines = [f"privatised {rows} rows, column(s) {', '.join(report.columns)} -> "
              f"{', '.join(report.into)}, with {used}"]
     lines += [f"  {i} -> {o}" for i, o, _ in report.files]
+    dropped = [c for c, t in zip(report.columns, report.into, strict=True)
+               if c != t and not keep_raw]
+    if dropped:
+        lines.append(f"  raw column(s) {', '.join(dropped)} left out of the output "
+                     "(--keep-raw keeps them)")
+    elif keep_raw:
+        lines.append(f"  raw column(s) {', '.join(report.columns)} KEPT in the output "
+                     "(--keep-raw): the output holds the sensitive values")
     lines.append(f"  randomness: {report.rng}")
     for f in dict.fromkeys(files.values()):
         m = mechs[next(c for c in cols if files[c] == f)]
@@ -312,7 +330,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     emit(as_json, {**report.to_dict(), "engine": engine,
                    **({"numeric": numeric_counts} if numeric_counts else {}),
                    "certified": all(m.certified for m in mechs.values()),
-                   "mechanism_files": files,
+                   "mechanism_files": files, "dropped": dropped,
                    **({"warning": NOT_ADDITIVE_WARNING} if len(released) > 1 else {})},
          "\n".join(lines))
     return 0

@@ -63,7 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
-from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
+from ..errors import DataError, PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
 from ._common import EPS_CAP, MARGINS, certify, closed_form_eps, solve_certified
 from .baselines import extremal_mechanism, randomized_response
@@ -85,9 +85,19 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
 
-__all__ = ["DEFAULT_WORK", "MAX_DESIGN_CATEGORIES", "MAX_LINEAR_DESIGN_CATEGORIES", "apply_missing",
-           "design_from_samples", "estimate_for_design", "optimal_mechanism",
-           "optimal_mechanism_for_set"]
+__all__ = [
+    "DEFAULT_WORK",
+    "MAX_DESIGN_CATEGORIES",
+    "MAX_LINEAR_DESIGN_CATEGORIES",
+    "OUTPUT_NAMES",
+    "apply_missing",
+    "check_output_names",
+    "design_from_samples",
+    "estimate_for_design",
+    "optimal_mechanism",
+    "optimal_mechanism_for_set",
+    "publish_as_values",
+]
 
 #: Most categories :func:`design_from_samples` designs over. Its LPs have ``N^2`` variables
 #: and their cost grows about as ``N^3``: N = 80 takes ~10 s here, N = 150 about a minute,
@@ -666,10 +676,11 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
             extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6,
-            basis: str = "given", statement: str = "", max_work: Any = DEFAULT_WORK
-            ) -> Mechanism:
+            basis: str = "given", statement: str = "", max_work: Any = DEFAULT_WORK,
+            output_names: str = "values") -> Mechanism:
     from ..sets import L1Ball
 
+    output_names = check_output_names(output_names)
     n = p.size
     if uset.n != n:
         raise ValidationError(
@@ -726,17 +737,87 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     params.update(extra)
     if util.linear:
         out_labels = labels if (labels is not None and w.shape[1] == n) else None
-    else:
+    elif output_names == "merged":
         w, out_labels = _name_outputs(w, p, labels)
+        params["output_names"] = "merged"
+    else:
+        w, out_labels = publish_as_values(w, p, labels)
+        params["output_names"] = "values"
+        params["outputs_outside_column"] = max(w.shape[1] - n, 0)
     return certify(w, uset, eps, designer=designer, parameters=params,
                    input_labels=labels, output_labels=out_labels, basis=basis,
                    statement=statement)
 
 
-def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
-                  ) -> tuple[np.ndarray, list[Any] | None]:
-    """Order and name the outputs of a sub-convex design so that a released label means
-    what it says.
+#: What the outputs of a sub-convex design are published as (``output_names=``):
+#: ``"values"`` (default) values of the input column, ``"merged"`` names of the inputs
+#: each output stands for (``"a | b"``).
+OUTPUT_NAMES = ("values", "merged")
+
+
+def check_output_names(output_names: Any) -> str:
+    """``output_names`` checked: one of :data:`OUTPUT_NAMES`.
+
+    Examples
+    --------
+    >>> check_output_names("merged")
+    'merged'
+    >>> check_output_names("names")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: output_names must be one of values, merged, got 'names'
+    """
+    if not isinstance(output_names, str) or output_names not in OUTPUT_NAMES:
+        raise ValidationError(f"output_names must be one of {', '.join(OUTPUT_NAMES)}, got "
+                              f"{fmt(output_names)}")
+    return output_names
+
+
+def publish_as_values(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
+                      ) -> tuple[np.ndarray, list[Any]]:
+    """``(W', names)``: the outputs of a design published as values of the input column.
+
+    Output ``j`` is published as the input label ``labels[a(j)]`` of the assignment ``a``
+    of :func:`pmlkit.utility.publish_assignment` (distinct labels maximising the
+    probability ``P[published = true]`` under the estimate ``p``); the columns of ``W'``
+    are those of ``w`` in the order of their labels, so a released value keeps the
+    column's type (an int column stays int). A column permutation: the guarantee,
+    certified on ``W'``, and the utility are unchanged.
+
+    A mutual-information design never has more outputs than inputs; an estimation design
+    can. Merging its surplus outputs would lose the rank it was designed for, so the
+    ``M - N`` outputs without a distinct label are kept, after the others, under the
+    names of the values they stand for (``"a | b"``, as ``output_names="merged"``): they
+    leave the column's domain, and the design records how many in
+    ``parameters["outputs_outside_column"]`` (``pmlkit design`` prints it).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> v, names = publish_as_values(np.array([[0.8, 0.2], [0.6, 0.4]]),
+    ...                              np.array([1 / 3, 2 / 3]), ["female", "male"])
+    >>> names, v.tolist()
+    (['female', 'male'], [[0.8, 0.2], [0.6, 0.4]])
+    """
+    from ..utility import publish_assignment
+
+    names = list(range(w.shape[0])) if labels is None else list(labels)
+    a = publish_assignment(w, p, merge_surplus=False)
+    valued = np.flatnonzero(a >= 0)
+    valued = valued[np.argsort(a[valued], kind="stable")]
+    out = [names[int(a[j])] for j in valued]
+    surplus = np.flatnonzero(a < 0)
+    if surplus.size == 0:
+        return w[:, valued], out
+    rest, merged = _name_outputs(w[:, surplus], p, names, avoid=out)
+    assert merged is not None
+    return np.hstack([w[:, valued], rest]), out + list(merged)
+
+
+def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None,
+                  avoid: Sequence[Any] = ()) -> tuple[np.ndarray, list[Any] | None]:
+    """Order and name the outputs of a sub-convex design after the inputs they stand for
+    (``output_names="merged"``; the default publishes values, :func:`publish_as_values`).
 
     A sub-convex utility is invariant under permuting the columns, so the LP returns them
     in arbitrary order. Output ``j`` is named after input ``x`` only when ``x`` is a strict
@@ -756,7 +837,9 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
     mode = np.argmax(post, axis=0)
     share = post[mode, np.arange(m)]
     named: dict[int, int] = {}  # output -> input
-    taken: set[int] = set()
+    avoided = {(type(v).__name__, v) for v in avoid}
+    # (a name some other output already has is never given again)
+    taken = {i for i, v in enumerate(names) if (type(v).__name__, v) in avoided}
     for j in sorted(range(m), key=lambda j: -joint[mode[j], j]):
         x = int(mode[j])
         if share[j] > 0.5 and x not in taken:
@@ -765,7 +848,7 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
     out: list[Any] = [None] * m
     for j, x in named.items():
         out[j] = names[x]
-    used = {(type(v).__name__, v) for v in out if v is not None}
+    used = {(type(v).__name__, v) for v in [*out, *avoid] if v is not None}
     for j in range(m):
         if out[j] is not None:
             continue
@@ -786,7 +869,8 @@ def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
 def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
                       utility: Any = "mutual_information", allow_fallback: bool | None = None,
                       labels: Sequence[Any] | None = None, max_seconds: float | None = None,
-                      gap: float = 1e-6, max_work: float | None = DEFAULT_WORK) -> Mechanism:
+                      gap: float = 1e-6, max_work: float | None = DEFAULT_WORK,
+                      output_names: str = "values") -> Mechanism:
     """Optimal eps-PML mechanism for the prior (``beta = 0``) or for every distribution in
     the l1-ball ``B_beta(prior)`` (eq. optprob, Prop. LCCP).
 
@@ -821,6 +905,12 @@ def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
         ``parameters["optimality_gap"]`` records the gap (0: optimal to solver
         tolerance), ``parameters["budget"]`` the work spent and whether the cap stopped
         the search.
+    output_names
+        What the outputs of a sub-convex design are published as: ``"values"`` (default)
+        input labels, by the assignment maximising ``P[published = true]`` under the
+        prior (:func:`publish_as_values`); ``"merged"`` names of the inputs each output
+        stands for, such as ``"a | b"`` (which leave the column's domain and type).
+        Linear utilities keep their outputs' meaning (output ``j`` is guess ``j``).
 
     Returns
     -------
@@ -855,7 +945,7 @@ def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
     return _design(L1Ball(p, beta), p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism", labels=labels, extra={},
                    max_seconds=max_seconds, gap=gap, max_work=max_work,
-                   basis="prior" if beta == 0 else "given",
+                   output_names=output_names, basis="prior" if beta == 0 else "given",
                    statement="the distribution is taken as known" if beta == 0 else "")
 
 
@@ -865,15 +955,16 @@ def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
                               allow_fallback: bool | None = None,
                               labels: Sequence[Any] | None = None,
                               max_seconds: float | None = None, gap: float = 1e-6,
-                              max_work: float | None = DEFAULT_WORK) -> Mechanism:
+                              max_work: float | None = DEFAULT_WORK,
+                              output_names: str = "values") -> Mechanism:
     """Optimal eps-PML mechanism over any :mod:`pmlkit.sets` set (l1-ball, box, their
     intersection, vertex set).
 
     ``prior`` (where the utility is evaluated) defaults to the set's center (l1-balls and
     their intersections with boxes); it is required for other sets. Linear utilities are
     exact for every set (:func:`exact_polytope`); sub-convex ones follow the module
-    docstring; the budget (``max_work``, ``max_seconds``, ``gap``) is that of
-    :func:`optimal_mechanism`. The guarantee has basis ``"given"``: the set's coverage is
+    docstring; the budget (``max_work``, ``max_seconds``, ``gap``) and ``output_names`` are
+    those of :func:`optimal_mechanism`. The guarantee has basis ``"given"``: the set's coverage is
     the caller's claim.
 
     Examples
@@ -903,7 +994,8 @@ def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
     eps = check_eps(eps)
     return _design(uncertainty_set, p, eps, utility, allow_fallback=allow_fallback,
                    designer="optimal_mechanism_for_set", labels=labels, extra={},
-                   max_seconds=max_seconds, gap=gap, max_work=max_work)
+                   max_seconds=max_seconds, gap=gap, max_work=max_work,
+                   output_names=output_names)
 
 
 def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
@@ -993,7 +1085,9 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
     """The estimate a designer works from: ``samples`` with their missing values handled
     as ``missing=`` says (:func:`apply_missing`), counted over ``categories``, or an
     :class:`~pmlkit.estimation.EmpiricalDistribution` used as is (``categories`` must then be
-    omitted or equal its own). At least two categories are needed.
+    omitted or equal its own). At least two categories are needed. A pandas categorical
+    declares its categories: those no sample uses count 0 (``categories`` defaults to
+    them).
 
     Examples
     --------
@@ -1003,6 +1097,12 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
     """
     from ..estimation import EmpiricalDistribution, empirical_distribution
 
+    if categories is None:
+        # a pandas categorical declares its alphabet: unused categories count 0 (they are
+        # not dropped), as with ``categories=``
+        dtype: Any = getattr(samples, "dtype", None)
+        if type(dtype).__name__ == "CategoricalDtype":
+            categories = list(dtype.categories)
     if not isinstance(samples, EmpiricalDistribution):
         samples, categories = apply_missing(samples, missing, categories)
     else:  # an estimate has no missing samples left; ``missing`` is only validated
@@ -1014,7 +1114,14 @@ def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None
                 "an EmpiricalDistribution")
         est = samples
     else:
-        est = empirical_distribution(samples, categories=categories)
+        try:
+            est = empirical_distribution(samples, categories=categories)
+        except DataError as exc:
+            if missing != "error" or "null" not in str(exc):
+                raise
+            raise DataError(f"{exc}: pass missing='category' (the label {MISSING_LABEL!r}) "
+                            "or missing='keep' (left out of the estimate) (command line: "
+                            "--missing category / --missing keep)") from exc
     if est.n < 2:
         raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
     return est
@@ -1026,7 +1133,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
                         allow_fallback: bool | None = None, missing: str = "error",
                         max_seconds: float | None = None, gap: float = 1e-6,
                         max_work: float | None = DEFAULT_WORK,
-                        estimable: bool = False) -> DesignResult:
+                        estimable: bool = False,
+                        output_names: str = "values") -> DesignResult:
     """From samples to a certified mechanism with an (eps, delta)-PML guarantee
     (paper Figure flowchart).
 
@@ -1055,7 +1163,10 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     :class:`~pmlkit.errors.TooLargeError` before any LP is built. ``max_work``,
     ``max_seconds`` and ``gap`` bound the design's search as in
     :func:`optimal_mechanism`: by default the work is counted, not timed, so the same
-    samples give the same mechanism on any machine.
+    samples give the same mechanism on any machine. ``output_names`` is that of
+    :func:`optimal_mechanism`: by default every output is published as a value of the
+    column (a released ``sex`` is ``"Female"`` or ``"Male"``, an int column stays int),
+    ``"merged"`` on request names outputs after the inputs they stand for.
 
     ``estimable=True`` (the default of the data-release paths: ``pmlkit design``,
     :class:`pmlkit.sklearn.PMLPrivatizer`) asks for a mechanism from whose releases the
@@ -1089,6 +1200,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
 
     eps = check_eps(eps)
     delta = check_delta(delta)
+    output_names = check_output_names(output_names)
     if not isinstance(confidence, str):
         raise ValidationError(f"confidence must be a method name, got {fmt(confidence)}")
     est = estimate_for_design(samples, categories=categories, missing=missing)
@@ -1121,7 +1233,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
     mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                    designer="design_from_samples", labels=est.categories, extra=extra,
                    max_seconds=max_seconds, gap=gap, statement=description,
-                   max_work=max_work)
+                   max_work=max_work, output_names=output_names)
     if estimable and eps > 0:
         from .estimation import EstimationError, mechanism_rank
 
@@ -1134,7 +1246,8 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
             mech = _design(uset, p, eps, utility, allow_fallback=allow_fallback,
                            designer="design_from_samples", labels=est.categories,
                            extra=extra, max_seconds=max_seconds, gap=gap,
-                           statement=description, max_work=max_work)
+                           statement=description, max_work=max_work,
+                           output_names=output_names)
     util = _Utility(utility, est.n)
     u_rr, _, u_ep = _comparisons(p, eps, uset, util)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories),

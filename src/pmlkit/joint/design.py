@@ -204,20 +204,12 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
             f"estimate and matrix must have one entry per tuple of the joint alphabet "
             f"({math.prod(sizes)}), got {p.shape[0] if p.ndim == 1 else p.shape} and "
             f"{w.shape[0]} rows")
-    score = p[:, None] * w  # P(true tuple x, output j) under the estimate
-    if w.shape[1] <= w.shape[0]:
-        # one distinct tuple per output: the assignment maximising P(written = true); no
-        # two outputs are merged, so the released channel keeps every output's information
-        from scipy.optimize import linear_sum_assignment
+    # the one publishing rule (utility.publish_assignment): distinct tuples by a linear
+    # assignment maximising P(written = true), or with more outputs than tuples each
+    # output's most probable tuple, outputs written alike merged
+    from ..utility import publish_assignment, published_channel
 
-        rows, cols_ = linear_sum_assignment(-score)
-        best = np.empty(w.shape[1], dtype=np.int64)
-        best[cols_] = rows
-    else:  # more outputs than tuples: the most probable tuple of each output
-        best = np.argmax(score, axis=0)  # first maximiser: ties to row-major order
-    used, merged = np.unique(best, return_inverse=True)
-    eff = np.zeros((w.shape[0], used.size))
-    np.add.at(eff.T, merged, w.T)
+    used, eff = published_channel(w, publish_assignment(w, p))
     cols = np.unravel_index(used, sizes)
     tuples = tuple(tuple(labs[k][int(cols[k][i])] for k in range(len(labs)))
                    for i in range(used.size))

@@ -346,6 +346,9 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             idx = np.empty(raw.shape[0], dtype=code_type)
             _draw_chunks(sampler, raw, generator, idx, cat_codes,
                          np.arange(mech.n_outputs, dtype=code_type))
+        kept = _in_categories(mech, s.dtype, idx)
+        if kept is not None:  # the input's own categories (and order) for the output
+            return pd.Series(kept, index=s.index, name=s.name, copy=False), idx, None
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
@@ -398,6 +401,28 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         except (TypeError, ValueError):
             pass
     return out, idx, None
+
+
+def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
+    """The released outputs ``idx`` as a categorical of the input's own ``dtype`` (its
+    categories, in their order, ordered or not) when every output label is one of its
+    categories (of the input labels' kind); else None (the output labels become the
+    categories)."""
+    import pandas as pd
+
+    cats = dtype.categories
+    if label_kind(mech.output_labels) != label_kind(mech.input_labels):
+        return None
+    where = np.asarray(cats.get_indexer(pd.Index(list(mech.output_labels), dtype=object)
+                                        if cats.dtype == object
+                                        else list(mech.output_labels)), dtype=np.int64)
+    if where.size and where.min() < 0:
+        return None
+    codes = where.astype(_category_code_dtype(len(cats)), copy=False).take(idx)
+    try:
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+    except TypeError:  # (a pandas before 2.1 has no validate=)
+        return pd.Categorical.from_codes(codes, dtype=dtype)
 
 
 def _category_code_dtype(n_categories: int) -> np.dtype[Any]:

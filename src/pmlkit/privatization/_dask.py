@@ -137,7 +137,7 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
 def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | None, part: str,
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
                 missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
-                compression: str | None, batch_rows: int
+                compression: str | None, batch_rows: int, drop: Sequence[str] = ()
                 ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray],
                            dict[str, Any] | None]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
@@ -160,7 +160,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in mechs.items()}
     st = one_file(mechs, cast(dict[str, AliasSampler], tallies), Path(inp), Path(part),
                   cols, targets, child.generator, policies, csv=csv, batch_rows=batch_rows,
-                  bar=None, meta=meta, compression=compression, piece=piece)
+                  bar=None, meta=meta, compression=compression, piece=piece, drop=drop)
     os.replace(st.tmp, part)
     return (st.rows, st.sha256, st.size,
             {c: p.unknown_rows for c, p in policies.items()},
@@ -195,7 +195,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         progress: bool = False, missing: str = "error", unknown_as: Any = None,
                         compression: str | None = None, block_bytes: int = 64 << 20,
                         batch_rows: int = 1 << 20, joint_guarantee: Any = None,
-                        repeat: bool = False, no_joint_guarantee: bool = False) -> Any:
+                        repeat: bool = False, no_joint_guarantee: bool = False,
+                        keep_raw: bool = True) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
     The same code and policies as :func:`pmlkit.privatization.privatize_file` (untouched
@@ -209,9 +210,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     pmlkit output (its manifest says so and it holds only part files). ``scheduler``: a
     ``distributed`` scheduler address, or ``None`` for a LocalCluster on 127.0.0.1
     started and closed here. ``mechanism`` may map each column to its own mechanism and
-    ``joint_guarantee`` / ``repeat`` / ``no_joint_guarantee`` are recorded and checked as by
-    ``privatize_file`` (an input's release record included: each part of the output
-    folder is bound to its released content in the folder's manifest).
+    ``joint_guarantee`` / ``repeat`` / ``no_joint_guarantee`` / ``keep_raw`` are recorded
+    and checked as by ``privatize_file`` (an input's release record included: each part of
+    the output folder is bound to its released content in the folder's manifest).
     Returns a :class:`pmlkit.privatization.files.FileReport`.
 
     Examples
@@ -257,12 +258,14 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         joint_record,
         merged_meta,
         parquet_pieces,
+        raw_columns_dropped,
         same_file,
     )
 
     inputs = expand_inputs(input)
     out = Path(output)
     cols, targets = check_column_names(columns, into, as_str=True)
+    drop = raw_columns_dropped(cols, targets, keep_raw)
     mechs = column_mechanisms(mechanism, cols)
     joint_doc = joint_record(joint_guarantee)
     missing = check_missing_policy(missing)
@@ -313,7 +316,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     meta = merged_meta(prev, {
         "format": MANIFEST_FORMAT, "version": 1, "columns": cols, "into": targets,
         "seeded": source.seeded, "rng": source.description, "mechanism_sha256": digest,
-        "joint_guarantee": joint_doc, "privatized": privatized})
+        "joint_guarantee": joint_doc, "privatized": privatized,
+        **({"dropped": drop} if drop else {})})
     children = [c.for_task() for c in source.spawn(len(pieces))]  # keyed per task
     remove_stale(out)
     remove_stale(out.with_name(out.name + MANIFEST_SUFFIX))
@@ -338,7 +342,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             parts = [f"part-{i:05d}{ext}" for i in range(len(pieces))]
             tasks = [fn(mechs, str(inp), pc, str(tmp / part), cols, targets, child, csv,
                         missing, unknown, {"pmlkit": json.dumps(meta)}, compression,
-                        batch_rows)
+                        batch_rows, drop)
                      for (inp, pc), part, child in zip(pieces, parts, children, strict=True)]
             futures = client.compute(tasks)
             if progress:  # distributed's text bar writes to stdout: keep stdout for --json

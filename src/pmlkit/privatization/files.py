@@ -499,7 +499,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    manifest: bool = True, missing: str = "error", unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
                    repeat: bool = False, engine: str = "auto",
-                   no_joint_guarantee: bool = False) -> FileReport:
+                   no_joint_guarantee: bool = False, keep_raw: bool = True) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -529,8 +529,14 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     columns
         Column(s) holding the sensitive labels.
     into
-        New column name(s), one per column, to hold the outputs (the original columns are
-        then kept unchanged); default: replace the values in place.
+        New column name(s), one per column, to hold the outputs; default: replace the
+        values in place.
+    keep_raw
+        With ``into``: keep the original (raw, sensitive) columns in the output unchanged
+        (the default here, for compatibility), or leave them out (``False``: the
+        command line's default, ``--keep-raw`` keeps them); the manifest lists the
+        columns left out under ``"dropped"``. Such an output is written by the pyarrow
+        writer (``engine="polars"`` is refused).
     rng
         ``None`` (secure default), an int seed or a numpy Generator (research only); see
         :func:`pmlkit.privatize`.
@@ -623,6 +629,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     >>> workdir.cleanup()
     """
     cols, targets = check_column_names(columns, into, as_str=True)
+    drop = raw_columns_dropped(cols, targets, keep_raw)
+    if drop and engine == "polars":
+        raise ValidationError(
+            "engine='polars' (--engine polars) writes every input column; leaving the raw "
+            f"column(s) {drop!r} out needs engine='auto' or 'pyarrow' (--engine local or "
+            "pyarrow), or keep them with keep_raw=True (--keep-raw)")
     plain, joints = split_mechanisms(mechanism, cols)
     views = {c: v for c, v, _ in joint_views(joints)}
     alone = [c for c in cols if c not in views]
@@ -730,13 +742,14 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                         "format": MANIFEST_FORMAT, "version": 1, "columns": cols,
                         "into": targets, "seeded": source.seeded,
                         "rng": source.description, "mechanism_sha256": digest,
-                        "joint_guarantee": joint_doc, "privatized": privatized})
+                        "joint_guarantee": joint_doc, "privatized": privatized,
+                        **({"dropped": drop} if drop else {})})
                     st = one_file(mechs, samplers, inp, out, cols, targets,
                                    source.generator, policies, csv=csv,
                                    batch_rows=int(batch_rows), bar=bar,
                                    meta={"pmlkit": json.dumps(meta)},
                                    compression=compression, engine=engine,
-                                   temps=temps)
+                                   temps=temps, drop=drop)
                     staged.append(st)
                     for c, t in zip(cols, targets, strict=True):
                         privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
@@ -790,6 +803,65 @@ class _Staged:
     engine: str = "pyarrow"
     #: the binding of the release record: digests of the privatised columns' content
     content: dict[str, Any] | None = None
+
+
+def policy_error(encoder: Encoder, mech: Any, what: str) -> DataError:
+    """The encoder's error (:meth:`pmlkit.sampler.Encoder.error`: the null and unknown
+    values found, with their counts) followed by the options of :func:`privatize_file`
+    (and of ``pmlkit privatize``) that release such rows: ``missing`` for nulls,
+    ``unknown_as`` for values that are not input labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> from pmlkit.sampler import Encoder
+    >>> enc = Encoder(["a", "b"])
+    >>> enc.encode_numpy(np.array(["a", None], dtype=object)) is None
+    True
+    >>> m = pmlkit.Mechanism(np.eye(2), ("a", "b"), ("a", "b"))
+    >>> print(policy_error(enc, m, "column 'x'"))  # doctest: +NORMALIZE_WHITESPACE
+    column 'x': 1 row holds a null/missing value (None/NaN/NA), which cannot be privatised;
+    drop or impute them explicitly first; or, to release them, pass missing='keep' (command
+    line: --missing keep; whether a value is missing is then released unprotected), or
+    design the mechanism with missing='category' (pmlkit design --missing category) and
+    pass missing='category'; nothing was privatised
+    """
+    base = str(encoder.error(what)).removesuffix("; nothing was privatised")
+    hints = []
+    if encoder.nulls:
+        keep = ("missing='keep' (command line: --missing keep; whether a value is missing "
+                "is then released unprotected)")
+        if MISSING_LABEL in mech.input_labels:
+            hints.append(f"or, to release them, pass missing='category' (command line: --missing "
+                         f"category: the mechanism has the label {MISSING_LABEL!r}) or {keep}")
+        else:
+            hints.append(f"or, to release them, pass {keep}, or design the mechanism with "
+                         "missing='category' (pmlkit design --missing category) and pass "
+                         "missing='category'")
+    if encoder.unknown:
+        hints.append("to release a value the mechanism does not know as one of its input "
+                     "labels, pass unknown_as=LABEL (command line: --unknown-as LABEL)")
+    return DataError("; ".join([base, *hints, "nothing was privatised"]))
+
+
+def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: Any
+                        ) -> list[str]:
+    """The raw columns a release leaves out of its output: each privatised column whose
+    released values go into another column (``into``), unless ``keep_raw``.
+
+    Examples
+    --------
+    >>> raw_columns_dropped(["sex", "race"], ["sex_released", "race"], False)
+    ['sex']
+    >>> raw_columns_dropped(["sex"], ["sex_released"], True)
+    []
+    """
+    if not isinstance(keep_raw, bool | np.bool_):
+        raise ValidationError(f"keep_raw must be True or False, got {keep_raw!r}")
+    if keep_raw:
+        return []
+    return [c for c, t in zip(cols, targets, strict=True) if c != t]
 
 
 def _manifest_path(out: Path) -> Path:
@@ -1089,7 +1161,8 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None = None,
-              engine: str = "pyarrow", temps: list[Path] | None = None) -> _Staged:
+              engine: str = "pyarrow", temps: list[Path] | None = None,
+              drop: Sequence[str] = ()) -> _Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``). ``engine`` is the
@@ -1105,7 +1178,9 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
 
     The temporary file's name is appended to ``temps`` (if given) before the file is
     created, so the caller can remove it even if a signal arrives between this function
-    returning and its result being stored."""
+    returning and its result being stored. The columns ``drop`` (raw columns whose
+    released values went into other columns, :func:`raw_columns_dropped`) are left out
+    of the output (written by the pyarrow engine)."""
     state = gen.bit_generator.state
     rows_cap = CSV_BATCH_ROWS
     while True:
@@ -1113,7 +1188,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
             return _one_file(mechs, samplers, inp, out, cols, targets, gen, policies,
                              csv=csv, batch_rows=batch_rows, bar=bar, meta=meta,
                              compression=compression, piece=piece, engine=engine,
-                             csv_rows=rows_cap, temps=temps)
+                             csv_rows=rows_cap, temps=temps, drop=tuple(drop))
         except DataError as exc:
             cause = exc.__cause__
             block = 64 * max(batch_rows, rows_cap)
@@ -1133,7 +1208,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
               policies: Mapping[str, Policy], *,
               csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
               compression: str | None, piece: tuple[int, int] | None,
-              engine: str, csv_rows: int, temps: list[Path] | None = None) -> _Staged:
+              engine: str, csv_rows: int, temps: list[Path] | None = None,
+              drop: tuple[str, ...] = ()) -> _Staged:
     """One attempt of :func:`one_file`, CSV parsed in batches of at most ``csv_rows``
     rows."""
     import pyarrow as pa
@@ -1189,8 +1265,12 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             dictionary.append(t)  # released labels: a few distinct values
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
+    if drop:  # the raw columns left out (their released values are in other columns)
+        out_fields = [f for f in out_fields if f.name not in drop]
+        if dictionary is not None:
+            dictionary = [n for n in dictionary if n not in drop]
     schema = pa.schema(out_fields, metadata=merged_meta if out_fmt == "parquet" else None)
-    if engine != "pyarrow":
+    if engine != "pyarrow" and not drop:
         plan = _polars_plan(inp, out, schema, compression, piece, batch_rows)
         if isinstance(plan, str):
             if engine == "polars":
@@ -1287,7 +1367,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             for batch in batches:
                 new = _privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                        gen, policies, from_text=in_fmt == "csv",
-                                       schema=schema)
+                                       schema=schema, drop=drop)
                 if new is None:  # a problem was found: keep counting it, write nothing
                     failed = True
                     continue
@@ -1303,7 +1383,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
-            raise e.error(f"column {c!r} of {str(inp)!r}")
+            raise policy_error(e, mechs[c], f"column {c!r} of {str(inp)!r}")
         content = hasher.finish()
         try:
             if out_fmt == "parquet":
@@ -1535,7 +1615,7 @@ def _one_file_polars(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
-            raise e.error(f"column {c!r} of {str(inp)!r}")
+            raise policy_error(e, mechs[c], f"column {c!r} of {str(inp)!r}")
         with pq.ParquetFile(tmp) as pf:
             md = pf.metadata
             written = pf.schema_arrow
@@ -1784,7 +1864,7 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
                      batch: Any, cols: list[str], targets: list[str],
                      encoders: dict[str, Encoder], gen: np.random.Generator,
                      policies: Mapping[str, Policy], *, from_text: bool,
-                     schema: Any) -> Any:
+                     schema: Any, drop: Sequence[str] = ()) -> Any:
     import pyarrow as pa
 
     arrays = list(batch.columns)
@@ -1805,6 +1885,8 @@ def _privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampl
         else:
             names.append(t)
             arrays.append(new)
+    if drop:
+        arrays = [a for a, n in zip(arrays, names, strict=True) if n not in drop]
     return pa.RecordBatch.from_arrays(arrays, schema=schema)
 
 

@@ -11,6 +11,7 @@ from typing import Any
 
 import numpy as np
 
+from ..errors import DataError
 from ..mechanism import Mechanism
 from ..rng import RandomSource, resolve_rng
 from ._core import CHUNK_ROWS, PrivatizationReport, as_mechanism_object, mech_digest, run_local
@@ -84,7 +85,8 @@ def _attach_attrs(result: Any, report: PrivatizationReport) -> None:
 
 def privatize(mechanism: Any, values: Any, *, rng: Any = None,
               columns: str | Sequence[str] | None = None,
-              into: str | Sequence[str] | None = None) -> Any:
+              into: str | Sequence[str] | None = None, missing: str = "error",
+              unknown_as: Any = None) -> Any:
     """Privatise records: replace each input label by an output label drawn from its row.
 
     For a record with label ``x_i`` the output is ``y_j`` with probability
@@ -120,6 +122,15 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         the column(s) to privatise, and optionally new column names to
         write the outputs into (default: replace the values in place). Every other column
         and the index are kept.
+    missing, unknown_as
+        The policies of :func:`privatize_file`, same words: a missing value (None, NaN,
+        NA) is refused (``"error"``, default), released as the label ``(missing)``
+        (``"category"``: the mechanism must have it) or left missing (``"keep"``:
+        whether a value is missing is then released unprotected); a value that is not an
+        input label is refused unless ``unknown_as`` names the input label to release it
+        as. With a policy other than the default, ``values`` must be a 1-D numpy array, a
+        list, a pandas Series or DataFrame, a pyarrow array or a polars Series
+        (:mod:`pmlkit.privatization._policies`).
 
     Returns
     -------
@@ -159,12 +170,25 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     >>> round(float(np.mean(y == 0)), 2)
     0.75
     """
-    if type(values).__module__.split(".")[0] in ("pandas", "dask"):
-        # the result carries the report in its attrs
-        return privatize_with_report(mechanism, values, rng=rng, columns=columns,
-                                     into=into)[0]
-    # no report to attach: neither the output counts nor the mechanism's digest (whose
-    # canonical JSON costs more than privatising 10^7 records for a 1000 x 1000 matrix)
-    mech = as_mechanism_object(mechanism)
-    warn_if_reused(mech, values, columns)
-    return run(mech, values, resolve_rng(rng), columns=columns, into=into, counts=False)[0]
+    if missing != "error" or unknown_as is not None:  # the policies of privatize_file
+        from ._policies import privatize_with_policies
+
+        mech = as_mechanism_object(mechanism)
+        warn_if_reused(mech, values, columns)
+        return privatize_with_policies(mech, values, resolve_rng(rng), columns=columns,
+                                       into=into, missing=missing, unknown_as=unknown_as)
+    try:
+        if type(values).__module__.split(".")[0] in ("pandas", "dask"):
+            # the result carries the report in its attrs
+            return privatize_with_report(mechanism, values, rng=rng, columns=columns,
+                                         into=into)[0]
+        # no report to attach: neither the output counts nor the mechanism's digest (whose
+        # canonical JSON costs more than privatising 10^7 records for a 1000 x 1000 matrix)
+        mech = as_mechanism_object(mechanism)
+        warn_if_reused(mech, values, columns)
+        return run(mech, values, resolve_rng(rng), columns=columns, into=into,
+                   counts=False)[0]
+    except DataError as exc:  # name the options that release such rows
+        from ._policies import with_policy_hint
+
+        raise with_policy_hint(exc) from exc

@@ -1,0 +1,85 @@
+"""``pmlkit.privatize(..., missing=, unknown_as=)``: the policies of ``privatize_file`` in
+memory, same words (issue 35, item 3). A deterministic mechanism (a permutation) makes
+every released value checkable by hand."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import pmlkit
+from pmlkit.errors import DataError, ValidationError
+
+pd = pytest.importorskip("pandas")
+pa = pytest.importorskip("pyarrow")
+
+# (missing) -> z, a -> x, b -> y
+PERM = pmlkit.Mechanism(np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+                        ("(missing)", "a", "b"), ("x", "y", "z"))
+# 1 -> 2, 2 -> 3, 3 -> 1
+INTS = pmlkit.Mechanism(np.eye(3)[[1, 2, 0]], (1, 2, 3), (1, 2, 3))
+
+
+@pytest.mark.parametrize("kind", ["list", "numpy", "pandas", "arrow", "polars"])
+def test_missing_category_keep_and_unknown_as(kind):
+    if kind == "polars":
+        pl = pytest.importorskip("polars")
+    raw = ["a", None, "b", "c"]
+
+    def make(vals):
+        if kind == "numpy":
+            return np.array(vals, dtype=object)
+        if kind == "pandas":
+            return pd.Series(vals, dtype=object, name="s")
+        if kind == "arrow":
+            return pa.array(vals)
+        if kind == "polars":
+            return pl.Series("s", vals)
+        return list(vals)
+
+    def back(out):
+        if kind in ("pandas", "polars", "arrow"):
+            vals = out.to_list() if kind != "arrow" else out.to_pylist()
+        else:
+            vals = list(out)
+        return [None if v is None or (isinstance(v, float) and np.isnan(v)) else v
+                for v in vals]
+
+    out = pmlkit.privatize(PERM, make(raw), missing="category", unknown_as="a")
+    assert back(out) == ["x", "z", "y", "x"]  # None as (missing), 'c' as 'a'
+    out = pmlkit.privatize(PERM, make(raw), missing="keep", unknown_as="b")
+    assert back(out) == ["x", None, "y", "y"]  # the null stays null
+    with pytest.raises(DataError, match=r"'c'.*unknown_as=LABEL"):
+        pmlkit.privatize(PERM, make(raw), missing="keep")
+
+
+def test_int_columns_keep_their_type():
+    out = pmlkit.privatize(INTS, np.array([1, 2, 3, 9], dtype=np.int64), unknown_as=3)
+    assert out.dtype == np.int64 and out.tolist() == [2, 3, 1, 1]
+    s = pmlkit.privatize(INTS, pd.Series([1, 9], dtype="int64"), unknown_as=1)
+    assert s.dtype == np.int64 and s.tolist() == [2, 2]
+
+
+def test_dataframe_columns_and_into():
+    df = pd.DataFrame({"s": ["a", None, "b"], "id": [1, 2, 3]})
+    out = pmlkit.privatize(PERM, df, columns="s", into="r", missing="category")
+    assert out["r"].tolist() == ["x", "z", "y"]
+    assert out["s"].tolist()[0] == "a" and out["id"].tolist() == [1, 2, 3]
+
+
+def test_refusals_name_what_is_allowed():
+    with pytest.raises(ValidationError, match="needs a mechanism with the input label"):
+        pmlkit.privatize(INTS, [1, None], missing="category")
+    with pytest.raises(ValidationError, match="unknown_as must be an input label"):
+        pmlkit.privatize(INTS, [1], unknown_as=7)
+    with pytest.raises(ValidationError, match="missing must be one of"):
+        pmlkit.privatize(INTS, [1], missing="drop")
+    with pytest.raises(ValidationError, match="for files use privatize_file"):
+        pmlkit.privatize(INTS, pa.table({"a": [1]}), unknown_as=1)
+
+
+def test_default_refusals_name_the_options():
+    with pytest.raises(DataError, match=r"null.*missing='keep'.*missing='category'"):
+        pmlkit.privatize(PERM, ["a", None])
+    with pytest.raises(DataError, match=r"'c'.*unknown_as=LABEL"):
+        pmlkit.privatize(PERM, pd.Series(["a", "c"]))
