@@ -92,8 +92,10 @@ def main() -> None:
     ap.add_argument("--ks", default="2,16,1000")
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--new-src", default=None,
+                    help="the new tree's src folder (default: this checkout's)")
     args = ap.parse_args()
-    new_src = str(Path(__file__).resolve().parents[1] / "src")
+    new_src = args.new_src or str(Path(__file__).resolve().parents[1] / "src")
     print(f"privatize(), {args.rows:,} records, best of {args.repeat} per round, median "
           f"of {args.rounds} round(s); ms per call")
     print(f"{'kind':>13} {'k':>5} {'old ms':>9} {'new ms':>9} {'old cpu':>9} "
