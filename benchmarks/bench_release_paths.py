@@ -1,7 +1,7 @@
 """The default release path of this tree against another source tree, side by side.
 
 Run: ``.venv/bin/python benchmarks/bench_release_paths.py --old-src /path/to/old/src
-[--rows N] [--repeat R] [--ks 2,16,1000] [--kinds int64,categorical,...]``.
+[--rows N] [--repeat R] [--rounds R] [--ks 2,16,1000] [--kinds int64,categorical,...]``.
 
 For every label kind (``int64`` numpy, pandas ``categorical``, pandas
 ``string[pyarrow]``, ``pa.Array`` of strings, ``polars`` String, ``object`` strings)
@@ -9,8 +9,13 @@ and every k (k-ary randomized response at eps = 1, input labels uniform), each s
 tree privatises the same column in its own fresh process (one throwaway call of 1000
 records, then the best of ``--repeat`` timed calls, secure default randomness, the
 output freed after the clock stops). The two trees are run one after the other for each
-(kind, k), so both see the same load. Printed: ms per call for each tree and new/old
-(the speed of the new tree relative to the old: above 1 is faster).
+(kind, k), so both see the same load, and with ``--rounds R`` that pair is run R times
+(old, new, old, new, ...). Printed: ms per call for each tree (the median over the
+rounds of each round's best wall time, and the CPU time of the process over that call,
+all threads) and new/old, the median over the rounds of each round's ratio of wall
+times (the speed of the new tree relative to the old: above 1 is faster). On a shared
+machine the wall times swing with the load of others; the CPU times much less (the
+older tree's path ran a second thread, whose CPU time is counted too).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -53,25 +59,29 @@ else:
     else:
         raise SystemExit(f"unknown kind {kind}")
 pmlkit.privatize(mech, values[:1000])
-best = float("inf")
+best, cpu = float("inf"), float("inf")
 for _ in range(repeat):
     gc.collect()
+    c0 = time.process_time()
     t0 = time.perf_counter()
     out = pmlkit.privatize(mech, values)
     best = min(best, time.perf_counter() - t0)
+    cpu = min(cpu, time.process_time() - c0)
     del out
-print(json.dumps({"ms": best * 1e3}))
+print(json.dumps({"ms": best * 1e3, "cpu_ms": cpu * 1e3}))
 """
 
 KINDS = ["int64", "categorical", "pandas-arrow", "pa.Array", "polars", "object"]
 
 
-def run(src: str, kind: str, k: int, n: int, repeat: int) -> float:
+def run(src: str, kind: str, k: int, n: int, repeat: int) -> tuple[float, float]:
+    """(best wall ms, least CPU ms) of ``repeat`` calls in a fresh process."""
     env = {**os.environ, "PYTHONPATH": src}
     proc = subprocess.run([sys.executable, "-c", _CHILD, kind, str(k), str(n),
                            str(repeat)], capture_output=True, text=True, env=env,
                           check=True)
-    return float(json.loads(proc.stdout.strip().splitlines()[-1])["ms"])
+    got = json.loads(proc.stdout.strip().splitlines()[-1])
+    return float(got["ms"]), float(got["cpu_ms"])
 
 
 def main() -> None:
@@ -81,15 +91,27 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--ks", default="2,16,1000")
     ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--rounds", type=int, default=1)
+    ap.add_argument("--new-src", default=None,
+                    help="the new tree's src folder (default: this checkout's)")
     args = ap.parse_args()
-    new_src = str(Path(__file__).resolve().parents[1] / "src")
-    print(f"privatize(), {args.rows:,} records, best of {args.repeat}; ms per call")
-    print(f"{'kind':>13} {'k':>5} {'old ms':>9} {'new ms':>9} {'new/old speed':>14}")
+    new_src = args.new_src or str(Path(__file__).resolve().parents[1] / "src")
+    print(f"privatize(), {args.rows:,} records, best of {args.repeat} per round, median "
+          f"of {args.rounds} round(s); ms per call")
+    print(f"{'kind':>13} {'k':>5} {'old ms':>9} {'new ms':>9} {'old cpu':>9} "
+          f"{'new cpu':>9} {'new/old speed':>14} {'(min-max)':>11}")
     for kind in args.kinds.split(","):
         for k in (int(v) for v in args.ks.split(",")):
-            old = run(args.old_src, kind, k, args.rows, args.repeat)
-            new = run(new_src, kind, k, args.rows, args.repeat)
-            print(f"{kind:>13} {k:>5} {old:9.1f} {new:9.1f} {old / new:14.2f}", flush=True)
+            olds, news = [], []
+            for _ in range(args.rounds):
+                olds.append(run(args.old_src, kind, k, args.rows, args.repeat))
+                news.append(run(new_src, kind, k, args.rows, args.repeat))
+            ratios = [o[0] / n[0] for o, n in zip(olds, news, strict=True)]
+            med = statistics.median
+            print(f"{kind:>13} {k:>5} {med(o[0] for o in olds):9.1f} "
+                  f"{med(n[0] for n in news):9.1f} {med(o[1] for o in olds):9.1f} "
+                  f"{med(n[1] for n in news):9.1f} {med(ratios):14.2f} "
+                  f"{min(ratios):5.2f}-{max(ratios):<5.2f}", flush=True)
 
 
 if __name__ == "__main__":

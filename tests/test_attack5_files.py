@@ -174,7 +174,10 @@ def test_late_invalid_utf8_leaves_nothing(tmp_path: Path) -> None:
 
 
 _RUN = """
-import sys, numpy as np, pmlkit
+import signal, sys, numpy as np, pmlkit
+# SIGINT raises KeyboardInterrupt also when pytest runs as a background job (the shell
+# starts it with SIGINT ignored, and a child inherits that; Python then installs no handler)
+signal.signal(signal.SIGINT, signal.default_int_handler)
 m = pmlkit.Mechanism(np.array([[0.7, 0.3], [0.4, 0.6]]), ["Female", "Male"],
                      ["Female", "Male"])
 pmlkit.privatize_file(m, sys.argv[1], sys.argv[2], "sex", rng=3)

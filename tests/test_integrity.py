@@ -272,7 +272,10 @@ def _wait_for_temp(folder: Path, proc: subprocess.Popen, timeout: float = 30.0) 
         time.sleep(0.01)
 
 
-SCRIPT = "import sys; from pmlkit.cli.main import main; sys.exit(main(sys.argv[1:]))"
+# (SIGINT given its default handler: a pytest run as a background job starts with SIGINT
+# ignored, which the child would inherit and keep)
+SCRIPT = ("import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+          "from pmlkit.cli.main import main; sys.exit(main(sys.argv[1:]))")
 
 
 def test_signals_leave_no_partial_output(tmp_path, big_csv):

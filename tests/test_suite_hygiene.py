@@ -195,3 +195,12 @@ def test_each_rule_catches_its_defect(source: str, rule: object, tmp_path: Path,
     monkeypatch.setattr(sys.modules[__name__], "FILES", [bad])
     with pytest.raises(AssertionError, match="test_bad"):
         rule()  # type: ignore[operator]
+
+
+def test_every_test_runs_under_a_timeout(pytestconfig: pytest.Config) -> None:
+    """pytest-timeout is active with the per-test limit of pyproject.toml, by a method that
+    also stops a hang inside compiled code: a hang ends the run with every thread's stack
+    instead of holding it until CI's limit."""
+    assert pytestconfig.pluginmanager.hasplugin("timeout")
+    assert 0 < float(pytestconfig.getini("timeout")) <= 600
+    assert pytestconfig.getini("timeout_method") == "thread"

@@ -3,8 +3,8 @@ the output labels taken by output indices.
 
 :class:`Encoder` maps a chunk of labels (numpy, pandas, Arrow, polars) to the mechanism's
 input indices with the libraries' own matching (a table lookup for integer labels in a
-short range, ``pyarrow.compute.index_in`` for text, pandas ``Index.get_indexer`` for
-anything else), counting nulls and unknown values over every chunk;
+short range, ``pyarrow.compute.index_in`` for Arrow text, pandas ``Index.get_indexer``
+for Python objects and anything else), counting nulls and unknown values over every chunk;
 :func:`output_label_array` and :func:`arrow_take` give the output labels of drawn output
 indices with numpy's and Arrow's own (checked) take. The names are public through
 :mod:`pmlkit.sampler`.
@@ -105,9 +105,8 @@ class Encoder:
     (True, 1, {'top': 2})
 
     The matching is the libraries' own: integer labels in a short range by a table
-    lookup, Python strings through an Arrow array and ``pyarrow.compute.index_in``,
-    Arrow arrays by ``index_in`` (a dictionary array by its dictionary), anything else by
-    pandas ``Index.get_indexer``.
+    lookup, Arrow arrays by ``pyarrow.compute.index_in`` (a dictionary array by its
+    dictionary), Python strings and anything else by pandas ``Index.get_indexer``.
     """
 
     def __init__(self, labels: Sequence[Any]) -> None:
@@ -117,6 +116,7 @@ class Encoder:
         self.nulls = 0
         self.unknown: Counter[Any] = Counter()
         self._index: Any = None
+        self._object_index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
 
     @property
@@ -199,14 +199,38 @@ class Encoder:
             return lookup[values.astype(np.intp)]
         if not self._kind_ok(kind):
             return np.full(values.shape[0], -1, dtype=np.intp)
-        if kind == "O" and self.kind == "str" and (arr := strings_to_arrow(values)) \
-                is not None:
-            # Python strings copied once into an Arrow buffer and matched there by hash
-            # (about 5x faster than hashing the objects through a pandas Index)
-            return self._arrow_codes(arr)
+        if kind == "O" and self.kind == "str":
+            return self._object_codes(values)
         codes = np.asarray(self._pd_index().get_indexer(values), dtype=np.intp)
         if kind == "O" and self.kind != "mixed":
             codes = self._fix_object_kinds(values, codes)
+        return codes
+
+    def _object_codes(self, values: NDArray[Any]) -> NDArray[np.intp]:
+        """Indices of an object array's values for text labels: pandas' hash table of
+        the labels (an object-dtype ``Index``), each value looked up by its own hash and
+        ``==``, as a ``dict`` of the labels would (``b"a"`` is never ``"a"``, a null is
+        -1). Both sides are wrapped as object ``Index`` objects without a copy, so pandas
+        infers no dtype of its own (an inferred string dtype would copy every value:
+        about 7x the time). A ``str`` (subclass) value that this misses, one hashed
+        unlike its text by its own ``__hash__``, is then matched by its text, as in an
+        Arrow string array."""
+        pd = require("pandas", "encoding labels of an object/string array")
+
+        if self._object_index is None:
+            self._object_index = pd.Index(list(self.labels), dtype=object)
+        target = pd.Index(values, dtype=object, copy=False)
+        codes = np.asarray(self._object_index.get_indexer(target), dtype=np.intp)
+        miss = np.flatnonzero(codes < 0)
+        if miss.size:
+            import pyarrow as pa
+
+            missed = values[miss]
+            is_str = np.fromiter((isinstance(v, str) for v in missed), dtype=bool,
+                                 count=missed.shape[0])
+            if is_str.any():
+                text = pa.array(missed[is_str], type=pa.large_string(), from_pandas=False)
+                codes[miss[is_str]] = self._arrow_codes(text)
         return codes
 
     def _fix_object_kinds(self, values: np.ndarray, codes: np.ndarray) -> np.ndarray:
@@ -257,7 +281,7 @@ class Encoder:
             # entries no row uses may be unknown: only the rows decide
             if chunk.null_count == 0:
                 dict_codes = self._arrow_codes(chunk.dictionary)
-                codes: NDArray[np.intp] = dict_codes.take(
+                codes: NDArray[np.int32] = dict_codes.take(
                     np.asarray(chunk.indices.to_numpy(zero_copy_only=False), dtype=np.intp))
                 if codes.size == 0 or codes.min() >= 0:
                     return codes
@@ -275,10 +299,13 @@ class Encoder:
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
         import pyarrow as pa
 
-        codes = self._arrow_codes(arr)
-        bad = codes < 0
-        if not bad.any():
+        found = self._arrow_index(arr)
+        if found is not None and found.null_count == 0:
+            # every value is a label: Arrow's own int32 indices, without a copy (the
+            # draw widens them block by block)
+            codes: NDArray[np.int32] = found.to_numpy(zero_copy_only=False)
             return codes
+        bad = self._arrow_codes(arr, found) < 0
         nullmask = arr.is_null().to_numpy(zero_copy_only=False)
         # no filter kernel for the view types: count the problems on the plain layout
         if pa.types.is_string_view(arr.type):
@@ -289,9 +316,10 @@ class Encoder:
         self._record(bad_vals, nullmask[bad])
         return None
 
-    def _arrow_codes(self, arr: Any) -> np.ndarray:
-        """Indices of a plain Arrow array's values, -1 for nulls and unknown values
-        (``pyarrow.compute.index_in``)."""
+    def _arrow_index(self, arr: Any) -> Any:
+        """``pyarrow.compute.index_in`` of a plain Arrow array's values in the labels (an
+        Int32Array, null for nulls and unknown values), or None where no value of its
+        type can be a label."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -308,12 +336,21 @@ class Encoder:
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
                 value_set = None
         if value_set is None:
-            return np.full(len(arr), -1, dtype=np.intp)
+            return None
         if pa.types.is_string_view(t):  # index_in has no string_view kernel
             arr = arr.cast(pa.large_string())
             value_set = value_set.cast(pa.large_string())
-        idx = pc.index_in(arr, value_set=value_set)
-        return np.asarray(idx.fill_null(-1).to_numpy(zero_copy_only=False), dtype=np.intp)
+        return pc.index_in(arr, value_set=value_set)
+
+    def _arrow_codes(self, arr: Any, found: Any = None) -> NDArray[np.int32]:
+        """Indices of a plain Arrow array's values, -1 for nulls and unknown values
+        (``found``: its :meth:`_arrow_index` when already computed)."""
+        if found is None:
+            found = self._arrow_index(arr)
+        if found is None:
+            return np.full(len(arr), -1, dtype=np.int32)
+        codes: NDArray[np.int32] = found.fill_null(-1).to_numpy(zero_copy_only=False)
+        return codes
 
     def error(self, what: str = "values") -> DataError:
         parts = []

@@ -40,7 +40,6 @@ from ..rng import RandomSource
 from ..sampler import (
     AliasSampler,
     Encoder,
-    arrow_take,
     count_outputs,
     label_kind,
     output_label_array,
@@ -278,8 +277,15 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 
 
 def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
-    """``labels.take(idx)`` for a pyarrow array (see :func:`pmlkit.sampler.arrow_take`)."""
-    return arrow_take(labels, idx)
+    """``labels.take(idx)`` for a pyarrow array of output labels and the sampler's output
+    indices: Arrow's own take, which checks every index itself (no range pass of ours,
+    as :func:`pmlkit.sampler.arrow_take` makes for a caller's indices), ``string_view``
+    labels through ``large_string`` and back."""
+    import pyarrow as pa
+
+    if pa.types.is_string_view(labels.type):
+        return labels.cast(pa.large_string()).take(idx).cast(labels.type)
+    return labels.take(idx)
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
@@ -378,10 +384,9 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         idx = _arrow_indices(mech, sampler, pieces, generator, what)
         if out_labels is not None:
             try:
-                counted = np.zeros(mech.n_outputs, dtype=np.int64)
-                taken = arrow_take(out_labels, idx, counted)
+                taken = _take_arrow(out_labels, idx)
                 return (pd.Series(pd.array(taken, dtype=s.dtype), index=s.index,
-                                  name=s.name), idx, counted)
+                                  name=s.name), idx, None)
             except (TypeError, ValueError, pa.ArrowException):
                 pass
         return (pd.Series(_take_labels(mech, None, idx), index=s.index, name=s.name),
