@@ -197,7 +197,21 @@ class NumericPolicy:
     :mod:`pmlkit.privatization.files`, with the same interface): CSV text -> numbers,
     the missing-value policy, then clamp/round to the grid. :meth:`prepare` returns the
     grid values (of the mechanism's label type) that the encoder maps to codes, and counts
-    the values clamped and rounded (:attr:`counts`)."""
+    the values clamped and rounded (:attr:`counts`).
+
+    Examples
+    --------
+    >>> from pmlkit.numeric.design import laplace_mechanism
+    >>> from pmlkit.numeric.grid import NumericGrid
+    >>> g = NumericGrid(0, 4, 1)
+    >>> pol = NumericPolicy(laplace_mechanism(g, [0.2] * 5, 1.0), g, None, "error", None)
+    >>> pol.counts["rows"], pol.unknown_rows
+    (0, 0)
+    >>> NumericPolicy(laplace_mechanism(g, [0.2] * 5, 1.0), g, None, "category", None)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: missing='category' (--missing category) needs a '(missing)' label, which a numeric mechanism has not: use missing='error' or 'keep'
+    """
 
     def __init__(self, mech: Any, grid: NumericGrid, csv: Any, missing: str,
                  unknown_as: Any) -> None:
@@ -331,7 +345,18 @@ def manifest_entry(policy: Any, done: bool = True) -> dict[str, Any]:
 def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str,
                      unknown: Mapping[str, Any]) -> dict[str, NumericPolicy]:
     """A :class:`NumericPolicy` for each numeric column of ``mechs`` (the others are
-    left out)."""
+    left out).
+
+    Examples
+    --------
+    >>> import pmlkit
+    >>> from pmlkit.numeric.design import laplace_mechanism
+    >>> from pmlkit.numeric.grid import NumericGrid
+    >>> mechs = {"age": laplace_mechanism(NumericGrid(0, 4, 1), [0.2] * 5, 1.0),
+    ...          "sex": pmlkit.Mechanism([[0.7, 0.3], [0.3, 0.7]])}
+    >>> sorted(numeric_policies(mechs, None, "error", {}))
+    ['age']
+    """
     out = {}
     for c, m in mechs.items():
         grid = grid_of(m)
