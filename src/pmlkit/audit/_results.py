@@ -7,6 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .._optional import require
 from ..confidence import clopper_pearson_upper
 from ..worstcase import CERTIFY_TOL
@@ -101,6 +103,7 @@ class AuditRow:
     event: str = field(repr=False, default="")
     exact: bool = False
     worst_case: str = field(repr=False, default="")
+    post_processing: str = field(repr=False, default="")
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-able dict of every field."""
@@ -178,6 +181,11 @@ class AuditResult:
                      f"with an exact failure probability > delta / cases, rate = the largest "
                      f"found); radius_scale = "
                      f"{self.radius_scale:g}; randomness: {self.rng}")
+        tails = [r for r in self.rows if r.post_processing]
+        if tails:
+            lines.append("post-processing of the (eps, delta) rows:")
+            lines.extend(f"  {r.method} (delta {r.delta:g}): {r.post_processing}"
+                         for r in tails)
         lines.append("overall: " + ("PASSED" if self.passed else "FAILED"))
         return "\n".join(lines)
 
@@ -189,6 +197,12 @@ class Tally:
         self.family, self.method, self.delta, self.event = family, method, delta, event
         self.trials = self.refused = self.violations = self.inside = self.exceptions = 0
         self.notes: list[str] = []
+        #: for (eps, delta) tail statements: whether each trial's statement survives
+        #: post-processing and its envelope (the level no post-processing exceeds with
+        #: probability above delta); ``tail`` marks a row whose event is such a statement
+        self.tail = False
+        self.survives: list[bool] = []
+        self.envelopes: list[float] = []
 
     def add(self, violated: bool, inside: bool, exception: bool, note: str = "") -> None:
         self.trials += 1
@@ -209,4 +223,20 @@ class Tally:
             inside=self.inside, conditional_exceptions=self.exceptions,
             passed=not rejected and self.exceptions == 0,
             event=self.event + ("" if not self.notes else
-                                "; EXCEPTIONS: " + "; ".join(self.notes[:3])))
+                                "; EXCEPTIONS: " + "; ".join(self.notes[:3])),
+            post_processing=self._post_processing())
+
+    def _post_processing(self) -> str:
+        """What the row's tail statement says after post-processing (empty for rows
+        that audit a pure eps guarantee, which post-processing never weakens)."""
+        if not self.tail:
+            return ""
+        if not self.envelopes:
+            return ("an (eps, delta) tail statement: not certified to survive "
+                    "post-processing (a merge of outputs can exceed eps with probability "
+                    "above delta; see pmlkit.leakage_envelope)")
+        env = np.asarray(self.envelopes, dtype=float)
+        return (f"an (eps, delta) tail statement: survives post-processing in "
+                f"{sum(self.survives)} of {len(self.survives)} trials; envelope at delta "
+                f"(no post-processing exceeds it with probability above delta): median "
+                f"{float(np.median(env)):.4g}, max {float(env.max()):.4g}")

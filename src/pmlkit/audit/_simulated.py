@@ -411,6 +411,7 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                            "{P outside the l1-ball} or {Y in E_eps_out(P)} (drawn exactly as "
                            "U < P_Y(E_eps_out(P))), for the smallest grid eps whose claimed "
                            f"delta <= {delta:g} (delta2 = delta/2, method {method!r})")
+            tally.tail = True
             for t, truth in enumerate(truths):
                 sigma = sigmas[t]
                 beta = l1_radius(delta2, m=truth.m, n=2)
@@ -449,6 +450,8 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                               "{P outside the set} or {Y in E_eps_out(P)} (as above) for "
                               f"calibrate_gaussian(confidence={conf!r}), curve {c!r}")
                     for c in ("paper", "direct")}
+            for tl in pair.values():
+                tl.tail = True
             for t, truth in enumerate(truths):
                 sigma = sigmas[t]
                 cal = _try(calibrate_gaussian, _labels(truth), sigma, delta2, positive=1,
@@ -464,6 +467,11 @@ def _audit_gaussian(truths: list[_Truth], gen: np.random.Generator, deltas: Sequ
                         tally.refused += 1
                         continue
                     k = int(ok[0])
+                    env = np.asarray(cal.envelope_eps)
+                    if env.size == eps_out.size and math.isfinite(float(env[k])):
+                        tally.envelopes.append(float(env[k]))
+                        tally.survives.append(bool(np.asarray(
+                            cal.survives_post_processing)[k]))
                     ins = _inside(cal.uncertainty_set, truth.p)
                     # the calibration states the guarantee of the released grid mechanism
                     # (what gaussian_noise outputs), so its true tail is the grid's
