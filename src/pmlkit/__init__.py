@@ -124,6 +124,8 @@ _LAZY: dict[str, str] = {
     "plain_reading": "plain",
     "eps_for_precision": "plain",
     "plain_sentence": "plain",
+    # release/ (one command releases a whole table under one joint guarantee)
+    "release_table": "release",
 }
 
 __all__ = [
@@ -198,6 +200,7 @@ __all__ = [
     "sensitivity_bound",
     "summarize_mechanism",
     "worst_case_distribution",
+    "release_table",
 ]
 
 
@@ -261,3 +264,4 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information
     from .worstcase import leakage_capacity, leakage_sensitivity, worst_case_distribution
+    from .release import release_table
