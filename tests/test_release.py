@@ -268,7 +268,8 @@ def test_numeric_composition_leaks_exactly_what_the_grid_mechanism_leaks():
 
 
 class _Tags(html.parser.HTMLParser):
-    VOID = {"meta", "br", "hr", "img", "input", "link", "rect", "line", "path", "circle"}
+    VOID = frozenset({"meta", "br", "hr", "img", "input", "link", "rect", "line", "path",
+                      "circle"})
 
     def __init__(self):
         super().__init__()
@@ -315,7 +316,7 @@ def test_report_is_one_wellformed_page_without_script(released):
 
 
 def test_existing_outputs_are_refused_before_anything_is_designed(released):
-    folder, res = released
+    folder, _ = released
     before = (folder / "out.csv").read_bytes()
     with pytest.raises(DataError, match="overwrite = true"):
         release_table(folder / "release.toml")
@@ -342,8 +343,9 @@ def test_missing_values_follow_the_policy_and_name_the_fix(tmp_path):
     df.to_csv(tmp_path / "ref.csv", index=False)
     df[:400].to_csv(tmp_path / "in.csv", index=False)
     doc = {"reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 2.0,
-           "delta": 0.01, "columns": {"sex": {"type": "categorical"},
-                                      "colour": {"type": "categorical"}}}
+           "delta": 0.01,
+           "columns": {"sex": {"type": "categorical", "utility": "mutual_information"},
+                       "colour": {"type": "categorical", "utility": "mutual_information"}}}
     with pytest.raises(DataError, match="missing = 'category'"):
         release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
     doc["missing"] = "category"
@@ -354,7 +356,7 @@ def test_missing_values_follow_the_policy_and_name_the_fix(tmp_path):
 
 @pytest.mark.skipif(shutil.which("chromium") is None, reason="chromium is not installed")
 def test_report_renders_in_headless_chromium(released, tmp_path):
-    folder, res = released
+    _, res = released
     shot = tmp_path / "report.png"
     flags = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic",
              "--no-first-run", "--disable-background-networking",
@@ -371,9 +373,8 @@ def test_report_renders_in_headless_chromium(released, tmp_path):
                         f"--screenshot={shot}", uri], capture_output=True, text=True,
                        timeout=120)
     assert r.returncode == 0 and shot.stat().st_size > 10_000
-    from PIL import Image  # noqa: PLC0415  (pillow comes with matplotlib)
-
-    img = np.asarray(Image.open(io.BytesIO(shot.read_bytes())).convert("RGB"))
+    image = pytest.importorskip("PIL.Image")  # pillow comes with matplotlib
+    img = np.asarray(image.open(io.BytesIO(shot.read_bytes())).convert("RGB"))
     # not a blank page: several colours, among them the estimate bars' blue (43,108,176)
     assert len(np.unique(img.reshape(-1, 3), axis=0)) > 20
     assert (np.abs(img.astype(int) - [43, 108, 176]).sum(axis=2) < 30).any()
@@ -403,3 +404,25 @@ def test_adult_sex_race_education_age_at_whole_record_eps_2(adult_dir, tmp_path)
     text = res.report.read_text()
     for c in g.columns:
         assert f"Column <code>{c}</code>" in text
+
+
+def test_docs_release_page_examples_run():
+    """docs/release.md is checked like code: its ``pycon`` blocks run in order."""
+    import doctest
+    import re
+
+    page = Path(__file__).resolve().parents[1] / "docs" / "release.md"
+    text = page.read_text(encoding="utf-8")
+    fence = re.compile(r"^```(\w+)[^\n]*\n(.*?)^```", re.S | re.M)
+    blocks = [(text[:m.start()].count("\n") + 2, m.group(2)) for m in fence.finditer(text)
+              if m.group(1) == "pycon"]
+    assert len(blocks) >= 2
+    parser = doctest.DocTestParser()
+    runner = doctest.DocTestRunner(optionflags=doctest.NORMALIZE_WHITESPACE
+                                   | doctest.ELLIPSIS)
+    globs: dict[str, object] = {"__name__": "release_md"}
+    for line, code in blocks:
+        test = parser.get_doctest(code, globs, f"release.md:{line}", "release.md", line)
+        runner.run(test, clear_globs=False)
+        globs = test.globs
+    assert runner.summarize(verbose=False).failed == 0

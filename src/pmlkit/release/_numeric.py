@@ -1,5 +1,7 @@
 """The release of a numeric column through the categorical release path (the one module
-to replace once :func:`pmlkit.privatize_file` releases numeric mechanisms as numbers).
+to replace once :func:`pmlkit.privatize_file` releases numeric mechanisms as numbers: then
+:func:`numeric_release_mechanism` returns the grid mechanism itself, recording its grid as
+that release path expects, and :func:`raw_values` is no longer needed).
 
 A numeric mechanism acts on grid points; the input holds raw numbers that the grid's
 policy clamps and rounds (:meth:`pmlkit.numeric.grid.NumericGrid.encode`). The release is
