@@ -27,7 +27,7 @@ from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num
 from ..plain import plain_sentence
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .run import ColumnRelease, TableRelease
+    from .run import ColumnRelease
 
 __all__ = ["bars_svg", "render_report", "write_report"]
 
@@ -191,8 +191,8 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
     return "".join(parts)
 
 
-def render_report(result: TableRelease) -> str:
-    """The report of a :class:`~pmlkit.release.run.TableRelease` as one HTML document."""
+def render_report(result: Any) -> str:
+    """The report of a :class:`pmlkit.release.TableRelease` as one HTML document."""
     spec = result.spec
     g = result.guarantee
     k = len(result.columns)
