@@ -60,6 +60,7 @@ def _col(name, **kv):
     (_spec(missing="drop"), ["missing", "'drop'", "'category'"]),
     (_spec(seed=-3), ["seed", "-3", "integer >= 0"]),
     (_spec(overwrite="yes"), ["overwrite", "'yes'", "true or false"]),
+    (_spec(search_steps=2.5), ["search_steps", "2.5", "0..30"]),
     (_spec(columns={}), ["columns", "at least one"]),
     (_col("sex", type="text"), ["columns.sex.type", "'text'", "'categorical' or 'numeric'"]),
     (_col("sex", lower=3), ["unknown key columns.sex.'lower'"]),
@@ -387,7 +388,7 @@ def test_adult_sex_race_education_age_at_whole_record_eps_2(adult_dir, tmp_path)
     load_adult(adult_dir, split="test").to_csv(tmp_path / "people.csv", index=False)
     (tmp_path / "release.toml").write_text(
         'reference = "reference.csv"\ninput = "people.csv"\noutput = "released.csv"\n'
-        'epsilon = 2.0\ndelta = 1e-6\n'
+        'epsilon = 2.0\ndelta = 1e-6\nsearch_steps = 2\n'
         '[columns.sex]\ntype = "categorical"\n[columns.race]\ntype = "categorical"\n'
         '[columns.education]\ntype = "categorical"\n'
         '[columns.age]\ntype = "numeric"\nlower = 15\nupper = 90\nstep = 5\n')

@@ -6,9 +6,10 @@ at ``delta / K`` so that its set is the one the chain-rule certificate uses for 
 budget is split by weights: ``eps_k = lam * w_k / sum(w) * eps`` with ``w_k`` the
 column's ``weight`` from the spec, by default ``log N_k`` (the log of its alphabet size:
 a column with more values needs more budget for the same relative utility, and a binary
-column gets ``log 2``). The scale ``lam`` in ``(0, 1]`` is the largest found by bisection
-whose **certified joint guarantee** is at most ``eps`` (a value within its rounding margin
-of ``eps`` counts against it, :func:`pmlkit._validation.exceeds`).
+column gets ``log 2``). The scale ``lam`` in ``(0, 1]`` is the largest found by a
+safeguarded regula falsi on the certified eps (a few evaluations, each a full design and
+certificate) whose **certified joint guarantee** is at most ``eps`` (a value within its
+rounding margin of ``eps`` counts against it, :func:`pmlkit._validation.exceeds`).
 
 The joint guarantee is certified for exactly the product of the designed mechanisms,
 over the reference's joint counts, as the better of two certificates of
@@ -132,7 +133,7 @@ def _certificate(mechs: Sequence[Mechanism], names: Sequence[str], counts: np.nd
 
 def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
                    codes: Sequence[np.ndarray], eps: float, delta: float, *,
-                   confidence: str = "l1", steps: int = 6) -> ColumnsDesign:
+                   confidence: str = "l1", steps: int = 5) -> ColumnsDesign:
     """Design one mechanism per column so that the whole record is (eps, delta)-PML
     (module docstring for the split, the search and the certificate).
 
@@ -149,7 +150,8 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
     confidence
         The confidence-set method.
     steps
-        Bisection halvings of the scale after the full split fails.
+        Evaluations of the scale after the full split fails (regula falsi on the
+        certified eps, safeguarded to shrink the bracket by at least 10% each step).
 
     Raises
     ------
@@ -205,18 +207,26 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
         return ok, mechs, split, kind
 
     best = None
-    ok, mechs, split, kind = evaluate(1.0)
+    lo, c_lo = 0.0, 0.0  # a scale that certifies (0: release nothing) and its eps
+    hi = 1.0
+    ok, mechs, split, kind = evaluate(hi)
     if ok:
         best = (mechs, split, kind)
     else:
-        lo, hi = 0.0, 1.0
+        c_hi = float(tried[-1]["certified_eps"])
         for _ in range(steps):
+            # regula falsi towards just below eps, kept inside the middle 80% of the
+            # bracket so that it shrinks every step (the bisection's guarantee)
             mid = 0.5 * (lo + hi)
+            if math.isfinite(c_hi) and c_hi > c_lo:
+                mid = lo + (hi - lo) * (0.995 * eps - c_lo) / (c_hi - c_lo)
+            mid = min(max(mid, lo + 0.1 * (hi - lo)), hi - 0.1 * (hi - lo))
             ok, mechs, split, kind = evaluate(mid)
+            cert = float(tried[-1]["certified_eps"])
             if ok:
-                lo, best = mid, (mechs, split, kind)
+                lo, c_lo, best = mid, cert, (mechs, split, kind)
             else:
-                hi = mid
+                hi, c_hi = mid, cert
     if best is None:
         raise CertificationError(
             f"no split of epsilon = {eps!r} over columns {fmt(names)} was certified for the "
@@ -224,7 +234,6 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
             f"{tried[-1]['certified_eps']!r}): raise epsilon or delta, or release fewer "
             "columns")
     mechs, split, kind = best
-    _, kind = _certificate(mechs, names, counts, reference, delta, confidence, joint_set)
     if kind == "exact":
         jg = joint_guarantee(mechs, reference, delta, columns=names, confidence=confidence)
     else:

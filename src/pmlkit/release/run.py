@@ -351,7 +351,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     frame = _read_frame(spec.reference, names)
     labels, codes, encs = encode_reference(spec.columns, frame)
     design = design_columns(spec.columns, labels, codes, spec.epsilon, spec.delta,
-                            confidence=spec.confidence)
+                            confidence=spec.confidence, steps=spec.search_steps)
     jg = design.guarantee
     # re-check the promise for exactly the mechanisms released, before any release
     jg.verify(list(design.mechanisms))

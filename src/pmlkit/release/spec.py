@@ -13,7 +13,8 @@ Example (``release.toml``)::
     epsilon = 2.0                   # PML guarantee for the whole record (nats)
     delta = 1e-6                    # failure probability of the guarantee
     # optional: report = "released.html", confidence = "l1", missing = "error",
-    #           overwrite = false, seed = 7 (research only: reproducible, not secure)
+    #           overwrite = false, seed = 7 (research only: reproducible, not secure),
+    #           search_steps = 5 (designs tried after the full split fails)
 
     [columns.sex]
     type = "categorical"            # optional: categories, unknown_as, missing, utility,
@@ -55,7 +56,7 @@ CATEGORICAL_UTILITIES = ("estimation", "mutual_information", "accuracy")
 NUMERIC_UTILITIES = ("abs", "squared")
 
 _TOP_REQUIRED = ("reference", "input", "output", "epsilon", "delta", "columns")
-_TOP_OPTIONAL = ("report", "confidence", "missing", "overwrite", "seed")
+_TOP_OPTIONAL = ("report", "confidence", "missing", "overwrite", "seed", "search_steps")
 _CAT_KEYS = ("type", "categories", "unknown_as", "missing", "utility", "weight")
 _NUM_KEYS = ("type", "lower", "upper", "step", "missing", "utility", "weight")
 
@@ -225,6 +226,9 @@ class ReleaseSpec:
     seed
         ``None`` (secure randomness) or an int seed (research only; never written next to
         the released data).
+    search_steps
+        How many scales of the budget split are tried after the full split fails (each a
+        design of every column and a joint certificate; default 5).
 
     Examples
     --------
@@ -251,6 +255,7 @@ class ReleaseSpec:
     confidence: str = "l1"
     overwrite: bool = False
     seed: int | None = None
+    search_steps: int = 5
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -287,6 +292,9 @@ class ReleaseSpec:
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)
                                  or seed < 0):
             raise _bad("seed", seed, "an integer >= 0 (research only)")
+        steps = d.get("search_steps", 5)
+        if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps <= 30:
+            raise _bad("search_steps", steps, "an integer in 0..30")
         cols_d = d["columns"]
         if not isinstance(cols_d, Mapping) or not cols_d:
             raise _bad("columns", cols_d, "at least one [columns.NAME] table")
@@ -301,7 +309,7 @@ class ReleaseSpec:
         out = path("output")
         report = path("report") if "report" in d else out.with_name(out.name + ".report.html")
         return cls(path("reference"), path("input"), out, eps, delta, cols, report, conf,
-                   overwrite, seed)
+                   overwrite, seed, steps)
 
 
 def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
