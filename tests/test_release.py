@@ -427,3 +427,20 @@ def test_docs_release_page_examples_run():
         runner.run(test, clear_globs=False)
         globs = test.globs
     assert runner.summarize(verbose=False).failed == 0
+
+
+def test_parquet_release_keeps_types_and_untouched_columns(tmp_path):
+    ref, inp = _table(3000, 4), _table(800, 5)
+    ref.to_parquet(tmp_path / "ref.parquet")
+    inp.to_parquet(tmp_path / "in.parquet")
+    doc = {"reference": "ref.parquet", "input": "in.parquet", "output": "out.parquet",
+           "epsilon": 2.0, "delta": 0.01, "search_steps": 2,
+           "columns": {"sex": {"type": "categorical", "utility": "mutual_information"},
+                       "age": {"type": "numeric", "lower": 20, "upper": 60, "step": 10}}}
+    res = release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    assert out["age"].dtype == inp["age"].dtype == np.int64
+    assert set(out["age"]) <= {20, 30, 40, 50, 60}
+    pd.testing.assert_frame_equal(out[["id", "note", "colour"]], inp[["id", "note", "colour"]])
+    assert res.guarantee.eps <= 2.0
+    res.guarantee.verify([c.mechanism for c in res.columns])
