@@ -444,3 +444,17 @@ def test_parquet_release_keeps_types_and_untouched_columns(tmp_path):
     pd.testing.assert_frame_equal(out[["id", "note", "colour"]], inp[["id", "note", "colour"]])
     assert res.guarantee.eps <= 2.0
     res.guarantee.verify([c.mechanism for c in res.columns])
+
+
+def test_numeric_column_is_released_through_an_invertible_mechanism(released):
+    _, res = released
+    age = res.columns[2]
+    assert age.spec.type == "numeric"
+    w = np.asarray(age.mechanism.matrix)
+    assert np.linalg.matrix_rank(w) == w.shape[0] == 5
+    est = age.estimate
+    assert est.identified and all(math.isfinite(v) for v in est.mean_interval)
+    # the grid's reference mean (values clamped to [20, 60], rounded to tens) lies in a
+    # range the released data cannot contradict by much: the estimate is within 5 years
+    ref = np.clip(np.floor(_table(4000, 1)["age"].to_numpy() / 10 + 0.5) * 10, 20, 60).mean()
+    assert abs(est.mean - ref) < 5

@@ -1,7 +1,9 @@
 """Designing the columns of a table release together, for one (eps, delta) on the record.
 
 Each column gets its own mechanism (categorical: :func:`pmlkit.design.design_from_samples`;
-numeric: :func:`pmlkit.numeric.design.design_numeric_from_samples` on its grid), designed
+numeric: :func:`pmlkit.numeric.design.design_numeric_from_samples` on its grid, the
+candidate with the smallest expected error among those of full rank, so that the analyst
+can estimate the column's distribution, :func:`estimable_best`), designed
 at ``delta / K`` so that its set is the one the chain-rule certificate uses for it. The
 budget is split by weights: ``eps_k = lam * w_k / sum(w) * eps`` with ``w_k`` the
 column's ``weight`` from the spec, by default ``log N_k`` (the log of its alphabet size:
@@ -38,7 +40,8 @@ from ..joint.product import ProductMechanism, joint_capacity
 from ..mechanism import Mechanism
 from .spec import ColumnSpec
 
-__all__ = ["EXACT_MAX", "ColumnsDesign", "budget_weights", "design_columns"]
+__all__ = ["EXACT_MAX", "ColumnsDesign", "budget_weights", "design_columns",
+           "estimable_best"]
 
 #: Products with at most this many entries (N x M) are also certified exactly (the exact
 #: worst case of a 2560 x 23552 product over an l1 ball takes about 10 s on one core).
@@ -91,6 +94,30 @@ def budget_weights(specs: Sequence[ColumnSpec], sizes: Sequence[int]) -> tuple[f
     return tuple(float(r) / tot for r in raw)
 
 
+def estimable_best(candidates: Mapping[str, Mechanism], losses: Mapping[str, float],
+                   n: int) -> Mechanism:
+    """The candidate with the smallest loss among those the analyst can invert (rank
+    ``n``: every grid point's share is identified from the released counts); the best
+    overall only when none can be inverted. Every candidate is certified, so the choice
+    does not touch the guarantee.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from pmlkit import Mechanism
+    >>> lumpy = Mechanism(np.array([[1.0, 0.0], [1.0, 0.0]]))
+    >>> noisy = Mechanism(np.array([[0.7, 0.3], [0.3, 0.7]]))
+    >>> best = estimable_best({"lp": lumpy, "laplace": noisy}, {"lp": 0.1, "laplace": 0.3}, 2)
+    >>> best is noisy
+    True
+    """
+    ranked = sorted(candidates, key=lambda k: losses[k])
+    for name in ranked:
+        if np.linalg.matrix_rank(np.asarray(candidates[name].matrix)) == n:
+            return candidates[name]
+    return candidates[ranked[0]]
+
+
 def _design_one(spec: ColumnSpec, labels: Sequence[Any], codes: np.ndarray, eps: float,
                 delta: float, confidence: str) -> Mechanism:
     counts = np.bincount(codes, minlength=len(labels))
@@ -102,7 +129,7 @@ def _design_one(spec: ColumnSpec, labels: Sequence[Any], codes: np.ndarray, eps:
             grid = spec.grid
             d = design_numeric_from_samples(grid.decode(codes), grid, eps, delta=delta,
                                             confidence=confidence, utility=spec.utility)
-            return d.best
+            return estimable_best(d.candidates, d.losses, grid.n)
         from ..design import design_from_samples
         from ..estimation import EmpiricalDistribution
 
