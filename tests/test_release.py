@@ -329,7 +329,9 @@ def test_cli_releases_and_reports_errors_in_one_line(tmp_path, capsys):
 
     spec = _write(tmp_path, extra='report = "signoff.html"')
     assert main(["release", "--spec", str(spec), "--json"]) == 0
-    doc = json.loads(capsys.readouterr().out)
+    out = capsys.readouterr()
+    assert "budget scale" not in out.err  # quiet in a pipe
+    doc = json.loads(out.out)
     assert doc["rows"] == 1500 and doc["guarantee"]["schema"] == "pmlkit-joint-guarantee"
     assert (tmp_path / "signoff.html").exists()
     (tmp_path / "bad.toml").write_text(spec.read_text() + "colour = 1\n")
@@ -338,7 +340,7 @@ def test_cli_releases_and_reports_errors_in_one_line(tmp_path, capsys):
     assert err.count("\n") == 0 and err.startswith("pmlkit: error: release spec:")
 
 
-def test_missing_values_follow_the_policy_and_name_the_fix(tmp_path):
+def test_missing_values_follow_the_policy_and_name_the_fix(tmp_path, capsys):
     df = _table(3000, 3)
     df.loc[::50, "sex"] = None
     df.to_csv(tmp_path / "ref.csv", index=False)
@@ -350,7 +352,9 @@ def test_missing_values_follow_the_policy_and_name_the_fix(tmp_path):
     with pytest.raises(DataError, match="missing = 'category'"):
         release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
     doc["missing"] = "category"
-    res = release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
+    res = release_table(ReleaseSpec.from_dict(doc, base=tmp_path), progress=True)
+    err = capsys.readouterr().err
+    assert "pmlkit release: designing 2 columns" in err and "budget scale 1.0000" in err
     assert "(missing)" in res.columns[0].labels
     assert res.guarantee.eps <= 2.0
 

@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,7 +160,9 @@ def _certificate(mechs: Sequence[Mechanism], names: Sequence[str], counts: np.nd
 
 def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
                    codes: Sequence[np.ndarray], eps: float, delta: float, *,
-                   confidence: str = "l1", steps: int = 5) -> ColumnsDesign:
+                   confidence: str = "l1", steps: int = 5,
+                   on_step: Callable[[Mapping[str, Any]], None] | None = None
+                   ) -> ColumnsDesign:
     """Design one mechanism per column so that the whole record is (eps, delta)-PML
     (module docstring for the split, the search and the certificate).
 
@@ -231,6 +233,8 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
         ok = not exceeds(cert, eps)
         tried.append({"scale": lam, "split": list(split), "certified_eps": cert,
                       "kind": kind, "feasible": bool(ok)})
+        if on_step is not None:
+            on_step(tried[-1])
         return ok, mechs, split, kind
 
     best = None

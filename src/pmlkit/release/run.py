@@ -283,6 +283,12 @@ def _utility(c: ColumnSpec, mech: Mechanism, p: np.ndarray) -> dict[str, float]:
     return out
 
 
+def _say(text: str) -> None:
+    import sys
+
+    print(f"pmlkit release: {text}", file=sys.stderr, flush=True)
+
+
 def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
                   progress: bool = False) -> TableRelease:
     """Release the table a spec describes, with one joint guarantee for the whole record
@@ -293,7 +299,8 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     spec
         A :class:`~pmlkit.release.spec.ReleaseSpec` or the path of its TOML file.
     progress
-        Show the release's progress bar (:func:`pmlkit.privatize_file`).
+        Report each step on stderr (every budget scale tried with its certified eps) and
+        show the release's progress bar (:func:`pmlkit.privatize_file`).
 
     Returns
     -------
@@ -350,8 +357,16 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     names = spec.names
     frame = _read_frame(spec.reference, names)
     labels, codes, encs = encode_reference(spec.columns, frame)
-    design = design_columns(spec.columns, labels, codes, spec.epsilon, spec.delta,
-                            confidence=spec.confidence, steps=spec.search_steps)
+    say = _say if progress else None
+    if say:
+        say(f"designing {len(names)} columns for the whole record at epsilon = "
+            f"{spec.epsilon:g}, delta = {spec.delta:g} ({len(frame)} reference records)")
+    design = design_columns(
+        spec.columns, labels, codes, spec.epsilon, spec.delta, confidence=spec.confidence,
+        steps=spec.search_steps,
+        on_step=None if say is None else (lambda t: say(
+            f"  budget scale {t['scale']:.4f}: certified eps {t['certified_eps']:.6g} "
+            f"({t['kind']}), {'within' if t['feasible'] else 'above'} epsilon")))
     jg = design.guarantee
     # re-check the promise for exactly the mechanisms released, before any release
     jg.verify(list(design.mechanisms))
@@ -375,6 +390,8 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, PMLWarning))
     for w in caught:  # shown to the caller as well as written into the report
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if say:
+        say("estimating each column's distribution from the released data")
     released = _read_frame(spec.output, names)
     cols = []
     for c, m, lab, code, enc, e in zip(spec.columns, design.mechanisms, labels, codes, encs,
