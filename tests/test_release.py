@@ -64,6 +64,7 @@ def _col(name, **kv):
     (_spec(columns={}), ["columns", "at least one"]),
     (_col("sex", type="text"), ["columns.sex.type", "'text'", "'categorical' or 'numeric'"]),
     (_col("sex", lower=3), ["unknown key columns.sex.'lower'"]),
+    (_col("sex", estimable=True), ["unknown key columns.sex.'estimable'"]),
     (_col("sex", utility="abs"), ["columns.sex.utility", "'abs'", "'estimation'"]),
     (_col("sex", categories=["F"]), ["columns.sex.categories", "at least 2"]),
     (_col("sex", categories=["F", "M"], unknown_as="X"), ["columns.sex.unknown_as", "'X'"]),
@@ -72,6 +73,7 @@ def _col(name, **kv):
     (_col("age", step=7), ["columns.age", "step"]),
     (_col("age", upper=10), ["columns.age.upper", "10", "> lower"]),
     (_col("age", missing="category"), ["columns.age.missing", "'category'", "'keep'"]),
+    (_col("age", estimable="no"), ["columns.age.estimable", "'no'", "true or false"]),
     (_spec(missing="category"), ["numeric column 'age'", "'error' or 'keep'"]),
     (_col("sex", missing="keep"), ["missing policies differ"]),
 ])

@@ -129,6 +129,8 @@ def _design_one(spec: ColumnSpec, labels: Sequence[Any], codes: np.ndarray, eps:
             grid = spec.grid
             d = design_numeric_from_samples(grid.decode(codes), grid, eps, delta=delta,
                                             confidence=confidence, utility=spec.utility)
+            if not spec.estimable:
+                return d.best
             return estimable_best(d.candidates, d.losses, grid.n)
         from ..design import design_from_samples
         from ..estimation import EmpiricalDistribution

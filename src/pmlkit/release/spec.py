@@ -24,7 +24,8 @@ Example (``release.toml``)::
     type = "numeric"
     lower = 15
     upper = 90
-    step = 5                        # optional: missing ("error"|"keep"), utility, weight
+    step = 5                        # optional: missing ("error"|"keep"), utility, weight,
+                                    #           estimable (default true)
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ NUMERIC_UTILITIES = ("abs", "squared")
 _TOP_REQUIRED = ("reference", "input", "output", "epsilon", "delta", "columns")
 _TOP_OPTIONAL = ("report", "confidence", "missing", "overwrite", "seed", "search_steps")
 _CAT_KEYS = ("type", "categories", "unknown_as", "missing", "utility", "weight")
-_NUM_KEYS = ("type", "lower", "upper", "step", "missing", "utility", "weight")
+_NUM_KEYS = ("type", "lower", "upper", "step", "missing", "utility", "weight", "estimable")
 
 
 def _bad(key: str, value: Any, allowed: str) -> ValidationError:
@@ -126,6 +127,11 @@ class ColumnSpec:
         Categorical: the label an input value outside the alphabet is released as.
     lower, upper, step
         Numeric: the grid (:class:`pmlkit.numeric.grid.NumericGrid`).
+    estimable
+        Numeric: release through a mechanism the analyst can invert (full rank: the
+        distribution and the mean can be estimated), the one with the smallest expected
+        error among those (default ``True``); ``False``: the smallest expected error of
+        all, which may merge grid points (the analyst then gets bounds, not estimates).
     """
 
     name: str
@@ -138,6 +144,7 @@ class ColumnSpec:
     lower: Any = None
     upper: Any = None
     step: Any = None
+    estimable: bool = True
 
     @property
     def grid(self) -> Any:
@@ -190,8 +197,11 @@ class ColumnSpec:
         _real(d, "step", where, positive=True)
         if bounds[0] >= bounds[1]:
             raise _bad(where + "upper", d["upper"], f"a number > lower = {d['lower']!r}")
+        estimable = d.get("estimable", True)
+        if not isinstance(estimable, bool):
+            raise _bad(where + "estimable", estimable, "true or false")
         spec = cls(name, kind, miss, util, _weight(d, where), None, None,
-                   d["lower"], d["upper"], d["step"])
+                   d["lower"], d["upper"], d["step"], estimable)
         try:
             spec.grid  # noqa: B018  (the grid checks that step divides upper - lower)
         except ValidationError as exc:
