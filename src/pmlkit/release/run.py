@@ -203,8 +203,6 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
             encs.append(enc.to_dict())
             continue
         arr = np.asarray(col.to_numpy(dtype=object), dtype=object)
-        arr = np.array([v.item() if isinstance(v, np.generic) else v for v in arr],
-                       dtype=object) if arr.size and isinstance(arr[0], np.generic) else arr
         if s.missing == "category":
             arr = arr.copy()
             arr[nulls] = MISSING_LABEL
@@ -212,7 +210,9 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
         if s.categories is not None:
             labs = list(s.categories)
         else:
-            labs = _sorted_labels(list(pd.unique(arr)))
+            # numpy scalars become Python labels (a loop over the distinct values only)
+            labs = _sorted_labels([v.item() if isinstance(v, np.generic) else v
+                                   for v in pd.unique(arr)])
         if s.unknown_as is not None and s.unknown_as not in labs:
             labs.append(s.unknown_as)
         if s.missing == "category" and MISSING_LABEL not in labs:
