@@ -1,7 +1,8 @@
 """The release of a numeric column through the categorical release path (the one module
-to replace once :func:`pmlkit.privatize_file` releases numeric mechanisms as numbers: then
-:func:`numeric_release_mechanism` returns the grid mechanism itself, recording its grid as
-that release path expects, and :func:`raw_values` is no longer needed).
+to replace once :func:`pmlkit.privatize_file` releases numeric mechanisms as numbers, a
+mechanism whose provenance records ``details["grid"]``: then
+:func:`numeric_release_mechanism` returns the grid mechanism itself and
+:func:`raw_values` is no longer needed).
 
 A numeric mechanism acts on grid points; the input holds raw numbers that the grid's
 policy clamps and rounds (:meth:`pmlkit.numeric.grid.NumericGrid.encode`). The release is
@@ -78,5 +79,7 @@ def numeric_release_mechanism(grid: NumericGrid, mechanism: Mechanism,
                          designer="pmlkit release",
                          method="the grid's clamp/round policy, then the certified numeric "
                                 "mechanism recorded under details.grid_mechanism",
-                         details={"grid": grid.to_dict(),
+                         # not under "grid": that key marks a mechanism on the grid
+                         # itself, which this composition (raw values in) is not
+                         details={"grid_policy": grid.to_dict(),
                                   "grid_mechanism": mechanism.to_dict()}))
