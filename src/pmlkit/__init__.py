@@ -124,6 +124,8 @@ _LAZY: dict[str, str] = {
     "plain_reading": "plain",
     "eps_for_precision": "plain",
     "plain_sentence": "plain",
+    # release/ (one command releases a whole table under one joint guarantee)
+    "release_table": "release",
 }
 
 __all__ = [
@@ -194,6 +196,7 @@ __all__ = [
     "propose_coarsening",
     "randomized_response",
     "release_leakage",
+    "release_table",
     "repeated_leakage",
     "sensitivity_bound",
     "summarize_mechanism",
@@ -258,6 +261,7 @@ if TYPE_CHECKING:  # pragma: no cover - for static type checkers only
     from .mechanism import Mechanism
     from .plain import eps_for_precision, plain_reading, plain_sentence
     from .privatization import privatize, privatize_file, privatize_with_report
+    from .release import release_table
     from .sets import Box, L1Ball, UncertaintySet, VertexSet
     from .utility import mutual_information
     from .worstcase import leakage_capacity, leakage_sensitivity, worst_case_distribution

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "audit": ("audit", "Audit the guarantees by simulation."),
     "demo": ("demo", "Run the end-to-end demonstration."),
     "joint": ("joint", "Joint guarantee and design for several columns of a record."),
+    "release": ("release", "Release a whole table from a spec (data, manifest, report)."),
 }
 
 EXIT_USER_ERROR = 1

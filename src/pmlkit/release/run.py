@@ -1,0 +1,406 @@
+"""``release_table``: a whole table released in one pass under one joint guarantee.
+
+1. Read the spec (:func:`pmlkit.release.spec.load_spec`) and the reference columns; encode
+   them into each column's alphabet (categorical: declared or observed labels, the
+   missing/unknown policy of ``pmlkit privatize``; numeric: the grid's clamp/round policy).
+2. Design the columns together (:func:`pmlkit.release.design.design_columns`) so that the
+   whole record meets (epsilon, delta); the joint guarantee is re-checked with
+   :meth:`pmlkit.joint.JointGuarantee.verify` before anything is released.
+3. Release every column in one pass of :func:`pmlkit.privatize_file` (columns not in the
+   spec come out byte for byte; the manifest records each column's mechanism and the
+   joint guarantee). A numeric column goes through
+   :func:`pmlkit.release._numeric.numeric_release_mechanism` (its grid mechanism composed
+   with the clamp/round policy; released values are grid points in the column's type).
+4. Estimate each column's distribution from the released file
+   (:func:`pmlkit.estimate_distribution`; numeric: :func:`pmlkit.numeric.estimate.estimate_numeric`)
+   and write the HTML report (:mod:`pmlkit.release.report`).
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .._validation import fmt, readonly
+from ..errors import DataError, PMLWarning
+from ..joint.guarantee import JointGuarantee
+from ..mechanism import Mechanism
+from .design import ColumnsDesign, design_columns
+from .spec import ColumnSpec, ReleaseSpec, load_spec
+
+__all__ = ["MISSING_LABEL", "ColumnRelease", "TableRelease", "encode_reference",
+           "release_table"]
+
+#: The label a missing value becomes under ``missing = "category"`` (as in privatize).
+MISSING_LABEL = "(missing)"
+
+
+@dataclass(frozen=True)
+class ColumnRelease:
+    """One released column of a :class:`TableRelease`.
+
+    Attributes
+    ----------
+    spec
+        The column's :class:`~pmlkit.release.spec.ColumnSpec`.
+    mechanism
+        The certified mechanism (a numeric column: over its grid points).
+    eps
+        The eps the column was designed for (its share of the budget; not a guarantee
+        about the record).
+    reference
+        The reference distribution over :attr:`labels` (read-only).
+    reference_rows
+        Reference records used (after the missing policy).
+    estimate
+        The estimate from the released data (:class:`pmlkit.inference.DistributionEstimate`
+        or :class:`pmlkit.numeric.estimate.NumericEstimate`).
+    utility
+        ``{name: value}``: ``mutual_information`` (nats, at the reference) and, numeric,
+        ``expected_abs_error`` (the column's units).
+    encoding
+        Numeric: the reference's clamp/round counts; categorical: ``{"unknown_mapped":
+        rows}``.
+    """
+
+    spec: ColumnSpec
+    mechanism: Mechanism
+    eps: float
+    reference: np.ndarray = field(repr=False)
+    reference_rows: int
+    estimate: Any = field(repr=False)
+    utility: Mapping[str, float]
+    encoding: Mapping[str, int]
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def labels(self) -> tuple[Any, ...]:
+        return tuple(self.mechanism.input_labels)
+
+
+@dataclass(frozen=True)
+class TableRelease:
+    """What :func:`release_table` released, under which guarantee.
+
+    Attributes
+    ----------
+    spec
+        The spec.
+    columns
+        One :class:`ColumnRelease` per privatised column.
+    guarantee
+        The one joint guarantee of the whole record (verified before the release).
+    design
+        The joint design (split, weights, every scale tried).
+    rows
+        Records released.
+    output, manifest, report
+        The written files (``manifest``: ``<output>.pmlkit.json``).
+    seeded
+        Whether the randomness was seeded (research only; the seed is not recorded).
+    warnings
+        The warnings the release raised (also in the report), e.g. a reference that
+        looks like the released data.
+    """
+
+    spec: ReleaseSpec
+    columns: tuple[ColumnRelease, ...]
+    guarantee: JointGuarantee
+    design: ColumnsDesign = field(repr=False)
+    rows: int
+    output: Path
+    manifest: Path
+    report: Path
+    seeded: bool
+    warnings: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (``pmlkit release --json``)."""
+        return {
+            "output": str(self.output), "manifest": str(self.manifest),
+            "report": str(self.report), "rows": self.rows, "seeded": self.seeded,
+            "warnings": list(self.warnings), "epsilon": self.spec.epsilon, "delta": self.spec.delta,
+            "guarantee": self.guarantee.to_dict(),
+            "columns": {c.name: {"type": c.spec.type, "eps_designed": c.eps,
+                                 "certified_eps_alone": c.mechanism.certified_eps,
+                                 "outputs": c.mechanism.n_outputs,
+                                 "utility": dict(c.utility)} for c in self.columns},
+        }
+
+
+def _sorted_labels(values: Sequence[Any]) -> list[Any]:
+    try:
+        return sorted(values)
+    except TypeError:
+        return sorted(values, key=lambda v: (type(v).__name__, str(v)))
+
+
+def encode_reference(specs: Sequence[ColumnSpec], frame: Any
+                     ) -> tuple[list[tuple[Any, ...]], list[np.ndarray], list[dict[str, int]]]:
+    """Each column's alphabet, the reference as indices into it, and what the policies did.
+
+    Missing values follow each column's ``missing``: ``"error"`` refuses them (naming the
+    spec key that changes it), ``"category"`` makes them the label ``"(missing)"``,
+    ``"keep"`` leaves the records with a missing value out of the reference (their
+    missingness is released unprotected). A categorical value outside the declared
+    ``categories`` is ``unknown_as`` or refused.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> from pmlkit.release.spec import ColumnSpec
+    >>> df = pd.DataFrame({"s": ["F", None, "M"], "a": [17, 40, 95]})
+    >>> labs, codes, enc = encode_reference(
+    ...     [ColumnSpec("s", "categorical", missing="category"),
+    ...      ColumnSpec("a", "numeric", lower=20, upper=90, step=10)], df)
+    >>> labs[0], codes[0].tolist(), codes[1].tolist(), enc[1]["clamped_low"]
+    (('(missing)', 'F', 'M'), [1, 0, 2], [0, 2, 7], 1)
+    """
+    import pandas as pd
+
+    keep = np.ones(len(frame), dtype=bool)
+    cols: list[Any] = []
+    for s in specs:
+        col = frame[s.name]
+        nulls = np.asarray(pd.isna(col), dtype=bool)
+        if nulls.any():
+            if s.missing == "error":
+                raise DataError(
+                    f"reference column {s.name!r} has {int(nulls.sum())} missing value(s) "
+                    f"(first at row {int(np.flatnonzero(nulls)[0])}); set missing = "
+                    "'category' (categorical) or 'keep' in the spec's [columns."
+                    f"{s.name}] or at the top")
+            if s.missing == "keep":
+                keep &= ~nulls
+        cols.append((col, nulls))
+    labels: list[tuple[Any, ...]] = []
+    codes: list[np.ndarray] = []
+    encs: list[dict[str, int]] = []
+    for s, (col, nulls) in zip(specs, cols, strict=True):
+        if s.type == "numeric":
+            grid = s.grid
+            vals = np.asarray(col.to_numpy()[keep])
+            if vals.dtype.kind not in "iuf" or vals.dtype.kind == "b":
+                try:
+                    vals = vals.astype(np.float64)
+                except (TypeError, ValueError):
+                    raise DataError(
+                        f"reference column {s.name!r} is declared numeric but holds values "
+                        f"that are not numbers ({fmt(list(vals[:3]))}); declare it "
+                        "categorical") from None
+            enc = grid.encode(vals)
+            labels.append(tuple(grid.labels))
+            codes.append(np.asarray(enc.codes, dtype=np.int64))
+            encs.append(enc.to_dict())
+            continue
+        arr = np.asarray(col.to_numpy(dtype=object), dtype=object)
+        if s.missing == "category":
+            arr = arr.copy()
+            arr[nulls] = MISSING_LABEL
+        arr = arr[keep]
+        if s.categories is not None:
+            labs = list(s.categories)
+        else:
+            # numpy scalars become Python labels (a loop over the distinct values only)
+            labs = _sorted_labels([v.item() if isinstance(v, np.generic) else v
+                                   for v in pd.unique(arr)])
+        if s.unknown_as is not None and s.unknown_as not in labs:
+            labs.append(s.unknown_as)
+        if s.missing == "category" and MISSING_LABEL not in labs:
+            labs.insert(0, MISSING_LABEL)
+        idx = np.asarray(pd.Index(labs, dtype=object).get_indexer(arr), dtype=np.int64)
+        bad = idx < 0
+        mapped = 0
+        if bad.any():
+            if s.unknown_as is None:
+                raise DataError(
+                    f"reference column {s.name!r} has value {arr[int(np.flatnonzero(bad)[0])]!r} "
+                    f"({int(bad.sum())} row(s)) outside its declared categories; add it to "
+                    f"columns.{s.name}.categories or set columns.{s.name}.unknown_as")
+            idx[bad] = labs.index(s.unknown_as)
+            mapped = int(bad.sum())
+        if len(labs) < 2:
+            raise DataError(
+                f"reference column {s.name!r} has only the value(s) {fmt(labs)}: a column "
+                "needs at least 2 categories (declare them in categories)")
+        labels.append(tuple(labs))
+        codes.append(idx)
+        encs.append({"unknown_mapped": mapped})
+    if not keep.any():
+        raise DataError("no reference record is left after the missing policy")
+    return labels, codes, encs
+
+
+def _check_targets(spec: ReleaseSpec) -> None:
+    for what, p in (("output", spec.output), ("report", spec.report)):
+        if p.exists() and not spec.overwrite:
+            raise DataError(f"the {what} {str(p)!r} exists; set overwrite = true in the spec "
+                            "to replace it")
+
+
+def _read_frame(path: Path, names: Sequence[str]) -> Any:
+    from ..io import read_table
+
+    return read_table(path, list(names)).to_pandas()
+
+
+def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
+    import pandas as pd
+
+    ser = pd.Series(released).dropna()
+    if c.type == "numeric":
+        from ..numeric.estimate import estimate_numeric
+
+        return estimate_numeric(ser.to_numpy(dtype=np.float64), mech, grid=c.grid)
+    from ..inference import estimate_distribution
+
+    counts = ser.astype(str).value_counts()
+    by_text = {str(lab): lab for lab in mech.output_labels}
+    unknown = [v for v in counts.index if v not in by_text]
+    if unknown:
+        raise DataError(f"released column {c.name!r} holds {unknown[0]!r}, which is not an "
+                        "output of its mechanism")
+    return estimate_distribution({by_text[k]: int(v) for k, v in counts.items()}, mech)
+
+
+def _utility(c: ColumnSpec, mech: Mechanism, p: np.ndarray) -> dict[str, float]:
+    from ..utility import mutual_information
+
+    out = {"mutual_information": float(mutual_information(mech.matrix, p))}
+    if c.type == "numeric":
+        from ..numeric.design import expected_loss
+
+        out["expected_abs_error"] = expected_loss(mech.matrix, p, c.grid, "abs")
+    return out
+
+
+def _say(text: str) -> None:
+    import sys
+
+    print(f"pmlkit release: {text}", file=sys.stderr, flush=True)
+
+
+def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
+                  progress: bool = False) -> TableRelease:
+    """Release the table a spec describes, with one joint guarantee for the whole record
+    (module docstring for the steps).
+
+    Parameters
+    ----------
+    spec
+        A :class:`~pmlkit.release.spec.ReleaseSpec` or the path of its TOML file.
+    progress
+        Report each step on stderr (every budget scale tried with its certified eps) and
+        show the release's progress bar (:func:`pmlkit.privatize_file`).
+
+    Returns
+    -------
+    TableRelease
+        The columns, their mechanisms and estimates, the joint guarantee and the files.
+
+    Raises
+    ------
+    ValidationError
+        A spec that does not validate.
+    DataError
+        Unreadable files, missing or unknown values the policies refuse, an existing
+        output or report without ``overwrite``.
+    CertificationError
+        No split of epsilon is certified for the whole record.
+
+    Examples
+    --------
+    >>> import tempfile, pathlib
+    >>> import numpy as np, pandas as pd
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> rng = np.random.default_rng(1)
+    >>> df = pd.DataFrame({"id": np.arange(3000), "sex": rng.choice(["F", "M"], 3000),
+    ...                    "age": rng.integers(18, 80, 3000)})
+    >>> df[:1000].to_csv(folder / "reference.csv", index=False)  # disjoint from the input
+    >>> df[1000:].to_csv(folder / "people.csv", index=False)
+    >>> _ = (folder / "release.toml").write_text('''
+    ... reference = "reference.csv"
+    ... input = "people.csv"
+    ... output = "released.csv"
+    ... epsilon = 2.0
+    ... delta = 1e-6
+    ... [columns.sex]
+    ... type = "categorical"
+    ... [columns.age]
+    ... type = "numeric"
+    ... lower = 20
+    ... upper = 80
+    ... step = 10
+    ... ''')
+    >>> rel = release_table(folder / "release.toml")
+    >>> rel.guarantee.eps <= 2.0, rel.rows, rel.report.name
+    (True, 2000, 'released.csv.report.html')
+    >>> pd.read_csv(folder / "released.csv")["age"].isin(range(20, 81, 10)).all()
+    np.True_
+    """
+    from ..privatization.files import privatize_file
+    from ._numeric import numeric_release_mechanism, raw_values
+    from .report import render_report, write_report
+
+    if not isinstance(spec, ReleaseSpec):
+        spec = load_spec(spec)
+    _check_targets(spec)
+    names = spec.names
+    frame = _read_frame(spec.reference, names)
+    labels, codes, encs = encode_reference(spec.columns, frame)
+    say = _say if progress else None
+    if say:
+        say(f"designing {len(names)} columns for the whole record at epsilon = "
+            f"{spec.epsilon:g}, delta = {spec.delta:g} ({len(frame)} reference records)")
+    design = design_columns(
+        spec.columns, labels, codes, spec.epsilon, spec.delta, confidence=spec.confidence,
+        steps=spec.search_steps,
+        on_step=None if say is None else (lambda t: say(
+            f"  budget scale {t['scale']:.4f}: certified eps {t['certified_eps']:.6g} "
+            f"({t['kind']}), {'within' if t['feasible'] else 'above'} epsilon")))
+    jg = design.guarantee
+    # re-check the promise for exactly the mechanisms released, before any release
+    jg.verify(list(design.mechanisms))
+    mechs: dict[str, Mechanism] = {}
+    unknown: dict[str, Any] = {}
+    for c, m in zip(spec.columns, design.mechanisms, strict=True):
+        if c.type == "numeric":
+            mechs[c.name] = numeric_release_mechanism(c.grid, m, raw_values(
+                [str(spec.input)], c.name))
+        else:
+            mechs[c.name] = m
+            if c.unknown_as is not None:
+                unknown[c.name] = c.unknown_as
+    missing = spec.columns[0].missing
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PMLWarning)
+        report = privatize_file(mechs, str(spec.input), spec.output, list(names),
+                                rng=spec.seed, overwrite=spec.overwrite, progress=progress,
+                                missing=missing, unknown_as=unknown or None,
+                                joint_guarantee=jg)
+    notes = tuple(str(w.message) for w in caught if issubclass(w.category, PMLWarning))
+    for w in caught:  # shown to the caller as well as written into the report
+        warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if say:
+        say("estimating each column's distribution from the released data")
+    released = _read_frame(spec.output, names)
+    cols = []
+    for c, m, lab, code, enc, e in zip(spec.columns, design.mechanisms, labels, codes, encs,
+                                       design.split, strict=True):
+        p = np.bincount(code, minlength=len(lab)) / code.size
+        cols.append(ColumnRelease(c, m, e, readonly(p), int(code.size),
+                                  _estimate(c, m, released[c.name]), _utility(c, m, p), enc))
+    result = TableRelease(spec, tuple(cols), jg, design, int(report.rows), spec.output,
+                          spec.output.with_name(spec.output.name + ".pmlkit.json"),
+                          spec.report, bool(report.seeded), notes)
+    write_report(render_report(result), spec.report, overwrite=spec.overwrite)
+    return result
