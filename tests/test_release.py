@@ -204,9 +204,6 @@ def test_joint_guarantee_holds_for_what_is_released(released):
     mechs = []
     for c in g.columns:
         doc = man["privatized"][c]["mechanism"]
-        # a numeric column released through the composition (pmlkit.release._numeric)
-        # records its certified grid mechanism; released as numbers, it is the mechanism
-        doc = doc["provenance"]["details"].get("grid_mechanism", doc)
         mechs.append(Mechanism.from_dict(doc))
     assert back.verify(mechs).certified_eps == g.certified_eps
     # independent: the dense product over the joint alphabet, each output's worst case
@@ -251,24 +248,6 @@ def test_the_exact_certificate_matches_a_brute_force_on_a_small_table(tmp_path):
         again = release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
     assert any("reference sample" in w_ for w_ in again.warnings)
     assert "Warnings raised by the release" in again.report.read_text()
-
-
-def test_numeric_composition_leaks_exactly_what_the_grid_mechanism_leaks():
-    from pmlkit.leakage import pml
-    from pmlkit.numeric.design import laplace_mechanism
-    from pmlkit.numeric.grid import NumericGrid
-    from pmlkit.release._numeric import numeric_release_mechanism
-
-    g = NumericGrid(0, 30, 10)
-    m = laplace_mechanism(g, [0.1, 0.2, 0.3, 0.4], 1.0)
-    raw = np.array([-5, 3, 4, 12, 17, 26, 44])
-    big = numeric_release_mechanism(g, m, raw)
-    rng = np.random.default_rng(0)
-    for _ in range(20):
-        q = rng.dirichlet(np.ones(len(big.input_labels)))
-        codes = g.encode(np.array(big.input_labels)).codes
-        pushed = np.bincount(codes, weights=q, minlength=g.n)
-        np.testing.assert_allclose(pml(big.matrix, q), pml(m.matrix, pushed), rtol=1e-12)
 
 
 class _Tags(html.parser.HTMLParser):

@@ -210,7 +210,7 @@ class NumericPolicy:
     >>> NumericPolicy(laplace_mechanism(g, [0.2] * 5, 1.0), g, None, "category", None)
     Traceback (most recent call last):
     ...
-    pmlkit.errors.ValidationError: missing='category' (--missing category) needs a '(missing)' label, which a numeric mechanism has not: use missing='error' or 'keep'
+    pmlkit.errors.ValidationError: missing='category' (--missing category) needs a ...
     """
 
     def __init__(self, mech: Any, grid: NumericGrid, csv: Any, missing: str,

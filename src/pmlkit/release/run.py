@@ -8,9 +8,8 @@
    :meth:`pmlkit.joint.JointGuarantee.verify` before anything is released.
 3. Release every column in one pass of :func:`pmlkit.privatize_file` (columns not in the
    spec come out byte for byte; the manifest records each column's mechanism and the
-   joint guarantee). A numeric column goes through
-   :func:`pmlkit.release._numeric.numeric_release_mechanism` (its grid mechanism composed
-   with the clamp/round policy; released values are grid points in the column's type).
+   joint guarantee). A numeric column's mechanism records its grid: the raw numbers are
+   clamped and rounded onto it and released as grid points in the column's type.
 4. Estimate each column's distribution from the released file
    (:func:`pmlkit.estimate_distribution`; numeric: :func:`pmlkit.numeric.estimate.estimate_numeric`)
    and write the HTML report (:mod:`pmlkit.release.report`).
@@ -348,7 +347,6 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     np.True_
     """
     from ..privatization.files import privatize_file
-    from ._numeric import numeric_release_mechanism, raw_values
     from .report import render_report, write_report
 
     if not isinstance(spec, ReleaseSpec):
@@ -373,13 +371,11 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     mechs: dict[str, Mechanism] = {}
     unknown: dict[str, Any] = {}
     for c, m in zip(spec.columns, design.mechanisms, strict=True):
-        if c.type == "numeric":
-            mechs[c.name] = numeric_release_mechanism(c.grid, m, raw_values(
-                [str(spec.input)], c.name))
-        else:
-            mechs[c.name] = m
-            if c.unknown_as is not None:
-                unknown[c.name] = c.unknown_as
+        # a numeric mechanism records its grid: privatize_file clamps and rounds the raw
+        # numbers onto it and writes grid points in the column's own type
+        mechs[c.name] = m
+        if c.type != "numeric" and c.unknown_as is not None:
+            unknown[c.name] = c.unknown_as
     missing = spec.columns[0].missing
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
