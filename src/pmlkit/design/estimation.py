@@ -266,9 +266,10 @@ class EstimationError:
         """Square mechanism for any set and N (module docstring): PML randomized response
         (never worse than k-RR at the same guarantee) and PML Hadamard response, each
         refined by the local search over the exact polytope until its Frank-Wolfe gap
-        falls below :data:`FW_REL_GAP`, ``max_steps`` steps (at most
-        :data:`LOCAL_MAX_ITER`) or ``deadline`` (``time.monotonic()``, an outer cap); the
-        one with the smaller error is returned (``last_start`` names it). Not certified
+        falls below :data:`FW_REL_GAP`, the steps run out (``max_steps``, at most
+        :data:`LOCAL_MAX_ITER`, shared by the two searches: the first takes at most half)
+        or ``deadline`` (``time.monotonic()``, an outer cap); the one with the smaller
+        error is returned (``last_start`` names it). Not certified
         here (the caller certifies)."""
         p = np.asarray(p, dtype=np.float64)
         rr = pml_randomized_response_matrix(uncertainty_set, p, eps)
@@ -281,9 +282,15 @@ class EstimationError:
         if hr is not None:
             starts.append(("PML Hadamard response", hr))
         best: tuple[float, np.ndarray, float, int, str] | None = None
-        for name, w0 in starts:
+        # one budget of steps for both searches (the same work as a single search): the
+        # first gets half, the second what the first left (randomized response's search
+        # usually stops early, at its Frank-Wolfe gap)
+        left = steps_cap
+        for i, (name, w0) in enumerate(starts):
+            cap = left if i == len(starts) - 1 else (steps_cap + 1) // 2
             w, gap, steps = local_search(w0, p, uncertainty_set, eps, deadline=deadline,
-                                         max_iter=steps_cap)
+                                         max_iter=cap)
+            left = max(0, left - steps)
             err = _trace(w, p)
             if best is None or err < best[0]:
                 best = (err, w, gap, steps, name)
