@@ -200,6 +200,8 @@ def describe_progress(stage: str, info: Mapping[str, Any]) -> str:
     --------
     >>> describe_progress("design.round", {"round": 7, "gap": 0.0312})
     'column generation round 7, certified gap 3.12%'
+    >>> describe_progress("design.round", {"round": 9, "gap": 2.4e-6})
+    'column generation round 9, certified gap 0.0002%'
     >>> describe_progress("estimate.em", {"iteration": 150, "phase": "em", "gap": 2e-6})
     'EM iteration 150 (optimality gap 2e-06)'
     >>> describe_progress("audit.family", {"family": "laplace", "index": 2, "total": 6})
@@ -207,7 +209,9 @@ def describe_progress(stage: str, info: Mapping[str, Any]) -> str:
     """
     def pct(v: Any) -> str:
         v = float(v)
-        return "not bounded yet" if not math.isfinite(v) else f"{v:.2%}"
+        if not math.isfinite(v):
+            return "not bounded yet"
+        return f"{v:.2%}" if v == 0 or v >= 1e-4 else f"{100 * v:.1g}%"
 
     if stage == "design.round":
         what = "final bound search" if info.get("final") else "column generation"
@@ -242,6 +246,7 @@ class _StatusLine:
         self.header = ""
         self.shown = 0
         self.last = -math.inf
+        self.start = time.monotonic()
 
     def _write(self, text: str) -> None:
         sys.stderr.write(text)
@@ -258,7 +263,8 @@ class _StatusLine:
             return
         self.last = now
         width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        line = f"{self.title}: " + " · ".join(t for t in (self.header, detail) if t)
+        line = (f"{self.title}: " + " - ".join(t for t in (self.header, detail) if t)
+                + f" [{now - self.start:.0f} s]")
         line = line[:width]
         self._write("\r" + line + " " * max(0, self.shown - len(line)))
         self.shown = len(line)
