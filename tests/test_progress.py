@@ -263,3 +263,19 @@ def test_describe_progress_names_what_is_running() -> None:
         "split 2: eps per column (0.5, 1)"
     assert Counter(d("reproduce.figure", {"figure": "gauss", "index": 1, "total": 3})
                    .split()) == Counter(["figure", "gauss", "(1/3)"])
+
+
+def test_a_broken_stderr_ends_the_display_not_the_command(monkeypatch: Any) -> None:
+    class Closed:
+        def write(self, _text: str) -> int:
+            raise OSError("stderr is closed")
+
+        def flush(self) -> None:
+            raise OSError("stderr is closed")
+
+    monkeypatch.setattr("sys.stderr", Closed())
+    with _common.progress_display("pmlkit design", True) as say:
+        say("designing")
+        res = pmlkit.design_from_samples(_samples(), 1.0, 1e-3)
+    assert np.asarray(res.mechanism.matrix).tobytes() == np.asarray(
+        pmlkit.design_from_samples(_samples(), 1.0, 1e-3).mechanism.matrix).tobytes()

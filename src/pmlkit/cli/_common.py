@@ -247,10 +247,17 @@ class _StatusLine:
         self.shown = 0
         self.last = -math.inf
         self.start = time.monotonic()
+        self.broken = False
 
     def _write(self, text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        if self.broken:
+            return
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, UnicodeError, ValueError):
+            # a closed or unencodable stderr ends the display, never the computation
+            self.broken = True
 
     def clear(self) -> None:
         if self.shown:
