@@ -279,3 +279,16 @@ def test_a_broken_stderr_ends_the_display_not_the_command(monkeypatch: Any) -> N
         res = pmlkit.design_from_samples(_samples(), 1.0, 1e-3)
     assert np.asarray(res.mechanism.matrix).tobytes() == np.asarray(
         pmlkit.design_from_samples(_samples(), 1.0, 1e-3).mechanism.matrix).tobytes()
+
+
+def test_cli_audit_names_each_family_on_a_terminal(capsys: Any, monkeypatch: Any) -> None:
+    argv = ["audit", "--trials", "1", "--family", "laplace", "--delta", "0.3", "--json"]
+    code, piped_out, piped_err = _run(capsys, *argv)
+    assert code == 0 and "family" not in piped_err
+    _terminal(monkeypatch)
+    code, out, err = _run(capsys, *argv)
+    assert code == 0
+    assert "pmlkit audit: family laplace (1/1)\n" in err
+    a, b = json.loads(out), json.loads(piped_out)
+    a.pop("rng"), b.pop("rng")  # (a salted commitment to the seed: differs per run)
+    assert a == b  # same seed, same table

@@ -243,7 +243,6 @@ class _StatusLine:
     def __init__(self, title: str, details: bool) -> None:
         self.title = title
         self.details = details
-        self.header = ""
         self.shown = 0
         self.last = -math.inf
         self.start = time.monotonic()
@@ -270,9 +269,9 @@ class _StatusLine:
             return
         self.last = now
         width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
-        line = (f"{self.title}: " + " - ".join(t for t in (self.header, detail) if t)
-                + f" [{now - self.start:.0f} s]")
-        line = line[:width]
+        # (the part under way has a line of its own above: the detail alone fits better)
+        tail = f" [{now - self.start:.0f} s]"
+        line = f"{self.title}: {detail}"[:max(0, width - len(tail))] + tail
         self._write("\r" + line + " " * max(0, self.shown - len(line)))
         self.shown = len(line)
 
@@ -281,7 +280,6 @@ class _StatusLine:
         if stage in _HEADERS:
             self.clear()
             self._write(f"{self.title}: {text}\n")
-            self.header = text
             self.last = -math.inf
         elif self.details:
             self.show(text)
