@@ -38,6 +38,7 @@ LAYERS: dict[str, int] = {
     "pmlkit._version": 0,
     "pmlkit._deprecation": 0,
     "pmlkit._optional": 0,  # optional packages: import them or name the extra to install
+    "pmlkit._progress": 0,  # the progress seam: a context-local callback, read by nothing
     # 1 analysis
     "pmlkit._html": 1,  # notebook views: formats matrices and PML (imports leakage)
     # 1 analysis (sets live here: the worst case over a set and the bounds need them)

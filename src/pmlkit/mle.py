@@ -38,6 +38,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from ._progress import EM_EVERY, report
 from ._validation import as_mechanism, check_count, check_real
 from .errors import DataError, ValidationError
 
@@ -66,12 +67,16 @@ def _squarem(wp: np.ndarray, cn: np.ndarray, p: np.ndarray, tol: float, max_iter
             return float(cn @ np.log(p @ wp))
 
     it = 0
+    next_report = EM_EVERY
     while True:
         p1, gap = emap(p)
         if gap <= tol:
             return p, it, True
         if it >= max_iter:
             return p, it, False
+        if it >= next_report:  # (a description only: nothing is read back)
+            report("estimate.em", iteration=it, phase="em", gap=gap)
+            next_report += EM_EVERY
         p2, _ = emap(p1)
         it += 2
         r = p1 - p
@@ -136,6 +141,7 @@ def _newton(wp: np.ndarray, cn: np.ndarray, p: np.ndarray, alive: np.ndarray, to
         if it >= max_iter:
             return p, it, False
         it += 1
+        report("estimate.em", iteration=it, phase="newton", gap=gap)
         grad = g - 1.0
         # Bertsekas' epsilon-active set: at (or within eps of) 0 and pushed outwards
         eps_act = min(1e-12, float(np.abs(np.minimum(p + grad, 0.0) - p).max()) * 1e-3)

@@ -13,6 +13,7 @@ import numpy as np
 
 from .._deprecation import renamed_parameter
 from .._optional import require
+from .._progress import report
 from .._validation import check_count, check_delta, check_real, exceeds, fmt
 from ..errors import PMLError, ValidationError
 from ._exact import EXACT_M_BINARY, EXACT_M_MULTI, audit_exact
@@ -718,7 +719,14 @@ def run_audit(*, trials: int = 60, rng: int | None = 0,
 
     tallies: list[Tally] = []
     say = progress or (lambda _msg: None)
+    running = [f for f in FAMILIES if f in fams and (f != "release" or scale == 1.0)]
+
+    def start(family: str) -> None:
+        report("audit.family", family=family, index=running.index(family) + 1,
+               total=len(running))
+
     if "design" in fams:
+        start("design")
         truths = _draw_truths(streams[0], t, _DESIGN_SIZES, 2, _DESIGN_MAX_N)
         small = _draw_truths(streams[0], t, _DESIGN_SIZES, 2, _EXACT_MAX_N)
         hard = _draw_truths(streams[0], max(1, t // 12) * 7, _HARD_SIZES, 7, _DESIGN_MAX_N)
@@ -726,22 +734,27 @@ def run_audit(*, trials: int = 60, rng: int | None = 0,
         _audit_design(truths, small, eps_of, ds, scale, tallies, hard)
         say(f"design: {t} trials per delta")
     if "laplace" in fams:
+        start("laplace")
         truths = _binary_truths(streams[1], 3 * t)
         eps_of = [_LAPLACE_EPS[i % len(_LAPLACE_EPS)] for i in range(3 * t)]
         _audit_laplace(truths, eps_of, ds, scale, tallies)
         say(f"laplace: {3 * t} trials per delta")
     if "gaussian" in fams:
+        start("gaussian")
         truths = _binary_truths(streams[2], 2 * t)
         _audit_gaussian(truths, streams[2], ds, scale, tallies)
         say(f"gaussian: {2 * t} trials per delta")
     if "coverage" in fams:
+        start("coverage")
         truths = _draw_truths(streams[3], 2 * t, _ADDITIVE_SIZES, 2, 10)
         _audit_coverage(truths, ds, scale, tallies)
         say(f"coverage: {2 * t} trials per delta")
     if "exact" in fams:
+        start("exact")
         audit_exact(streams[4], ds, scale, tallies)
         say("exact: every confidence method, exact sums")
     if "release" in fams and scale == 1.0:
+        start("release")
         r_trials = max(1, t // 4)
         truths = _draw_truths(streams[5], r_trials, _RELEASE_SIZES, 2, _RELEASE_MAX_N)
         eps_of = [_DESIGN_EPS[i % len(_DESIGN_EPS)] for i in range(r_trials)]

@@ -5,16 +5,20 @@
 - :func:`csv_options` / :func:`csv_from_options`: reading headerless CSV files
   (``--names a,b,c`` or ``--names adult``, ``--skip-rows``, ``--strip``, ``--na``);
 - :func:`read_reference`: the empirical distribution of a reference column;
-- :func:`progress_enabled`, :func:`steps`: tqdm progress bars (on stderr, only when it is a
-  terminal unless forced), for anything that may take more than a second;
+- :func:`progress_enabled`, :func:`progress_display`, :func:`steps`: progress on stderr
+  (only when it is a terminal unless forced, never with ``--quiet``): the library's
+  reports (:mod:`pmlkit._progress`) as one line rewritten in place, or tqdm bars;
 - :func:`load_mechanism`: a mechanism JSON file (checked by :meth:`Mechanism.load`).
 """
 
 from __future__ import annotations
 
 import json
+import math
+import shutil
 import sys
-from collections.abc import Callable, Iterator, Sequence
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any, TypeVar
 
@@ -30,13 +34,16 @@ __all__ = [
     "csv_from_options",
     "csv_options",
     "delimiter_option",
+    "describe_progress",
     "emit",
     "json_option",
     "load_mechanism",
+    "progress_display",
     "progress_enabled",
     "progress_option",
     "read_reference",
     "renamed_option",
+    "stderr_is_terminal",
     "steps",
     "to_jsonable",
 ]
@@ -114,8 +121,19 @@ def json_option(fn: F) -> F:
                         help="Print a machine-readable JSON document on stdout.")(fn)
 
 
+_QUIET_KEY = "pmlkit.quiet"
+
+
+def _set_quiet(ctx: click.Context, _param: click.Parameter, value: bool) -> None:
+    if value:
+        ctx.meta[_QUIET_KEY] = True
+
+
 def progress_option(fn: F) -> F:
-    """``--progress/--no-progress`` (default: when stderr is a terminal).
+    """``--progress/--no-progress`` (default: when stderr is a terminal) and ``--quiet``
+    (no progress at all, whatever ``--progress`` says), the same in every command.
+
+    Progress is written to stderr only: stdout (``--json`` included) never changes.
 
     Examples
     --------
@@ -127,24 +145,176 @@ def progress_option(fn: F) -> F:
     ...     click.echo(progress_enabled(progress))
     >>> CliRunner().invoke(cmd, ["--no-progress"]).output
     'False\\n'
+    >>> CliRunner().invoke(cmd, ["--progress", "--quiet"]).output
+    'False\\n'
     """
+    fn = click.option("--quiet", is_flag=True, expose_value=False, callback=_set_quiet,
+                      help="No progress on stderr (overrides --progress; warnings and "
+                           "errors are still printed).")(fn)
     return click.option("--progress/--no-progress", default=None,
-                        help="Progress bars on stderr (default: when stderr is a "
-                             "terminal).")(fn)
+                        help="Progress on stderr: what a long step is doing (default: "
+                             "when stderr is a terminal).")(fn)
+
+
+def stderr_is_terminal() -> bool:
+    """Whether stderr is a terminal (what decides progress when neither ``--progress``
+    nor ``--no-progress`` is given)."""
+    return bool(sys.stderr.isatty())
 
 
 def progress_enabled(flag: bool | None) -> bool:
-    """Whether to draw progress bars: the ``--progress/--no-progress`` flag, else whether
-    stderr is a terminal.
+    """Whether to show progress: never with ``--quiet``; else the
+    ``--progress/--no-progress`` flag, else whether stderr is a terminal
+    (:func:`stderr_is_terminal`).
 
     Examples
     --------
-    ``None`` follows the terminal (bars only when stderr is one); a flag decides otherwise:
+    ``None`` follows the terminal (progress only when stderr is one); a flag decides
+    otherwise:
 
     >>> progress_enabled(True), progress_enabled(False)
     (True, False)
     """
-    return sys.stderr.isatty() if flag is None else bool(flag)
+    ctx = click.get_current_context(silent=True)
+    if ctx is not None and any(c.meta.get(_QUIET_KEY) for c in _chain(ctx)):
+        return False
+    return stderr_is_terminal() if flag is None else bool(flag)
+
+
+def _chain(ctx: click.Context) -> Iterator[click.Context]:
+    c: click.Context | None = ctx
+    while c is not None:
+        yield c
+        c = c.parent
+
+
+#: Stages that name a part of the work (printed as a line of their own); the others are
+#: details of the part under way (one line on stderr, rewritten in place).
+_HEADERS = frozenset({"audit.family", "reproduce.figure", "joint.split"})
+
+
+def describe_progress(stage: str, info: Mapping[str, Any]) -> str:
+    """One short phrase for a :func:`pmlkit._progress.report`.
+
+    Examples
+    --------
+    >>> describe_progress("design.round", {"round": 7, "gap": 0.0312})
+    'column generation round 7, certified gap 3.12%'
+    >>> describe_progress("design.round", {"round": 9, "gap": 2.4e-6})
+    'column generation round 9, certified gap 0.0002%'
+    >>> describe_progress("estimate.em", {"iteration": 150, "phase": "em", "gap": 2e-6})
+    'EM iteration 150 (optimality gap 2e-06)'
+    >>> describe_progress("audit.family", {"family": "laplace", "index": 2, "total": 6})
+    'family laplace (2/6)'
+    """
+    def pct(v: Any) -> str:
+        v = float(v)
+        if not math.isfinite(v):
+            return "not bounded yet"
+        return f"{v:.2%}" if v == 0 or v >= 1e-4 else f"{100 * v:.1g}%"
+
+    if stage == "design.round":
+        what = "final bound search" if info.get("final") else "column generation"
+        return f"{what} round {info.get('round')}, certified gap {pct(info.get('gap'))}"
+    if stage == "design.local-search":
+        return (f"estimation design: local search step {info.get('step')}/"
+                f"{info.get('max_steps')}, Frank-Wolfe gap {pct(info.get('gap'))}")
+    if stage == "estimate.em":
+        name = "EM" if info.get("phase") == "em" else "Newton"
+        return (f"{name} iteration {info.get('iteration')} (optimality gap "
+                f"{float(info.get('gap', math.nan)):.3g})")
+    if stage == "estimate.intervals":
+        return (f"intervals: bisection step {info.get('step')}/{info.get('max_steps')}, "
+                f"{info.get('open_ends')} ends open")
+    if stage in ("audit.family", "reproduce.figure"):
+        key = "family" if stage == "audit.family" else "figure"
+        return f"{key} {info.get(key)} ({info.get('index')}/{info.get('total')})"
+    if stage == "joint.split":
+        split = ", ".join(f"{float(e):.3g}" for e in info.get("split", ()))
+        return f"split {info.get('tried')}: eps per column ({split})"
+    return stage + "".join(f", {k} {v}" for k, v in info.items())
+
+
+class _StatusLine:
+    """The progress display: one line on stderr rewritten in place (``\\r``); a header
+    stage ends it and starts its own line. Reads the clock only to limit redraws (at
+    most every :data:`_REDRAW` seconds): nothing here reaches the library."""
+
+    def __init__(self, title: str, details: bool) -> None:
+        self.title = title
+        self.details = details
+        self.shown = 0
+        self.last = -math.inf
+        self.start = time.monotonic()
+        self.broken = False
+
+    def _write(self, text: str) -> None:
+        if self.broken:
+            return
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (OSError, UnicodeError, ValueError):
+            # a closed or unencodable stderr ends the display, never the computation
+            self.broken = True
+
+    def clear(self) -> None:
+        if self.shown:
+            self._write("\r" + " " * self.shown + "\r")
+            self.shown = 0
+
+    def show(self, detail: str, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if not force and now - self.last < _REDRAW:
+            return
+        self.last = now
+        width = max(20, shutil.get_terminal_size((80, 24)).columns - 1)
+        # (the part under way has a line of its own above: the detail alone fits better)
+        tail = f" [{now - self.start:.0f} s]"
+        line = f"{self.title}: {detail}"[:max(0, width - len(tail))] + tail
+        self._write("\r" + line + " " * max(0, self.shown - len(line)))
+        self.shown = len(line)
+
+    def __call__(self, stage: str, info: Mapping[str, Any]) -> None:
+        text = describe_progress(stage, info)
+        if stage in _HEADERS:
+            self.clear()
+            self._write(f"{self.title}: {text}\n")
+            self.last = -math.inf
+        elif self.details:
+            self.show(text)
+
+
+#: Least time between two redraws of the progress line (seconds; display only).
+_REDRAW = 0.1
+
+
+@contextmanager
+def progress_display(title: str, enabled: bool, *, details: bool = True
+                     ) -> Iterator[Callable[[str], None]]:
+    """Show the library's progress reports (:mod:`pmlkit._progress`) on stderr for the
+    ``with`` block; yields ``say(text)`` for the command's own phases (reading,
+    saving). Disabled: nothing is installed or written.
+
+    ``details=False`` prints only the parts of the work (figures, families, splits), for
+    commands whose parts draw their own bars.
+
+    Examples
+    --------
+    >>> with progress_display("design", enabled=False) as say:
+    ...     say("reading")
+    """
+    if not enabled:
+        yield lambda text: None
+        return
+    from .._progress import reporting
+
+    line = _StatusLine(title, details)
+    try:
+        with reporting(line):
+            yield lambda text: line.show(text, force=True)
+    finally:
+        line.clear()
 
 
 def csv_options(fn: F) -> F:

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import click
 
-from ._common import emit, json_option, progress_enabled, progress_option, steps
+from ._common import emit, json_option, progress_display, progress_enabled, progress_option
 
 #: Exit status when the audit rejects a guarantee.
 EXIT_AUDIT_FAILED = 4
@@ -48,9 +48,8 @@ def command(trials: int, seed: int, deltas: tuple[float, ...], families: tuple[s
     from ..audit import DEFAULT_DELTAS, FAMILIES, run_audit
 
     fams = families or FAMILIES
-    with steps(len(fams), "audit", progress_enabled(progress)) as advance:
+    with progress_display("pmlkit audit", progress_enabled(progress)):
         result = run_audit(trials=trials, rng=seed, deltas=deltas or DEFAULT_DELTAS,
-                           families=fams, alpha=alpha, radius_scale=radius_scale,
-                           progress=advance)
+                           families=fams, alpha=alpha, radius_scale=radius_scale)
     emit(as_json, result.to_dict(), str(result))
     return 0 if result.passed else EXIT_AUDIT_FAILED

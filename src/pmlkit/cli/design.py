@@ -47,10 +47,10 @@ from ._common import (
     delimiter_option,
     emit,
     json_option,
+    progress_display,
     progress_enabled,
     progress_option,
     renamed_option,
-    steps,
 )
 from ._numeric import NUMERIC_UTILITIES, numeric_option
 
@@ -190,9 +190,10 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
         click.echo("pmlkit: warning: --allow-fallback is deprecated and has no effect (large "
                    "columns are designed with a certified optimality gap; see --max-seconds)",
                    err=True)
-    with steps(3, "design", progress_enabled(progress)) as advance:
+    with progress_display("pmlkit design", progress_enabled(progress)) as advance:
+        advance(f"reading --column {column!r} of {reference}")
         values = read_column(reference, column, csv=csv)
-        advance("read")
+        advance("designing")
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always", PMLWarning)
@@ -231,13 +232,12 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                 raise
             raise DataError(f"--column {column!r} of {reference!r}: {exc} (then pass the "
                             "labels with --categories)") from exc
-        advance("designed")
+        advance(f"saving {out}")
         _check_out(out, pathlib.Path(reference), overwrite)  # nothing replaced meanwhile
         mech = result.mechanism  # the counts only: no digest of the reference file
         if record == "minimal":
             mech = mech.minimal_record()
         mech.save(out)
-        advance("saved")
     g = result.guarantee
     from ..design.summary import summarize_mechanism
 

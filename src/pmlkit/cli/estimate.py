@@ -37,7 +37,16 @@ from typing import Any
 
 import click
 
-from ._common import csv_from_options, csv_options, emit, json_option, load_mechanism
+from ._common import (
+    csv_from_options,
+    csv_options,
+    emit,
+    json_option,
+    load_mechanism,
+    progress_display,
+    progress_enabled,
+    progress_option,
+)
 from ._numeric import estimate_command, grid_for, numeric_option
 
 _GLOB_CHARS = frozenset("*?[")
@@ -162,12 +171,14 @@ def _digest(obj: Any) -> str:
 @click.option("--above", type=float, default=None, metavar="T",
               help="A numeric column: also estimate the share of true values above T.")
 @csv_options
+@progress_option
 @json_option
 def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ...],
             by: str | None, method: str, confidence: float, intervals: bool,
             names: str | None, skip_rows: int | None, strip: bool | None,
             na_values: tuple[str, ...], as_json: bool, numeric: str | None = None,
-            above: float | None = None, missing: str = "error") -> int:
+            above: float | None = None, missing: str = "error",
+            progress: bool | None = None) -> int:
     """Estimate the distribution of the true values behind released column(s)."""
     from ..errors import DataError
     from ..inference import (
@@ -249,7 +260,12 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
     import pyarrow as pa
 
     files = [f for _, fs in sources for f in fs]
-    tables = [read_table(f, wanted, csv=csv, column_types=types or None) for f in files]
+    show = progress_enabled(progress)
+    with progress_display("pmlkit estimate", show) as say:
+        tables = []
+        for i, f in enumerate(files, start=1):
+            say(f"reading {f} ({i}/{len(files)})")
+            tables.append(read_table(f, wanted, csv=csv, column_types=types or None))
     try:
         table = pa.concat_tables(tables, promote_options="permissive") \
             if len(tables) > 1 else tables[0]
@@ -277,14 +293,16 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
         table = _by_missing(table, by, missing)
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "intervals": intervals}
     res: Any
-    if len(cols) == 1:
-        res = estimate_distribution(table, channel[0], column=cols[0], by=by, **kw)
-    else:
-        from ..inference_joint import estimate_joint_distribution
+    with progress_display("pmlkit estimate", show) as say:
+        say("estimating")
+        if len(cols) == 1:
+            res = estimate_distribution(table, channel[0], column=cols[0], by=by, **kw)
+        else:
+            from ..inference_joint import estimate_joint_distribution
 
-        group = None if by is None else table.column(by)
-        res = estimate_joint_distribution({c: table.column(c) for c in cols}, channel,
-                                          by=group, **kw)
+            group = None if by is None else table.column(by)
+            res = estimate_joint_distribution({c: table.column(c) for c in cols}, channel,
+                                              by=group, **kw)
         if by is not None:
             from dataclasses import replace
 

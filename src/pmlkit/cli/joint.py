@@ -34,6 +34,9 @@ from ._common import (
     json_option,
     load_mechanism,
     missing_option,
+    progress_display,
+    progress_enabled,
+    progress_option,
     renamed_option,
 )
 from ._numeric import on_grid, parse_grid
@@ -180,13 +183,14 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
                    "column and released as numbers by pmlkit privatize.")
 @missing_option(("error", "category"))
 @csv_options
+@progress_option
 @json_option
 def design(reference: str, columns: str, eps: float, delta: float, mode: str,
            set_method: str, out_dir: pathlib.Path, overwrite: bool, names: str | None,
            skip_rows: int | None, strip: bool | None, na_values: tuple[str, ...],
            as_json: bool, utility: str = "mutual_information",
            allow_unestimable: bool = False, numeric_specs: tuple[str, ...] = (),
-           missing: str = "error") -> int:
+           missing: str = "error", progress: bool | None = None) -> int:
     """Design a release of several columns for an overall (eps, delta) on the record."""
     from ..errors import ValidationError
     from ..joint import ReleasePlan, design_joint
@@ -207,9 +211,11 @@ def design(reference: str, columns: str, eps: float, delta: float, mode: str,
     if grids and mode == "joint":
         raise click.UsageError("--numeric columns are designed per column: use --mode "
                                "per-column or auto")
-    res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode,
-                       numeric=grids or None, utility=utility,
-                       estimable=not allow_unestimable)
+    with progress_display("pmlkit joint design", progress_enabled(progress)) as say:
+        say("designing")
+        res = design_joint(data, eps, delta, columns=cols, confidence=set_method, mode=mode,
+                           numeric=grids or None, utility=utility,
+                           estimable=not allow_unestimable)
     plan = ReleasePlan.from_design(res)
     plan_path = plan.save(out_dir, overwrite=overwrite)
     doc = plan.to_dict()

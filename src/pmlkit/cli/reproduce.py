@@ -14,12 +14,11 @@ from __future__ import annotations
 
 import json
 import pathlib
-import sys
 
 import click
 
 from ..experiments import FIGURES
-from ._common import renamed_option
+from ._common import progress_display, progress_enabled, progress_option, renamed_option
 
 
 @click.command(name="reproduce")
@@ -36,8 +35,7 @@ from ._common import renamed_option
               help="Seed of the (research-only) random generator.")
 @click.option("--data", type=click.Path(path_type=pathlib.Path), default=None,
               help="Folder (or file) of the UCI Adult data (default: PMLKIT_DATA or cache).")
-@click.option("--progress/--no-progress", default=None,
-              help="Progress bars on stderr (default: when stderr is a terminal).")
+@progress_option
 @click.option("--strict", is_flag=True,
               help="Exit with status 1 when a check of the paper's claims fails.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable summary on stdout.")
@@ -56,10 +54,12 @@ def command(figures: tuple[str, ...], all_: bool, out: pathlib.Path, iterations:
         from ..datasets import find_adult
 
         find_adult(data)
-    show = sys.stderr.isatty() if progress is None else progress
+    show = progress_enabled(progress)
     echo = None if as_json else click.echo
-    results = reproduce(names, out, iterations=iterations, rng=seed, data=data,
-                        progress=show, echo=echo)
+    # the figures draw their own bars: the display names each figure as it starts
+    with progress_display("pmlkit reproduce", show, details=False):
+        results = reproduce(names, out, iterations=iterations, rng=seed, data=data,
+                            progress=show, echo=echo)
     report = out / REPORT_NAME
     if as_json:
         click.echo(json.dumps({"report": str(report),

@@ -63,6 +63,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
+from .._progress import report
 from .._validation import check_count
 
 if TYPE_CHECKING:
@@ -451,6 +452,8 @@ def local_search(w: np.ndarray, prior: ArrayLike, uncertainty_set: Any, eps: flo
         d = poly.matrix(res.x) - w
         gap = float(-np.sum(grad * d))
         rel = gap / f
+        report("design.local-search", step=steps + 1, max_steps=max_iter, gap=rel,
+               error=f)
         if rel <= FW_REL_GAP:
             break
         # backtracking (sufficient decrease), then a short golden-section refinement

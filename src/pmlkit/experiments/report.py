@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .._deprecation import renamed_parameter
+from .._progress import report
 from ..errors import DataError, PMLError, ValidationError
 from . import FIGURES, get_figure
 from .base import Check
@@ -128,7 +129,9 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
     data_path = pathlib.Path(data) if data is not None else None
     say = echo or (lambda _line: None)
     results: list[FigureResult] = []
-    for name in dict.fromkeys(names):
+    todo = list(dict.fromkeys(names))
+    for index, name in enumerate(todo, start=1):
+        report("reproduce.figure", figure=name, index=index, total=len(todo))
         res = _run_one(name, out_dir, iterations=iterations, rng=rng, data=data_path,
                        progress=progress)
         results.append(res)

@@ -12,6 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import ArrayLike, NDArray
 
+from .._progress import report
 from .._validation import check_count, check_real, fmt
 from ..design.estimation import RANK_TOL  # rank tolerance, shared with the design side
 from ..errors import DataError, ValidationError
@@ -410,12 +411,13 @@ def _profile_intervals(w: np.ndarray, c: np.ndarray, p_hat: np.ndarray, confiden
     out_pt = t_end.copy()
     in_pt = est.copy()
     done = inside.copy()
-    for _ in range(steps):
+    for step in range(steps):
         width = np.abs(in_pt - out_pt)
         act = np.flatnonzero(~done & (width > np.maximum(
             PROFILE_XTOL, PROFILE_RTOL * np.abs(in_pt - est))))
         if act.size == 0:
             break
+        report("estimate.intervals", step=step + 1, max_steps=steps, open_ends=act.size)
         mid = 0.5 * (out_pt[act] + in_pt[act])
         ins, s_new = _profile_decide(wp, cn, xs[act], mid, s[act], h, slack,
                                      max_iter)

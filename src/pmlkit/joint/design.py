@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from .._progress import report
 from .._validation import check_count, check_delta, check_eps, exceeds, fmt
 from ..errors import PMLWarning, ValidationError
 from ..mechanism import Mechanism
@@ -538,6 +539,7 @@ def design_joint(reference: Any, eps: float, delta: float, *,
 
     def evaluate(fr: Sequence[float], lam: float) -> tuple[bool, Any]:
         split = tuple(float(lam * f * eps) for f in fr)
+        report("joint.split", split=split, tried=len(tried) + 1)
         mechs, utils = zip(*(design(i, e) for i, e in enumerate(split)), strict=True)
         cert = certify(mechs)
         ok = not exceeds(cert, eps)  # a tie within rounding counts against the split

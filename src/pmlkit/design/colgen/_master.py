@@ -12,6 +12,8 @@ from typing import Any
 
 import numpy as np
 
+from ..._progress import active as progress_active
+from ..._progress import report
 from ...errors import PMLError
 from .._common import drop_empty_columns, repair_rows
 from ._work import HEURISTIC_RATE, MASTER_RATE, meter_of
@@ -367,6 +369,9 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
     anchor = getattr(oracle, "anchor", None)
     while True:
         it += 1
+        if progress_active():  # a description of the round only: nothing is read back
+            report("design.round", round=it, value=value, upper=upper,
+                   gap=relative_gap(upper, value))
         if anchor is not None:
             anchor(master.cols[:, theta > 1e-12])
         # pricing only has to prove the requested gap: a quarter of it as absolute slack
@@ -420,6 +425,9 @@ def column_generation(oracle: Any, p: np.ndarray, mu_values: Callable[[np.ndarra
         # (a search stopped by the wall-clock cap still returns a valid bound)
         at_master = not smooth
         while True:
+            if progress_active():
+                report("design.round", round=it, value=value, upper=upper,
+                       gap=relative_gap(upper, value), final=True)
             if at_master:
                 yb = y
             elif best_duals is not None:
