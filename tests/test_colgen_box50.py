@@ -483,12 +483,15 @@ def test_local_search_keeps_the_local_maxima_it_ends_at():
 def test_entry_branching_in_wide_cells_keeps_the_search_exact(monkeypatch, share):
     """Whatever share of a node's excess makes the search branch an entry before its cell
     is at the smallest width (0: always when the relaxation splits one; inf: never), a
-    search run to the end bounds the brute-force maximum and meets it."""
+    search run to the end bounds the brute-force maximum and meets it. (``inf``, which
+    no designer uses, is checked at the first eps and duals only: run to the end at the
+    second, it splits cells down to the smallest width for minutes, 15% of the suite.)"""
     counts = np.array([300.0, 180.0, 90.0, 40.0, 12.0, 3.0])
     p = counts / counts.sum()
     box = confidence_set(counts, 1e-4, confidence="auto").set
     monkeypatch.setattr(BoxLagrangeOracle, "POINT_SHARE", share)
-    for eps, y in ((math.log(2), 0.8 * p), (2.0, p * np.log(np.linspace(1.5, 3.0, 6)))):
+    cases = ((math.log(2), 0.8 * p), (2.0, p * np.log(np.linspace(1.5, 3.0, 6))))
+    for eps, y in cases[:1] if math.isinf(share) else cases:
         exact = brute_pricing(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
         oracle = BoxLagrangeOracle(box, p, eps)
         bound, found = oracle.search(y, thr=-1.0, deadline=math.inf)
