@@ -307,8 +307,21 @@ def test_design_and_assess_report_the_policy(capsys, tmp_path):
     doc = json.loads(stdout)
     assert doc["numeric"]["reference_encoding"] == {
         "rows": vals.size, "clamped_low": 2, "clamped_high": 1, "rounded": 2}
-    assert doc["utility"] == "abs"
-    assert doc["losses"][doc["best"]] == min(doc["losses"].values())
+    # the default writes a design the analyst can estimate back: the narrowest mean
+    # interval among the certified candidates, never one that merges grid points
+    assert doc["utility"] == "estimation"
+    widths = doc["mean_half_width"]
+    assert widths[doc["best"]] is not None
+    assert widths[doc["best"]] == min(v for v in widths.values() if v is not None)
+    out_abs = tmp_path / "m-abs.json"
+    code, stdout, err = run(capsys, "design", "--reference", str(tmp_path / "ref.csv"),
+                            "--column", "v", "--numeric", "0:10:1", "--epsilon", "1",
+                            "--delta", "1e-3", "--output", str(out_abs), "--json",
+                            "--allow-unestimable")
+    assert code == 0, err
+    doc_abs = json.loads(stdout)
+    assert doc_abs["utility"] == "abs"
+    assert doc_abs["losses"][doc_abs["best"]] == min(doc_abs["losses"].values())
     mech = pmlkit.Mechanism.load(out)
     assert mech.input_labels == tuple(range(11)) and mech.certified_eps <= 1.0
     code, stdout, err = run(capsys, "assess", "--mechanism", str(out), "--reference",
