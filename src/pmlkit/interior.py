@@ -98,15 +98,7 @@ def interior_eps(mechanism: ArrayLike, c: float) -> float:
 
     w = as_mechanism(mechanism)
     n = w.shape[0]
-    try:
-        cv = float(c)
-    except (TypeError, ValueError):
-        raise ValidationError(f"c must be a real number in [0, 1/N], got {fmt(c)}") from None
-    if not (math.isfinite(cv) and 0.0 <= cv <= 1.0 / n + 1e-15):
-        raise ValidationError(
-            f"c must be in [0, 1/N] = [0, {1.0 / n:.6g}] for a mechanism with N = {n} rows, "
-            f"got {fmt(c)}")
-    cv = min(cv, 1.0 / n)
+    cv = _check_floor(c, n)
     if cv == 0.0:
         return ldp_epsilon(w)
     lower = np.full(n, cv)
