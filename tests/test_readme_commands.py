@@ -3,7 +3,8 @@
 Every ``pmlkit ...`` command of the fenced ``bash`` blocks between "## Command line" and
 the next top-level heading is run in a temporary folder holding small synthetic files in
 the shape the README assumes (headerless Adult-style ``adult.data`` / ``adult.test``, a
-``ref.csv`` with a ``country`` column and ``countries.txt``, ``data/*.csv.gz``), each
+``ref.csv`` with ``country`` and ``age`` columns, ``people.csv``, ``countries.txt``,
+``data/*.csv.gz``), each
 command after the ones before it, so a command that needs an earlier command's file, or
 that writes a file an earlier one wrote, fails here as it would for a reader. Only
 ``pmlkit audit`` and ``pmlkit reproduce`` are not run (minutes of simulation; they have
@@ -78,7 +79,12 @@ def readme_folder(tmp_path, monkeypatch):
     countries = ["United-States", "Mexico", "Philippines", "Germany", "Other"]
     (tmp_path / "countries.txt").write_text("\n".join(countries) + "\n")
     ref = rng.choice([*countries[:4], ""], 2000, p=[0.8, 0.1, 0.05, 0.03, 0.02])
-    (tmp_path / "ref.csv").write_text("country\n" + "\n".join(ref) + "\n")
+    ages = rng.integers(15, 95, 2000)  # a few outside the README's 18:90 grid
+    (tmp_path / "ref.csv").write_text(
+        "country,age\n" + "".join(f"{c},{a}\n" for c, a in zip(ref, ages, strict=True)))
+    people = rng.integers(15, 95, 1500)
+    (tmp_path / "people.csv").write_text(
+        "id,age\n" + "".join(f"{i},{a}\n" for i, a in enumerate(people)))
     (tmp_path / "data").mkdir()
     for k in range(2):  # records to release: a missing value and an unknown label too
         vals = [*rng.choice(countries[:4], 500).tolist(), "", "Atlantis"]
