@@ -228,6 +228,14 @@ def _background(matrix: Any, **kwargs: Any) -> Any:
     return background_tables(matrix, **kwargs)
 
 
+def _spec_file(t: Any, epsilon_line: str) -> Any:
+    """A release spec (TOML) in ``t`` with the given epsilon line."""
+    path = t / "release.toml"
+    path.write_text('reference = "r.csv"\ninput = "i.csv"\noutput = "o.csv"\n'
+                    f'{epsilon_line}\ndelta = 1e-6\n[columns.sex]\ntype = "categorical"\n')
+    return path
+
+
 def _sk(**kwargs: Any) -> Any:
     from pmlkit.sklearn import PMLPrivatizer
 
@@ -823,6 +831,12 @@ CASES: list[Case] = [
              1e-3, eps=0.1, granularity=2.0**-20), ValidationError,
          r"eps=0\.1: every released value may leak more than eps"),
     # ---- privatisation and files
+    Case("pmlkit.release_table(spec)", "epsilon <= 0 in the spec",
+         lambda t: pmlkit.release_table(_spec_file(t, "epsilon = -1")), ValidationError,
+         r"release spec: epsilon must be a number > 0, got -1"),
+    Case("pmlkit.release_table(spec)", "spec file missing",
+         lambda t: pmlkit.release_table(t / "nope.toml"), DataError,
+         r"cannot read the release spec .*nope\.toml.*: No such file"),
     Case("pmlkit.privatize(mechanism, values)", "value not an input label",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", "X"], rng=0),
          DataError, r"'X'"),

@@ -513,3 +513,20 @@ def test_design_joint_certifies_with_the_bound_when_the_product_is_large(
     exact = lp_capacity_marginals(wa, wb, np.asarray(sa["center"]), sa["radius"],
                                   np.asarray(sb["center"]), sb["radius"])
     assert exact <= g.certified_eps + 1e-7
+
+
+def test_chain_rule_bound_of_one_column_is_its_exact_worst_case():
+    """One column has nothing to chain: the bound is the column's exact worst case over its
+    own set (it raised on the empty rest of the product before)."""
+    import math
+
+    from pmlkit.confidence import confidence_set
+    from pmlkit.joint.guarantee import bound_guarantee
+    from pmlkit.worstcase import leakage_capacity
+
+    rr = pmlkit.randomized_response(3, math.log(4))
+    counts = np.array([50, 30, 20])
+    b = bound_guarantee(pmlkit.product_mechanism(rr), ["x"], counts, 0.05, "l1")
+    want = leakage_capacity(rr.matrix, confidence_set(counts, 0.05).set)
+    assert b.certified_eps == pytest.approx(want, rel=1e-12)
+    assert b.certified_eps <= math.log(4) + 1e-12

@@ -911,8 +911,13 @@ def bound_guarantee(prod: ProductMechanism, names: Sequence[str], counts: np.nda
         raise ValidationError("every column must have at least 2 categories for the bound")
     css = [confidence_set(c, delta / k, confidence=conf) for c in margs]
     order = sorted(range(k), key=lambda i: -prod.input_sizes[i])
-    bound = _chain_bound(ProductMechanism(tuple(prod.factors[i] for i in order)),
-                         [css[i].set for i in order])
+    if k == 1:  # one column: its own exact worst case over its set (nothing to chain)
+        from .product import joint_capacity
+
+        bound = joint_capacity(prod, css[0].set)
+    else:
+        bound = _chain_bound(ProductMechanism(tuple(prod.factors[i] for i in order)),
+                             [css[i].set for i in order])
     return make_joint_guarantee(
         columns=names, column_labels=_labels_of(prod), counts=counts,
         uset=MarginalSets([cs.set for cs in css]), delta=delta, method=css[0].method,

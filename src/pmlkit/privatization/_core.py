@@ -423,7 +423,8 @@ def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
                                         else list(mech.output_labels)), dtype=np.int64)
     if where.size and where.min() < 0:
         return None
-    codes = where.astype(_category_code_dtype(len(cats)), copy=False).take(idx)
+    # (indexing, not take: take converts a narrow index array to 8-byte indices whole)
+    codes = where.astype(_category_code_dtype(len(cats)), copy=False)[idx]
     try:
         return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
     except TypeError:  # (a pandas before 2.1 has no validate=)

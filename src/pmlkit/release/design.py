@@ -67,6 +67,23 @@ class ColumnsDesign:
         The certified :class:`~pmlkit.joint.JointGuarantee` of the whole record.
     tried
         Every scale evaluated: ``{"scale", "split", "certified_eps", "feasible"}``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from pmlkit.release import ReleaseSpec, release_table
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
+    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
+    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
+    >>> spec = ReleaseSpec.from_dict({
+    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
+    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
+    >>> rel = release_table(spec)
+    >>> d = rel.design
+    >>> d.columns, len(d.mechanisms), d.guarantee.certified_eps <= 1.0
+    (('sex',), 1, True)
     """
 
     columns: tuple[str, ...]

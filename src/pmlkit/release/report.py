@@ -192,7 +192,26 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
 
 
 def render_report(result: Any) -> str:
-    """The report of a :class:`pmlkit.release.TableRelease` as one HTML document."""
+    """The report of a :class:`pmlkit.release.TableRelease` as one HTML document
+    (no script: readable with JavaScript off).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from pmlkit.release import ReleaseSpec, release_table
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
+    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
+    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
+    >>> spec = ReleaseSpec.from_dict({
+    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
+    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
+    >>> rel = release_table(spec)
+    >>> html = render_report(rel)
+    >>> html.startswith("<!DOCTYPE html>"), "<script" in html, "Whole-record guarantee" in html
+    (True, False, True)
+    """
     spec = result.spec
     g = result.guarantee
     k = len(result.columns)
@@ -269,7 +288,21 @@ def render_report(result: Any) -> str:
 
 def write_report(text: str, path: str | os.PathLike[str], *, overwrite: bool = False) -> None:
     """Write the report atomically (a temporary file beside it, then linked or, with
-    ``overwrite``, replaced into place)."""
+    ``overwrite``, replaced into place).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "report.html"
+    >>> write_report("<p>one</p>", path)
+    >>> write_report("<p>two</p>", path)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: the report ... exists; set overwrite = true
+    >>> write_report("<p>two</p>", path, overwrite=True)
+    >>> path.read_text()
+    '<p>two</p>'
+    """
     from ..errors import DataError
 
     p = Path(path)

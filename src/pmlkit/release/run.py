@@ -66,6 +66,25 @@ class ColumnRelease:
     encoding
         Numeric: the reference's clamp/round counts; categorical: ``{"unknown_mapped":
         rows}``.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from pmlkit.release import ReleaseSpec, release_table
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
+    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
+    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
+    >>> spec = ReleaseSpec.from_dict({
+    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
+    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
+    >>> rel = release_table(spec)
+    >>> col = rel.columns[0]
+    >>> col.name, col.labels, col.reference_rows
+    ('sex', ('F', 'M'), 1000)
+    >>> bool(abs(float(col.reference.sum()) - 1.0) < 1e-12)
+    True
     """
 
     spec: ColumnSpec
@@ -109,6 +128,24 @@ class TableRelease:
     warnings
         The warnings the release raised (also in the report), e.g. a reference that
         looks like the released data.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import numpy as np, pandas as pd
+    >>> from pmlkit.release import ReleaseSpec, release_table
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
+    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
+    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
+    >>> spec = ReleaseSpec.from_dict({
+    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
+    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
+    >>> rel = release_table(spec)
+    >>> rel.rows, rel.output.name, rel.report.name
+    (1000, 'out.csv', 'out.csv.report.html')
+    >>> rel.guarantee.certified_eps <= 1.0, sorted(rel.to_dict()["columns"])
+    (True, ['sex'])
     """
 
     spec: ReleaseSpec

@@ -132,6 +132,17 @@ class ColumnSpec:
         distribution and the mean can be estimated), the one with the smallest expected
         error among those (default ``True``); ``False``: the smallest expected error of
         all, which may merge grid points (the analyst then gets bounds, not estimates).
+
+    Examples
+    --------
+    >>> c = ColumnSpec.from_dict("age", {"type": "numeric", "lower": 18, "upper": 90,
+    ...                                  "step": 1})
+    >>> c.type, c.grid.n
+    ('numeric', 73)
+    >>> ColumnSpec.from_dict("age", {"type": "numeric", "lower": 18})
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: ...
     """
 
     name: str
@@ -331,6 +342,23 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
         The file cannot be read or is not TOML.
     ValidationError
         A key is unknown or missing, or a value has the wrong type or range.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "release.toml"
+    >>> _ = path.write_text('''
+    ... reference = "reference.csv"
+    ... input = "people.csv"
+    ... output = "released.parquet"
+    ... epsilon = 2.0
+    ... delta = 1e-6
+    ... [columns.sex]
+    ... type = "categorical"
+    ... ''')
+    >>> spec = load_spec(path)
+    >>> spec.names, spec.epsilon, spec.input == path.parent / "people.csv"
+    (('sex',), 2.0, True)
     """
     import tomllib
 
