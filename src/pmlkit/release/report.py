@@ -27,7 +27,7 @@ from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num
 from ..plain import plain_sentence
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .run import ColumnRelease
+    from .result import ColumnRelease
 
 __all__ = ["bars_svg", "render_report", "write_report"]
 

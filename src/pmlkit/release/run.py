@@ -19,8 +19,7 @@ from __future__ import annotations
 
 import os
 import warnings
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -28,9 +27,9 @@ import numpy as np
 
 from .._validation import fmt, readonly
 from ..errors import DataError, PMLWarning
-from ..joint.guarantee import JointGuarantee
 from ..mechanism import Mechanism
-from .design import ColumnsDesign, design_columns
+from .design import design_columns
+from .result import ColumnRelease, TableRelease
 from .spec import ColumnSpec, ReleaseSpec, load_spec
 
 __all__ = ["MISSING_LABEL", "ColumnRelease", "TableRelease", "encode_reference",
@@ -38,139 +37,6 @@ __all__ = ["MISSING_LABEL", "ColumnRelease", "TableRelease", "encode_reference",
 
 #: The label a missing value becomes under ``missing = "category"`` (as in privatize).
 MISSING_LABEL = "(missing)"
-
-
-@dataclass(frozen=True)
-class ColumnRelease:
-    """One released column of a :class:`TableRelease`.
-
-    Attributes
-    ----------
-    spec
-        The column's :class:`~pmlkit.release.spec.ColumnSpec`.
-    mechanism
-        The certified mechanism (a numeric column: over its grid points).
-    eps
-        The eps the column was designed for (its share of the budget; not a guarantee
-        about the record).
-    reference
-        The reference distribution over :attr:`labels` (read-only).
-    reference_rows
-        Reference records used (after the missing policy).
-    estimate
-        The estimate from the released data (:class:`pmlkit.inference.DistributionEstimate`
-        or :class:`pmlkit.numeric.estimate.NumericEstimate`).
-    utility
-        ``{name: value}``: ``mutual_information`` (nats, at the reference) and, numeric,
-        ``expected_abs_error`` (the column's units).
-    encoding
-        Numeric: the reference's clamp/round counts; categorical: ``{"unknown_mapped":
-        rows}``.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> import numpy as np, pandas as pd
-    >>> from pmlkit.release import ReleaseSpec, release_table
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
-    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
-    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
-    >>> spec = ReleaseSpec.from_dict({
-    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
-    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
-    >>> rel = release_table(spec)
-    >>> col = rel.columns[0]
-    >>> col.name, col.labels, col.reference_rows
-    ('sex', ('F', 'M'), 1000)
-    >>> bool(abs(float(col.reference.sum()) - 1.0) < 1e-12)
-    True
-    """
-
-    spec: ColumnSpec
-    mechanism: Mechanism
-    eps: float
-    reference: np.ndarray = field(repr=False)
-    reference_rows: int
-    estimate: Any = field(repr=False)
-    utility: Mapping[str, float]
-    encoding: Mapping[str, int]
-
-    @property
-    def name(self) -> str:
-        return self.spec.name
-
-    @property
-    def labels(self) -> tuple[Any, ...]:
-        return tuple(self.mechanism.input_labels)
-
-
-@dataclass(frozen=True)
-class TableRelease:
-    """What :func:`release_table` released, under which guarantee.
-
-    Attributes
-    ----------
-    spec
-        The spec.
-    columns
-        One :class:`ColumnRelease` per privatised column.
-    guarantee
-        The one joint guarantee of the whole record (verified before the release).
-    design
-        The joint design (split, weights, every scale tried).
-    rows
-        Records released.
-    output, manifest, report
-        The written files (``manifest``: ``<output>.pmlkit.json``).
-    seeded
-        Whether the randomness was seeded (research only; the seed is not recorded).
-    warnings
-        The warnings the release raised (also in the report), e.g. a reference that
-        looks like the released data.
-
-    Examples
-    --------
-    >>> import pathlib, tempfile
-    >>> import numpy as np, pandas as pd
-    >>> from pmlkit.release import ReleaseSpec, release_table
-    >>> folder = pathlib.Path(tempfile.mkdtemp())
-    >>> sex = np.random.default_rng(2).choice(["F", "M"], 2000)
-    >>> pd.DataFrame({"sex": sex[:1000]}).to_csv(folder / "ref.csv", index=False)
-    >>> pd.DataFrame({"sex": sex[1000:]}).to_csv(folder / "in.csv", index=False)
-    >>> spec = ReleaseSpec.from_dict({
-    ...     "reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 1.0,
-    ...     "delta": 1e-6, "columns": {"sex": {"type": "categorical"}}}, base=folder)
-    >>> rel = release_table(spec)
-    >>> rel.rows, rel.output.name, rel.report.name
-    (1000, 'out.csv', 'out.csv.report.html')
-    >>> rel.guarantee.certified_eps <= 1.0, sorted(rel.to_dict()["columns"])
-    (True, ['sex'])
-    """
-
-    spec: ReleaseSpec
-    columns: tuple[ColumnRelease, ...]
-    guarantee: JointGuarantee
-    design: ColumnsDesign = field(repr=False)
-    rows: int
-    output: Path
-    manifest: Path
-    report: Path
-    seeded: bool
-    warnings: tuple[str, ...] = ()
-
-    def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (``pmlkit release --json``)."""
-        return {
-            "output": str(self.output), "manifest": str(self.manifest),
-            "report": str(self.report), "rows": self.rows, "seeded": self.seeded,
-            "warnings": list(self.warnings), "epsilon": self.spec.epsilon, "delta": self.spec.delta,
-            "guarantee": self.guarantee.to_dict(),
-            "columns": {c.name: {"type": c.spec.type, "eps_designed": c.eps,
-                                 "certified_eps_alone": c.mechanism.certified_eps,
-                                 "outputs": c.mechanism.n_outputs,
-                                 "utility": dict(c.utility)} for c in self.columns},
-        }
 
 
 def _sorted_labels(values: Sequence[Any]) -> list[Any]:
