@@ -83,3 +83,37 @@ def test_default_refusals_name_the_options():
         pmlkit.privatize(PERM, ["a", None])
     with pytest.raises(DataError, match=r"'c'.*unknown_as=LABEL"):
         pmlkit.privatize(PERM, pd.Series(["a", "c"]))
+
+
+def test_pandas_index_other_than_range_keeps_every_row():
+    # the released values are positional: a Series or DataFrame indexed 7, 3, 5 gets its
+    # own rows back (aligning on labels once turned every released value into NaN)
+    s = pd.Series(["a", None, "b"], index=[7, 3, 5], name="s", dtype=object)
+    out = pmlkit.privatize(PERM, s, missing="keep", rng=0)
+    assert out.index.tolist() == [7, 3, 5] and out.name == "s"
+    assert out.tolist()[0] == "x" and pd.isna(out.tolist()[1]) and out.tolist()[2] == "y"
+    df = pd.DataFrame({"s": ["b", "c", None], "k": [1, 2, 3]}, index=["r", "q", "p"])
+    got = pmlkit.privatize(PERM, df, columns="s", missing="category", unknown_as="a",
+                           rng=0)
+    assert got["s"].tolist() == ["y", "x", "z"]  # b -> y, c as a -> x, (missing) -> z
+    assert got.index.tolist() == ["r", "q", "p"] and got["k"].tolist() == [1, 2, 3]
+
+
+def test_dask_collections_take_the_policies_partition_by_partition():
+    dd = pytest.importorskip("dask.dataframe")
+    raw = ["a", None, "c", "b", None, "a", "b"]
+    df = pd.DataFrame({"s": raw, "k": np.arange(7)})
+    ddf = dd.from_pandas(df, npartitions=3)
+    lazy = pmlkit.privatize(PERM, ddf, columns="s", missing="category", unknown_as="b",
+                            rng=0)
+    got = lazy.compute()
+    # by hand: a -> x, b -> y, (missing) -> z, c released as b -> y
+    assert got["s"].tolist() == ["x", "z", "y", "y", "z", "x", "y"]
+    assert got["k"].tolist() == list(range(7)) and got.index.tolist() == list(range(7))
+    kept = pmlkit.privatize(PERM, ddf["s"], missing="keep", unknown_as="a", rng=0).compute()
+    assert [None if pd.isna(v) else v for v in kept.tolist()] == [
+        "x", None, "x", "y", None, "x", "y"]
+    with pytest.raises(ValidationError, match="missing='category' needs"):
+        pmlkit.privatize(INTS, ddf["s"], missing="category")
+    with pytest.raises(DataError, match="missing='keep'"):  # refused at compute time
+        pmlkit.privatize(PERM, ddf["s"], rng=0).compute()

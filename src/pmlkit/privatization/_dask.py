@@ -28,23 +28,35 @@ __all__ = ["dask_empirical_distribution", "privatize_dask"]
 
 
 def _partition(part: Any, mech: Mechanism, child: RandomSource, columns: Any,
-               into: Any) -> Any:
+               into: Any, missing: str = "error", unknown_as: Any = None) -> Any:
     import copy
 
     from ._core import run_local
 
     # a private copy of the child's state: recomputing the task replays the same stream
     child = copy.deepcopy(child)  # a task child (RandomSource.for_task) keeps its key
-    return run_local(mech, part, child, columns=columns, into=into)[0]
+    if missing != "error" or unknown_as is not None:  # the policies of privatize_file
+        from ._policies import privatize_with_policies
+
+        return privatize_with_policies(mech, part, child, columns=columns, into=into,
+                                       missing=missing, unknown_as=unknown_as)
+    try:
+        return run_local(mech, part, child, columns=columns, into=into)[0]
+    except DataError as exc:  # raised at compute time: name the options here
+        from ._policies import with_policy_hint
+
+        raise with_policy_hint(exc) from exc
 
 
 def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
                    columns: str | Sequence[str] | None,
-                   into: str | Sequence[str] | None) -> tuple[Any, tuple[str, ...]]:
+                   into: str | Sequence[str] | None, missing: str = "error",
+                   unknown_as: Any = None) -> tuple[Any, tuple[str, ...]]:
     """Lazy privatisation of a dask Series or DataFrame (one child stream per partition).
 
     Returns ``(lazy result, privatised columns)``; divisions, index and untouched columns
-    are kept.
+    are kept. ``missing`` and ``unknown_as`` are the policies of
+    :func:`pmlkit.privatize` (checked by the caller), applied in every partition.
 
     Examples
     --------
@@ -70,21 +82,23 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
 
     if isinstance(values, dd.DataFrame):
         cols, targets = columns_into(values, columns, into)
-        meta = _partition(values._meta, mech, _meta_source(), cols, targets)
+        meta = _partition(values._meta, mech, _meta_source(), cols, targets, missing,
+                          unknown_as)
     elif isinstance(values, dd.Series):
         if columns is not None or into is not None:
             raise ValidationError("columns= and into= apply to DataFrames only; got a dask "
                                   "Series")
         cols, targets = [], []
-        meta = _partition(values._meta, mech, _meta_source(), None, None)
+        meta = _partition(values._meta, mech, _meta_source(), None, None, missing,
+                          unknown_as)
     else:
         raise ValidationError(f"unsupported dask collection {type(values).__name__}; pass a "
                               "dask DataFrame or Series")
     children = [c.for_task() for c in source.spawn(values.npartitions)]
     parts = values.to_delayed()
     fn = dask.delayed(_partition, pure=True)
-    out_parts = [fn(p, mech, child, cols or None, targets or None) if cols else
-                 fn(p, mech, child, None, None)
+    out_parts = [fn(p, mech, child, cols or None, targets or None, missing, unknown_as)
+                 if cols else fn(p, mech, child, None, None, missing, unknown_as)
                  for p, child in zip(parts, children, strict=True)]
     result = dd.from_delayed(out_parts, meta=meta, divisions=values.divisions,
                              verify_meta=False)

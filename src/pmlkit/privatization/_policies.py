@@ -87,6 +87,11 @@ def privatize_with_policies(mech: Mechanism, values: Any, source: RandomSource, 
             "pmlkit design --missing category)")
     policy = Policy(mech, None, missing, unknown)
     kind = _container(values)
+    if kind == "dask":  # lazily, partition by partition, one child stream each
+        from ._dask import privatize_dask
+
+        return privatize_dask(mech, values, source, columns=columns, into=into,
+                              missing=missing, unknown_as=unknown)[0]
     if kind == "pandas-frame":
         cols, targets = columns_into(values, columns, into)
         out = values.copy()
@@ -104,6 +109,8 @@ def _container(values: Any) -> str:
     import sys
 
     mod = type(values).__module__.split(".")[0]
+    if mod == "dask":
+        return "dask"
     if mod == "pandas":
         pd = sys.modules["pandas"]
         if isinstance(values, pd.DataFrame):
@@ -123,8 +130,8 @@ def _container(values: Any) -> str:
     if isinstance(values, list | tuple):
         return "list"
     raise ValidationError(
-        f"missing= and unknown_as= apply to 1-D numpy arrays, lists, pandas Series and "
-        f"DataFrames, pyarrow arrays and polars Series, got {type(values).__name__}; "
+        f"missing= and unknown_as= apply to 1-D numpy arrays, lists, pandas and dask Series "
+        f"and DataFrames, pyarrow arrays and polars Series, got {type(values).__name__}; "
         "for files use privatize_file (pmlkit privatize --missing / --unknown-as)")
 
 
@@ -168,7 +175,10 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
     if kind == "pandas":
         import pandas as pd
 
-        res = pd.Series(out.to_pandas(), index=values.index, name=values.name)
+        # positional: the released values in the input's row order, under its own index
+        # (``pd.Series(series, index=...)`` would align on labels and lose every row of
+        # an index other than 0..n-1)
+        res = out.to_pandas().set_axis(values.index).rename(values.name)
         if keep is None and not isinstance(values.dtype, pd.CategoricalDtype):
             try:  # the column's own dtype where the released labels fit it
                 res = res.astype(values.dtype)
