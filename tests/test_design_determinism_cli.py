@@ -142,3 +142,31 @@ def test_calibrate_twice_gives_the_same_json(ref: pathlib.Path,
     assert a == b
     doc = json.loads(a)
     assert doc["guarantee"] is not None  # the released grid mechanism's guarantee
+
+
+@pytest.mark.filterwarnings("ignore::pmlkit.errors.PMLWarning")
+def test_release_spec_twice_designs_the_same_mechanisms(ref: pathlib.Path,
+                                                        tmp_path: pathlib.Path,
+                                                        monkeypatch: pytest.MonkeyPatch
+                                                        ) -> None:
+    # ``pmlkit release`` designs its columns jointly before it releases: the designs (and
+    # the joint guarantee it records) must not depend on the clock either
+    def run(tag: str) -> str:
+        folder = tmp_path / tag
+        folder.mkdir()
+        (folder / "release.toml").write_text(
+            f'reference = "{ref.as_posix()}"\ninput = "{ref.as_posix()}"\n'
+            'output = "out.csv"\nepsilon = 2.0\ndelta = 1e-3\nsearch_steps = 1\n'
+            '[columns.s]\ntype = "categorical"\n'
+            '[columns.age]\ntype = "numeric"\nlower = 0\nupper = 10\nstep = 5\n')
+        return _invoke(["release", "--spec", str(folder / "release.toml"), "--json"])
+
+    a, b = _twice(monkeypatch, run)
+    da, db = json.loads(a), json.loads(b)
+    assert da["guarantee"] == db["guarantee"]
+    ma = json.loads((tmp_path / "a" / "out.csv.pmlkit.json").read_text())
+    mb = json.loads((tmp_path / "b" / "out.csv.pmlkit.json").read_text())
+    # the released mechanisms, by digest, and the joint guarantee recorded for them
+    assert set(ma["mechanisms_sha256"]) == {"s", "age"}
+    for key in ("columns", "mechanisms_sha256", "joint_guarantee"):
+        assert ma[key] == mb[key], key
