@@ -65,6 +65,8 @@ LAYERS: dict[str, int] = {
     # 3 model
     "pmlkit.guarantee": 3,  # the typed guarantee and provenance every mechanism carries
     "pmlkit.mechanism": 3,
+    "pmlkit._mechanism_file": 3,  # the mechanism file: writing, strict reading
+    "pmlkit._mechanism_legacy": 3,  # the older flat description as the typed objects
     "pmlkit.design.guarantee": 3,
     # 4 construction
     "pmlkit.design": 4,

@@ -193,6 +193,30 @@ def test_design_numeric_picks_the_best_certified():
             assert m.certified and m.certified_eps <= 1.0 + 1e-9
 
 
+def test_design_numeric_accepts_eps_zero_like_every_designer():
+    """At eps = 0 the only mechanism is one whose rows are equal (PML 0 under every prior);
+    the best such one releases the value y minimising the expected loss at the estimate, a
+    minimum computed here by enumerating y. No finite Laplace noise reaches eps = 0, so the
+    ordinal LP is the only candidate (before, the whole design was refused)."""
+    g = NumericGrid(0, 10, 1)
+    x = np.arange(11.0)
+    p = np.exp(-((x - 3) ** 2) / 8)
+    p /= p.sum()
+    for util, power in (("abs", 1), ("squared", 2)):
+        d = design_numeric(g, L1Ball(p, 0.05), 0, utility=util)
+        assert set(d.candidates) == {"ordinal_lp"}
+        w = np.asarray(d.best)
+        assert np.max(w.max(axis=0) - w.min(axis=0)) <= 1e-12
+        assert d.best.certified and d.best.certified_eps <= 1e-9
+        best_constant = min(float(p @ np.abs(x - y) ** power) for y in x)
+        assert d.losses["ordinal_lp"] == pytest.approx(best_constant, abs=1e-7)
+    with pytest.raises(ValidationError, match="eps must be > 0 for additive noise"):
+        laplace_mechanism(g, L1Ball(p, 0.05), 0)  # the Laplace alone still says why
+    vals = np.repeat(np.arange(11), 20)
+    d = design_numeric_from_samples(vals, g, 0.0, delta=1e-3)
+    assert set(d.candidates) == {"ordinal_lp"} and d.best.guarantee.basis == "sample"
+
+
 def test_from_samples_records_the_policy_and_basis():
     g = NumericGrid(0, 10, 1)
     vals = np.concatenate([np.repeat(np.arange(11), 30), [-3, 14, 14], [2.4]])

@@ -174,11 +174,14 @@ def test_numpy_infinity_in_parameters_saves_like_python_infinity(tmp_path):
 
 
 def test_cli_and_mechanism_share_one_json_coercion():
-    from pmlkit import _validation, mechanism
+    from pmlkit import _mechanism_file, _mechanism_legacy, _validation
     from pmlkit.cli import _common
 
     assert _common.to_jsonable is _validation.to_jsonable
-    assert mechanism.to_jsonable is _validation.to_jsonable
+    # the mechanism file's writer and the older description's conversion (split out of
+    # pmlkit.mechanism) use the same one
+    assert _mechanism_file.to_jsonable is _validation.to_jsonable
+    assert _mechanism_legacy.to_jsonable is _validation.to_jsonable
     assert _validation.to_jsonable({1: (np.float32(-np.inf), np.array([np.nan]))}) == {
         "1": ["-inf", ["nan"]]}
 

@@ -12,6 +12,7 @@ from pmlkit._validation import (
     check_delta,
     check_eps,
     check_radius,
+    check_real,
 )
 from pmlkit.errors import PMLError, ValidationError
 
@@ -20,6 +21,23 @@ from pmlkit.errors import PMLError, ValidationError
 def test_eps_rejects(bad):
     with pytest.raises(ValidationError, match="eps"):
         check_eps(bad)
+
+
+@pytest.mark.parametrize("bad", [-1.0, np.inf, np.nan])
+def test_eps_message_states_the_range_it_enforces(bad):
+    """inf is refused, so the stated range is [0, inf), never [0, inf] (which reads as
+    "inf is allowed")."""
+    with pytest.raises(ValidationError, match=r"eps must be in \[0, inf\)") as err:
+        check_eps(bad)
+    assert "inf]" not in str(err.value)
+
+
+def test_an_end_that_accepts_inf_is_closed():
+    assert check_real(np.inf, "x", low=0.0, allow_inf=True) == np.inf
+    with pytest.raises(ValidationError, match=r"x must be in \[0, inf\], got -1"):
+        check_real(-1.0, "x", low=0.0, allow_inf=True)
+    with pytest.raises(ValidationError, match=r"x must be in \(-inf, 1\], got 2"):
+        check_real(2.0, "x", high=1.0)
 
 
 @pytest.mark.parametrize("good", [0, 0.0, np.float32(0.5), np.int64(3), np.array(2.0)])

@@ -108,8 +108,10 @@ def check_real(
         x = float(value)
     except OverflowError:  # a Python int beyond the float range
         raise ValidationError(f"{name} must be a finite real number, got {fmt(value)}") from None
-    lo_txt = "(" if low_open else "["
-    hi_txt = ")" if high_open else "]"
+    # an unbounded end is open unless infinity is accepted there (only +inf ever is):
+    # "eps must be in [0, inf)" says that inf is refused
+    lo_txt = "(" if low_open or low is None else "["
+    hi_txt = ")" if high_open or (high is None and not allow_inf) else "]"
     lo_val = "-inf" if low is None else f"{low:g}"
     hi_val = "inf" if high is None else f"{high:g}"
     rng = f"{lo_txt}{lo_val}, {hi_val}{hi_txt}"
@@ -135,7 +137,7 @@ def check_eps(eps: Any, name: str = "eps") -> float:
     >>> check_eps(-0.1)
     Traceback (most recent call last):
     ...
-    pmlkit.errors.ValidationError: eps must be in [0, inf], got -0.1
+    pmlkit.errors.ValidationError: eps must be in [0, inf), got -0.1
     """
     return check_real(eps, name, low=0.0)
 
@@ -168,7 +170,7 @@ def check_radius(beta: Any, name: str = "beta") -> float:
     >>> check_radius(float("inf"))
     Traceback (most recent call last):
     ...
-    pmlkit.errors.ValidationError: beta must be in [0, inf] and finite, got inf
+    pmlkit.errors.ValidationError: beta must be in [0, inf) and finite, got inf
     """
     return check_real(beta, name, low=0.0)
 

@@ -96,12 +96,8 @@ dropped on reading, so nothing pmlkit writes from them carries it.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import json
 import math
-import numbers
 import os
-import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
@@ -109,8 +105,17 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from ._provenance import drop_legacy_fingerprint
-from ._validation import ValidatedMatrix, as_mechanism, fmt, no_duplicate_keys, to_jsonable
+from . import _mechanism_file as _file
+from ._mechanism_file import FORMAT_NAME, FORMAT_VERSION
+from ._mechanism_legacy import (
+    GUARANTEE_KEYS,
+    PROVENANCE_KEYS,
+    UNVERIFIED_CERT,
+    UNVERIFIED_SET,
+    is_point,
+    typed_description,
+)
+from ._validation import ValidatedMatrix, as_mechanism, fmt
 from .errors import MechanismFileError, PMLError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -121,8 +126,10 @@ if TYPE_CHECKING:  # pragma: no cover
 
 __all__ = ["FORMAT_NAME", "FORMAT_VERSION", "Mechanism", "as_matrix", "typed_description"]
 
-FORMAT_NAME = "pmlkit-mechanism"
-FORMAT_VERSION = 2
+# The file format (FORMAT_NAME, FORMAT_VERSION, writing, strict reading) lives in
+# pmlkit._mechanism_file and the older flat description (typed_description,
+# UNVERIFIED_SET, UNVERIFIED_CERT) in pmlkit._mechanism_legacy; their names stay
+# importable from here.
 
 Label = str | int | float | bool
 
@@ -154,107 +161,6 @@ def _labels(values: Sequence[Any] | None, n: int, name: str) -> tuple[Label, ...
     return out
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    """``object_pairs_hook`` refusing a key that appears twice in one JSON object."""
-    return no_duplicate_keys(pairs, MechanismFileError, "mechanism file")
-
-
-def _is_number(v: Any) -> bool:
-    return isinstance(v, int | float) and not isinstance(v, bool)
-
-
-def _file_number(v: Any, field: str, *, allow_inf: bool = False) -> float:
-    """A JSON number from a mechanism file (``"inf"`` too when ``allow_inf``), as float."""
-    if allow_inf and v == "inf":
-        return math.inf
-    if not _is_number(v):
-        raise MechanismFileError(
-            f"mechanism file {field!r} must be a JSON number, got {fmt(v)} of type "
-            f"{type(v).__name__}")
-    try:
-        x = float(v)
-    except OverflowError:
-        raise MechanismFileError(f"mechanism file {field!r} is out of range, got {fmt(v)}") \
-            from None
-    if not math.isfinite(x):
-        raise MechanismFileError(f"mechanism file {field!r} must be finite, got {fmt(v)}")
-    return x
-
-
-#: parameters whose JSON type is checked on load: name -> (kind, allow "inf")
-_PARAM_TYPES: dict[str, tuple[str, bool]] = {
-    "eps": ("number", True), "delta": ("number", False), "beta": ("number?", False),
-    "m": ("int", False), "confidence": ("str", False), "utility": ("str", False),
-    "optimality": ("str", False), "method": ("str", False), "prior": ("numbers", False),
-    "design_eps": ("number", True),
-}
-
-
-def _check_parameters(params: Mapping[str, Any], prefix: str = "parameters") -> None:
-    for key, (kind, allow_inf) in _PARAM_TYPES.items():
-        if key not in params:
-            continue
-        v, field = params[key], f"{prefix}.{key}"
-        if kind == "number?" and v is None:
-            continue
-        if kind in ("number", "number?"):
-            x = _file_number(v, field, allow_inf=allow_inf)
-            if x < 0:
-                raise MechanismFileError(f"mechanism file {field!r} must be >= 0, got {v!r}")
-        elif kind == "int":
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise MechanismFileError(
-                    f"mechanism file {field!r} must be an integer >= 1, got {fmt(v)}")
-        elif kind == "str":
-            if not isinstance(v, str):
-                raise MechanismFileError(
-                    f"mechanism file {field!r} must be a string, got {fmt(v)}")
-        elif not isinstance(v, list) or not v or not all(_is_number(x) for x in v):
-            raise MechanismFileError(
-                f"mechanism file {field!r} must be a non-empty list of numbers, got {fmt(v)}")
-    ref = params.get("reference")
-    if ref is not None and (not isinstance(ref, Mapping) or not all(
-            isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool) and v >= 0)
-            for v in ref.values())):
-        raise MechanismFileError(
-            f"mechanism file '{prefix}.reference' must be an object of sizes and hex "
-            f"digests, got {fmt(ref)}")
-    if "delta" in params and not 0 < float(params["delta"]) <= 1:
-        raise MechanismFileError(
-            f"mechanism file '{prefix}.delta' must be in (0, 1], got {params['delta']!r}")
-
-
-def _check_set_leaves(obj: Any, field: str = "uncertainty_set", *, top: bool = True) -> None:
-    """Every value of a recorded set other than its ``kind`` is a number or a list of them."""
-    if isinstance(obj, Mapping):
-        for k, v in obj.items():
-            if k == "kind" and top:
-                if not isinstance(v, str):
-                    raise MechanismFileError(
-                        f"mechanism file '{field}.kind' must be a string, got {fmt(v)}")
-                continue
-            _check_set_leaves(v, f"{field}.{k}", top=False)
-    elif isinstance(obj, list):
-        for v in obj:
-            _check_set_leaves(v, field, top=False)
-    elif not _is_number(obj):
-        raise MechanismFileError(
-            f"mechanism file {field!r} must hold JSON numbers, got {fmt(obj)} of type "
-            f"{type(obj).__name__}")
-
-
-def _sets_match(a: Any, b: Any, tol: float = 1e-9) -> bool:
-    """Same structure, same strings, numbers equal within ``tol`` (absolute)."""
-    if isinstance(a, Mapping) and isinstance(b, Mapping):
-        return set(a) == set(b) and all(_sets_match(a[k], b[k], tol) for k in a)
-    if isinstance(a, list) and isinstance(b, list):
-        return len(a) == len(b) and all(_sets_match(x, y, tol)
-                                         for x, y in zip(a, b, strict=True))
-    if _is_number(a) and _is_number(b):
-        return abs(float(a) - float(b)) <= tol
-    return bool(a == b)
-
-
 def as_matrix(mechanism: Any, name: str = "mechanism") -> np.ndarray:
     """Validated float64 matrix (a new array) of a :class:`Mechanism` or any 2-D array-like.
 
@@ -267,191 +173,6 @@ def as_matrix(mechanism: Any, name: str = "mechanism") -> np.ndarray:
     if isinstance(mechanism, Mechanism):
         return mechanism.matrix.copy()
     return as_mechanism(mechanism, name)
-
-
-#: Keys of a legacy ``parameters`` mapping that the typed objects hold.
-_GUARANTEE_KEYS = ("eps", "delta", "m", "confidence")
-_PROVENANCE_KEYS = {"method": "method", "utility": "utility", "utility_value": "utility_value",
-                    "optimality": "optimality", "optimality_gap": "optimality_gap",
-                    "prior": "estimate"}
-#: Where an old-style construction's set and certified eps go when they do not make a
-#: guarantee pmlkit can check (kept, never dropped; the mechanism is then not certified).
-UNVERIFIED_SET = "unverified_uncertainty_set"
-UNVERIFIED_CERT = "unverified_certified_eps"
-
-
-def _real(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool | np.bool_)
-
-
-def _finite_real(v: Any) -> bool:
-    return _real(v) and math.isfinite(float(v))
-
-
-def _provenance_from_parameters(designer: Any, parameters: Mapping[str, Any]
-                                ) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Split a legacy ``parameters`` mapping into :class:`Provenance` keyword arguments and
-    the remaining details; a key moves into a typed field only when its value is valid
-    there (anything else stays in the details verbatim, so nothing is lost)."""
-    if designer is None:
-        designer = "user"
-    if not isinstance(designer, str) or not designer:
-        raise ValidationError(f"designer must be a non-empty str, got {fmt(designer)}")
-    details = dict(parameters)
-    kw: dict[str, Any] = {"designer": designer}
-    for key in ("method", "utility", "optimality"):
-        if isinstance(details.get(key), str):
-            kw[key] = details.pop(key)
-    if _finite_real(details.get("utility_value")):
-        kw["utility_value"] = float(details.pop("utility_value"))
-    gap = details.get("optimality_gap")
-    if gap is not None and _real(gap) and not math.isnan(float(gap)) and float(gap) >= 0:
-        kw["optimality_gap"] = float(details.pop("optimality_gap"))
-    prior = details.get("prior")
-    if isinstance(prior, list | tuple | np.ndarray) and not isinstance(prior, str):
-        try:
-            est = np.asarray(prior, dtype=np.float64)
-        except (TypeError, ValueError):
-            est = np.asarray([np.nan])
-        if (est.ndim == 1 and est.size and np.isfinite(est).all() and (est >= 0).all()
-                and all(_real(x) for x in np.asarray(prior, dtype=object).ravel())):
-            kw["estimate"] = tuple(float(x) for x in est)
-            details.pop("prior")
-    return kw, details
-
-
-def _legacy_guarantee(n: int, details: dict[str, Any], uncertainty_set: Any,
-                      certified_eps: Any, *, basis: str | None = None,
-                      statement: str = "") -> PMLGuarantee | None:
-    """The typed guarantee of an old-style construction (``details`` is consumed: the keys
-    the guarantee holds are removed). ``None`` when there is no set or no certified eps;
-    when the claim cannot be a checked guarantee (an infinite or non-finite eps, a certified
-    eps above the recorded eps), the set and the certified eps are kept in ``details`` as
-    unverified claims (the mechanism is then not certified). ``basis`` forces the basis (the
-    designers); by default it is ``"sample"`` when ``delta``, ``m`` and ``confidence`` are
-    all recorded, else ``"given"``."""
-    from .guarantee import PMLGuarantee
-    from .sets import UncertaintySet, set_from_dict
-
-    cert: float | None = None
-    if certified_eps is not None:
-        try:
-            cert = float(certified_eps)
-        except (TypeError, ValueError, OverflowError):
-            raise ValidationError(
-                f"certified_eps must be a number >= 0 or inf, got {fmt(certified_eps)}"
-            ) from None
-        if math.isnan(cert) or cert < 0:
-            raise ValidationError(f"certified_eps must be >= 0 or inf, got {cert!r}")
-    if uncertainty_set is None or cert is None:
-        if uncertainty_set is not None:
-            details[UNVERIFIED_SET] = to_jsonable(
-                uncertainty_set.to_dict() if isinstance(uncertainty_set, UncertaintySet)
-                else dict(uncertainty_set))
-        if cert is not None:
-            details[UNVERIFIED_CERT] = cert
-        return None
-    if isinstance(uncertainty_set, UncertaintySet):
-        uset = uncertainty_set
-    else:
-        if not isinstance(uncertainty_set, Mapping):
-            raise ValidationError(
-                "uncertainty_set must be a pmlkit.sets set or its to_dict(), got "
-                f"{type(uncertainty_set).__name__}")
-        try:
-            uset = set_from_dict(dict(uncertainty_set))
-        except (TypeError, KeyError, ValueError) as exc:
-            raise ValidationError(f"uncertainty_set is invalid: {exc}") from exc
-    if uset.n != n:
-        raise ValidationError(
-            f"uncertainty_set is on {uset.n} categories but the matrix has {n} inputs")
-    eps = details.get("eps", cert)
-    sample = all(k in details for k in ("delta", "m", "confidence"))
-    if basis is not None:
-        tries = [basis]
-    elif sample:
-        tries = ["sample", "given"]
-    else:  # what the set itself says: every distribution, one distribution, or a claim
-        tries = [_inferred_basis(uset), "given"]
-    for b in tries:
-        kw: dict[str, Any] = {}
-        if b == "sample":
-            kw = {"delta": details.get("delta"), "method": details.get("confidence"),
-                  "m": details.get("m")}
-        try:
-            if not _finite_real(eps) or not _finite_real(cert):
-                raise ValidationError(
-                    f"eps and certified_eps must be finite, got {fmt(eps)} and {fmt(cert)}")
-            g = PMLGuarantee(eps=float(eps), set=uset, certified_eps=cert, basis=b,
-                             statement=statement, **kw)
-        except ValidationError:
-            if basis is not None:  # a designer's own claim: a bug if it does not hold
-                raise
-            continue
-        details.pop("eps", None)
-        if b == "sample":
-            for key in ("delta", "m", "confidence"):
-                details.pop(key, None)
-        return g
-    details[UNVERIFIED_SET] = to_jsonable(uset.to_dict())
-    details[UNVERIFIED_CERT] = cert
-    return None
-
-
-def typed_description(n: int, *, designer: str | None = None,
-                      parameters: Mapping[str, Any] | None = None,
-                      uncertainty_set: Mapping[str, Any] | UncertaintySet | None = None,
-                      certified_eps: float | None = None, basis: str | None = None,
-                      statement: str = "") -> tuple[PMLGuarantee | None, Provenance]:
-    """The typed guarantee and provenance of the older flat description of a mechanism on
-    ``n`` inputs (what ``Mechanism(matrix, designer=..., parameters=...,
-    uncertainty_set=..., certified_eps=...)`` converts).
-
-    The guarantee's eps is ``parameters["eps"]`` (default: the certified eps); ``delta``,
-    ``m`` and ``confidence`` in ``parameters`` make the basis ``"sample"``; otherwise it is
-    ``basis``, by default what the set says (``"all"`` for a set holding the whole simplex,
-    ``"prior"`` for one distribution, else ``"given"``). A claim that cannot be a checked
-    guarantee (a non-finite eps, a certified eps above the recorded eps) gives ``None`` and is
-    kept in the provenance details as unverified. With ``basis`` given, such a claim raises
-    instead.
-    Nothing is verified against a matrix here: :attr:`Mechanism.certified` does that.
-
-    Examples
-    --------
-    >>> from pmlkit.mechanism import typed_description
-    >>> from pmlkit.sets import L1Ball
-    >>> g, prov = typed_description(2, designer="me", parameters={"eps": 1.0, "k": 3},
-    ...                             uncertainty_set=L1Ball([0.5, 0.5], 0.1),
-    ...                             certified_eps=0.8)
-    >>> g.basis, g.eps, g.certified_eps, prov.designer, dict(prov.details)
-    ('given', 1.0, 0.8, 'me', {'k': 3})
-    """
-    from .guarantee import Provenance
-
-    if parameters is not None and not isinstance(parameters, Mapping):
-        raise ValidationError(f"parameters must be a mapping, got {fmt(parameters)}")
-    kw, details = _provenance_from_parameters(designer, parameters or {})
-    if basis is not None and all(k in details for k in ("delta", "m", "confidence")):
-        basis = "sample"
-    g = _legacy_guarantee(n, details, uncertainty_set, certified_eps, basis=basis,
-                          statement=statement)
-    return g, Provenance(details=details, **kw)
-
-
-def _inferred_basis(uset: Any) -> str:
-    """``"all"`` for a set holding the whole simplex, ``"prior"`` for one distribution,
-    else ``"given"`` (the basis an older description implies)."""
-    n = uset.n
-    if all(uset.contains(e) for e in np.eye(n)):
-        return "all"
-    return "prior" if _is_point(uset) else "given"
-
-
-def _is_point(uset: Any) -> bool:
-    """Whether the set is one distribution (every coordinate's min equals its max)."""
-    n = uset.n
-    ext = uset.argmin_linear(np.hstack([np.eye(n), -np.eye(n)]))
-    return bool(np.max(np.abs(ext - ext[0])) <= 1e-12)
 
 
 def _check_guarantee(g: Any, n: int) -> None:
@@ -467,7 +188,7 @@ def _check_guarantee(g: Any, n: int) -> None:
         raise ValidationError(
             "guarantee has basis 'all' (every distribution) but its set is not the whole "
             "simplex")
-    if g.basis == "prior" and not _is_point(g.set):
+    if g.basis == "prior" and not is_point(g.set):
         raise ValidationError(
             "guarantee has basis 'prior' (one known distribution) but its set holds more "
             "than one distribution")
@@ -476,10 +197,10 @@ def _check_guarantee(g: Any, n: int) -> None:
 def _check_shadowing(g: Any, prov: Any) -> None:
     """A detail must not restate (and so contradict) a field the typed objects hold."""
     details = prov.details
-    clash = [k for k, f in _PROVENANCE_KEYS.items()
+    clash = [k for k, f in PROVENANCE_KEYS.items()
              if k in details and getattr(prov, f) is not None]
     if g is not None:
-        clash += [k for k in _GUARANTEE_KEYS if k in details
+        clash += [k for k in GUARANTEE_KEYS if k in details
                   and (k == "eps" or g.basis == "sample")]
         clash += [k for k in (UNVERIFIED_SET, UNVERIFIED_CERT) if k in details]
     if clash:
@@ -621,7 +342,7 @@ class Mechanism(ValidatedMatrix):
             out: dict[str, Any] = {}
             if g is not None:
                 out["eps"] = g.eps
-            for key, f in _PROVENANCE_KEYS.items():
+            for key, f in PROVENANCE_KEYS.items():
                 v = getattr(prov, f)
                 if v is not None:
                     out[key] = list(v) if key == "prior" else v
@@ -860,33 +581,13 @@ class Mechanism(ValidatedMatrix):
 
         return float(leakage_capacity(self.matrix, uncertainty_set))
 
-    # -- JSON ------------------------------------------------------------------------
+    # -- JSON (the file format: pmlkit._mechanism_file) -------------------------------
     def _content(self, format_version: int = FORMAT_VERSION) -> dict[str, Any]:
-        from ._version import __version__
-
-        g = self._guarantee
-        head = {
-            "format": FORMAT_NAME,
-            "format_version": format_version,
-            "pmlkit_version": __version__,
-            "input_labels": list(self.input_labels),
-            "output_labels": list(self.output_labels),
-            "matrix": self.matrix.tolist(),
-        }
-        if format_version == 1:
-            uset = self.uncertainty_set
-            return {**head, "designer": self.designer,
-                    "parameters": to_jsonable(dict(self.parameters)),
-                    "uncertainty_set": None if uset is None else to_jsonable(dict(uset)),
-                    "certified_eps": to_jsonable(self.certified_eps)}
-        return {**head,
-                "guarantee": None if g is None else to_jsonable(g.to_dict()),
-                "provenance": to_jsonable(self._provenance.to_dict())}
+        return _file.content(self, format_version)
 
     @staticmethod
     def _digest(content: Mapping[str, Any]) -> str:
-        canon = json.dumps(content, sort_keys=True, separators=(",", ":"), allow_nan=False)
-        return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+        return _file.digest(content)
 
     def to_dict(self, *, format_version: int = FORMAT_VERSION) -> dict[str, Any]:
         """The JSON document as a dict, digest included.
@@ -904,12 +605,7 @@ class Mechanism(ValidatedMatrix):
         >>> sorted(randomized_response(3, 1.0).to_dict(format_version=1)["parameters"])
         ['eps', 'ldp', 'n']
         """
-        if isinstance(format_version, bool) or format_version not in _FIELDS:
-            raise ValidationError(
-                f"format_version must be one of {sorted(_FIELDS)}, got {fmt(format_version)}")
-        content = self._content(format_version)
-        content["sha256"] = self._digest(content)
-        return content
+        return _file.document(self, format_version)
 
     def to_json(self) -> str:
         """The JSON document as indented text (one matrix row per line is not promised).
@@ -921,7 +617,7 @@ class Mechanism(ValidatedMatrix):
         >>> Mechanism.from_dict(__import__("json").loads(rr.to_json())).certified
         True
         """
-        return json.dumps(self.to_dict(), indent=2, allow_nan=False) + "\n"
+        return _file.to_json(self.to_dict())
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the JSON file (format version 2) atomically (temporary file in the same
@@ -937,20 +633,7 @@ class Mechanism(ValidatedMatrix):
         >>> back.guarantee.basis, round(back.certified_eps, 6)
         ('all', 1.0)
         """
-        path = Path(path)
-        text = self.to_json()
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
-                                   dir=path.parent if str(path.parent) else ".")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-        return path
+        return _file.write_atomically(path, self.to_json())
 
     #: parameters a minimal record keeps (see :meth:`minimal_record`)
     MINIMAL_PARAMETERS = ("eps", "utility", "optimality", "method")
@@ -1041,92 +724,11 @@ class Mechanism(ValidatedMatrix):
         >>> back.certified, back.guarantee == mech.guarantee
         (True, True)
         """
-        if not isinstance(doc, Mapping):
-            raise MechanismFileError(
-                f"mechanism file must hold a JSON object, got {type(doc).__name__}")
-        if doc.get("format") != FORMAT_NAME:
-            raise MechanismFileError(
-                f"mechanism file 'format' must be {FORMAT_NAME!r}, got {doc.get('format')!r}")
-        version = doc.get("format_version")
-        if isinstance(version, bool) or not isinstance(version, int) \
-                or version not in _FIELDS:
-            raise MechanismFileError(
-                f"mechanism file 'format_version' must be one of {sorted(_FIELDS)}, got "
-                f"{version!r}"
-                + ("" if type(version) is int else f" of type {type(version).__name__}"))
-        expected = _FIELDS[version]
-        missing = expected - set(doc)
-        extra = set(doc) - expected
-        if missing or extra:
-            raise MechanismFileError(
-                f"mechanism file fields do not match format version {version}: "
-                f"missing {sorted(missing)}, unexpected {sorted(extra)}")
-        content = {k: doc[k] for k in expected - {"sha256"}}
-        try:
-            digest = cls._digest(content)
-        except (TypeError, ValueError, RecursionError) as exc:
-            raise MechanismFileError(f"mechanism file holds non-JSON values: {exc}") from exc
-        if doc["sha256"] != digest:
-            raise MechanismFileError(
-                "mechanism file 'sha256' does not match its content: the file was edited or "
-                "corrupted after it was written")
-        if not isinstance(doc["pmlkit_version"], str):
-            raise MechanismFileError(
-                f"mechanism file 'pmlkit_version' must be a string, got "
-                f"{fmt(doc['pmlkit_version'])}")
-        if not isinstance(doc["matrix"], list) or not all(
-                isinstance(r, list) for r in doc["matrix"]):
-            raise MechanismFileError("mechanism file 'matrix' must be a list of rows")
-        if any(not _is_number(v) for r in doc["matrix"] for v in r):
-            raise MechanismFileError("mechanism file 'matrix' entries must be JSON numbers")
-        if any(isinstance(v, int) and abs(v) > 1 for r in doc["matrix"] for v in r):
-            raise MechanismFileError("mechanism file 'matrix' entries must be in [0, 1]")
-        for key in ("input_labels", "output_labels"):
-            if not isinstance(doc[key], list):
-                raise MechanismFileError(f"mechanism file {key!r} must be a list")
-        rows = [len(r) for r in doc["matrix"]]
-        if len(set(rows)) > 1:
-            raise MechanismFileError(
-                f"mechanism file is invalid: matrix rows have different lengths "
-                f"{sorted(set(rows))}")
-        build = _read_v1 if version == 1 else _read_v2
-        try:
-            mech, claims = build(cls, doc)
-        except PMLError as exc:
-            if isinstance(exc, MechanismFileError):
-                raise
-            raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
-        if not mech.input_labels or len(doc["input_labels"]) != mech.n_inputs:
-            raise MechanismFileError("mechanism file 'input_labels' do not match the matrix")
-        from .worstcase import CERTIFY_TOL
-
-        target = claims.get("eps")
-        cert = mech.certified_eps
-        if (cert is not None and target is not None and _is_number(target)
-                and cert > float(target) + CERTIFY_TOL):
-            raise MechanismFileError(
-                f"mechanism file certifies eps {cert!r}, above its own target "
-                f"parameters.eps = {target!r}: the stated guarantee does not hold")
-        if mech.guarantee is None:
-            if not allow_uncertified:
-                what = ("guarantee" if version == 2 else
-                        "uncertainty_set" if mech.uncertainty_set is None else
-                        "certified_eps" if cert is None else "finite certified guarantee")
-                shown = {k: claims[k] for k in ("eps", "delta") if k in claims}
-                said = (f"its parameters {shown} are unverified claims" if shown
-                        else "it states no guarantee")
-                raise MechanismFileError(
-                    f"mechanism file records no {what}, so it is UNCERTIFIED ({said}); pass "
-                    "allow_uncertified=True (command line: --allow-uncertified) to use it "
-                    "anyway")
+        mech, claims = _file.read_document(cls, doc, allow_uncertified=allow_uncertified)
+        if mech.guarantee is None or not verify:
             object.__setattr__(mech, "_certified", False)
             return mech
-        if not verify:
-            object.__setattr__(mech, "_certified", False)
-            return mech
-        assert mech.uncertainty_set is not None
-        _check_recorded_set(mech.n_inputs, dict(mech.uncertainty_set), claims)
-        _check_prior_point(mech)
+        _file.check_recorded_claims(mech, claims)
         mech._verify_certificate()
         object.__setattr__(mech, "_certified", True)
         return mech
@@ -1176,210 +778,11 @@ class Mechanism(ValidatedMatrix):
         >>> mech.certified, mech.guarantee.basis, mech.designer
         (True, 'given', 'optimal_binary')
         """
-        path = Path(path)
-        try:
-            text = path.read_text(encoding="utf-8")
-        except FileNotFoundError:
-            raise MechanismFileError(f"mechanism file {str(path)!r} does not exist") from None
-        except (OSError, UnicodeDecodeError) as exc:
-            raise MechanismFileError(f"mechanism file {str(path)!r} cannot be read: {exc}") \
-                from exc
-        try:
-            doc = json.loads(text, parse_constant=lambda c: c,
-                             object_pairs_hook=_no_duplicate_keys)
-        except RecursionError:
-            raise MechanismFileError(
-                f"mechanism file {str(path)!r} is nested too deeply to be a mechanism file"
-            ) from None
-        except json.JSONDecodeError as exc:
-            raise MechanismFileError(
-                f"mechanism file {str(path)!r} is not valid JSON: {exc}") from exc
-        return cls.from_dict(doc, verify=verify, allow_uncertified=allow_uncertified)
+        return cls.from_dict(_file.read_json(path), verify=verify,
+                             allow_uncertified=allow_uncertified)
 
 
 _CHUNK = 1 << 20
-
-_FIELDS: dict[int, frozenset[str]] = {
-    1: frozenset({"format", "format_version", "pmlkit_version", "input_labels",
-                  "output_labels", "matrix", "designer", "parameters", "uncertainty_set",
-                  "certified_eps", "sha256"}),
-    2: frozenset({"format", "format_version", "pmlkit_version", "input_labels",
-                  "output_labels", "matrix", "guarantee", "provenance", "sha256"}),
-}
-
-
-
-
-def _read_v1(cls: type[Mechanism], doc: Mapping[str, Any]
-             ) -> tuple[Mechanism, Mapping[str, Any]]:
-    """A format-1 document as a mechanism and its flat record of claims."""
-    if not isinstance(doc["designer"], str):
-        raise MechanismFileError(
-            f"mechanism file 'designer' must be a string, got {fmt(doc['designer'])}")
-    if not isinstance(doc["parameters"], Mapping):
-        raise MechanismFileError("mechanism file 'parameters' must be an object")
-    params = dict(doc["parameters"])
-    _check_parameters(params)
-    params = drop_legacy_fingerprint(params)  # read, never carried on (module docstring)
-    cert = doc["certified_eps"]
-    if cert is not None:
-        cert = _file_number(cert, "certified_eps", allow_inf=True)
-    uset = doc["uncertainty_set"]
-    if uset is not None:
-        if not isinstance(uset, Mapping):
-            raise MechanismFileError("mechanism file 'uncertainty_set' must be an object")
-        _check_set_leaves(uset)
-    mech = cls(np.asarray(doc["matrix"], dtype=np.float64), tuple(doc["input_labels"]),
-               tuple(doc["output_labels"]), doc["designer"], params,
-               None if uset is None else dict(uset), cert)
-    return mech, params
-
-
-def _read_v2(cls: type[Mechanism], doc: Mapping[str, Any]
-             ) -> tuple[Mechanism, Mapping[str, Any]]:
-    """A format-2 document as a mechanism and its flat record of claims (every JSON type
-    checked before the typed objects validate the values)."""
-    from .guarantee import PMLGuarantee, Provenance
-
-    gd, pd_ = doc["guarantee"], doc["provenance"]
-    if gd is not None:
-        if not isinstance(gd, Mapping):
-            raise MechanismFileError("mechanism file 'guarantee' must be an object or null")
-        for key in ("eps", "certified_eps", "delta", "output_delta"):
-            if key in gd:
-                _file_number(gd[key], f"guarantee.{key}")
-        if gd.get("m") is not None and (isinstance(gd["m"], bool)
-                                        or not isinstance(gd["m"], int)):
-            raise MechanismFileError(
-                f"mechanism file 'guarantee.m' must be an integer or null, got {fmt(gd['m'])}")
-        for key in ("basis", "statement"):
-            if key in gd and not isinstance(gd[key], str):
-                raise MechanismFileError(
-                    f"mechanism file 'guarantee.{key}' must be a string, got {fmt(gd[key])}")
-        if gd.get("method") is not None and not isinstance(gd["method"], str):
-            raise MechanismFileError(
-                f"mechanism file 'guarantee.method' must be a string or null, got "
-                f"{fmt(gd['method'])}")
-        if not isinstance(gd.get("set"), Mapping):
-            raise MechanismFileError("mechanism file 'guarantee.set' must be an object")
-        _check_set_leaves(gd["set"], "guarantee.set", top=True)
-    if not isinstance(pd_, Mapping):
-        raise MechanismFileError("mechanism file 'provenance' must be an object")
-    for key in ("utility_value", "optimality_gap"):
-        if pd_.get(key) is not None:
-            _file_number(pd_[key], f"provenance.{key}", allow_inf=key == "optimality_gap")
-    est = pd_.get("estimate")
-    if est is not None and (not isinstance(est, list) or not all(_is_number(x) for x in est)):
-        raise MechanismFileError(
-            f"mechanism file 'provenance.estimate' must be a list of numbers or null, got "
-            f"{fmt(est)}")
-    details = pd_.get("details")
-    if not isinstance(details, Mapping):
-        raise MechanismFileError("mechanism file 'provenance.details' must be an object")
-    _check_parameters(details, prefix="provenance.details")
-    if UNVERIFIED_CERT in details:
-        _file_number(details[UNVERIFIED_CERT], f"provenance.details.{UNVERIFIED_CERT}",
-                     allow_inf=True)
-    if details.get(UNVERIFIED_SET) is not None:
-        if not isinstance(details[UNVERIFIED_SET], Mapping):
-            raise MechanismFileError(
-                f"mechanism file 'provenance.details.{UNVERIFIED_SET}' must be an object")
-        _check_set_leaves(details[UNVERIFIED_SET], f"provenance.details.{UNVERIFIED_SET}",
-                          top=True)
-    try:
-        g = None if gd is None else PMLGuarantee.from_dict(gd)
-        prov = Provenance.from_dict(pd_)
-        # a pmlkit 0.1 reference fingerprint: read, never carried on (module docstring)
-        prov = dataclasses.replace(prov, details=drop_legacy_fingerprint(prov.details))
-    except ValidationError as exc:
-        raise MechanismFileError(f"mechanism file is invalid: {exc}") from exc
-    mech = cls(np.asarray(doc["matrix"], dtype=np.float64), tuple(doc["input_labels"]),
-               tuple(doc["output_labels"]), guarantee=g, provenance=prov)
-    claims = dict(mech.parameters)
-    return mech, claims
-
-
-def _check_recorded_set(n: int, recorded: dict[str, Any], params: Mapping[str, Any]) -> None:
-    """The recorded set must follow from what the file records (module docstring)."""
-    beta = params.get("beta")
-    if recorded.get("kind") == "l1_ball" and beta is not None \
-            and abs(float(recorded["radius"]) - float(beta)) > 1e-12:
-        raise MechanismFileError(
-            f"mechanism file 'uncertainty_set.radius' is {recorded['radius']!r} but "
-            f"'parameters.beta' is {beta!r}")
-    sample_keys = ("delta", "m", "confidence", "prior")
-    present = [k for k in sample_keys[:3] if k in params]
-    if not present:
-        return
-    absent = [k for k in sample_keys if k not in params]
-    if absent:
-        raise MechanismFileError(
-            f"mechanism file 'parameters' records {present} but not {absent}: a "
-            "sample-based (eps, delta) claim needs delta, m, confidence and prior to be "
-            "re-checked")
-    expected = _rebuild_sample_set(n, params)
-    if not _sets_match(to_jsonable(recorded), expected):
-        raise MechanismFileError(
-            "mechanism file 'uncertainty_set' is not the set the "
-            f"{params['confidence']!r} confidence method gives for delta = "
-            f"{params['delta']!r}, m = {params['m']!r} and the recorded estimate "
-            f"(expected {expected}): the set was edited, so the guarantee does not follow")
-
-
-def _check_prior_point(mech: Mechanism) -> None:
-    """A file's "prior" guarantee must be stated at the estimate it records (the designers
-    state it there): a point elsewhere certifies a distribution the file does not claim."""
-    g, est = mech.guarantee, mech.provenance.estimate
-    if g is None or g.basis != "prior" or est is None:
-        return
-    lows, highs = g.set.coordinate_bounds()
-    p = np.asarray(est, dtype=np.float64)
-    if p.shape != np.shape(lows) or max(float(np.max(np.abs(lows - p))),
-                                        float(np.max(np.abs(highs - p)))) > 1e-9:
-        raise MechanismFileError(
-            "mechanism file 'guarantee' has basis 'prior' at a distribution other than the "
-            f"recorded 'provenance.estimate' {list(est)}: the guarantee is not stated for the "
-            "distribution the file records")
-
-
-def _rebuild_sample_set(n: int, params: Mapping[str, Any]) -> dict[str, Any]:
-    from .estimation import EmpiricalDistribution, l1_radius
-    from .sets import L1Ball
-
-    m = int(params["m"])
-    if m > 2**53:  # counts beyond 2^53 are not exact in float64 (nor in int64 past 2^63)
-        raise MechanismFileError(
-            f"mechanism file 'm' = {m} is too large to be a sample size (at most 2^53)")
-    prior = np.asarray(params["prior"], dtype=np.float64)
-    if prior.size != n:
-        raise MechanismFileError(
-            f"mechanism file 'parameters.prior' has {prior.size} entries but the matrix "
-            f"has {n} inputs")
-    counts = prior * m
-    rounded = np.rint(counts)
-    if (np.max(np.abs(counts - rounded)) > 1e-6 * max(1.0, m) ** 0.5
-            or rounded.min() < 0 or int(rounded.sum()) != m):
-        raise MechanismFileError(
-            "mechanism file 'parameters.prior' times 'parameters.m' is not a vector of "
-            f"counts summing to m = {m}: the estimate does not come from m samples")
-    method = params["confidence"]
-    try:
-        est = EmpiricalDistribution.from_counts(rounded.astype(np.int64))
-        if np.max(np.abs(np.asarray(est.p) - prior)) > 1e-12:
-            raise MechanismFileError(
-                "mechanism file 'parameters.prior' is not counts / m")
-        delta = float(params["delta"])
-        if method == "l1":
-            return L1Ball(np.asarray(est.p), l1_radius(delta, m=m, n=est.n)).to_dict()
-        from .confidence import confidence_set
-
-        return dict(to_jsonable(confidence_set(est.counts, delta, confidence=method).set.to_dict()))
-    except MechanismFileError:
-        raise
-    except PMLError as exc:
-        raise MechanismFileError(
-            f"mechanism file 'parameters' cannot rebuild the confidence set "
-            f"(confidence={method!r}): {exc}") from exc
 
 
 def _unpickle_mechanism(matrix: Any, input_labels: Any, output_labels: Any, designer: Any,

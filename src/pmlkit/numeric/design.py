@@ -363,7 +363,7 @@ class NumericDesign:
     best
         The candidate with the smallest expected loss at the estimate.
     candidates
-        ``{name: Mechanism}`` (``"ordinal_lp"``, ``"discrete_laplace"``).
+        ``{name: Mechanism}`` (``"ordinal_lp"``, and ``"discrete_laplace"`` when eps > 0).
     losses
         ``{name: expected loss}`` under ``utility``.
     seconds
@@ -394,6 +394,10 @@ def design_numeric(grid: NumericGrid, over: Any, eps: float, *, prior: ArrayLike
     """Design every candidate (ordinal LP, calibrated discrete Laplace), each certified over
     ``over``, and pick the best by ``utility`` (expected loss at the estimate).
 
+    ``eps = 0`` is accepted, as by every designer: no finite Laplace noise reaches it, so the
+    only candidate is the ordinal LP's mechanism, whose rows are all equal (it releases
+    nothing about the value).
+
     Examples
     --------
     >>> g = NumericGrid(0, 4, 1)
@@ -410,9 +414,11 @@ def design_numeric(grid: NumericGrid, over: Any, eps: float, *, prior: ArrayLike
     cands["ordinal_lp"] = ordinal_mechanism(g, over, eps, prior=p, utility=util,
                                             parameters=parameters)
     secs["ordinal_lp"] = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    cands["discrete_laplace"] = laplace_mechanism(g, over, eps, prior=p, parameters=parameters)
-    secs["discrete_laplace"] = time.perf_counter() - t0
+    if check_eps(eps) > 0:  # eps = 0: no finite Laplace noise, the ordinal LP's constant
+        t0 = time.perf_counter()
+        cands["discrete_laplace"] = laplace_mechanism(g, over, eps, prior=p,
+                                                      parameters=parameters)
+        secs["discrete_laplace"] = time.perf_counter() - t0
     losses = {k: expected_loss(np.asarray(m), p, g, util) for k, m in cands.items()}
     best = min(losses, key=lambda k: (losses[k], k != "ordinal_lp"))
     return NumericDesign(cands[best], cands, losses, secs, util)
