@@ -69,11 +69,11 @@ CSV_BATCH_ROWS = 1 << 14
 
 
 def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw],
-             inp: Path, out: Path, cols: list[str], targets: list[str], gen: np.random.Generator,
-              policies: Mapping[str, Policy], *,
-              csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
-              compression: str | None, piece: tuple[int, int] | None = None,
-              temps: list[Path] | None = None, drop: Sequence[str] = ()) -> Staged:
+             inp: Path, out: Path, cols: list[str], targets: list[str],
+             gen: np.random.Generator, policies: Mapping[str, Policy], *,
+             csv: CsvOptions | None, batch_rows: int, bar: Any, meta: dict[str, str],
+             compression: str | None, piece: tuple[int, int] | None = None,
+             temps: list[Path] | None = None, drop: Sequence[str] = ()) -> Staged:
     """Privatise one input file (or one ``piece`` of it: a byte range of a CSV file or a
     row-group range of a Parquet file) into a temporary file next to ``out``; column ``c``
     goes through ``mechs[c]`` (``samplers[c]``, ``policies[c]``).
@@ -88,7 +88,7 @@ def one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Joi
     The temporary file's name is appended to ``temps`` (if given) before the file is
     created, so the caller can remove it even if a signal arrives between this function
     returning and its result being stored. The columns ``drop`` (raw columns whose
-    released values went into other columns, :func:`raw_columns_dropped`) are left out
+    released values went into other columns, :func:`~.files.raw_columns_dropped`) are left out
     of the output."""
     state = gen.bit_generator.state
     rows_cap = CSV_BATCH_ROWS
@@ -297,8 +297,6 @@ def parquet_codecs(pf: Any) -> dict[str, str]:
     return out
 
 
-#: A dictionary page at least this large (uncompressed) marks a column whose values are
-
 
 def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | JointDraw],
                  values: Sequence[Any], cols: list[str], encoders: dict[str, Encoder],
@@ -311,10 +309,10 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
     go through the policy once, and every row still gets its own draw, in row order.
     The values are matched to the labels by :meth:`pmlkit.sampler.Encoder.encode_arrow`
     (``pyarrow.compute.index_in``; a dictionary's entries once). A column whose
-    ``samplers`` entry is a :class:`JointDraw` is
-    released with the other columns of its joint release: their codes are drawn together,
-    one draw per record, once the last of them (in the order of ``cols``) is encoded, and
-    each gets its own output label indices (into its alphabet, the view ``mechs[c]``)."""
+    ``samplers`` entry is a :class:`JointDraw` is released with the other columns of its
+    joint release: their codes are drawn together, one draw per record, once the last of
+    them (in the order of ``cols``) is encoded, and each gets its own output label
+    indices (into its alphabet, the view ``mechs[c]``)."""
     import pyarrow as pa
 
     failed = False
