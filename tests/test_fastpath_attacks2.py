@@ -563,7 +563,7 @@ def test_polars_engine_writes_the_pyarrow_engines_table(tmp_path: Path, fam: str
     vals = _parquet(src, labels, 70_000, seed=len(fam))
     mech = Mechanism(_rr(len(labels), len(labels), seed=1), tuple(labels), tuple(labels))
     tables, groups = {}, {}
-    for engine in ("pyarrow", "polars"):
+    for engine in ("pyarrow", "auto"):
         dst = tmp_path / f"out_{engine}.parquet"
         pmlkit.privatize_file(mech, src, dst, "sex", into=into, rng=23, engine=engine)
         _manifest_digest(dst)
@@ -574,8 +574,8 @@ def test_polars_engine_writes_the_pyarrow_engines_table(tmp_path: Path, fam: str
         assert codecs == {"ZSTD"}
         groups[engine] = [md.row_group(g).num_rows for g in range(md.num_row_groups)]
     if into is None:  # (with a new column the pyarrow engine writes other row groups)
-        assert groups["pyarrow"] == groups["polars"]
-    a, b = tables["pyarrow"], tables["polars"]
+        assert groups["pyarrow"] == groups["auto"]
+    a, b = tables["pyarrow"], tables["auto"]
     assert a.schema.equals(b.schema, check_metadata=False)
     assert [f.metadata for f in a.schema] == [f.metadata for f in b.schema]
     meta_a, meta_b = dict(a.schema.metadata), dict(b.schema.metadata)
@@ -592,7 +592,7 @@ def test_polars_engine_writes_the_pyarrow_engines_table(tmp_path: Path, fam: str
         assert a.column("sex").to_pylist() == vals
 
 
-@pytest.mark.parametrize("engine", ["pyarrow", "polars", "auto"])
+@pytest.mark.parametrize("engine", ["pyarrow", "auto"])
 @pytest.mark.parametrize("fam", ["two", "nine"])
 def test_parquet_refusals_same_for_both_engines(tmp_path: Path, fam: str,
                                                 engine: str) -> None:
@@ -784,13 +784,13 @@ def test_parquet_engines_agree_under_policies(tmp_path: Path, missing: str,
                              "i": pa.array(np.arange(n))}), src, row_group_size=12_000)
     mech = Mechanism(_rr(len(labels), len(labels), seed=6), tuple(labels), tuple(labels))
     got = {}
-    for engine in ("pyarrow", "polars"):
+    for engine in ("pyarrow", "auto"):
         dst = tmp_path / f"{engine}.parquet"
         pmlkit.privatize_file(mech, src, dst, "sex", rng=3, engine=engine, missing=missing,
                               unknown_as=unknown_as, batch_rows=16_000)
         _manifest_digest(dst)
         got[engine] = pq.read_table(dst)
-    a, b = got["pyarrow"], got["polars"]
+    a, b = got["pyarrow"], got["auto"]
     assert a.equals(b)
     out = a.column("sex").to_pylist()
     assert [i for i, v in enumerate(out) if v is None] == nulls

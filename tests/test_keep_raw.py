@@ -41,11 +41,3 @@ def test_keep_raw_must_be_a_bool(tmp_path):
         pmlkit.privatize_file(SWAP, tmp_path / "in.csv", tmp_path / "out.csv", "sex",
                               into="s", keep_raw="no")
     assert not (tmp_path / "out.csv").exists()
-
-
-def test_polars_engine_cannot_leave_columns_out(tmp_path):
-    pd.DataFrame({"sex": list("FM")}).to_parquet(tmp_path / "in.parquet")
-    with pytest.raises(ValidationError, match=r"engine='polars'.*keep_raw=True"):
-        pmlkit.privatize_file(SWAP, tmp_path / "in.parquet", tmp_path / "out.parquet", "sex",
-                              into="s", keep_raw=False, engine="polars")
-    assert not (tmp_path / "out.parquet").exists()

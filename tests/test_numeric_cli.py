@@ -375,7 +375,7 @@ def test_joint_guarantee_with_a_numeric_column(capsys, small, tmp_path):
 
 
 def test_csv_text_and_types_the_release_refuses(small, tmp_path):
-    """Text that is no number, a text Parquet column, the polars engine and unknown_as
+    """Text that is no number, a text Parquet column and unknown_as
     are refused with a clear error and nothing is written; a declared null marker is
     missing."""
     _, _, mech, _ = small
@@ -386,9 +386,6 @@ def test_csv_text_and_types_the_release_refuses(small, tmp_path):
     with pytest.raises(pmlkit.errors.DataError, match="must hold numbers"):
         pmlkit.privatize_file(mech, tmp_path / "s.parquet", tmp_path / "o.parquet", "v")
     pq.write_table(pa.table({"v": [1, 2]}), tmp_path / "n.parquet")
-    with pytest.raises(pmlkit.errors.ValidationError, match="polars"):
-        pmlkit.privatize_file(mech, tmp_path / "n.parquet", tmp_path / "o.parquet", "v",
-                              engine="polars")
     with pytest.raises(pmlkit.errors.ValidationError, match="clamped"):
         pmlkit.privatize_file(mech, tmp_path / "n.parquet", tmp_path / "o.parquet", "v",
                               unknown_as=3)

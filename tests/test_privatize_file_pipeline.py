@@ -41,7 +41,7 @@ import pmlkit
 from pmlkit.errors import DataError
 from pmlkit.io import check_utf8_text
 from pmlkit.privatization import files as F
-from pmlkit.privatization._publish import HashingFile
+from pmlkit.privatization._publish import HashingFile, discard
 
 LABELS = ("Female", "Male", "Non,binary", 'q"t', "日本")
 _RAW = {"Female": "Female", "Male": "Male", "Non,binary": '"Non,binary"', 'q"t': '"q""t"',
@@ -430,6 +430,6 @@ def test_cleanup_after_a_failed_write_survives_a_second_interrupt(tmp_path):
     class Hashed:
         close = staticmethod(once("hash"))
 
-    F._discard(Hashed(), tmp, once("writer"), once("sink"))
+    discard(Hashed(), tmp, once("writer"), once("sink"))
     assert done == ["writer", "sink", "hash"]
     assert not tmp.exists()

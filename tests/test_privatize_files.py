@@ -147,10 +147,10 @@ def test_unknown_label_and_nulls_count_whole_file_and_write_nothing(tmp_path, da
 
 
 def test_interrupted_write_leaves_no_partial_output(tmp_path, data, monkeypatch):
-    import pmlkit.privatization.files as files_mod
+    import pmlkit.privatization._engine as engine_mod
 
     calls = {"n": 0}
-    real_batch = files_mod._draw_columns  # the draws of every engine
+    real_batch = engine_mod.draw_columns  # the draws of every batch
 
     def flaky(*args, **kwargs):
         calls["n"] += 1
@@ -158,7 +158,7 @@ def test_interrupted_write_leaves_no_partial_output(tmp_path, data, monkeypatch)
             raise KeyboardInterrupt  # the user pressed Ctrl-C mid-way
         return real_batch(*args, **kwargs)
 
-    monkeypatch.setattr(files_mod, "_draw_columns", flaky)
+    monkeypatch.setattr(engine_mod, "draw_columns", flaky)
     for dst in ("o.parquet", "o.csv"):
         calls["n"] = 0
         with pytest.raises(KeyboardInterrupt):

@@ -27,11 +27,11 @@ import numpy as np
 import pytest
 
 import pmlkit
-import pmlkit.privatization.files as files
+import pmlkit.privatization._engine as engine_mod
 from pmlkit.privatization._publish import deferred_signals
 
 MECH = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("F", "M"), ("F", "M"))
-_HERE = os.path.dirname(files.__file__)
+_HERE = os.path.dirname(engine_mod.__file__)
 
 
 @pytest.fixture(autouse=True)
@@ -115,7 +115,7 @@ def test_second_interrupt_during_the_clean_up(tmp_path, monkeypatch, line):
     up holding signals back (the attempt is made again) or once they are held back. The
     clean-up still finishes (the second interrupt is raised after it): no temporary file
     and no thread is left."""
-    real = files._privatize_batch
+    real = engine_mod.privatize_batch
     calls = {"n": 0}
 
     def interrupted(*args: Any, **kwargs: Any) -> Any:
@@ -124,7 +124,7 @@ def test_second_interrupt_during_the_clean_up(tmp_path, monkeypatch, line):
             raise KeyboardInterrupt
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(files, "_privatize_batch", interrupted)
+    monkeypatch.setattr(engine_mod, "privatize_batch", interrupted)
     result, threads = _run_with_signal(tmp_path, "out.csv", lambda t: t == line)
     assert result == "KeyboardInterrupt" and threads == []
     assert _files(tmp_path) == ["in.csv"]

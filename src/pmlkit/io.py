@@ -346,7 +346,7 @@ def check_utf8_text(batch: Any, path: str | os.PathLike[str], first_row: int = 0
     >>> import pyarrow as pa
     >>> bad = pa.Array.from_buffers(pa.string(), 2, [None, pa.py_buffer(
     ...     np.array([0, 1, 3], np.int32)), pa.py_buffer(b"a\\xc3(")])
-    >>> batch = pa.record_batch([text_array(["x", "y"]), bad], names=["id", "c"])
+    >>> batch = pa.record_batch([pa.array(["x", "y"]), bad], names=["id", "c"])
     >>> try:
     ...     check_utf8_text(batch, "in.csv", 10)
     ... except DataError as exc:
@@ -361,18 +361,18 @@ def check_utf8_text(batch: Any, path: str | os.PathLike[str], first_row: int = 0
         if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)) \
                 or _utf8_valid(arr):
             continue
-        where = ""
-        if arr is col:  # the first bad row, by halving (this is the failure path only)
-            lo, hi = 0, len(col)
-            while hi - lo > 1:
-                mid = (lo + hi) // 2
-                if _utf8_valid(col.slice(lo, mid - lo)):
-                    lo = mid
-                else:
-                    hi = mid
-            where = f" (data row {first_row + lo + 1}, counting from 1 after the header)"
+        # the first bad row, by halving (this is the failure path only)
+        rows = col if arr is col else col.dictionary_decode()
+        lo, hi = 0, len(rows)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if _utf8_valid(rows.slice(lo, mid - lo)):
+                lo = mid
+            else:
+                hi = mid
         raise DataError(f"cannot read {str(path)!r} as CSV: column {name!r} holds text that "
-                        f"is not valid UTF-8{where}")
+                        f"is not valid UTF-8 (data row {first_row + lo + 1}, counting from 1 "
+                        "after the header)")
 
 
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
@@ -386,8 +386,8 @@ def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.utf8_trim_whitespace(col)
             if opts.null_values:  # " ?" becomes "?" only after trimming: null it now
-                is_null = pc.is_in(col, value_set=text_array(opts.null_values, col.type))
-                col = pc.if_else(is_null, text_scalar(None, col.type), col)
+                is_null = pc.is_in(col, value_set=pa.array(opts.null_values, col.type))
+                col = pc.if_else(is_null, pa.scalar(None, col.type), col)
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names) if isinstance(
         table, pa.Table) else pa.RecordBatch.from_arrays(cols, names=table.column_names)
@@ -713,57 +713,6 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
     return names
 
 
-def text_array(values: Sequence[str], typ: Any = None) -> Any:
-    """A pyarrow text array (``typ``: ``string``, default, or ``large_string``) of Python
-    strings, built from its buffers.
-
-    ``pyarrow.array`` and ``pyarrow.scalar`` import pandas (about 0.3 s in a fresh
-    process) to check whether their argument is a pandas object; the streamed CSV path
-    builds its few small arrays (null markers, labels, quotes) this way instead.
-
-    Examples
-    --------
-    >>> text_array(["F", "", "日本"]).to_pylist()
-    ['F', '', '日本']
-    """
-    import numpy as np
-
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
-
-    typ = pa.string() if typ is None else typ
-    try:
-        data = [str(v).encode("utf-8") for v in values]
-    except UnicodeEncodeError:  # a lone surrogate: Arrow's own conversion says no
-        return pa.array([str(v) for v in values], type=typ)
-    wide = pa.types.is_large_string(typ)
-    offsets = np.zeros(len(data) + 1, dtype=np.int64 if wide else np.int32)
-    if data:
-        total = sum(len(d) for d in data)
-        if not wide and total > np.iinfo(np.int32).max:
-            return text_array(values, pa.large_string()).cast(typ)
-        np.cumsum(np.fromiter((len(d) for d in data), dtype=np.int64, count=len(data)),
-                  out=offsets[1:])
-    return pa.Array.from_buffers(typ, len(data), [None, pa.py_buffer(offsets),
-                                                  pa.py_buffer(b"".join(data))])
-
-
-def text_scalar(value: str | None, typ: Any = None) -> Any:
-    """A pyarrow text scalar (a null one for ``None``) without importing pandas (see
-    :func:`text_array`).
-
-    Examples
-    --------
-    >>> text_scalar("x").as_py(), text_scalar(None).is_valid
-    ('x', False)
-    """
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
-
-    typ = pa.string() if typ is None else typ
-    if value is None:
-        return pa.nulls(1, typ)[0]
-    return text_array([value], typ)[0]
-
-
 @dataclass(frozen=True)
 class CsvLayout:
     """How a CSV file's bytes are laid out beyond its cells: a UTF-8 byte-order mark at
@@ -837,11 +786,11 @@ class CsvTextWriter:
             needs = pc.or_kleene(needs, _is_empty(arr))
         needs = pc.and_kleene(needs.is_valid(), needs)  # a null (missing) cell: no quotes
         if pc.any(needs).as_py():
-            q = text_scalar('"', arr.type)
+            q = pa.scalar('"', arr.type)
             quoted = pc.binary_join_element_wise(
-                q, pc.replace_substring(arr, '"', '""'), q, text_scalar("", arr.type))
+                q, pc.replace_substring(arr, '"', '""'), q, pa.scalar("", arr.type))
             arr = pc.if_else(needs, quoted, arr)
-        return arr.fill_null(text_scalar("", arr.type))
+        return arr.fill_null(pa.scalar("", arr.type))
 
     def _join(self, fields: list[Any]) -> Any:
         import numpy as np
@@ -852,9 +801,9 @@ class CsvTextWriter:
             else pa.string()
         fields = [f if f.type == typ else f.cast(typ) for f in fields]
         line = fields[0] if len(fields) == 1 else pc.binary_join_element_wise(
-            *fields, text_scalar(self.delimiter, typ))
-        line = pc.binary_join_element_wise(line, text_scalar("", typ),
-                                           text_scalar(self.layout.newline, typ))
+            *fields, pa.scalar(self.delimiter, typ))
+        line = pc.binary_join_element_wise(line, pa.scalar("", typ),
+                                           pa.scalar(self.layout.newline, typ))
         if isinstance(line, pa.ChunkedArray):
             line = line.combine_chunks()
         offsets_type = np.int64 if pa.types.is_large_string(line.type) else np.int32
@@ -923,30 +872,8 @@ class CsvTextWriter:
         self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))
 
 
-def arrow_call(name: str, *args: Any) -> Any:
-    """Call the Arrow compute function ``name`` on ``args`` without importing
-    ``pyarrow.compute`` (its import builds a Python wrapper for every function: 45-70 ms
-    here, more than the rest of a small run). ``Array.take`` and ``pyarrow.array`` of a
-    Python list import it; the streamed CSV path uses this instead.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> import pyarrow as pa
-    >>> idx = pa.Array.from_buffers(pa.int64(), 3, [None, pa.py_buffer(np.array([1, 0, 1]))])
-    >>> arrow_call("take", text_array(["F", "M"]), idx).to_pylist()
-    ['M', 'F', 'M']
-    """
-    try:
-        from pyarrow._compute import call_function
-    except ImportError:  # pragma: no cover - a pyarrow without the private module
-        from pyarrow.compute import call_function
-    return call_function(name, list(args))
-
-
 def _is_empty(arr: Any) -> Any:
-    """Whether each text value is the empty string (null stays null); no Python scalar
-    is converted, so pandas is not imported (see :func:`text_array`)."""
+    """Whether each text value is the empty string (null stays null)."""
     pa = require("pyarrow", "reading or writing CSV or Parquet files")
     pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 

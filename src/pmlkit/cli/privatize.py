@@ -107,9 +107,8 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
               help="Output file (one input) or folder (several inputs, or --engine dask).")
 @click.option("--engine", type=click.Choice(["local", "pyarrow", "polars", "dask"]),
               default="local", show_default=True,
-              help="Stream locally (local: the polars writer for Parquet -> Parquet where it "
-                   "writes the file exactly, else pyarrow; pyarrow or polars: that writer "
-                   "only), or run on a Dask cluster.")
+              help="Stream locally (local or pyarrow: pyarrow reads and writes; polars: "
+                   "deprecated, pyarrow writes), or run on a Dask cluster.")
 @click.option("--scheduler", default=None, metavar="ADDRESS",
               help="Dask scheduler address (default: a LocalCluster on this machine).")
 @click.option("--seed", type=click.IntRange(min=0), default=None,

@@ -1,6 +1,7 @@
-"""The missing-value and unknown-label policies of :func:`pmlkit.privatize` (``missing=``,
-``unknown_as=``): the same words and the same rules as :func:`privatize_file` (its
-:class:`~pmlkit.privatization.files.Policy` applies them, on Arrow arrays).
+"""The missing-value and unknown-label policies of a release (``missing=``, ``unknown_as=``),
+one set of words and rules for files and memory: :class:`Policy` applies them to Arrow
+arrays, for :func:`~pmlkit.privatization.files.privatize_file` (with the CSV parsing
+policy of the privatised column) and for :func:`pmlkit.privatize`.
 
 Each privatised column is read as an Arrow array, the policies are applied (``missing=
 "category"``: a null becomes the label ``(missing)``; ``"keep"``: a null stays null in
@@ -14,16 +15,183 @@ ChunkedArray, a polars Series. Other containers are refused (files:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import dataclasses
+from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..errors import DataError, ValidationError
+from ..io import CsvOptions, file_format
 from ..mechanism import Mechanism
 from ..rng import RandomSource
+from ..sampler import Encoder, label_kind
 
-__all__ = ["privatize_with_policies", "with_policy_hint"]
+__all__ = ["MISSING_LABEL", "MISSING_POLICIES", "Policy", "arrow_type_for",
+           "check_missing_policy", "check_unknown_as", "csv_options_for", "policy_error",
+           "privatize_with_policies", "with_policy_hint"]
+
+#: The label a missing value becomes under ``missing="category"``.
+MISSING_LABEL = "(missing)"
+#: What to do with a missing value in a privatised column.
+MISSING_POLICIES = ("error", "category", "keep")
+
+
+def check_missing_policy(missing: Any) -> str:
+    """``missing`` checked against :data:`MISSING_POLICIES`."""
+    if missing not in MISSING_POLICIES:
+        raise ValidationError(f"missing must be one of {', '.join(map(repr, MISSING_POLICIES))}"
+                              f", got {missing!r}")
+    return str(missing)
+
+
+def check_unknown_as(unknown_as: Any, mechs: Mapping[str, Any]) -> dict[str, Any]:
+    """``unknown_as`` per column: one label for every column, or a mapping column -> label
+    (columns it does not name stop on unknown values)."""
+    per = ({str(k): v for k, v in unknown_as.items()} if isinstance(unknown_as, Mapping)
+           else {c: unknown_as for c in mechs})
+    for c, lab in per.items():
+        if c not in mechs:
+            raise ValidationError(f"unknown_as names column {c!r}, which is not privatised "
+                                  f"(columns: {list(mechs)!r})")
+        if lab is not None and lab not in mechs[c].input_labels:
+            raise ValidationError(f"unknown_as must be an input label of the mechanism of "
+                                  f"column {c!r}, got {lab!r} (input labels: "
+                                  f"{', '.join(map(repr, mechs[c].input_labels[:20]))})")
+    return {c: per.get(c) for c in mechs}
+
+
+def arrow_type_for(labels: Sequence[Any]) -> Any:
+    """The Arrow type of a label tuple's kind (``None`` for mixed or other labels)."""
+    import pyarrow as pa
+
+    return {"str": pa.string(), "int": pa.int64(), "bool": pa.bool_(),
+            "float": pa.float64()}.get(label_kind(labels))
+
+
+class Policy:
+    """How the privatised column is read: CSV text to labels, missing values, unknowns."""
+
+    def __init__(self, mech: Any, csv: CsvOptions | None, missing: str,
+                 unknown_as: Any) -> None:
+        self.mech = mech
+        self.csv = csv
+        self.missing = missing
+        self.unknown_as = unknown_as
+        self.in_type = arrow_type_for(mech.input_labels)
+        self.unknown_rows = 0
+        self._label_set: Any = None
+
+    @property
+    def label_set(self) -> Any:
+        """The input labels as an Arrow array of :attr:`in_type` (None: no such type)."""
+        import pyarrow as pa
+
+        if self._label_set is None and self.in_type is not None:
+            self._label_set = pa.array(list(self.mech.input_labels), type=self.in_type)
+        return self._label_set
+
+    def from_text(self, arr: Any) -> Any:
+        """CSV text of a privatised column -> labels (strip, null markers, label type)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        opts = self.csv or CsvOptions()
+        if opts.strip_whitespace:
+            arr = pc.utf8_trim_whitespace(arr)
+        nulls = opts.null_values if opts.null_values else ("",)
+        is_null = pc.is_in(arr, value_set=pa.array(list(nulls), arr.type))
+        arr = pc.if_else(is_null, pa.scalar(None, arr.type), arr)
+        if self.in_type is not None and not pa.types.is_string(self.in_type):
+            try:
+                arr = pc.cast(arr, self.in_type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                pass  # not all labels: the encoder names the offending values
+        return arr
+
+    def prepare(self, arr: Any) -> tuple[Any, Any]:
+        """Apply the missing-value and unknown-label policies; returns (values to encode,
+        mask of rows whose output must be missing, or None)."""
+        import pyarrow as pa
+        import pyarrow.compute as pc
+
+        if pa.types.is_dictionary(arr.type):
+            if self.missing == "error" and self.unknown_as is None:
+                return arr, None
+            arr = arr.dictionary_decode()
+        keep_mask = None
+        if self.missing == "category" and arr.null_count:
+            try:
+                arr = arr.fill_null(pa.scalar(MISSING_LABEL, type=arr.type))
+            except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
+                raise DataError(f"missing='category' needs a text column, this one is "
+                                f"{arr.type}") from exc
+        elif self.missing == "keep" and arr.null_count:
+            keep_mask = arr.is_null()
+            arr = arr.fill_null(pa.scalar(self.mech.input_labels[0], type=arr.type)) \
+                if self.label_set is not None else arr
+        if self.unknown_as is not None and self.label_set is not None:
+            try:
+                known = pc.is_in(arr, value_set=self.label_set.cast(arr.type))
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+                known = None
+            if known is not None:
+                unknown = pc.and_(pc.invert(known), arr.is_valid())
+                n = pc.sum(unknown).as_py() or 0
+                if n:
+                    self.unknown_rows += int(n)
+                    arr = pc.if_else(unknown, pa.scalar(self.unknown_as, type=arr.type), arr)
+        return arr, keep_mask
+
+
+def csv_options_for(inp: Path, csv: CsvOptions | None) -> CsvOptions | None:
+    """The options that read a CSV input as pure text (no null markers, no stripping)."""
+    if file_format(inp) != "csv":
+        return csv
+    base = csv if csv is not None else CsvOptions()
+    return dataclasses.replace(base, strip_whitespace=False, null_values=(),
+                               delimiter=base.delimiter_for(inp))
+
+
+def policy_error(encoder: Encoder, mech: Any, what: str) -> DataError:
+    """The encoder's error (:meth:`pmlkit.sampler.Encoder.error`: the null and unknown
+    values found, with their counts) followed by the options of :func:`privatize_file`
+    (and of ``pmlkit privatize``) that release such rows: ``missing`` for nulls,
+    ``unknown_as`` for values that are not input labels.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> from pmlkit.sampler import Encoder
+    >>> enc = Encoder(["a", "b"])
+    >>> enc.encode_numpy(np.array(["a", None], dtype=object)) is None
+    True
+    >>> m = pmlkit.Mechanism(np.eye(2), ("a", "b"), ("a", "b"))
+    >>> print(policy_error(enc, m, "column 'x'"))  # doctest: +NORMALIZE_WHITESPACE
+    column 'x': 1 row holds a null/missing value (None/NaN/NA), which cannot be privatised;
+    drop or impute them explicitly first; or, to release them, pass missing='keep' (command
+    line: --missing keep; whether a value is missing is then released unprotected), or
+    design the mechanism with missing='category' (pmlkit design --missing category) and
+    pass missing='category'; nothing was privatised
+    """
+    base = str(encoder.error(what)).removesuffix("; nothing was privatised")
+    hints = []
+    if encoder.nulls:
+        keep = ("missing='keep' (command line: --missing keep; whether a value is missing "
+                "is then released unprotected)")
+        if MISSING_LABEL in mech.input_labels:
+            hints.append(f"or, to release them, pass missing='category' (command line: --missing "
+                         f"category: the mechanism has the label {MISSING_LABEL!r}) or {keep}")
+        else:
+            hints.append(f"or, to release them, pass {keep}, or design the mechanism with "
+                         "missing='category' (pmlkit design --missing category) and pass "
+                         "missing='category'")
+    if encoder.unknown:
+        hints.append("to release a value the mechanism does not know as one of its input "
+                     "labels, pass unknown_as=LABEL (command line: --unknown-as LABEL)")
+    return DataError("; ".join([base, *hints, "nothing was privatised"]))
 
 
 def with_policy_hint(exc: DataError, *, missing: str = "error", unknown_as: Any = None,
@@ -76,7 +244,6 @@ def privatize_with_policies(mech: Mechanism, values: Any, source: RandomSource, 
     ['no', None, 'yes']
     """
     from ._core import columns_into
-    from .files import MISSING_LABEL, Policy, check_missing_policy, check_unknown_as
 
     missing = check_missing_policy(missing)
     unknown = check_unknown_as(unknown_as, {"values": mech})["values"]

@@ -19,21 +19,29 @@ process id, and the next run writing next to them removes those whose process is
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import errno
+import functools
 import hashlib
+import json
 import os
 import secrets
 import shutil
 import signal
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["HashingFile", "cleanup_on_signals", "commit", "deferred_signals", "folder_lock",
-           "os_error", "remove_stale", "temp_path"]
+__all__ = ["MANIFEST_SUFFIX", "HashingFile", "Staged", "cleanup_on_signals", "commit",
+           "deferred_signals", "discard", "folder_lock", "manifest_path", "os_error",
+           "publish_all", "remove_stale", "settle", "temp_path"]
+
+#: The manifest of output ``<name>`` is published as ``<name>.pmlkit.json``.
+MANIFEST_SUFFIX = ".pmlkit.json"
 
 _TAG = ".pmlkit-"
 
@@ -365,3 +373,110 @@ def deferred_signals() -> Iterator[None]:
             signal.signal(sig, old)
         if arrived:
             signal.raise_signal(arrived[0])
+
+
+def settle(steps: Sequence[Callable[[], object]], *, reraise: bool = True) -> None:
+    """Run every clean-up step (removing a temporary file, closing a writer), in order,
+    whatever happens: a step's error is ignored, and a signal arriving meanwhile (a second
+    Ctrl-C, a SIGTERM) is held back until the last step ran, then raised (with
+    ``reraise=False`` dropped: the caller raises its own first error). A step that
+    raises KeyboardInterrupt or SystemExit itself (polars passes Ctrl-C on that way), or a
+    signal that lands before the holding back takes effect, makes the step run again (the
+    steps may run twice), at most 100 times in all."""
+    done = 0
+    pending: BaseException | None = None
+    for _ in range(100):
+        try:
+            with deferred_signals():
+                while done < len(steps):
+                    try:
+                        steps[done]()
+                    except Exception:
+                        pass
+                    done += 1
+            break
+        except (KeyboardInterrupt, SystemExit) as exc:
+            pending = pending or exc
+    if pending is not None and reraise:
+        raise pending
+
+
+def discard(hashed: Any, tmp: Path, *closers: Any) -> None:
+    """After a failed write: close the writers ``closers`` (callables), then the hashing
+    file, and remove the temporary output (see :func:`settle`). Their own errors are
+    ignored, and so is an interrupt they raise or a signal arriving meanwhile (a second
+    Ctrl-C): the clean-up is not stopped half way, and the first error is the one the
+    caller raises."""
+    steps: list[Callable[[], object]] = [*closers]
+    if hashed is not None:
+        steps.append(hashed.close)
+    steps.append(functools.partial(tmp.unlink, missing_ok=True))
+    settle(steps, reraise=False)
+
+
+@dataclass
+class Staged:
+    """A finished temporary output waiting to be published."""
+
+    tmp: Path
+    out: Path
+    rows: int
+    sha256: str
+    size: int
+    manifest_doc: dict[str, Any] = dataclasses.field(default_factory=dict)
+    engine: str = "pyarrow"
+    #: the binding of the release record: digests of the privatised columns' content
+    content: dict[str, Any] | None = None
+
+
+def manifest_path(out: Path) -> Path:
+    """Where the manifest of output ``out`` is published: ``<out>.pmlkit.json``."""
+    return out.with_name(out.name + MANIFEST_SUFFIX)
+
+
+def publish_all(staged: list[Staged], *, overwrite: bool, manifest: bool) -> None:
+    """Publish every staged output and its manifest, or none of them."""
+    with folder_lock([st.out.parent for st in staged]):
+        _publish_locked(staged, overwrite=overwrite, manifest=manifest)
+
+
+def _publish_locked(staged: list[Staged], *, overwrite: bool, manifest: bool) -> None:
+    # each file is listed before its commit (a signal just after the commit still undoes
+    # it); the undoing removes only a name that holds this run's file
+    published: list[tuple[Path, os.stat_result]] = []
+    try:
+        for st in staged:
+            info = os.stat(st.tmp)
+            published.append((st.out, info))
+            try:
+                commit(st.tmp, st.out, overwrite=overwrite)
+            except OSError as exc:
+                raise os_error(exc, "write the output", st.out) from exc
+            if not manifest:
+                continue
+            man = manifest_path(st.out)
+            mtmp = temp_path(man)
+            try:
+                mtmp.write_text(json.dumps(st.manifest_doc, indent=2) + "\n", encoding="utf-8")
+                published.append((man, os.stat(mtmp)))
+                commit(mtmp, man, overwrite=overwrite)
+            except OSError as exc:
+                raise os_error(exc, "write the manifest", man) from exc
+            finally:
+                settle([functools.partial(mtmp.unlink, missing_ok=True)])
+            if not same_inode(st.out, info):  # another --overwrite run replaced the data
+                raise DataError(f"output {str(st.out)!r} was replaced by another run while "
+                                "this one was publishing it; run again")
+    except BaseException as exc:
+        removed: list[str] = []
+
+        def undo(path: Path, info: os.stat_result) -> None:
+            if same_inode(path, info):  # only what this run published
+                path.unlink(missing_ok=True)
+                removed.append(str(path))
+
+        settle([functools.partial(undo, path, info) for path, info in reversed(published)])
+        if isinstance(exc, DataError) and removed and len(staged) > 1:
+            raise DataError(f"{exc}; none of the {len(staged)} outputs was published "
+                            "(those already written were removed)") from exc
+        raise
