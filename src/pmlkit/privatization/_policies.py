@@ -226,6 +226,31 @@ def with_policy_hint(exc: DataError, *, missing: str = "error", unknown_as: Any 
     return DataError(msg)
 
 
+def checked_policies(mech: Mechanism, missing: Any, unknown_as: Any) -> tuple[str, Any]:
+    """``(missing, unknown_as)`` checked for one column released through ``mech``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> swap = pmlkit.Mechanism(np.eye(2)[::-1], ("no", "yes"), ("no", "yes"))
+    >>> checked_policies(swap, "keep", "no")
+    ('keep', 'no')
+    >>> checked_policies(swap, "category", None)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: missing='category' needs a mechanism with the input ...
+    """
+    missing = check_missing_policy(missing)
+    unknown = check_unknown_as(unknown_as, {"values": mech})["values"]
+    if missing == "category" and MISSING_LABEL not in mech.input_labels:
+        raise ValidationError(
+            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
+            "design it from data whose missing values are a category (missing='category', "
+            "pmlkit design --missing category)")
+    return missing, unknown
+
+
 def privatize_with_policies(mech: Mechanism, values: Any, source: RandomSource, *,
                             columns: str | Sequence[str] | None,
                             into: str | Sequence[str] | None, missing: str,
@@ -245,20 +270,9 @@ def privatize_with_policies(mech: Mechanism, values: Any, source: RandomSource, 
     """
     from ._core import columns_into
 
-    missing = check_missing_policy(missing)
-    unknown = check_unknown_as(unknown_as, {"values": mech})["values"]
-    if missing == "category" and MISSING_LABEL not in mech.input_labels:
-        raise ValidationError(
-            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
-            "design it from data whose missing values are a category (missing='category', "
-            "pmlkit design --missing category)")
+    missing, unknown = checked_policies(mech, missing, unknown_as)
     policy = Policy(mech, None, missing, unknown)
     kind = _container(values)
-    if kind == "dask":  # lazily, partition by partition, one child stream each
-        from ._dask import privatize_dask
-
-        return privatize_dask(mech, values, source, columns=columns, into=into,
-                              missing=missing, unknown_as=unknown)[0]
     if kind == "pandas-frame":
         cols, targets = columns_into(values, columns, into)
         out = values.copy()
@@ -276,8 +290,6 @@ def _container(values: Any) -> str:
     import sys
 
     mod = type(values).__module__.split(".")[0]
-    if mod == "dask":
-        return "dask"
     if mod == "pandas":
         pd = sys.modules["pandas"]
         if isinstance(values, pd.DataFrame):

@@ -171,10 +171,18 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     0.75
     """
     if missing != "error" or unknown_as is not None:  # the policies of privatize_file
-        from ._policies import privatize_with_policies
+        import sys
+
+        from ._policies import checked_policies, privatize_with_policies
 
         mech = as_mechanism_object(mechanism)
         warn_if_reused(mech, values, columns)
+        if "dask" in sys.modules and _is_dask(values):  # lazily, partition by partition
+            from ._dask import privatize_dask
+
+            missing, unknown = checked_policies(mech, missing, unknown_as)
+            return privatize_dask(mech, values, resolve_rng(rng), columns=columns,
+                                  into=into, missing=missing, unknown_as=unknown)[0]
         return privatize_with_policies(mech, values, resolve_rng(rng), columns=columns,
                                        into=into, missing=missing, unknown_as=unknown_as)
     try:
