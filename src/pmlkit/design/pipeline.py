@@ -80,7 +80,7 @@ from .subconvex import (
 )
 
 if TYPE_CHECKING:  # pragma: no cover
-    from numpy.typing import ArrayLike
+    from numpy.typing import ArrayLike, NDArray
 
     from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
@@ -599,16 +599,29 @@ _FW_STEP_RATE = 2.5e-4
 
 
 def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
-                   max_seconds: float = math.inf, max_work: float = DEFAULT_WORK
-                   ) -> tuple[np.ndarray, float, str]:
+                   max_seconds: float = math.inf, max_work: float = DEFAULT_WORK,
+                   publish_values: bool = False) -> tuple[np.ndarray, float, str]:
     """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
     over the enumerated extreme rays (``N <= MAX_EXACT_N``); a utility object that also
     has ``design_over_set`` (the estimation error) is designed by it as well (any N and
     set kind) and the better certified matrix is kept. Otherwise, beyond
-    ``MAX_EXACT_N``, the best certified candidate (with a warning)."""
+    ``MAX_EXACT_N``, the best certified candidate (with a warning).
+
+    With ``publish_values`` every candidate is compared as it will be released: one with
+    more outputs than inputs by its published channel (:func:`_published_candidate`)."""
     import time
 
     n = p.size
+    from .estimation import LOCAL_MAX_ITER
+
+    deadline = time.monotonic() + max_seconds
+    steps_budget = LOCAL_MAX_ITER
+    if math.isfinite(max_work):
+        # the local searches' steps from the work budget (counted, so deterministic)
+        from .linear import mechanism_polytope
+
+        nv = mechanism_polytope(uset, eps, n_outputs=n).n_vars
+        steps_budget = max(1, int(max_work / (_FW_STEP_RATE * nv)))
     rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
     cands: list[tuple[float, np.ndarray, float, str]] = []
     if rays_fn is not None:
@@ -638,14 +651,9 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
     if over_set is not None:
         import inspect
 
-        deadline = time.monotonic() + max_seconds
         kwargs: dict[str, Any] = {"deadline": deadline}
         if "max_steps" in inspect.signature(over_set).parameters and math.isfinite(max_work):
-            # the local search's steps from the work budget (counted, so deterministic)
-            from .linear import mechanism_polytope
-
-            nv = mechanism_polytope(uset, eps, n_outputs=n).n_vars
-            kwargs["max_steps"] = max(1, int(max_work / (_FW_STEP_RATE * nv)))
+            kwargs["max_steps"] = steps_budget
 
         def build_set(e: float) -> np.ndarray:
             return np.asarray(over_set(uset, p, e, **kwargs))
@@ -662,6 +670,9 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
                           f"{util.name}: {start} refined by a local "
                           f"search over the square eps-PML polytope ({steps} Frank-Wolfe "
                           "steps, HiGHS)"))
+    if publish_values and cands:
+        cands = _published_candidates(cands, uset, p, eps, util, deadline=deadline,
+                                      max_steps=steps_budget)
     if cands:
         cands.sort(key=lambda c: -c[0])
         return cands[0][1], cands[0][2], cands[0][3]
@@ -671,6 +682,82 @@ def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, desi
                   f"returning the best certified candidate: {method}", PMLWarning,
                   stacklevel=4)
     return w, eps, method
+
+
+def _utility_merge(w: np.ndarray, p: np.ndarray, util: _Utility) -> NDArray[np.intp]:
+    """A map of the outputs of ``w`` (``M > N``) onto the ``N`` inputs chosen for the
+    utility rather than for ``P[published = true]``: the linear assignment of distinct
+    inputs to ``N`` outputs (:func:`pmlkit.utility.publish_assignment`), then each other
+    output, in decreasing order of its probability under ``p``, to the input whose merged
+    channel (the outputs assigned so far) has the best utility. A start for the local
+    search over ``N``-output mechanisms."""
+    from ..utility import publish_assignment
+
+    n = w.shape[0]
+    a = publish_assignment(w, p, merge_surplus=False)
+    v = np.zeros((n, n))
+    for j in np.flatnonzero(a >= 0):
+        v[:, a[j]] += w[:, j]
+    rest = np.flatnonzero(a < 0)
+    rest = rest[np.argsort(-(p @ w[:, rest]), kind="stable")]
+    for j in rest:
+        best: tuple[float, int] | None = None
+        for x in range(n):
+            v[:, x] += w[:, j]
+            val = util.value(v, p)
+            v[:, x] -= w[:, j]
+            if best is None or val > best[0]:
+                best = (val, x)
+        assert best is not None
+        a[j] = best[1]
+        v[:, best[1]] += w[:, j]
+    return a
+
+
+def _published_candidates(cands: list[tuple[float, np.ndarray, float, str]], uset: Any,
+                          p: np.ndarray, eps: float, util: _Utility, *, deadline: float,
+                          max_steps: int) -> list[tuple[float, np.ndarray, float, str]]:
+    """Custom-utility candidates ``(value, W, eps designed at, method)`` as they are
+    released when their outputs are published as values. A candidate with at most ``N``
+    outputs is kept as is (publishing it is a column permutation); one with more is
+    replaced by its published channel (:func:`pmlkit.utility.publish_assignment` with
+    ``keep_rank=True``: the rank, and so the estimability, is kept), valued as released.
+    When the utility has a ``refine`` (the estimation error's local search over square
+    mechanisms, which never lowers the value), the best unmerged candidate with surplus
+    outputs is also refined from two merges of its outputs, the published channel and a
+    merge chosen for the utility (:func:`_utility_merge`); a refined matrix is kept when
+    it certifies. The released matrix's outputs are then published by a permutation."""
+    from ..utility import publish_assignment, published_channel
+
+    out: list[tuple[float, np.ndarray, float, str]] = []
+    wide: list[tuple[float, np.ndarray, float, str]] = []
+    for cand in cands:
+        _, w, ed, method = cand
+        if w.shape[1] <= w.shape[0]:
+            out.append(cand)
+            continue
+        wide.append(cand)
+        _, v = published_channel(w, publish_assignment(w, p, keep_rank=True))
+        out.append((util.value(v, p), v, ed, f"{method}; its {w.shape[1]} outputs merged "
+                    f"into {v.shape[1]} to publish values of the column (rank kept)"))
+    refine = getattr(util.custom, "refine", None)
+    if wide and refine is not None:
+        _, w, ed, method = max(wide, key=lambda c: c[0])
+        starts = [(published_channel(w, publish_assignment(w, p, keep_rank=True))[1],
+                   "merged as published"),
+                  (published_channel(w, _utility_merge(w, p, util))[1],
+                   f"merged for {util.name}")]
+        for v, how in starts:
+            if not math.isfinite(util.value(v, p)):
+                continue
+            r = np.asarray(refine(v, uset, p, ed, deadline=deadline, max_steps=max_steps))
+            if _certifies(r, uset, eps):
+                steps = getattr(util.custom, "last_steps", None)
+                out.append((util.value(r, p), r, ed, f"{method}; its {w.shape[1]} outputs "
+                            f"{how} into {w.shape[0]} to publish values of the column, "
+                            f"refined by a local search over the square eps-PML polytope "
+                            f"({steps} Frank-Wolfe steps, HiGHS)"))
+    return out
 
 
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
@@ -705,7 +792,8 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             # a utility object (for example the estimation error) is designed over the
             # enumerated extreme rays; no optimality bound is available for it
             w, ed, method = _custom_design(uset, p, eps, util, designer=designer,
-                                           max_seconds=secs, max_work=work)
+                                           max_seconds=secs, max_work=work,
+                                           publish_values=output_names == "values")
             opt_gap = None
         else:
             w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
@@ -741,9 +829,20 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
         w, out_labels = _name_outputs(w, p, labels)
         params["output_names"] = "merged"
     else:
+        designed = w.shape[1]
         w, out_labels = publish_as_values(w, p, labels)
         params["output_names"] = "values"
-        params["outputs_outside_column"] = max(w.shape[1] - n, 0)
+        if w.shape[1] < designed:
+            # outputs merged to publish values (a post-processing): what is recorded, its
+            # utility included, is the released channel; the design's optimality bound
+            # was for the unmerged outputs
+            params["outputs_merged"] = designed - w.shape[1]
+            params["utility_value"] = util.value(w, p)
+            if opt_gap is not None:
+                params["optimality_gap"] = None
+                params["optimality"] = (f"lower bound (no optimality certificate): {method}"
+                                        f"; {designed} outputs merged into {w.shape[1]} to "
+                                        "publish values of the column (rank kept)")
     return certify(w, uset, eps, designer=designer, parameters=params,
                    input_labels=labels, output_labels=out_labels, basis=basis,
                    statement=statement)
@@ -775,21 +874,21 @@ def check_output_names(output_names: Any) -> str:
 
 def publish_as_values(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
                       ) -> tuple[np.ndarray, list[Any]]:
-    """``(W', names)``: the outputs of a design published as values of the input column.
+    """``(V, names)``: the outputs of a design published as values of the input column.
 
     Output ``j`` is published as the input label ``labels[a(j)]`` of the assignment ``a``
-    of :func:`pmlkit.utility.publish_assignment` (distinct labels maximising the
-    probability ``P[published = true]`` under the estimate ``p``); the columns of ``W'``
-    are those of ``w`` in the order of their labels, so a released value keeps the
-    column's type (an int column stays int). A column permutation: the guarantee,
-    certified on ``W'``, and the utility are unchanged.
-
-    A mutual-information design never has more outputs than inputs; an estimation design
-    can. Merging its surplus outputs would lose the rank it was designed for, so the
-    ``M - N`` outputs without a distinct label are kept, after the others, under the
-    names of the values they stand for (``"a | b"``, as ``output_names="merged"``): they
-    leave the column's domain, and the design records how many in
-    ``parameters["outputs_outside_column"]`` (``pmlkit design`` prints it).
+    of :func:`pmlkit.utility.publish_assignment` with ``keep_rank=True`` (under the
+    estimate ``p``): distinct labels maximising the probability ``P[published = true]``
+    when the design has at most as many outputs as inputs (a column permutation: the
+    guarantee and the utility are unchanged); with more outputs than inputs (an
+    estimation design can have them), outputs published as the same label are merged,
+    by a map that keeps the rank of ``w`` (so a design the analyst can estimate back stays
+    estimable). ``V`` is the published channel (:func:`pmlkit.utility.published_channel`),
+    from the true value to the released one, its columns in the order of their labels:
+    every released value is a value of the column and keeps its type (an int column stays
+    int). Merging is a post-processing, so no output's leakage grows; the caller
+    certifies ``V``, which is what the mechanism records and what the analyst estimates
+    through.
 
     Examples
     --------
@@ -798,20 +897,20 @@ def publish_as_values(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
     ...                              np.array([1 / 3, 2 / 3]), ["female", "male"])
     >>> names, v.tolist()
     (['female', 'male'], [[0.8, 0.2], [0.6, 0.4]])
+
+    Three outputs on two values: two are merged, and the released channel keeps rank 2:
+
+    >>> v, names = publish_as_values(np.array([[0.6, 0.3, 0.1], [0.2, 0.4, 0.4]]),
+    ...                              np.array([0.1, 0.9]), ["rare", "common"])
+    >>> names, v.round(2).tolist()
+    (['rare', 'common'], [[0.6, 0.4], [0.2, 0.8]])
     """
-    from ..utility import publish_assignment
+    from ..utility import publish_assignment, published_channel
 
     names = list(range(w.shape[0])) if labels is None else list(labels)
-    a = publish_assignment(w, p, merge_surplus=False)
-    valued = np.flatnonzero(a >= 0)
-    valued = valued[np.argsort(a[valued], kind="stable")]
-    out = [names[int(a[j])] for j in valued]
-    surplus = np.flatnonzero(a < 0)
-    if surplus.size == 0:
-        return w[:, valued], out
-    rest, merged = _name_outputs(w[:, surplus], p, names, avoid=out)
-    assert merged is not None
-    return np.hstack([w[:, valued], rest]), out + list(merged)
+    a = publish_assignment(w, p, keep_rank=True)
+    used, v = published_channel(w, a)
+    return v, [names[int(i)] for i in used]
 
 
 def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None,
