@@ -148,27 +148,24 @@ def test_design_publishes_the_best_injective_assignment(prior, eps):
                                                             abs=1e-12)
 
 
-def test_estimation_design_with_more_outputs_than_values_keeps_its_outputs():
-    """An estimation design can have more outputs than values: the best partial
-    assignment (brute force over injective maps of N of the outputs) publishes N outputs
-    as values; the others keep their own names (no merge, so the rank the design was
-    chosen for is kept) and the file says how many."""
+def test_estimation_design_with_more_outputs_than_values_releases_values():
+    """An estimation design can have more outputs than values (``output_names="merged"``
+    shows them). By default every output is a value: the design is compared as released
+    (surplus outputs merged with the rank kept, then refined over square mechanisms), the
+    released channel has rank N, and its outputs carry the labels of the best assignment
+    (brute force over the permutations of the released channel's columns)."""
     p = np.array([0.6, 0.3, 0.1])
     labels = ["a", "b", "c"]
+    wide = optimal_mechanism(p, 1.0, beta=0.02, utility="estimation", labels=labels,
+                             output_names="merged")
+    assert wide.matrix.shape[1] > 3  # the case under test
     mech = optimal_mechanism(p, 1.0, beta=0.02, utility="estimation", labels=labels)
     w = np.asarray(mech.matrix)
-    n, m = w.shape
-    assert m > n  # the case under test
-    outs = list(mech.output_labels)
-    assert outs[:n] == labels  # each value once, in the column's order
-    assert all(isinstance(v, str) and v not in labels for v in outs[n:])
-    assert len(set(outs)) == m
-    assert mech.parameters["outputs_outside_column"] == m - n
-    acc = sum(p[j] * w[j, j] for j in range(n))
-    brute = max(sum(p[x] * w[x, cols[x]] for x in range(n))
-                for cols in itertools.permutations(range(m), n))
-    assert acc == pytest.approx(brute, abs=1e-12)
-    assert np.linalg.matrix_rank(w) == n  # still estimable
+    assert w.shape == (3, 3) and list(mech.output_labels) == labels
+    assert "outputs_outside_column" not in mech.parameters
+    assert np.linalg.matrix_rank(w) == 3  # still estimable
+    acc = sum(p[j] * w[j, j] for j in range(3))
+    assert acc == pytest.approx(_brute_injective(w, p), abs=1e-12)
 
 
 # -- the column keeps its type ---------------------------------------------------------

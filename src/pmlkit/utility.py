@@ -203,8 +203,24 @@ def accuracy(mechanism: ArrayLike, prior: ArrayLike) -> float:
     return expected_gain(w, prior, np.eye(w.shape[0]))
 
 
+#: Numerical rank tolerance, relative to the largest singular value (at least 1): the rank
+#: :func:`publish_assignment` keeps (``keep_rank=True``) and
+#: :func:`pmlkit.design.estimation.mechanism_rank` reports.
+RANK_TOL = 1e-10
+
+
+def _rank(v: np.ndarray) -> tuple[int, float]:
+    """Numerical rank of ``v`` (:data:`RANK_TOL`) and its smallest singular value relative
+    to the largest (0 for an empty or zero matrix)."""
+    s = np.linalg.svd(v, compute_uv=False)
+    if s.size == 0 or s[0] <= 0:
+        return 0, 0.0
+    return int((s > RANK_TOL * max(1.0, float(s[0]))).sum()), float(s[-1] / s[0])
+
+
 def publish_assignment(mechanism: ArrayLike, prior: ArrayLike, *,
-                       merge_surplus: bool = True) -> NDArray[np.intp]:
+                       merge_surplus: bool = True, keep_rank: bool = False
+                       ) -> NDArray[np.intp]:
     """The input each output of a mechanism is published as: the assignment that maximises
     the probability that the published value equals the true one under ``prior``.
 
@@ -214,13 +230,29 @@ def publish_assignment(mechanism: ArrayLike, prior: ArrayLike, *,
 
     over all injective maps ``a`` (a linear assignment with weights
     ``prior(x) W[x, j]``, solved exactly by :func:`scipy.optimize.linear_sum_assignment`).
-    With more outputs than inputs no injective map exists. With ``merge_surplus`` (the
-    default) each output is then published as its most probable input
-    ``argmax_x prior(x) W[x, j]`` (ties to the first input), and outputs published as the
-    same input are merged (:func:`published_channel`); without it, the ``N`` outputs of
-    the best assignment of distinct inputs to outputs get them and the ``M - N`` others get
-    ``-1`` (no input: the caller names them, and a merge that would lose information,
-    such as the rank an estimation design was chosen for, is avoided).
+    With more outputs than inputs no injective map exists, and outputs published as the
+    same input are merged (:func:`published_channel`, the channel ``V = W A`` with
+    ``A[j, a(j)] = 1``):
+
+    - ``merge_surplus=True`` (default), ``keep_rank=False``: each output is published as
+      its most probable input ``argmax_x prior(x) W[x, j]`` (ties to the first input), the
+      maximum of ``P[published = true]`` over all maps. It may merge away what the
+      mechanism was chosen for: the rank of ``V`` can fall below that of ``W``, and the
+      distribution of the inputs is then no longer identified from the releases.
+    - ``keep_rank=True`` (what pmlkit's designs and joint releases use): the map keeps the
+      numerical rank (:data:`RANK_TOL`): ``rank V = rank W``. It is the most-probable-input
+      map when that keeps the rank; otherwise a greedy one: a basis of ``rank W`` outputs
+      gets distinct inputs by the linear assignment above (over all outputs if the ``N``
+      outputs it picks are independent enough, else over independent outputs found by a
+      pivoted QR), then every other output, in decreasing order of its largest weight
+      ``max_x prior(x) W[x, j]``, is published as the input of largest weight among those
+      whose merge keeps the rank (the rank-one update ``V + W[:, j] e_x^T``; for a
+      full-rank ``V`` some input always keeps it, by the matrix determinant lemma
+      ``det(V + w e_x^T) = det V (1 + (V^{-1} w)_x)`` and ``w >= 0``; if rounding rejects
+      every input, the one leaving the largest smallest singular value). A heuristic: the
+      most probable-input map's ``P[published = true]`` bounds it from above.
+    - ``merge_surplus=False``: the ``N`` outputs of the best assignment of distinct inputs
+      get them and the ``M - N`` others get ``-1`` (no input: the caller names them).
 
     The map is fixed from the mechanism and the prior (the reference estimate), before any
     record is released: a post-processing of the output, so no output's leakage can grow
@@ -235,6 +267,11 @@ def publish_assignment(mechanism: ArrayLike, prior: ArrayLike, *,
         ``N x M`` row-stochastic matrix.
     prior
         Length-``N`` distribution (the reference estimate).
+    merge_surplus
+        With ``M > N``: publish every output as an input (merging), or leave the surplus
+        outputs without one (``-1``).
+    keep_rank
+        With ``M > N`` and ``merge_surplus``: keep the rank of the mechanism (see above).
 
     Returns
     -------
@@ -250,12 +287,24 @@ def publish_assignment(mechanism: ArrayLike, prior: ArrayLike, *,
 
     >>> publish_assignment([[0.8, 0.2], [0.6, 0.4]], [1 / 3, 2 / 3]).tolist()
     [0, 1]
+
+    Three outputs, each most probably the common input 1: publishing all three as input 1
+    would release a constant; keeping the rank (2) publishes output 0, the one whose
+    weight ``0.1 * 0.6`` the first input has the most of, as input 0:
+
+    >>> w = [[0.6, 0.3, 0.1], [0.2, 0.4, 0.4]]
+    >>> publish_assignment(w, [0.1, 0.9]).tolist()
+    [1, 1, 1]
+    >>> publish_assignment(w, [0.1, 0.9], keep_rank=True).tolist()
+    [0, 1, 1]
     """
     from scipy.optimize import linear_sum_assignment
 
     w = as_mechanism(mechanism)
     p = as_distribution(prior, "prior")
     check_prior_matches(w, p)
+    if not isinstance(keep_rank, bool | np.bool_):
+        raise ValidationError(f"keep_rank must be True or False, got {fmt(keep_rank)}")
     score = p[:, None] * w  # P(true x, output j) under the prior
     n, m = w.shape
     if m <= n or not merge_surplus:
@@ -263,7 +312,119 @@ def publish_assignment(mechanism: ArrayLike, prior: ArrayLike, *,
         best = np.full(m, -1, dtype=np.intp)
         best[cols] = rows
         return best
-    return np.asarray(np.argmax(score, axis=0), dtype=np.intp)
+    top = np.asarray(np.argmax(score, axis=0), dtype=np.intp)
+    if not keep_rank:
+        return top
+    return _rank_keeping_map(w, score, top)
+
+
+#: Most single-output moves of :func:`publish_assignment`'s rank-keeping search (each
+#: raises ``P[published = true]`` or the rank, so it always ends; the cap bounds its time).
+KEEP_RANK_MAX_MOVES = 10_000
+
+
+def _rank_keeping_map(w: np.ndarray, score: np.ndarray, top: np.ndarray
+                      ) -> NDArray[np.intp]:
+    """The rank-keeping map of :func:`publish_assignment` (``M > N``, ``keep_rank``)."""
+    from scipy.optimize import linear_sum_assignment
+
+    n, m = w.shape
+    rank_w = _rank(w)[0]
+    cols = np.arange(m)
+
+    def channel(a: np.ndarray) -> np.ndarray:
+        v = np.zeros((n, n))
+        sel = a >= 0
+        np.add.at(v.T, a[sel], w[:, sel].T)
+        return v
+
+    def moved(v: np.ndarray, j: int, src: int, dst: int) -> np.ndarray:
+        out = v.copy()
+        if src >= 0:
+            out[:, src] -= w[:, j]
+        out[:, dst] += w[:, j]
+        return out
+
+    if _rank(channel(top))[0] >= rank_w:
+        return top
+    starts: list[np.ndarray] = []
+    # 1. the most-probable-input map, repaired: the move of one output to another input
+    #    that raises the rank at the least loss of P[published = true], until it is kept
+    a = top.copy()
+    v = channel(a)
+    cur = _rank(v)[0]
+    for _ in range(rank_w):
+        loss = score[a, cols][None, :] - score  # (x, j): loss of publishing j as x
+        loss[a, cols] = np.inf
+        for flat in np.argsort(loss, axis=None, kind="stable"):
+            x, j = divmod(int(flat), m)
+            if not np.isfinite(loss[x, j]):
+                break
+            v2 = moved(v, j, int(a[j]), x)
+            r2 = _rank(v2)[0]
+            if r2 > cur:
+                a[j], v, cur = x, v2, r2
+                break
+        else:  # pragma: no cover - every move tried
+            break
+        if cur >= rank_w:
+            starts.append(a)
+            break
+    # 2. a basis: distinct inputs for rank_w independent outputs (the linear assignment
+    #    over all outputs, or over independent ones from a pivoted QR), then each other
+    #    output, in decreasing order of its largest weight, to the best input keeping it
+    b = np.full(m, -1, dtype=np.intp)
+    rows, picked = linear_sum_assignment(-score)
+    b[picked] = rows
+    if _rank(channel(b))[0] < rank_w:
+        from scipy.linalg import qr
+
+        piv = qr(w, pivoting=True, mode="r")[1][:rank_w]
+        rows, sub = linear_sum_assignment(-score[:, piv])
+        b[:] = -1
+        b[piv[sub]] = rows
+    v = channel(b)
+    rest = np.flatnonzero(b < 0)
+    rest = rest[np.argsort(-score[:, rest].max(axis=0), kind="stable")]
+    for j in rest:
+        fallback: tuple[float, int] | None = None
+        for x in np.argsort(-score[:, j], kind="stable"):
+            r, small = _rank(moved(v, int(j), -1, int(x)))
+            if r >= rank_w:
+                b[j] = x
+                break
+            if fallback is None or small > fallback[0]:
+                fallback = (small, int(x))
+        else:  # pragma: no cover - rounding rejected every input
+            assert fallback is not None
+            b[j] = fallback[1]
+        v[:, b[j]] += w[:, j]
+    starts.append(b)
+    # 3. each start improved by single moves that raise P[published = true] and keep the
+    #    rank (the largest gain first); the better result is returned
+    best: tuple[float, np.ndarray] | None = None
+    for a in starts:
+        v = channel(a)
+        for _ in range(KEEP_RANK_MAX_MOVES):
+            gain = score - score[a, cols][None, :]
+            order = np.argsort(-gain, axis=None, kind="stable")
+            for flat in order:
+                x, j = divmod(int(flat), m)
+                if gain[x, j] <= 1e-15:
+                    break
+                v2 = moved(v, j, int(a[j]), x)
+                if _rank(v2)[0] >= rank_w:
+                    a[j], v = x, v2
+                    break
+            else:
+                break
+            if gain[x, j] <= 1e-15:
+                break
+        total = float(score[a, cols].sum())
+        if best is None or total > best[0]:
+            best = (total, a)
+    assert best is not None
+    return best[1]
 
 
 def published_channel(mechanism: ArrayLike, assignment: ArrayLike

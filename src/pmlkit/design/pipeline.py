@@ -63,27 +63,40 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .._validation import as_distribution, check_delta, check_eps, check_radius, fmt
-from ..errors import DataError, PMLError, PMLWarning, TooLargeError, ValidationError
+from ..errors import PMLError, PMLWarning, TooLargeError, ValidationError
 from ..mechanism import Mechanism
-from ._common import EPS_CAP, MARGINS, certify, closed_form_eps, solve_certified
+from ._candidates import (
+    TIE_MIX,
+    ThreeLevel,
+    Utility,
+    certifies_over,
+    exact_rays,
+    fallback_design,
+    fixed_prior_subconvex,
+    ray_count,
+)
+from ._common import EPS_CAP, MARGINS, certify, solve_certified
+from ._custom import custom_design
+from ._publish import OUTPUT_NAMES, check_output_names, name_outputs, publish_as_values
+from ._samples import MISSING_LABEL as MISSING_LABEL  # re-exported: the CLI uses it
+from ._samples import apply_missing, estimate_for_design
 from .baselines import extremal_mechanism, randomized_response
 from .guarantee import DesignResult, Guarantee  # noqa: F401  (Guarantee: docs link)
-from .linear import gain_matrix, linear_design_matrix
+from .linear import linear_design_matrix
 from .polytope import eps_prime
 from .subconvex import (
-    MAX_EXACT_N,
-    fixed_prior_rays,
-    l1_ball_rays,
-    ray_lp_matrix,
     ray_values,
-    three_level_rays,
 )
 
 if TYPE_CHECKING:  # pragma: no cover
     from numpy.typing import ArrayLike
 
-    from ..estimation import EmpiricalDistribution
     from ..sets import UncertaintySet
+
+# the designer's internals under their former names (tests and benchmarks import them)
+_Utility = Utility
+_exact_rays = exact_rays
+_fallback = fallback_design
 
 __all__ = [
     "DEFAULT_WORK",
@@ -108,196 +121,6 @@ MAX_DESIGN_CATEGORIES = 150
 #: column generation over the output columns (:mod:`pmlkit.design.linear`), N = 500 in
 #: seconds at eps = 1 (``benchmarks/bench_linear_design.py``).
 MAX_LINEAR_DESIGN_CATEGORIES = 500
-#: The label a missing value becomes under ``missing="category"``.
-MISSING_LABEL = "(missing)"
-
-_BISECT_STEPS = 24
-
-
-class _Utility:
-    """A parsed ``utility=`` argument."""
-
-    def __init__(self, utility: Any, n: int) -> None:
-        self.gain: np.ndarray | None = None
-        self.mu: str | Callable[..., Any] | None = None
-        # an object with value(w, p) and design_matrix(rays, p), e.g. EstimationError
-        self.custom: Any = None
-        if hasattr(utility, "design_matrix") and hasattr(utility, "value"):
-            self.custom, self.name = utility, str(getattr(utility, "name", "custom"))
-        elif isinstance(utility, str):
-            if utility == "mutual_information":
-                self.mu, self.name = utility, utility
-            elif utility == "accuracy":
-                self.gain, self.name = np.eye(n), utility
-            elif utility == "estimation":
-                from .estimation import EstimationError
-
-                self.custom = EstimationError()
-                self.name = self.custom.name
-            else:
-                raise ValidationError(
-                    "utility must be 'mutual_information', 'accuracy', 'estimation', an "
-                    "N x M gain array or a callable mu(column, prior), got "
-                    f"{utility!r}")
-        elif callable(utility):
-            self.mu = utility
-            self.name = getattr(utility, "__name__", "callable")
-        else:
-            self.gain = gain_matrix(utility, n)
-            self.name = "linear gain"
-
-    @property
-    def linear(self) -> bool:
-        return self.gain is not None
-
-    def value(self, w: np.ndarray, p: np.ndarray) -> float:
-        if self.custom is not None:
-            return float(self.custom.value(w, p))
-        if self.gain is not None:
-            if self.gain.shape != w.shape:
-                return math.nan
-            return float(p @ (self.gain * w).sum(axis=1))
-        assert self.mu is not None
-        return float(np.sum(ray_values(w, p, self.mu)))
-
-
-def _exact_rays(uset: Any, p: np.ndarray) -> Callable[[float], np.ndarray] | None:
-    """The candidate-ray generator for an exact sub-convex design over ``uset``, or
-    ``None`` (vertex sets): fixed prior -> :func:`fixed_prior_rays` (``N 2^(N-1)``);
-    l1-ball with ``beta <= 2 p_min`` -> :func:`l1_ball_rays` (``~N 2^N``); any other l1-ball
-    or a box -> :func:`three_level_rays` (``3^N``)."""
-    from ..sets import Box, L1Ball, L1BoxSet
-
-    if isinstance(uset, L1Ball):
-        c = np.asarray(uset.center, dtype=np.float64)
-        r = float(uset.radius)
-        if r == 0:
-            return lambda e: fixed_prior_rays(c, e)
-        if r <= 2 * float(c.min()):
-            return lambda e: l1_ball_rays(c, e, r)
-        return _ThreeLevel(uset, None)
-    if isinstance(uset, Box | L1BoxSet):
-        return _ThreeLevel(uset, p if uset.contains(p) else None)
-    return None
-
-
-class _ThreeLevel:
-    """``e -> three_level_rays(uset, e, q0)``, also generated in chunks that a budget can
-    stop (:meth:`chunked`)."""
-
-    def __init__(self, uset: Any, q0: np.ndarray | None) -> None:
-        from ..sets import Box, L1Ball
-
-        self.uset, self.q0 = uset, q0
-        self.aggregated = isinstance(uset, L1Ball | Box)
-
-    def __call__(self, e: float) -> np.ndarray:
-        return three_level_rays(self.uset, e, self.q0)
-
-    def chunked(self, e: float, stop: Callable[[int], bool]) -> np.ndarray | None:
-        from .subconvex import three_level_rays_until
-
-        return three_level_rays_until(self.uset, e, self.q0, stop)
-
-
-def _fixed_prior_subconvex(c: np.ndarray, p: np.ndarray, eps: float, util: _Utility
-                           ) -> np.ndarray | None:
-    """Exact fixed-prior (at ``c``) sub-convex optimum at ``eps``, or ``None`` if N is too
-    large and no closed form applies. Not certified here."""
-    if c.size <= MAX_EXACT_N:
-        rays = fixed_prior_rays(c, eps)
-        if util.custom is not None:
-            return np.asarray(util.custom.design_matrix(rays, p))
-        return ray_lp_matrix(rays, ray_values(rays, p, util.mu))  # type: ignore[arg-type]
-    if np.array_equal(c, p):
-        closed = extremal_mechanism(c, eps)
-        if closed is not None and closed.guarantee is not None \
-                and closed.guarantee.eps <= eps:
-            return np.asarray(closed.matrix)
-    return None
-
-
-#: Weight of the constant mechanism mixed into a fixed closed form whose worst case ties
-#: eps (see :func:`_subconvex`).
-TIE_MIX = 1e-9
-
-
-def _certifies(w: np.ndarray, uset: Any, eps: float) -> bool:
-    """Whether ``w``'s worst case over the set is safely below eps
-    (:func:`pmlkit.worstcase.certifies`: rounding counts against it)."""
-    from ..worstcase import certifies
-
-    return certifies(w, uset, eps)
-
-
-def _fallback(uset: Any, p: np.ndarray, eps: float, util: _Utility
-              ) -> tuple[np.ndarray, str]:
-    """Best certified candidate (see the module docstring) and its description."""
-    from ..sets import L1Ball
-
-    cands: list[tuple[float, np.ndarray, str]] = []
-    w, _ = solve_certified(lambda e: linear_design_matrix(uset, p, eps=e, gain="accuracy"),
-                           uset, eps, what="linear-utility LP")
-    cands.append((util.value(w, p), w, "linear-utility LP (accuracy) over the exact set"))
-    center = np.asarray(uset.center) if isinstance(uset, L1Ball) else p
-    lo = 0.0
-    if isinstance(uset, L1Ball):
-        # tight at eps over the ball: built a rounding margin below it
-        ep = eps_prime(closed_form_eps(eps, p.size), uset.radius)
-        if ep >= 0:
-            w_ep = _fixed_prior_subconvex(center, p, ep, util)
-            if w_ep is not None and _certifies(w_ep, uset, eps):
-                cands.append((util.value(w_ep, p), w_ep,
-                               f"fixed-prior design at eps' = {ep:.6g}"))
-                lo = ep
-    if p.size <= MAX_EXACT_N:
-        hi = eps
-        best = None
-        for _ in range(_BISECT_STEPS):
-            mid = 0.5 * (lo + hi)
-            w_mid = _fixed_prior_subconvex(center, p, mid, util)
-            assert w_mid is not None
-            if _certifies(w_mid, uset, eps):
-                lo, best = mid, w_mid
-            else:
-                hi = mid
-        if best is not None:
-            cands.append((util.value(best, p), best,
-                          f"fixed-prior design at eps'' = {lo:.6g} (largest whose worst case "
-                          "over the set is <= eps, bisection)"))
-    if util.custom is not None:
-        # randomized response at the largest LDP level whose worst case over the set is
-        # <= eps (bisection): full rank, so it identifies P when the others do not
-        lo_rr, hi_rr = eps, max(eps, 1.0) * 32.0
-        for _ in range(_BISECT_STEPS):
-            mid = 0.5 * (lo_rr + hi_rr)
-            if _certifies(np.asarray(randomized_response(p.size, mid).matrix), uset, eps):
-                lo_rr = mid
-            else:
-                hi_rr = mid
-        w = np.asarray(randomized_response(p.size, lo_rr).matrix)
-        cands.append((util.value(w, p), w, f"randomized response at LDP eps {lo_rr:.6g} "
-                      "(largest whose worst case over the set is <= eps, bisection)"))
-    cands.sort(key=lambda c: -c[0])
-    return cands[0][1], cands[0][2]
-
-
-def _ray_count(uset: Any, n: int) -> float:
-    """How many candidate rays :func:`_exact_rays` would generate (``inf``: none)."""
-    from ..sets import Box, L1Ball, L1BoxSet
-
-    if isinstance(uset, L1Ball):
-        c = np.asarray(uset.center, dtype=np.float64)
-        r = float(uset.radius)
-        if r == 0:
-            return n * 2.0 ** (n - 1)
-        if r <= 2 * float(c.min()):
-            return (n + 1) * 2.0 ** n
-        return 3.0 ** n
-    if isinstance(uset, Box | L1BoxSet):
-        return 3.0 ** n
-    return math.inf
-
 
 #: Default work budget of a sub-convex design, in work units
 #: (:class:`pmlkit.design.colgen.Work`: counted operations, about a second of one core
@@ -347,7 +170,7 @@ _GENERATION_RATE = {"aggregated": 3e-7, "generic": 8e-7, "list": 2e-7}
 
 
 def _generation_work(uset: Any, n: int, count: float) -> float:
-    """Predicted work units of generating the candidate rays of :func:`_exact_rays`."""
+    """Predicted work units of generating the candidate rays of :func:`exact_rays`."""
     from ..sets import Box, L1Ball
 
     kind = "list" if count < 3.0 ** n else (
@@ -361,7 +184,7 @@ def _rays_within(rays_fn: Callable[..., Any], e: float, meter: Any, stoppable: b
     (:class:`~pmlkit.design.colgen.Work`); ``None`` when the meter's wall-clock cap stops
     it (three-level lists are generated in chunks, and the cap is asked between them; never
     unless ``stoppable``)."""
-    if isinstance(rays_fn, _ThreeLevel) and stoppable:
+    if isinstance(rays_fn, ThreeLevel) and stoppable:
         n = int(rays_fn.uset.n)
         rate = _GENERATION_RATE["aggregated" if rays_fn.aggregated else "generic"] * n
         done = [0]
@@ -381,7 +204,7 @@ def _rays_within(rays_fn: Callable[..., Any], e: float, meter: Any, stoppable: b
     return rays
 
 
-def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
+def _subconvex(uset: Any, p: np.ndarray, eps: float, util: Utility, *, designer: str,
                max_seconds: float, gap: float, max_work: float = DEFAULT_WORK,
                record: dict[str, Any] | None = None
                ) -> tuple[np.ndarray, float, str, float | None]:
@@ -423,7 +246,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     n = p.size
     mu = util.mu
     assert mu is not None
-    count = _ray_count(uset, n)
+    count = ray_count(uset, n)
     # what the choices below may plan for: the work budget, and no more than the time cap
     # allows at about a second per work unit (a deterministic function of the arguments)
     plan = min(max_work, max_seconds)
@@ -441,7 +264,7 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
         closed = extremal_mechanism(p, eps)
         if closed is not None:
             wc = np.asarray(closed.matrix)
-            if _certifies(wc, uset, eps):
+            if certifies_over(wc, uset, eps):
                 return wc, eps, f"closed form ({closed.designer})", 0.0
             # a fixed closed form tight at eps (k-singular: its exact worst case is the
             # real log(n/k), the float eps can be below it) does not certify eps: mixed
@@ -449,15 +272,15 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
             # column's leakage by about TIE_MIX (a mediant with ratio 1); its utility is
             # an upper bound on the optimum at eps, which gives the certified gap
             wm = (1.0 - TIE_MIX) * wc + TIE_MIX / wc.shape[1]
-            if _certifies(wm, uset, eps):
+            if certifies_over(wm, uset, eps):
                 u_c, u_m = util.value(wc, p), util.value(wm, p)
                 gap_m = max(u_c - u_m, 0.0) / max(abs(u_m), 1e-300)
                 return wm, eps, (f"closed form ({closed.designer}) mixed with "
                                  f"{TIE_MIX:g} of the constant mechanism (its worst case "
                                  f"ties eps)"), gap_m
-    rays_fn = _exact_rays(uset, p) if enumerable else None
+    rays_fn = exact_rays(uset, p) if enumerable else None
     if rays_fn is None and mu != "mutual_information":
-        w, method = _fallback(uset, p, eps, util)
+        w, method = fallback_design(uset, p, eps, util)
         warnings.warn(
             f"{designer}: a user utility on N = {n} categories cannot be priced exactly "
             f"(only mutual information can beyond {MAX_ENUMERATED} candidate rays); "
@@ -593,86 +416,6 @@ def _subconvex(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer
     return w, ed, method, g
 
 
-#: Work units of one Frank-Wolfe step of the estimation design's local search, per variable
-#: of its LP (``N^2`` and the worst-case rows).
-_FW_STEP_RATE = 2.5e-4
-
-
-def _custom_design(uset: Any, p: np.ndarray, eps: float, util: _Utility, *, designer: str,
-                   max_seconds: float = math.inf, max_work: float = DEFAULT_WORK
-                   ) -> tuple[np.ndarray, float, str]:
-    """Design for a utility object (``value`` and ``design_matrix`` over candidate rays)
-    over the enumerated extreme rays (``N <= MAX_EXACT_N``); a utility object that also
-    has ``design_over_set`` (the estimation error) is designed by it as well (any N and
-    set kind) and the better certified matrix is kept. Otherwise, beyond
-    ``MAX_EXACT_N``, the best certified candidate (with a warning)."""
-    import time
-
-    n = p.size
-    rays_fn = _exact_rays(uset, p) if n <= MAX_EXACT_N else None
-    cands: list[tuple[float, np.ndarray, float, str]] = []
-    if rays_fn is not None:
-        nrays = [0]
-
-        def build(e: float) -> np.ndarray:
-            rays = rays_fn(e)
-            nrays[0] = rays.shape[1]
-            return np.asarray(util.custom.design_matrix(rays, p))
-
-        w, ed = solve_certified(build, uset, eps, what=designer)
-        cands.append((util.value(w, p), w, ed, f"{util.name} over the extreme rays "
-                      f"({nrays[0]} candidate rays, HiGHS)"))
-        from ..sets import L1Ball
-
-        if isinstance(uset, L1Ball) and uset.radius > 0:
-            # the paper's fixed-prior design at eps' is certified over the ball: a
-            # candidate too (the Frank-Wolfe above stops at a relative gap)
-            ep = eps_prime(closed_form_eps(eps, p.size), uset.radius)
-            if ep >= 0:
-                w_ep = _fixed_prior_subconvex(np.asarray(uset.center), p, ep, util)
-                if w_ep is not None and _certifies(w_ep, uset, eps):
-                    cands.append((util.value(w_ep, p), w_ep, eps,
-                                  f"{util.name} over the fixed-prior extreme rays at "
-                                  f"eps' = {ep:.6g} (HiGHS)"))
-    over_set = getattr(util.custom, "design_over_set", None)
-    if over_set is not None:
-        import inspect
-
-        deadline = time.monotonic() + max_seconds
-        kwargs: dict[str, Any] = {"deadline": deadline}
-        if "max_steps" in inspect.signature(over_set).parameters and math.isfinite(max_work):
-            # the local search's steps from the work budget (counted, so deterministic)
-            from .linear import mechanism_polytope
-
-            nv = mechanism_polytope(uset, eps, n_outputs=n).n_vars
-            kwargs["max_steps"] = max(1, int(max_work / (_FW_STEP_RATE * nv)))
-
-        def build_set(e: float) -> np.ndarray:
-            return np.asarray(over_set(uset, p, e, **kwargs))
-
-        try:
-            w, ed = solve_certified(build_set, uset, eps, what=designer)
-        except PMLError:
-            if not cands:
-                raise
-        else:
-            steps = getattr(util.custom, "last_steps", None)
-            start = getattr(util.custom, "last_start", "") or "PML randomized response"
-            cands.append((util.value(w, p), w, ed,
-                          f"{util.name}: {start} refined by a local "
-                          f"search over the square eps-PML polytope ({steps} Frank-Wolfe "
-                          "steps, HiGHS)"))
-    if cands:
-        cands.sort(key=lambda c: -c[0])
-        return cands[0][1], cands[0][2], cands[0][3]
-    w, method = _fallback(uset, p, eps, util)
-    why = f"N > {MAX_EXACT_N}" if n > MAX_EXACT_N else "no exact rays for this set kind"
-    warnings.warn(f"{designer}: no exact optimum for utility {util.name!r} ({why}); "
-                  f"returning the best certified candidate: {method}", PMLWarning,
-                  stacklevel=4)
-    return w, eps, method
-
-
 def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
             allow_fallback: bool | None, designer: str, labels: Sequence[Any] | None,
             extra: dict[str, Any], max_seconds: Any = None, gap: Any = 1e-6,
@@ -685,7 +428,7 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     if uset.n != n:
         raise ValidationError(
             f"prior has {n} entries but the uncertainty set is on {uset.n} points")
-    util = _Utility(utility, n)
+    util = Utility(utility, n)
     secs, gap_target, work = _budget(max_seconds, gap, allow_fallback, designer, max_work)
     budget: dict[str, Any] = {}
     ed = eps
@@ -704,8 +447,9 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
         if util.custom is not None:
             # a utility object (for example the estimation error) is designed over the
             # enumerated extreme rays; no optimality bound is available for it
-            w, ed, method = _custom_design(uset, p, eps, util, designer=designer,
-                                           max_seconds=secs, max_work=work)
+            w, ed, method = custom_design(uset, p, eps, util, designer=designer,
+                                           max_seconds=secs, max_work=work,
+                                           publish_values=output_names == "values")
             opt_gap = None
         else:
             w, ed, method, opt_gap = _subconvex(uset, p, eps, util, designer=designer,
@@ -738,132 +482,26 @@ def _design(uset: Any, p: np.ndarray, eps: float, utility: Any, *,
     if util.linear:
         out_labels = labels if (labels is not None and w.shape[1] == n) else None
     elif output_names == "merged":
-        w, out_labels = _name_outputs(w, p, labels)
+        w, out_labels = name_outputs(w, p, labels)
         params["output_names"] = "merged"
     else:
+        designed = w.shape[1]
         w, out_labels = publish_as_values(w, p, labels)
         params["output_names"] = "values"
-        params["outputs_outside_column"] = max(w.shape[1] - n, 0)
+        if w.shape[1] < designed:
+            # outputs merged to publish values (a post-processing): what is recorded, its
+            # utility included, is the released channel; the design's optimality bound
+            # was for the unmerged outputs
+            params["outputs_merged"] = designed - w.shape[1]
+            params["utility_value"] = util.value(w, p)
+            if opt_gap is not None:
+                params["optimality_gap"] = None
+                params["optimality"] = (f"lower bound (no optimality certificate): {method}"
+                                        f"; {designed} outputs merged into {w.shape[1]} to "
+                                        "publish values of the column (rank kept)")
     return certify(w, uset, eps, designer=designer, parameters=params,
                    input_labels=labels, output_labels=out_labels, basis=basis,
                    statement=statement)
-
-
-#: What the outputs of a sub-convex design are published as (``output_names=``):
-#: ``"values"`` (default) values of the input column, ``"merged"`` names of the inputs
-#: each output stands for (``"a | b"``).
-OUTPUT_NAMES = ("values", "merged")
-
-
-def check_output_names(output_names: Any) -> str:
-    """``output_names`` checked: one of :data:`OUTPUT_NAMES`.
-
-    Examples
-    --------
-    >>> check_output_names("merged")
-    'merged'
-    >>> check_output_names("names")
-    Traceback (most recent call last):
-    ...
-    pmlkit.errors.ValidationError: output_names must be one of values, merged, got 'names'
-    """
-    if not isinstance(output_names, str) or output_names not in OUTPUT_NAMES:
-        raise ValidationError(f"output_names must be one of {', '.join(OUTPUT_NAMES)}, got "
-                              f"{fmt(output_names)}")
-    return output_names
-
-
-def publish_as_values(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None
-                      ) -> tuple[np.ndarray, list[Any]]:
-    """``(W', names)``: the outputs of a design published as values of the input column.
-
-    Output ``j`` is published as the input label ``labels[a(j)]`` of the assignment ``a``
-    of :func:`pmlkit.utility.publish_assignment` (distinct labels maximising the
-    probability ``P[published = true]`` under the estimate ``p``); the columns of ``W'``
-    are those of ``w`` in the order of their labels, so a released value keeps the
-    column's type (an int column stays int). A column permutation: the guarantee,
-    certified on ``W'``, and the utility are unchanged.
-
-    A mutual-information design never has more outputs than inputs; an estimation design
-    can. Merging its surplus outputs would lose the rank it was designed for, so the
-    ``M - N`` outputs without a distinct label are kept, after the others, under the
-    names of the values they stand for (``"a | b"``, as ``output_names="merged"``): they
-    leave the column's domain, and the design records how many in
-    ``parameters["outputs_outside_column"]`` (``pmlkit design`` prints it).
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> v, names = publish_as_values(np.array([[0.8, 0.2], [0.6, 0.4]]),
-    ...                              np.array([1 / 3, 2 / 3]), ["female", "male"])
-    >>> names, v.tolist()
-    (['female', 'male'], [[0.8, 0.2], [0.6, 0.4]])
-    """
-    from ..utility import publish_assignment
-
-    names = list(range(w.shape[0])) if labels is None else list(labels)
-    a = publish_assignment(w, p, merge_surplus=False)
-    valued = np.flatnonzero(a >= 0)
-    valued = valued[np.argsort(a[valued], kind="stable")]
-    out = [names[int(a[j])] for j in valued]
-    surplus = np.flatnonzero(a < 0)
-    if surplus.size == 0:
-        return w[:, valued], out
-    rest, merged = _name_outputs(w[:, surplus], p, names, avoid=out)
-    assert merged is not None
-    return np.hstack([w[:, valued], rest]), out + list(merged)
-
-
-def _name_outputs(w: np.ndarray, p: np.ndarray, labels: Sequence[Any] | None,
-                  avoid: Sequence[Any] = ()) -> tuple[np.ndarray, list[Any] | None]:
-    """Order and name the outputs of a sub-convex design after the inputs they stand for
-    (``output_names="merged"``; the default publishes values, :func:`publish_as_values`).
-
-    A sub-convex utility is invariant under permuting the columns, so the LP returns them
-    in arbitrary order. Output ``j`` is named after input ``x`` only when ``x`` is a strict
-    majority of its sources, ``P[X = x | Y = j] > 1/2`` under the estimate (if two outputs
-    have the same majority source, the one holding more of its mass ``p(x) W[x, j]`` gets
-    the name). Any other output is a merged output, named after the inputs it stands for:
-    ``"a | b | c"`` (its sources in decreasing posterior probability, those with at least
-    5% of it, at most 6 names and ``+k more``). Named outputs come first, in input order.
-    The utility and the guarantee are unchanged.
-    """
-    n, m = w.shape
-    names = list(range(n)) if labels is None else list(labels)
-    joint = p[:, None] * w
-    py = joint.sum(axis=0)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        post = np.where(py > 0, joint / np.where(py > 0, py, 1.0), 0.0)
-    mode = np.argmax(post, axis=0)
-    share = post[mode, np.arange(m)]
-    named: dict[int, int] = {}  # output -> input
-    avoided = {(type(v).__name__, v) for v in avoid}
-    # (a name some other output already has is never given again)
-    taken = {i for i, v in enumerate(names) if (type(v).__name__, v) in avoided}
-    for j in sorted(range(m), key=lambda j: -joint[mode[j], j]):
-        x = int(mode[j])
-        if share[j] > 0.5 and x not in taken:
-            named[j] = x
-            taken.add(x)
-    out: list[Any] = [None] * m
-    for j, x in named.items():
-        out[j] = names[x]
-    used = {(type(v).__name__, v) for v in [*out, *avoid] if v is not None}
-    for j in range(m):
-        if out[j] is not None:
-            continue
-        ranked = np.argsort(-post[:, j], kind="stable")
-        src = [int(x) for x in ranked if post[x, j] >= 0.05] or [int(mode[j])]
-        text = " | ".join(str(names[x]) for x in src[:6])
-        if len(src) > 6:
-            text += f" | +{len(src) - 6} more"
-        label, k = text, 2
-        while ("str", label) in used:
-            label, k = f"{text} ({k})", k + 1
-        used.add(("str", label))
-        out[j] = label
-    order = sorted(range(m), key=lambda j: (j not in named, named.get(j, 0), -py[j]))
-    return w[:, order], [out[j] for j in order]
 
 
 def optimal_mechanism(prior: ArrayLike, eps: float, *, beta: float = 0.0,
@@ -998,7 +636,7 @@ def optimal_mechanism_for_set(uncertainty_set: UncertaintySet, eps: float, *,
                    output_names=output_names)
 
 
-def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
+def _comparisons(p: np.ndarray, eps: float, uset: Any, util: Utility
                  ) -> tuple[float | None, float | None, float | None]:
     """Utility of eps-LDP randomized response and of the fixed-prior design at eps'."""
     from ..sets import L1Ball
@@ -1016,115 +654,11 @@ def _comparisons(p: np.ndarray, eps: float, uset: Any, util: _Utility
                 if util.gain is not None:
                     w_fixed = linear_design_matrix(L1Ball(p, 0.0), p, eps=ep, gain=util.gain)
                 else:
-                    w_fixed = _fixed_prior_subconvex(p, p, ep, util)
+                    w_fixed = fixed_prior_subconvex(p, p, ep, util)
                 u_ep = None if w_fixed is None else util.value(w_fixed, p)
             except TooLargeError:
                 u_ep = None
     return u_rr, ep, u_ep
-
-
-def _apply_missing(samples: Any, missing: str) -> Any:
-    """Missing samples as the label ``"(missing)"`` (category) or left out (keep)."""
-    from .._optional import loaded
-
-    pa = loaded("pyarrow")
-    if pa is not None and isinstance(samples, pa.Array | pa.ChunkedArray):
-        if samples.null_count == 0:
-            return samples
-        if missing == "keep":
-            return samples.drop_null()
-        try:
-            return samples.fill_null(pa.scalar(MISSING_LABEL, type=samples.type))
-        except (pa.ArrowInvalid, pa.ArrowTypeError):
-            samples = samples.to_pylist()
-    import pandas as pd
-
-    s = samples if isinstance(samples, pd.Series) else pd.Series(
-        list(samples) if not isinstance(samples, np.ndarray) else samples)
-    mask = s.isna().to_numpy()
-    if not mask.any():
-        return samples
-    if missing == "keep":
-        return s[~mask].reset_index(drop=True)
-    out = s.astype(object)
-    out[mask] = MISSING_LABEL
-    return out
-
-
-def apply_missing(samples: Any, missing: str, categories: Sequence[Any] | None = None
-                  ) -> tuple[Any, list[Any] | None]:
-    """``(samples, categories)`` with the missing (null/NaN) samples handled as
-    :func:`design_from_samples` does for ``missing=``: ``"error"`` leaves them (the
-    estimate then refuses them with their count), ``"category"`` makes them the label
-    :data:`MISSING_LABEL` (added to ``categories`` if those are given), ``"keep"`` leaves
-    them out of the estimate. For designers that estimate the column themselves (the
-    coarsening of :mod:`pmlkit.design.bucketing`).
-
-    Examples
-    --------
-    >>> samples, cats = apply_missing(["a", None, "b"], "category", ["a", "b"])
-    >>> list(samples), cats
-    (['a', '(missing)', 'b'], ['a', 'b', '(missing)'])
-    >>> list(apply_missing(["a", None, "b"], "keep")[0])
-    ['a', 'b']
-    """
-    if missing not in ("error", "category", "keep"):
-        raise ValidationError(f"missing must be 'error', 'category' or 'keep', got "
-                              f"{fmt(missing)}")
-    cats = None if categories is None else list(categories)
-    if missing == "error":
-        return samples, cats
-    samples = _apply_missing(samples, missing)
-    if missing == "category" and cats is not None and MISSING_LABEL not in cats:
-        cats.append(MISSING_LABEL)
-    return samples, cats
-
-
-def estimate_for_design(samples: Any, *, categories: Sequence[Any] | None = None,
-                        missing: str = "error") -> EmpiricalDistribution:
-    """The estimate a designer works from: ``samples`` with their missing values handled
-    as ``missing=`` says (:func:`apply_missing`), counted over ``categories``, or an
-    :class:`~pmlkit.estimation.EmpiricalDistribution` used as is (``categories`` must then be
-    omitted or equal its own). At least two categories are needed. A pandas categorical
-    declares its categories: those no sample uses count 0 (``categories`` defaults to
-    them).
-
-    Examples
-    --------
-    >>> est = estimate_for_design(["a", None, "b", "b"], missing="category")
-    >>> list(est.categories), est.counts.tolist()
-    (['(missing)', 'a', 'b'], [1, 1, 2])
-    """
-    from ..estimation import EmpiricalDistribution, empirical_distribution
-
-    if categories is None:
-        # a pandas categorical declares its alphabet: unused categories count 0 (they are
-        # not dropped), as with ``categories=``
-        dtype: Any = getattr(samples, "dtype", None)
-        if type(dtype).__name__ == "CategoricalDtype":
-            categories = list(dtype.categories)
-    if not isinstance(samples, EmpiricalDistribution):
-        samples, categories = apply_missing(samples, missing, categories)
-    else:  # an estimate has no missing samples left; ``missing`` is only validated
-        apply_missing([], missing)
-    if isinstance(samples, EmpiricalDistribution):
-        if categories is not None and tuple(categories) != tuple(samples.categories):
-            raise ValidationError(
-                "categories must be omitted (or equal the distribution's) when samples is "
-                "an EmpiricalDistribution")
-        est = samples
-    else:
-        try:
-            est = empirical_distribution(samples, categories=categories)
-        except DataError as exc:
-            if missing != "error" or "null" not in str(exc):
-                raise
-            raise DataError(f"{exc}: pass missing='category' (the label {MISSING_LABEL!r}) "
-                            "or missing='keep' (left out of the estimate) (command line: "
-                            "--missing category / --missing keep)") from exc
-    if est.n < 2:
-        raise ValidationError(f"need at least 2 categories to design a mechanism, got {est.n}")
-    return est
 
 
 def design_from_samples(samples: Any, eps: float, delta: float, *,
@@ -1238,7 +772,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
         from .estimation import EstimationError, mechanism_rank
 
         if mechanism_rank(mech.matrix) < est.n:
-            requested = _Utility(utility, est.n).name
+            requested = Utility(utility, est.n).name
             extra = {**extra, "estimable": (
                 f"the {requested} design merges categories (the analyst could only bound "
                 "them); the estimation design is released instead")}
@@ -1248,7 +782,7 @@ def design_from_samples(samples: Any, eps: float, delta: float, *,
                            extra=extra, max_seconds=max_seconds, gap=gap,
                            statement=description, max_work=max_work,
                            output_names=output_names)
-    util = _Utility(utility, est.n)
+    util = Utility(utility, est.n)
     u_rr, _, u_ep = _comparisons(p, eps, uset, util)
     return DesignResult.from_mechanism(mech, categories=tuple(est.categories),
                                        utility_randomized_response=u_rr,

@@ -44,26 +44,36 @@ JOINT_DESIGN_MAX_N = 12
 EXACT_WORK_MAX = 4 * 10**8
 
 
-def constant_mechanism(categories: Sequence[Any]) -> Mechanism:
+def constant_mechanism(categories: Sequence[Any], *, value: Any = None) -> Mechanism:
     """The mechanism that releases nothing (one output): it leaks nothing about any
     distribution, so its guarantee is eps = 0 for every distribution (basis ``"all"``), the
     certified eps computed over the simplex.
 
+    Its one output is published as ``value``, a value of the column (default: the first
+    category; :func:`design_joint` gives the most common one, which maximises
+    ``P[released = true]``), so the released column keeps its domain and type.
+
     Examples
     --------
-    >>> m = constant_mechanism(["a", "b", "c"])
-    >>> m.matrix.tolist(), m.certified_eps
-    ([[1.0], [1.0], [1.0]], 0.0)
+    >>> m = constant_mechanism(["a", "b", "c"], value="b")
+    >>> m.matrix.tolist(), m.output_labels, m.certified_eps
+    ([[1.0], [1.0], [1.0]], ('b',), 0.0)
     """
     from ..guarantee import PMLGuarantee, Provenance
     from ..worstcase import leakage_capacity
 
+    cats = list(categories)
+    if value is None and cats:
+        value = cats[0]
+    elif value is not None and value not in cats:
+        raise ValidationError(f"value must be one of the categories {cats!r}, got "
+                              f"{fmt(value)}")
     w = np.ones((len(categories), 1))
     simplex = PMLGuarantee.for_all_distributions(len(categories), eps=0.0,
                                                  certified_eps=0.0).set
     cert = float(leakage_capacity(w, simplex))
     g = PMLGuarantee.for_all_distributions(len(categories), eps=cert, certified_eps=cert)
-    return Mechanism(w, tuple(categories), guarantee=g,
+    return Mechanism(w, tuple(categories), (value,), guarantee=g,
                      provenance=Provenance(designer="design_joint",
                                            method="release nothing (no split certified)"))
 
@@ -169,11 +179,14 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
     The outputs are assigned distinct tuples so as to maximise the probability that the
     written tuple equals the true one under the estimate, ``sum_j estimate(x_j) W[x_j, j]``
     (a linear assignment, solved exactly); with more outputs than tuples, each output is
-    written as its most probable tuple ``argmax_x estimate(x) W[x, j]`` instead (ties to the
-    first tuple in row-major order). The map from outputs to tuples is fixed before any
-    record is released and does not depend on the data, so it is a post-processing: no
-    output's leakage can grow. Outputs written as the same tuple are merged (their columns
-    added), and the result is the channel from the true tuple to the written one.
+    written as its most probable tuple ``argmax_x estimate(x) W[x, j]`` when that keeps the
+    rank of ``W``, else by the rank-keeping map of
+    :func:`pmlkit.utility.publish_assignment` (``keep_rank=True``), so a mechanism from
+    which the joint distribution can be estimated keeps that property. The map from
+    outputs to tuples is fixed before any record is released and does not depend on the
+    data, so it is a post-processing: no output's leakage can grow. Outputs written as the
+    same tuple are merged (their columns added), and the result is the channel from the
+    true tuple to the written one.
 
     Parameters
     ----------
@@ -207,10 +220,10 @@ def joint_release(columns: Sequence[str], column_labels: Sequence[Sequence[Any]]
             f"{w.shape[0]} rows")
     # the one publishing rule (utility.publish_assignment): distinct tuples by a linear
     # assignment maximising P(written = true), or with more outputs than tuples each
-    # output's most probable tuple, outputs written alike merged
+    # output's most probable tuple as far as the rank allows, outputs written alike merged
     from ..utility import publish_assignment, published_channel
 
-    used, eff = published_channel(w, publish_assignment(w, p))
+    used, eff = published_channel(w, publish_assignment(w, p, keep_rank=True))
     cols = np.unravel_index(used, sizes)
     tuples = tuple(tuple(labs[k][int(cols[k][i])] for k in range(len(labs)))
                    for i in range(used.size))
@@ -328,12 +341,15 @@ def _numeric_grids(numeric: Mapping[Any, Any] | None, names: Sequence[str]) -> d
 
 def _numeric_upgrade(grids: Mapping[int, Any], mechs: Sequence[Mechanism],
                      split: Sequence[float], margs: Sequence[Any], d: float, conf: str,
-                     utility: str, params: Any, certify: Any, eps: float, cert: float
-                     ) -> tuple[list[Mechanism], float]:
+                     utility: str, params: Any, certify: Any, eps: float, cert: float,
+                     estimable: bool = False) -> tuple[list[Mechanism], float]:
     """At the split found, each numeric column's best certified design by ``utility``
     (:func:`pmlkit.numeric.design.design_numeric`) in place of the calibrated Laplace of
-    the search, kept only if the joint guarantee still holds (certified again)."""
+    the search, kept only if the joint guarantee still holds (certified again). With
+    ``estimable``, the best among the candidates of full rank (every grid point's share
+    identified from the release); none: the search's mechanism stays."""
     from ..confidence import confidence_set
+    from ..design.estimation import mechanism_rank
     from ..numeric.design import design_numeric
 
     out = list(mechs)
@@ -341,8 +357,15 @@ def _numeric_upgrade(grids: Mapping[int, Any], mechs: Sequence[Mechanism],
         if split[i] <= 0:
             continue
         cs_i = confidence_set(margs[i], d, confidence=conf)
-        best = design_numeric(grid, cs_i, split[i], prior=margs[i] / margs[i].sum(),
-                              utility=utility, parameters=params(i)).best
+        nd = design_numeric(grid, cs_i, split[i], prior=margs[i] / margs[i].sum(),
+                            utility=utility, parameters=params(i))
+        best = nd.best
+        if estimable:
+            ok = [k for k in sorted(nd.candidates, key=lambda k: nd.losses[k])
+                  if mechanism_rank(nd.candidates[k]) == grid.n]
+            if not ok:
+                continue
+            best = nd.candidates[ok[0]]
         trial = [*out[:i], best, *out[i + 1:]]
         c = certify(trial)
         if not exceeds(c, eps):
@@ -395,12 +418,16 @@ def design_joint(reference: Any, eps: float, delta: float, *,
       the chain-rule bound over the marginal sets at ``delta / K``. Every returned
       split is certified; the search itself is a heuristic (the joint guarantee need not be
       monotone in ``lam``). If no split is certified, each column gets the constant
-      mechanism (leaks nothing, releases nothing).
+      mechanism (leaks nothing, releases nothing; its one output is the column's most
+      common value).
 
     ``utility`` is what each design maximises (as in
     :func:`pmlkit.design.design_from_samples`; the per-column split search adds the
     columns' utility values), and ``estimable=True`` asks each design for a mechanism the
-    analyst can estimate back (see there).
+    analyst can estimate back (see there; a numeric column's final design is the best by
+    ``numeric_utility`` among the candidates of full rank). Every output of every column
+    is published as a value of that column (an estimation design's surplus outputs
+    merged, keeping its rank: :func:`pmlkit.design.pipeline.publish_as_values`).
 
     Returns
     -------
@@ -564,12 +591,14 @@ def design_joint(reference: Any, eps: float, delta: float, *,
         if found is not None and (best is None or found[0] > best[0]):
             best = found
     if best is None:  # nothing certified: release nothing
-        mechs0 = [constant_mechanism(c) for c in cats]
+        mechs0 = [constant_mechanism(c, value=c[int(np.argmax(mc))])
+                  for c, mc in zip(cats, margs, strict=True)]
         best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
     util, split, mechs, cert = best
     if grids and any(e > 0 for e in split):
         mechs, cert = _numeric_upgrade(grids, mechs, split, margs, d, conf, numeric_utility,
-                                       numeric_params, certify, eps, cert)
+                                       numeric_params, certify, eps, cert,
+                                       estimable=estimable)
         util = float(sum(_mi(np.asarray(f.matrix), c / c.sum())
                          for f, c in zip(mechs, margs, strict=True)))
     prod = ProductMechanism(tuple(mechs))
