@@ -142,11 +142,35 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
     return labels, codes, encs
 
 
-def _check_targets(spec: ReleaseSpec) -> None:
+def _check_targets(spec: ReleaseSpec) -> list[Path]:
+    """The released files (one per input file). Refuses, before anything is designed or
+    written, a release that would replace a file it reads (the input, the reference) or
+    write two of its own files to one path (the released data, its manifest, the report):
+    ``overwrite`` replaces an earlier release's files, never the data a release reads or
+    another file of the same release."""
+    from ..io import expand_inputs
+    from ..privatization.files import output_paths, same_file
+
+    inputs = expand_inputs(str(spec.input))
+    outputs = output_paths(inputs, spec.output)
+    written = [(f"output {str(o)!r}", o) for o in outputs]
+    written += [(f"manifest {str(m)!r}", m)
+                for m in (o.with_name(o.name + ".pmlkit.json") for o in outputs)]
+    read = [("reference", spec.reference)] + [("input file", p) for p in inputs]
+    for what, path in [*written, (f"report {str(spec.report)!r}", spec.report)]:
+        for role, src in read:
+            if same_file(src, path):
+                raise DataError(f"the {what} is the {role} {str(src)!r}; pmlkit release never "
+                                "overwrites a file it reads: choose another path in the spec")
+    for what, path in written:
+        if same_file(spec.report, path):
+            raise DataError(f"the report {str(spec.report)!r} is the {what.split()[0]} of the "
+                            "released data; give report a path of its own in the spec")
     for what, p in (("output", spec.output), ("report", spec.report)):
         if p.exists() and not spec.overwrite:
             raise DataError(f"the {what} {str(p)!r} exists; set overwrite = true in the spec "
                             "to replace it")
+    return outputs
 
 
 def _read_frame(path: Path, names: Sequence[str]) -> Any:
@@ -254,7 +278,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
 
     if not isinstance(spec, ReleaseSpec):
         spec = load_spec(spec)
-    _check_targets(spec)
+    outputs = _check_targets(spec)
     names = spec.names
     frame = _read_frame(spec.reference, names)
     labels, codes, encs = encode_reference(spec.columns, frame)
@@ -291,15 +315,20 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if say:
         say("estimating each column's distribution from the released data")
-    released = _read_frame(spec.output, names)
+    import pandas as pd
+
+    # every released file (a glob of inputs is released into a folder, one file each)
+    released = pd.concat([_read_frame(o, names) for o in outputs], ignore_index=True)
     cols = []
     for c, m, lab, code, enc, e in zip(spec.columns, design.mechanisms, labels, codes, encs,
                                        design.split, strict=True):
         p = np.bincount(code, minlength=len(lab)) / code.size
         cols.append(ColumnRelease(c, m, e, readonly(p), int(code.size),
                                   _estimate(c, m, released[c.name]), _utility(c, m, p), enc))
+    manifest = (outputs[0].with_name(outputs[0].name + ".pmlkit.json")
+                if len(outputs) == 1 and outputs[0] == spec.output else spec.output)
     result = TableRelease(spec, tuple(cols), jg, design, int(report.rows), spec.output,
-                          spec.output.with_name(spec.output.name + ".pmlkit.json"),
+                          manifest,
                           spec.report, bool(report.seeded), notes)
     write_report(render_report(result), spec.report, overwrite=spec.overwrite)
     return result

@@ -1,0 +1,68 @@
+"""``pmlkit release --spec`` never replaces a file it reads, nor writes two of its own
+files to one path, and releases a glob of inputs into a folder (found by an attack round:
+with ``overwrite = true`` the report replaced the input, the reference or the released
+data, and ``output = <reference>`` replaced the reference; a glob of several inputs was
+released and then failed before the report)."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from pmlkit.errors import DataError
+from pmlkit.release import release_table
+
+
+def _folder(tmp_path: Path, top: str, *, inputs: tuple[str, ...] = ("in.csv",)) -> Path:
+    rng = np.random.default_rng(3)
+    n = 1600
+    df = pd.DataFrame({"id": np.arange(n), "sex": rng.choice(["F", "M"], n)})
+    df[:1000].to_csv(tmp_path / "ref.csv", index=False)
+    for k, name in enumerate(inputs):
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        df[1000 + 300 * k:1300 + 300 * k].to_csv(tmp_path / name, index=False)
+    spec = tmp_path / "release.toml"
+    spec.write_text(f'reference = "ref.csv"\n{top}\nepsilon = 2.0\ndelta = 1e-3\nseed = 1\n'
+                    '[columns.sex]\ntype = "categorical"\n')
+    return spec
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {p.relative_to(folder).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.mark.parametrize("top, words", [
+    ('input = "in.csv"\noutput = "ref.csv"', "is the reference"),
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "in.csv"', "is the input file"),
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "ref.csv"', "is the reference"),
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "out.csv"', "is the output"),
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "out.csv.pmlkit.json"',
+     "is the manifest"),
+])
+def test_a_file_the_release_reads_or_writes_twice_is_refused(tmp_path, top, words):
+    spec = _folder(tmp_path, top + "\noverwrite = true")
+    before = _digests(tmp_path)
+    with pytest.raises(DataError, match=words):
+        release_table(spec)
+    assert _digests(tmp_path) == before  # nothing replaced, nothing written
+
+
+def test_a_glob_of_inputs_is_released_into_a_folder_with_its_report(tmp_path):
+    spec = _folder(tmp_path, 'input = "parts/*.csv"\noutput = "released/"',
+                   inputs=("parts/a.csv", "parts/b.csv"))
+    res = release_table(spec)
+    assert res.rows == 600
+    for name in ("a.csv", "b.csv"):
+        raw = pd.read_csv(tmp_path / "parts" / name)
+        out = pd.read_csv(tmp_path / "released" / name)
+        assert out["id"].tolist() == raw["id"].tolist()
+        assert set(out["sex"]) <= {str(y) for y in res.columns[0].mechanism.output_labels}
+        assert (tmp_path / "released" / (name + ".pmlkit.json")).exists()
+    # the estimate is over every released row, from both files
+    assert res.columns[0].estimate.n == 600
+    assert res.report.exists() and res.manifest == tmp_path / "released"
