@@ -66,3 +66,30 @@ def test_a_glob_of_inputs_is_released_into_a_folder_with_its_report(tmp_path):
     # the estimate is over every released row, from both files
     assert res.columns[0].estimate.n == 600
     assert res.report.exists() and res.manifest == tmp_path / "released"
+
+
+def test_bounds_that_clamp_many_values_are_warned_and_reported(tmp_path):
+    from pmlkit.errors import PMLWarning
+
+    rng = np.random.default_rng(4)
+    for name, n in (("ref.csv", 1000), ("in.csv", 300)):
+        pd.DataFrame({"age": rng.integers(0, 100, n)}).to_csv(tmp_path / name, index=False)
+    spec = tmp_path / "release.toml"
+    spec.write_text('reference = "ref.csv"\ninput = "in.csv"\noutput = "out.csv"\n'
+                    'epsilon = 2.0\ndelta = 1e-3\nseed = 1\n[columns.age]\n'
+                    'type = "numeric"\nlower = 40\nupper = 45\nstep = 5\n')
+    with pytest.warns(PMLWarning, match=r"'age'.*outside \[lower, upper\]") as rec:
+        res = release_table(spec)
+    ages = pd.read_csv(tmp_path / "ref.csv")["age"].to_numpy()
+    outside = int(((ages < 40) | (ages > 45)).sum())  # counted here, not by the grid
+    assert f"{outside} of 1000" in str(rec[0].message)
+    assert any(f"{outside} of 1000" in w for w in res.warnings)
+    assert f"{outside} of 1000" in res.report.read_text()
+    # bounds that hold the data say nothing
+    spec.write_text(spec.read_text().replace("lower = 40", "lower = 0")
+                    .replace("upper = 45", "upper = 100").replace("out.csv", "out2.csv"))
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PMLWarning)
+        release_table(spec)

@@ -142,6 +142,28 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
     return labels, codes, encs
 
 
+#: Share of a numeric column's reference values outside [lower, upper] above which the
+#: release warns: the ends of the grid then stand for many values they are not.
+CLAMP_WARN_SHARE = 0.05
+
+
+def _warn_clamped(specs: Sequence[ColumnSpec], encs: Sequence[dict[str, int]]) -> None:
+    """A :class:`~pmlkit.errors.PMLWarning` (kept in the report) for every numeric column
+    whose bounds clamp more than :data:`CLAMP_WARN_SHARE` of the reference's values: the
+    released ends then mean "at most lower" / "at least upper" for many records, and the
+    estimated distribution and mean describe the clamped values, not the column."""
+    for s, enc in zip(specs, encs, strict=True):
+        rows = enc.get("rows", 0)
+        low, high = enc.get("clamped_low", 0), enc.get("clamped_high", 0)
+        if s.type == "numeric" and rows and (low + high) > CLAMP_WARN_SHARE * rows:
+            warnings.warn(
+                f"column {s.name!r}: {low + high} of {rows} reference values "
+                f"({(low + high) / rows:.0%}) lie outside [lower, upper] = [{s.lower}, "
+                f"{s.upper}] ({low} below, {high} above) and are released as the nearest "
+                f"end; widen columns.{s.name}.lower / upper if the ends should not stand "
+                "for them", PMLWarning, stacklevel=3)
+
+
 def _check_targets(spec: ReleaseSpec) -> list[Path]:
     """The released files (one per input file). Refuses, before anything is designed or
     written, a release that would replace a file it reads (the input, the reference) or
@@ -306,6 +328,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     missing = spec.columns[0].missing
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
+        _warn_clamped(spec.columns, encs)
         report = privatize_file(mechs, str(spec.input), spec.output, list(names),
                                 rng=spec.seed, overwrite=spec.overwrite, progress=progress,
                                 missing=missing, unknown_as=unknown or None,
