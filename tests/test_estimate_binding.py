@@ -40,7 +40,8 @@ def two_releases(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("ext", ["csv", "parquet"])
-def test_a_manifest_copied_from_another_release_is_refused(two_releases, ext):
+def test_a_manifest_copied_from_another_release_is_refused(two_releases: Path,
+                                                          ext: str) -> None:
     d = two_releases
     high = find_mechanism(d / f"high.{ext}", "x")[0]
     assert np.allclose(high.matrix, _rr(3.0).matrix)
@@ -49,7 +50,7 @@ def test_a_manifest_copied_from_another_release_is_refused(two_releases, ext):
         find_mechanism(d / f"high.{ext}", "x")
 
 
-def test_released_data_edited_after_the_release_is_refused(two_releases):
+def test_released_data_edited_after_the_release_is_refused(two_releases: Path) -> None:
     d = two_releases
     df = pd.read_csv(d / "high.csv")
     df.loc[0, "x"] = "b" if df.loc[0, "x"] != "b" else "a"
@@ -58,7 +59,7 @@ def test_released_data_edited_after_the_release_is_refused(two_releases):
         find_mechanism(d / "high.csv", "x")
 
 
-def test_copies_and_other_delimiters_are_still_found(two_releases, tmp_path):
+def test_copies_and_other_delimiters_are_still_found(two_releases: Path) -> None:
     d = two_releases
     # a renamed copy with its manifest renamed along (the content binding holds)
     pd.read_csv(d / "high.csv").to_parquet(d / "copy.parquet")
@@ -71,7 +72,8 @@ def test_copies_and_other_delimiters_are_still_found(two_releases, tmp_path):
     assert np.allclose(find_mechanism(d / "semi_out.csv", "x")[0].matrix, _rr(1.0).matrix)
 
 
-def test_estimate_command_refuses_a_foreign_manifest(two_releases, capsys):
+def test_estimate_command_refuses_a_foreign_manifest(
+        two_releases: Path, capsys: pytest.CaptureFixture[str]) -> None:
     from pmlkit.cli.main import main
 
     d = two_releases

@@ -44,7 +44,8 @@ def _digests(folder: Path) -> dict[str, str]:
     ('input = "in.csv"\noutput = "out.csv"\nreport = "out.csv.pmlkit.json"',
      "is the manifest"),
 ])
-def test_a_file_the_release_reads_or_writes_twice_is_refused(tmp_path, top, words):
+def test_a_file_the_release_reads_or_writes_twice_is_refused(tmp_path: Path, top: str,
+                                                            words: str) -> None:
     spec = _folder(tmp_path, top + "\noverwrite = true")
     before = _digests(tmp_path)
     with pytest.raises(DataError, match=words):
@@ -52,7 +53,7 @@ def test_a_file_the_release_reads_or_writes_twice_is_refused(tmp_path, top, word
     assert _digests(tmp_path) == before  # nothing replaced, nothing written
 
 
-def test_a_glob_of_inputs_is_released_into_a_folder_with_its_report(tmp_path):
+def test_a_glob_of_inputs_is_released_into_a_folder_with_its_report(tmp_path: Path) -> None:
     spec = _folder(tmp_path, 'input = "parts/*.csv"\noutput = "released/"',
                    inputs=("parts/a.csv", "parts/b.csv"))
     res = release_table(spec)
@@ -68,7 +69,7 @@ def test_a_glob_of_inputs_is_released_into_a_folder_with_its_report(tmp_path):
     assert res.report.exists() and res.manifest == tmp_path / "released"
 
 
-def test_bounds_that_clamp_many_values_are_warned_and_reported(tmp_path):
+def test_bounds_that_clamp_many_values_are_warned_and_reported(tmp_path: Path) -> None:
     from pmlkit.errors import PMLWarning
 
     rng = np.random.default_rng(4)
