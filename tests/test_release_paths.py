@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -94,3 +95,17 @@ def test_bounds_that_clamp_many_values_are_warned_and_reported(tmp_path: Path) -
     with warnings.catch_warnings():
         warnings.simplefilter("error", PMLWarning)
         release_table(spec)
+
+
+def test_categories_that_collide_as_text_are_refused() -> None:
+    from pmlkit.errors import ValidationError
+    from pmlkit.release import ReleaseSpec
+
+    doc: dict[str, Any] = {"reference": "r.csv", "input": "i.csv", "output": "o.csv",
+                           "epsilon": 1.0, "delta": 1e-3,
+                           "columns": {"c": {"type": "categorical",
+                                             "categories": [1, "1", "2"]}}}
+    with pytest.raises(ValidationError, match=r"columns\.c\.categories.*distinct as text"):
+        ReleaseSpec.from_dict(doc)
+    doc["columns"]["c"]["categories"] = [1, "2"]  # mixed kinds that stay apart are fine
+    assert ReleaseSpec.from_dict(doc).columns[0].categories == (1, "2")
