@@ -44,8 +44,12 @@ def _digests(folder: Path) -> dict[str, str]:
     ('input = "in.csv"\noutput = "out.csv"\nreport = "out.csv"', "is the output"),
     ('input = "in.csv"\noutput = "out.csv"\nreport = "out.csv.pmlkit.json"',
      "is the manifest"),
+    # a report that cannot be written is refused before the data is published
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "nowhere/r.html"', "does not exist"),
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "."', "is a folder"),
+    ('input = "in.csv"\noutput = "nowhere/out.csv"', "does not exist"),
 ])
-def test_a_file_the_release_reads_or_writes_twice_is_refused(tmp_path: Path, top: str,
+def test_bad_output_or_report_paths_are_refused_before_anything_is_written(tmp_path: Path, top: str,
                                                             words: str) -> None:
     spec = _folder(tmp_path, top + "\noverwrite = true")
     before = _digests(tmp_path)

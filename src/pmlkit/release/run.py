@@ -189,6 +189,16 @@ def _check_targets(spec: ReleaseSpec) -> list[Path]:
         if same_file(spec.report, path):
             raise DataError(f"the report {str(spec.report)!r} is the {what.split()[0]} of the "
                             "released data; give report a path of its own in the spec")
+    # a report that cannot be written would fail after the data is published
+    files = [("report", spec.report)]
+    if outputs == [spec.output]:  # one output file (several go into a folder it creates)
+        files.append(("output", spec.output))
+    for what, p in files:
+        if p.is_dir():
+            raise DataError(f"the {what} {str(p)!r} is a folder; name a file in the spec")
+        if not p.parent.is_dir():
+            raise DataError(f"the {what}'s folder {str(p.parent)!r} does not exist; create "
+                            "it first or choose another path in the spec")
     for what, p in (("output", spec.output), ("report", spec.report)):
         if p.exists() and not spec.overwrite:
             raise DataError(f"the {what} {str(p)!r} exists; set overwrite = true in the spec "
