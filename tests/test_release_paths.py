@@ -113,3 +113,15 @@ def test_categories_that_collide_as_text_are_refused() -> None:
         ReleaseSpec.from_dict(doc)
     doc["columns"]["c"]["categories"] = [1, "2"]  # mixed kinds that stay apart are fine
     assert ReleaseSpec.from_dict(doc).columns[0].categories == (1, "2")
+
+
+def test_nulls_in_the_input_name_the_spec_key_that_releases_them(tmp_path: Path) -> None:
+    spec = _folder(tmp_path, 'input = "in.csv"\noutput = "out.csv"')
+    df = pd.read_csv(tmp_path / "in.csv", dtype=str)
+    df.loc[::7, "sex"] = None
+    df.to_csv(tmp_path / "in.csv", index=False)
+    with pytest.raises(DataError, match=r"'sex'.*43 rows.*missing = 'keep' at the top of the "
+                                        r"spec.*missing = 'category'") as info:
+        release_table(spec)
+    assert "--missing" not in str(info.value) and "pmlkit design" not in str(info.value)
+    assert not (tmp_path / "out.csv").exists()

@@ -165,6 +165,20 @@ def _warn_clamped(specs: Sequence[ColumnSpec], encs: Sequence[dict[str, int]]) -
                 "for them", PMLWarning, stacklevel=3)
 
 
+def _in_spec_words(exc: DataError) -> DataError:
+    """A refusal of the release's pass with the fix named as a key of the spec (the
+    message of :func:`pmlkit.privatize_file` names its own arguments and options)."""
+    msg = str(exc)
+    cut = msg.find("which cannot be privatised")
+    if cut < 0:
+        return exc
+    return DataError(msg[:cut] + "which cannot be privatised; nothing was released: set "
+                     "missing = 'keep' at the top of the spec (the rows stay missing: whether "
+                     "a value is missing is then released unprotected) or missing = "
+                     "'category' (categorical columns: a missing value is a category of "
+                     "the design)")
+
+
 def _check_targets(spec: ReleaseSpec) -> list[Path]:
     """The released files (one per input file). Refuses, before anything is designed or
     written, a release that would replace a file it reads (the input, the reference) or
@@ -340,10 +354,13 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
         _warn_clamped(spec.columns, encs)
-        report = privatize_file(mechs, str(spec.input), spec.output, list(names),
-                                rng=spec.seed, overwrite=spec.overwrite, progress=progress,
-                                missing=missing, unknown_as=unknown or None,
-                                joint_guarantee=jg)
+        try:
+            report = privatize_file(mechs, str(spec.input), spec.output, list(names),
+                                    rng=spec.seed, overwrite=spec.overwrite,
+                                    progress=progress, missing=missing,
+                                    unknown_as=unknown or None, joint_guarantee=jg)
+        except DataError as exc:
+            raise _in_spec_words(exc) from exc
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, PMLWarning))
     for w in caught:  # shown to the caller as well as written into the report
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
