@@ -82,3 +82,17 @@ def test_estimate_command_refuses_a_foreign_manifest(
                  "--no-intervals"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "does not describe" in err
+
+
+def test_an_edited_manifest_beside_a_parquet_file_is_refused(two_releases: Path) -> None:
+    import json
+
+    d = two_releases
+    man = d / "high.parquet.pmlkit.json"
+    doc = json.loads(man.read_text())
+    forged = _rr(0.5).to_dict()  # another channel, its own digest; the data untouched
+    doc["privatized"]["x"]["mechanism"] = forged
+    doc["privatized"]["x"]["mechanism_sha256"] = forged["sha256"]
+    man.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="different mechanisms"):
+        find_mechanism(d / "high.parquet", "x")
