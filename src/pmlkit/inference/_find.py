@@ -80,6 +80,57 @@ def _from_mapping(doc: Any, column: str, where: str) -> Mechanism | None:
     return mech
 
 
+def _check_bound(path: Any, doc: Any, where: str, columns: Sequence[str]) -> None:
+    """A manifest pmlkit wrote binds itself to the data it describes (the digest of every
+    released column and the row count, ``released_content``): believe it for ``path``
+    only if the file is the one it records (``data.sha256``, the bytes written) or that
+    binding holds for the file's content (a renamed or converted copy), and, when the
+    file carries its own record (Parquet metadata), only if both name the same mechanisms
+    for ``columns``. A manifest
+    copied beside other data, or data edited after the release, would otherwise make the
+    estimate invert the wrong channel. Records without a binding (older pmlkit, written
+    by hand) cannot be checked and are read as before."""
+    from pathlib import Path
+
+    from ..privatization.files import previous_privatization
+
+    p = Path(path)
+    if not (p.is_file() and where.startswith("manifest") and isinstance(doc, Mapping)
+            and "released_content" in doc):
+        return
+    from ..io import file_format
+
+    data = doc.get("data")
+    if file_format(p) != "parquet" and isinstance(data, Mapping) \
+            and isinstance(data.get("sha256"), str) and data["sha256"] == _file_sha256(p):
+        return  # the very bytes the release wrote (a Parquet file is also checked against
+        # its own record below, which an edited manifest could contradict)
+    try:
+        record = previous_privatization(p)
+    except DataError as exc:
+        raise DataError(f"{where} does not describe {str(p)!r}: {exc}") from None
+    mine, theirs = doc.get("privatized"), (record or {}).get("privatized")
+    if not isinstance(mine, Mapping) or not isinstance(theirs, Mapping):
+        return
+    for c in columns:
+        a, b = mine.get(c), theirs.get(c)
+        if isinstance(a, Mapping) and isinstance(b, Mapping) \
+                and a.get("mechanism_sha256") != b.get("mechanism_sha256"):
+            raise DataError(f"{where} and the release record inside {str(p)!r} name "
+                            f"different mechanisms for column {c!r}: the manifest does not "
+                            "describe this file; refusing both")
+
+
+def _file_sha256(path: Any) -> str:
+    import hashlib
+
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
+
+
 def _manifest_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A recorded mechanism is read as strictly as a mechanism file: no duplicate keys."""
     from ..errors import MechanismFileError
@@ -120,6 +171,7 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
     for doc, where in _documents(p):
         mech = _from_mapping(doc, column, where)
         if mech is not None:
+            _check_bound(p, doc, where, [column])
             return mech, (f"manifest {manifest}" if where.startswith("manifest")
                           else f"Parquet metadata of {p}")
     raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
@@ -259,6 +311,7 @@ def find_joint_release(path: str | PathLike[str], columns: Sequence[str]) -> Any
             except ValidationError as exc:
                 raise DataError(f"{where}: the joint release of {into!r} cannot be read: "
                                 f"{exc}") from exc
+            _check_bound(path, doc, where, list(columns))
             digest = joint.get("mechanism_sha256")
             if isinstance(digest, str) and rel.mechanism.to_dict()["sha256"] != digest:
                 raise DataError(f"{where}: the recorded joint mechanism of {into!r} does not "

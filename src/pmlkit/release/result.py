@@ -101,7 +101,9 @@ class TableRelease:
     rows
         Records released.
     output, manifest, report
-        The written files (``manifest``: ``<output>.pmlkit.json``).
+        The written files (``manifest``: ``<output>.pmlkit.json``; when several input
+        files were released into the folder ``output``, that folder, each file's
+        manifest beside it).
     seeded
         Whether the randomness was seeded (research only; the seed is not recorded).
     warnings

@@ -142,11 +142,82 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
     return labels, codes, encs
 
 
-def _check_targets(spec: ReleaseSpec) -> None:
+#: Share of a numeric column's reference values outside [lower, upper] above which the
+#: release warns: most values are then released as an end of the grid, which points to
+#: bounds set for other data (top-coding a tail, the usual reason to clamp, stays quiet).
+CLAMP_WARN_SHARE = 0.5
+
+
+def _warn_clamped(specs: Sequence[ColumnSpec], encs: Sequence[dict[str, int]]) -> None:
+    """A :class:`~pmlkit.errors.PMLWarning` (kept in the report) for every numeric column
+    whose bounds clamp more than :data:`CLAMP_WARN_SHARE` of the reference's values: the
+    released ends then mean "at most lower" / "at least upper" for many records, and the
+    estimated distribution and mean describe the clamped values, not the column."""
+    for s, enc in zip(specs, encs, strict=True):
+        rows = enc.get("rows", 0)
+        low, high = enc.get("clamped_low", 0), enc.get("clamped_high", 0)
+        if s.type == "numeric" and rows and (low + high) > CLAMP_WARN_SHARE * rows:
+            warnings.warn(
+                f"column {s.name!r}: {low + high} of {rows} reference values "
+                f"({(low + high) / rows:.0%}) lie outside [lower, upper] = [{s.lower}, "
+                f"{s.upper}] ({low} below, {high} above) and are released as the nearest "
+                f"end; widen columns.{s.name}.lower / upper if the ends should not stand "
+                "for them", PMLWarning, stacklevel=3)
+
+
+def _in_spec_words(exc: DataError) -> DataError:
+    """A refusal of the release's pass with the fix named as a key of the spec (the
+    message of :func:`pmlkit.privatize_file` names its own arguments and options)."""
+    msg = str(exc)
+    cut = msg.find("which cannot be privatised")
+    if cut < 0:
+        return exc
+    return DataError(msg[:cut] + "which cannot be privatised; nothing was released: set "
+                     "missing = 'keep' at the top of the spec (the rows stay missing: whether "
+                     "a value is missing is then released unprotected) or missing = "
+                     "'category' (categorical columns: a missing value is a category of "
+                     "the design)")
+
+
+def _check_targets(spec: ReleaseSpec) -> list[Path]:
+    """The released files (one per input file). Refuses, before anything is designed or
+    written, a release that would replace a file it reads (the input, the reference) or
+    write two of its own files to one path (the released data, its manifest, the report):
+    ``overwrite`` replaces an earlier release's files, never the data a release reads or
+    another file of the same release."""
+    from ..io import expand_inputs
+    from ..privatization.files import output_paths, same_file
+
+    inputs = expand_inputs(str(spec.input))
+    outputs = output_paths(inputs, spec.output)
+    written = [(f"output {str(o)!r}", o) for o in outputs]
+    written += [(f"manifest {str(m)!r}", m)
+                for m in (o.with_name(o.name + ".pmlkit.json") for o in outputs)]
+    read = [("reference", spec.reference)] + [("input file", p) for p in inputs]
+    for what, path in [*written, (f"report {str(spec.report)!r}", spec.report)]:
+        for role, src in read:
+            if same_file(src, path):
+                raise DataError(f"the {what} is the {role} {str(src)!r}; pmlkit release never "
+                                "overwrites a file it reads: choose another path in the spec")
+    for what, path in written:
+        if same_file(spec.report, path):
+            raise DataError(f"the report {str(spec.report)!r} is the {what.split()[0]} of the "
+                            "released data; give report a path of its own in the spec")
+    # a report that cannot be written would fail after the data is published
+    files = [("report", spec.report)]
+    if outputs == [spec.output]:  # one output file (several go into a folder it creates)
+        files.append(("output", spec.output))
+    for what, p in files:
+        if p.is_dir():
+            raise DataError(f"the {what} {str(p)!r} is a folder; name a file in the spec")
+        if not p.parent.is_dir():
+            raise DataError(f"the {what}'s folder {str(p.parent)!r} does not exist; create "
+                            "it first or choose another path in the spec")
     for what, p in (("output", spec.output), ("report", spec.report)):
         if p.exists() and not spec.overwrite:
             raise DataError(f"the {what} {str(p)!r} exists; set overwrite = true in the spec "
                             "to replace it")
+    return outputs
 
 
 def _read_frame(path: Path, names: Sequence[str]) -> Any:
@@ -254,7 +325,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
 
     if not isinstance(spec, ReleaseSpec):
         spec = load_spec(spec)
-    _check_targets(spec)
+    outputs = _check_targets(spec)
     names = spec.names
     frame = _read_frame(spec.reference, names)
     labels, codes, encs = encode_reference(spec.columns, frame)
@@ -282,24 +353,33 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     missing = spec.columns[0].missing
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
-        report = privatize_file(mechs, str(spec.input), spec.output, list(names),
-                                rng=spec.seed, overwrite=spec.overwrite, progress=progress,
-                                missing=missing, unknown_as=unknown or None,
-                                joint_guarantee=jg)
+        _warn_clamped(spec.columns, encs)
+        try:
+            report = privatize_file(mechs, str(spec.input), spec.output, list(names),
+                                    rng=spec.seed, overwrite=spec.overwrite,
+                                    progress=progress, missing=missing,
+                                    unknown_as=unknown or None, joint_guarantee=jg)
+        except DataError as exc:
+            raise _in_spec_words(exc) from exc
     notes = tuple(str(w.message) for w in caught if issubclass(w.category, PMLWarning))
     for w in caught:  # shown to the caller as well as written into the report
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if say:
         say("estimating each column's distribution from the released data")
-    released = _read_frame(spec.output, names)
+    import pandas as pd
+
+    # every released file (a glob of inputs is released into a folder, one file each)
+    released = pd.concat([_read_frame(o, names) for o in outputs], ignore_index=True)
     cols = []
     for c, m, lab, code, enc, e in zip(spec.columns, design.mechanisms, labels, codes, encs,
                                        design.split, strict=True):
         p = np.bincount(code, minlength=len(lab)) / code.size
         cols.append(ColumnRelease(c, m, e, readonly(p), int(code.size),
                                   _estimate(c, m, released[c.name]), _utility(c, m, p), enc))
+    manifest = (outputs[0].with_name(outputs[0].name + ".pmlkit.json")
+                if len(outputs) == 1 and outputs[0] == spec.output else spec.output)
     result = TableRelease(spec, tuple(cols), jg, design, int(report.rows), spec.output,
-                          spec.output.with_name(spec.output.name + ".pmlkit.json"),
+                          manifest,
                           spec.report, bool(report.seeded), notes)
     write_report(render_report(result), spec.report, overwrite=spec.overwrite)
     return result

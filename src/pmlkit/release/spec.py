@@ -185,6 +185,11 @@ class ColumnSpec:
                         or len(set(cats)) != len(cats):
                     raise _bad(where + "categories", cats,
                                "a list of at least 2 distinct strings or integers")
+                if len({str(c) for c in cats}) != len(cats):
+                    # 1 and "1" are one value in a CSV file: the released column could not
+                    # tell them apart
+                    raise _bad(where + "categories", cats,
+                               "categories that stay distinct as text (not both 1 and '1')")
                 cats = tuple(cats)
             unk = d.get("unknown_as")
             if unk is not None:
