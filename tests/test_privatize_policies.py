@@ -117,3 +117,24 @@ def test_dask_collections_take_the_policies_partition_by_partition():
         pmlkit.privatize(INTS, ddf["s"], missing="category")
     with pytest.raises(DataError, match="missing='keep'"):  # refused at compute time
         pmlkit.privatize(PERM, ddf["s"], rng=0).compute()
+
+
+def test_policies_keep_the_column_type():
+    # the same types the default path keeps, also where a missing value is kept: a
+    # categorical keeps its categories, a nullable Int64 / string stays what it was
+    cat = pd.Series(["a", "b", None], dtype=pd.CategoricalDtype(["b", "a", "q"]))
+    got = pmlkit.privatize(PERM, cat, missing="keep", rng=0)
+    # a missing value stays missing, a -> x, b -> y: outputs outside the categories
+    # are appended
+    assert list(got.dtype.categories) == ["b", "a", "q", "x", "y", "z"]
+    assert got.tolist()[:2] == ["x", "y"] and pd.isna(got.tolist()[2])
+    ints = pd.Series([1, None, 3, 2], dtype="Int64")
+    out = pmlkit.privatize(INTS, ints, missing="keep", rng=0)
+    assert str(out.dtype) == "Int64" and out.tolist()[0] == 2 and out.tolist()[2] == 1
+    assert out.isna().tolist() == [False, True, False, False]
+    text = pd.Series(["a", None], dtype="string")
+    assert str(pmlkit.privatize(PERM, text, missing="keep", rng=0).dtype) == "string"
+    pl = pytest.importorskip("polars")
+    enum = pl.Series("e", ["a", None, "b"], dtype=pl.Enum(["a", "b", "x", "y", "z"]))
+    res = pmlkit.privatize(PERM, enum, missing="keep", rng=0)
+    assert res.dtype == enum.dtype and res.to_list() == ["x", None, "y"]

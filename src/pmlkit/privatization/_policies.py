@@ -350,20 +350,14 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
 
         series = pl.from_arrow(out)
         assert isinstance(series, pl.Series)
+        if isinstance(values.dtype, pl.Categorical | pl.Enum):
+            try:  # the column's own type where the released labels fit it
+                series = series.cast(values.dtype)
+            except pl.exceptions.PolarsError:
+                pass
         return series.rename(values.name)
     if kind == "pandas":
-        import pandas as pd
-
-        # positional: the released values in the input's row order, under its own index
-        # (``pd.Series(series, index=...)`` would align on labels and lose every row of
-        # an index other than 0..n-1)
-        res = out.to_pandas().set_axis(values.index).rename(values.name)
-        if keep is None and not isinstance(values.dtype, pd.CategoricalDtype):
-            try:  # the column's own dtype where the released labels fit it
-                res = res.astype(values.dtype)
-            except (TypeError, ValueError):
-                pass
-        return res
+        return _as_pandas(out, values, keep is not None, mech)
     if kind == "list":
         return out.to_pylist()
     res = out.to_numpy(zero_copy_only=False)
@@ -372,4 +366,31 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
             res = res.astype(values.dtype)
         except (TypeError, ValueError):
             pass
+    return res
+
+
+def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
+    """The released Arrow column as a pandas Series shaped like ``values``.
+
+    Positional: the released values in the input's row order, under its own index and name
+    (``pd.Series(series, index=...)`` would align on labels and lose every row of an index
+    other than 0..n-1). The column's dtype is kept where the released values fit it: a
+    categorical keeps its categories (output labels outside them are appended), a pandas
+    extension dtype (``Int64``, ``string``, ...) also when missing values were kept, a numpy
+    dtype only when no missing value was kept (NaN does not fit an integer).
+    """
+    import pandas as pd
+
+    res = out.to_pandas().set_axis(values.index).rename(values.name)
+    dtype = values.dtype
+    try:
+        if isinstance(dtype, pd.CategoricalDtype):
+            cats = list(dtype.categories)
+            known = set(cats)
+            extra = [o for o in mech.output_labels if o not in known]
+            return res.astype(pd.CategoricalDtype(cats + extra, ordered=dtype.ordered))
+        if not kept_nulls or isinstance(dtype, pd.api.extensions.ExtensionDtype):
+            return res.astype(dtype)
+    except (TypeError, ValueError):
+        pass
     return res
