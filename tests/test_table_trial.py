@@ -26,6 +26,7 @@ import pytest
 import pmlkit
 from pmlkit.cli import _common
 from pmlkit.cli.main import main
+from pmlkit.errors import DataError
 
 pd = pytest.importorskip("pandas")
 LANGS = ["English", "French", "Other"]
@@ -201,3 +202,53 @@ def test_design_progress_covers_the_summary_simulation(capsys: Any, monkeypatch:
                        "--missing", "category", "--epsilon", "1", "--delta", "1e-3",
                        "--output", "q.json", "--quiet")
     assert code == 0 and "summary: simulating" not in err
+
+
+# -- PMLPrivatizer: the same words for missing values and unknown labels -----------------
+
+def _penguins(n: int, seed: int) -> Any:
+    """A penguins-like frame: species, sex with missing values, body mass with two NaN."""
+    g = np.random.default_rng(seed)
+    sex = g.choice(np.array(["female", "male", None], dtype=object), n, p=[0.47, 0.47, 0.06])
+    mass = np.round(g.normal(4200, 800, n) / 50) * 50
+    mass[:2] = np.nan
+    return pd.DataFrame({"species": g.choice(["Adelie", "Gentoo", "Chinstrap"], n),
+                         "sex": sex, "body_mass_g": mass})
+
+
+def test_privatizer_takes_missing_and_unknown_as() -> None:
+    pytest.importorskip("sklearn")
+    from pmlkit.errors import ValidationError
+    from pmlkit.sklearn import PMLPrivatizer
+
+    ref, rows = _penguins(400, 1), _penguins(300, 2)
+    cols = ["species", "sex"]
+    with pytest.raises(DataError, match=r"column 'sex'.*PMLPrivatizer\(missing='category'\)"):
+        PMLPrivatizer(eps=1.0, delta=1e-3, reference=ref[cols]).fit(rows[cols])
+    priv = PMLPrivatizer(eps=1.0, delta=1e-3, reference=ref[cols], missing="category",
+                         rng=0).fit(rows[cols])
+    assert "(missing)" in priv.mechanisms_[1].input_labels
+    assert "(missing)" not in priv.mechanisms_[0].input_labels  # species had none
+    out = priv.transform(rows[cols])
+    assert out.shape == rows[cols].shape and set(out["species"]) <= set(ref["species"])
+    assert set(out["sex"].dropna()) <= {"female", "male", "(missing)"}
+    # keep: missing values stay missing, in place, also in a numeric column
+    both = ["sex", "body_mass_g"]
+    kept = PMLPrivatizer(eps=1.0, delta=1e-3, reference=ref[both], missing="keep",
+                         numeric={"body_mass_g": "2500:6500:500"}, rng=1).fit(rows[both])
+    out = kept.transform(rows[both])
+    assert (out.isna() == rows[both].isna()).all().all()
+    assert set(out["body_mass_g"].dropna()) <= set(np.arange(2500.0, 6501.0, 500.0))
+    # the numeric default is estimable: every grid point's share can be recovered
+    w = np.asarray(kept.mechanisms_[1].matrix)
+    assert np.linalg.matrix_rank(w) == w.shape[0]
+    # unknown_as: an unknown label released as the one named, which must exist
+    odd = pd.DataFrame({"species": ["Adelie", "Emperor"], "sex": ["male", "female"]})
+    named = PMLPrivatizer(eps=1.0, delta=1e-3, reference=ref[cols].dropna(),
+                          unknown_as={"species": "Adelie"}, rng=2).fit(odd)
+    assert set(named.transform(odd)["species"]) <= set(ref["species"])
+    with pytest.raises(ValidationError, match=r"unknown_as='Emperor'.*categories="):
+        PMLPrivatizer(eps=1.0, delta=1e-3, reference=ref[cols].dropna(),
+                      unknown_as="Emperor").fit(odd)
+    with pytest.raises(ValidationError, match=r"missing must be one of .*got 'drop'"):
+        PMLPrivatizer(missing="drop").fit(odd)
