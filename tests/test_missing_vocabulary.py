@@ -101,7 +101,9 @@ def test_privatizer_fit_with_missing_strings_is_a_pml_error():
     from pmlkit.sklearn import PMLPrivatizer
 
     X = pd.DataFrame({"s": ["a", "b", np.nan, "a"] * 50})
-    with pytest.raises(DataError, match=r"column 's'.*50 null.*SimpleImputer") as info:
+    with pytest.raises(DataError,
+                       match=r"column 's'.*50 null.*PMLPrivatizer\(missing='category'\)"
+                       ) as info:
         PMLPrivatizer(delta=0.1).fit(X)
     assert isinstance(info.value, PMLError)
     with pytest.raises(DataError, match="column 0"):

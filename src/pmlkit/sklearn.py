@@ -36,7 +36,7 @@ from __future__ import annotations
 import numbers
 import re
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -140,8 +140,10 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         ``"LOWER:UPPER:STEP"`` (or :class:`pmlkit.numeric.grid.NumericGrid`) for every
         privatised column, or a mapping ``{column: grid}`` (names or positions): those
         columns are numeric, designed on their grid
-        (:func:`pmlkit.numeric.design.design_numeric_from_samples`, the best certified
-        design by ``utility`` ``"abs"`` (the default for them) or ``"squared"``) and
+        (:func:`pmlkit.numeric.design.design_numeric_from_samples`: of the certified
+        candidates the best by ``utility`` ``"abs"`` (the default for them) or
+        ``"squared"`` among those the analyst can invert, as ``pmlkit release`` does; with
+        ``allow_unestimable=True`` the best regardless, which may merge grid points) and
         released as grid values in their own dtype; values outside the grid count at its
         ends and values between points go to the nearest one. ``max_categories`` does not
         apply to them.
@@ -155,6 +157,18 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         the estimation design instead, so the analyst can estimate every category from
         the released column; ``True`` keeps the merging design (the analyst can then only
         bound the merged categories' shares).
+    missing
+        A missing value (None, NaN, NA) in a privatised column, the same words as
+        :func:`pmlkit.design_from_samples` and :func:`pmlkit.privatize`: ``"error"``
+        (default: refused, naming this parameter), ``"category"`` (designed and released
+        as the label ``"(missing)"``, written back as a missing value; categorical columns
+        only) or ``"keep"`` (left out of the design and left missing by ``transform``:
+        whether a value is missing is then released unprotected).
+    unknown_as
+        ``None`` (default: a label the column's mechanism does not know is refused), one
+        label for every privatised column, or a mapping ``{column: label}``: such values
+        are released as that input label, which must be in the column's alphabet
+        (declare it with ``categories=`` if the reference lacks it).
 
     Attributes
     ----------
@@ -190,7 +204,8 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                  categories: Any = "auto", reference: Any = None, rng: Any = None,
                  max_categories: int = 16, max_seconds: float | None = None,
                  max_work: float | None = 60.0, allow_self_reference: bool = False,
-                 allow_unestimable: bool = False, numeric: Any = None) -> None:
+                 allow_unestimable: bool = False, numeric: Any = None,
+                 missing: str = "error", unknown_as: Any = None) -> None:
         self.eps = eps
         self.delta = delta
         self.confidence = confidence
@@ -205,13 +220,16 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         self.max_work = max_work
         self.allow_unestimable = allow_unestimable
         self.numeric = numeric
+        self.missing = missing
+        self.unknown_as = unknown_as
 
     # -- scikit-learn metadata -----------------------------------------------------------
     def __sklearn_tags__(self) -> Any:
         tags = super().__sklearn_tags__()
         tags.input_tags.categorical = True   # labels, not measurements
         tags.input_tags.string = True        # string labels are fine
-        tags.input_tags.allow_nan = False    # a null is not a label: refused, never guessed
+        # a null is not a label: refused, never guessed, unless missing= says what it is
+        tags.input_tags.allow_nan = self.missing in ("category", "keep")
         # fresh randomness on every transform, unless seeded (research runs only)
         tags.non_deterministic = not isinstance(self.rng, numbers.Integral)
         tags.transformer_tags.preserves_dtype = []  # output dtype is the label type
@@ -220,7 +238,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
     def _more_tags(self) -> dict[str, Any]:  # scikit-learn < 1.6
         return {"X_types": ["categorical", "string", "2darray"],
                 "non_deterministic": not isinstance(self.rng, numbers.Integral),
-                "allow_nan": False, "preserves_dtype": []}
+                "allow_nan": self.missing in ("category", "keep"), "preserves_dtype": []}
 
     # -- helpers ---------------------------------------------------------------------------
     @staticmethod
@@ -312,6 +330,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             raise ValidationError(
                 f"max_categories must be an integer >= 2, got {fmt(self.max_categories)}")
         utility = "mutual_information" if self.utility == "mi" else self.utility
+        missing = self._check_missing()
         X, names = self._check_X(X, reset=True)
         cols = self._resolve_columns(names, X.shape[1])
         ref = X if self.reference is None else self.reference
@@ -345,6 +364,13 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 vals = np.asarray(col)
                 if vals.dtype == object:  # (numbers in a mixed object array)
                     vals = np.asarray(vals.tolist())
+                if missing == "category":
+                    raise ValidationError(
+                        f"column {label!r} is numeric: missing='category' has no label "
+                        "there (a grid has no '(missing)' point); use missing='keep' or "
+                        "'error'")
+                if missing == "keep" and vals.dtype.kind in "fc":
+                    vals = vals[~np.isnan(vals)]  # left missing by transform
                 try:
                     d = design_numeric_from_samples(
                         vals, grids[j], eps, delta=delta,
@@ -352,10 +378,15 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                         utility=utility if utility in ("abs", "squared") else "abs")
                 except (ValidationError, DataError) as exc:
                     raise ValidationError(f"column {label!r}: {exc}") from exc
-                mechs.append(d.best)
-                guars.append(d.best.guarantee)
+                best = d.best
+                if not self.allow_unestimable:  # the analyst can estimate the column
+                    from .release.design import estimable_best
+
+                    best = estimable_best(d.candidates, d.losses, grids[j].n)
+                mechs.append(best)
+                guars.append(best.guarantee)
                 continue
-            n_distinct = len(c) if c is not None else _distinct(col, label)
+            n_distinct = len(c) if c is not None else _distinct(col, label, missing)
             if n_distinct > self.max_categories:
                 raise ValidationError(
                     f"column {label!r} has {n_distinct} distinct labels, more than "
@@ -364,7 +395,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                     "or raise max_categories")
             try:
                 res = design_from_samples(col, eps, delta, categories=c, utility=utility,
-                                          confidence=self.confidence,
+                                          confidence=self.confidence, missing=missing,
                                           max_seconds=self.max_seconds,
                                           max_work=self.max_work,
                                           estimable=not self.allow_unestimable)
@@ -374,10 +405,54 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
                 raise _column_data_error(exc, label) from exc
             mechs.append(res.mechanism)
             guars.append(res.guarantee)
+        unknown = self._unknown_labels(cols, names, mechs)
         self.columns_: tuple[int, ...] = tuple(cols)
         self.mechanisms_: tuple[Any, ...] = tuple(mechs)
         self.guarantees_: tuple[Any, ...] = tuple(guars)
+        self.unknown_as_: tuple[Any, ...] = unknown
         return self
+
+    def _check_missing(self) -> str:
+        from .privatization.files import MISSING_POLICIES
+
+        if not isinstance(self.missing, str) or self.missing not in MISSING_POLICIES:
+            raise ValidationError(f"missing must be one of "
+                                  f"{', '.join(map(repr, MISSING_POLICIES))}, got "
+                                  f"{fmt(self.missing)}")
+        return self.missing
+
+    def _unknown_labels(self, cols: list[int], names: list[Any] | None,
+                        mechs: list[Any]) -> tuple[Any, ...]:
+        """``unknown_as`` resolved to one input label (or None) per privatised column,
+        each checked against the column's alphabet."""
+        spec = self.unknown_as
+        if spec is None:
+            return (None,) * len(cols)
+        out: list[Any] = []
+        for j, mech in zip(cols, mechs, strict=True):
+            label = names[j] if names is not None else j
+            if isinstance(spec, Mapping):
+                keys = [k for k in spec if k == label or k == j]
+                if not keys:
+                    out.append(None)
+                    continue
+                want = spec[keys[0]]
+            else:
+                want = spec
+            hits = [x for x in mech.input_labels if x == want or str(x) == str(want)]
+            if not hits:
+                raise ValidationError(
+                    f"unknown_as={fmt(want)} is not a label of column {label!r} (labels: "
+                    f"{fmt(list(mech.input_labels)[:20])}); declare it with categories= (a "
+                    "label absent from the reference counts 0)")
+            out.append(hits[0])
+        if isinstance(spec, Mapping):
+            known = {names[j] if names is not None else j for j in cols} | set(cols)
+            extra = [k for k in spec if k not in known]
+            if extra:
+                raise ValidationError(f"unknown_as names column {extra[0]!r}, which is not "
+                                      "privatised (see columns=)")
+        return tuple(out)
 
     def _grids(self, cols: list[int], names: list[Any] | None) -> dict[int, Any]:
         """``numeric`` resolved: {column position: NumericGrid} of the numeric columns."""
@@ -439,13 +514,13 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         module docstring), unless ``allow_self_reference=True`` and no ``reference=``.
 
         Raises :class:`~pmlkit.errors.DataError` (a ``ValueError``) for a label the
-        column's mechanism does not know or a null; nothing is returned then."""
+        column's mechanism does not know (unless ``unknown_as``) or a null (unless
+        ``missing``); nothing is returned then."""
         self._check_allow()
         return self._transform(X, quiet_reuse=self.reference is None
                                and bool(self.allow_self_reference))
 
     def _transform(self, X: Any, *, quiet_reuse: bool) -> Any:
-        from .privatization import privatize
         from .rng import resolve_rng
 
         check_is_fitted(self, "mechanisms_")
@@ -456,10 +531,13 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
             if quiet_reuse:
                 warnings.filterwarnings("ignore", message=_REUSE_PATTERN,
                                         category=PMLWarning)
-            outs = [privatize(m, self._column(X, j) if kind != "polars"
-                              or m.provenance.details.get("grid") is None
-                              else np.asarray(self._column(X, j)), rng=source)
-                    for j, m in zip(self.columns_, self.mechanisms_, strict=True)]
+            unknown = getattr(self, "unknown_as_", (None,) * len(self.columns_))
+            outs = [_release(m, self._column(X, j) if kind != "polars"
+                             or m.provenance.details.get("grid") is None
+                             else np.asarray(self._column(X, j)), source,
+                             _column_policy(self.missing, m), u)
+                    for j, m, u in zip(self.columns_, self.mechanisms_, unknown,
+                                       strict=True)]
         if kind == "pandas":
             out = X.copy()
             for j, o in zip(self.columns_, outs, strict=True):
@@ -533,22 +611,55 @@ def _column_data_error(exc: Exception, label: Any) -> DataError:
     (:class:`PMLPrivatizer` has no missing-value policy: missing values are imputed
     before it, as a label of their own if they should be released)."""
     msg = f"column {label!r}: {exc}"
-    if "null" in str(exc):
-        msg += (" (PMLPrivatizer releases no missing values: impute them first, e.g. as a "
-                "label of their own with sklearn.impute.SimpleImputer(strategy='constant', "
-                "fill_value='(missing)'), or drop those rows)")
+    if "null" in str(exc) and "PMLPrivatizer(missing=" not in msg:
+        msg += (" (PMLPrivatizer(missing='category') designs and releases them as the "
+                "label '(missing)', missing='keep' leaves them missing)")
     return DataError(msg)
 
 
-def _distinct(col: Any, label: Any) -> int:
+def _release(mech: Any, col: Any, source: Any, missing: str, unknown: Any) -> Any:
+    """One column privatised with its policies. A numeric column under ``"keep"``: its
+    missing values stay missing and the others are released on the grid."""
+    from .privatization import privatize
+
+    if missing != "keep" or mech.provenance.details.get("grid") is None:
+        return privatize(mech, col, rng=source, missing=missing, unknown_as=unknown)
+    arr = np.asarray(col, dtype=np.float64)
+    gone = np.isnan(arr)
+    if not gone.any():
+        return privatize(mech, col, rng=source, unknown_as=unknown)
+    out = arr.copy()
+    if not gone.all():
+        out[~gone] = np.asarray(privatize(mech, arr[~gone], rng=source,
+                                          unknown_as=unknown), dtype=np.float64)
+    index = getattr(col, "index", None)
+    if index is not None:  # a pandas column stays one, with its index and name
+        import pandas as pd
+
+        return pd.Series(out, index=index, name=getattr(col, "name", None))
+    return out
+
+
+def _column_policy(missing: str, mech: Any) -> str:
+    """The missing-value policy one column is released with: ``"category"`` applies to a
+    column whose mechanism has the label ``(missing)`` (its reference had missing
+    values); a column without one refuses a missing value (``"error"``) as designed."""
+    if missing == "category" and "(missing)" not in mech.input_labels:
+        return "error"
+    return missing
+
+
+def _distinct(col: Any, label: Any, missing: str = "error") -> int:
     """The number of distinct labels of a column (missing values and labels numpy cannot
-    order are counted by the estimate, whose error names what it refused)."""
+    order are counted by the estimate, whose error names what it refused; under
+    ``missing`` "category" the missing values are one label, under "keep" none)."""
     try:
         return len(np.unique(np.asarray(col)))
     except TypeError:  # None or NaN among strings, or labels of several types
         from .design.pipeline import estimate_for_design
 
         try:
-            return int(estimate_for_design(np.asarray(col, dtype=object)).n)
+            return int(estimate_for_design(np.asarray(col, dtype=object),
+                                           missing=missing).n)
         except DataError as exc:
             raise _column_data_error(exc, label) from exc

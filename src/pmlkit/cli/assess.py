@@ -34,6 +34,7 @@ from ._common import (
     json_option,
     load_mechanism,
     missing_option,
+    progress_display,
     progress_enabled,
     progress_option,
     renamed_option,
@@ -207,7 +208,9 @@ def _assess_one(mech_path: str, mech: Any, prior: str | None, reference: str | N
         lines.append(f"recorded certified eps in the file: {_fmt(mech.certified_eps)}")
     from ..design.summary import summarize_mechanism
 
-    summary = summarize_mechanism(mech, p)
+    with progress_display("pmlkit assess", progress_enabled(progress)) as say:
+        say("summary: simulating releases for the expected estimation error")
+        summary = summarize_mechanism(mech, p)
     doc["summary"] = summary.to_dict()
     lines.append(str(summary))
     return doc, lines, cs

@@ -227,10 +227,18 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                     "design_coarsened (", "--coarsen (")
                 click.echo(f"pmlkit: warning: {msg}", err=True)
         except DataError as exc:
-            if missing == "error" and "null" in str(exc) and "--missing" not in str(exc):
-                raise DataError(f"{exc} (or pass --missing category / --missing keep)") \
-                    from exc
-            raise
+            text = str(exc)
+            if text.startswith("--column"):
+                raise
+            where = f"--column {column!r} of {reference!r}"
+            if missing == "error" and "null" in text and "--missing" not in text:
+                raise DataError(f"{where}: {text} (or pass --missing category / --missing "
+                                "keep)") from exc
+            if "is not in categories" in text:
+                raise DataError(f"{where}: {text}; add the label(s) to --categories, or "
+                                "leave --categories out to design for the reference's own "
+                                "values") from exc
+            raise DataError(f"{where}: {text}") from exc
         except TooLargeError as exc:
             if "distinct values" not in str(exc):
                 raise
@@ -245,7 +253,10 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     g = result.guarantee
     from ..design.summary import summarize_mechanism
 
-    summary = summarize_mechanism(mech, g.estimate)
+    with progress_display("pmlkit design", progress_enabled(progress)) as advance:
+        # simulated releases behind the summary's expected error: the last long step
+        advance("summary: simulating releases for the expected estimation error")
+        summary = summarize_mechanism(mech, g.estimate)
     from ..plain import plain_sentence
 
     plain = plain_sentence(g.eps)

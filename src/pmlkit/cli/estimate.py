@@ -24,6 +24,11 @@ through its own mechanism are estimated through the product of their mechanisms;
 released together through one joint mechanism through that mechanism
 (``pmlkit.inference_joint``).
 
+A missing value in a released column is read as the release recorded it: under
+``pmlkit privatize --missing category`` it is the output ``(missing)``; under ``--missing
+keep`` it was left missing (unprotected) and the row is left out of the estimate, with a
+note. Without a record (``--mechanism``), ``--missing category`` or ``keep`` says which.
+
 ``--by COLUMN`` groups the rows by a column's values. Grouping by a privatised column
 groups by its *released* values, not the true ones: pmlkit says so in a warning.
 """
@@ -157,10 +162,14 @@ def _digest(obj: Any) -> str:
                    "the release).")
 @click.option("--by", default=None, metavar="COLUMN",
               help="A non-private column: one estimate per group.")
-@click.option("--missing", type=click.Choice(["error", "category"]), default="error",
-              show_default=True,
-              help="A missing value in the --by column: stop (error), or group those rows "
-                   "under '(missing)' (category).")
+@click.option("--missing", type=click.Choice(["error", "category", "keep"]),
+              default="error", show_default=True,
+              help="A missing value in a released column that the release does not record "
+                   "a policy for, or in the --by column: stop (error); category: a released "
+                   "missing value is the output '(missing)' (pmlkit privatize --missing "
+                   "category writes it so), a missing --by value the group '(missing)'; "
+                   "keep: leave those rows out (counted). A release made with --missing "
+                   "category or keep is read by its recorded policy.")
 @click.option("--method", type=click.Choice(["mle", "inversion"]), default="mle",
               show_default=True, help="Maximum likelihood (EM) or unbiased inversion.")
 @click.option("--confidence", type=click.FloatRange(0.0, 1.0, min_open=True, max_open=True),
@@ -289,6 +298,12 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
             above=above, head=head, as_json=as_json,
             doc={"input": input_spec, "files": [str(f) for f in files], "column": cols[0],
                  "columns": cols, "mechanism_source": where})
+    recorded = _recorded_missing(sources, cols) if not mech_paths else {}
+    labels = [list(m.output_labels) for m in channel] if isinstance(channel, list) \
+        else [list(labs) for labs in channel.column_labels]
+    table, notes = _released_missing(table, cols, labels, recorded, missing)
+    for note in notes:
+        click.echo(f"pmlkit: note: {note}", err=True)
     if by is not None and by not in cols:
         table = _by_missing(table, by, missing)
     kw: dict[str, Any] = {"method": method, "confidence": confidence, "intervals": intervals}
@@ -317,6 +332,85 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
     return 0
 
 
+def _recorded_missing(sources: list[tuple[Path, list[Path]]], cols: list[str]
+                      ) -> dict[str, str]:
+    """The missing-value policy each released column was privatised with, as the
+    manifests ``<record>.pmlkit.json`` record it (``"privatized"`` -> column ->
+    ``"missing"``); a column whose records disagree or say nothing is left out."""
+    import json
+
+    found: dict[str, set[str]] = {c: set() for c in cols}
+    for rec, _ in sources:
+        man = rec.with_name(rec.name + ".pmlkit.json")
+        try:
+            doc = json.loads(man.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            doc = None
+        sec = doc.get("privatized") if isinstance(doc, dict) else None
+        for c in cols:
+            entry = sec.get(c) if isinstance(sec, dict) else None
+            pol = entry.get("missing") if isinstance(entry, dict) else None
+            found[c].add(pol if isinstance(pol, str) else "")
+    return {c: next(iter(v)) for c, v in found.items() if len(v) == 1 and "" not in v}
+
+
+def _released_missing(table: Any, cols: list[str], labels: list[list[Any]],
+                      recorded: dict[str, str], missing: str) -> tuple[Any, list[str]]:
+    """The table with the missing values of the released columns read as the release
+    wrote them: under ``--missing category`` (recorded, or given here) a missing value is
+    the output ``(missing)``, which ``pmlkit privatize`` writes as the column's missing
+    value; under ``keep`` the rows were left missing (released unprotected) and are left
+    out of the estimate; otherwise they are refused, naming the options."""
+    import pyarrow as pa
+    import pyarrow.compute as pc
+
+    from ..design.pipeline import MISSING_LABEL
+    from ..errors import DataError
+
+    notes: list[str] = []
+    drop: Any = None
+    for c, labs in zip(cols, labels, strict=True):
+        i = table.schema.get_field_index(c)
+        if i < 0:
+            continue
+        col = table.column(i)
+        k = col.null_count
+        if k == 0:
+            continue
+        policy = recorded.get(c, missing)
+        rows = f"{k} row{'s hold' if k != 1 else ' holds'}"
+        if policy == "category" and MISSING_LABEL in labs:
+            if pa.types.is_dictionary(col.type):
+                col = col.cast(col.type.value_type)
+            if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
+                col = col.cast(pa.large_string())
+            filled = pc.fill_null(col, pa.scalar(MISSING_LABEL, type=col.type))
+            table = table.set_column(
+                i, table.field(i).with_type(filled.type).with_nullable(False), filled)
+        elif policy == "keep":
+            valid = pc.is_valid(col)
+            drop = valid if drop is None else pc.and_(drop, valid)
+            notes.append(
+                f"column {c!r}: {rows} a missing value, left missing by the release "
+                "(--missing keep: whether a value is missing was released unprotected); "
+                "they are left out of the estimate, which is of the other rows")
+        elif policy == "category":
+            raise DataError(
+                f"column {c!r}: {rows} a missing value, but its mechanism has no output "
+                f"{MISSING_LABEL!r}; pass --missing keep to leave those rows out")
+        else:
+            where = "" if c not in recorded else \
+                f" (the release records --missing {recorded[c]})"
+            raise DataError(
+                f"column {c!r}: {rows} a missing value{where}; pass --missing category "
+                f"(a missing value is the released output {MISSING_LABEL!r}, as pmlkit "
+                "privatize --missing category writes it) or --missing keep (leave those "
+                "rows out of the estimate)")
+    if drop is not None:
+        table = table.filter(drop)
+    return table, notes
+
+
 def _by_missing(table: Any, by: str, missing: str) -> Any:
     """The table with the missing values of the ``--by`` column handled as ``--missing``
     says: refused naming the option (``error``), or the group ``(missing)`` (``category``:
@@ -337,7 +431,9 @@ def _by_missing(table: Any, by: str, missing: str) -> Any:
         k = col.null_count
         raise DataError(f"--by {by!r}: {k} row{'s hold' if k != 1 else ' holds'} a missing "
                         f"value; pass --missing category to estimate those rows as the group "
-                        f"{MISSING_LABEL!r}, or remove them")
+                        f"{MISSING_LABEL!r}, or --missing keep to leave them out")
+    if missing == "keep":
+        return table.filter(pc.is_valid(col))
     if pa.types.is_dictionary(col.type):
         col = col.cast(col.type.value_type)
     if not (pa.types.is_string(col.type) or pa.types.is_large_string(col.type)):
