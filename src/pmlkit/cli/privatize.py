@@ -242,11 +242,13 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         click.echo(f"pmlkit: seed commitment salt {rng.seed_salt} (not written anywhere; "
                    "keep it apart from the output to prove later which seed was used)",
                    err=True)
-    for c in cols:
-        if missing == "category" and "(missing)" not in mechs[c].input_labels:
-            raise click.UsageError(
-                f"--missing category needs a mechanism with the input label '(missing)' "
-                f"(column {c}): design it with pmlkit design --missing category")
+    if missing == "category" and not any("(missing)" in mechs[c].input_labels
+                                         for c in cols):
+        # (a column designed without the label refuses its missing values by name)
+        raise click.UsageError(
+            "--missing category needs a mechanism with the input label '(missing)' "
+            f"(none of columns {', '.join(cols)} has it): design it with pmlkit design "
+            "--missing category")
     unknown_label: Any = None
     if unknown_as is not None:
         unknown_label = {}

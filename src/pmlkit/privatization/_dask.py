@@ -150,7 +150,7 @@ def dask_empirical_distribution(column: Any, categories: Sequence[Any] | None = 
 
 def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | None, part: str,
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
-                missing: str, unknown_as: dict[str, Any], meta: dict[str, str],
+                missing: dict[str, str], unknown_as: dict[str, Any], meta: dict[str, str],
                 compression: str | None, batch_rows: int, drop: Sequence[str] = ()
                 ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray],
                            dict[str, Any] | None]:
@@ -167,7 +167,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     from .files import Policy, one_file
     from .numeric_release import numeric_policies
 
-    policies: dict[str, Any] = {c: Policy(m, csv, missing, unknown_as[c])
+    policies: dict[str, Any] = {c: Policy(m, csv, missing[c], unknown_as[c])
                                 for c, m in mechs.items()}
     policies.update(numeric_policies(mechs, csv, missing, unknown_as))  # numeric columns
     # the input labels counted as they are drawn (the reference-reuse warning)
@@ -257,11 +257,11 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     from ..io import compression_of, expand_inputs, file_format
     from ..rng import resolve_rng
     from ._core import check_column_names, mech_digest
+    from ._policies import missing_by_column
     from ._publish import cleanup_on_signals, commit, os_error, remove_stale, temp_path
     from .files import (
         MANIFEST_FORMAT,
         MANIFEST_SUFFIX,
-        MISSING_LABEL,
         FileReport,
         check_inputs,
         check_joint_release,
@@ -283,10 +283,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     mechs = column_mechanisms(mechanism, cols)
     joint_doc = joint_record(joint_guarantee)
     missing = check_missing_policy(missing)
-    for c, mech in mechs.items():
-        if missing == "category" and MISSING_LABEL not in mech.input_labels:
-            raise ValidationError(f"missing='category' needs a mechanism with the input "
-                                  f"label {MISSING_LABEL!r} (column {c!r})")
+    missing_of = missing_by_column(missing, mechs)  # "category" where the label exists
     unknown = check_unknown_as(unknown_as, mechs)
     fmts = {file_format(p) for p in inputs}
     if len(fmts) > 1:
@@ -324,7 +321,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     digests = {c: mech_digest(m) for c, m in mechs.items()}
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     privatized = {t: {"column": c, "mechanism": mechs[c].to_dict(),
-                      "mechanism_sha256": digests[c], "missing": missing,
+                      "mechanism_sha256": digests[c], "missing": missing_of[c],
                       "unknown_as": unknown[c]}
                   for c, t in zip(cols, targets, strict=True)}
     meta = merged_meta(prev, {
@@ -355,7 +352,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             fn = dask.delayed(_dask_piece, pure=False)
             parts = [f"part-{i:05d}{ext}" for i in range(len(pieces))]
             tasks = [fn(mechs, str(inp), pc, str(tmp / part), cols, targets, child, csv,
-                        missing, unknown, {"pmlkit": json.dumps(meta)}, compression,
+                        missing_of, unknown, {"pmlkit": json.dumps(meta)}, compression,
                         batch_rows, drop)
                      for (inp, pc), part, child in zip(pieces, parts, children, strict=True)]
             futures = client.compute(tasks)

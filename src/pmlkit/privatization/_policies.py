@@ -226,6 +226,37 @@ def with_policy_hint(exc: DataError, *, missing: str = "error", unknown_as: Any 
     return DataError(msg)
 
 
+def missing_by_column(missing: str, mechs: Mapping[str, Mechanism]) -> dict[str, str]:
+    """The missing-value policy of each released column.
+
+    ``"category"`` releases a missing value as the label ``"(missing)"`` in the columns
+    whose mechanism has that label; a column designed without it (its reference had no
+    missing value, as in a plan designed with ``--missing category`` over several columns)
+    takes ``"error"``: a missing value there is refused, naming the column. Refused when no
+    column has the label. Other policies apply to every column.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import pmlkit
+    >>> sex = pmlkit.Mechanism(np.eye(2), ("F", "M"), ("F", "M"))
+    >>> lang = pmlkit.Mechanism(np.eye(3), ("(missing)", "en", "fr"), ("(missing)", "en",
+    ...                                                                  "fr"))
+    >>> missing_by_column("category", {"sex": sex, "language": lang})
+    {'sex': 'error', 'language': 'category'}
+    """
+    missing = check_missing_policy(missing)
+    if missing != "category":
+        return {c: missing for c in mechs}
+    has = {c: MISSING_LABEL in m.input_labels for c, m in mechs.items()}
+    if not any(has.values()):
+        raise ValidationError(
+            f"missing='category' needs a mechanism with the input label {MISSING_LABEL!r}; "
+            f"none of columns {list(mechs)!r} has it: design from data whose missing values "
+            "are a category (missing='category', pmlkit design --missing category)")
+    return {c: "category" if h else "error" for c, h in has.items()}
+
+
 def checked_policies(mech: Mechanism, missing: Any, unknown_as: Any) -> tuple[str, Any]:
     """``(missing, unknown_as)`` checked for one column released through ``mech``.
 

@@ -69,7 +69,7 @@ from ._pieces import csv_pieces as csv_pieces
 from ._pieces import parquet_pieces as parquet_pieces
 
 # (the Dask engine and the command line import these from here)
-from ._policies import MISSING_LABEL, MISSING_POLICIES, csv_options_for
+from ._policies import MISSING_LABEL, MISSING_POLICIES, csv_options_for, missing_by_column
 from ._policies import Policy as Policy
 from ._policies import arrow_type_for as arrow_type_for
 from ._policies import check_missing_policy as check_missing_policy
@@ -544,12 +544,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
     missing = check_missing_policy(missing)
-    for c, mech in mechs.items():
-        if missing == "category" and MISSING_LABEL not in mech.input_labels:
-            raise ValidationError(
-                f"missing='category' needs a mechanism with the input label "
-                f"{MISSING_LABEL!r} (column {c!r}); design it from data whose missing "
-                "values are a category (missing='category')")
+    missing_of = missing_by_column(missing, mechs)  # "category" where the label exists
     unknown = check_unknown_as(unknown_as, mechs)
     if engine not in ENGINES:
         raise ValidationError(f"engine must be one of {', '.join(map(repr, ENGINES))}, "
@@ -606,9 +601,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     joint_columns = tuple(jd.columns for jd in joints)
     for c, m in mechs.items():
         check_text_labels(m, f"mechanism for column {c!r}")
-    policies: dict[str, Any] = {c: Policy(m, csv, missing, unknown[c])
+    policies: dict[str, Any] = {c: Policy(m, csv, missing_of[c], unknown[c])
                                 for c, m in mechs.items()}
-    numeric = numeric_policies(mechs, csv, missing, unknown)  # columns on a NumericGrid
+    numeric = numeric_policies(mechs, csv, missing_of, unknown)  # columns on a NumericGrid
     policies.update(numeric)
     done = []
     bar = _progress_bar(inputs, csv, progress)
@@ -624,7 +619,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                     for pol in policies.values():
                         pol.unknown_rows = 0
                     privatized = {t: {"column": c, "mechanism": mech_docs[c],
-                                      "mechanism_sha256": digests[c], "missing": missing,
+                                      "mechanism_sha256": digests[c],
+                                      "missing": missing_of[c],
                                       "unknown_as": unknown[c],
                                       **(manifest_entry(numeric[c], done=False)
                                          if c in numeric else {}),

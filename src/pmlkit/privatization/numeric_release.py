@@ -342,10 +342,10 @@ def manifest_entry(policy: Any, done: bool = True) -> dict[str, Any]:
     return {"numeric": doc}
 
 
-def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str,
+def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str | Mapping[str, str],
                      unknown: Mapping[str, Any]) -> dict[str, NumericPolicy]:
     """A :class:`NumericPolicy` for each numeric column of ``mechs`` (the others are
-    left out).
+    left out); ``missing`` is one policy for all or one per column.
 
     Examples
     --------
@@ -361,7 +361,9 @@ def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str,
     for c, m in mechs.items():
         grid = grid_of(m)
         if grid is not None:
-            out[c] = NumericPolicy(m, grid, csv, missing, unknown.get(c))
+            out[c] = NumericPolicy(m, grid, csv,
+                                   missing if isinstance(missing, str) else missing[c],
+                                   unknown.get(c))
     return out
 
 
