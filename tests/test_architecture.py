@@ -94,6 +94,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.release": 6,  # a whole table from a spec: joint design, release, report
     # the facade
     "pmlkit": 7,
+    "pmlkit.__main__": 7,  # python -m pmlkit: the command line
 }
 
 LAYER_NAMES = [

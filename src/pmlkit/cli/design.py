@@ -263,12 +263,12 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     swapped = mech.parameters.get("estimable")
     if swapped:
         proposal_text += f"{swapped} (--allow-unestimable keeps it)\n"
-    outside = int(mech.parameters.get("outputs_outside_column") or 0)
-    if outside:  # (an estimation design with more outputs than values)
-        proposal_text += (f"note: {outside} of the {mech.n_outputs} outputs have no value of "
-                          f"--column {column!r} of their own and are released under the "
-                          "names of the values they stand for (such as "
-                          f"{mech.output_labels[-1]!r}), outside the column's domain\n")
+    merged = int(mech.parameters.get("outputs_merged") or 0)
+    if merged:  # (a design with more outputs than values, published as values)
+        proposal_text += (f"note: the design had {mech.n_outputs + merged} outputs; "
+                          f"{merged} of them are released as values of --column {column!r} "
+                          "that other outputs also take (a post-processing: the guarantee "
+                          "and the utility shown are those of what is released)\n")
     versus = _versus_randomized_response(mech, g)
     if versus is not None:
         proposal_text += f"{versus['statement']}\n"
