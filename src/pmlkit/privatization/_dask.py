@@ -14,7 +14,7 @@ could be averaged out.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -206,7 +206,8 @@ def _is_previous_output(out: Any) -> bool:
 def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         columns: str | Sequence[str], *, into: Any = None, rng: Any = None,
                         overwrite: bool = False, csv: Any = None, scheduler: str | None = None,
-                        progress: bool = False, missing: str = "error", unknown_as: Any = None,
+                        progress: bool = False, missing: str | Mapping[str, str] = "error",
+                        unknown_as: Any = None,
                         compression: str | None = None, block_bytes: int = 64 << 20,
                         batch_rows: int = 1 << 20, joint_guarantee: Any = None,
                         repeat: bool = False, no_joint_guarantee: bool = False,
@@ -265,7 +266,6 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         FileReport,
         check_inputs,
         check_joint_release,
-        check_missing_policy,
         check_unknown_as,
         column_mechanisms,
         csv_pieces,
@@ -282,7 +282,6 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     drop = raw_columns_dropped(cols, targets, keep_raw)
     mechs = column_mechanisms(mechanism, cols)
     joint_doc = joint_record(joint_guarantee)
-    missing = check_missing_policy(missing)
     missing_of = missing_by_column(missing, mechs)  # "category" where the label exists
     unknown = check_unknown_as(unknown_as, mechs)
     fmts = {file_format(p) for p in inputs}

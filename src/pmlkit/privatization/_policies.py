@@ -226,14 +226,18 @@ def with_policy_hint(exc: DataError, *, missing: str = "error", unknown_as: Any 
     return DataError(msg)
 
 
-def missing_by_column(missing: str, mechs: Mapping[str, Mechanism]) -> dict[str, str]:
+def missing_by_column(missing: str | Mapping[str, str], mechs: Mapping[str, Mechanism]
+                      ) -> dict[str, str]:
     """The missing-value policy of each released column.
 
-    ``"category"`` releases a missing value as the label ``"(missing)"`` in the columns
-    whose mechanism has that label; a column designed without it (its reference had no
-    missing value, as in a plan designed with ``--missing category`` over several columns)
-    takes ``"error"``: a missing value there is refused, naming the column. Refused when no
-    column has the label. Other policies apply to every column.
+    ``missing`` is one policy for every column, or a mapping from column names to their
+    own policies (a column it does not name takes ``"error"``; a column it gives
+    ``"category"`` must have the label). One ``"category"`` for all releases a missing
+    value as the label ``"(missing)"`` in the columns whose mechanism has that label; a
+    column designed without it (its reference had no missing value, as in a plan designed
+    with ``--missing category`` over several columns) takes ``"error"``: a missing value
+    there is refused, naming the column. Refused when no column has the label. Other
+    policies apply to every column.
 
     Examples
     --------
@@ -244,7 +248,22 @@ def missing_by_column(missing: str, mechs: Mapping[str, Mechanism]) -> dict[str,
     ...                                                                  "fr"))
     >>> missing_by_column("category", {"sex": sex, "language": lang})
     {'sex': 'error', 'language': 'category'}
+    >>> missing_by_column({"sex": "keep"}, {"sex": sex, "language": lang})
+    {'sex': 'keep', 'language': 'error'}
     """
+    if isinstance(missing, Mapping):
+        extra = [c for c in missing if c not in mechs]
+        if extra:
+            raise ValidationError(f"missing names column {extra[0]!r}, which is not "
+                                  f"released; allowed: {list(mechs)!r}")
+        out = {c: check_missing_policy(missing.get(c, "error")) for c in mechs}
+        for c, pol in out.items():
+            if pol == "category" and MISSING_LABEL not in mechs[c].input_labels:
+                raise ValidationError(
+                    f"missing['{c}'] = 'category' needs a mechanism with the input label "
+                    f"{MISSING_LABEL!r}; design column {c!r} from data whose missing "
+                    "values are a category (missing='category')")
+        return out
     missing = check_missing_policy(missing)
     if missing != "category":
         return {c: missing for c in mechs}

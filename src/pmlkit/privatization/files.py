@@ -397,7 +397,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    into: str | Sequence[str] | None = None, rng: Any = None,
                    overwrite: bool = False, csv: CsvOptions | None = None,
                    batch_rows: int = DEFAULT_BATCH_ROWS, progress: bool = False,
-                   manifest: bool = True, missing: str = "error", unknown_as: Any = None,
+                   manifest: bool = True, missing: str | Mapping[str, str] = "error",
+                   unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
                    repeat: bool = False, engine: str = "auto",
                    no_joint_guarantee: bool = False, keep_raw: bool = True) -> FileReport:
@@ -458,7 +459,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         count), ``"category"`` (it is the label ``"(missing)"``, which the mechanism must
         have as an input label; an output ``"(missing)"`` is written as missing) or
         ``"keep"`` (it stays missing in the output: whether a record's value is missing is
-        then released without protection).
+        then released without protection). One policy for every column, where
+        ``"category"`` applies to the columns whose mechanism has the label and the others
+        refuse a missing value; or a mapping from column names to their own policies
+        (a column it leaves out takes ``"error"``).
     unknown_as
         ``None`` (default): a value that is not an input label of the mechanism is an
         error. An input label: such values are privatised as if they were that label; the
@@ -534,7 +538,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     # every column's labels: its own mechanism, or the view of its joint release
     mechs = {c: views[c] if c in views else plain_mechs[c] for c in cols}
     joint_doc = joint_record(joint_guarantee)
-    if joints and missing == "keep":
+    missing_of = missing_by_column(missing, mechs)  # "category" where the label exists
+    if joints and any(missing_of[c] == "keep" for jd in joints for c in jd.columns):
         raise ValidationError(
             f"missing='keep' would release whether a value of joint columns "
             f"{list(joints[0].columns)!r} is missing without protection, and the tuple has no "
@@ -543,8 +548,6 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     if isinstance(batch_rows, bool) or not isinstance(batch_rows, int | np.integer) \
             or batch_rows < 1:
         raise ValidationError(f"batch_rows must be an integer >= 1, got {batch_rows!r}")
-    missing = check_missing_policy(missing)
-    missing_of = missing_by_column(missing, mechs)  # "category" where the label exists
     unknown = check_unknown_as(unknown_as, mechs)
     if engine not in ENGINES:
         raise ValidationError(f"engine must be one of {', '.join(map(repr, ENGINES))}, "

@@ -173,7 +173,8 @@ def _in_spec_words(exc: DataError) -> DataError:
     if cut < 0:
         return exc
     return DataError(msg[:cut] + "which cannot be privatised; nothing was released: set "
-                     "missing = 'keep' at the top of the spec (the rows stay missing: whether "
+                     "missing = 'keep' (at the top of the spec or in the column's table; "
+                     "the rows stay missing: whether "
                      "a value is missing is then released unprotected) or missing = "
                      "'category' (categorical columns: a missing value is a category of "
                      "the design)")
@@ -350,7 +351,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
         mechs[c.name] = m
         if c.type != "numeric" and c.unknown_as is not None:
             unknown[c.name] = c.unknown_as
-    missing = spec.columns[0].missing
+    missing = {c.name: c.missing for c in spec.columns}  # each column its own policy
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
         _warn_clamped(spec.columns, encs)

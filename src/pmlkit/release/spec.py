@@ -326,12 +326,6 @@ class ReleaseSpec:
             raise _bad("columns", cols_d, "at least one [columns.NAME] table")
         cols = tuple(ColumnSpec.from_dict(str(k), v, missing=missing)
                      for k, v in cols_d.items())
-        pols = {c.missing for c in cols}
-        if len(pols) > 1:
-            raise ValidationError(
-                f"release spec: the columns' missing policies differ ({fmt(sorted(pols))}); "
-                "the release applies one policy to every column: set the top-level "
-                "missing and remove the columns' own")
         out = path("output")
         report = path("report") if "report" in d else out.with_name(out.name + ".report.html")
         return cls(path("reference"), path("input"), out, eps, delta, cols, report, conf,
