@@ -1,12 +1,16 @@
-"""The lazy start of pmlkit's compiled (numba) modules (optional: ``pip install
+"""pmlkit's compiled (numba) kernels and their lazy start (optional: ``pip install
 'pmlkit[fast]'``).
 
-Only the designers' box kernels (:mod:`pmlkit.design`) are compiled; every release path
-is plain numpy / pyarrow / pandas / polars. numba is imported only when a caller asks for
-its kernels (never by ``import pmlkit``), and the machine code is cached on disk
-(``cache=True``). Without numba (or with the environment variable ``PMLKIT_NO_NUMBA``
-set to a non-empty value other than ``0``) :func:`build_once` gives None and the callers
-keep their numpy paths.
+Two users: the designers' box kernels (:mod:`pmlkit.design`), and the release draw
+below (:func:`release_kernels`), one loop per alias-table layout that reads integer
+codes, random 64-bit words and integer tables and writes integer output codes, every
+index it reads at checked in the same function. The numpy draw of
+:class:`pmlkit.sampler.AliasSampler` is the reference: the compiled draw gives the same
+outputs for the same words. numba is imported only when a caller asks for its kernels
+(never by ``import pmlkit``), and the machine code is cached on disk (``cache=True``).
+Without numba (or with the environment variable ``PMLKIT_NO_NUMBA`` set to a non-empty
+value other than ``0``) :func:`build_once` gives None and the callers keep their numpy
+paths.
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ import os
 import threading
 from collections.abc import Callable
 from typing import Any
+
+import numpy as np
 
 __all__: list[str] = []
 
@@ -55,3 +61,194 @@ def njit_cached(numba: Any, fn: Callable[..., Any], *, boundscheck: bool | None
     except RuntimeError:  # no writable cache location: compile per process
         out = numba.njit(nogil=True, boundscheck=boundscheck)(fn)
     return out
+
+
+# ---------------------------------------------------------------------------------------
+# The release draw, compiled: integer arrays in, integer arrays out
+# ---------------------------------------------------------------------------------------
+#
+# The three functions below are the draw rule of :class:`pmlkit.sampler.AliasSampler`
+# (per-row Walker cells, the same with 16-bit cells, shared background cells) for one
+# block of records, written as one loop so that a record is read, drawn and written in
+# one pass. They take only integer numpy arrays (the records' codes, their random words,
+# the integer tables) and write integer output codes; every index they read at is
+# checked in the same function before it is used (the entry checks prove the table
+# indices, the loop checks each record's code), so compiled without bounds checks they
+# still never read or write outside an array. They are plain Python too (tests run them
+# uncompiled on small blocks).
+#
+# Return value: -1 when every record was drawn; ``i >= 0`` when record ``i`` holds a code
+# that is outside ``0..len(remap) - 1`` (after ``offset``) or maps to no input (``-1`` in
+# ``remap``), nothing after it written; -2 when the tables are inconsistent (no record
+# written).
+
+#: Status of a block whose tables do not fit together (never for a sampler's own).
+BAD_TABLES = -2
+
+
+def draw_walker(codes: Any, offset: int, remap: Any, words: Any, cells: Any, bits: int,
+                omap: Any, out: Any) -> int:
+    """Walker cells (``cells``: ``n_rows << bits`` 64-bit cells, threshold above alias).
+
+    Record ``i``: its row ``x = remap[codes[i] - offset]``, its word ``r``; column
+    ``j = r >> (64 - bits)``, cell ``c = cells[(x << bits) | j]``; the output index is
+    ``j`` if ``(r << bits) | (2**bits - 1) < c`` else ``c & (2**bits - 1)``, written as
+    ``omap[output index]``."""
+    n = codes.shape[0]
+    if bits < 1 or bits > 32:
+        return BAD_TABLES
+    width = 1 << bits
+    n_rows = cells.shape[0] >> bits
+    n_codes = remap.shape[0]
+    n_out = omap.shape[0]
+    if (n_rows << bits) != cells.shape[0] or words.shape[0] < n or out.shape[0] < n:
+        return BAD_TABLES
+    for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
+        if remap[t] < -1 or remap[t] >= n_rows:
+            return BAD_TABLES
+    shift = 64 - bits
+    low = width - 1
+    ulow = np.uint64(low)
+    ubits = np.uint64(bits)
+    ushift = np.uint64(shift)
+    for i in range(n):
+        c = np.int64(codes[i]) - offset
+        if c < 0 or c >= n_codes:
+            return i
+        x = np.int64(remap[c])
+        if x < 0:
+            return i
+        r = words[i]
+        j = np.int64(r >> ushift)  # < width
+        cell = cells[(x << bits) | j]  # < n_rows << bits
+        if ((r << ubits) | ulow) >= cell:
+            j = np.int64(cell & ulow)  # < width
+        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+            return BAD_TABLES
+        out[i] = omap[j]
+    return -1
+
+
+def draw_walker16(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
+                  cells16: Any, bits: int, omap: Any, out: Any) -> int:
+    """:func:`draw_walker` deciding most records on 16-bit cells (the threshold's top
+    ``16 - bits`` bits above the alias), the 64-bit cell where the coin's top bits equal
+    them: the same outputs."""
+    n = codes.shape[0]
+    if bits < 1 or bits > 12:
+        return BAD_TABLES
+    width = 1 << bits
+    n_rows = cells.shape[0] >> bits
+    n_codes = remap.shape[0]
+    n_out = omap.shape[0]
+    if (n_rows << bits) != cells.shape[0] or cells16.shape[0] != cells.shape[0] \
+            or words.shape[0] < n or out.shape[0] < n:
+        return BAD_TABLES
+    for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
+        if remap[t] < -1 or remap[t] >= n_rows:
+            return BAD_TABLES
+    low = width - 1
+    ulow = np.uint64(low)
+    ubits = np.uint64(bits)
+    for i in range(n):
+        c = np.int64(codes[i]) - offset
+        if c < 0 or c >= n_codes:
+            return i
+        x = np.int64(remap[c])
+        if x < 0:
+            return i
+        r = words[i]
+        top = np.int64(r >> np.uint64(48))
+        j = top >> (16 - bits)  # < width
+        at = (x << bits) | j
+        cell = np.int64(cells16[at])
+        word = ((top << bits) | low) & 0xFFFF
+        if (word ^ cell) <= low:  # the same top bits: the 64-bit cell decides
+            wide = cells[at]
+            if ((r << ubits) | ulow) >= wide:
+                j = np.int64(wide & ulow)
+        elif word >= cell:
+            j = cell & low
+        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+            return BAD_TABLES
+        out[i] = omap[j]
+    return -1
+
+
+def draw_background(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
+                    prim: Any, n_shared: int, n_own: int, bits: int, omap: Any,
+                    out: Any) -> int:
+    """Shared background cells: position ``j = r >> (64 - bits)`` is shared cell ``j``
+    when ``j < n_shared``, else cell ``j + x * n_own`` (row ``x``'s own); the output index
+    is the cell's primary if ``(r << bits) | (2**bits - 1)`` is below the cell, else its
+    alias (``cell & (2**bits - 1)``)."""
+    n = codes.shape[0]
+    if bits < 1 or bits > 32:
+        return BAD_TABLES
+    width = 1 << bits
+    n_cells = cells.shape[0]
+    if n_shared < 0 or n_own < 1 or n_shared + n_own != width or prim.shape[0] != n_cells \
+            or (n_cells - n_shared) % n_own != 0 or words.shape[0] < n \
+            or out.shape[0] < n:
+        return BAD_TABLES
+    n_rows = (n_cells - n_shared) // n_own
+    n_codes = remap.shape[0]
+    n_out = omap.shape[0]
+    for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
+        if remap[t] < -1 or remap[t] >= n_rows:
+            return BAD_TABLES
+    low = width - 1
+    ulow = np.uint64(low)
+    ubits = np.uint64(bits)
+    ushift = np.uint64(64 - bits)
+    for i in range(n):
+        c = np.int64(codes[i]) - offset
+        if c < 0 or c >= n_codes:
+            return i
+        x = np.int64(remap[c])
+        if x < 0:
+            return i
+        r = words[i]
+        j = np.int64(r >> ushift)  # < width
+        at = j
+        if j >= n_shared:
+            at = j + x * n_own  # <= n_shared + n_rows * n_own - 1
+        cell = cells[at]
+        first = np.int64(prim[at])  # (both read: a select, not a branch per record)
+        j = np.int64(cell & ulow)
+        if ((r << ubits) | ulow) < cell:
+            j = first
+        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+            return BAD_TABLES
+        out[i] = omap[j]
+    return -1
+
+
+#: The release kernels above, compiled once per process (see :func:`release_kernels`).
+_RELEASE: dict[str, Any] = {}
+_RELEASE_LOCK = threading.Lock()
+#: The release kernels as plain Python (what numba compiles; :func:`release_kernels`
+#: gives the compiled ones under the same names).
+RELEASE_KERNELS: dict[str, Callable[..., int]] = {
+    "walker": draw_walker, "walker16": draw_walker16, "background": draw_background}
+
+
+def _build_release() -> dict[str, Callable[..., Any]] | None:
+    try:
+        import numba
+    except ImportError:
+        return None
+    return {name: njit_cached(numba, fn, boundscheck=False)
+            for name, fn in RELEASE_KERNELS.items()}
+
+
+def release_started() -> bool:
+    """Whether :func:`release_kernels` has been asked for in this process (built or
+    found unavailable)."""
+    return "kernels" in _RELEASE
+
+
+def release_kernels() -> dict[str, Callable[..., Any]] | None:
+    """The compiled release kernels (``"walker"``, ``"walker16"``, ``"background"``),
+    compiled on first use; None without numba or with ``PMLKIT_NO_NUMBA`` set."""
+    return build_once(_RELEASE, _RELEASE_LOCK, _build_release)
