@@ -106,24 +106,24 @@ def draw_walker(codes: Any, offset: int, remap: Any, words: Any, cells: Any, bit
     for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
         if remap[t] < -1 or remap[t] >= n_rows:
             return BAD_TABLES
-    shift = 64 - bits
-    low = width - 1
-    ulow = np.uint64(low)
+    # (indices as unsigned numbers once checked: no wrap-around of negative indices)
+    ulow = np.uint64(width - 1)
     ubits = np.uint64(bits)
-    ushift = np.uint64(shift)
+    ushift = np.uint64(64 - bits)
+    un_out = np.uint64(n_out)
     for i in range(n):
         c = np.int64(codes[i]) - offset
         if c < 0 or c >= n_codes:
             return i
-        x = np.int64(remap[c])
+        x = np.int64(remap[np.uint64(c)])
         if x < 0:
             return i
         r = words[i]
-        j = np.int64(r >> ushift)  # < width
-        cell = cells[(x << bits) | j]  # < n_rows << bits
+        j = r >> ushift  # < width
+        cell = cells[(np.uint64(x) << ubits) | j]  # < n_rows << bits
         if ((r << ubits) | ulow) >= cell:
-            j = np.int64(cell & ulow)  # < width
-        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+            j = cell & ulow  # < width
+        if j >= un_out:  # (an output the map lacks: never for a sampler's tables)
             return BAD_TABLES
         out[i] = omap[j]
     return -1
@@ -147,29 +147,31 @@ def draw_walker16(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
     for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
         if remap[t] < -1 or remap[t] >= n_rows:
             return BAD_TABLES
-    low = width - 1
-    ulow = np.uint64(low)
+    ulow = np.uint64(width - 1)
     ubits = np.uint64(bits)
+    udown = np.uint64(16 - bits)
+    u16 = np.uint64(0xFFFF)
+    un_out = np.uint64(n_out)
     for i in range(n):
         c = np.int64(codes[i]) - offset
         if c < 0 or c >= n_codes:
             return i
-        x = np.int64(remap[c])
+        x = np.int64(remap[np.uint64(c)])
         if x < 0:
             return i
         r = words[i]
-        top = np.int64(r >> np.uint64(48))
-        j = top >> (16 - bits)  # < width
-        at = (x << bits) | j
-        cell = np.int64(cells16[at])
-        word = ((top << bits) | low) & 0xFFFF
-        if (word ^ cell) <= low:  # the same top bits: the 64-bit cell decides
+        top = r >> np.uint64(48)
+        j = top >> udown  # < width
+        at = (np.uint64(x) << ubits) | j  # < n_rows << bits
+        cell = np.uint64(cells16[at])
+        word = ((top << ubits) | ulow) & u16
+        if (word ^ cell) <= ulow:  # the same top bits: the 64-bit cell decides
             wide = cells[at]
             if ((r << ubits) | ulow) >= wide:
-                j = np.int64(wide & ulow)
+                j = wide & ulow
         elif word >= cell:
-            j = cell & low
-        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+            j = cell & ulow
+        if j >= un_out:  # (an output the map lacks: never for a sampler's tables)
             return BAD_TABLES
         out[i] = omap[j]
     return -1
@@ -197,28 +199,30 @@ def draw_background(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
     for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
         if remap[t] < -1 or remap[t] >= n_rows:
             return BAD_TABLES
-    low = width - 1
-    ulow = np.uint64(low)
+    ulow = np.uint64(width - 1)
     ubits = np.uint64(bits)
     ushift = np.uint64(64 - bits)
+    ushared = np.uint64(n_shared)
+    uown = np.uint64(n_own)
+    un_out = np.uint64(n_out)
     for i in range(n):
         c = np.int64(codes[i]) - offset
         if c < 0 or c >= n_codes:
             return i
-        x = np.int64(remap[c])
+        x = np.int64(remap[np.uint64(c)])
         if x < 0:
             return i
         r = words[i]
-        j = np.int64(r >> ushift)  # < width
+        j = r >> ushift  # < width
         at = j
-        if j >= n_shared:
-            at = j + x * n_own  # <= n_shared + n_rows * n_own - 1
+        if j >= ushared:
+            at = j + np.uint64(x) * uown  # <= n_shared + n_rows * n_own - 1
         cell = cells[at]
-        first = np.int64(prim[at])  # (both read: a select, not a branch per record)
-        j = np.int64(cell & ulow)
+        first = np.uint64(prim[at])  # (both read: a select, not a branch per record)
+        j = cell & ulow
         if ((r << ubits) | ulow) < cell:
             j = first
-        if j >= n_out:  # (an output the map lacks: never for a sampler's tables)
+        if j >= un_out:  # (an output the map lacks: never for a sampler's tables)
             return BAD_TABLES
         out[i] = omap[j]
     return -1
