@@ -327,7 +327,8 @@ def test_release_without_numba_gives_the_same_values():
                               text=True, env=env, check=True, timeout=300)
         runs[flag] = proc.stdout.split("\n")
     assert runs["1"][-2] == "False"  # numba never imported
-    assert runs["0"][-2] == str(not numba_missing)  # the compiled draw where it can
+    # the compiled draw wherever numba is installed
+    assert runs["0"][-2] == str(importlib.util.find_spec("numba") is not None)
     assert runs["1"][:-2] == runs["0"][:-2]
     assert len(runs["1"]) == 7 and all(len(line.split()[1]) == 64
                                        for line in runs["1"][:5])
