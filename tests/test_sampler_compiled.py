@@ -18,7 +18,6 @@ import pytest
 import randomgen
 
 from pmlkit import _kernels
-from pmlkit import sampler as sampler_mod
 from pmlkit.errors import ValidationError
 from pmlkit.sampler import AliasSampler, draw_mapped
 
@@ -30,7 +29,7 @@ needs_numba = pytest.mark.skipif(numba_missing, reason="needs numba (the fast ex
 @pytest.fixture
 def compiled(monkeypatch):
     """Every draw of any size through the compiled kernels."""
-    monkeypatch.setattr(sampler_mod, "KERNEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(_kernels, "KERNEL_MIN_RECORDS", 0)
     kernels = _kernels.release_kernels()
     assert kernels is not None
     return kernels
@@ -98,7 +97,7 @@ def test_compiled_draw_equals_the_numpy_draw(name, dtype, monkeypatch):
     monkeypatch.setitem(_kernels._RELEASE, "kernels", None)
     ref = s.draw(codes, np.random.default_rng(11))
     monkeypatch.undo()
-    monkeypatch.setattr(sampler_mod, "KERNEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(_kernels, "KERNEL_MIN_RECORDS", 0)
     g = np.random.default_rng(11)
     got = s.draw(codes, g)
     np.testing.assert_array_equal(got, ref)
@@ -109,6 +108,20 @@ def test_compiled_draw_equals_the_numpy_draw(name, dtype, monkeypatch):
     if name != "background":  # per-row tables: the alias method itself, word by word
         words = np.random.default_rng(11).bit_generator.random_raw(2000)
         assert got[:2000].tolist() == _reference(s, codes[:2000].astype(np.intp), words)
+
+
+@needs_numba
+def test_compiled_draw_with_every_cell_shared(monkeypatch):
+    """Rows all equal: shared background cells and none of a row's own (E = 0)."""
+    w = np.tile(np.random.default_rng(3).dirichlet(np.full(1000, 5.0)), (64, 1))
+    s = AliasSampler(w)
+    assert s.background is not None and s.background[1] == 0
+    codes = np.random.default_rng(1).integers(0, 64, 20_000)
+    monkeypatch.setitem(_kernels._RELEASE, "kernels", None)
+    ref = s.draw(codes, np.random.default_rng(2))
+    monkeypatch.undo()
+    monkeypatch.setattr(_kernels, "KERNEL_MIN_RECORDS", 0)
+    np.testing.assert_array_equal(s.draw(codes, np.random.default_rng(2)), ref)
 
 
 @needs_numba
@@ -123,7 +136,7 @@ def test_compiled_remap_and_output_codes_equal_the_numpy_ones(name, monkeypatch)
     monkeypatch.setitem(_kernels._RELEASE, "kernels", None)
     ref = s.draw(codes, np.random.default_rng(2), remap=table, out_codes=omap)
     monkeypatch.undo()
-    monkeypatch.setattr(sampler_mod, "KERNEL_MIN_RECORDS", 0)
+    monkeypatch.setattr(_kernels, "KERNEL_MIN_RECORDS", 0)
     got = s.draw(codes, np.random.default_rng(2), remap=table, out_codes=omap)
     assert got.dtype == np.int16
     np.testing.assert_array_equal(got, ref)
@@ -157,7 +170,8 @@ def test_python_kernels_follow_the_rule_on_fixed_words(name):
     if name == "background":
         k, e, b = s.background
         cells, prim = s._bg[2], s._bg[3]
-        status = py["background"](codes, 0, table, words, cells, prim, k, e, b, omap, out)
+        status = py["background"](codes, 0, table, words, cells, prim, k, e, w.shape[0], b,
+                                  omap, out)
     elif name == "walker16":
         status = py["walker16"](codes, 0, table, words, s._cells, s._cells16, s._bits,
                                 omap, out)
@@ -230,12 +244,14 @@ def test_kernels_refuse_tables_that_do_not_fit_before_reading(name):
         k, e, b = s.background
         cells, prim = s._bg[2], s._bg[3]
 
-        def run(table=rows, c=cells, p=prim, m=omap, wd=words, o=out, kk=k, ee=e, bb=b):
-            return py["background"](codes, 0, table, wd, c, p, kk, ee, bb, m, o)
+        def run(table=rows, c=cells, p=prim, m=omap, wd=words, o=out, kk=k, ee=e, bb=b,
+                nr=w.shape[0]):
+            return py["background"](codes, 0, table, wd, c, p, kk, ee, nr, bb, m, o)
         assert run(c=cells[:-1]) == bad
         assert run(p=prim[:-1]) == bad
         assert run(kk=k + 1) == bad
         assert run(ee=0) == bad
+        assert run(nr=w.shape[0] + 1) == bad
     elif name == "walker16":
         def run(table=rows, c=s._cells, m=omap, wd=words, o=out, bb=s._bits):
             return py["walker16"](codes, 0, table, wd, c, s._cells16, bb, m, o)

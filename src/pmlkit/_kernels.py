@@ -178,8 +178,8 @@ def draw_walker16(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
 
 
 def draw_background(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
-                    prim: Any, n_shared: int, n_own: int, bits: int, omap: Any,
-                    out: Any) -> int:
+                    prim: Any, n_shared: int, n_own: int, n_rows: int, bits: int,
+                    omap: Any, out: Any) -> int:
     """Shared background cells: position ``j = r >> (64 - bits)`` is shared cell ``j``
     when ``j < n_shared``, else cell ``j + x * n_own`` (row ``x``'s own); the output index
     is the cell's primary if ``(r << bits) | (2**bits - 1)`` is below the cell, else its
@@ -189,11 +189,10 @@ def draw_background(codes: Any, offset: int, remap: Any, words: Any, cells: Any,
         return BAD_TABLES
     width = 1 << bits
     n_cells = cells.shape[0]
-    if n_shared < 0 or n_own < 1 or n_shared + n_own != width or prim.shape[0] != n_cells \
-            or (n_cells - n_shared) % n_own != 0 or words.shape[0] < n \
-            or out.shape[0] < n:
+    if n_shared < 0 or n_own < 0 or n_rows < 0 or n_shared + n_own != width \
+            or prim.shape[0] != n_cells or n_cells != n_shared + n_rows * n_own \
+            or words.shape[0] < n or out.shape[0] < n:
         return BAD_TABLES
-    n_rows = (n_cells - n_shared) // n_own
     n_codes = remap.shape[0]
     n_out = omap.shape[0]
     for t in range(n_codes):  # every entry of remap an input row, or -1 (no input)
@@ -246,13 +245,54 @@ def _build_release() -> dict[str, Callable[..., Any]] | None:
             for name, fn in RELEASE_KERNELS.items()}
 
 
-def release_started() -> bool:
-    """Whether :func:`release_kernels` has been asked for in this process (built or
-    found unavailable)."""
-    return "kernels" in _RELEASE
-
-
 def release_kernels() -> dict[str, Callable[..., Any]] | None:
     """The compiled release kernels (``"walker"``, ``"walker16"``, ``"background"``),
     compiled on first use; None without numba or with ``PMLKIT_NO_NUMBA`` set."""
     return build_once(_RELEASE, _RELEASE_LOCK, _build_release)
+
+
+#: A draw of at least this many records starts the compiled release kernels (importing
+#: numba and loading their machine code costs a few tenths of a second, once per
+#: process); once started, every draw uses them (a release's chunks and a file's
+#: batches hold at most this many records: the first full one starts them).
+KERNEL_MIN_RECORDS = 1 << 20
+#: Records drawn per call of a release kernel (their words fit the CPU cache).
+KERNEL_BLOCK = 1 << 14
+
+
+def compiled_for(n: int) -> dict[str, Callable[..., Any]] | None:
+    """The compiled release kernels for a draw of ``n`` records, or None (no numba,
+    ``PMLKIT_NO_NUMBA`` set, or a small draw in a process that has not started them)."""
+    if n < KERNEL_MIN_RECORDS and "kernels" not in _RELEASE:
+        return None
+    return release_kernels()
+
+
+def draw_in_blocks(kernel: Callable[..., int], tables: tuple[Any, ...], codes: Any,
+                   offset: int, remap: Any, bitgen: Any, out: Any, omap: Any) -> int:
+    """``kernel(codes, offset, remap, words, *tables, omap, out)`` over the records in
+    blocks of :data:`KERNEL_BLOCK`, each block's words the next ``random_raw`` of
+    ``bitgen`` (one per record, in order): -1 when all are drawn, else the kernel's
+    status (a refused record's position, counted from the first record, or
+    :data:`BAD_TABLES`), nothing drawn after it."""
+    n = codes.shape[0]
+    for start in range(0, n, KERNEL_BLOCK):
+        stop = min(start + KERNEL_BLOCK, n)
+        status = int(kernel(codes[start:stop], offset, remap, bitgen.random_raw(stop - start),
+                            *tables, omap, out[start:stop]))
+        if status != -1:
+            return status if status < 0 else start + status
+    return -1
+
+
+def first_refused(codes: Any, offset: int, remap: Any) -> int:
+    """The position of the first record whose code minus ``offset`` is outside ``remap``
+    or maps to -1 there (the records a release kernel refuses), or -1 when there is
+    none (numpy: the check made before any word is drawn from a generator that cannot
+    be put back)."""
+    shifted = codes.astype(np.int64) - offset if offset else codes
+    inside = (shifted >= 0) & (shifted < remap.shape[0])
+    bad = ~inside
+    bad[inside] = remap[shifted[inside]] < 0
+    found = np.flatnonzero(bad)
+    return int(found[0]) if found.size else -1

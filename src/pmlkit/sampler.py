@@ -27,7 +27,7 @@ from ._encoding import (
     output_label_array,
     strings_to_arrow,
 )
-from ._kernels import BAD_TABLES
+from ._kernels import BAD_TABLES, compiled_for, draw_in_blocks, first_refused
 from ._validation import as_mechanism, fmt, readonly
 from .errors import ValidationError
 
@@ -568,7 +568,7 @@ class AliasSampler:
                 or not out.flags.writeable:
             raise ValidationError(f"out must be a writable contiguous {want} array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
-        if n and codes.dtype != np.uint64 and (kernels := _compiled(n)) is not None:
+        if n and codes.dtype != np.uint64 and (kernels := compiled_for(n)) is not None:
             # the compiled draw: the same words, the same rule, the same outputs
             table = self._remap_table(remap)
             self._draw_compiled(kernels, codes, 0, table, generator, out, omap,
@@ -633,42 +633,27 @@ class AliasSampler:
         if omap is None:
             omap = self._output_map(out, None)
         n = codes.shape[0]
+        tables: tuple[Any, ...]
         if self._bg is not None:
             n_shared, n_own, cells, prim, b = self._bg
             kernel = kernels["background"]
-
-            def block(c: Any, words: Any, o: Any) -> int:
-                return int(kernel(c, offset, table, words, cells, prim, n_shared, n_own,
-                                  b, omap, o))
+            tables = (cells, prim, n_shared, n_own, self.n_inputs, b)
+        elif self._cells16 is not None:
+            kernel, tables = kernels["walker16"], (self._cells, self._cells16, self._bits)
         else:
-            cells, cells16 = self._cells, self._cells16
-            b = self._bits
-            if cells16 is not None:
-                kernel16 = kernels["walker16"]
-
-                def block(c: Any, words: Any, o: Any) -> int:
-                    return int(kernel16(c, offset, table, words, cells, cells16, b, omap,
-                                        o))
-            else:
-                kernel = kernels["walker"]
-
-                def block(c: Any, words: Any, o: Any) -> int:
-                    return int(kernel(c, offset, table, words, cells, b, omap, o))
+            kernel, tables = kernels["walker"], (self._cells, self._bits)
 
         def run(gen: np.random.Generator) -> int:
-            bitgen: Any = gen.bit_generator
-            for start in range(0, n, _KERNEL_BLOCK):
-                stop = min(start + _KERNEL_BLOCK, n)
-                status = block(codes[start:stop], bitgen.random_raw(stop - start),
-                               out[start:stop])
-                if status == BAD_TABLES:
-                    raise AssertionError("the sampler's tables do not fit together")
-                if status >= 0:
-                    if what == "values":
-                        raise _BadCode
-                    shifted = codes if not offset else codes.astype(np.int64) - offset
-                    _range_check(shifted, table.shape[0], what)()
-                    raise AssertionError("a code the kernel refused is in range")
+            status = draw_in_blocks(kernel, tables, codes, offset, table,
+                                    gen.bit_generator, out, omap)
+            if status == BAD_TABLES:
+                raise AssertionError("the sampler's tables do not fit together")
+            if status >= 0:
+                if what == "values":
+                    raise _BadCode
+                shifted = codes if not offset else codes.astype(np.int64) - offset
+                _range_check(shifted, table.shape[0], what)()
+                raise AssertionError("a code the kernel refused is in range")
             return int(n)
 
         from .rng import can_position
@@ -676,7 +661,7 @@ class AliasSampler:
         if can_position(generator):
             _with_words(generator, run)  # (a refused code leaves the generator unmoved)
         else:  # every code checked before any word is drawn
-            bad = _first_bad(codes, offset, table)
+            bad = first_refused(codes, offset, table)
             if bad >= 0:
                 if what == "values":
                     raise _BadCode
@@ -703,17 +688,7 @@ class AliasSampler:
                 omap.take(part, out=out[start:stop])
             return out
         base: NDArray[np.uint64] | None = None
-        table = None
-        if remap is not None:
-            table = np.asarray(remap)
-            if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
-                raise ValidationError(f"remap must be a 1-D array of integer input indices, "
-                                      f"got an array of dtype {table.dtype} and shape "
-                                      f"{table.shape}")
-            if table.size and (int(table.min()) < 0 or int(table.max()) >= self.n_inputs):
-                bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
-                raise ValidationError(f"remap must hold input indices in "
-                                      f"0..{self.n_inputs - 1}, got {bad_in}")
+        table = None if remap is None else self._remap_table(remap)
         if self._bg is not None:
             # shared background cells (small tables: a remap table only gathers each
             # code's row offset)
@@ -940,9 +915,9 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
         if n and int(values.max()) > np.iinfo(np.int64).max:
             return False
         values = values.view(np.int64)
-    kernels = _compiled(n) if n else None
+    kernels = compiled_for(n) if n else None
     if kernels is None:
-        if _first_bad(values, offset, table) >= 0:
+        if first_refused(values, offset, table) >= 0:
             return False
         codes = values.astype(np.intp) - offset if offset else values
         sampler.draw(table.take(codes), generator, out=out, out_codes=out_codes)
@@ -959,36 +934,6 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
 class _BadCode(Exception):
     """A value :func:`draw_mapped` refuses (raised inside the draw, so that the
     generator is left where it was)."""
-
-
-def _first_bad(codes: NDArray[Any], offset: int, table: NDArray[np.intp]) -> int:
-    """The position of the first record whose code minus ``offset`` is outside ``table``
-    or maps to -1 there, or -1 when there is none."""
-    shifted = codes.astype(np.int64) - offset if offset else codes
-    inside = (shifted >= 0) & (shifted < table.shape[0])
-    bad = ~inside
-    bad[inside] = table[shifted[inside]] < 0
-    found = np.flatnonzero(bad)
-    return int(found[0]) if found.size else -1
-
-
-#: Records drawn per call of the compiled kernel (their words fit the CPU cache).
-_KERNEL_BLOCK = 1 << 14
-#: A draw of at least this many records starts the compiled kernels (importing numba
-#: and loading their machine code costs a few tenths of a second, once per process);
-#: once started, every draw uses them (a release's chunks and a file's batches hold at
-#: most this many records: the first full one starts them).
-KERNEL_MIN_RECORDS = 1 << 20
-
-
-def _compiled(n: int) -> dict[str, Callable[..., Any]] | None:
-    """The compiled release kernels for a draw of ``n`` records, or None (no numba,
-    ``PMLKIT_NO_NUMBA`` set, or a small draw in a process that has not started them)."""
-    from . import _kernels
-
-    if n < KERNEL_MIN_RECORDS and not _kernels.release_started():
-        return None
-    return _kernels.release_kernels()
 
 
 def _with_words(generator: np.random.Generator,
