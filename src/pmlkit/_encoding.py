@@ -175,17 +175,9 @@ class Encoder:
         return None
 
     def _int_lookup(self) -> tuple[int, NDArray[np.intp]] | None:
-        """(offset, table) with ``table[v - offset]`` the index of integer label ``v`` (-1
-        for no label), when the labels span a short range; else None."""
+        """:func:`int_label_table` of the labels (integer labels), kept."""
         if self._lookup is None:
-            labs = [int(v) for v in self.labels]
-            lo, hi = min(labs), max(labs)
-            if hi - lo > 4 * len(labs) + 1024 or lo < -(2**62) or hi > 2**62:
-                self._lookup = ()
-            else:
-                table = np.full(hi - lo + 1, -1, dtype=np.intp)
-                table[np.asarray(labs, dtype=np.int64) - lo] = np.arange(len(labs))
-                self._lookup = (lo, table)
+            self._lookup = int_label_table(self.labels) or ()
         return self._lookup or None
 
     def _numpy_codes(self, values: NDArray[Any]) -> NDArray[np.intp]:
@@ -372,6 +364,31 @@ class Encoder:
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
+
+def int_label_table(labels: Sequence[Any]) -> tuple[int, NDArray[np.intp]] | None:
+    """``(offset, table)`` with ``table[v - offset]`` the index of the integer label ``v``
+    among ``labels`` (-1 for a value in the range that is no label), when the labels
+    span a short range (at most ``4 N + 1024`` values, within ``+-2**62``); else None.
+    (Internal: the release paths' lookup of integer labels.)
+
+    Examples
+    --------
+    >>> offset, table = int_label_table([12, 10, 15])
+    >>> offset, table.tolist()
+    (10, [1, -1, 0, -1, -1, 2])
+    >>> int_label_table([0, 10**9]) is None
+    True
+    """
+    labs = [int(v) for v in labels]
+    if not labs:
+        return None
+    lo, hi = min(labs), max(labs)
+    if hi - lo > 4 * len(labs) + 1024 or lo < -(2**62) or hi > 2**62:
+        return None
+    table = np.full(hi - lo + 1, -1, dtype=np.intp)
+    table[np.asarray(labs, dtype=np.int64) - lo] = np.arange(len(labs))
+    return lo, table
+
 
 def _fits_int64(values: NDArray[Any]) -> bool:
     """Whether integer values convert to int64 unchanged (uint64 above 2**63 - 1 would

@@ -194,6 +194,20 @@ def positioned(generator: np.random.Generator, offset: int) -> np.random.Generat
     return np.random.Generator(copy)
 
 
+def can_position(generator: np.random.Generator) -> bool:
+    """Whether :func:`positioned` can move ``generator``'s bit generator word by word
+    (PCG64, PCG64DXSM, AESCounter).
+
+    Examples
+    --------
+    >>> can_position(resolve_rng(None).generator), can_position(np.random.default_rng(1))
+    (True, True)
+    >>> can_position(np.random.Generator(np.random.Philox(1)))
+    False
+    """
+    return type(generator.bit_generator) in _word_stepped()
+
+
 def skip_words(generator: np.random.Generator, n: int) -> bool:
     """Move ``generator`` ``n`` words on: it then gives what it gives after
     ``random_raw(n)`` (a buffered 32-bit half, which ``random_raw`` leaves alone, is

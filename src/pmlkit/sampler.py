@@ -27,6 +27,7 @@ from ._encoding import (
     output_label_array,
     strings_to_arrow,
 )
+from ._kernels import BAD_TABLES, compiled_for, draw_in_blocks, first_refused
 from ._validation import as_mechanism, fmt, readonly
 from .errors import ValidationError
 
@@ -345,6 +346,8 @@ class AliasSampler:
         self._bits = bits
         self._matrix = w
         self._rows_cache: tuple[bytes, tuple[Any, Any]] | None = None
+        self._identity: NDArray[np.intp] | None = None
+        self._out_identity: NDArray[np.intp] | None = None
         self._walker: tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.uint64],
                             NDArray[np.uint16] | None] | None = None
         # a large table whose rows share most of their mass: shared-background cells
@@ -565,6 +568,12 @@ class AliasSampler:
                 or not out.flags.writeable:
             raise ValidationError(f"out must be a writable contiguous {want} array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
+        if n and codes.dtype != np.uint64 and (kernels := compiled_for(n)) is not None:
+            # the compiled draw: the same words, the same rule, the same outputs
+            table = self._remap_table(remap)
+            self._draw_compiled(kernels, codes, 0, table, generator, out, omap,
+                                "input indices" if remap is None else "indices into remap")
+            return out
         if n <= DRAW_BLOCK:  # (one block: one call of random_raw)
             return self._draw(codes, generator, out, remap, omap)
 
@@ -574,6 +583,90 @@ class AliasSampler:
 
         _with_words(generator, run)  # the records' words in one piece of the stream
         return out
+
+    def _remap_table(self, remap: ArrayLike | None) -> NDArray[np.intp]:
+        """``remap`` checked (1-D integer input indices) as an intp array; without one,
+        the identity over the inputs (kept)."""
+        if remap is None:
+            if self._identity is None:
+                self._identity = readonly(np.arange(self.n_inputs, dtype=np.intp), np.intp)
+            return self._identity
+        table = np.asarray(remap)
+        if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
+            raise ValidationError(f"remap must be a 1-D array of integer input indices, "
+                                  f"got an array of dtype {table.dtype} and shape "
+                                  f"{table.shape}")
+        if table.size and (int(table.min()) < 0 or int(table.max()) >= self.n_inputs):
+            bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
+            raise ValidationError(f"remap must hold input indices in "
+                                  f"0..{self.n_inputs - 1}, got {bad_in}")
+        return np.ascontiguousarray(table, dtype=np.intp)
+
+    def _output_map(self, out: NDArray[Any], out_codes: ArrayLike | None) -> NDArray[Any]:
+        """The code written for each output index: ``out_codes``, or the output indices
+        themselves (intp, kept)."""
+        if out_codes is not None:
+            omap = np.ascontiguousarray(out_codes)
+            if omap.shape != (self.n_outputs,) or omap.dtype.kind not in "iu" \
+                    or omap.dtype != out.dtype:
+                raise ValidationError(f"out_codes must be a 1-D integer array of one code "
+                                      f"per output ({self.n_outputs}) of the dtype of out, "
+                                      f"got an array of dtype {omap.dtype} and shape "
+                                      f"{omap.shape}")
+            return omap.astype(omap.dtype.newbyteorder("="), copy=False)
+        if out.dtype != np.intp:
+            raise ValidationError(f"out must be an intp array, got dtype {out.dtype}")
+        if self._out_identity is None:
+            self._out_identity = readonly(np.arange(self.n_outputs, dtype=np.intp), np.intp)
+        return self._out_identity
+
+    def _draw_compiled(self, kernels: dict[str, Callable[..., Any]], codes: NDArray[Any],
+                       offset: int, table: NDArray[np.intp],
+                       generator: np.random.Generator, out: NDArray[Any],
+                       omap: NDArray[Any] | None, what: str) -> None:
+        """The draw by the compiled kernel (:mod:`pmlkit._kernels`): record ``i`` has input
+        ``table[codes[i] - offset]``; output index ``j`` is written as ``omap[j]`` (None:
+        ``j``). The words are those of the numpy draw, block by block from one piece of
+        the stream; a code outside the table, or one the table maps to -1, raises
+        :class:`ValidationError` (:class:`_BadCode` for ``what="values"``) with the
+        generator where it was."""
+        if omap is None:
+            omap = self._output_map(out, None)
+        n = codes.shape[0]
+        tables: tuple[Any, ...]
+        if self._bg is not None:
+            n_shared, n_own, cells, prim, b = self._bg
+            kernel = kernels["background"]
+            tables = (cells, prim, n_shared, n_own, self.n_inputs, b)
+        elif self._cells16 is not None:
+            kernel, tables = kernels["walker16"], (self._cells, self._cells16, self._bits)
+        else:
+            kernel, tables = kernels["walker"], (self._cells, self._bits)
+
+        def run(gen: np.random.Generator) -> int:
+            status = draw_in_blocks(kernel, tables, codes, offset, table,
+                                    gen.bit_generator, out, omap)
+            if status == BAD_TABLES:
+                raise AssertionError("the sampler's tables do not fit together")
+            if status >= 0:
+                if what == "values":
+                    raise _BadCode
+                shifted = codes if not offset else codes.astype(np.int64) - offset
+                _range_check(shifted, table.shape[0], what)()
+                raise AssertionError("a code the kernel refused is in range")
+            return int(n)
+
+        from .rng import can_position
+
+        if can_position(generator):
+            _with_words(generator, run)  # (a refused code leaves the generator unmoved)
+        else:  # every code checked before any word is drawn
+            bad = first_refused(codes, offset, table)
+            if bad >= 0:
+                if what == "values":
+                    raise _BadCode
+                _range_check(codes, table.shape[0], what)()
+            run(generator)
 
     def _draw(self, codes: NDArray[Any], generator: np.random.Generator, out: NDArray[Any],
               remap: ArrayLike | None, omap: NDArray[Any] | None) -> NDArray[Any]:
@@ -595,17 +688,7 @@ class AliasSampler:
                 omap.take(part, out=out[start:stop])
             return out
         base: NDArray[np.uint64] | None = None
-        table = None
-        if remap is not None:
-            table = np.asarray(remap)
-            if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
-                raise ValidationError(f"remap must be a 1-D array of integer input indices, "
-                                      f"got an array of dtype {table.dtype} and shape "
-                                      f"{table.shape}")
-            if table.size and (int(table.min()) < 0 or int(table.max()) >= self.n_inputs):
-                bad_in = int(table.min()) if int(table.min()) < 0 else int(table.max())
-                raise ValidationError(f"remap must hold input indices in "
-                                      f"0..{self.n_inputs - 1}, got {bad_in}")
+        table = None if remap is None else self._remap_table(remap)
         if self._bg is not None:
             # shared background cells (small tables: a remap table only gathers each
             # code's row offset)
@@ -797,6 +880,60 @@ class AliasSampler:
             low64 = np.uint64((1 << b) - 1)
             keep64 = ((rt << bits) | low64) < ct
             o[at] = np.where(keep64, rt >> np.uint64(64 - b), ct & low64)
+
+
+def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
+                table: NDArray[np.intp], generator: np.random.Generator, out: NDArray[Any],
+                out_codes: NDArray[Any] | None = None) -> bool:
+    """Draw for records whose input is ``table[values - offset]`` (``-1`` in ``table``: a
+    value that is no input), as ``sampler.draw(values - offset, remap=table)`` without
+    making that array (the compiled draw checks each value as it reads it): the same
+    words and outputs. False, with nothing drawn and the generator where it was, when
+    some value is outside the table or maps to -1 (the caller then counts the problems).
+
+    ``values`` is a 1-D integer array (uint64 only up to ``2**63 - 1``), ``out`` an intp
+    array of its length (of ``out_codes``' dtype with ``out_codes``). (Internal: the
+    release paths' integer labels; not part of the public API.)
+
+    Examples
+    --------
+    Labels 10, 11, 12 are inputs 2, 0, 1 (13 is no label):
+
+    >>> s = AliasSampler(np.eye(3))
+    >>> out = np.empty(3, dtype=np.intp)
+    >>> table = np.array([2, 0, 1, -1])
+    >>> draw_mapped(s, np.array([12, 10, 10]), 10, table, np.random.default_rng(0), out)
+    True
+    >>> out.tolist()
+    [1, 2, 2]
+    >>> draw_mapped(s, np.array([12, 13]), 10, table, np.random.default_rng(0), out[:2])
+    False
+    """
+    n = values.shape[0]
+    table = np.ascontiguousarray(table, dtype=np.intp)
+    if values.dtype == np.uint64:
+        if n and int(values.max()) > np.iinfo(np.int64).max:
+            return False
+        values = values.view(np.int64)
+    kernels = compiled_for(n) if n else None
+    if kernels is None:
+        if first_refused(values, offset, table) >= 0:
+            return False
+        codes = values.astype(np.intp) - offset if offset else values
+        sampler.draw(table.take(codes), generator, out=out, out_codes=out_codes)
+        return True
+    omap = sampler._output_map(out, out_codes)
+    try:
+        sampler._draw_compiled(kernels, values, int(offset), table, generator, out, omap,
+                               "values")
+    except _BadCode:
+        return False
+    return True
+
+
+class _BadCode(Exception):
+    """A value :func:`draw_mapped` refuses (raised inside the draw, so that the
+    generator is left where it was)."""
 
 
 def _with_words(generator: np.random.Generator,

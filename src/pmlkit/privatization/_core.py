@@ -33,6 +33,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from .._encoding import int_label_table
 from .._optional import loaded
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism, as_matrix
@@ -41,6 +42,7 @@ from ..sampler import (
     AliasSampler,
     Encoder,
     count_outputs,
+    draw_mapped,
     label_kind,
     output_label_array,
     run_chunks,
@@ -159,6 +161,18 @@ def _privatize_numpy(mech: Mechanism, sampler: AliasSampler, values: np.ndarray,
                 raise enc.error(what) from None
             raise
         return idx
+    if values.dtype.kind in "iu" and enc.kind == "int" \
+            and (lookup := int_label_table(mech.input_labels)) is not None:
+        # integer labels in a short range: each value's input read from the table of
+        # the range as it is drawn (-1: no label); a value outside it stops the draw
+        # with nothing drawn, and the encoder then counts the problems
+        if draw_mapped(sampler, values, lookup[0], lookup[1], generator, idx):
+            return idx
+        for start in range(0, n, CHUNK_ROWS):
+            enc.encode_numpy(values[start:start + CHUNK_ROWS])
+        if enc.failed:
+            raise enc.error(what)
+        raise AssertionError("the draw refused a value that is an input label")
 
     chunks = [values[start:start + CHUNK_ROWS] for start in range(0, n, CHUNK_ROWS)]
     _encode_and_draw(mech, chunks, generator, Encoder.encode_numpy,
@@ -289,11 +303,14 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str) -> NDArray[np.intp]:
+                   generator: np.random.Generator, what: str, *, narrow: bool = True
+                   ) -> NDArray[Any]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
-    CHUNK_ROWS records of each piece straight into one array (no concatenation)."""
+    CHUNK_ROWS records of each piece straight into one array (no concatenation), of the
+    narrowest signed integer type holding them (``narrow``: Arrow's take reads any
+    integer indices; else intp)."""
     n = sum(len(piece) for piece in pieces)
-    idx = np.empty(n, dtype=np.intp)
+    idx = np.empty(n, dtype=_category_code_dtype(mech.n_outputs) if narrow else np.intp)
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
     _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
@@ -343,11 +360,23 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             idx = _privatize_numpy(mech, sampler, vals, generator, what)
         else:
             # categories matched once; rows keep their narrow (int8/int16) codes, which
-            # the sampler maps through the categories' input indices block by block
-            # (gathering with an int8 index array as a whole costs more than the draw).
-            # The outputs are written straight as the result's codes, of the width pandas
-            # gives the output categories: no array of 8-byte indices (8x the memory to
-            # fault in and write) and no narrowing copy of it
+            # the sampler maps through the categories' input indices as it draws. The
+            # outputs are written straight as the result's codes: those of the input's
+            # own categories when every output label is one of them, else of the output
+            # labels, of the width pandas gives them (no array of 8-byte indices)
+            where = _output_categories(mech, s.dtype)
+            if where is not None:
+                code_type = _category_code_dtype(len(cats))
+                codes = np.empty(raw.shape[0], dtype=code_type)
+                _draw_chunks(sampler, raw, generator, codes, cat_codes,
+                             where.astype(code_type))
+                try:
+                    cat = pd.Categorical.from_codes(codes, dtype=s.dtype, validate=False)
+                except TypeError:  # (a pandas before 2.1 has no validate=)
+                    cat = pd.Categorical.from_codes(codes, dtype=s.dtype)
+                # each output's records: those of its category (distinct categories)
+                got = count_outputs(codes, len(cats))[where]
+                return pd.Series(cat, index=s.index, name=s.name, copy=False), codes, got
             code_type = _category_code_dtype(mech.n_outputs)
             idx = np.empty(raw.shape[0], dtype=code_type)
             _draw_chunks(sampler, raw, generator, idx, cat_codes,
@@ -408,11 +437,9 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out, idx, None
 
 
-def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
-    """The released outputs ``idx`` as a categorical of the input's own ``dtype`` (its
-    categories, in their order, ordered or not) when every output label is one of its
-    categories (of the input labels' kind); else None (the output labels become the
-    categories)."""
+def _output_categories(mech: Mechanism, dtype: Any) -> NDArray[np.int64] | None:
+    """The position of every output label among the categories of the categorical
+    ``dtype`` when each is one of them (of the input labels' kind), else None."""
     import pandas as pd
 
     cats = dtype.categories
@@ -422,6 +449,20 @@ def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
                                         if cats.dtype == object
                                         else list(mech.output_labels)), dtype=np.int64)
     if where.size and where.min() < 0:
+        return None
+    return where
+
+
+def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
+    """The released outputs ``idx`` as a categorical of the input's own ``dtype`` (its
+    categories, in their order, ordered or not) when every output label is one of its
+    categories (of the input labels' kind); else None (the output labels become the
+    categories)."""
+    import pandas as pd
+
+    cats = dtype.categories
+    where = _output_categories(mech, dtype)
+    if where is None:
         return None
     # (indexing, not take: take converts a narrow index array to 8-byte indices whole)
     codes = where.astype(_category_code_dtype(len(cats)), copy=False)[idx]
@@ -494,7 +535,7 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
     else:
         arr = s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-        idx = _arrow_indices(mech, sampler, pieces, generator, what)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what, narrow=False)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
     return out, _counter(mech, idx)
 
