@@ -182,11 +182,13 @@ def test_exact_binary_sum_matches_brute_force_everywhere() -> None:
         a, b = rep.interval()
         q = np.linspace(0.0, 1.0, 41)
         mine = _exact._binary_failure(q, a, b, m)
+        # the public set of each outcome k (it does not depend on the true q)
+        sets = [_shrunk_public(confidence_set([k, m - k], 0.05, confidence=method), s)
+                for k in range(m + 1)]
         for qi, got in zip(q, mine, strict=True):
             want = math.fsum(
                 math.comb(m, k) * qi**k * (1 - qi) ** (m - k) for k in range(m + 1)
-                if not _shrunk_public(confidence_set([k, m - k], 0.05, confidence=method),
-                                      s).contains(np.array([qi, 1 - qi]), tol=1e-14))
+                if not sets[k].contains(np.array([qi, 1 - qi]), tol=1e-14))
             assert got == pytest.approx(want, abs=1e-12), (method, m, s, qi)
 
 
