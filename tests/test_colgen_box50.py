@@ -96,6 +96,20 @@ def brute_pricing(lo, hi, p, eps, y) -> float:
     return best
 
 
+_BRUTE: dict[tuple[bytes, bytes, bytes, float, bytes], float] = {}
+
+
+def brute_pricing_once(lo, hi, p, eps, y) -> float:
+    """:func:`brute_pricing`, computed once per distinct input in this process (the tests
+    below that vary only a setting of the oracle share one problem: 1,458 HiGHS LPs at
+    N = 6)."""
+    key = (np.asarray(lo, float).tobytes(), np.asarray(hi, float).tobytes(),
+           np.asarray(p, float).tobytes(), float(eps), np.asarray(y, float).tobytes())
+    if key not in _BRUTE:
+        _BRUTE[key] = brute_pricing(lo, hi, p, eps, y)
+    return _BRUTE[key]
+
+
 def _boxes(draw_counts, kind: int, n: int, rng: np.random.Generator):
     counts = np.asarray(draw_counts, dtype=np.float64)
     p = counts / counts.sum()
@@ -171,7 +185,7 @@ def test_a_search_without_deadline_stops_at_its_memory_cap(monkeypatch, cap):
     box = confidence_set(counts, 1e-3, confidence="auto").set
     y = 0.9 * p
     eps = math.log(2)
-    exact = brute_pricing(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
+    exact = brute_pricing_once(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
     oracle = BoxLagrangeOracle(box, p, eps)
     monkeypatch.setattr(BoxLagrangeOracle, "MAX_OPEN", cap)
     bound, _ = oracle.search(y, thr=exact - 1.0, deadline=math.inf)
@@ -492,7 +506,7 @@ def test_entry_branching_in_wide_cells_keeps_the_search_exact(monkeypatch, share
     monkeypatch.setattr(BoxLagrangeOracle, "POINT_SHARE", share)
     cases = ((math.log(2), 0.8 * p), (2.0, p * np.log(np.linspace(1.5, 3.0, 6))))
     for eps, y in cases[:1] if math.isinf(share) else cases:
-        exact = brute_pricing(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
+        exact = brute_pricing_once(np.asarray(box.lower), np.asarray(box.upper), p, eps, y)
         oracle = BoxLagrangeOracle(box, p, eps)
         bound, found = oracle.search(y, thr=-1.0, deadline=math.inf)
         assert bound >= exact

@@ -38,7 +38,10 @@ def mp_cp_lower(k: int, m: int, alpha: float) -> float:
     with mpmath.workdps(40):
         a = mpmath.mpf(alpha)
 
-        def tail(q):  # P_q[X >= k] = 1 - P_q[X <= k - 1]
+        def tail(q):  # P_q[X >= k] = 1 - P_q[X <= k - 1], summed over the shorter side
+            if 2 * k > m:
+                return sum(mpmath.binomial(m, i) * q**i * (1 - q) ** (m - i)
+                           for i in range(k, m + 1))
             return 1 - sum(mpmath.binomial(m, i) * q**i * (1 - q) ** (m - i)
                            for i in range(k))
 
