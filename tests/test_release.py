@@ -483,3 +483,18 @@ def test_each_column_takes_its_own_missing_policy(tmp_path):
         release_table(ReleaseSpec.from_dict(doc, base=tmp_path))
     assert not (tmp_path / "out2.csv").exists()
 
+
+
+def test_cli_prints_warnings_in_its_own_words(tmp_path, capsys):
+    from pmlkit.cli.main import main
+
+    # the reference released as the input: the reuse warning, one line, no Python source
+    spec = _write(tmp_path)
+    spec.write_text(spec.read_text().replace('input = "in.csv"', 'input = "ref.csv"')
+                    .replace("search_steps", "#"))
+    assert main(["release", "--spec", str(spec)]) == 0
+    err = capsys.readouterr().err
+    lines = [ln for ln in err.splitlines() if "reference sample" in ln]
+    assert lines and all(ln.startswith("pmlkit: warning: ") for ln in lines)
+    assert "PMLWarning" not in err and "release_table(" not in err
+    assert "privatize_file(" not in err

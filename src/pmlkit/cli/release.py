@@ -31,9 +31,19 @@ from ._common import emit, json_option, progress_enabled, progress_option
 def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     """Release a whole table: design its columns together for one (epsilon, delta) on the
     record, release them in one pass, write the data, its manifest and an HTML report."""
+    import warnings
+
+    from ..errors import PMLWarning
     from ..release import release_table
 
-    res = release_table(spec_path, progress=progress_enabled(progress))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", PMLWarning)
+        res = release_table(spec_path, progress=progress_enabled(progress))
+    for w in caught:  # one line each, in the command line's words
+        if issubclass(w.category, PMLWarning):
+            click.echo(f"pmlkit: warning: {w.message}", err=True)
+        else:
+            warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     g = res.guarantee
     lines: list[Any] = [
         f"released {res.rows} rows to {res.output}",
