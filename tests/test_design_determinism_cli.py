@@ -52,7 +52,7 @@ def ref(tmp_path_factory: pytest.TempPathFactory) -> pathlib.Path:
 def _invoke(args: list[str]) -> str:
     res = CliRunner().invoke(cli, args, catch_exceptions=False)
     assert res.exit_code == 0, res.output
-    return res.output
+    return res.stdout
 
 
 def _twice(monkeypatch: pytest.MonkeyPatch, run: Callable[[str], str]) -> tuple[str, str]:
