@@ -530,3 +530,47 @@ def test_chain_rule_bound_of_one_column_is_its_exact_worst_case():
     want = leakage_capacity(rr.matrix, confidence_set(counts, 0.05).set)
     assert b.certified_eps == pytest.approx(want, rel=1e-12)
     assert b.certified_eps <= math.log(4) + 1e-12
+
+
+def test_per_column_estimable_replacement_is_designed_once_at_the_split(monkeypatch):
+    """The split search runs on the utility's designs; the (slow) estimable replacement is
+    designed only at the split found, and what is returned is of full rank and certified
+    for the whole record (checked here by the exact joint worst case, recomputed)."""
+    from scipy.optimize import linprog
+
+    import pmlkit.design as design_pkg
+    from pmlkit.confidence import confidence_set
+
+    rng = np.random.default_rng(4)
+    a = rng.choice(["F", "M"], 3000, p=[0.33, 0.67])
+    b = rng.choice(["a", "b", "c"], 3000, p=[0.9, 0.07, 0.03])
+    calls: list[bool] = []
+    real = design_pkg.design_from_samples
+
+    def counting(*args, **kwargs):
+        calls.append(bool(kwargs.get("estimable", False)))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(design_pkg, "design_from_samples", counting)
+    res = pmlkit.design_joint({"sex": a, "race": b}, 1.0, 1e-6, mode="per-column",
+                              estimable=True)
+    assert sum(calls) <= 2  # one replacement per column at most (it certified)
+    w = np.kron(np.asarray(res.mechanisms[0].matrix), np.asarray(res.mechanisms[1].matrix))
+    assert np.linalg.matrix_rank(w) == 6
+    labels = [sorted(set(a)), sorted(set(b))]
+    counts = np.array([np.sum((a == x) & (b == y)) for x in labels[0] for y in labels[1]])
+    uset = confidence_set(counts, 1e-6).set
+    # the worst case over the l1 ball, one linear program per output (scipy, not pmlkit):
+    # move at most beta / 2 of mass out of entries and the same amount into others
+    center, beta, n = counts / counts.sum(), float(uset.radius), 6
+    worst = 0.0
+    for y in range(w.shape[1]):
+        col = w[:, y]
+        r = linprog(np.concatenate([col, -col]),
+                    A_ub=np.concatenate([np.ones(n), np.zeros(n)])[None, :], b_ub=[beta / 2],
+                    A_eq=np.concatenate([np.ones(n), -np.ones(n)])[None, :], b_eq=[0.0],
+                    bounds=[(0, None)] * n + [(0, float(c)) for c in center],
+                    method="highs")
+        worst = max(worst, float(np.log(col.max() / (center @ col + r.fun))))
+    assert worst <= 1.0 + 1e-9
+    assert worst <= res.guarantee.certified_eps + 1e-9 <= 1.0 + 1e-9

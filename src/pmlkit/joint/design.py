@@ -373,6 +373,12 @@ def _numeric_upgrade(grids: Mapping[int, Any], mechs: Sequence[Mechanism],
     return out, cert
 
 
+def _full_rank(mech: Mechanism, n: int) -> bool:
+    from ..design.estimation import mechanism_rank
+
+    return mechanism_rank(mech.matrix) == n
+
+
 def g_utility(res: Any) -> float:
     """The utility value a design reports (its mutual information at the estimate)."""
     return float(res.guarantee.utility_value)
@@ -425,7 +431,12 @@ def design_joint(reference: Any, eps: float, delta: float, *,
     :func:`pmlkit.design.design_from_samples`; the per-column split search adds the
     columns' utility values), and ``estimable=True`` asks each design for a mechanism the
     analyst can estimate back (see there; a numeric column's final design is the best by
-    ``numeric_utility`` among the candidates of full rank). Every output of every column
+    ``numeric_utility`` among the candidates of full rank). In per-column mode the split
+    search runs on the utility's own designs (each column designed once per eps); at the
+    split found, each column whose design is not of full rank gets its estimable
+    replacement at the same eps, the whole record is certified again, and if that fails
+    the same direction is bisected again below that scale with the estimable designs.
+    Every output of every column
     is published as a value of that column (an estimation design's surplus outputs
     merged, keeping its rank: :func:`pmlkit.design.pipeline.publish_as_values`).
 
@@ -521,14 +532,20 @@ def design_joint(reference: Any, eps: float, delta: float, *,
     else:
         marg_sets = [confidence_set(c, d / k, confidence=conf).set for c in margs]
         order = sorted(range(k), key=lambda i: -sizes[i])
-    cache: dict[tuple[int, float], tuple[Mechanism, float]] = {}
+    # one design per (column, eps, estimable): the bisections revisit eps values, and the
+    # search runs on the utility's own designs; the estimable replacement (a slower
+    # design) is made only at the split found and for the columns whose design the
+    # analyst could not invert
+    cache: dict[tuple[int, float, bool], tuple[Mechanism, float]] = {}
 
     def numeric_params(i: int) -> dict[str, Any]:
         return {"delta": d, "m": int(margs[i].sum()), "confidence": conf}
 
-    def design(i: int, e: float) -> tuple[Mechanism, float]:
-        key = (i, round(e, 12))
-        if key not in cache and i in grids:
+    def design(i: int, e: float, est_ok: bool = False) -> tuple[Mechanism, float]:
+        key = (i, round(e, 12), est_ok)
+        if key in cache:
+            return cache[key]
+        if i in grids:
             from ..numeric.design import laplace_mechanism
 
             cs_i = confidence_set(margs[i], d, confidence=conf)
@@ -536,13 +553,18 @@ def design_joint(reference: Any, eps: float, delta: float, *,
             lm = laplace_mechanism(grids[i], cs_i, e, prior=p_i,
                                    parameters=numeric_params(i))
             cache[key] = (lm, _mi(np.asarray(lm.matrix), p_i))
-        if key not in cache:
-            est = EmpiricalDistribution.from_counts(margs[i], cats[i])
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", PMLWarning)
-                r = design_from_samples(est, e, d, confidence=conf, utility=utility,
-                                        estimable=estimable)
-            cache[key] = (r.mechanism, float(r.guarantee.utility_value))
+            return cache[key]
+        plain = cache.get((i, round(e, 12), False))
+        if est_ok and plain is not None and _full_rank(plain[0], sizes[i]):
+            # design_from_samples(estimable=True) keeps a design of full rank as it is
+            cache[key] = plain
+            return plain
+        est = EmpiricalDistribution.from_counts(margs[i], cats[i])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", PMLWarning)
+            r = design_from_samples(est, e, d, confidence=conf, utility=utility,
+                                    estimable=est_ok)
+        cache[key] = (r.mechanism, float(r.guarantee.utility_value))
         return cache[key]
 
     def certify(mechs: Sequence[Mechanism]) -> float:
@@ -562,39 +584,54 @@ def design_joint(reference: Any, eps: float, delta: float, *,
             w[i] = 2.0
             dirs.append(tuple(x / sum(w) for x in w))
     tried: list[dict[str, Any]] = []
-    best: tuple[float, tuple[float, ...], list[Mechanism], float] | None = None
+    best: Any = None
 
-    def evaluate(fr: Sequence[float], lam: float) -> tuple[bool, Any]:
+    def evaluate(fr: Sequence[float], lam: float, est_ok: bool = False
+                 ) -> tuple[bool, Any]:
         split = tuple(float(lam * f * eps) for f in fr)
         report("joint.split", split=split, tried=len(tried) + 1)
-        mechs, utils = zip(*(design(i, e) for i, e in enumerate(split)), strict=True)
+        mechs, utils = zip(*(design(i, e, est_ok) for i, e in enumerate(split)),
+                           strict=True)
         cert = certify(mechs)
         ok = not exceeds(cert, eps)  # a tie within rounding counts against the split
         tried.append({"split": list(split), "certified_eps": cert,
                       "utility": float(sum(utils)), "feasible": bool(ok)})
-        return ok, (float(sum(utils)), split, list(mechs), cert)
+        return ok, (float(sum(utils)), split, list(mechs), cert, fr, lam)
+
+    def search(fr: Sequence[float], lo: float, hi: float, est_ok: bool) -> Any:
+        """The largest scale in ``[lo, hi]`` found to certify (``hi`` first, then
+        ``steps`` halvings), with its candidate; None if none did."""
+        ok, cand = evaluate(fr, hi, est_ok)
+        if ok:
+            return cand
+        found = None
+        for _ in range(steps):
+            mid = 0.5 * (lo + hi)
+            ok, cand = evaluate(fr, mid, est_ok)
+            if ok:
+                lo, found = mid, cand
+            else:
+                hi = mid
+        return found
 
     for fr in dirs:
-        lo, hi = 0.0, 1.0 / max(fr)
-        found = None
-        ok, cand = evaluate(fr, hi)
-        if ok:
-            found = cand
-        else:
-            for _ in range(steps):
-                mid = 0.5 * (lo + hi)
-                ok, cand = evaluate(fr, mid)
-                if ok:
-                    lo, found = mid, cand
-                else:
-                    hi = mid
+        found = search(fr, 0.0, 1.0 / max(fr), False)
         if found is not None and (best is None or found[0] > best[0]):
             best = found
+    if (estimable and best is not None
+            and not all(_full_rank(f, n) for f, n in zip(best[2], sizes, strict=True))):
+        # the estimable replacements at the split found (each certified at its column's
+        # eps like the design it replaces), certified again for the whole record; if
+        # the record's guarantee no longer holds, the same direction is searched again
+        # below that scale with the estimable designs
+        fr0, lam0 = best[4], best[5]
+        ok, cand = evaluate(fr0, lam0, True)
+        best = cand if ok else search(fr0, 0.0, lam0, True)
     if best is None:  # nothing certified: release nothing
         mechs0 = [constant_mechanism(c, value=c[int(np.argmax(mc))])
                   for c, mc in zip(cats, margs, strict=True)]
-        best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0))
-    util, split, mechs, cert = best
+        best = (0.0, tuple(0.0 for _ in sizes), mechs0, certify(mechs0), (), 0.0)
+    util, split, mechs, cert = best[:4]
     if grids and any(e > 0 for e in split):
         mechs, cert = _numeric_upgrade(grids, mechs, split, margs, d, conf, numeric_utility,
                                        numeric_params, certify, eps, cert,
