@@ -120,8 +120,8 @@ def test_nulls_in_the_input_name_the_spec_key_that_releases_them(tmp_path: Path)
     df = pd.read_csv(tmp_path / "in.csv", dtype=str)
     df.loc[::7, "sex"] = None
     df.to_csv(tmp_path / "in.csv", index=False)
-    with pytest.raises(DataError, match=r"'sex'.*43 rows.*missing = 'keep' \(at the top of the "
-                                        r"spec or in the column's table.*missing = 'category'") as info:
+    words = r"'sex'.*43 rows.*missing = 'keep' \(at the top of the spec or in the column's "
+    with pytest.raises(DataError, match=words + r"table.*missing = 'category'") as info:
         release_table(spec)
     assert "--missing" not in str(info.value) and "pmlkit design" not in str(info.value)
     assert not (tmp_path / "out.csv").exists()

@@ -13,6 +13,20 @@ safeguarded regula falsi on the certified eps (a few evaluations, each a full de
 certificate) whose **certified joint guarantee** is at most ``eps`` (a value within its
 rounding margin of ``eps`` counts against it, :func:`pmlkit._validation.exceeds`).
 
+That search certifies the product through the chain-rule bound, whose terms for every
+column but the first (the one with the largest alphabet) are worst cases over nearly the
+whole simplex when several columns share one record: there a PML design at a share of the
+budget is certified at about its local-DP value, and the scale can fall far below 1. So a
+second split is always evaluated, the **chain split**: the first column of the chain keeps
+its PML design at its full share ``w_k eps``, every other column gets an ``eps``-LDP design
+at its full share (categorical: k-ary randomized response; numeric: the best estimable
+design over the whole simplex, :func:`pmlkit.numeric.design.design_numeric`). Local DP
+composes, and the chain's first term is at most the first column's own worst case, so the
+chain split is within ``eps`` by construction; it is certified like every other split.
+Of the certified splits, the one whose columns carry the most information about their
+values at the reference (sum of the columns' mutual information) is released
+(:attr:`ColumnsDesign.strategy` says which).
+
 The joint guarantee is certified for exactly the product of the designed mechanisms,
 over the reference's joint counts, as the better of two certificates of
 :mod:`pmlkit.joint.guarantee`: the exact worst case over the joint confidence set (when the
@@ -66,7 +80,11 @@ class ColumnsDesign:
     guarantee
         The certified :class:`~pmlkit.joint.JointGuarantee` of the whole record.
     tried
-        Every scale evaluated: ``{"scale", "split", "certified_eps", "feasible"}``.
+        Every split evaluated: ``{"strategy", "scale", "split", "certified_eps", "kind",
+        "feasible", "mutual_information"}``.
+    strategy
+        ``"scaled"`` (every column's PML design, the split scaled until certified) or
+        ``"chain"`` (the chain's first column PML, the others local DP; module docstring).
 
     Examples
     --------
@@ -92,6 +110,7 @@ class ColumnsDesign:
     weights: tuple[float, ...]
     guarantee: JointGuarantee
     tried: tuple[Mapping[str, Any], ...] = field(default=(), repr=False)
+    strategy: str = "scaled"
 
 
 def budget_weights(specs: Sequence[ColumnSpec], sizes: Sequence[int]) -> tuple[float, ...]:
@@ -155,6 +174,37 @@ def _design_one(spec: ColumnSpec, labels: Sequence[Any], codes: np.ndarray, eps:
         est = EmpiricalDistribution.from_counts(counts, list(labels))
         return design_from_samples(est, eps, delta, confidence=confidence,
                                    utility=spec.utility).mechanism
+
+
+def _ldp_one(spec: ColumnSpec, labels: Sequence[Any], p: np.ndarray, eps: float
+             ) -> Mechanism:
+    """The column's ``eps``-LDP design (eps-PML for every distribution): k-ary randomized
+    response on a categorical column, the best (estimable) design over the whole simplex
+    on a numeric one."""
+    from ..design import certify, randomized_response
+    from ..sets import L1Ball
+
+    n = len(labels)
+    simplex = L1Ball(np.full(n, 1.0 / n), 2.0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", PMLWarning)
+        if spec.type == "numeric":
+            from ..numeric.design import design_numeric
+
+            grid = spec.grid
+            d = design_numeric(grid, simplex, eps, prior=p, utility=spec.utility)
+            return estimable_best(d.candidates, d.losses, grid.n) if spec.estimable else d.best
+        rr = randomized_response(n, eps)
+        return certify(np.asarray(rr.matrix), simplex, eps, designer="randomized_response",
+                       parameters={"eps": eps, "n": n, "ldp": True}, input_labels=labels,
+                       basis="all", statement="eps-LDP: eps-PML for every distribution")
+
+
+def _information(mechs: Sequence[Mechanism], marginals: Sequence[np.ndarray]) -> float:
+    from ..utility import mutual_information
+
+    return float(sum(mutual_information(np.asarray(m.matrix), p)
+                     for m, p in zip(mechs, marginals, strict=True)))
 
 
 def _certificate(mechs: Sequence[Mechanism], names: Sequence[str], counts: np.ndarray,
@@ -241,19 +291,27 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
         return cache[key]
 
     tried: list[dict[str, Any]] = []
+    marginals = [np.bincount(np.asarray(c, dtype=np.int64), minlength=n) / len(c)
+                 for c, n in zip(codes, sizes, strict=True)]
 
-    def evaluate(lam: float) -> tuple[bool, list[Mechanism], tuple[float, ...], str]:
-        split = tuple(lam * w * eps for w in weights)
-        mechs = [design(i, e) for i, e in enumerate(split)]
+    def judge(strategy: str, lam: float, split: tuple[float, ...], mechs: list[Mechanism]
+              ) -> tuple[bool, str]:
         # search: a chain-rule bound that certifies is enough; the final certificate
         # below is the better of the two for the chosen split
         cert, kind = _certificate(mechs, names, counts, reference, delta, confidence,
                                   joint_set, enough=eps * (1 - 1e-9))
         ok = not exceeds(cert, eps)
-        tried.append({"scale": lam, "split": list(split), "certified_eps": cert,
-                      "kind": kind, "feasible": bool(ok)})
+        tried.append({"strategy": strategy, "scale": lam, "split": list(split),
+                      "certified_eps": cert, "kind": kind, "feasible": bool(ok),
+                      "mutual_information": _information(mechs, marginals)})
         if on_step is not None:
             on_step(tried[-1])
+        return ok, kind
+
+    def evaluate(lam: float) -> tuple[bool, list[Mechanism], tuple[float, ...], str]:
+        split = tuple(lam * w * eps for w in weights)
+        mechs = [design(i, e) for i, e in enumerate(split)]
+        ok, kind = judge("scaled", lam, split, mechs)
         return ok, mechs, split, kind
 
     best = None
@@ -277,6 +335,18 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
                 lo, c_lo, best = mid, cert, (mechs, split, kind)
             else:
                 hi, c_hi = mid, cert
+    strategy = "scaled"
+    if k > 1 and (best is None or best[1] != tuple(w * eps for w in weights)):
+        # the chain split (module docstring): the chain's first column (largest alphabet,
+        # as in the bound) keeps its PML design at its full share, the others local DP
+        first = min(range(k), key=lambda i: (-sizes[i], i))
+        split = tuple(w * eps * (1 - 1e-6) for w in weights)
+        mechs = [design(i, e) if i == first else _ldp_one(specs[i], labels[i], marginals[i], e)
+                 for i, e in enumerate(split)]
+        ok, kind = judge("chain", 1.0, split, mechs)
+        if ok and (best is None or tried[-1]["mutual_information"]
+                   > _information(best[0], marginals)):
+            best, strategy = (mechs, split, kind), "chain"
     if best is None:
         raise CertificationError(
             f"no split of epsilon = {eps!r} over columns {fmt(names)} was certified for the "
@@ -294,4 +364,4 @@ def design_columns(specs: Sequence[ColumnSpec], labels: Sequence[Sequence[Any]],
         raise CertificationError(
             f"the joint guarantee {jg.eps!r} of the chosen split exceeds epsilon = {eps!r}")
     return ColumnsDesign(tuple(names), tuple(mechs), tuple(float(x) for x in split),
-                         weights, jg, tuple(tried))
+                         weights, jg, tuple(tried), strategy)

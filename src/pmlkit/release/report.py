@@ -135,8 +135,10 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
                           f"{mech.designer}; {mech.provenance.method or ''}")),
         ("designed for", f"eps = {num(c.eps, 6)} (this column's share of the budget)"),
         ("its own guarantee", f"certified eps = {num(mech.certified_eps, 6)} about this "
-                              f"column alone, over its own set at delta/{k} = "
-                              f"{num(delta / k, 3)}; "
+                              + (f"column alone, over its own set at delta/{k} = "
+                                 f"{num(delta / k, 3)}; "
+                                 if mech.guarantee is None or mech.guarantee.basis != "all"
+                                 else "column alone, for every distribution (local DP); ")
                               + esc(plain_sentence(float(mech.certified_eps or 0.0),
                                                    subject=f"the value of {c.name!r}"))),
         ("utility at the reference", esc("; ".join(
@@ -263,20 +265,30 @@ def render_report(result: Any) -> str:
                        for c, w in zip(result.columns, result.design.weights, strict=True))
     overview = (f"<h2>Columns</h2><table class='rel'>{head}{''.join(rows)}</table>"
                 f"<p>Budget split: weights {esc(shares)} "
-                "(the spec's weight, else the log of the column's alphabet size), scaled "
-                "down until the joint guarantee is certified. Per-column eps do not add up "
-                "to the whole-record guarantee, which is computed for the released product "
-                "of the mechanisms.</p>")
+                "(the spec's weight, else the log of the column's alphabet size). "
+                + ("Every column has its PML design, the split scaled down until the joint "
+                   "guarantee is certified. "
+                   if result.design.strategy == "scaled" else
+                   "Chain split: the column with the largest alphabet has its PML design at "
+                   "its full share, every other column a local-DP design at its share (with "
+                   "several columns the certificate of a PML design is close to its local-DP "
+                   "value, and this split kept more information than every scaled split "
+                   "tried). ")
+                + "Per-column eps do not add up to the whole-record guarantee, which is "
+                "computed for the released product of the mechanisms.</p>")
     cols = "".join(_column_section(c, k, spec.delta) for c in result.columns)
     tried = "".join(
-        f"<tr><td>{num(t['scale'], 4)}</td><td>{esc(', '.join(f'{x:.4g}' for x in t['split']))}"
+        f"<tr><td class='l'>{esc(t.get('strategy', 'scaled'))}</td>"
+        f"<td>{num(t['scale'], 4)}</td><td>{esc(', '.join(f'{x:.4g}' for x in t['split']))}"
         f"</td><td>{num(t['certified_eps'], 6)}</td><td class='l'>{esc(t['kind'])}</td>"
-        f"<td class='l'>{'yes' if t['feasible'] else 'no'}</td></tr>"
+        f"<td class='l'>{'yes' if t['feasible'] else 'no'}</td>"
+        f"<td>{num(t.get('mutual_information', float('nan')), 4)}</td></tr>"
         for t in result.design.tried)
     joint = ("<h2>Whole-record guarantee: the record</h2>" + joint_guarantee_html(g)
-             + "<details><summary>Every budget scale tried</summary><table class='rel'><tr>"
-               "<th>scale</th><th>split</th><th>certified eps</th><th class='l'>"
-               "certificate</th><th class='l'>within epsilon</th></tr>"
+             + "<details><summary>Every budget split tried</summary><table class='rel'><tr>"
+               "<th class='l'>split</th><th>scale</th><th>eps per column</th>"
+               "<th>certified eps</th><th class='l'>certificate</th><th class='l'>within "
+               "epsilon</th><th>mutual information (nats, sum)</th></tr>"
              + tried + "</table></details>")
     return ("<!DOCTYPE html><html lang='en'><head><meta charset='utf-8'>"
             f"<title>{esc(title)}</title><style>{_STYLE}</style></head><body>"

@@ -146,7 +146,7 @@ class TableRelease:
             "output": str(self.output), "manifest": str(self.manifest),
             "report": str(self.report), "rows": self.rows, "seeded": self.seeded,
             "warnings": list(self.warnings), "epsilon": self.spec.epsilon, "delta": self.spec.delta,
-            "guarantee": self.guarantee.to_dict(),
+            "guarantee": self.guarantee.to_dict(), "strategy": self.design.strategy,
             "columns": {c.name: {"type": c.spec.type, "eps_designed": c.eps,
                                  "certified_eps_alone": c.mechanism.certified_eps,
                                  "outputs": c.mechanism.n_outputs,

@@ -338,7 +338,8 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
         spec.columns, labels, codes, spec.epsilon, spec.delta, confidence=spec.confidence,
         steps=spec.search_steps,
         on_step=None if say is None else (lambda t: say(
-            f"  budget scale {t['scale']:.4f}: certified eps {t['certified_eps']:.6g} "
+            f"  {t['strategy']} split, budget scale {t['scale']:.4f}: certified eps "
+            f"{t['certified_eps']:.6g} "
             f"({t['kind']}), {'within' if t['feasible'] else 'above'} epsilon")))
     jg = design.guarantee
     # re-check the promise for exactly the mechanisms released, before any release
