@@ -146,3 +146,32 @@ def test_estimate_by_a_column_with_missing_values(capsys, files):
 def test_design_from_samples_names_the_missing_option():
     with pytest.raises(DataError, match=r"10 null.*missing='category'.*--missing category"):
         pmlkit.design_from_samples(["a", "b", None] * 10, 1.0, 0.1)
+
+
+def test_the_missing_output_is_a_missing_value_in_memory_and_in_files(tmp_path):
+    # a permutation that sends 'a' to the output "(missing)": wherever it is drawn, every
+    # container and the file release give a missing value, never the text "(missing)"
+    pa = pytest.importorskip("pyarrow")
+    pl = pytest.importorskip("polars")
+    labels = ("(missing)", "a", "b")
+    perm = pmlkit.Mechanism(np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]),
+                            labels, labels)
+    raw = ["a", None, "b", "a", "b", None]
+    want = [None, "b", "a", None, "a", "b"]  # (missing) -> b, a -> (missing), b -> a
+    containers = [raw, np.array(raw, dtype=object), pd.Series(raw, name="s"),
+                  pd.Series(raw, dtype="string"), pd.Series(raw, dtype="category"),
+                  pa.array(raw), pl.Series("s", raw)]
+    for values in containers:
+        out = pmlkit.privatize(perm, values, missing="category")
+        got = list(out.to_pylist() if hasattr(out, "to_pylist") else out)
+        got = [None if g is None or (not isinstance(g, str) and pd.isna(g)) else g
+               for g in got]
+        assert got == want, type(values)
+    pd.DataFrame({"s": raw, "k": range(6)}).to_csv(tmp_path / "in.csv", index=False)
+    pmlkit.privatize_file(perm, tmp_path / "in.csv", tmp_path / "out.csv", "s",
+                          missing="category")
+    back = pd.read_csv(tmp_path / "out.csv", keep_default_na=False)
+    assert back["s"].tolist() == [w or "" for w in want]
+    # a categorical column keeps its own categories; "(missing)" is not added to them
+    cat = pmlkit.privatize(perm, pd.Series(raw, dtype="category"), missing="category")
+    assert "(missing)" not in list(cat.cat.categories)

@@ -391,6 +391,15 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
     except DataError as exc:
         raise with_policy_hint(exc, missing=policy.missing, unknown_as=policy.unknown_as,
                                what=what) from None
+    if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
+        # the output "(missing)" is released as a missing value, as the files have it
+        try:
+            drawn_missing = pc.fill_null(pc.equal(out, pa.scalar(MISSING_LABEL, out.type)),
+                                         False)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            drawn_missing = None
+        if drawn_missing is not None:
+            keep = drawn_missing if keep is None else pc.or_(keep, drawn_missing)
     if keep is not None and pc.any(keep).as_py():
         out = pc.if_else(keep, pa.nulls(1, out.type)[0], out)
     if kind == "arrow":
@@ -437,7 +446,7 @@ def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
         if isinstance(dtype, pd.CategoricalDtype):
             cats = list(dtype.categories)
             known = set(cats)
-            extra = [o for o in mech.output_labels if o not in known]
+            extra = [o for o in mech.output_labels if o not in known and o != MISSING_LABEL]
             return res.astype(pd.CategoricalDtype(cats + extra, ordered=dtype.ordered))
         if not kept_nulls or isinstance(dtype, pd.api.extensions.ExtensionDtype):
             return res.astype(dtype)

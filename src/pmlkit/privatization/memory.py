@@ -125,7 +125,8 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     missing, unknown_as
         The policies of :func:`privatize_file`, same words: a missing value (None, NaN,
         NA) is refused (``"error"``, default), released as the label ``(missing)``
-        (``"category"``: the mechanism must have it) or left missing (``"keep"``:
+        (``"category"``: the mechanism must have it; where the output ``(missing)`` is
+        drawn the result holds a missing value, as the files do) or left missing (``"keep"``:
         whether a value is missing is then released unprotected); a value that is not an
         input label is refused unless ``unknown_as`` names the input label to release it
         as. With a policy other than the default, ``values`` must be a 1-D numpy array, a
