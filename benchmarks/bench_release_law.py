@@ -90,7 +90,9 @@ def main() -> None:
     ]
     print(f"{n:,} records, k = {k}, secure default randomness; df = k (k - 1) = "
           f"{k * (k - 1)} unless cells were pooled")
-    print(f"{'kind':<28} {'chi-square':>12} {'df':>5} {'p-value':>9}  {'seconds':>7}")
+    # seconds: the whole row (building the input container, the release, decoding the
+    # output to codes), not the release's speed (bench_throughput.py times that)
+    print(f"{'kind':<28} {'chi-square':>12} {'df':>5} {'p-value':>9}  {'row s':>7}")
 
     def show(kind: str, y: np.ndarray, xs: np.ndarray, t: float,
              law: np.ndarray | None = None) -> None:
