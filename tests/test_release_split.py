@@ -146,3 +146,22 @@ def test_a_scaled_split_that_keeps_more_information_is_kept():
     assert chosen[0]["mutual_information"] > chain[0]["mutual_information"]
     assert d.split == pytest.approx(tuple(chosen[0]["split"]))
     assert d.guarantee.certified_eps <= 2.0
+
+
+def test_a_numeric_column_built_directly_takes_its_types_default_utility():
+    # ColumnSpec(..., "numeric") without a utility designs for the absolute error (the
+    # spec file's default), and a numeric column outside the chain's first place gets a
+    # local-DP design over the whole simplex on its grid
+    specs = [ColumnSpec("x", "categorical", utility="mutual_information"),
+             ColumnSpec("age", "numeric", lower=0, upper=20, step=10)]
+    assert specs[1].utility == "abs" and specs[0].utility == "mutual_information"
+    assert ColumnSpec("c", "categorical").utility == "estimation"
+    x, _, _ = _table(300)
+    age = np.random.default_rng(1).integers(0, 3, 300)
+    d = design_columns(specs, [LABELS[0], (0, 10, 20)], [x, age], 2.0, 1e-3, steps=2)
+    assert d.guarantee.certified_eps <= 2.0
+    chain = [t for t in d.tried if t["strategy"] == "chain"]
+    assert len(chain) == 1 and chain[0]["feasible"]
+    assert d.strategy == "chain"  # the numeric column is not the chain's first: local DP
+    assert _ldp(d.mechanisms[1].matrix) <= d.split[1] + 1e-9
+    assert np.linalg.matrix_rank(np.asarray(d.mechanisms[1].matrix)) == 3  # estimable

@@ -164,7 +164,7 @@ def _design_one(spec: ColumnSpec, labels: Sequence[Any], codes: np.ndarray, eps:
 
             grid = spec.grid
             d = design_numeric_from_samples(grid.decode(codes), grid, eps, delta=delta,
-                                            confidence=confidence, utility=spec.utility)
+                                            confidence=confidence, utility=str(spec.utility))
             if not spec.estimable:
                 return d.best
             return estimable_best(d.candidates, d.losses, grid.n)
@@ -192,7 +192,7 @@ def _ldp_one(spec: ColumnSpec, labels: Sequence[Any], p: np.ndarray, eps: float
             from ..numeric.design import design_numeric
 
             grid = spec.grid
-            d = design_numeric(grid, simplex, eps, prior=p, utility=spec.utility)
+            d = design_numeric(grid, simplex, eps, prior=p, utility=str(spec.utility))
             return estimable_best(d.candidates, d.losses, grid.n) if spec.estimable else d.best
         rr = randomized_response(n, eps)
         return certify(np.asarray(rr.matrix), simplex, eps, designer="randomized_response",

@@ -117,7 +117,8 @@ class ColumnSpec:
         ``"error"``, ``"category"`` (categorical only) or ``"keep"``.
     utility
         Categorical: ``"estimation"`` (default), ``"mutual_information"``,
-        ``"accuracy"``; numeric: ``"abs"`` (default) or ``"squared"``.
+        ``"accuracy"``; numeric: ``"abs"`` (default) or ``"squared"``. ``None`` (the
+        constructor's default) is replaced by the default of the column's type.
     weight
         Share of the budget relative to the other columns (default: the log of the
         column's alphabet size, see :func:`pmlkit.release.design_columns`).
@@ -148,7 +149,7 @@ class ColumnSpec:
     name: str
     type: str
     missing: str = "error"
-    utility: str = "estimation"
+    utility: str | None = None
     weight: float | None = None
     categories: tuple[Any, ...] | None = None
     unknown_as: Any = None
@@ -156,6 +157,11 @@ class ColumnSpec:
     upper: Any = None
     step: Any = None
     estimable: bool = True
+
+    def __post_init__(self) -> None:
+        if self.utility is None:  # the type's default (a frozen field: set once here)
+            default = "abs" if self.type == "numeric" else "estimation"
+            object.__setattr__(self, "utility", default)
 
     @property
     def grid(self) -> Any:
