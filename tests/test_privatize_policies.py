@@ -138,3 +138,37 @@ def test_policies_keep_the_column_type():
     enum = pl.Series("e", ["a", None, "b"], dtype=pl.Enum(["a", "b", "x", "y", "z"]))
     res = pmlkit.privatize(PERM, enum, missing="keep", rng=0)
     assert res.dtype == enum.dtype and res.to_list() == ["x", None, "y"]
+
+
+def test_a_policy_never_cuts_or_truncates_released_values():
+    # the result goes back to the input's dtype only when every released value survives:
+    # a fixed-width text array would cut 'banana' to 'b', an int64 array would turn 1.5
+    # into 1 (both looked like real labels)
+    swap = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), ("a", "b"),
+                            ("apple", "banana"))
+    for kw in ({"missing": "keep"}, {"unknown_as": "a"}):
+        out = pmlkit.privatize(swap, np.array(["a", "b", "a"]), **kw)
+        assert list(out) == ["banana", "apple", "banana"]
+    half = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), (0, 1), (0.5, 1.5))
+    for values in (np.array([0, 1, 0]), pd.Series([0, 1, 0], index=[7, 8, 9], name="v")):
+        out = pmlkit.privatize(half, values, unknown_as=0)
+        assert list(out) == [1.5, 0.5, 1.5]
+    kept = pmlkit.privatize(half, pd.Series([0, 1, 0], name="v"), missing="keep")
+    assert list(kept) == [1.5, 0.5, 1.5] and kept.name == "v"
+    # and a cast that loses nothing still happens: int labels stay int64
+    ints = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), (0, 1), (0, 1))
+    assert pmlkit.privatize(ints, np.array([0, 1, 0]), unknown_as=0).dtype == np.int64
+
+
+def test_policies_refuse_mixed_output_labels_and_take_string_views():
+    mixed = pmlkit.Mechanism(np.eye(3), ("(missing)", 1, 2), ("(missing)", 1, 2))
+    with pytest.raises(DataError, match="output labels of one type"):
+        pmlkit.privatize(mixed, [1, None, 2], missing="keep")
+    if not hasattr(pa, "string_view"):
+        return
+    m = "(missing)"
+    perm = pmlkit.Mechanism(np.array([[0, 0, 1], [1, 0, 0], [0, 1, 0.0]]), (m, "a", "b"),
+                            (m, "a", "b"))
+    out = pmlkit.privatize(perm, pa.array(["a", None, "b"], pa.string_view()),
+                           missing="category")
+    assert out.to_pylist() == [None, "b", "a"] and out.type == pa.string_view()

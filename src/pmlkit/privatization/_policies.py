@@ -22,6 +22,7 @@ from typing import Any
 
 import numpy as np
 
+from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..io import CsvOptions, file_format
 from ..mechanism import Mechanism
@@ -385,12 +386,19 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
                             f"(text, integers, ...): {exc}") from None
     if isinstance(arr, pa.ChunkedArray):
         arr = arr.combine_chunks()
+    view = getattr(pa.types, "is_string_view", lambda t: False)(arr.type)
+    if view:  # the policies' compute kernels take plain strings; the result goes back
+        arr = arr.cast(pa.large_string())
     prepared, keep = policy.prepare(arr)
     try:
         out = run_local(mech, prepared, source, columns=None, into=None, counts=False)[0]
     except DataError as exc:
         raise with_policy_hint(exc, missing=policy.missing, unknown_as=policy.unknown_as,
                                what=what) from None
+    except (pa.ArrowTypeError, pa.ArrowInvalid) as exc:
+        raise DataError(f"{what}: missing= and unknown_as= release through Arrow, which "
+                        f"needs output labels of one type; the mechanism's are "
+                        f"{fmt(list(mech.output_labels))} ({exc})") from None
     if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
         # the output "(missing)" is released as a missing value, as the files have it
         try:
@@ -402,6 +410,11 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
             keep = drawn_missing if keep is None else pc.or_(keep, drawn_missing)
     if keep is not None and pc.any(keep).as_py():
         out = pc.if_else(keep, pa.nulls(1, out.type)[0], out)
+    if view:
+        try:
+            out = out.cast(values.type)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError, pa.ArrowTypeError):
+            pass
     if kind == "arrow":
         return out if not isinstance(values, pa.ChunkedArray) else pa.chunked_array([out])
     if kind == "polars":
@@ -421,11 +434,23 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
         return out.to_pylist()
     res = out.to_numpy(zero_copy_only=False)
     if keep is None and values.dtype.kind != "O":
-        try:
-            res = res.astype(values.dtype)
-        except (TypeError, ValueError):
-            pass
+        res = _lossless_cast(res, values.dtype)
     return res
+
+
+def _lossless_cast(res: np.ndarray, dtype: Any) -> np.ndarray:
+    """``res`` in ``dtype`` when every value survives the cast unchanged (a fixed-width
+    text type would cut longer labels, an integer type would truncate fractions), else
+    ``res`` as it is."""
+    try:
+        cast = res.astype(dtype)
+    except (TypeError, ValueError, OverflowError):
+        return res
+    try:
+        same = bool(np.array_equal(cast.astype(object), res.astype(object)))
+    except (TypeError, ValueError):
+        return res
+    return cast if same else res
 
 
 def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
@@ -448,8 +473,11 @@ def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
             known = set(cats)
             extra = [o for o in mech.output_labels if o not in known and o != MISSING_LABEL]
             return res.astype(pd.CategoricalDtype(cats + extra, ordered=dtype.ordered))
-        if not kept_nulls or isinstance(dtype, pd.api.extensions.ExtensionDtype):
-            return res.astype(dtype)
+        if isinstance(dtype, pd.api.extensions.ExtensionDtype):
+            return res.astype(dtype)  # refuses what does not fit (caught below)
+        if not kept_nulls:
+            return pd.Series(_lossless_cast(res.to_numpy(), dtype), index=res.index,
+                             name=res.name)
     except (TypeError, ValueError):
         pass
     return res
