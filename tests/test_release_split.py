@@ -165,3 +165,33 @@ def test_a_numeric_column_built_directly_takes_its_types_default_utility():
     assert d.strategy == "chain"  # the numeric column is not the chain's first: local DP
     assert _ldp(d.mechanisms[1].matrix) <= d.split[1] + 1e-9
     assert np.linalg.matrix_rank(np.asarray(d.mechanisms[1].matrix)) == 3  # estimable
+
+
+def test_weights_near_the_float_maximum_still_split_the_budget():
+    from pmlkit.release.design import budget_weights
+
+    specs = [ColumnSpec("a", "categorical", weight=1e308),
+             ColumnSpec("b", "categorical", weight=1e308)]
+    assert budget_weights(specs, [2, 3]) == (0.5, 0.5)
+    tiny = [ColumnSpec("a", "categorical", weight=5e-324),
+            ColumnSpec("b", "categorical", weight=1.0)]
+    w = budget_weights(tiny, [2, 3])
+    assert sum(w) == pytest.approx(1.0) and w[1] == pytest.approx(1.0)
+
+
+def test_a_failing_estimation_lp_is_a_pmlerror(monkeypatch):
+    # at a tiny eps the extreme rays are nearly equal and HiGHS can fail on the ray LP
+    # (it did on counts [59, 76, 65] at eps 5.5e-5 here): the caller gets a PMLError
+    # naming what to change, never a bare RuntimeError. The failure is forced so that the
+    # test does not depend on where HiGHS gives up.
+    import scipy.optimize
+
+    from pmlkit.design.estimation import EstimationError
+    from pmlkit.errors import PMLError
+
+    class Failed:
+        status, x, message = 4, None, "HiGHS Status 4: Solve error"
+
+    monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **k: Failed())
+    with pytest.raises(PMLError, match="raise eps"):
+        EstimationError(100).design_matrix(np.eye(3), np.array([0.3, 0.3, 0.4]))

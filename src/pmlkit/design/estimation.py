@@ -214,8 +214,13 @@ class EstimationError:
 
         def lp(obj: np.ndarray) -> np.ndarray:
             res = linprog(obj, A_eq=rays, b_eq=ones, bounds=(0, None), method="highs")
-            if res.status != 0:  # pragma: no cover - w = 1 is always a ray
-                raise RuntimeError(f"ray LP failed: {res.message}")
+            if res.status != 0:  # w = 1 is always a ray: a numerical failure (tiny eps)
+                from ..errors import PMLError
+
+                raise PMLError(
+                    f"the estimation design's LP over {k} extreme rays failed "
+                    f"({res.message}); the rays are nearly equal at a very small eps: "
+                    "raise eps, or design for utility='mutual_information'")
             return np.asarray(res.x)
 
         def info(theta: np.ndarray) -> np.ndarray:

@@ -126,8 +126,10 @@ def budget_weights(specs: Sequence[ColumnSpec], sizes: Sequence[int]) -> tuple[f
     """
     raw = [s.weight if s.weight is not None else math.log(max(n, 2))
            for s, n in zip(specs, sizes, strict=True)]
-    tot = float(sum(raw))
-    return tuple(float(r) / tot for r in raw)
+    top = max(raw)  # scaled first: weights near the float maximum must not sum to inf
+    scaled = [float(r) / top for r in raw]
+    tot = float(sum(scaled))
+    return tuple(r / tot for r in scaled)
 
 
 def estimable_best(candidates: Mapping[str, Mechanism], losses: Mapping[str, float],

@@ -125,6 +125,19 @@ def _column_rows(c: ColumnRelease) -> tuple[list[Any], np.ndarray, np.ndarray, n
             np.asarray(est.lower, dtype=float), np.asarray(est.upper, dtype=float))
 
 
+def _for_every_distribution(mech: Any) -> bool:
+    """Whether the mechanism's guarantee covers every distribution: basis ``"all"``, or an
+    l1 ball of radius at least 2 (the simplex's l1 diameter) as the local-DP designs of
+    a chain split have."""
+    g = mech.guarantee
+    if g is None:
+        return False
+    if g.basis == "all":
+        return True
+    d = g.set.to_dict()
+    return bool(d.get("kind") == "l1_ball" and float(d.get("radius", 0.0)) >= 2.0)
+
+
 def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
     labs, ref, est, lo, hi = _column_rows(c)
     mech = c.mechanism
@@ -137,7 +150,7 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
         ("its own guarantee", f"certified eps = {num(mech.certified_eps, 6)} about this "
                               + (f"column alone, over its own set at delta/{k} = "
                                  f"{num(delta / k, 3)}; "
-                                 if mech.guarantee is None or mech.guarantee.basis != "all"
+                                 if not _for_every_distribution(mech)
                                  else "column alone, for every distribution (local DP); ")
                               + esc(plain_sentence(float(mech.certified_eps or 0.0),
                                                    subject=f"the value of {c.name!r}"))),
