@@ -123,3 +123,22 @@ def test_atomic_writer_commits_or_leaves_nothing(tmp_path):
     assert pq.read_table(target).num_rows == 2
     with pytest.raises(DataError, match="folder"):
         AtomicWriter(tmp_path / "no" / "x.csv", schema)
+
+
+def test_an_empty_line_of_a_one_column_file_is_a_record(tmp_path):
+    # in a one-column CSV an empty line is that column's missing value: skipping it (as
+    # pyarrow and pandas do by default) silently dropped the record from the release
+    import pmlkit
+
+    (tmp_path / "in.csv").write_text("s\na\n\nb\na\n")
+    swap = pmlkit.Mechanism(np.array([[0.0, 1.0], [1.0, 0.0]]), ("a", "b"), ("a", "b"))
+    with pytest.raises(DataError, match="1 row holds a null"):
+        pmlkit.privatize_file(swap, tmp_path / "in.csv", tmp_path / "refused.csv", "s")
+    assert not (tmp_path / "refused.csv").exists()
+    pmlkit.privatize_file(swap, tmp_path / "in.csv", tmp_path / "out.csv", "s",
+                          missing="keep")
+    assert (tmp_path / "out.csv").read_text() == "s\nb\n\na\nb\n"
+    # with two columns an empty line is not a record of either and is skipped, as before
+    (tmp_path / "two.csv").write_text("s,t\na,1\n\nb,2\n")
+    pmlkit.privatize_file(swap, tmp_path / "two.csv", tmp_path / "two_out.csv", "s")
+    assert (tmp_path / "two_out.csv").read_text() == "s,t\nb,1\na,2\n"

@@ -142,10 +142,48 @@ class CsvOptions:
         return self.delimiter if self.delimiter is not None else default_delimiter(path)
 
     def parse_options(self, path: str | os.PathLike[str] = "") -> Any:
-        """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``."""
+        """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``.
+
+        An empty line is skipped, except in a file of one column, where it is that
+        column's empty (missing) value: skipping it there would drop the record."""
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
-        return pacsv.ParseOptions(delimiter=self.delimiter_for(path))
+        delimiter = self.delimiter_for(path)
+        return pacsv.ParseOptions(delimiter=delimiter,
+                                  ignore_empty_lines=self.header_width(path) != 1)
+
+    def header_width(self, path: str | os.PathLike[str]) -> int | None:
+        """The number of columns of the CSV file ``path`` (from ``column_names``, else its
+        header line after ``skip_rows``); ``None`` when it cannot be read.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> folder = pathlib.Path(tempfile.mkdtemp())
+        >>> _ = (folder / "one.csv").write_text('"a,b"\\nx\\n')
+        >>> _ = (folder / "two.csv").write_text("a,b\\n1,2\\n")
+        >>> CsvOptions().header_width(folder / "one.csv"), CsvOptions().header_width(
+        ...     folder / "two.csv"), CsvOptions().header_width(folder / "missing.csv")
+        (1, 2, None)
+        """
+        import csv as pycsv
+
+        if self.column_names is not None:
+            return len(self.column_names)
+        if not str(path):
+            return None
+        pa = require("pyarrow", "reading or writing CSV or Parquet files")
+        try:
+            with pa.input_stream(os.fspath(path), compression="detect") as stream:
+                head = stream.read(1 << 16)
+        except (OSError, pa.ArrowException):
+            return None
+        lines = head.decode("utf-8", errors="replace").splitlines()
+        if len(lines) <= self.skip_rows:
+            return None
+        row = next(pycsv.reader([lines[self.skip_rows]],
+                                delimiter=self.delimiter_for(path)), None)
+        return None if row is None else len(row)
 
     def convert_options(self, columns: Sequence[str] | None,
                          column_types: Mapping[str, Any] | None) -> Any:
