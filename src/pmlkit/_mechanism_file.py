@@ -26,7 +26,7 @@ import os
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -35,8 +35,11 @@ from ._provenance import drop_legacy_fingerprint
 from ._validation import fmt, no_duplicate_keys, to_jsonable
 from .errors import MechanismFileError, PMLError, ValidationError
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .mechanism import Mechanism
+#: The model's type in annotations. The format never imports the model, not even for type
+#: checking (that would close an import cycle): a mechanism is handled through the
+#: attributes the file records, and a reader is given the class to build.
+Mechanism = Any
+_M = TypeVar("_M")
 
 __all__ = ["FIELDS", "FORMAT_NAME", "FORMAT_VERSION", "check_recorded_claims", "content",
            "digest", "document", "read_document", "read_json", "to_json",
@@ -245,8 +248,8 @@ def read_json(path: str | os.PathLike[str]) -> Any:
     return doc
 
 
-def read_document(cls: type[Mechanism], doc: Any, *, allow_uncertified: bool = False
-                  ) -> tuple[Mechanism, Mapping[str, Any]]:
+def read_document(cls: type[_M], doc: Any, *, allow_uncertified: bool = False
+                  ) -> tuple[_M, Mapping[str, Any]]:
     """A document as an instance of ``cls`` and its flat record of claims, every check of
     the module docstring of :mod:`pmlkit.mechanism` made except the recorded set's
     (:func:`check_recorded_claims`) and the certificate's (the model's).
