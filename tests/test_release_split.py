@@ -2,9 +2,10 @@
 split (the chain's first column PML at its full share, the others local DP).
 
 Everything is checked without pmlkit's certificate code: local-DP values straight from the
-matrices, the first column's worst case over its l1 ball by a generic LP (scipy
-``linprog``), the joint PML of the dense Kronecker product under joint distributions whose
-marginals stay inside the recorded sets, and the mutual information by its definition.
+matrices, the first column's worst case over its l1 ball by a generic LP
+(``oracles.worst_eps_lp``, scipy ``linprog``), the joint PML of the dense Kronecker product
+under joint distributions whose marginals stay inside the recorded sets, and the mutual
+information by its definition.
 """
 
 from __future__ import annotations
@@ -13,8 +14,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from scipy.optimize import linprog
 
+from oracles import worst_eps_lp
 from pmlkit.release.design import design_columns
 from pmlkit.release.spec import ColumnSpec
 
@@ -40,24 +41,6 @@ def small_sample():
 def _ldp(w: np.ndarray) -> float:
     w = np.asarray(w, dtype=float)
     return float(np.max(np.log(w.max(axis=0) / w.min(axis=0))))
-
-
-def _l1_worst(w: np.ndarray, center: np.ndarray, radius: float) -> float:
-    """max_y log(max_x W[x, y] / min_{p in ball} p . W[:, y]) by a generic LP."""
-    n = center.size
-    worst = -np.inf
-    for col in np.asarray(w, dtype=float).T:
-        # variables p (n), u (n): |p - c| <= u, sum u <= r, sum p = 1, p >= 0
-        c = np.concatenate([col, np.zeros(n)])
-        eye = np.eye(n)
-        a_ub = np.block([[eye, -eye], [-eye, -eye], [np.zeros((1, n)), np.ones((1, n))]])
-        b_ub = np.concatenate([center, -center, [radius]])
-        a_eq = np.concatenate([np.ones(n), np.zeros(n)])[None, :]
-        res = linprog(c, A_ub=a_ub, b_ub=b_ub, A_eq=a_eq, b_eq=[1.0],
-                      bounds=[(0, None)] * (2 * n), method="highs")
-        assert res.status == 0
-        worst = max(worst, float(np.log(col.max() / res.fun)))
-    return worst
 
 
 def _mi(w: np.ndarray, p: np.ndarray) -> float:
@@ -92,7 +75,8 @@ def test_each_chain_column_stays_within_its_share(small_sample):
     first, *rest = range(3)  # x has the largest alphabet: the chain's first column
     # the first column: its PML design's worst case over its own l1 ball (generic LP)
     s = sets[first]
-    worst = _l1_worst(d.mechanisms[first].matrix, np.array(s["center"]), s["radius"])
+    worst = worst_eps_lp(np.asarray(d.mechanisms[first].matrix), center=np.array(s["center"]),
+                         radius=s["radius"])
     assert worst <= d.split[first] + 1e-9
     # the others: local DP, straight from the matrices, and in the column's domain
     for i in rest:

@@ -183,23 +183,20 @@ def _ldp_one(spec: ColumnSpec, labels: Sequence[Any], p: np.ndarray, eps: float
     """The column's ``eps``-LDP design (eps-PML for every distribution): k-ary randomized
     response on a categorical column, the best (estimable) design over the whole simplex
     on a numeric one."""
-    from ..design import certify, randomized_response
+    from ..design import randomized_response
     from ..sets import L1Ball
 
     n = len(labels)
-    simplex = L1Ball(np.full(n, 1.0 / n), 2.0)
+    if spec.type != "numeric":  # certified over the whole simplex (basis "all")
+        return randomized_response(n, eps).with_labels(labels)
+    from ..numeric.design import design_numeric
+
+    grid = spec.grid
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", PMLWarning)
-        if spec.type == "numeric":
-            from ..numeric.design import design_numeric
-
-            grid = spec.grid
-            d = design_numeric(grid, simplex, eps, prior=p, utility=str(spec.utility))
-            return estimable_best(d.candidates, d.losses, grid.n) if spec.estimable else d.best
-        rr = randomized_response(n, eps)
-        return certify(np.asarray(rr.matrix), simplex, eps, designer="randomized_response",
-                       parameters={"eps": eps, "n": n, "ldp": True}, input_labels=labels,
-                       basis="all", statement="eps-LDP: eps-PML for every distribution")
+        d = design_numeric(grid, L1Ball(np.full(n, 1.0 / n), 2.0), eps, prior=p,
+                           utility=str(spec.utility))
+    return estimable_best(d.candidates, d.losses, grid.n) if spec.estimable else d.best
 
 
 def _information(mechs: Sequence[Mechanism], marginals: Sequence[np.ndarray]) -> float:
