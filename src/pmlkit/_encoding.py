@@ -87,6 +87,138 @@ def label_kind(labels: Sequence[Any]) -> str:
 
 
 
+
+#: The bytes of a ``string_view`` view's two little-endian 64-bit words that belong to a
+#: value of ``L <= 12`` bytes, by ``L`` (word 0: the 4-byte length, then the first 4
+#: bytes; word 1: bytes 4 to 11). A longer value's view holds its length, a 4-byte prefix
+#: and where its bytes are (masked like a 12-byte one, its length still differs).
+_VIEW_MASK0 = np.array([0xFFFFFFFF | (((1 << (8 * min(n, 4))) - 1) << 32)
+                        for n in range(13)], dtype=np.uint64)
+_VIEW_MASK1 = np.array([(1 << (8 * min(max(n - 4, 0), 8))) - 1 for n in range(13)],
+                       dtype=np.uint64)
+#: Most labels :class:`ViewKeys` matches (its slot table has 2 k^2 to 8 k^2 entries).
+_VIEW_MAX_LABELS = 1024
+#: Records matched at a time by :meth:`ViewKeys.codes` (the temporaries stay in cache).
+_VIEW_BLOCK = 1 << 16
+
+
+class ViewKeys:
+    """Text labels of at most 12 UTF-8 bytes matched in an Arrow ``string_view`` array
+    from its views alone: integers in, integer codes out.
+
+    A view is 16 bytes: the value's length and, for a value of at most 12 bytes, the
+    bytes themselves. Each record's two 64-bit words, masked to its length, are its exact
+    key; a label's key is built the same way, so a record equals a label exactly when the
+    keys are equal (a longer record keeps its own length in the key and never equals
+    one). A multiply-shift hash of the key picks a slot in a table where no two labels
+    share one (the multiplier is searched for once, from a fixed seed: the labels are
+    public), and the slot's label is taken only when its whole key equals the record's.
+    The views are read through ``numpy.frombuffer`` after checking the buffer holds every
+    view; no other buffer is read. ``pyarrow.compute.index_in`` has no ``string_view``
+    kernel, and casting to ``large_string`` first copies every value (polars hands its
+    strings over as views without a copy).
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> keys = ViewKeys.build(["low", "high", "a much longer"])  # a label over 12 bytes
+    >>> keys is None
+    True
+    >>> keys = ViewKeys.build(["low", "high"])
+    >>> arr = pa.array(["high", "low", "lo", "high and more"], type=pa.string_view())
+    >>> keys.codes(arr).tolist()
+    [1, 0, -1, -1]
+    """
+
+    def __init__(self, words: NDArray[np.uint64], mult: tuple[int, int], bits: int,
+                 table: NDArray[np.intp]) -> None:
+        self.words = words  # (2, k): each label's masked key
+        self.mult = (np.uint64(mult[0]), np.uint64(mult[1]))
+        self.shift = np.uint64(64 - bits)
+        self.table = table  # slot -> label index (an empty slot: 0, rejected by its key)
+
+    @classmethod
+    def build(cls, labels: Sequence[Any]) -> ViewKeys | None:
+        """The keys of distinct ``str`` labels, or None when one is not a ``str``, has
+        more than 12 bytes in UTF-8 (or cannot be encoded), or there are more than
+        :data:`_VIEW_MAX_LABELS` labels."""
+        import sys
+
+        k = len(labels)
+        if not 0 < k <= _VIEW_MAX_LABELS or sys.byteorder != "little" \
+                or not all(type(lab) is str for lab in labels):
+            return None
+        try:
+            raw = [lab.encode("utf-8") for lab in labels]
+        except UnicodeEncodeError:
+            return None
+        if len(set(raw)) != k or max(map(len, raw)) > 12:
+            return None
+        views = [len(r).to_bytes(4, "little") + r.ljust(12, b"\0") for r in raw]
+        words = np.array([[int.from_bytes(v[:8], "little") for v in views],
+                          [int.from_bytes(v[8:], "little") for v in views]], dtype=np.uint64)
+        search = np.random.default_rng(0x5EED)
+        lo = max(3, (2 * k * k - 1).bit_length())
+        for bits in range(lo, lo + 3):
+            for _ in range(32):
+                m = search.integers(0, 2**62, 2, dtype=np.int64)
+                keys = cls(words, (4 * int(m[0]) + 1, 4 * int(m[1]) + 1), bits,
+                           np.zeros(1 << bits, dtype=np.intp))
+                slots = keys._slots(words[0], words[1])
+                if np.unique(slots).size == k:
+                    keys.table[slots] = np.arange(k)
+                    return keys
+        return None  # (not reached in practice: each try succeeds with odds above 1/2)
+
+    def _slots(self, a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.intp]:
+        with np.errstate(over="ignore"):
+            h = b * self.mult[1]
+            h ^= a
+            h *= self.mult[0]
+        h >>= self.shift
+        return h.view(np.intp)
+
+    def codes(self, arr: Any) -> NDArray[np.intp] | None:
+        """The label index of every record of a ``string_view`` array (-1: not a label;
+        a null's view is read like any other, so the caller handles nulls), or None when
+        its views buffer is shorter than its records need."""
+        n, off = len(arr), arr.offset
+        buf = arr.buffers()[1]
+        if n == 0:
+            return np.empty(0, dtype=np.intp)
+        if buf is None or buf.size < 16 * (off + n):
+            return None
+        views = np.frombuffer(buf, dtype="<u8", count=2 * (off + n)).reshape(-1, 2)[off:]
+        out = np.empty(n, dtype=np.intp)
+        size = min(_VIEW_BLOCK, n)
+        length, a, b, h = (np.empty(size, dtype=np.uint64) for _ in range(4))
+        ok = np.empty(size, dtype=bool)
+        for start in range(0, n, _VIEW_BLOCK):
+            v = views[start:start + _VIEW_BLOCK]
+            m = v.shape[0]
+            if m != size:
+                size = m
+                length, a, b, h, ok = length[:m], a[:m], b[:m], h[:m], ok[:m]
+            np.bitwise_and(v[:, 0], np.uint64(0xFFFFFFFF), out=length)
+            np.minimum(length, np.uint64(12), out=length)
+            ilen = length.view(np.intp)
+            _VIEW_MASK0.take(ilen, out=a)
+            a &= v[:, 0]
+            _VIEW_MASK1.take(ilen, out=b)
+            b &= v[:, 1]
+            with np.errstate(over="ignore"):
+                np.multiply(b, self.mult[1], out=h)
+                h ^= a
+                h *= self.mult[0]
+            h >>= self.shift
+            code = out[start:start + m]
+            self.table.take(h.view(np.intp), out=code)
+            np.equal(self.words[0].take(code), a, out=ok)
+            ok &= self.words[1].take(code) == b
+            code[~ok] = -1
+        return out
+
+
 class Encoder:
     """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
 
@@ -118,6 +250,7 @@ class Encoder:
         self._index: Any = None
         self._object_index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
+        self._keys: tuple[ViewKeys | None] | None = None
 
     @property
     def failed(self) -> bool:
@@ -288,9 +421,20 @@ class Encoder:
             self.nulls, self.unknown = saved
         return out
 
+    def _view_keys(self) -> ViewKeys | None:
+        """:class:`ViewKeys` of the labels (text labels of at most 12 bytes), kept."""
+        if self._keys is None:
+            self._keys = (ViewKeys.build(self.labels) if self.kind == "str" else None,)
+        return self._keys[0]
+
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
         import pyarrow as pa
 
+        if pa.types.is_string_view(arr.type) and arr.null_count == 0 \
+                and (keys := self._view_keys()) is not None:
+            viewed = keys.codes(arr)  # every value a label: its codes; else the general path
+            if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):
+                return viewed
         found = self._arrow_index(arr)
         if found is not None and found.null_count == 0:
             # every value is a label: Arrow's own int32 indices, without a copy (the

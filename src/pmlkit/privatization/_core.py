@@ -533,7 +533,10 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         idx = np.empty(phys.shape[0], dtype=np.intp)
         _draw_chunks(sampler, phys, generator, idx, table)
     else:
-        arr = s.to_arrow()
+        # text as Arrow string views, without a copy (matched from the views alone)
+        newest = getattr(pl, "CompatLevel", None)
+        arr = s.to_arrow(compat_level=newest.newest()) \
+            if s.dtype == pl.String and newest is not None else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
         idx = _arrow_indices(mech, sampler, pieces, generator, what, narrow=False)
     out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
