@@ -155,6 +155,72 @@ def _trace(w: np.ndarray, p: np.ndarray) -> float:
     return float(np.sum(1.0 / ev))
 
 
+class _RepeatedLP:
+    """``min c @ x`` over constraints that stay fixed while ``c`` changes (the Frank-Wolfe
+    directions): the LP :func:`scipy.optimize.linprog` (``method="highs"``) solves for the
+    same arguments, with HiGHS given the same matrix, sides, bounds and presolve setting,
+    through :func:`scipy.optimize.milp` without integer variables, so that the constraints
+    are converted once rather than at every call. The status is linprog's (the same
+    HiGHS status, and linprog's feasibility check of the solution, ``sqrt(tol) * 10`` with
+    its default ``tol = 1e-9``); an objective that is not finite goes to linprog itself,
+    which refuses it."""
+
+    def __init__(self, *, a_ub: Any = None, b_ub: ArrayLike | None = None, a_eq: Any,
+                 b_eq: ArrayLike, bounds: np.ndarray) -> None:
+        from scipy.optimize import Bounds, LinearConstraint
+        from scipy.sparse import coo_array, csc_array, issparse, vstack
+
+        bounds = np.asarray(bounds, dtype=np.float64)
+        nv = bounds.shape[0]
+        self._args: dict[str, Any] = {"A_ub": a_ub, "b_ub": b_ub, "A_eq": a_eq,
+                                      "b_eq": b_eq, "bounds": bounds}
+        # the matrix as linprog builds it: A_ub over A_eq, in CSC
+        if issparse(a_ub) or issparse(a_eq):
+            a = csc_array(vstack((coo_array((0, nv) if a_ub is None else a_ub, dtype=float,
+                                            copy=True),
+                                  coo_array(a_eq, dtype=float, copy=True))))
+        else:
+            a = csc_array(np.vstack((np.zeros((0, nv)) if a_ub is None
+                                     else np.array(a_ub, dtype=float),
+                                     np.array(a_eq, dtype=float))))
+        ub = np.zeros(0) if b_ub is None else np.array(b_ub, dtype=float).reshape(-1)
+        eq = np.array(b_eq, dtype=float).reshape(-1)
+        self._n_ub = ub.size
+        self._a = a
+        self._rhs = np.concatenate((ub, eq))
+        self._constraint = LinearConstraint(a, np.concatenate((np.full(ub.size, -np.inf),
+                                                               eq)), self._rhs)
+        self._lb, self._ub = bounds[:, 0].copy(), bounds[:, 1].copy()
+        self._bounds = Bounds(self._lb, self._ub)
+
+    def solve(self, c: np.ndarray) -> tuple[int, np.ndarray | None, str]:
+        """Status (linprog's codes), solution (``None`` on failure) and HiGHS' message."""
+        from scipy.optimize import linprog, milp
+
+        c = np.asarray(c, dtype=np.float64)
+        if not np.isfinite(c).all():  # pragma: no cover - linprog raises its ValueError
+            res = linprog(c, method="highs", **self._args)
+            return int(res.status), res.x, str(res.message)
+        res = milp(c, constraints=self._constraint, bounds=self._bounds,
+                   options={"presolve": True})
+        x = res.x
+        status, message = int(res.status), str(res.message)
+        if x is None:
+            return (4 if status == 0 else status), None, message
+        # linprog's check of the returned solution
+        tol = math.sqrt(1e-9) * 10
+        slack = self._rhs - self._a @ x
+        if np.isnan(x).any() or np.isnan(res.fun) or np.isnan(slack).any():
+            feasible = False
+        else:
+            feasible = bool(np.all((x >= self._lb - tol) & (x <= self._ub + tol))
+                            and not (slack[:self._n_ub] < -tol).any()
+                            and not (np.abs(slack[self._n_ub:]) > tol).any())
+        if status == 0 and not feasible:  # pragma: no cover - HiGHS' tolerance is 1e-7
+            return 4, x, "the solution does not satisfy the constraints"
+        return status, x, message
+
+
 class EstimationError:
     """Design utility: minus the expected squared error of the estimated distribution.
 
@@ -200,8 +266,6 @@ class EstimationError:
     def design_matrix(self, rays: np.ndarray, p: np.ndarray) -> np.ndarray:
         """Frank-Wolfe over ``{theta >= 0 : rays @ theta = 1}``; returns the mechanism with
         columns ``theta_k v_k``."""
-        from scipy.optimize import linprog
-
         from ._common import drop_empty_columns, repair_rows
 
         _, first = np.unique(np.round(rays.T, 9), axis=0, return_index=True)
@@ -212,16 +276,19 @@ class EstimationError:
         z = _basis(n)
         ones = np.ones(n)
 
+        ray_lp = _RepeatedLP(a_eq=rays, b_eq=ones,
+                             bounds=np.tile([0.0, np.inf], (k, 1)))
+
         def lp(obj: np.ndarray) -> np.ndarray:
-            res = linprog(obj, A_eq=rays, b_eq=ones, bounds=(0, None), method="highs")
-            if res.status != 0:  # w = 1 is always a ray: a numerical failure (tiny eps)
+            status, x, message = ray_lp.solve(obj)
+            if status != 0:  # w = 1 is always a ray: a numerical failure (tiny eps)
                 from ..errors import PMLError
 
                 raise PMLError(
                     f"the estimation design's LP over {k} extreme rays failed "
-                    f"({res.message}); the rays are nearly equal at a very small eps: "
+                    f"({message}); the rays are nearly equal at a very small eps: "
                     "raise eps, or design for utility='mutual_information'")
-            return np.asarray(res.x)
+            return np.asarray(x)
 
         def info(theta: np.ndarray) -> np.ndarray:
             return np.asarray(z.T @ ((rays * (theta / pv)) @ rays.T) @ z)
@@ -471,8 +538,6 @@ def local_search(w: np.ndarray, prior: ArrayLike, uncertainty_set: Any, eps: flo
     gap and the number of steps taken."""
     import time
 
-    from scipy.optimize import linprog
-
     from .linear import mechanism_polytope
 
     p = np.asarray(prior, dtype=np.float64)
@@ -484,17 +549,18 @@ def local_search(w: np.ndarray, prior: ArrayLike, uncertainty_set: Any, eps: flo
     steps = 0
     if not math.isfinite(f):
         return w, rel, steps
+    poly_lp = _RepeatedLP(a_ub=poly.A_ub, b_ub=poly.b_ub, a_eq=poly.A_eq, b_eq=poly.b_eq,
+                          bounds=poly.bounds)
     for _ in range(max_iter):
         if time.monotonic() > deadline:
             break
         grad = _gradient(w, p, z)
         cvec = np.zeros(poly.n_vars)
         cvec[poly.layout["W"]] = grad.ravel()
-        res = linprog(cvec, A_ub=poly.A_ub, b_ub=poly.b_ub, A_eq=poly.A_eq,
-                      b_eq=poly.b_eq, bounds=poly.bounds, method="highs")
-        if res.status != 0 or res.x is None:  # pragma: no cover - w is feasible
+        status, x, _ = poly_lp.solve(cvec)
+        if status != 0 or x is None:  # pragma: no cover - w is feasible
             break
-        d = poly.matrix(res.x) - w
+        d = poly.matrix(x) - w
         gap = float(-np.sum(grad * d))
         rel = gap / f
         report("design.local-search", step=steps + 1, max_steps=max_iter, gap=rel,
