@@ -5,6 +5,7 @@ physical category codes) against an independent oracle: a plain dictionary looku
 
 from __future__ import annotations
 
+import struct
 from collections import Counter
 
 import numpy as np
@@ -177,6 +178,26 @@ def test_polars_text_is_matched_from_its_views() -> None:
     assert got == want
 
 
+@pytest.mark.parametrize("bad", [
+    struct.pack("<i", -1) + b"abcd" + struct.pack("<ii", 0, 0),  # a negative length
+    struct.pack("<i", 20) + b"abcd" + struct.pack("<ii", 7, 0),  # no data buffer 7
+    struct.pack("<i", 20) + b"abcd" + struct.pack("<ii", 0, 30),  # past its buffer's end
+    struct.pack("<i", 2) + b"\xff\xfe".ljust(12, b"\0"),  # not UTF-8
+], ids=["negative-length", "missing-buffer", "past-the-end", "not-utf8"])
+@pytest.mark.parametrize("policy", [{}, {"missing": "keep"}, {"unknown_as": "a"}])
+def test_a_forged_view_is_refused_before_any_library_reads_it(bad: bytes,
+                                                               policy: dict[str, str]) -> None:
+    """A string_view record that is no label sends the column to the general path, whose
+    pyarrow cast trusts the views (a forged one crashed the process): it is now validated
+    first and refused as bad data, with or without the policies."""
+    mech = pmlkit.Mechanism(np.full((2, 2), 0.5), ("a", "b"), ("a", "b"))
+    good = struct.pack("<i", 1) + b"a".ljust(12, b"\0")
+    arr = pa.Array.from_buffers(pa.string_view(), 2,
+                                [None, pa.py_buffer(good + bad), pa.py_buffer(b"x" * 32)])
+    with pytest.raises(DataError, match="not a valid Arrow string_view array"):
+        pmlkit.privatize(mech, arr, rng=1, **policy)
+
+
 def krr_mech(labels: list[str], eps: float = 1.0) -> pmlkit.Mechanism:
     k = len(labels)
     w = np.expm1(eps) * np.eye(k) + 1.0
@@ -265,8 +286,11 @@ def test_chunk_boundaries_keep_the_stream() -> None:
 
 
 def test_view_padding_is_masked_not_trusted() -> None:
-    """An inlined string_view record whose padding bytes are not zero (a producer may
-    leave them undefined) is still its string: the keys mask the padding."""
+    """An inlined string_view record whose padding bytes are not zero is still its
+    string to the view keys, which mask the padding: a column of labels is released as
+    Arrow reads it. Arrow's full validation calls such an array invalid, so a column with
+    a record that is no label (the general path, whose library calls read every value)
+    is refused as invalid data rather than read."""
     labels = ["a", "ab", "abcdefghijkl"]
     rows = [(1, b"a"), (2, b"ab"), (12, b"abcdefghijkl"), (1, b"b"), (3, b"abc")]
     views = bytearray()
@@ -274,5 +298,6 @@ def test_view_padding_is_masked_not_trusted() -> None:
         views += length.to_bytes(4, "little") + raw.ljust(12, b"\xff")
     arr = pa.Array.from_buffers(pa.string_view(), len(rows),
                                 [None, pa.py_buffer(bytes(views))])
-    assert Encoder(labels)._arrow_codes(arr).tolist() == [0, 1, 2, -1, -1]
     assert Encoder(labels).encode_arrow(arr.slice(0, 3)).tolist() == [0, 1, 2]
+    with pytest.raises(DataError, match="padding bytes were not all zero"):
+        Encoder(labels).encode_arrow(arr)

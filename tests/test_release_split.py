@@ -174,8 +174,10 @@ def test_a_failing_estimation_lp_is_a_pmlerror(monkeypatch):
     from pmlkit.errors import PMLError
 
     class Failed:
-        status, x, message = 4, None, "HiGHS Status 4: Solve error"
+        status, x, fun, message = 4, None, None, "HiGHS Status 4: Solve error"
 
+    # (the design solves its LPs through milp, and linprog for a non-finite objective)
     monkeypatch.setattr(scipy.optimize, "linprog", lambda *a, **k: Failed())
+    monkeypatch.setattr(scipy.optimize, "milp", lambda *a, **k: Failed())
     with pytest.raises(PMLError, match="raise eps"):
         EstimationError(100).design_matrix(np.eye(3), np.array([0.3, 0.3, 0.4]))

@@ -4,7 +4,8 @@ the output labels taken by output indices.
 :class:`Encoder` maps a chunk of labels (numpy, pandas, Arrow, polars) to the mechanism's
 input indices with the libraries' own matching (a table lookup for integer labels in a
 short range, ``pyarrow.compute.index_in`` for Arrow text, pandas ``Index.get_indexer``
-for Python objects and anything else), counting nulls and unknown values over every chunk;
+for Python objects and anything else; Arrow string views, polars' text, by their views
+alone, :class:`ViewKeys`), counting nulls and unknown values over every chunk;
 :func:`output_label_array` and :func:`arrow_take` give the output labels of drawn output
 indices with numpy's and Arrow's own (checked) take. The names are public through
 :mod:`pmlkit.sampler`.
@@ -96,7 +97,7 @@ _VIEW_MASK0 = np.array([0xFFFFFFFF | (((1 << (8 * min(n, 4))) - 1) << 32)
                         for n in range(13)], dtype=np.uint64)
 _VIEW_MASK1 = np.array([(1 << (8 * min(max(n - 4, 0), 8))) - 1 for n in range(13)],
                        dtype=np.uint64)
-#: Most labels :class:`ViewKeys` matches (its slot table has 2 k^2 to 8 k^2 entries).
+#: Most labels :class:`ViewKeys` matches (its slot table has 2 k^2 to 16 k^2 entries).
 _VIEW_MAX_LABELS = 1024
 #: Records matched at a time by :meth:`ViewKeys.codes` (the temporaries stay in cache).
 _VIEW_BLOCK = 1 << 16
@@ -219,6 +220,44 @@ class ViewKeys:
         return out
 
 
+def valid_views(arr: Any, what: str = "values") -> Any:
+    """``arr``, once Arrow has fully validated it when it has a view layout
+    (``string_view``/``binary_view``), before a library call reads its out-of-line values.
+
+    A view names a data buffer and an offset in it, and pyarrow's own kernels (a cast, a
+    filter) trust them: a forged view would send them outside the buffers. Plain layouts
+    are read only by checked calls and pass through as they are.
+
+    Raises
+    ------
+    DataError
+        A view with a negative length, one naming a missing buffer or a range outside
+        it, or text that is not UTF-8.
+
+    Examples
+    --------
+    >>> import struct
+    >>> import pyarrow as pa
+    >>> bad = struct.pack("<i", 20) + b"abcd" + struct.pack("<ii", 7, 0)  # buffer 7
+    >>> arr = pa.Array.from_buffers(pa.string_view(), 1, [None, pa.py_buffer(bad)])
+    >>> valid_views(arr)
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: values: not a valid Arrow string_view array (View at slot 0 ...
+    """
+    import pyarrow as pa
+
+    t = arr.type
+    if pa.types.is_string_view(t) or (hasattr(pa.types, "is_binary_view")
+                                      and pa.types.is_binary_view(t)):
+        try:
+            arr.validate(full=True)
+        except pa.ArrowException as exc:
+            raise DataError(f"{what}: not a valid Arrow {t} array ({exc}); nothing was "
+                            "privatised") from None
+    return arr
+
+
 class Encoder:
     """Map chunks of values to input indices; collect nulls/unknowns over all chunks.
 
@@ -238,7 +277,9 @@ class Encoder:
 
     The matching is the libraries' own: integer labels in a short range by a table
     lookup, Arrow arrays by ``pyarrow.compute.index_in`` (a dictionary array by its
-    dictionary), Python strings and anything else by pandas ``Index.get_indexer``.
+    dictionary; a ``string_view`` array by its views, :class:`ViewKeys`, where every
+    record is one of text labels of at most 12 bytes), Python strings and anything else
+    by pandas ``Index.get_indexer``.
     """
 
     def __init__(self, labels: Sequence[Any]) -> None:
@@ -435,6 +476,7 @@ class Encoder:
             viewed = keys.codes(arr)  # every value a label: its codes; else the general path
             if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):
                 return viewed
+        arr = valid_views(arr)  # (the library calls below read every value)
         found = self._arrow_index(arr)
         if found is not None and found.null_count == 0:
             # every value is a label: Arrow's own int32 indices, without a copy (the
@@ -474,7 +516,7 @@ class Encoder:
         if value_set is None:
             return None
         if pa.types.is_string_view(t):  # index_in has no string_view kernel
-            arr = arr.cast(pa.large_string())
+            arr = valid_views(arr).cast(pa.large_string())
             value_set = value_set.cast(pa.large_string())
         return pc.index_in(arr, value_set=value_set)
 

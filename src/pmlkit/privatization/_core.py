@@ -510,7 +510,8 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
                       generator: np.random.Generator, what: str
                       ) -> tuple[Any, Callable[[], NDArray[np.int64]]]:
     """A polars Series privatised with no pandas round trip: numbers and strings
-    through Arrow (matched by ``pyarrow.compute.index_in``), Categorical and Enum
+    through Arrow (text as string views, without a copy: :class:`~pmlkit._encoding.ViewKeys`
+    or ``pyarrow.compute.index_in``), Categorical and Enum
     columns by their physical codes, each category matched once; the output labels
     gathered by polars. Returns the result and a function giving how many records got
     each output."""
