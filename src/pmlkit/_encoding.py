@@ -164,9 +164,10 @@ class ViewKeys:
             for _ in range(32):
                 m = search.integers(0, 2**62, 2, dtype=np.int64)
                 keys = cls(words, (4 * int(m[0]) + 1, 4 * int(m[1]) + 1), bits,
-                           np.zeros(1 << bits, dtype=np.intp))
+                           np.zeros(0, dtype=np.intp))  # (the table once a hash fits)
                 slots = keys._slots(words[0], words[1])
                 if np.unique(slots).size == k:
+                    keys.table = np.zeros(1 << bits, dtype=np.intp)
                     keys.table[slots] = np.arange(k)
                     return keys
         return None  # (not reached in practice: each try succeeds with odds above 1/2)
