@@ -289,3 +289,30 @@ def test_lazy_collections_are_not_computed_for_the_test(mech: Any) -> None:
     with dask.config.set(scheduler=counting_get):
         out = privatize(mech, lazy)  # stays lazy: nothing computed, no warning
     assert calls == [] and type(out).__module__.startswith("dask")
+
+
+def test_a_joint_release_warns_on_a_copy_of_its_joint_reference(tmp_path: Path) -> None:
+    """A joint release's records are counted as tuples of its columns' labels against the
+    joint reference counts its mechanism records: the reference itself, reordered, warns
+    (naming the columns); an independent sample of the same law does not."""
+    from pmlkit.joint import design_joint
+
+    rng = np.random.default_rng(5)
+
+    def sample(n: int) -> pd.DataFrame:
+        return pd.DataFrame({"a": rng.choice(["x", "y"], n, p=[0.3, 0.7]),
+                             "b": rng.choice(["u", "v", "w"], n, p=[0.5, 0.3, 0.2])})
+
+    ref = sample(3000)
+    release = design_joint(ref, 1.0, 1e-6, mode="joint").release
+    assert reference_counts(release.mechanism) is not None
+    copy = tmp_path / "copy.csv"
+    ref.iloc[::-1].to_csv(copy, index=False)
+    got = _warnings(privatize_file, release, copy, tmp_path / "o1.csv", ["a", "b"])
+    assert len(got) == 1 and "columns ['a', 'b']" in got[0] and "reference sample" in got[0]
+    fresh = tmp_path / "fresh.csv"
+    sample(3000).to_csv(fresh, index=False)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        privatize_file(release, fresh, tmp_path / "o2.csv", ["a", "b"])
+    assert not [w for w in caught if issubclass(w.category, PMLWarning)]

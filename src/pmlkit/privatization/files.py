@@ -587,7 +587,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
 
     source = resolve_rng(rng)
     # each plain column's input labels counted as they are drawn (the reference-reuse
-    # warning; a joint release's columns are read through label views that record no counts)
+    # warning; a joint release's are counted below, as tuples)
     tallies = {c: TallyingSampler(AliasSampler(m.matrix), m) for c, m in plain_mechs.items()}
     samplers: dict[str, AliasSampler | JointDraw] = {
         c: cast(AliasSampler, t) for c, t in tallies.items()}
@@ -602,6 +602,14 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             joint_entries[c] = entry
     digest = digests[cols[0]] if len(set(digests.values())) == 1 else None
     joint_columns = tuple(jd.columns for jd in joints)
+    # what the reference-reuse warning watches: each plain column, and each joint release's
+    # tuples of input labels (its mechanism records the joint reference counts)
+    watched: dict[str, tuple[Any, TallyingSampler]] = {
+        f"column {c!r}": (mechs[c], t) for c, t in tallies.items()}
+    for jd in joints:
+        tally = TallyingSampler(jd.sampler, jd.mechanism)
+        jd.sampler = cast(AliasSampler, tally)
+        watched[f"columns {list(jd.columns)!r}"] = (jd.mechanism, tally)
     for c, m in mechs.items():
         check_text_labels(m, f"mechanism for column {c!r}")
     policies: dict[str, Any] = {c: Policy(m, csv, missing_of[c], unknown[c])
@@ -616,7 +624,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         with cleanup_on_signals():
             try:
                 for inp, out, prev in zip(inputs, outputs, previous, strict=True):
-                    before = {c: t.counts.copy() for c, t in tallies.items()}
+                    before = {w: t.counts.copy() for w, (_, t) in watched.items()}
                     remove_stale(out)
                     remove_stale(manifest_path(out))
                     for pol in policies.values():
@@ -658,13 +666,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                                 "bytes": st.size},
                                        "released_content": st.content}
                     done.append((str(inp), str(out), st.rows))
-                    for c in tallies:  # PMLWarning: the input looks like the reference sample
-                        warn_if_reference_counts(mechs[c], tallies[c].counts - before[c],
-                                                 f"{str(inp)!r}, column {c!r}")
+                    for w, (m, t) in watched.items():  # PMLWarning: the input looks
+                        # like the reference sample
+                        warn_if_reference_counts(m, t.counts - before[w], f"{str(inp)!r}, {w}")
                 if len(inputs) > 1:  # the inputs together
-                    for c in tallies:
-                        warn_if_reference_counts(mechs[c], tallies[c].counts,
-                                                 f"the {len(inputs)} inputs, column {c!r}")
+                    for w, (m, t) in watched.items():
+                        warn_if_reference_counts(m, t.counts, f"the {len(inputs)} inputs, {w}")
                 publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
                 settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])
