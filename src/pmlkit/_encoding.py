@@ -25,6 +25,7 @@ from ._validation import fmt
 from .errors import DataError, ValidationError
 
 __all__ = [
+    "MISSING_LABEL",
     "Encoder",
     "arrow_take",
     "count_outputs",
@@ -33,6 +34,11 @@ __all__ = [
     "output_label_array",
     "strings_to_arrow",
 ]
+
+#: The label a missing value is designed and released under when missing values are a
+#: category of their own (``missing="category"``): one owner for the design, the release
+#: and the analyst's side.
+MISSING_LABEL = "(missing)"
 
 #: Records counted at a time by :func:`count_outputs` for narrow indices.
 _COUNT_BLOCK = 1 << 16

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from .._encoding import MISSING_LABEL
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 
@@ -17,9 +18,6 @@ if TYPE_CHECKING:  # pragma: no cover
     from ..estimation import EmpiricalDistribution
 
 __all__ = ["MISSING_LABEL", "apply_missing", "estimate_for_design", "fill_missing"]
-
-#: The label a missing value becomes under ``missing="category"``.
-MISSING_LABEL = "(missing)"
 
 
 def fill_missing(samples: Any, missing: str) -> Any:

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._encoding import valid_views
+from .._encoding import MISSING_LABEL, valid_views
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..io import CsvOptions, file_format
@@ -34,8 +34,6 @@ __all__ = ["MISSING_LABEL", "MISSING_POLICIES", "Policy", "arrow_type_for",
            "check_missing_policy", "check_unknown_as", "csv_options_for", "policy_error",
            "privatize_with_policies", "with_policy_hint"]
 
-#: The label a missing value becomes under ``missing="category"``.
-MISSING_LABEL = "(missing)"
 #: What to do with a missing value in a privatised column.
 MISSING_POLICIES = ("error", "category", "keep")
 

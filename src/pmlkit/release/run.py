@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from .._encoding import MISSING_LABEL
 from .._validation import fmt, readonly
 from ..errors import DataError, PMLWarning
 from ..mechanism import Mechanism
@@ -34,9 +35,6 @@ from .spec import ColumnSpec, ReleaseSpec, load_spec
 
 __all__ = ["MISSING_LABEL", "ColumnRelease", "TableRelease", "encode_reference",
            "release_table"]
-
-#: The label a missing value becomes under ``missing = "category"`` (as in privatize).
-MISSING_LABEL = "(missing)"
 
 
 def _sorted_labels(values: Sequence[Any]) -> list[Any]:
