@@ -41,3 +41,27 @@ def test_keep_raw_must_be_a_bool(tmp_path):
         pmlkit.privatize_file(SWAP, tmp_path / "in.csv", tmp_path / "out.csv", "sex",
                               into="s", keep_raw="no")
     assert not (tmp_path / "out.csv").exists()
+
+
+def test_the_python_default_keeps_the_raw_column_and_warns_that_it_will_not(tmp_path):
+    """``into`` without ``keep_raw`` in Python keeps the raw column, as in 0.2, but says so
+    (a FutureWarning pointing at the caller's line: from 0.3.0 the raw column is left out,
+    as on the command line); ``keep_raw`` given, or no ``into``, says nothing."""
+    import warnings
+
+    pd.DataFrame({"id": [1, 2, 3], "sex": list("FMF")}).to_csv(tmp_path / "in.csv",
+                                                               index=False)
+    with pytest.warns(FutureWarning, match=r"raw column\(s\) \['sex'\] stay in the output") \
+            as caught:
+        pmlkit.privatize_file(SWAP, tmp_path / "in.csv", tmp_path / "a.csv", "sex",
+                              into="sex_p")
+    assert caught[0].filename == __file__
+    assert pd.read_csv(tmp_path / "a.csv").columns.tolist() == ["id", "sex", "sex_p"]
+    for name, kw, cols in (("b.csv", {"into": "sex_p", "keep_raw": True},
+                            ["id", "sex", "sex_p"]),
+                           ("c.csv", {"into": "sex_p", "keep_raw": False}, ["id", "sex_p"]),
+                           ("d.csv", {}, ["id", "sex"])):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", FutureWarning)
+            pmlkit.privatize_file(SWAP, tmp_path / "in.csv", tmp_path / name, "sex", **kw)
+        assert pd.read_csv(tmp_path / name).columns.tolist() == cols

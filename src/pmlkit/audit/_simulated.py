@@ -589,7 +589,7 @@ def _release_rest(truth: _Truth, res: Any, labels: list[str], folder: Any,
                                                                                index=False)
     if out.exists():
         out.unlink()
-    privatize_file(mech, src, out, "x", into="y", manifest=False)
+    privatize_file(mech, src, out, "x", into="y", manifest=False, keep_raw=True)
     got = pd.read_csv(out, dtype=str, keep_default_na=False)
     if list(got["id"]) != [str(i) for i in range(x.size)] or \
             list(got["x"]) != list(np.asarray(labels)[x]):

@@ -211,7 +211,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
                         compression: str | None = None, block_bytes: int = 64 << 20,
                         batch_rows: int = 1 << 20, joint_guarantee: Any = None,
                         repeat: bool = False, no_joint_guarantee: bool = False,
-                        keep_raw: bool = True) -> Any:
+                        keep_raw: bool | None = None) -> Any:
     """Privatise columns of CSV/Parquet file(s) with Dask; the output is a folder.
 
     The same code and policies as :func:`pmlkit.privatization.privatize_file` (untouched

@@ -401,7 +401,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                    unknown_as: Any = None,
                    compression: str | None = None, joint_guarantee: Any = None,
                    repeat: bool = False, engine: str = "auto",
-                   no_joint_guarantee: bool = False, keep_raw: bool = True) -> FileReport:
+                   no_joint_guarantee: bool = False, keep_raw: bool | None = None
+                   ) -> FileReport:
     """Privatise named columns of CSV/Parquet file(s), streaming, with an atomic write.
 
     Every column not named in ``columns`` comes out exactly as it went in (see the module
@@ -435,9 +436,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         values in place.
     keep_raw
         With ``into``: keep the original (raw, sensitive) columns in the output unchanged
-        (the default here, for compatibility), or leave them out (``False``: the
-        command line's default, ``--keep-raw`` keeps them); the manifest lists the
-        columns left out under ``"dropped"``.
+        (``True``), or leave them out (``False``: the command line's default,
+        ``--keep-raw`` keeps them); the manifest lists the columns left out under
+        ``"dropped"``. Not given, they are kept, with a ``FutureWarning``: from 0.3.0 the
+        default is ``False``, as on the command line.
     rng
         ``None`` (secure default), an int seed or a numpy Generator (research only); see
         :func:`pmlkit.privatize`.
@@ -686,7 +688,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
 def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: Any
                         ) -> list[str]:
     """The raw columns a release leaves out of its output: each privatised column whose
-    released values go into another column (``into``), unless ``keep_raw``.
+    released values go into another column (``into``), unless ``keep_raw``. ``None`` (not
+    given) keeps them as in 0.2, with a ``FutureWarning`` where a raw column would stay
+    beside its released values: from 0.3.0 they are left out, as on the command line.
 
     Examples
     --------
@@ -695,6 +699,18 @@ def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: A
     >>> raw_columns_dropped(["sex"], ["sex_released"], True)
     []
     """
+    if keep_raw is None:
+        kept = [c for c, t in zip(cols, targets, strict=True) if c != t]
+        if kept:
+            import warnings
+
+            warnings.warn(
+                f"keep_raw was not given, so the raw column(s) {kept!r} stay in the output "
+                "beside the released values, unprotected; from pmlkit 0.3.0 they are left "
+                "out by default (as `pmlkit privatize --into` does): pass keep_raw=False to "
+                "leave them out now, or keep_raw=True to keep them and silence this warning",
+                FutureWarning, stacklevel=3)
+        return []
     if not isinstance(keep_raw, bool | np.bool_):
         raise ValidationError(f"keep_raw must be True or False, got {keep_raw!r}")
     if keep_raw:
