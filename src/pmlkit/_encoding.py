@@ -92,9 +92,6 @@ def label_kind(labels: Sequence[Any]) -> str:
     return kinds.pop() if len(kinds) == 1 else "mixed"
 
 
-
-
-
 #: The bytes of a ``string_view`` view's two little-endian 64-bit words that belong to a
 #: value of ``L <= 12`` bytes, by ``L`` (word 0: the 4-byte length, then the first 4
 #: bytes; word 1: bytes 4 to 11). A longer value's view holds its length, a 4-byte prefix
@@ -107,6 +104,18 @@ _VIEW_MASK1 = np.array([(1 << (8 * min(max(n - 4, 0), 8))) - 1 for n in range(13
 _VIEW_MAX_LABELS = 1024
 #: Records matched at a time by :meth:`ViewKeys.codes` (the temporaries stay in cache).
 _VIEW_BLOCK = 1 << 16
+
+
+def _slots(a: NDArray[np.uint64], b: NDArray[np.uint64], mult: tuple[np.uint64, np.uint64],
+           shift: np.uint64, out: NDArray[np.uint64]) -> NDArray[np.intp]:
+    """The slot of each key ``(a, b)``: ``((b * mult[1]) ^ a) * mult[0]`` modulo 2**64,
+    its top ``64 - shift`` bits (written into ``out``)."""
+    with np.errstate(over="ignore"):
+        np.multiply(b, mult[1], out=out)
+        out ^= a
+        out *= mult[0]
+    out >>= shift
+    return out.view(np.intp)
 
 
 class ViewKeys:
@@ -137,11 +146,11 @@ class ViewKeys:
     [1, 0, -1, -1]
     """
 
-    def __init__(self, words: NDArray[np.uint64], mult: tuple[int, int], bits: int,
-                 table: NDArray[np.intp]) -> None:
+    def __init__(self, words: NDArray[np.uint64], mult: tuple[np.uint64, np.uint64],
+                 shift: np.uint64, table: NDArray[np.intp]) -> None:
         self.words = words  # (2, k): each label's masked key
-        self.mult = (np.uint64(mult[0]), np.uint64(mult[1]))
-        self.shift = np.uint64(64 - bits)
+        self.mult = mult
+        self.shift = shift
         self.table = table  # slot -> label index (an empty slot: 0, rejected by its key)
 
     @classmethod
@@ -167,24 +176,16 @@ class ViewKeys:
         search = np.random.default_rng(0x5EED)
         lo = max(3, (2 * k * k - 1).bit_length())
         for bits in range(lo, lo + 3):
+            shift = np.uint64(64 - bits)
             for _ in range(32):
                 m = search.integers(0, 2**62, 2, dtype=np.int64)
-                keys = cls(words, (4 * int(m[0]) + 1, 4 * int(m[1]) + 1), bits,
-                           np.zeros(0, dtype=np.intp))  # (the table once a hash fits)
-                slots = keys._slots(words[0], words[1])
+                mult = (np.uint64(4 * int(m[0]) + 1), np.uint64(4 * int(m[1]) + 1))
+                slots = _slots(words[0], words[1], mult, shift, np.empty(k, np.uint64))
                 if np.unique(slots).size == k:
-                    keys.table = np.zeros(1 << bits, dtype=np.intp)
-                    keys.table[slots] = np.arange(k)
-                    return keys
+                    table = np.zeros(1 << bits, dtype=np.intp)
+                    table[slots] = np.arange(k)
+                    return cls(words, mult, shift, table)
         return None  # (not reached in practice: each try succeeds with odds above 1/2)
-
-    def _slots(self, a: NDArray[np.uint64], b: NDArray[np.uint64]) -> NDArray[np.intp]:
-        with np.errstate(over="ignore"):
-            h = b * self.mult[1]
-            h ^= a
-            h *= self.mult[0]
-        h >>= self.shift
-        return h.view(np.intp)
 
     def codes(self, arr: Any) -> NDArray[np.intp] | None:
         """The label index of every record of a ``string_view`` array (-1: not a label;
@@ -214,26 +215,21 @@ class ViewKeys:
             a &= v[:, 0]
             _VIEW_MASK1.take(ilen, out=b)
             b &= v[:, 1]
-            with np.errstate(over="ignore"):
-                np.multiply(b, self.mult[1], out=h)
-                h ^= a
-                h *= self.mult[0]
-            h >>= self.shift
             code = out[start:start + m]
-            self.table.take(h.view(np.intp), out=code)
+            self.table.take(_slots(a, b, self.mult, self.shift, h), out=code)
             np.equal(self.words[0].take(code), a, out=ok)
             ok &= self.words[1].take(code) == b
             code[~ok] = -1
         return out
 
 
-def valid_views(arr: Any, what: str = "values") -> Any:
-    """``arr``, once Arrow has fully validated it when it has a view layout
-    (``string_view``/``binary_view``), before a library call reads its out-of-line values.
+def plain_layout(arr: Any, what: str = "values") -> Any:
+    """``arr`` in a plain layout: a ``string_view``/``binary_view`` array, once Arrow has
+    fully validated it, cast to ``large_string``/``large_binary`` (Arrow's ``index_in``
+    and ``filter`` have no kernels for the views); any other array as it is.
 
-    A view names a data buffer and an offset in it, and pyarrow's own kernels (a cast, a
-    filter) trust them: a forged view would send them outside the buffers. Plain layouts
-    are read only by checked calls and pass through as they are.
+    A view names a data buffer and an offset in it, and pyarrow's own cast trusts them: a
+    forged view would send it outside the buffers, so the array is validated first.
 
     Raises
     ------
@@ -245,9 +241,11 @@ def valid_views(arr: Any, what: str = "values") -> Any:
     --------
     >>> import struct
     >>> import pyarrow as pa
+    >>> plain_layout(pa.array(["a", "b"], type=pa.string_view())).type
+    DataType(large_string)
     >>> bad = struct.pack("<i", 20) + b"abcd" + struct.pack("<ii", 7, 0)  # buffer 7
     >>> arr = pa.Array.from_buffers(pa.string_view(), 1, [None, pa.py_buffer(bad)])
-    >>> valid_views(arr)
+    >>> plain_layout(arr)
     Traceback (most recent call last):
     ...
     pmlkit.errors.DataError: values: not a valid Arrow string_view array (View at slot 0 ...
@@ -255,14 +253,18 @@ def valid_views(arr: Any, what: str = "values") -> Any:
     import pyarrow as pa
 
     t = arr.type
-    if pa.types.is_string_view(t) or (hasattr(pa.types, "is_binary_view")
-                                      and pa.types.is_binary_view(t)):
-        try:
-            arr.validate(full=True)
-        except pa.ArrowException as exc:
-            raise DataError(f"{what}: not a valid Arrow {t} array ({exc}); nothing was "
-                            "privatised") from None
-    return arr
+    if getattr(pa.types, "is_string_view", lambda _: False)(t):
+        plain = pa.large_string()
+    elif getattr(pa.types, "is_binary_view", lambda _: False)(t):
+        plain = pa.large_binary()
+    else:
+        return arr
+    try:
+        arr.validate(full=True)
+    except pa.ArrowException as exc:
+        raise DataError(f"{what}: not a valid Arrow {t} array ({exc}); nothing was "
+                        "privatised") from None
+    return arr.cast(plain)
 
 
 class Encoder:
@@ -483,7 +485,7 @@ class Encoder:
             viewed = keys.codes(arr)  # every value a label: its codes; else the general path
             if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):
                 return viewed
-        arr = valid_views(arr)  # (the library calls below read every value)
+        arr = plain_layout(arr)  # (the library calls below read every value)
         found = self._arrow_index(arr)
         if found is not None and found.null_count == 0:
             # every value is a label: Arrow's own int32 indices, without a copy (the
@@ -492,11 +494,6 @@ class Encoder:
             return codes
         bad = self._arrow_codes(arr, found) < 0
         nullmask = arr.is_null().to_numpy(zero_copy_only=False)
-        # no filter kernel for the view types: count the problems on the plain layout
-        if pa.types.is_string_view(arr.type):
-            arr = arr.cast(pa.large_string())
-        elif hasattr(pa.types, "is_binary_view") and pa.types.is_binary_view(arr.type):
-            arr = arr.cast(pa.large_binary())
         bad_vals = np.asarray(arr.filter(pa.array(bad)).to_pylist(), dtype=object)
         self._record(bad_vals, nullmask[bad])
         return None
@@ -522,8 +519,8 @@ class Encoder:
                 value_set = None
         if value_set is None:
             return None
-        if pa.types.is_string_view(t):  # index_in has no string_view kernel
-            arr = valid_views(arr).cast(pa.large_string())
+        if pa.types.is_string_view(t):  # (a dictionary's values: not yet plain)
+            arr = plain_layout(arr)
             value_set = value_set.cast(pa.large_string())
         return pc.index_in(arr, value_set=value_set)
 
@@ -589,8 +586,6 @@ def _fits_int64(values: NDArray[Any]) -> bool:
     if values.dtype.kind != "u" or values.dtype.itemsize < 8 or values.size == 0:
         return True
     return bool(values.max() <= np.iinfo(np.int64).max)
-
-
 
 
 def strings_to_arrow(values: NDArray[Any]) -> Any:

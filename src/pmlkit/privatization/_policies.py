@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._encoding import MISSING_LABEL, valid_views
+from .._encoding import MISSING_LABEL, plain_layout
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..io import CsvOptions, file_format
@@ -387,7 +387,7 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
         arr = arr.combine_chunks()
     view = getattr(pa.types, "is_string_view", lambda t: False)(arr.type)
     if view:  # the policies' compute kernels take plain strings; the result goes back
-        arr = valid_views(arr, what).cast(pa.large_string())
+        arr = plain_layout(arr, what)
     prepared, keep = policy.prepare(arr)
     try:
         out = run_local(mech, prepared, source, columns=None, into=None, counts=False)[0]
