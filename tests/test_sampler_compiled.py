@@ -285,7 +285,8 @@ def test_draw_mapped_uses_the_table_and_refuses_non_labels(force, request):
     table[labels - 100] = np.arange(5)
     x = g.integers(0, 5, 50_000)
     values = labels[x]
-    for dtype in (np.int16, np.int64, np.uint64):
+    # (byte-swapped values too: read as native integers before the compiled draw)
+    for dtype in (np.int16, np.int64, np.uint64, ">i8", ">u2"):
         out = np.empty(values.size, dtype=np.intp)
         assert draw_mapped(s, values.astype(dtype), 100, table, np.random.default_rng(4),
                            out)

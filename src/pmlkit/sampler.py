@@ -911,6 +911,8 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
     """
     n = values.shape[0]
     table = np.ascontiguousarray(table, dtype=np.intp)
+    if not values.dtype.isnative:  # (the compiled draw reads native integers only)
+        values = values.astype(values.dtype.newbyteorder("="))
     if values.dtype == np.uint64:
         if n and int(values.max()) > np.iinfo(np.int64).max:
             return False
