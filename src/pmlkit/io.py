@@ -815,10 +815,7 @@ class CsvTextWriter:
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
         pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
-        if pa.types.is_dictionary(arr.type):
-            arr = arr.dictionary_decode()
-        if not (pa.types.is_string(arr.type) or pa.types.is_large_string(arr.type)):
-            arr = pc.cast(arr, pa.string())
+        # (arr is text already: write() passes every column through _text first)
         needs = pc.match_substring_regex(arr, self._pattern)
         if len(self.names) == 1 or i in self._quote_empty:
             needs = pc.or_kleene(needs, _is_empty(arr))

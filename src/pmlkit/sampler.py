@@ -602,18 +602,8 @@ class AliasSampler:
                                   f"0..{self.n_inputs - 1}, got {bad_in}")
         return np.ascontiguousarray(table, dtype=np.intp)
 
-    def _output_map(self, out: NDArray[Any], out_codes: ArrayLike | None) -> NDArray[Any]:
-        """The code written for each output index: ``out_codes``, or the output indices
-        themselves (intp, kept)."""
-        if out_codes is not None:
-            omap = np.ascontiguousarray(out_codes)
-            if omap.shape != (self.n_outputs,) or omap.dtype.kind not in "iu" \
-                    or omap.dtype != out.dtype:
-                raise ValidationError(f"out_codes must be a 1-D integer array of one code "
-                                      f"per output ({self.n_outputs}) of the dtype of out, "
-                                      f"got an array of dtype {omap.dtype} and shape "
-                                      f"{omap.shape}")
-            return omap.astype(omap.dtype.newbyteorder("="), copy=False)
+    def _output_map(self, out: NDArray[Any]) -> NDArray[Any]:
+        """The output indices themselves, as the code written for each (intp, kept)."""
         if out.dtype != np.intp:
             raise ValidationError(f"out must be an intp array, got dtype {out.dtype}")
         if self._out_identity is None:
@@ -631,7 +621,7 @@ class AliasSampler:
         :class:`ValidationError` (:class:`_BadCode` for ``what="values"``) with the
         generator where it was."""
         if omap is None:
-            omap = self._output_map(out, None)
+            omap = self._output_map(out)
         n = codes.shape[0]
         tables: tuple[Any, ...]
         if self._bg is not None:
@@ -883,8 +873,8 @@ class AliasSampler:
 
 
 def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
-                table: NDArray[np.intp], generator: np.random.Generator, out: NDArray[Any],
-                out_codes: NDArray[Any] | None = None) -> bool:
+                table: NDArray[np.intp], generator: np.random.Generator, out: NDArray[Any]
+                ) -> bool:
     """Draw for records whose input is ``table[values - offset]`` (``-1`` in ``table``: a
     value that is no input), as ``sampler.draw(values - offset, remap=table)`` without
     making that array (the compiled draw checks each value as it reads it): the same
@@ -892,7 +882,7 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
     some value is outside the table or maps to -1 (the caller then counts the problems).
 
     ``values`` is a 1-D integer array (uint64 only up to ``2**63 - 1``), ``out`` an intp
-    array of its length (of ``out_codes``' dtype with ``out_codes``). (Internal: the
+    array of its length. (Internal: the
     release paths' integer labels; not part of the public API.)
 
     Examples
@@ -922,9 +912,9 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
         if first_refused(values, offset, table) >= 0:
             return False
         codes = values.astype(np.intp) - offset if offset else values
-        sampler.draw(table.take(codes), generator, out=out, out_codes=out_codes)
+        sampler.draw(table.take(codes), generator, out=out)
         return True
-    omap = sampler._output_map(out, out_codes)
+    omap = sampler._output_map(out)
     try:
         sampler._draw_compiled(kernels, values, int(offset), table, generator, out, omap,
                                "values")
