@@ -471,3 +471,35 @@ def test_parquet_compression_can_be_chosen(tmp_path, capsys):
     with pytest.raises(ValidationError, match="compression applies to Parquet"):
         privatize_file(SEX, tmp_path / "d.parquet", tmp_path / "o.csv", "sex",
                        compression="gzip")
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_csv_lines_end_alike_where_pyarrow_cannot_set_the_line_end(tmp_path, monkeypatch,
+                                                                   newline):
+    """pyarrow before 26 has no ``eol`` write option: the CSV writer then writes the
+    batch through its general path, with the same bytes (line ends included)."""
+    import pyarrow.csv as pacsv
+
+    from pmlkit.io import CsvLayout, CsvTextWriter
+
+    rows = ["007", "8", "9"], ["Male", "Female", "Male"]
+    batch = pa.record_batch([pa.array(rows[0]), pa.array(rows[1])], names=["id", "sex"])
+    lines = "".join(f"{a},{b}{newline}" for a, b in zip(*rows, strict=True))
+    want = ("id,sex" + newline + lines).encode()
+
+    def written() -> bytes:
+        path = tmp_path / "o.csv"
+        with open(path, "wb") as sink:
+            CsvTextWriter(sink, ["id", "sex"], layout=CsvLayout(newline=newline)).write(batch)
+        return path.read_bytes()
+
+    assert written() == want
+    real = pacsv.WriteOptions
+
+    def old_options(**kw):
+        if "eol" in kw:
+            raise TypeError("__init__() got an unexpected keyword argument 'eol'")
+        return real(**kw)
+
+    monkeypatch.setattr(pacsv, "WriteOptions", old_options)
+    assert written() == want

@@ -289,7 +289,10 @@ def test_labels_with_trailing_nul_are_not_truncated():
     assert pmlkit.privatize(mech, vals) == vals
     assert pmlkit.privatize(mech, obj).tolist() == vals
     assert pmlkit.privatize(mech, pd.Series(vals, dtype=object)).tolist() == vals
-    assert pmlkit.privatize(mech, pd.Series(vals, dtype="category")).tolist() == vals
+    # (pandas before 3.0 itself merges '' into '\x00' when it builds the categories: the
+    # identity release must give back the column as pandas holds it)
+    cat = pd.Series(vals, dtype="category")
+    assert pmlkit.privatize(mech, cat).tolist() == cat.tolist()
     assert pmlkit.privatize(mech, pd.Series(vals, dtype="string[pyarrow]")).tolist() == vals
     assert pmlkit.privatize(mech, pa.array(vals)).to_pylist() == vals
     # a NUL-terminated output label reached from an ordinary numpy str input

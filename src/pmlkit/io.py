@@ -893,14 +893,23 @@ class CsvTextWriter:
         if batch.num_rows == 0:
             return
         cols = [self._text(c) for c in batch.columns]
+        options: dict[str, Any] = {"include_header": False, "delimiter": self.delimiter,
+                                   "quoting_style": "none",
+                                   "batch_size": max(batch.num_rows, 1)}
+        if self.layout.newline != "\n":  # (pyarrow's default line end is "\n")
+            options["eol"] = self.layout.newline
         if all(self._plain(c, i) for i, c in enumerate(cols)):
-            # nothing to quote: pyarrow's writer (C++) writes the same bytes, faster
-            plain = pa.RecordBatch.from_arrays(cols, names=[str(i) for i in range(len(cols))])
-            # one slice: the batch's text is handed to the sink in one write
-            pacsv.write_csv(plain, self._sink, write_options=pacsv.WriteOptions(
-                include_header=False, delimiter=self.delimiter, quoting_style="none",
-                eol=self.layout.newline, batch_size=max(plain.num_rows, 1)))
-            return
+            try:
+                write_options = pacsv.WriteOptions(**options)
+            except TypeError:  # a pyarrow before 26 has no eol: the general path below
+                write_options = None
+            if write_options is not None:
+                # nothing to quote: pyarrow's writer (C++) writes the same bytes, faster,
+                # the batch's text handed to the sink in one write
+                plain = pa.RecordBatch.from_arrays(
+                    cols, names=[str(i) for i in range(len(cols))])
+                pacsv.write_csv(plain, self._sink, write_options=write_options)
+                return
         if sum(c.nbytes for c in cols) > (1 << 30):  # 32-bit offsets could overflow: widen
             cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
                     for c in cols]
