@@ -55,6 +55,7 @@ __all__ = [
     "as_mechanism_object",
     "check_column_names",
     "columns_into",
+    "draw_in_chunks",
     "mech_digest",
     "run_local",
 ]
@@ -211,9 +212,9 @@ def _encode_and_draw(mech: Mechanism, chunks: Sequence[Any],
             raise report.error(what)
 
 
-def _draw_chunks(sampler: AliasSampler, codes: NDArray[Any], generator: np.random.Generator,
-                 out: NDArray[Any], remap: NDArray[Any],
-                 out_codes: NDArray[Any] | None = None) -> None:
+def draw_in_chunks(sampler: AliasSampler, codes: NDArray[Any], generator: np.random.Generator,
+                   out: NDArray[Any], remap: NDArray[Any] | None = None,
+                   out_codes: NDArray[Any] | None = None) -> None:
     """``sampler.draw(codes, generator, out=out, remap=remap, out_codes=out_codes)`` in
     chunks of :data:`CHUNK_ROWS` records, in order: the same outputs, and the generator
     moved on alike."""
@@ -368,8 +369,8 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             if where is not None:
                 code_type = _category_code_dtype(len(cats))
                 codes = np.empty(raw.shape[0], dtype=code_type)
-                _draw_chunks(sampler, raw, generator, codes, cat_codes,
-                             where.astype(code_type))
+                draw_in_chunks(sampler, raw, generator, codes, cat_codes,
+                               where.astype(code_type))
                 try:
                     cat = pd.Categorical.from_codes(codes, dtype=s.dtype, validate=False)
                 except TypeError:  # (a pandas before 2.1 has no validate=)
@@ -379,8 +380,8 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                 return pd.Series(cat, index=s.index, name=s.name, copy=False), codes, got
             code_type = _category_code_dtype(mech.n_outputs)
             idx = np.empty(raw.shape[0], dtype=code_type)
-            _draw_chunks(sampler, raw, generator, idx, cat_codes,
-                         np.arange(mech.n_outputs, dtype=code_type))
+            draw_in_chunks(sampler, raw, generator, idx, cat_codes,
+                           np.arange(mech.n_outputs, dtype=code_type))
         kept = _in_categories(mech, s.dtype, idx)
         if kept is not None:  # the input's own categories (and order) for the output
             return pd.Series(kept, index=s.index, name=s.name, copy=False), idx, None
@@ -532,7 +533,7 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         if fused is not None:
             return fused
         idx = np.empty(phys.shape[0], dtype=np.intp)
-        _draw_chunks(sampler, phys, generator, idx, table)
+        draw_in_chunks(sampler, phys, generator, idx, table)
     else:
         # text as Arrow string views, without a copy (matched from the views alone)
         newest = getattr(pl, "CompatLevel", None)
@@ -580,7 +581,7 @@ def _polars_category_draw(mech: Mechanism, sampler: AliasSampler, s: Any,
     if codes.dtype.kind != "u" or not codes.size or int(codes.max()) >= _POLARS_CODES_MAX:
         return None
     out = np.empty(phys.shape[0], dtype=codes.dtype)
-    _draw_chunks(sampler, phys, generator, out, table, codes)
+    draw_in_chunks(sampler, phys, generator, out, table, codes)
     try:
         res = pl.Series(s.name, out).cat.to(labels.dtype)
     except (AttributeError, TypeError, pl.exceptions.PolarsError):

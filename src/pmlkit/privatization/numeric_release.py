@@ -42,8 +42,8 @@ from numpy.typing import NDArray
 from ..errors import DataError, MechanismFileError, ValidationError
 from ..numeric.grid import GridEncoding, NumericGrid
 from ..rng import RandomSource
-from ..sampler import AliasSampler, run_chunks
-from ._core import CHUNK_ROWS, columns_into
+from ..sampler import AliasSampler
+from ._core import columns_into, draw_in_chunks
 
 __all__ = ["NumericPolicy", "check_grid_agrees", "grid_of", "grid_text", "manifest_entry",
            "numeric_arrow_type", "numeric_policies", "release_dtype", "run_numeric"]
@@ -368,21 +368,6 @@ def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str | Mapping[
 
 
 # -- in memory ----------------------------------------------------------------------------
-def _draw(sampler: AliasSampler, codes: NDArray[np.int64], gen: np.random.Generator
-          ) -> NDArray[np.intp]:
-    """Output codes, in chunks of :data:`CHUNK_ROWS` records (the words of one pass)."""
-    n = codes.shape[0]
-    idx = np.empty(n, dtype=np.intp)
-    sizes = [min(CHUNK_ROWS, n - s) for s in range(0, n, CHUNK_ROWS)]
-
-    def draw(i: int, start: int, chunk: Any, g: np.random.Generator) -> None:
-        sampler.draw(chunk, g, out=idx[start:start + chunk.shape[0]])
-
-    run_chunks(sizes, gen, lambda i, own: codes[i * CHUNK_ROWS:(i + 1) * CHUNK_ROWS],
-               draw, lambda: None)
-    return idx
-
-
 def _release_array(grid: NumericGrid, sampler: AliasSampler, vals: NDArray[Any],
                    gen: np.random.Generator, what: str
                    ) -> tuple[NDArray[Any], NDArray[np.intp], GridEncoding]:
@@ -392,7 +377,9 @@ def _release_array(grid: NumericGrid, sampler: AliasSampler, vals: NDArray[Any],
         raise DataError(f"{what}: {int(nan.sum())} rows hold a missing value (NaN); drop or "
                         "impute them first (files: missing='keep' keeps them missing)")
     enc = grid.encode(vals)
-    idx = _draw(sampler, np.asarray(enc.codes), gen)
+    codes = np.asarray(enc.codes)
+    idx = np.empty(codes.shape[0], dtype=np.intp)
+    draw_in_chunks(sampler, codes, gen, idx)  # (chunks of CHUNK_ROWS: the words of one pass)
     out = np.asarray(grid.values)[idx].astype(dt)
     return out, idx, enc
 
