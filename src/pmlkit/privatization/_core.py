@@ -125,15 +125,11 @@ class PrivatizationReport:
                 else {str(k): v for k, v in self.output_counts.items()}}
 
 
-def _output_array(mech: Mechanism, like_dtype: np.dtype | None) -> np.ndarray:
-    return output_label_array(mech.output_labels, like_dtype)
-
-
 def _take_labels(mech: Mechanism, like_dtype: np.dtype | None,
                  idx: NDArray[np.intp]) -> NDArray[Any]:
     """The output labels of output indices ``idx`` as a numpy array (``idx`` itself when
     the labels are ``0..M-1``: no copy)."""
-    labels = _output_array(mech, like_dtype)
+    labels = output_label_array(mech.output_labels, like_dtype)
     if labels.dtype == idx.dtype and np.array_equal(labels, np.arange(labels.shape[0])):
         return idx
     return labels.take(idx)  # (numpy's checked take)
@@ -287,7 +283,7 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
         # one take per piece (taking per chunk and concatenating copies the strings twice)
         results.append(_take_arrow(out_labels, idx[pos:pos + n]))
         pos += n
-    counts = _counts(mech, idx) if count else None
+    counts = count_outputs(idx, mech.n_outputs) if count else None
     return (pa.chunked_array(results, type=out_type) if chunked else results[0]), counts
 
 
@@ -675,8 +671,8 @@ class _Names:
 def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: RandomSource,
                 *, columns: Any, into: Any,
                 want_counts: bool = True) -> tuple[Any, tuple[str, ...], int | None,
-                                                    np.ndarray | None] | None:
-    """polars Series / DataFrame / LazyFrame (None if ``values`` is none of them)."""
+                                                    np.ndarray | None]:
+    """polars Series / DataFrame / LazyFrame (:func:`run_local` passes nothing else)."""
     import polars as pl
 
     counts = np.zeros(mech.n_outputs, dtype=np.int64)
@@ -720,13 +716,12 @@ def _run_polars(mech: Mechanism, sampler: AliasSampler, values: Any, source: Ran
             return (values.with_row_index(row).with_columns(exprs).drop(row), tuple(cols),
                     None, None)
         return values.with_columns(exprs), tuple(cols), None, None
-    if isinstance(values, pl.Series):
-        if columns is not None or into is not None:
-            raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
-                                  "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
-        res, counter = _privatize_polars(mech, sampler, values, source.generator, "values")
-        return res, (), len(values), counter() if want_counts else None
-    return None
+    # a polars Series (the only type left)
+    if columns is not None or into is not None:
+        raise ValidationError("columns= and into= apply to DataFrames only (DataFrame, "
+                              "LazyFrame, Arrow Table/RecordBatch); got a polars Series")
+    res, counter = _privatize_polars(mech, sampler, values, source.generator, "values")
+    return res, (), len(values), counter() if want_counts else None
 
 
 def _run_arrow_table(mech: Mechanism, sampler: AliasSampler, values: Any,
@@ -773,16 +768,6 @@ def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
         digest = []
         object.__setattr__(mech, "_digest_memo", digest)
     return sampler, digest
-
-
-def _digest_of(mech: Mechanism) -> str:
-    """The mechanism's digest, computed once per mechanism object (its canonical JSON
-    costs about 0.6 s for a 1000 x 1000 matrix, more than privatising 10^7 records, unless
-    the matrix has few distinct entries: see :func:`_canonical_digest`)."""
-    memo = _prepared(mech)[1]
-    if not memo:
-        memo.append(_canonical_digest(mech) or str(mech.to_dict()["sha256"]))
-    return memo[0]
 
 
 def _canonical_digest(mech: Mechanism) -> str | None:
@@ -835,7 +820,9 @@ def _canonical_digest(mech: Mechanism) -> str | None:
 
 
 def mech_digest(mech: Mechanism) -> str:
-    """The mechanism's SHA-256 digest (computed once per mechanism object).
+    """The mechanism's SHA-256 digest, computed once per mechanism object (its canonical
+    JSON costs about 0.6 s for a 1000 x 1000 matrix, more than privatising 10^7 records,
+    unless the matrix has few distinct entries: see :func:`_canonical_digest`).
 
     Examples
     --------
@@ -844,7 +831,10 @@ def mech_digest(mech: Mechanism) -> str:
     >>> mech_digest(m) == m.to_dict()["sha256"] and len(mech_digest(m)) == 64
     True
     """
-    return _digest_of(mech)
+    memo = _prepared(mech)[1]
+    if not memo:
+        memo.append(_canonical_digest(mech) or str(mech.to_dict()["sha256"]))
+    return memo[0]
 
 
 def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: Any,
@@ -878,14 +868,12 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
             res, idx, got = _privatize_pandas(mech, sampler, values[col], gen,
                                               f"column {col!r}")
             out[target] = res.array  # positional (no index alignment), dtype kept
-            total += _counts(mech, idx) if got is None else got
+            total += count_outputs(idx, mech.n_outputs) if got is None else got
         return out, tuple(df_cols), len(values), total
     pl = loaded("polars")
     if pl is not None and isinstance(values, pl.DataFrame | pl.LazyFrame | pl.Series):
-        done = _run_polars(mech, sampler, values, source, columns=columns, into=into,
+        return _run_polars(mech, sampler, values, source, columns=columns, into=into,
                            want_counts=counts)
-        if done is not None:
-            return done
     if pa is not None and isinstance(values, pa.Table | pa.RecordBatch):
         return _run_arrow_table(mech, sampler, values, gen, columns=columns, into=into,
                                 counts=counts)
@@ -897,34 +885,29 @@ def run_local(mech: Mechanism, values: Any, source: RandomSource, *, columns: An
     if pd is not None and isinstance(values, pd.Series):
         res, idx, got = _privatize_pandas(mech, sampler, values, gen, "values")
         return res, (), len(values), \
-            (_counts(mech, idx) if got is None else got) if counts else None
+            (count_outputs(idx, mech.n_outputs) if got is None else got) if counts else None
     if pd is not None and isinstance(values, pd.Categorical):
         res, idx, got = _privatize_pandas(mech, sampler, pd.Series(values), gen, "values")
         return res.array, (), len(values), \
-            (_counts(mech, idx) if got is None else got) if counts else None
+            (count_outputs(idx, mech.n_outputs) if got is None else got) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         res, got = _privatize_arrow(mech, sampler, values, gen, "values", count=counts)
         return res, (), len(values), got
     if isinstance(values, np.ndarray):
         idx = _privatize_numpy(mech, sampler, values, gen, "values")
         out = _take_labels(mech, values.dtype, idx)
-        return out, (), len(values), _counts(mech, idx) if counts else None
+        return out, (), len(values), count_outputs(idx, mech.n_outputs) if counts else None
     if isinstance(values, list | tuple):
         arr = np.empty(len(values), dtype=object)
         arr[:] = list(values)
         idx = _privatize_numpy(mech, sampler, arr, gen, "values")
         labels = list(mech.output_labels)
         return [labels[i] for i in idx.tolist()], (), len(values), \
-            _counts(mech, idx) if counts else None
+            count_outputs(idx, mech.n_outputs) if counts else None
     raise ValidationError(
         "values must be a numpy array, list, pandas Series/Categorical/DataFrame, polars "
         "Series/DataFrame/LazyFrame, pyarrow Array/ChunkedArray/Table/RecordBatch or dask "
         f"DataFrame/Series, got {type(values).__name__}")
-
-
-def _counts(mech: Mechanism, idx: NDArray[np.intp]) -> NDArray[np.int64]:
-    """How many records got each output (by output index)."""
-    return count_outputs(idx, mech.n_outputs)
 
 
 def check_column_names(columns: Any, into: Any, *, as_str: bool = False
