@@ -367,10 +367,7 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
                 codes = np.empty(raw.shape[0], dtype=code_type)
                 draw_in_chunks(sampler, raw, generator, codes, cat_codes,
                                where.astype(code_type))
-                try:
-                    cat = pd.Categorical.from_codes(codes, dtype=s.dtype, validate=False)
-                except TypeError:  # (a pandas before 2.1 has no validate=)
-                    cat = pd.Categorical.from_codes(codes, dtype=s.dtype)
+                cat = _from_codes(codes, dtype=s.dtype)
                 # each output's records: those of its category (distinct categories)
                 got = count_outputs(codes, len(cats))[where]
                 return pd.Series(cat, index=s.index, name=s.name, copy=False), codes, got
@@ -384,10 +381,8 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         out_cats = pd.Index(list(mech.output_labels),
                             dtype=object if label_kind(mech.output_labels) == "bool"
                             else None)
-        try:  # the sampler's outputs index the labels: no range passes of pandas'
-            cat = pd.Categorical.from_codes(idx, categories=out_cats, validate=False)
-        except TypeError:  # (a pandas before 2.1 has no validate=)
-            cat = pd.Categorical.from_codes(idx, categories=out_cats)
+        # the sampler's outputs index the labels: no range passes of pandas'
+        cat = _from_codes(idx, categories=out_cats)
         # (the categorical is this call's own: no copy of it, which pandas 3 makes by
         # default)
         return pd.Series(cat, index=s.index, name=s.name, copy=False), idx, None
@@ -455,18 +450,24 @@ def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
     categories, in their order, ordered or not) when every output label is one of its
     categories (of the input labels' kind); else None (the output labels become the
     categories)."""
-    import pandas as pd
-
     cats = dtype.categories
     where = _output_categories(mech, dtype)
     if where is None:
         return None
     # (indexing, not take: take converts a narrow index array to 8-byte indices whole)
     codes = where.astype(_category_code_dtype(len(cats)), copy=False)[idx]
+    return _from_codes(codes, dtype=dtype)
+
+
+def _from_codes(codes: NDArray[Any], **kw: Any) -> Any:
+    """``pd.Categorical.from_codes(codes, **kw)`` without pandas' range pass over codes
+    the draw wrote (each is a category's)."""
+    import pandas as pd
+
     try:
-        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
+        return pd.Categorical.from_codes(codes, validate=False, **kw)
     except TypeError:  # (a pandas before 2.1 has no validate=)
-        return pd.Categorical.from_codes(codes, dtype=dtype)
+        return pd.Categorical.from_codes(codes, **kw)
 
 
 def _category_code_dtype(n_categories: int) -> np.dtype[Any]:
