@@ -53,6 +53,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
+from ._publish import MANIFEST_FORMAT, MANIFEST_SUFFIX
 
 #: Key of the Parquet key-value entry (and of the manifest entry) binding the record.
 CONTENT_KEY = "pmlkit-content"
@@ -159,14 +160,13 @@ def _strict_json(raw: str | bytes, where: str) -> Any:
         raise DataError(f"{where} cannot be read: {' '.join(str(exc).split())}") from exc
 
 
-def _manifest_beside(p: Path, suffix: str) -> Path:
+def _manifest_beside(p: Path) -> Path:
     if not p.name:  # a folder given as "." or "/": name it by its absolute path
         p = p.resolve()
-    return p.with_name(p.name + suffix) if p.name else p / suffix
+    return p.with_name(p.name + MANIFEST_SUFFIX) if p.name else p / MANIFEST_SUFFIX
 
 
-def find_record(path: Path, *, manifest_format: str, manifest_suffix: str
-                ) -> tuple[dict[str, Any], Any, str] | None:
+def find_record(path: Path) -> tuple[dict[str, Any], Any, str] | None:
     """The release record of ``path``, its binding and where they were found, or ``None``
     (no record anywhere pmlkit writes one). Not yet checked against the data."""
     from ..io import file_format
@@ -187,13 +187,13 @@ def find_record(path: Path, *, manifest_format: str, manifest_suffix: str
             binding = file_meta.get(CONTENT_KEY.encode())
             bdoc = None if binding is None else _strict_json(
                 binding, f"the {CONTENT_KEY!r} metadata of {str(path)!r}")
-            return _check_record(doc, where, manifest_format), bdoc, where
-    man = _manifest_beside(path, manifest_suffix)
+            return _check_record(doc, where), bdoc, where
+    man = _manifest_beside(path)
     if man.is_file():
         where = f"manifest {str(man)!r}"
         doc = _read_manifest(man, where)
-        return _check_record(doc, where, manifest_format), doc.get("released_content"), where
-    folder_man = _manifest_beside(path.parent, manifest_suffix)
+        return _check_record(doc, where), doc.get("released_content"), where
+    folder_man = _manifest_beside(path.parent)
     if folder_man.is_file():  # a part of a Dask folder output
         where = f"manifest {str(folder_man)!r}"
         doc = _read_manifest(folder_man, where)
@@ -205,8 +205,7 @@ def find_record(path: Path, *, manifest_format: str, manifest_suffix: str
                 raise DataError(f"{where} lists the part {path.name!r} twice; refusing an "
                                 "ambiguous release record")
             if hits:
-                return (_check_record(doc, where, manifest_format),
-                        hits[0].get("released_content"), where)
+                return _check_record(doc, where), hits[0].get("released_content"), where
     return None
 
 
@@ -221,11 +220,11 @@ def _read_manifest(man: Path, where: str) -> dict[str, Any]:
     return doc
 
 
-def _check_record(doc: Any, where: str, manifest_format: str) -> dict[str, Any]:
-    if not isinstance(doc, dict) or doc.get("format") != manifest_format \
+def _check_record(doc: Any, where: str) -> dict[str, Any]:
+    if not isinstance(doc, dict) or doc.get("format") != MANIFEST_FORMAT \
             or not isinstance(doc.get("privatized"), dict):
         raise DataError(f"{where} is not a privatisation record pmlkit can extend "
-                        f"(format {manifest_format!r} with a 'privatized' section); refusing "
+                        f"(format {MANIFEST_FORMAT!r} with a 'privatized' section); refusing "
                         "to guess the data's release history")
     for t, e in doc["privatized"].items():
         if not isinstance(e, dict) or not isinstance(e.get("column"), str) \
@@ -344,18 +343,17 @@ def _stat_key(p: Path) -> tuple[Any, ...]:
     return (str(p.resolve()), st.st_ino, st.st_size, st.st_mtime_ns)
 
 
-def verified_record(path: str | os.PathLike[str], *, csv: Any, manifest_format: str,
-                    manifest_suffix: str) -> dict[str, Any] | None:
+def verified_record(path: str | os.PathLike[str], *, csv: Any) -> dict[str, Any] | None:
     """The release record of ``path`` checked against its content (``None`` if it has
     none); a record that does not describe the data raises DataError. Checked results
     are remembered for unchanged files (same inode, size and modification time of the
     data and of the manifests), so a run checks each input once."""
     p = Path(path)
-    key = (_stat_key(p), _stat_key(_manifest_beside(p, manifest_suffix)),
-           _stat_key(_manifest_beside(p.parent, manifest_suffix)), repr(csv))
+    key = (_stat_key(p), _stat_key(_manifest_beside(p)), _stat_key(_manifest_beside(p.parent)),
+           repr(csv))
     if key in _CACHE:
         return copy.deepcopy(_CACHE[key])
-    found = find_record(p, manifest_format=manifest_format, manifest_suffix=manifest_suffix)
+    found = find_record(p)
     record = None
     if found is not None:
         record, binding, where = found

@@ -36,10 +36,12 @@ from typing import Any
 
 from ..errors import DataError
 
-__all__ = ["MANIFEST_SUFFIX", "HashingFile", "Staged", "cleanup_on_signals", "commit",
-           "deferred_signals", "discard", "folder_lock", "manifest_path", "os_error",
+__all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "HashingFile", "Staged", "cleanup_on_signals",
+           "commit", "deferred_signals", "discard", "folder_lock", "manifest_path", "os_error",
            "publish_all", "remove_stale", "settle", "temp_path"]
 
+#: The ``"format"`` entry of every manifest pmlkit writes.
+MANIFEST_FORMAT = "pmlkit-privatization"
 #: The manifest of output ``<name>`` is published as ``<name>.pmlkit.json``.
 MANIFEST_SUFFIX = ".pmlkit.json"
 

@@ -76,6 +76,7 @@ from ._policies import check_missing_policy as check_missing_policy
 from ._policies import check_unknown_as as check_unknown_as
 from ._policies import policy_error as policy_error
 from ._publish import (
+    MANIFEST_FORMAT,
     MANIFEST_SUFFIX,
     Staged,
     cleanup_on_signals,
@@ -91,8 +92,6 @@ from .numeric_release import manifest_entry, numeric_policies
 __all__ = ["MANIFEST_FORMAT", "MANIFEST_SUFFIX", "MISSING_LABEL", "MISSING_POLICIES",
            "FileReport", "output_paths", "previous_privatization", "privatize_file"]
 
-#: The ``"format"`` entry of every manifest pmlkit writes.
-MANIFEST_FORMAT = "pmlkit-privatization"
 #: The Parquet writers :func:`privatize_file` accepts: ``"auto"`` and ``"pyarrow"`` (the
 #: same: pyarrow writes every file), and ``"polars"`` (deprecated; pyarrow writes).
 ENGINES = ("auto", "pyarrow", "polars")
@@ -277,8 +276,7 @@ def previous_privatization(path: str | os.PathLike[str], *,
     >>> workdir.cleanup()
     """
     p = Path(path)
-    return verified_record(p, csv=csv_options_for(p, csv), manifest_format=MANIFEST_FORMAT,
-                           manifest_suffix=MANIFEST_SUFFIX)
+    return verified_record(p, csv=csv_options_for(p, csv))
 
 
 #: What :func:`earlier_release` gives for a column released with others through one joint
