@@ -36,7 +36,7 @@ from ..mechanism import Mechanism
 from ..sampler import AliasSampler
 from ._core import as_mechanism_object, mech_digest
 
-__all__ = ["JointDraw", "JointReleaseLike", "joint_views", "split_mechanisms"]
+__all__ = ["JointDraw", "JointReleaseLike", "joint_views", "mapping_error", "split_mechanisms"]
 
 
 @runtime_checkable
@@ -244,14 +244,20 @@ def split_mechanisms(mechanism: Any, cols: Sequence[str]
             joints.append(jd)
         else:
             plain[str(key)] = value
-    extra = [c for c in seen if c not in cols]
-    lacking = [c for c in cols if c not in seen]
-    if extra or lacking:
-        what = (f"names {extra[0]!r}, which is not among columns {list(cols)!r}" if extra
-                else f"has no mechanism for column {lacking[0]!r}")
-        raise ValidationError(f"mechanism must map every privatised column to its "
-                              f"mechanism; the mapping {what}")
+    if set(seen) != set(cols):
+        raise mapping_error(list(seen), cols)
     return plain, joints
+
+
+def mapping_error(names: Sequence[str], cols: Sequence[str]) -> ValidationError:
+    """The error for a mapping of mechanisms whose column ``names`` are not the privatised
+    columns ``cols``: the first name not among them, else the first column it lacks."""
+    extra = [c for c in names if c not in cols]
+    lacking = [c for c in cols if c not in names]
+    what = (f"names {extra[0]!r}, which is not among columns {list(cols)!r}" if extra
+            else f"has no mechanism for column {lacking[0]!r}")
+    return ValidationError(f"mechanism must map every privatised column to its "
+                           f"mechanism; the mapping {what}")
 
 
 def joint_views(joints: Sequence[JointDraw]) -> Iterator[tuple[str, Mechanism, JointDraw]]:

@@ -64,7 +64,13 @@ from ._core import as_mechanism_object, check_column_names, check_text_labels, m
 from ._engine import CSV_BATCH_ROWS as CSV_BATCH_ROWS
 from ._engine import one_file as one_file
 from ._history import verified_record
-from ._joint_release import JointDraw, JointReleaseLike, joint_views, split_mechanisms
+from ._joint_release import (
+    JointDraw,
+    JointReleaseLike,
+    joint_views,
+    mapping_error,
+    split_mechanisms,
+)
 from ._pieces import csv_pieces as csv_pieces
 from ._pieces import parquet_pieces as parquet_pieces
 
@@ -207,12 +213,7 @@ def column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
     if isinstance(mechanism, Mapping):
         keys = [str(k) for k in mechanism]
         if sorted(keys) != sorted(cols):
-            extra = [k for k in keys if k not in cols]
-            lacking = [c for c in cols if c not in keys]
-            what = (f"names {extra[0]!r}, which is not among columns {cols!r}" if extra
-                    else f"has no mechanism for column {lacking[0]!r}")
-            raise ValidationError(f"mechanism must map every privatised column to its "
-                                  f"mechanism; the mapping {what}")
+            raise mapping_error(keys, cols)
         return {str(k): as_mechanism_object(m) for k, m in mechanism.items()}
     mech = as_mechanism_object(mechanism)
     return {c: mech for c in cols}
