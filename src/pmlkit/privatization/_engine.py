@@ -344,7 +344,7 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
         return None
 
     for c, arr in zip(cols, values, strict=True):
-        mech, policy = mechs[c], policies[c]
+        policy = policies[c]
         if from_text and pa.types.is_dictionary(arr.type):
             if isinstance(arr, pa.ChunkedArray):
                 arr = arr.combine_chunks()
@@ -365,9 +365,7 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
         idx = drawn(c, codes)
         if idx is None:  # a joint release waiting for its other columns
             continue
-        null = None
-        if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
-            null = idx == mech.output_labels.index(MISSING_LABEL)
+        null = joint_nulls(c, idx)
         if keep_mask is not None:  # (never a joint release: refused by privatize_file)
             keep = np.asarray(keep_mask.to_numpy(zero_copy_only=False), dtype=bool)
             null = keep if null is None else null | keep
