@@ -275,14 +275,10 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
             p = Path(text)
             _check_exists(p)
             out.append(p)
-    seen: set[Path] = set()
-    unique = []
+    first: dict[Path, Path] = {}  # each file's first path
     for p in out:
-        key = p.resolve()
-        if key not in seen:
-            seen.add(key)
-            unique.append(p)
-    return unique
+        first.setdefault(p.resolve(), p)
+    return list(first.values())
 
 
 def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None) -> list[str]:
@@ -738,10 +734,10 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
     ...
     pmlkit.errors.DataError: column name 'sex' appears 2 times in ...
     """
+    from collections import Counter
+
     names = list_columns(path, csv=csv)
-    seen: dict[str, int] = {}
-    for n in names:
-        seen[n] = seen.get(n, 0) + 1
+    seen = Counter(names)  # (in the order of first appearance)
     dups = [n for n, k in seen.items() if k > 1]
     if dups:
         raise DataError(
