@@ -319,9 +319,7 @@ class Encoder:
         """Whether values of numpy dtype kind can ever equal the labels."""
         if dtype_kind == "b":
             return self.kind == "bool"
-        if dtype_kind in "iu":
-            return self.kind in ("int", "float", "mixed")
-        if dtype_kind == "f":
+        if dtype_kind in "iuf":
             return self.kind in ("int", "float", "mixed")
         if dtype_kind in "US":
             return self.kind in ("str", "mixed")
