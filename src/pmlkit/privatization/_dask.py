@@ -98,7 +98,6 @@ def privatize_dask(mech: Mechanism, values: Any, source: RandomSource, *,
     parts = values.to_delayed()
     fn = dask.delayed(_partition, pure=True)
     out_parts = [fn(p, mech, child, cols or None, targets or None, missing, unknown_as)
-                 if cols else fn(p, mech, child, None, None, missing, unknown_as)
                  for p, child in zip(parts, children, strict=True)]
     result = dd.from_delayed(out_parts, meta=meta, divisions=values.divisions,
                              verify_meta=False)
