@@ -42,7 +42,7 @@ from numpy.typing import NDArray
 from ..errors import DataError, MechanismFileError, ValidationError
 from ..numeric.grid import GridEncoding, NumericGrid
 from ..rng import RandomSource
-from ..sampler import AliasSampler
+from ..sampler import AliasSampler, count_outputs
 from ._core import columns_into, draw_in_chunks
 
 __all__ = ["NumericPolicy", "check_grid_agrees", "grid_of", "grid_text", "manifest_entry",
@@ -232,7 +232,6 @@ class NumericPolicy:
         self.missing = missing
         self.unknown_as = None
         self.in_type = pa.int64() if grid.is_integer else pa.float64()
-        self.few_text_labels = False
         self.counts = {"rows": 0, "clamped_low": 0, "clamped_high": 0, "rounded": 0,
                        "missing": 0}
 
@@ -450,9 +449,6 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
             f"containers, got a {mod} {type(values).__name__}; convert it first "
             "(.to_pandas() / .compute()) or use pmlkit.privatize_file")
 
-    def tally(idx: NDArray[np.intp]) -> NDArray[np.int64]:
-        return np.bincount(idx, minlength=n_out).astype(np.int64)
-
     if pd is not None and isinstance(values, pd.DataFrame):
         cols, targets = columns_into(values, columns, into)
         out = values.copy()
@@ -465,7 +461,7 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
             out[t] = pd.Series(rel, index=values.index, name=t).astype(
                 s.dtype if isinstance(s.dtype, pd.api.extensions.ExtensionDtype)
                 else rel.dtype)
-            total += tally(idx)
+            total += count_outputs(idx, n_out)
             recs[t] = {"column": c, **manifest_entry(_Counted(grid, enc))}
         out.attrs["pmlkit_numeric"] = recs
         return out, tuple(cols), len(values), total
@@ -484,7 +480,7 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
                 raise DataError(f"into column {t!r} already exists; choose a new name")
             rel, idx = _release_arrow(grid, sampler, values.column(names.index(c)), gen,
                                       f"column {c!r}")
-            total += tally(idx)
+            total += count_outputs(idx, n_out)
             if t in names:
                 arrays[names.index(t)] = rel
             else:
@@ -504,18 +500,18 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
         res = pd.Series(rel, index=values.index, name=values.name)
         if isinstance(values.dtype, pd.api.extensions.ExtensionDtype):
             res = res.astype(values.dtype)
-        return res, (), len(values), tally(idx) if counts else None
+        return res, (), len(values), count_outputs(idx, n_out) if counts else None
     if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
         rel, idx = _release_arrow(grid, sampler, values, gen, "values")
-        return rel, (), len(values), tally(idx) if counts else None
+        return rel, (), len(values), count_outputs(idx, n_out) if counts else None
     if isinstance(values, np.ndarray):
         rel, idx, _ = _release_array(grid, sampler, _as_numbers(values, "values"), gen,
                                      "values")
-        return rel, (), len(values), tally(idx) if counts else None
+        return rel, (), len(values), count_outputs(idx, n_out) if counts else None
     if isinstance(values, list | tuple):
         rel, idx, _ = _release_array(grid, sampler, _as_numbers(list(values), "values"), gen,
                                      "values")
-        return rel.tolist(), (), len(values), tally(idx) if counts else None
+        return rel.tolist(), (), len(values), count_outputs(idx, n_out) if counts else None
     raise ValidationError(
         "values must be a numpy array, list, pandas Series/DataFrame or pyarrow "
         f"Array/ChunkedArray/Table for a numeric mechanism, got {type(values).__name__}")
