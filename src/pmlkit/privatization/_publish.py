@@ -138,10 +138,8 @@ def _alive(pid: int) -> bool:
         return True
     try:
         os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # exists but belongs to someone else
-        return True
+    except OSError as exc:  # (PermissionError: it exists but belongs to someone else)
+        return not isinstance(exc, ProcessLookupError)
     return True
 
 
