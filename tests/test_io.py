@@ -116,6 +116,42 @@ def test_csv_batches_read_ahead_come_in_file_order(tmp_path, name):
     assert got[1] == want["id"].tolist()
     assert got[0] == got[2] == want["sex"].tolist()
 
+
+def _many_rows_csv(path, header: str, junk: str = "") -> None:
+    rows = "".join(f"{20 + i % 50},{'FM'[i % 3 == 0]}\n" for i in range(40_000))
+    path.write_text(junk + header + "\n" + rows)
+
+
+
+def _release(src, out, **kw):
+    import pmlkit
+
+    mech = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("F", "M"), ("F", "M"))
+    return pmlkit.privatize_file(mech, src, out, "sex", rng=1, batch_rows=200, **kw)
+
+
+# Files of many CSV blocks that a read-ahead through pyarrow's dataset scanner refused
+# (an attack round on a reader that was not shipped): each must be released as it reads.
+def test_skipped_lines_may_have_their_own_field_count(tmp_path):
+    from pmlkit.io import CsvOptions
+
+    _many_rows_csv(tmp_path / "in.test", "age,sex", junk="|1x3 Cross validator\n")
+    assert _release(tmp_path / "in.test", tmp_path / "out.csv",
+                    csv=CsvOptions(skip_rows=1)).rows == 40_000
+
+
+def test_a_column_named_like_a_scanner_field_is_data(tmp_path):
+    _many_rows_csv(tmp_path / "in.csv", "__filename,sex")
+    assert _release(tmp_path / "in.csv", tmp_path / "out.csv").rows == 40_000
+    assert (tmp_path / "out.csv").read_text().startswith("__filename,sex\n20,")
+
+
+def test_a_relative_path_with_a_colon_is_a_file_name(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    _many_rows_csv(tmp_path / "export-T10:30.csv", "age,sex")
+    assert _release("export-T10:30.csv", "out.csv").rows == 40_000
+
+
 def test_expand_inputs(tmp_path):
     for name in ("b.csv", "a.csv"):
         (tmp_path / name).write_text("x\n1\n")

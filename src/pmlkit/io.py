@@ -7,8 +7,7 @@ or malformed content) raises :class:`pmlkit.errors.DataError` naming the file an
 missing column, listing the available ones.
 
 Streaming: :func:`iter_batches` yields record batches of bounded size (Parquet
-``iter_batches``; CSV through pyarrow's dataset scanner, which parses a few blocks ahead
-on pyarrow's threads), so files larger than memory can be processed.
+``iter_batches``, ``pyarrow.csv.open_csv``), so files larger than memory can be processed.
 :class:`AtomicWriter` writes to a temporary file in the target folder and renames it over
 the target only when everything was written (an interrupted run leaves nothing behind).
 
@@ -538,13 +537,11 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     """Stream a file as record batches of at most ~``batch_rows`` rows (bounded memory).
 
     Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`, row group by row group (a
-    batch never spans two groups); CSV: :mod:`pyarrow.dataset`'s scanner, in file order,
-    parsing up to four blocks ahead on pyarrow's threads (a file of at most two blocks:
-    :func:`pyarrow.csv.open_csv`; CSV blocks are sized in bytes, so batches hold roughly
-    ``batch_rows`` rows). ``column_types`` fixes CSV column types
-    (type inference on the first block would otherwise fail on a later block that
-    disagrees). ``read_dictionary`` names Parquet columns to read dictionary-encoded
-    (cheap for low-cardinality labels).
+    batch never spans two groups); CSV:
+    :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
+    ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
+    first block would otherwise fail on a later block that disagrees). ``read_dictionary``
+    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels).
 
     Examples
     --------
@@ -569,53 +566,26 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
                     yield from pf.iter_batches(batch_size=batch_rows, columns=columns,
                                                row_groups=[group])
             return
+        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+
         opts = csv or CsvOptions()
-        row = 0
-        for batch in _csv_blocks(path, opts, columns, column_types, batch_rows):
-            check_utf8_text(batch, path, row)
-            row += batch.num_rows
-            yield _strip(batch, opts)
+        # text is checked to be UTF-8 here (check_utf8_text), not by the parser: an ASCII
+        # chunk, the usual case, is checked by one scan of its bytes
+        conv = opts.convert_options(columns, column_types)
+        conv.check_utf8 = False
+        with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
+                            parse_options=opts.parse_options(path),
+                            convert_options=conv) as reader:
+            row = 0
+            for batch in reader:
+                check_utf8_text(batch, path, row)
+                row += batch.num_rows
+                yield _strip(batch, opts)
     except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
             from exc
-
-
-def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
-                column_types: Mapping[str, Any] | None, batch_rows: int
-                ) -> Iterator[pa.RecordBatch]:
-    """The CSV file's record batches, parsed in blocks of about ``64 * batch_rows`` bytes.
-
-    A file larger than two blocks goes through :mod:`pyarrow.dataset`'s scanner, which
-    parses up to four blocks ahead on pyarrow's threads while the caller works on this
-    one, and yields them in file order (the local file system named explicitly: the path
-    is never read as a URI, and no discovery rule applies; the columns are projected by
-    the scan, as the dataset reader would add ``include_columns`` twice). A smaller one
-    has nothing to read ahead, and the streaming reader starts in a fraction of the
-    scanner's time (a millisecond against 15-25 ms with large blocks). Text is checked
-    to be UTF-8 by the caller (:func:`check_utf8_text`), not by the parser."""
-    read_options = opts.read_options(batch_rows)
-    parse_options = opts.parse_options(path)
-    if path.stat().st_size <= 2 * read_options.block_size:
-        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
-
-        conv = opts.convert_options(columns, column_types)
-        conv.check_utf8 = False
-        with pacsv.open_csv(path, read_options=read_options, parse_options=parse_options,
-                            convert_options=conv) as reader:
-            yield from reader
-        return
-    ds = require("pyarrow.dataset", "reading or writing CSV or Parquet files")
-    pafs = require("pyarrow.fs", "reading or writing CSV or Parquet files")
-
-    conv = opts.convert_options(None, column_types)
-    conv.check_utf8 = False
-    fmt = ds.CsvFileFormat(read_options=read_options, parse_options=parse_options,
-                           convert_options=conv)
-    data = ds.dataset(str(path), format=fmt, filesystem=pafs.LocalFileSystem())
-    yield from data.to_batches(columns=columns, batch_size=1 << 30, batch_readahead=4,
-                               fragment_readahead=1)
 
 
 class AtomicWriter:
