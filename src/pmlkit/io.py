@@ -30,6 +30,7 @@ from __future__ import annotations
 import glob as _glob
 import os
 import tempfile
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -734,8 +735,6 @@ def unique_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = Non
     ...
     pmlkit.errors.DataError: column name 'sex' appears 2 times in ...
     """
-    from collections import Counter
-
     names = list_columns(path, csv=csv)
     seen = Counter(names)  # (in the order of first appearance)
     dups = [n for n, k in seen.items() if k > 1]

@@ -464,10 +464,7 @@ def _from_codes(codes: NDArray[Any], **kw: Any) -> Any:
     the draw wrote (each is a category's)."""
     import pandas as pd
 
-    try:
-        return pd.Categorical.from_codes(codes, validate=False, **kw)
-    except TypeError:  # (a pandas before 2.1 has no validate=)
-        return pd.Categorical.from_codes(codes, **kw)
+    return pd.Categorical.from_codes(codes, validate=False, **kw)
 
 
 def _category_code_dtype(n_categories: int) -> np.dtype[Any]:

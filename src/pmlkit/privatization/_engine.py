@@ -334,10 +334,12 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
         outs = sampler.draw([got[k] for k in sampler.columns], gen)
         for k, o in zip(sampler.columns, outs, strict=True):
             if k != c:
-                out[k] = (o, joint_nulls(k, o))
+                out[k] = (o, drawn_missing(k, o))
         return outs[sampler.columns.index(c)]
 
-    def joint_nulls(c: str, idx: Any) -> Any:
+    def drawn_missing(c: str, idx: Any) -> Any:
+        """The records of column ``c`` whose drawn output is ``(missing)`` under
+        ``missing="category"`` (to be written missing), or None."""
         mech = mechs[c]
         if policies[c].missing == "category" and MISSING_LABEL in mech.output_labels:
             return idx == mech.output_labels.index(MISSING_LABEL)
@@ -365,7 +367,7 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
         idx = drawn(c, codes)
         if idx is None:  # a joint release waiting for its other columns
             continue
-        null = joint_nulls(c, idx)
+        null = drawn_missing(c, idx)
         if keep_mask is not None:  # (never a joint release: refused by privatize_file)
             keep = np.asarray(keep_mask.to_numpy(zero_copy_only=False), dtype=bool)
             null = keep if null is None else null | keep
