@@ -130,8 +130,10 @@ def _release(src, out, **kw):
     return pmlkit.privatize_file(mech, src, out, "sex", rng=1, batch_rows=200, **kw)
 
 
-# Files of many CSV blocks that a read-ahead through pyarrow's dataset scanner refused
-# (an attack round on a reader that was not shipped): each must be released as it reads.
+# Files of many CSV blocks that a first read-ahead through pyarrow's dataset scanner
+# refused (found by an attack round): each must be released as the streaming reader reads
+# it (the reader now keeps the streaming reader for the first two, and opens the file by
+# its absolute path, so a colon is never read as a URI scheme).
 def test_skipped_lines_may_have_their_own_field_count(tmp_path):
     from pmlkit.io import CsvOptions
 
@@ -150,6 +152,28 @@ def test_a_relative_path_with_a_colon_is_a_file_name(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     _many_rows_csv(tmp_path / "export-T10:30.csv", "age,sex")
     assert _release("export-T10:30.csv", "out.csv").rows == 40_000
+
+
+def test_a_bad_first_block_is_reported_in_the_streaming_readers_words(tmp_path):
+    # a file large enough to be read ahead, refused in its first block: the message is
+    # the streaming reader's (not the dataset scanner's "Could not open CSV input
+    # source"), and names the file
+    import pyarrow.csv as pacsv
+
+    # (the bad line past the first 64 KiB, where the header is read, but in the first
+    # block of 2000 * 64 bytes; the file is more than two blocks)
+    lines = ["age,sex"] + [f"{20 + i % 50},{'FM'[i % 3 == 0]}" for i in range(80_000)]
+    lines[15_000] += ",extra"
+    path = tmp_path / "in.csv"
+    path.write_text("\n".join(lines) + "\n")
+    assert path.stat().st_size > 2 * 64 * 2000
+    with pytest.raises(pa.ArrowInvalid) as plain:
+        with pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=64 * 2000)) as r:
+            r.read_all()
+    with pytest.raises(DataError) as ours:
+        list(iter_batches(path, batch_rows=2000))
+    assert str(plain.value) in str(ours.value) and str(path) in str(ours.value)
+    assert "Could not open" not in str(ours.value)
 
 
 def test_expand_inputs(tmp_path):

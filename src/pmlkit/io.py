@@ -538,11 +538,12 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     """Stream a file as record batches of at most ~``batch_rows`` rows (bounded memory).
 
     Parquet: :meth:`pyarrow.parquet.ParquetFile.iter_batches`, row group by row group (a
-    batch never spans two groups); CSV:
-    :func:`pyarrow.csv.open_csv` (CSV blocks are sized in bytes, so batches hold roughly
-    ``batch_rows`` rows). ``column_types`` fixes CSV column types (type inference on the
-    first block would otherwise fail on a later block that disagrees). ``read_dictionary``
-    names Parquet columns to read dictionary-encoded (cheap for low-cardinality labels).
+    batch never spans two groups); CSV: in file order, parsed a few blocks ahead on
+    pyarrow's threads where the file is large enough (CSV blocks are sized in bytes, so
+    batches hold roughly ``batch_rows`` rows). ``column_types`` fixes CSV column types
+    (type inference on the first block would otherwise fail on a later block that
+    disagrees). ``read_dictionary`` names Parquet columns to read dictionary-encoded
+    (cheap for low-cardinality labels).
 
     Examples
     --------
@@ -567,26 +568,83 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
                     yield from pf.iter_batches(batch_size=batch_rows, columns=columns,
                                                row_groups=[group])
             return
-        pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
-
         opts = csv or CsvOptions()
-        # text is checked to be UTF-8 here (check_utf8_text), not by the parser: an ASCII
-        # chunk, the usual case, is checked by one scan of its bytes
-        conv = opts.convert_options(columns, column_types)
-        conv.check_utf8 = False
-        with pacsv.open_csv(path, read_options=opts.read_options(batch_rows),
-                            parse_options=opts.parse_options(path),
-                            convert_options=conv) as reader:
-            row = 0
-            for batch in reader:
-                check_utf8_text(batch, path, row)
-                row += batch.num_rows
-                yield _strip(batch, opts)
+        row = 0
+        for batch in _csv_blocks(path, opts, columns, column_types, batch_rows):
+            check_utf8_text(batch, path, row)
+            row += batch.num_rows
+            yield _strip(batch, opts)
     except (DataError, MissingDependencyError):
         raise
     except Exception as exc:
         raise DataError(f"cannot read {str(path)!r} as {fmt_.upper()}: {_short(exc)}") \
             from exc
+
+
+def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
+                column_types: Mapping[str, Any] | None, batch_rows: int
+                ) -> Iterator[pa.RecordBatch]:
+    """The CSV file's record batches, in file order, parsed in blocks of about
+    ``64 * batch_rows`` bytes (text is checked to be UTF-8 by the caller,
+    :func:`check_utf8_text`, not by the parser: an ASCII block, the usual case, is checked
+    by one scan of its bytes).
+
+    pyarrow's streaming reader parses a block only when the next batch is asked for, so
+    the caller's work on a batch and the parsing of the next take turns. A file of more
+    than two blocks is therefore read through a :mod:`pyarrow.dataset` fragment, which
+    parses up to four blocks ahead on pyarrow's own threads and yields them in file order
+    (no thread of pmlkit's). The fragment reads the file at its absolute path on the local
+    file system (a path is never read as a URI), and the columns are projected by the
+    scan. It is used only where it reads what the streaming reader reads: no lines are
+    skipped before the header (the fragment checks the skipped line's fields against the
+    header's) and no column name starts with ``__`` (the scanner's own fields are named
+    so). Anything it refuses before its first batch is read again by the streaming
+    reader, which then reports the problem in its own words."""
+    pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
+
+    read_options = opts.read_options(batch_rows)
+    parse_options = opts.parse_options(path)
+    if _reads_ahead(path, opts, read_options.block_size):
+        ds = require("pyarrow.dataset", "reading or writing CSV or Parquet files")
+        pafs = require("pyarrow.fs", "reading or writing CSV or Parquet files")
+
+        conv = opts.convert_options(None, column_types)
+        conv.check_utf8 = False
+        fmt = ds.CsvFileFormat(read_options=read_options, parse_options=parse_options,
+                               convert_options=conv)
+        batches: Iterator[pa.RecordBatch] | None = None
+        first = None
+        try:
+            fragment = fmt.make_fragment(os.path.abspath(path),
+                                         filesystem=pafs.LocalFileSystem())
+            batches = iter(fragment.to_batches(columns=columns, batch_size=1 << 30,
+                                               batch_readahead=4, fragment_readahead=1))
+            first = next(batches, None)
+        except Exception:  # read (and reported) by the streaming reader below
+            batches = None
+        if batches is not None and first is not None:
+            yield first
+            yield from batches
+            return
+    conv = opts.convert_options(columns, column_types)
+    conv.check_utf8 = False
+    with pacsv.open_csv(path, read_options=read_options, parse_options=parse_options,
+                        convert_options=conv) as reader:
+        yield from reader
+
+
+def _reads_ahead(path: Path, opts: CsvOptions, block_size: int) -> bool:
+    """Whether :func:`_csv_blocks` reads ``path`` through the dataset scanner: a file of
+    more than two blocks (a smaller one has nothing to read ahead, and the scanner takes
+    15-25 ms to start with large blocks), no skipped lines, no column named ``__...``."""
+    try:
+        if opts.skip_rows or path.stat().st_size <= 2 * block_size:
+            return False
+        names = opts.column_names if opts.column_names is not None \
+            else list_columns(path, csv=opts)
+    except (OSError, DataError):  # read (and reported) by the streaming reader
+        return False
+    return not any(name.startswith("__") for name in names)
 
 
 class AtomicWriter:
