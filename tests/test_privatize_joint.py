@@ -312,6 +312,12 @@ def test_privatize_file_mapping_is_checked(tmp_path: Path) -> None:
         privatize_file({"a": A, "c": B}, src, tmp_path / "o.csv", ["a", "b"])
     with pytest.raises(ValidationError, match="has no mechanism for column 'b'"):
         privatize_file({"a": A}, src, tmp_path / "o.csv", ["a", "b"])
+    # keys 1 and "1" both name column "1": refused (it was an IndexError)
+    ones = tmp_path / "ones.csv"
+    ones.write_text("1\nx\ny\n", encoding="utf-8")
+    with pytest.raises(ValidationError, match="names column '1' more than once"):
+        privatize_file({1: A, "1": A}, ones, tmp_path / "o.csv", ["1"])
+    assert not (tmp_path / "o.csv").exists()
     with pytest.raises(ValidationError, match="joint_guarantee must be a JointGuarantee"):
         privatize_file({"a": A, "b": B}, src, tmp_path / "o.csv", ["a", "b"],
                        joint_guarantee=1.0)

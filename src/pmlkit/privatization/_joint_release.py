@@ -251,11 +251,15 @@ def split_mechanisms(mechanism: Any, cols: Sequence[str]
 
 def mapping_error(names: Sequence[str], cols: Sequence[str]) -> ValidationError:
     """The error for a mapping of mechanisms whose column ``names`` are not the privatised
-    columns ``cols``: the first name not among them, else the first column it lacks."""
+    columns ``cols``: the first name not among them, else the first column it lacks, else
+    the first column it names twice (keys such as ``1`` and ``"1"``)."""
     extra = [c for c in names if c not in cols]
     lacking = [c for c in cols if c not in names]
+    twice = [c for c in names if list(names).count(c) > 1]
     what = (f"names {extra[0]!r}, which is not among columns {list(cols)!r}" if extra
-            else f"has no mechanism for column {lacking[0]!r}")
+            else f"has no mechanism for column {lacking[0]!r}" if lacking
+            else f"names column {twice[0]!r} more than once (keys that read the same as "
+                 "text, such as 1 and '1')")
     return ValidationError(f"mechanism must map every privatised column to its "
                            f"mechanism; the mapping {what}")
 
