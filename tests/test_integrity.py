@@ -170,6 +170,43 @@ def test_dask_overwrite_never_deletes_a_foreign_folder(tmp_path):
     assert (docs / "thesis.tex").read_text() == "years of work"
 
 
+def test_dask_overwrite_replaces_its_own_previous_output(tmp_path):
+    distributed = pytest.importorskip("distributed")
+    from pmlkit.privatization._dask import privatize_file_dask
+
+    n = 4000
+    pd.DataFrame({"id": np.arange(n), "sex": ["Male", "Female"] * (n // 2)}).to_csv(
+        tmp_path / "d.csv", index=False)
+    out = tmp_path / "out"
+    man = tmp_path / "out.pmlkit.json"
+
+    def parts() -> dict[str, str]:
+        return {p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+                for p in sorted(out.iterdir())}
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=None) as cluster:
+        kw = {"block_bytes": 8192, "scheduler": cluster.scheduler_address}
+        privatize_file_dask(SEX, tmp_path / "d.csv", out, "sex", rng=1, **kw)
+        first, first_man = parts(), man.read_text()
+        assert len(first) > 1
+        # without overwrite: refused, nothing touched
+        with pytest.raises(DataError, match="already exists"):
+            privatize_file_dask(SEX, tmp_path / "d.csv", out, "sex", rng=2, **kw)
+        assert parts() == first and man.read_text() == first_man
+        # with overwrite: the folder and its manifest are the new release's, whole
+        privatize_file_dask(SEX, tmp_path / "d.csv", out, "sex", rng=2, overwrite=True,
+                            **kw)
+    second = parts()
+    assert second != first
+    doc = json.loads(man.read_text())
+    assert {p["file"]: p["sha256"] for p in doc["data"]["parts"]} == second
+    released = pd.concat([pq.read_table(out / name).to_pandas() for name in second])
+    assert released["id"].tolist() == [str(i) for i in range(n)]  # (CSV text, in order)
+    # nothing left beside it: no moved-aside old folder, no temporary folder
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "out.pmlkit.json"]
+
+
 # 4. races, partial runs, signals, OS errors -------------------------------------------
 
 @pytest.fixture
