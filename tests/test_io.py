@@ -176,6 +176,74 @@ def test_a_bad_first_block_is_reported_in_the_streaming_readers_words(tmp_path):
     assert "Could not open" not in str(ours.value)
 
 
+def _read_ahead_sized(path, first: str, rows: int = 40_000) -> None:
+    """A CSV file of more than two 64 KiB blocks (batch_rows=200) whose cells start with
+    ``first``, so two such files tell apart which one was read."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("age,sex\n" + "".join(f"{first}{i % 50},{'FM'[i % 3 == 0]}\n"
+                                          for i in range(rows)))
+    assert path.stat().st_size > 2 * (1 << 16)
+
+
+def _first_cell(path) -> str:
+    return next(iter_batches(path, ["age"], batch_rows=200)).column(0)[0].as_py()
+
+
+def test_a_path_through_a_symlink_and_dotdot_reads_the_file_the_os_opens(
+        tmp_path, monkeypatch):
+    # link -> real/sub, so "link/../data.csv" is real/data.csv for the OS, while a
+    # lexical normalisation of the text gives ./data.csv, another file
+    _read_ahead_sized(tmp_path / "real" / "data.csv", "real")
+    _read_ahead_sized(tmp_path / "data.csv", "decoy")
+    (tmp_path / "real" / "sub").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real" / "sub")
+    monkeypatch.chdir(tmp_path)
+    with open("link/../data.csv") as fh:  # the OS's answer
+        assert fh.readlines()[1].startswith("real")
+    assert _first_cell("link/../data.csv").startswith("real")
+    assert _first_cell(tmp_path / "link" / ".." / "data.csv").startswith("real")
+
+
+def test_a_path_with_a_tilde_reads_the_file_pyarrow_opens(tmp_path, monkeypatch):
+    # "~/t.csv" exists both under $HOME and as ./~/t.csv: the read-ahead reads the file
+    # pyarrow's streaming reader reads (it expands "~"), whichever way the file is read
+    import pyarrow.csv as pacsv
+
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    _read_ahead_sized(tmp_path / "home" / "t.csv", "home")
+    _read_ahead_sized(tmp_path / "~" / "t.csv", "local")
+    with pacsv.open_csv("~/t.csv") as reader:
+        streaming = reader.read_next_batch().column(0)[0].as_py()
+    assert _first_cell("~/t.csv") == streaming
+
+
+def test_a_header_and_blank_lines_read_ahead_give_no_batch(tmp_path):
+    # as the streaming reader (no batch): a Parquet output then has no row group
+    import pyarrow.csv as pacsv
+
+    path = tmp_path / "blank.csv"
+    path.write_text("age,sex\n" + "\n" * 300_000)
+    with pacsv.open_csv(path) as reader:
+        assert [b.num_rows for b in reader] == []
+    assert list(iter_batches(path, batch_rows=200)) == []
+    rep = _release(path, tmp_path / "out.parquet")
+    assert rep.rows == 0 and pq.ParquetFile(tmp_path / "out.parquet").num_row_groups == 0
+
+
+def test_no_columns_named_reads_every_column_as_the_streaming_reader_does(tmp_path):
+    import pyarrow.csv as pacsv
+
+    path = tmp_path / "in.csv"
+    _read_ahead_sized(path, "")
+    opts = pacsv.ConvertOptions(include_columns=[])
+    with pacsv.open_csv(path, convert_options=opts) as reader:
+        assert reader.schema.names == ["age", "sex"]
+    batches = list(iter_batches(path, [], batch_rows=200))
+    assert all(b.schema.names == ["age", "sex"] for b in batches)
+    assert sum(b.num_rows for b in batches) == 40_000
+
+
 def test_expand_inputs(tmp_path):
     for name in ("b.csv", "a.csv"):
         (tmp_path / name).write_text("x\n1\n")

@@ -543,7 +543,8 @@ def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = N
     batches hold roughly ``batch_rows`` rows). ``column_types`` fixes CSV column types
     (type inference on the first block would otherwise fail on a later block that
     disagrees). ``read_dictionary`` names Parquet columns to read dictionary-encoded
-    (cheap for low-cardinality labels).
+    (cheap for low-cardinality labels). A CSV block that cannot be read raises when it is
+    reached, or up to four blocks earlier where blocks are read ahead.
 
     Examples
     --------
@@ -593,13 +594,15 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
     the caller's work on a batch and the parsing of the next take turns. A file of more
     than two blocks is therefore read through a :mod:`pyarrow.dataset` fragment, which
     parses up to four blocks ahead on pyarrow's own threads and yields them in file order
-    (no thread of pmlkit's). The fragment reads the file at its absolute path on the local
-    file system (a path is never read as a URI), and the columns are projected by the
-    scan. It is used only where it reads what the streaming reader reads: no lines are
-    skipped before the header (the fragment checks the skipped line's fields against the
-    header's) and no column name starts with ``__`` (the scanner's own fields are named
-    so). Anything it refuses before its first batch is read again by the streaming
-    reader, which then reports the problem in its own words."""
+    (no thread of pmlkit's). The fragment reads the file the streaming reader opens, by
+    its resolved path on the local file system (a path is never read as a URI), and the
+    columns are projected by the scan. It is used only where it reads what the streaming
+    reader reads: no lines are skipped before the header (the fragment checks the skipped
+    line's fields against the header's) and no column name starts with ``__`` (the
+    scanner's own fields are named so). Anything it refuses before its first batch is
+    read again by the streaming reader, which then reports the problem in its own words.
+    A problem in a later block is raised when it is reached or up to four blocks earlier
+    (a release publishes nothing either way)."""
     pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
     read_options = opts.read_options(batch_rows)
@@ -615,10 +618,17 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
         batches: Iterator[pa.RecordBatch] | None = None
         first = None
         try:
-            fragment = fmt.make_fragment(os.path.abspath(path),
-                                         filesystem=pafs.LocalFileSystem())
-            batches = iter(fragment.to_batches(columns=columns, batch_size=1 << 30,
-                                               batch_readahead=4, fragment_readahead=1))
+            # the file pyarrow's own readers open for this path: "~" expanded as they
+            # expand it, then resolved by the OS's rules (a symlink followed before a
+            # "..", which a lexical normalisation would get wrong)
+            fragment = fmt.make_fragment(
+                os.path.realpath(os.path.expanduser(os.fspath(path))),
+                filesystem=pafs.LocalFileSystem())
+            # (an empty list of columns means all of them, as for the streaming reader;
+            # batches without rows are left out, as the streaming reader leaves them out)
+            batches = (b for b in fragment.to_batches(
+                columns=columns or None, batch_size=1 << 30, batch_readahead=4,
+                fragment_readahead=1) if b.num_rows)
             first = next(batches, None)
         except Exception:  # read (and reported) by the streaming reader below
             batches = None
