@@ -369,13 +369,16 @@ def test_report_renders_in_headless_chromium(released, tmp_path):
 
 
 def test_adult_sex_race_education_age_at_whole_record_eps_2(adult_dir, tmp_path):
+    # One step of the scale search: the full split fails (2.55), the step certifies a
+    # scaled split (1.999) and the chain split is weighed against it and released
+    # (1.959), as with two steps, whose second step (infeasible) changed nothing released.
     from pmlkit.datasets import load_adult
 
     load_adult(adult_dir).to_csv(tmp_path / "reference.csv", index=False)
     load_adult(adult_dir, split="test").to_csv(tmp_path / "people.csv", index=False)
     (tmp_path / "release.toml").write_text(
         'reference = "reference.csv"\ninput = "people.csv"\noutput = "released.csv"\n'
-        'epsilon = 2.0\ndelta = 1e-6\nsearch_steps = 2\n'
+        'epsilon = 2.0\ndelta = 1e-6\nsearch_steps = 1\n'
         '[columns.sex]\ntype = "categorical"\n[columns.race]\ntype = "categorical"\n'
         '[columns.education]\ntype = "categorical"\n'
         '[columns.age]\ntype = "numeric"\nlower = 15\nupper = 90\nstep = 5\n')
