@@ -9,9 +9,12 @@ Case 8: ``pmlkit joint design`` crashed in its default (joint-alphabet) mode, an
 
 from __future__ import annotations
 
+import contextlib
+import io
 import itertools
 import json
 import math
+import shutil
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -50,24 +53,35 @@ def _replace_strings(obj: Any, old: str, new: str) -> Any:
     return new if obj == old else obj
 
 
-@pytest.fixture
-def planned(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Path]:
+@pytest.fixture(scope="module")
+def _honest_plan(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with ``ref.csv``, ``data.csv`` and the honest plan ``pmlkit joint design``
+    writes from them, designed once per module (each test edits a copy of it)."""
+    folder = tmp_path_factory.mktemp("honest-plan")
     rng = np.random.default_rng(5)
     a = rng.choice(["x", "y"], 3000, p=[0.6, 0.4])
     b = np.where(rng.random(3000) < 0.8, np.where(a == "x", "u", "v"),
                  rng.choice(["u", "v"], 3000))
-    ref = tmp_path / "ref.csv"
+    ref = folder / "ref.csv"
     ref.write_text("a,b\n" + "".join(f"{p},{q}\n" for p, q in zip(a, b, strict=True)))
-    data = tmp_path / "data.csv"
+    data = folder / "data.csv"
     data.write_text("a,b\n" + "".join(f"{p},{q}\n" for p, q in
                                       zip(a[:500], b[:500], strict=True)))
-    code = main(["joint", "design", "--reference", str(ref), "--columns", "a,b",
-                 "--epsilon", "1", "--delta", "1e-6", "--mode", "per-column",
-                 "--out-dir", str(tmp_path / "plan")])
-    assert code == 0, capsys.readouterr().err
-    capsys.readouterr()
-    return {"plan": tmp_path / "plan" / "release-plan.json", "data": data, "ref": ref,
-            "dir": tmp_path}
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(["joint", "design", "--reference", str(ref), "--columns", "a,b",
+                     "--epsilon", "1", "--delta", "1e-6", "--mode", "per-column",
+                     "--out-dir", str(folder / "plan")])
+    assert code == 0, err.getvalue()
+    return folder
+
+
+@pytest.fixture
+def planned(_honest_plan: Path, tmp_path: Path) -> dict[str, Path]:
+    """A fresh copy of the honest plan, its mechanisms and files for each test."""
+    shutil.copytree(_honest_plan, tmp_path, dirs_exist_ok=True)
+    return {"plan": tmp_path / "plan" / "release-plan.json", "data": tmp_path / "data.csv",
+            "ref": tmp_path / "ref.csv", "dir": tmp_path}
 
 
 def _privatize_with(planned: dict[str, Path], capsys: pytest.CaptureFixture[str]
