@@ -244,6 +244,54 @@ def test_no_columns_named_reads_every_column_as_the_streaming_reader_does(tmp_pa
     assert sum(b.num_rows for b in batches) == 40_000
 
 
+def _streaming(path, columns=None, block_size=1 << 16) -> list[pa.RecordBatch]:
+    """The batches pyarrow's streaming reader gives (the reference of the read-ahead)."""
+    import pyarrow.csv as pacsv
+
+    conv = pacsv.ConvertOptions(include_columns=columns)
+    with pacsv.open_csv(path, read_options=pacsv.ReadOptions(block_size=block_size),
+                        convert_options=conv) as reader:
+        return list(reader)
+
+
+def test_blank_blocks_after_the_first_row_stay_empty_batches(tmp_path):
+    # whole blocks of blank lines between rows: the streaming reader gives batches without
+    # rows for them (a Parquet output keeps them as empty row groups); so does the
+    # read-ahead, which leaves out only the empty batches before the first row
+    rows = "".join(f"{i},{'FM'[i % 3 == 0]}\n" for i in range(10_000))
+    path = tmp_path / "gaps.csv"
+    path.write_text("id,sex\n" + rows + "\n" * 300_000 + rows)
+    want = [b.num_rows for b in _streaming(path)]
+    assert 0 in want
+    assert [b.num_rows for b in iter_batches(path, batch_rows=200)] == want
+
+
+def test_compressed_names_keep_the_streaming_readers_codec(tmp_path):
+    # the streaming reader takes the codec from the name it is given (".zst" included);
+    # a dataset fragment takes it by other rules (no ".zst", the target of a symlink):
+    # such files must be read as the streaming reader reads them
+    import random
+
+    r = random.Random(2)
+    text = ("id,sex,note\n" + "".join(
+        f"{i},{r.choice(('Female', 'Male'))},{r.getrandbits(128):032x}\n"
+        for i in range(30_000))).encode()
+    zst = tmp_path / "tokens.csv.zst"  # raw zstd blocks: the compressed bytes parse too
+    zst.write_bytes(pa.Codec("zstd", compression_level=-50).compress(text, asbytes=True))
+    blob = tmp_path / "blob_3f2a9c"  # a gzip file behind a name with its codec
+    import gzip
+
+    blob.write_bytes(gzip.compress(text, compresslevel=0))
+    link = tmp_path / "data.csv.gz"
+    link.symlink_to(blob)
+    for path in (zst, link):
+        assert path.stat().st_size > 2 * (1 << 16)
+        got = pa.Table.from_batches(list(iter_batches(path, ["sex"], batch_rows=200)))
+        want = pa.Table.from_batches(_streaming(path, ["sex"]))
+        assert got.column("sex").to_pylist() == want.column("sex").to_pylist()
+        assert set(got.column("sex").to_pylist()) == {"Female", "Male"}
+
+
 def test_expand_inputs(tmp_path):
     for name in ("b.csv", "a.csv"):
         (tmp_path / name).write_text("x\n1\n")

@@ -594,15 +594,16 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
     the caller's work on a batch and the parsing of the next take turns. A file of more
     than two blocks is therefore read through a :mod:`pyarrow.dataset` fragment, which
     parses up to four blocks ahead on pyarrow's own threads and yields them in file order
-    (no thread of pmlkit's). The fragment reads the file the streaming reader opens, by
-    its resolved path on the local file system (a path is never read as a URI), and the
-    columns are projected by the scan. It is used only where it reads what the streaming
-    reader reads: no lines are skipped before the header (the fragment checks the skipped
-    line's fields against the header's) and no column name starts with ``__`` (the
-    scanner's own fields are named so). Anything it refuses before its first batch is
-    read again by the streaming reader, which then reports the problem in its own words.
-    A problem in a later block is raised when it is reached or up to four blocks earlier
-    (a release publishes nothing either way)."""
+    (no thread of pmlkit's), with the columns projected by the scan. It is used only
+    where it reads exactly what the streaming reader reads (:func:`_reads_ahead`). It is
+    handed the path the streaming reader opens, unresolved (``~`` expanded as pyarrow
+    expands it, a relative path put under the working directory), so the kernel resolves
+    symlinks, ``..`` and ``/proc`` links for both, and a path is never read as a URI.
+    Leading batches without rows are left out, as the streaming reader leaves them out.
+    Anything the fragment refuses before its first batch is read again by the streaming
+    reader, which then reports the problem in its own words. A problem in a later block
+    is raised when it is reached or up to four blocks earlier (a release publishes
+    nothing either way)."""
     pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
     read_options = opts.read_options(batch_rows)
@@ -618,18 +619,13 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
         batches: Iterator[pa.RecordBatch] | None = None
         first = None
         try:
-            # the file pyarrow's own readers open for this path: "~" expanded as they
-            # expand it, then resolved by the OS's rules (a symlink followed before a
-            # "..", which a lexical normalisation would get wrong)
-            fragment = fmt.make_fragment(
-                os.path.realpath(os.path.expanduser(os.fspath(path))),
-                filesystem=pafs.LocalFileSystem())
-            # (an empty list of columns means all of them, as for the streaming reader;
-            # batches without rows are left out, as the streaming reader leaves them out)
-            batches = (b for b in fragment.to_batches(
-                columns=columns or None, batch_size=1 << 30, batch_readahead=4,
-                fragment_readahead=1) if b.num_rows)
-            first = next(batches, None)
+            # (no normalisation: os.path.join, never abspath or realpath)
+            name = os.path.join(os.getcwd(), os.path.expanduser(os.fspath(path)))
+            fragment = fmt.make_fragment(name, filesystem=pafs.LocalFileSystem())
+            # (an empty list of columns means all of them, as for the streaming reader)
+            batches = iter(fragment.to_batches(columns=columns or None, batch_size=1 << 30,
+                                               batch_readahead=4, fragment_readahead=1))
+            first = next((b for b in batches if b.num_rows), None)
         except Exception:  # read (and reported) by the streaming reader below
             batches = None
         if batches is not None and first is not None:
@@ -643,12 +639,23 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
         yield from reader
 
 
+#: The file names (by their last suffix, any case) read ahead: a dataset fragment takes
+#: a codec from other suffixes (``.gz``, but also ``.gzip`` or ``.snappy``) by its own
+#: rules, which are not the streaming reader's (``.zst`` is compressed only for the
+#: latter), so every other file keeps the streaming reader.
+_READ_AHEAD_SUFFIXES = (".csv", ".tsv", ".txt")
+
+
 def _reads_ahead(path: Path, opts: CsvOptions, block_size: int) -> bool:
-    """Whether :func:`_csv_blocks` reads ``path`` through the dataset scanner: a file of
-    more than two blocks (a smaller one has nothing to read ahead, and the scanner takes
-    15-25 ms to start with large blocks), no skipped lines, no column named ``__...``."""
+    """Whether :func:`_csv_blocks` reads ``path`` through the dataset scanner: a plain
+    text file by its name (:data:`_READ_AHEAD_SUFFIXES`) of more than two blocks (a
+    smaller one has nothing to read ahead, and the scanner takes 15-25 ms to start with
+    large blocks), with no lines skipped before the header (the fragment checks their
+    fields against the header's) and no column named ``__...`` (the scanner's own fields
+    are named so)."""
     try:
-        if opts.skip_rows or path.stat().st_size <= 2 * block_size:
+        if opts.skip_rows or path.suffix.lower() not in _READ_AHEAD_SUFFIXES \
+                or path.stat().st_size <= 2 * block_size:
             return False
         names = opts.column_names if opts.column_names is not None \
             else list_columns(path, csv=opts)
