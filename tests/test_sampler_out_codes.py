@@ -122,7 +122,7 @@ x = np.random.default_rng(0).integers(0, k, n)
 cats = pd.Series(pd.Categorical.from_codes(x, categories=list(names)))
 pcat = pl.Series("s", np.array(names, dtype=object)[x].tolist()).cast(pl.Categorical)
 for values in (cats, pcat):
-    pmlkit.privatize(mech, values)  # (one-time costs: imports, the compiled draw)
+    pmlkit.privatize(mech, values)  # (one-time costs: imports)
     tracemalloc.start()
     pmlkit.privatize_with_report(mech, values)
     print(tracemalloc.get_traced_memory()[1])

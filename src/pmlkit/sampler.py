@@ -27,7 +27,6 @@ from ._encoding import (
     output_label_array,
     strings_to_arrow,
 )
-from ._kernels import BAD_TABLES, compiled_for, draw_in_blocks, first_refused
 from ._validation import as_mechanism, fmt, readonly
 from .errors import ValidationError
 
@@ -568,12 +567,6 @@ class AliasSampler:
                 or not out.flags.writeable:
             raise ValidationError(f"out must be a writable contiguous {want} array of shape "
                                   f"({n},), got dtype {out.dtype} and shape {out.shape}")
-        if n and codes.dtype != np.uint64 and (kernels := compiled_for(n)) is not None:
-            # the compiled draw: the same words, the same rule, the same outputs
-            table = self._remap_table(remap)
-            self._draw_compiled(kernels, codes, 0, table, generator, out, omap,
-                                "input indices" if remap is None else "indices into remap")
-            return out
         if n <= DRAW_BLOCK:  # (one block: one call of random_raw)
             return self._draw(codes, generator, out, remap, omap)
 
@@ -601,62 +594,6 @@ class AliasSampler:
             raise ValidationError(f"remap must hold input indices in "
                                   f"0..{self.n_inputs - 1}, got {bad_in}")
         return np.ascontiguousarray(table, dtype=np.intp)
-
-    def _output_map(self, out: NDArray[Any]) -> NDArray[Any]:
-        """The output indices themselves, as the code written for each (intp, kept)."""
-        if out.dtype != np.intp:
-            raise ValidationError(f"out must be an intp array, got dtype {out.dtype}")
-        if self._out_identity is None:
-            self._out_identity = readonly(np.arange(self.n_outputs, dtype=np.intp), np.intp)
-        return self._out_identity
-
-    def _draw_compiled(self, kernels: dict[str, Callable[..., Any]], codes: NDArray[Any],
-                       offset: int, table: NDArray[np.intp],
-                       generator: np.random.Generator, out: NDArray[Any],
-                       omap: NDArray[Any] | None, what: str) -> None:
-        """The draw by the compiled kernel (:mod:`pmlkit._kernels`): record ``i`` has input
-        ``table[codes[i] - offset]``; output index ``j`` is written as ``omap[j]`` (None:
-        ``j``). The words are those of the numpy draw, block by block from one piece of
-        the stream; a code outside the table, or one the table maps to -1, raises
-        :class:`ValidationError` (:class:`_BadCode` for ``what="values"``) with the
-        generator where it was."""
-        if omap is None:
-            omap = self._output_map(out)
-        n = codes.shape[0]
-        tables: tuple[Any, ...]
-        if self._bg is not None:
-            n_shared, n_own, cells, prim, b = self._bg
-            kernel = kernels["background"]
-            tables = (cells, prim, n_shared, n_own, self.n_inputs, b)
-        elif self._cells16 is not None:
-            kernel, tables = kernels["walker16"], (self._cells, self._cells16, self._bits)
-        else:
-            kernel, tables = kernels["walker"], (self._cells, self._bits)
-
-        def run(gen: np.random.Generator) -> int:
-            status = draw_in_blocks(kernel, tables, codes, offset, table,
-                                    gen.bit_generator, out, omap)
-            if status == BAD_TABLES:
-                raise AssertionError("the sampler's tables do not fit together")
-            if status >= 0:
-                if what == "values":
-                    raise _BadCode
-                shifted = codes if not offset else codes.astype(np.int64) - offset
-                _range_check(shifted, table.shape[0], what)()
-                raise AssertionError("a code the kernel refused is in range")
-            return int(n)
-
-        from .rng import can_position
-
-        if can_position(generator):
-            _with_words(generator, run)  # (a refused code leaves the generator unmoved)
-        else:  # every code checked before any word is drawn
-            bad = first_refused(codes, offset, table)
-            if bad >= 0:
-                if what == "values":
-                    raise _BadCode
-                _range_check(codes, table.shape[0], what)()
-            run(generator)
 
     def _draw(self, codes: NDArray[Any], generator: np.random.Generator, out: NDArray[Any],
               remap: ArrayLike | None, omap: NDArray[Any] | None) -> NDArray[Any]:
@@ -876,14 +813,13 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
                 table: NDArray[np.intp], generator: np.random.Generator, out: NDArray[Any]
                 ) -> bool:
     """Draw for records whose input is ``table[values - offset]`` (``-1`` in ``table``: a
-    value that is no input), as ``sampler.draw(values - offset, remap=table)`` without
-    making that array (the compiled draw checks each value as it reads it): the same
-    words and outputs. False, with nothing drawn and the generator where it was, when
-    some value is outside the table or maps to -1 (the caller then counts the problems).
+    value that is no input), as ``sampler.draw(table[values - offset])``: the same words
+    and outputs. False, with nothing drawn and the generator where it was, when some
+    value is outside the table or maps to -1 (the caller then counts the problems).
 
     ``values`` is a 1-D integer array (uint64 only up to ``2**63 - 1``), ``out`` an intp
-    array of its length. (Internal: the
-    release paths' integer labels; not part of the public API.)
+    array of its length. (Internal: the release paths' integer labels; not part of the
+    public API.)
 
     Examples
     --------
@@ -899,33 +835,22 @@ def draw_mapped(sampler: AliasSampler, values: NDArray[Any], offset: int,
     >>> draw_mapped(s, np.array([12, 13]), 10, table, np.random.default_rng(0), out[:2])
     False
     """
-    n = values.shape[0]
     table = np.ascontiguousarray(table, dtype=np.intp)
-    if not values.dtype.isnative:  # (the compiled draw reads native integers only)
+    if not values.dtype.isnative:
         values = values.astype(values.dtype.newbyteorder("="))
     if values.dtype == np.uint64:
-        if n and int(values.max()) > np.iinfo(np.int64).max:
+        if values.shape[0] and int(values.max()) > np.iinfo(np.int64).max:
             return False
         values = values.view(np.int64)
-    kernels = compiled_for(n) if n else None
-    if kernels is None:
-        if first_refused(values, offset, table) >= 0:
-            return False
-        codes = values.astype(np.intp) - offset if offset else values
-        sampler.draw(table.take(codes), generator, out=out)
-        return True
-    omap = sampler._output_map(out)
-    try:
-        sampler._draw_compiled(kernels, values, int(offset), table, generator, out, omap,
-                               "values")
-    except _BadCode:
+    codes = values.astype(np.int64) - offset if offset else values
+    inside = (codes >= 0) & (codes < table.shape[0])
+    if not inside.all():
         return False
+    inputs = table.take(codes)
+    if inputs.shape[0] and int(inputs.min()) < 0:
+        return False
+    sampler.draw(inputs, generator, out=out)
     return True
-
-
-class _BadCode(Exception):
-    """A value :func:`draw_mapped` refuses (raised inside the draw, so that the
-    generator is left where it was)."""
 
 
 def _with_words(generator: np.random.Generator,
