@@ -78,6 +78,7 @@ LAYERS: dict[str, int] = {
     # 5 release and I/O
     "pmlkit.privatization": 5,
     "pmlkit.io": 5,
+    "pmlkit._csv_text": 5,  # the file release's CSV writer (layout, minimal quoting)
     "pmlkit.datasets": 5,
     # the analyst's side of a release (a package): estimates from counts, from released
     # values, and the mechanism of a released file

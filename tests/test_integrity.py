@@ -517,7 +517,7 @@ def test_csv_lines_end_alike_where_pyarrow_cannot_set_the_line_end(tmp_path, mon
     batch through its general path, with the same bytes (line ends included)."""
     import pyarrow.csv as pacsv
 
-    from pmlkit.io import CsvLayout, CsvTextWriter
+    from pmlkit._csv_text import CsvLayout, CsvTextWriter
 
     rows = ["007", "8", "9"], ["Male", "Female", "Male"]
     batch = pa.record_batch([pa.array(rows[0]), pa.array(rows[1])], names=["id", "sex"])

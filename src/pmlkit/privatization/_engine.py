@@ -199,7 +199,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                                                buffer_size=1 << 20)
                 writer = pq.ParquetWriter(sink, schema, compression=codec)
             else:
-                from ..io import CsvLayout, CsvTextWriter, compression_of
+                from .._csv_text import CsvLayout, CsvTextWriter
+                from ..io import compression_of
 
                 # the declared separator, else by the output's extension (.tsv: tab)
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
