@@ -4,8 +4,8 @@ Run: ``.venv/bin/python benchmarks/bench_background.py [--rows N] [--repeat R]
 [--threads T] [--ks 4,1000]``.
 
 For k-ary randomized response (eps = 1) on ``k`` labels and ``N`` uniform records, the
-time of :meth:`pmlkit.sampler.AliasSampler.draw` (one secure 64-bit word per record, the
-compiled kernels when numba is installed) from
+time of :meth:`pmlkit.sampler.AliasSampler.draw` (one secure 64-bit word per record; the
+numpy draw, the only one) from
 
 * ``shared``: the sampler as built (shared background cells where they apply:
   :func:`pmlkit.sampler.background_tables`);

@@ -17,9 +17,9 @@ times (the speed of the new tree relative to the old: above 1 is faster). On a s
 machine the wall times swing with the load of others; the CPU times much less (the
 older tree's path ran a second thread, whose CPU time is counted too).
 
-Both trees run with the optional compiled kernels when numba is installed. The path of a
-plain ``pip install pmlkit`` (no numba) is compared with ``PMLKIT_NO_NUMBA=1`` in the
-environment, which both trees' children inherit.
+A tree that has compiled release kernels (older trees; this one has none) uses them when
+numba is installed. The path of a plain ``pip install pmlkit`` (no numba) is compared
+with ``PMLKIT_NO_NUMBA=1`` in the environment, which both trees' children inherit.
 """
 
 from __future__ import annotations
