@@ -345,8 +345,6 @@ class AliasSampler:
         self._bits = bits
         self._matrix = w
         self._rows_cache: tuple[bytes, tuple[Any, Any]] | None = None
-        self._identity: NDArray[np.intp] | None = None
-        self._out_identity: NDArray[np.intp] | None = None
         self._walker: tuple[NDArray[np.float64], NDArray[np.intp], NDArray[np.uint64],
                             NDArray[np.uint16] | None] | None = None
         # a large table whose rows share most of their mass: shared-background cells
@@ -577,13 +575,8 @@ class AliasSampler:
         _with_words(generator, run)  # the records' words in one piece of the stream
         return out
 
-    def _remap_table(self, remap: ArrayLike | None) -> NDArray[np.intp]:
-        """``remap`` checked (1-D integer input indices) as an intp array; without one,
-        the identity over the inputs (kept)."""
-        if remap is None:
-            if self._identity is None:
-                self._identity = readonly(np.arange(self.n_inputs, dtype=np.intp), np.intp)
-            return self._identity
+    def _remap_table(self, remap: ArrayLike) -> NDArray[np.intp]:
+        """``remap`` checked (1-D integer input indices) as an intp array."""
         table = np.asarray(remap)
         if table.ndim != 1 or (table.dtype.kind not in "iu" and table.size):
             raise ValidationError(f"remap must be a 1-D array of integer input indices, "
