@@ -32,7 +32,7 @@ import numpy as np
 
 from ._mechanism_legacy import UNVERIFIED_CERT, UNVERIFIED_SET
 from ._provenance import drop_legacy_fingerprint
-from ._validation import fmt, no_duplicate_keys, to_jsonable
+from ._validation import fmt, no_duplicate_keys, to_jsonable, user_path
 from .errors import MechanismFileError, PMLError, ValidationError
 
 #: The model's type in annotations. The format never imports the model, not even for type
@@ -208,7 +208,7 @@ def to_json(doc: Mapping[str, Any]) -> str:
 def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder,
     flushed to disk, then renamed over ``path``."""
-    path = Path(path)
+    path = user_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=path.parent if str(path.parent) else ".")
     try:
@@ -227,7 +227,7 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
 def read_json(path: str | os.PathLike[str]) -> Any:
     """The JSON document of the file at ``path`` (duplicate keys refused at every level;
     ``NaN`` and ``Infinity`` kept as strings, which no numeric field accepts)."""
-    path = Path(path)
+    path = user_path(path)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

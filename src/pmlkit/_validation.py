@@ -12,7 +12,9 @@ from __future__ import annotations
 import math
 import numbers
 import operator
+import os
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -41,6 +43,7 @@ __all__ = [
     "fmt",
     "no_duplicate_keys",
     "safe_upper",
+    "user_path",
 ]
 
 
@@ -415,6 +418,23 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]], error: type[Exception] = Val
                 "ambiguous (readers may keep either value) and is refused")
         out[key] = value
     return out
+
+
+def user_path(path: str | os.PathLike[str]) -> Path:
+    """A path as the user meant it: a leading ``~`` or ``~user`` is that user's home
+    folder, as pandas, polars and pyarrow read it (pyarrow expands it when it opens a
+    file, so a path checked unexpanded could name another file than the one read).
+    Nothing else changes: a relative path stays relative, links are not resolved.
+
+    Examples
+    --------
+    >>> import os
+    >>> user_path("~/data.csv") == Path(os.path.expanduser("~")) / "data.csv"
+    True
+    >>> str(user_path("out/a~b.csv"))
+    'out/a~b.csv'
+    """
+    return Path(os.path.expanduser(os.fspath(path)))
 
 
 def same_numbers(a: Any, b: Any, tol: float = 1e-9) -> bool:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._optional import require
+from ._validation import user_path
 from .errors import DataError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -100,10 +101,10 @@ def find_adult(path: str | os.PathLike[str] | None = None, *,
     """
     candidates: list[tuple[str, Path]] = []
     if path is not None:
-        p = Path(path)
+        p = user_path(path)
         candidates.append(("path", p.parent if p.is_file() else p))
     elif os.environ.get("PMLKIT_DATA"):
-        p = Path(os.environ["PMLKIT_DATA"])
+        p = user_path(os.environ["PMLKIT_DATA"])
         candidates.append(("PMLKIT_DATA", p.parent if p.is_file() else p))
     else:
         candidates.append(("cache", adult_cache_dir()))
@@ -215,7 +216,7 @@ def download_adult(cache_dir: str | os.PathLike[str] | None = None, *,
     import urllib.error
     import urllib.request
 
-    folder = Path(cache_dir) if cache_dir is not None else adult_cache_dir()
+    folder = user_path(cache_dir) if cache_dir is not None else adult_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for name, digest in ADULT_SHA256.items():
         target = folder / name

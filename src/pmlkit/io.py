@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ._optional import MissingDependencyError, require
+from ._validation import user_path
 from .errors import DataError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -266,7 +267,7 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
         raise DataError("no input files given")
     out: list[Path] = []
     for item in items:
-        text = os.fspath(item)
+        text = os.fspath(user_path(item))
         if _glob.has_magic(text):
             hits = sorted(Path(p) for p in _glob.glob(text) if Path(p).is_file())
             if not hits:
@@ -293,7 +294,7 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
     >>> list_columns(folder / "people.csv")
     ['id', 'sex']
     """
-    path = Path(path)
+    path = user_path(path)
     _check_exists(path)
     fmt_ = file_format(path)
     try:
@@ -432,7 +433,7 @@ def _open_checked(path: str | os.PathLike[str], columns: Sequence[str] | None,
                   csv: CsvOptions | None) -> tuple[Path, str, list[str] | None]:
     """The checks every reader makes first: the file exists, its format is known and the
     requested columns are in it (DataError otherwise)."""
-    path = Path(path)
+    path = user_path(path)
     _check_exists(path)
     fmt_ = file_format(path)
     cols = None
@@ -701,7 +702,7 @@ class AtomicWriter:
 
     def __init__(self, path: str | os.PathLike[str], schema: pa.Schema, *,
                  overwrite: bool = False, csv: CsvOptions | None = None) -> None:
-        self.path = Path(path)
+        self.path = user_path(path)
         self.format = file_format(self.path)
         if self.path.exists() and not overwrite:
             raise DataError(

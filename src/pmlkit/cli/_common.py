@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import shutil
 import sys
 import time
@@ -47,6 +48,17 @@ __all__ = [
     "steps",
     "to_jsonable",
 ]
+
+
+class UserPath(click.Path):
+    """``click.Path`` that reads a leading ``~`` as the home folder before its checks, as
+    the library reads every path (the shell leaves ``--out=~/m.json`` alone)."""
+
+    def convert(self, value: Any, param: click.Parameter | None,
+                ctx: click.Context | None) -> Any:
+        if isinstance(value, str):
+            value = os.path.expanduser(value)
+        return super().convert(value, param, ctx)
 
 
 def renamed_option(new: str, old: str, dest: str, *, required: bool = False,

@@ -27,6 +27,7 @@ from typing import Any
 import click
 
 from ._common import (
+    UserPath,
     certificate_line,
     csv_from_options,
     csv_options,
@@ -68,12 +69,12 @@ def _set_methods() -> list[str]:
 
 @click.command(name="assess")
 @click.option("--mechanism", "mech_paths", required=True, multiple=True,
-              type=click.Path(dir_okay=False),
+              type=UserPath(dir_okay=False),
               help="Mechanism JSON file (from pmlkit design or Mechanism.save); repeat it "
                    "for releases of the same column through several mechanisms.")
 @click.option("--prior", default=None, metavar="P1,P2,...",
               help="A known prior, in the order of the mechanism's input labels.")
-@click.option("--reference", default=None, type=click.Path(dir_okay=False),
+@click.option("--reference", default=None, type=UserPath(dir_okay=False),
               help="CSV or Parquet file of a reference sample (instead of --prior).")
 @click.option("--column", default=None, help="Column of the reference sample.")
 @click.option("--delta", type=float, default=None,

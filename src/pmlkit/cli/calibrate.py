@@ -25,7 +25,7 @@ from typing import Any
 
 import click
 
-from ._common import csv_from_options, csv_options, emit, json_option, renamed_option
+from ._common import UserPath, csv_from_options, csv_options, emit, json_option, renamed_option
 
 
 def _set_methods() -> list[str]:
@@ -39,7 +39,7 @@ def _set_methods() -> list[str]:
 
 def _reference_options(fn: Any) -> Any:
     opts = [
-        click.option("--reference", required=True, type=click.Path(dir_okay=False),
+        click.option("--reference", required=True, type=UserPath(dir_okay=False),
                      help="CSV or Parquet file holding the reference sample."),
         click.option("--column", required=True, help="Column with the two labels."),
         click.option("--positive", required=True, metavar="LABEL",

@@ -10,7 +10,7 @@ import pathlib
 
 import click
 
-from ._common import emit, json_option
+from ._common import UserPath, emit, json_option
 
 
 @click.command(name="demo")
@@ -18,7 +18,7 @@ from ._common import emit, json_option
               help="Target PML eps of the designed mechanism.")
 @click.option("--delta", type=float, default=1e-6, show_default=True,
               help="Failure probability of the confidence set (paper, Section 4.4).")
-@click.option("--data", type=click.Path(path_type=pathlib.Path), default=None,
+@click.option("--data", type=UserPath(path_type=pathlib.Path), default=None,
               help="Folder of the UCI Adult files (default: PMLKIT_DATA or the cache; "
                    " a synthetic sample with the same marginals otherwise).")
 @json_option

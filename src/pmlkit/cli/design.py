@@ -46,6 +46,7 @@ from typing import Any
 import click
 
 from ._common import (
+    UserPath,
     csv_from_options,
     csv_options,
     delimiter_option,
@@ -71,7 +72,7 @@ def _set_methods() -> list[str]:
 
 
 @click.command(name="design")
-@click.option("--reference", required=True, type=click.Path(dir_okay=False),
+@click.option("--reference", required=True, type=UserPath(dir_okay=False),
               help="CSV or Parquet file holding the reference sample.")
 @click.option("--column", required=True, help="Column of the sensitive labels.")
 @click.option("--epsilon", "--eps", "eps", required=True, type=float,
@@ -90,7 +91,7 @@ def _set_methods() -> list[str]:
                    "by that utility is written).")
 @numeric_option
 @click.option("--utility-matrix", "utility_matrix", default=None,
-              type=click.Path(dir_okay=False, exists=True),
+              type=UserPath(dir_okay=False, exists=True),
               help="With --utility maxmin: CSV/text (one row per category in the order "
                    "pmlkit lists them, one column per output) or .npy file of u(x, y).")
 @renamed_option("--confidence", "--set", "set_method",
@@ -113,7 +114,7 @@ def _set_methods() -> list[str]:
                    "a warning says so, with the certified gap it left: the mechanism then "
                    "depends on this machine's speed and load.")
 @renamed_option("--output", "--out", "out", required=True,
-                type=click.Path(dir_okay=False, path_type=pathlib.Path),
+                type=UserPath(dir_okay=False, path_type=pathlib.Path),
                 help="Where to write the mechanism JSON.")
 @click.option("--overwrite", is_flag=True,
               help="Replace an existing --output file (only a pmlkit mechanism file).")
@@ -465,7 +466,9 @@ def _categories(text: str | None) -> list[str] | None:
     if text is None:
         return None
     if text.startswith("@"):
-        path = pathlib.Path(text[1:])
+        from .._validation import user_path
+
+        path = user_path(text[1:])
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:

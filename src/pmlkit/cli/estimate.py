@@ -43,6 +43,7 @@ from typing import Any
 import click
 
 from ._common import (
+    UserPath,
     csv_from_options,
     csv_options,
     emit,
@@ -113,9 +114,10 @@ def _is_data_file(p: Path) -> bool:
 
 def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
     """``(record path, data files)`` per release in ``--input`` (file, folder or glob)."""
+    from .._validation import user_path
     from ..errors import DataError
 
-    p = Path(spec)
+    p = user_path(spec)
     if p.exists():
         candidates = [p]
         if p.is_dir() and not _is_dask_folder(p):  # a folder of outputs
@@ -125,7 +127,7 @@ def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
                 raise DataError(f"--input folder {spec!r} holds no CSV/Parquet file and no "
                                 "Dask output folder")
     elif _GLOB_CHARS & set(spec):
-        candidates = sorted(Path(m) for m in glob.glob(spec))
+        candidates = sorted(Path(m) for m in glob.glob(str(p)))
         candidates = [c for c in candidates if _is_data_file(c) or _is_dask_folder(c)]
         if not candidates:
             raise DataError(f"--input pattern {spec!r} matches no CSV/Parquet file and no "
@@ -157,7 +159,7 @@ def _digest(obj: Any) -> str:
 @click.option("--column", "columns", required=True, multiple=True,
               help="The released (privatised) column; repeat for the joint distribution of "
                    "several columns.")
-@click.option("--mechanism", "mech_paths", multiple=True, type=click.Path(dir_okay=False),
+@click.option("--mechanism", "mech_paths", multiple=True, type=UserPath(dir_okay=False),
               help="Mechanism JSON file, one per --column (default: the ones recorded with "
                    "the release).")
 @click.option("--by", default=None, metavar="COLUMN",

@@ -28,6 +28,7 @@ from typing import Any
 import click
 
 from ._common import (
+    UserPath,
     csv_from_options,
     csv_options,
     emit,
@@ -109,7 +110,7 @@ def command() -> None:
 
 
 @command.command(name="assess")
-@click.option("--reference", required=True, type=click.Path(dir_okay=False),
+@click.option("--reference", required=True, type=UserPath(dir_okay=False),
               help="CSV or Parquet file of a joint reference sample (one row per record).")
 @click.option("--mechanism", "mechs", multiple=True, required=True, metavar="COLUMN=FILE",
               help="The mechanism JSON applied to a column (repeat for every column).")
@@ -150,7 +151,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
 
 
 @command.command(name="design")
-@click.option("--reference", required=True, type=click.Path(dir_okay=False),
+@click.option("--reference", required=True, type=UserPath(dir_okay=False),
               help="CSV or Parquet file of a joint reference sample.")
 @click.option("--columns", required=True, metavar="A,B,...",
               help="The columns released together (comma-separated).")
@@ -174,7 +175,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
                 type=click.Choice(_set_methods()), default="l1",
               show_default=True, help="Confidence set.")
 @click.option("--out-dir", required=True,
-              type=click.Path(file_okay=False, path_type=pathlib.Path),
+              type=UserPath(file_okay=False, path_type=pathlib.Path),
               help="Folder for the mechanism files and release-plan.json.")
 @click.option("--overwrite", is_flag=True, help="Replace existing files in --out-dir.")
 @click.option("--numeric", "numeric_specs", multiple=True, metavar="COLUMN=LOWER:UPPER:STEP",
@@ -264,7 +265,7 @@ def _estimability(res: Any) -> str:
               help="How many times the list of --mechanism releases is made.")
 @click.option("--prior", default=None, metavar="P1,P2,...",
               help="A known prior, in the order of the mechanisms' input labels.")
-@click.option("--reference", default=None, type=click.Path(dir_okay=False),
+@click.option("--reference", default=None, type=UserPath(dir_okay=False),
               help="CSV or Parquet reference sample (instead of --prior).")
 @click.option("--column", default=None, help="Column of the reference sample.")
 @click.option("--delta", type=float, default=None,

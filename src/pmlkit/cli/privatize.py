@@ -52,6 +52,7 @@ import click
 
 from ..errors import PMLWarning
 from ._common import (
+    UserPath,
     certificate_line,
     csv_from_options,
     csv_options,
@@ -78,11 +79,11 @@ SEED_WARNING = ("WARNING: --seed makes the randomness reproducible: anyone who k
 @click.option("--mechanism", "mech_specs", multiple=True, metavar="[COLUMN=]FILE",
               help="Mechanism JSON file (from pmlkit design): COLUMN=FILE for one column "
                    "(repeatable), or one FILE for every --column.")
-@click.option("--plan", "plan_path", default=None, type=click.Path(dir_okay=False),
+@click.option("--plan", "plan_path", default=None, type=UserPath(dir_okay=False),
               help="Release plan (release-plan.json from pmlkit joint design): the "
                    "column -> mechanism mapping and the joint guarantee.")
 @click.option("--joint-reference", "joint_reference", default=None,
-              type=click.Path(dir_okay=False),
+              type=UserPath(dir_okay=False),
               help="Joint reference sample (CSV/Parquet) to compute the joint guarantee "
                    "of several columns here (with --delta).")
 @click.option("--delta", type=float, default=None,

@@ -18,12 +18,12 @@ from typing import Any
 
 import click
 
-from ._common import emit, json_option, progress_enabled, progress_option
+from ._common import UserPath, emit, json_option, progress_enabled, progress_option
 
 
 @click.command("release")
 @click.option("--spec", "spec_path", required=True,
-              type=click.Path(dir_okay=False, path_type=str),
+              type=UserPath(dir_okay=False, path_type=str),
               help="The release spec (TOML): reference, input, output, epsilon, delta and "
                    "one [columns.NAME] table per privatised column.")
 @progress_option

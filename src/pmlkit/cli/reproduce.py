@@ -18,7 +18,7 @@ import pathlib
 import click
 
 from ..experiments import FIGURES
-from ._common import progress_display, progress_enabled, progress_option, renamed_option
+from ._common import UserPath, progress_display, progress_enabled, progress_option, renamed_option
 
 
 @click.command(name="reproduce")
@@ -26,14 +26,14 @@ from ._common import progress_display, progress_enabled, progress_option, rename
               help="Figure to make (repeatable).")
 @click.option("--all", "all_", is_flag=True, help="Make every figure.")
 @renamed_option("--output", "--out", "out", required=True,
-                type=click.Path(file_okay=False, path_type=pathlib.Path),
+                type=UserPath(file_okay=False, path_type=pathlib.Path),
               help="Output folder for NAME.png, NAME.csv and report.html.")
 @click.option("--iterations", type=click.IntRange(min=1), default=None,
               help="Monte-Carlo iterations / random points / grid size per figure "
                    "(default: each figure's paper setting).")
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True,
               help="Seed of the (research-only) random generator.")
-@click.option("--data", type=click.Path(path_type=pathlib.Path), default=None,
+@click.option("--data", type=UserPath(path_type=pathlib.Path), default=None,
               help="Folder (or file) of the UCI Adult data (default: PMLKIT_DATA or cache).")
 @progress_option
 @click.option("--strict", is_flag=True,

@@ -61,7 +61,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-from .._validation import fmt, no_duplicate_keys, to_jsonable
+from .._validation import fmt, no_duplicate_keys, to_jsonable, user_path
 from ..errors import PlanFileError, PMLError, ValidationError
 from ..mechanism import Mechanism
 from .design import JointDesign, JointRelease
@@ -205,7 +205,7 @@ class ReleasePlan:
         plan file's path."""
         from ..errors import DataError
 
-        out = Path(folder)
+        out = user_path(folder)
         doc = self.to_dict()
         paths = {k: out / name for k, name in doc["mechanism_files"].items()}
         plan_path = out / PLAN_FILE
@@ -231,7 +231,7 @@ class ReleasePlan:
         PlanFileError
             Anything malformed, edited or forged, in one line naming the field.
         """
-        p = Path(path)
+        p = user_path(path)
         where = f"release plan {str(p)!r}"
         try:
             text = p.read_text(encoding="utf-8")

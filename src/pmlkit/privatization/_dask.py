@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from .._provenance import warn_if_reference_counts
+from .._validation import user_path
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 from ..rng import RandomSource
@@ -276,7 +277,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     )
 
     inputs = expand_inputs(input)
-    out = Path(output)
+    out = user_path(output)
     cols, targets = check_column_names(columns, into, as_str=True)
     drop = raw_columns_dropped(cols, targets, keep_raw)
     mechs = column_mechanisms(mechanism, cols)

@@ -50,6 +50,7 @@ import numpy as np
 
 from .._deprecation import warn_deprecated
 from .._provenance import warn_if_reference_counts
+from .._validation import user_path
 from ..errors import DataError, ValidationError
 from ..io import (
     DEFAULT_BATCH_ROWS,
@@ -175,7 +176,7 @@ def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Pat
     >>> [str(p) for p in output_paths([Path("in/a.csv"), Path("in/b.csv")], "out")]
     ['out/a.csv', 'out/b.csv']
     """
-    out = Path(output)
+    out = user_path(output)
     as_dir = len(inputs) > 1 or out.is_dir() or str(output).endswith(("/", os.sep))
     if as_dir:
         if out.exists() and not out.is_dir():
@@ -276,7 +277,7 @@ def previous_privatization(path: str | os.PathLike[str], *,
     ('pmlkit-privatization', ['sex'])
     >>> workdir.cleanup()
     """
-    p = Path(path)
+    p = user_path(path)
     return verified_record(p, csv=csv_options_for(p, csv))
 
 
@@ -580,11 +581,11 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "remove it or pass overwrite=True (--overwrite)")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
-    if outputs[0] != Path(output):  # writing into a folder: create it
+    if outputs[0] != user_path(output):  # writing into a folder: create it
         try:
-            Path(output).mkdir(parents=True, exist_ok=True)
+            user_path(output).mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise os_error(exc, "create the output folder", Path(output)) from exc
+            raise os_error(exc, "create the output folder", user_path(output)) from exc
 
     source = resolve_rng(rng)
     # each plain column's input labels counted as they are drawn (the reference-reuse

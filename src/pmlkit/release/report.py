@@ -17,13 +17,13 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 from numpy.typing import ArrayLike
 
 from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num
+from .._validation import user_path
 from ..plain import plain_sentence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -330,7 +330,7 @@ def write_report(text: str, path: str | os.PathLike[str], *, overwrite: bool = F
     """
     from ..errors import DataError
 
-    p = Path(path)
+    p = user_path(path)
     tmp = p.with_name(f".{p.name}.pmlkit-{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

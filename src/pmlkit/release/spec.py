@@ -37,7 +37,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._validation import fmt
+from .._validation import fmt, user_path
 from ..errors import DataError, ValidationError
 
 __all__ = [
@@ -303,10 +303,10 @@ class ReleaseSpec:
         if not isinstance(d, Mapping):
             raise _bad("the spec", d, "a table of keys")
         _keys(d, "", _TOP_REQUIRED, _TOP_OPTIONAL)
-        root = Path(base) if base is not None else Path()
+        root = user_path(base) if base is not None else Path()
 
         def path(key: str) -> Path:
-            p = Path(_str(d, key))
+            p = user_path(_str(d, key))
             return p if p.is_absolute() else root / p
 
         eps = _real(d, "epsilon", positive=True)
@@ -367,7 +367,7 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     """
     import tomllib
 
-    p = Path(path)
+    p = user_path(path)
     try:
         with p.open("rb") as fh:
             d = tomllib.load(fh)
