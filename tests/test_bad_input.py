@@ -840,6 +840,10 @@ CASES: list[Case] = [
     Case("pmlkit.privatize(mechanism, values)", "value not an input label",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", "X"], rng=0),
          DataError, r"'X'"),
+    Case("pmlkit.privatize(mechanism, values)", "a mapping of columns to mechanisms",
+         lambda t: pmlkit.privatize({"sex": pmlkit.Mechanism(W, ("F", "M"))}, ["F"], rng=0),
+         ValidationError, r"mechanism must be one pmlkit\.Mechanism .*got a mapping of 1 "
+         r"column\(s\).*privatize_file"),
     Case("pmlkit.privatize(mechanism, values)", "null value",
          lambda t: pmlkit.privatize(pmlkit.Mechanism(W, ("F", "M")), ["F", None], rng=0),
          DataError, r"(?i)null|missing"),

@@ -26,7 +26,7 @@ mapped silently; row order and count are kept.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -75,6 +75,11 @@ def as_mechanism_object(mechanism: Any) -> Mechanism:
     """
     if isinstance(mechanism, Mechanism):
         return mechanism
+    if isinstance(mechanism, Mapping):
+        raise ValidationError(
+            "mechanism must be one pmlkit.Mechanism or a row-stochastic 2-D array, got a "
+            f"mapping of {len(mechanism)} column(s) to mechanisms; call privatize once per "
+            "column (columns=NAME), or give the mapping to privatize_file")
     return Mechanism(as_matrix(mechanism))
 
 
