@@ -86,9 +86,10 @@ def test_engine_polars_is_deprecated_and_writes_what_pyarrow_writes(tmp_path: Pa
     pq.write_table(_table(False), src, row_group_size=1000)
     outs = {e: tmp_path / f"{e}.parquet" for e in ("pyarrow", "polars")}
     pmlkit.privatize_file(MECH, src, outs["pyarrow"], "sex", rng=5, manifest=False)
-    with pytest.warns(DeprecationWarning, match="engine='polars' is deprecated"):
+    with pytest.warns(DeprecationWarning, match="engine='polars' is deprecated") as caught:
         pmlkit.privatize_file(MECH, src, outs["polars"], "sex", rng=5, manifest=False,
                               engine="polars")
+    assert caught[0].filename == __file__  # the caller's line, not pmlkit's
     got, ref = pq.read_table(outs["polars"]), pq.read_table(outs["pyarrow"])
     assert got.equals(ref)  # (the record's seed commitment is salted: not the bytes)
     got_md, ref_md = (pq.ParquetFile(outs[e]).metadata for e in ("polars", "pyarrow"))

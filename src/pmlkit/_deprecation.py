@@ -37,15 +37,18 @@ F = TypeVar("F", bound=Callable[..., Any])
 def warn_deprecated(message: str, *, stacklevel: int | None = None) -> None:
     """Issue a :class:`DeprecationWarning`.
 
-    With ``stacklevel=None`` the warning points at the first frame outside this module, so
-    stacked renames (:func:`renamed_parameter` over :func:`positional_deprecated`) still
-    name the user's line; an explicit ``stacklevel`` is passed to :func:`warnings.warn`."""
+    With ``stacklevel=None`` the warning points at the first frame outside pmlkit, so
+    stacked renames (:func:`renamed_parameter` over :func:`positional_deprecated`) and
+    checks inside a public function or a wrapper of its own still name the user's line;
+    an explicit ``stacklevel`` is passed to :func:`warnings.warn`."""
     if stacklevel is None:
+        import os
         import sys
 
+        package = os.path.dirname(__file__) + os.sep
         stacklevel = 1
         frame = sys._getframe(0)
-        while frame is not None and frame.f_code.co_filename == __file__:
+        while frame is not None and frame.f_code.co_filename.startswith(package):
             frame = frame.f_back  # type: ignore[assignment]
             stacklevel += 1
     warnings.warn(message, DeprecationWarning, stacklevel=stacklevel)
