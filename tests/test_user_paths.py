@@ -80,6 +80,12 @@ def test_release_spec_paths_are_expanded_before_they_are_joined(home: Path) -> N
     assert loaded.reference == home / "people.csv"
     assert loaded.input == home / "people.csv"
     assert loaded.output == home / "released.csv"
+    # "./~/..." is the folder named "~" beside the spec, for every reader
+    spec.write_text('reference = "./~/people.csv"\ninput = "~/people.csv"\n'
+                    'output = "~/released.csv"\nreport = "./~/people.csv"\n'
+                    'epsilon = 2.0\ndelta = 0.05\n[columns.sex]\ntype = "categorical"\n')
+    loaded = load_spec("./release.toml")
+    assert loaded.reference == loaded.report == Path.cwd() / "~" / "people.csv"
 
 
 def test_command_line_options_expand_the_home_folder(home: Path) -> None:
@@ -97,8 +103,168 @@ def test_command_line_options_expand_the_home_folder(home: Path) -> None:
     assert (home / "out.csv").read_text() == "id,sex\n1,M\n2,F\n3,M\n"
     assert not (Path("~") / "out.csv").exists()
     result = CliRunner().invoke(cli, [
-        "design", "--reference=~/people.csv", "--column=sex", "--eps=2",
-        "--delta=0.05", "--out=~/designed.json"])
+        "design", "--reference=~/people.csv", "--column=sex", "--epsilon=2",
+        "--delta=0.05", "--output=~/designed.json"])
     assert result.exit_code == 0, result.output
     assert (home / "designed.json").is_file()
     assert not (Path("~") / "designed.json").exists()
+
+
+# --- a folder literally named "~", and home folders with odd names -----------------------
+# pathlib drops a leading "./", so "./~/x" becomes Path("~/x"): any later reader that
+# expands "~" (pyarrow does) would read or write $HOME/x. user_path makes such a path
+# absolute, once, where it enters.
+
+
+def test_user_path_is_idempotent_and_keeps_a_literal_tilde_folder(home: Path) -> None:
+    from pmlkit._validation import user_path
+
+    literal = Path.cwd() / "~" / "people.csv"
+    assert user_path("./~/people.csv") == literal
+    assert user_path(user_path("./~/people.csv")) == literal
+    assert user_path(Path("./~/people.csv")) == home / "people.csv"  # (the Path says ~/)
+    assert user_path("~") == home and user_path(user_path("~/x")) == home / "x"
+
+
+@pytest.mark.parametrize(("value", "message"), [
+    (None, r"output must be a path \(str or os\.PathLike\), got None"),
+    (5, r"output must be a path \(str or os\.PathLike\), got 5"),
+    (b"out.csv", r"output must be a path \(str or os\.PathLike\), got b'out\.csv'"),
+    ("", r"output must name a file or folder, got an empty path"),
+])
+def test_a_bad_output_path_is_refused_by_name(home: Path, value: object, message: str) -> None:
+    from pmlkit.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=message):
+        privatize_file(SWAP, "~/people.csv", value, "sex")
+    assert sorted(p.name for p in home.iterdir()) == ["people.csv"]
+
+
+def test_a_bad_input_path_is_refused_by_name(home: Path) -> None:
+    from pmlkit.errors import ValidationError
+
+    with pytest.raises(ValidationError, match=r"input must be a path, a glob pattern or a "
+                                              r"list of them, got None"):
+        privatize_file(SWAP, None, "~/out.csv", "sex")
+    with pytest.raises(ValidationError, match=r"input must be a path .*got 5"):
+        privatize_file(SWAP, [5], "~/out.csv", "sex")
+
+
+def test_release_into_a_literal_tilde_folder_reads_and_writes_there(home: Path) -> None:
+    report = privatize_file(SWAP, "./~/people.csv", "./~/out.csv", "sex",
+                            keep_raw=True)
+    assert report.rows == 1  # the decoy's one row, not the home file's three
+    assert (Path("~") / "out.csv").read_text() == "key,sex,other\n9,F,x\n"
+    assert not (home / "out.csv").exists()
+
+
+def test_design_output_in_a_literal_tilde_folder_never_touches_home(home: Path) -> None:
+    """``pmlkit design --output ./~/notes.json`` wrote $HOME/notes.json (an unrelated
+    file, or the --reference itself) after checking ./~/notes.json."""
+    from click.testing import CliRunner
+
+    from pmlkit.cli.main import cli
+
+    (home / "notes.json").write_text('{"precious": true}\n')
+    before = (home / "people.csv").read_text()
+    for target in ("./~/notes.json", "./~/people.csv"):
+        result = CliRunner().invoke(cli, [
+            "design", f"--reference={home / 'people.csv'}", "--column=sex", "--epsilon=2",
+            "--delta=0.05", f"--output={target}", "--overwrite"])
+        assert (home / "notes.json").read_text() == '{"precious": true}\n', target
+        assert (home / "people.csv").read_text() == before, target
+    # ./~/people.csv is the decoy input, not a mechanism: --overwrite does not replace it
+    assert result.exit_code != 0
+    assert (Path("~") / "notes.json").is_file()
+
+
+def test_joint_plan_saved_in_a_literal_tilde_folder_stays_together(home: Path) -> None:
+    from pmlkit.joint import ReleasePlan
+
+    plan_dir = home / "made"
+    plan = _small_plan(home)
+    plan.save(plan_dir)
+    (home / "plans").mkdir()
+    (home / "plans" / "sex.json").write_text("unrelated\n")
+    saved = ReleasePlan.load(plan_dir / "release-plan.json").save("./~/plans")
+    assert saved.parent == Path.cwd() / "~" / "plans"
+    assert sorted(p.name for p in saved.parent.iterdir()) == sorted(
+        p.name for p in plan_dir.iterdir())
+    assert (home / "plans" / "sex.json").read_text() == "unrelated\n"
+
+
+def _small_plan(home: Path):
+    import pandas as pd
+
+    from pmlkit.joint import ReleasePlan, design_joint
+
+    ref = pd.DataFrame({"sex": list("FMFFMF" * 10), "rich": list("yynnny" * 10)})
+    design = design_joint(ref, 2.0, 0.05, columns=["sex", "rich"], mode="per-column")
+    return ReleasePlan.from_design(design)
+
+
+def test_a_home_folder_with_glob_characters_is_no_pattern(tmp_path: Path,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    """With HOME=.../h[1], "~/people.csv" read .../h1/people.csv (the expanded text was
+    taken as a glob), and input == output went unnoticed."""
+    home, other = tmp_path / "h[1]", tmp_path / "h1"
+    home.mkdir()
+    other.mkdir()
+    (home / "people.csv").write_text("id,sex\n1,F\n")
+    (other / "people.csv").write_text("id,sex\n1,M\n2,M\n")
+    monkeypatch.setenv("HOME", str(home))
+    assert expand_inputs("~/people.csv") == [home / "people.csv"]
+    assert expand_inputs("~/*.csv") == [home / "people.csv"]
+    from pmlkit.errors import DataError
+
+    with pytest.raises(DataError, match="is the input file"):
+        privatize_file(SWAP, "~/people.csv", "~/people.csv", "sex", overwrite=True)
+    assert (home / "people.csv").read_text() == "id,sex\n1,F\n"
+
+
+def test_a_file_whose_name_is_also_a_pattern(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    """An existing file named x[1].csv is that file; if the pattern also matches another
+    file (x1.csv) the input is ambiguous and refused."""
+    from pmlkit.errors import DataError
+
+    monkeypatch.chdir(tmp_path)
+    Path("x[1].csv").write_text("id,sex\n1,F\n")
+    assert expand_inputs("x[1].csv") == [Path("x[1].csv")]
+    Path("x1.csv").write_text("id,sex\n1,M\n")
+    with pytest.raises(DataError, match=r"input 'x\[1\]\.csv' names a file and is also a "
+                                        r"glob pattern matching 'x1\.csv'"):
+        expand_inputs("x[1].csv")
+    assert expand_inputs("x[[]1].csv") == [Path("x[1].csv")]
+    assert expand_inputs("x?.csv") == [Path("x1.csv")]
+
+
+def test_a_failed_release_removes_the_output_folders_it_made(tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch
+                                                             ) -> None:
+    """A value the mechanism lacks, found while streaming, stops the release: the folders
+    it created for its outputs go again (an existing one stays)."""
+    from pmlkit.errors import DataError
+
+    monkeypatch.chdir(tmp_path)
+    Path("a.csv").write_text("id,sex\n" + "".join(f"{i},F\n" for i in range(50)))
+    Path("b.csv").write_text("id,sex\n" + "".join(f"{i},M\n" for i in range(50)) + "99,X\n")
+    Path("kept").mkdir()
+    for inputs, out in ((["a.csv", "b.csv"], "new/deeper"), ("b.csv", "new2/"),
+                        (["a.csv", "b.csv"], "kept/sub")):
+        with pytest.raises(DataError, match="'X'"):
+            privatize_file(SWAP, inputs, out, "sex", rng=0, batch_rows=10)
+    assert sorted(str(p) for p in Path().rglob("*")) == ["a.csv", "b.csv", "kept"]
+
+
+def test_design_refuses_an_output_folder_that_does_not_exist_before_designing(
+        home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from pmlkit.cli.main import main
+
+    code = main(["design", "--reference=~/people.csv", "--column=sex", "--epsilon=2",
+                 "--delta=0.05", "--output=~/nodir/m.json"])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 1 and len(err) == 1, err
+    assert err[0].startswith("pmlkit: error: --output ") and "nodir' does not exist" in err[0]
+    assert not (home / "nodir").exists()

@@ -420,11 +420,22 @@ def no_duplicate_keys(pairs: list[tuple[str, Any]], error: type[Exception] = Val
     return out
 
 
-def user_path(path: str | os.PathLike[str]) -> Path:
+def user_path(path: Any, name: str = "path") -> Path:
     """A path as the user meant it: a leading ``~`` or ``~user`` is that user's home
     folder, as pandas, polars and pyarrow read it (pyarrow expands it when it opens a
     file, so a path checked unexpanded could name another file than the one read).
-    Nothing else changes: a relative path stays relative, links are not resolved.
+
+    A result that would still start with ``~`` (``./~/data.csv``, a folder literally
+    named ``~``, whose ``./`` pathlib drops, or a ``HOME`` of ``~root``) is made absolute
+    from the working directory, so no later reader expands it again: applying this twice
+    gives the same path. Nothing else changes: a relative path stays relative, links are
+    not resolved.
+
+    Raises
+    ------
+    ValidationError
+        ``path`` is not a ``str`` or ``os.PathLike`` of one (``name`` says which
+        parameter), or is empty.
 
     Examples
     --------
@@ -433,8 +444,25 @@ def user_path(path: str | os.PathLike[str]) -> Path:
     True
     >>> str(user_path("out/a~b.csv"))
     'out/a~b.csv'
+    >>> user_path("./~/data.csv") == Path.cwd() / "~" / "data.csv"
+    True
+    >>> user_path(None, "output")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.ValidationError: output must be a path (str or os.PathLike), got None
     """
-    return Path(os.path.expanduser(os.fspath(path)))
+    try:
+        text = os.fspath(path)
+    except TypeError:
+        text = None
+    if not isinstance(text, str):
+        raise ValidationError(f"{name} must be a path (str or os.PathLike), got {path!r}")
+    if not text:
+        raise ValidationError(f"{name} must name a file or folder, got an empty path")
+    p = Path(os.path.expanduser(text))
+    if p.parts and p.parts[0].startswith("~"):
+        p = p.absolute()  # (a literal '~' folder: never read as a home folder later)
+    return p
 
 
 def same_numbers(a: Any, b: Any, tol: float = 1e-9) -> bool:

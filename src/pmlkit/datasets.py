@@ -104,7 +104,7 @@ def find_adult(path: str | os.PathLike[str] | None = None, *,
         p = user_path(path)
         candidates.append(("path", p.parent if p.is_file() else p))
     elif os.environ.get("PMLKIT_DATA"):
-        p = user_path(os.environ["PMLKIT_DATA"])
+        p = user_path(os.environ["PMLKIT_DATA"], "PMLKIT_DATA")
         candidates.append(("PMLKIT_DATA", p.parent if p.is_file() else p))
     else:
         candidates.append(("cache", adult_cache_dir()))
@@ -216,7 +216,7 @@ def download_adult(cache_dir: str | os.PathLike[str] | None = None, *,
     import urllib.error
     import urllib.request
 
-    folder = user_path(cache_dir) if cache_dir is not None else adult_cache_dir()
+    folder = user_path(cache_dir, "cache_dir") if cache_dir is not None else adult_cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     for name, digest in ADULT_SHA256.items():
         target = folder / name

@@ -262,25 +262,50 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     >>> [p.name for p in expand_inputs([folder / "c.parquet", str(folder / "*.parquet")])]
     ['c.parquet']
     """
-    items = [pattern] if isinstance(pattern, str | os.PathLike) else list(pattern)
+    if isinstance(pattern, str | os.PathLike):
+        items: list[Any] = [pattern]
+    elif isinstance(pattern, Sequence):
+        items = list(pattern)
+    else:
+        raise ValidationError(f"input must be a path, a glob pattern or a list of them, got "
+                              f"{pattern!r}")
     if not items:
         raise DataError("no input files given")
     out: list[Path] = []
     for item in items:
-        text = os.fspath(user_path(item))
-        if _glob.has_magic(text):
-            hits = sorted(Path(p) for p in _glob.glob(text) if Path(p).is_file())
+        p = user_path(item, "input")
+        text = os.fspath(item)
+        if _glob.has_magic(text):  # (the user's text decides, never an expanded home)
+            hits = [h for h in glob_paths(text) if h.is_file() and h != p]
+            if p.is_file():
+                if hits:
+                    raise DataError(
+                        f"input {text!r} names a file and is also a glob pattern matching "
+                        f"{str(hits[0])!r}; escape the pattern characters ([[], [*], [?]) "
+                        "to name the file, or rename it")
+                hits = [p]
             if not hits:
                 raise DataError(f"input pattern {text!r} matches no file")
             out.extend(hits)
         else:
-            p = Path(text)
             _check_exists(p)
             out.append(p)
     first: dict[Path, Path] = {}  # each file's first path
     for p in out:
         first.setdefault(p.resolve(), p)
     return list(first.values())
+
+
+def glob_paths(text: str) -> list[Path]:
+    """The paths a glob pattern matches, sorted: a leading ``~`` or ``~user`` expanded and
+    taken literally (a home folder's own ``[`` or ``*`` is no pattern), and a match that
+    starts with a folder named ``~`` made absolute, as :func:`user_path` makes it."""
+    head, sep, tail = text.partition("/")
+    if head.startswith("~"):
+        text = _glob.escape(os.fspath(user_path(head))) + sep + tail
+    found = (Path(h) for h in _glob.glob(text))
+    return sorted(h.absolute() if h.parts and h.parts[0].startswith("~") else h
+                  for h in found)
 
 
 def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None) -> list[str]:

@@ -51,13 +51,16 @@ __all__ = [
 
 
 class UserPath(click.Path):
-    """``click.Path`` that reads a leading ``~`` as the home folder before its checks, as
-    the library reads every path (the shell leaves ``--out=~/m.json`` alone)."""
+    """``click.Path`` that reads a path as the library reads it (:func:`user_path`) before
+    its checks: a leading ``~`` is the home folder (the shell leaves ``--out=~/m.json``
+    alone), and ``./~/m.json`` stays in a folder named ``~``."""
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
-        if isinstance(value, str):
-            value = os.path.expanduser(value)
+        if isinstance(value, str) and value:
+            from .._validation import user_path
+
+            value = os.fspath(user_path(value))
         return super().convert(value, param, ctx)
 
 

@@ -433,6 +433,9 @@ def _check_out(out: pathlib.Path, reference: pathlib.Path, overwrite: bool) -> N
 
     from ..errors import DataError
 
+    if not out.parent.is_dir():  # (refused before designing, not when the file is written)
+        raise DataError(f"--output {str(out)!r}: the folder {str(out.parent)!r} does not "
+                        "exist; create it first or choose another --output")
     if out.exists():
         try:
             same = reference.exists() and os.path.samefile(out, reference)
@@ -468,7 +471,7 @@ def _categories(text: str | None) -> list[str] | None:
     if text.startswith("@"):
         from .._validation import user_path
 
-        path = user_path(text[1:])
+        path = user_path(text[1:], "--categories @FILE")
         try:
             lines = path.read_text(encoding="utf-8").splitlines()
         except OSError as exc:

@@ -35,7 +35,6 @@ groups by its *released* values, not the true ones: pmlkit says so in a warning.
 
 from __future__ import annotations
 
-import glob
 import hashlib
 from pathlib import Path
 from typing import Any
@@ -117,7 +116,7 @@ def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
     from .._validation import user_path
     from ..errors import DataError
 
-    p = user_path(spec)
+    p = user_path(spec, "--input")
     if p.exists():
         candidates = [p]
         if p.is_dir() and not _is_dask_folder(p):  # a folder of outputs
@@ -127,7 +126,9 @@ def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
                 raise DataError(f"--input folder {spec!r} holds no CSV/Parquet file and no "
                                 "Dask output folder")
     elif _GLOB_CHARS & set(spec):
-        candidates = sorted(Path(m) for m in glob.glob(str(p)))
+        from ..io import glob_paths
+
+        candidates = glob_paths(spec)
         candidates = [c for c in candidates if _is_data_file(c) or _is_dask_folder(c)]
         if not candidates:
             raise DataError(f"--input pattern {spec!r} matches no CSV/Parquet file and no "

@@ -205,7 +205,7 @@ class ReleasePlan:
         plan file's path."""
         from ..errors import DataError
 
-        out = user_path(folder)
+        out = user_path(folder, "folder")
         doc = self.to_dict()
         paths = {k: out / name for k, name in doc["mechanism_files"].items()}
         plan_path = out / PLAN_FILE

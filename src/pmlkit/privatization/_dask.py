@@ -277,7 +277,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     )
 
     inputs = expand_inputs(input)
-    out = user_path(output)
+    out = user_path(output, "output")
     cols, targets = check_column_names(columns, into, as_str=True)
     drop = raw_columns_dropped(cols, targets, keep_raw)
     mechs = column_mechanisms(mechanism, cols)

@@ -176,7 +176,7 @@ def output_paths(inputs: list[Path], output: str | os.PathLike[str]) -> list[Pat
     >>> [str(p) for p in output_paths([Path("in/a.csv"), Path("in/b.csv")], "out")]
     ['out/a.csv', 'out/b.csv']
     """
-    out = user_path(output)
+    out = user_path(output, "output")
     as_dir = len(inputs) > 1 or out.is_dir() or str(output).endswith(("/", os.sep))
     if as_dir:
         if out.exists() and not out.is_dir():
@@ -581,11 +581,14 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "remove it or pass overwrite=True (--overwrite)")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
-    if outputs[0] != user_path(output):  # writing into a folder: create it
+    made: list[Path] = []  # output folders this run creates, removed again if it fails
+    if outputs[0] != (folder := user_path(output, "output")):  # into a folder: create it
+        made = [f for f in (folder, *folder.parents) if not f.exists()]  # deepest first
         try:
-            user_path(output).mkdir(parents=True, exist_ok=True)
+            folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
-            raise os_error(exc, "create the output folder", user_path(output)) from exc
+            _remove_empty(made)
+            raise os_error(exc, "create the output folder", folder) from exc
 
     source = resolve_rng(rng)
     # each plain column's input labels counted as they are drawn (the reference-reuse
@@ -677,12 +680,26 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                 publish_all(staged, overwrite=overwrite, manifest=manifest)
             finally:
                 settle([functools.partial(tmp.unlink, missing_ok=True) for tmp in temps])
+    except BaseException:
+        _remove_empty(made)
+        raise
     finally:
         if bar is not None:
             bar.close()
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
                       source.description, digest, tuple(digests[c] for c in cols), joint_doc,
                       joint_columns)
+
+
+def _remove_empty(folders: Sequence[Path]) -> None:
+    """Remove the folders a failed run created (deepest first) while they are empty: a
+    folder that holds anything, a file published before the failure or one another
+    process put there, stays with everything above it."""
+    for f in folders:
+        try:
+            f.rmdir()
+        except OSError:
+            return
 
 
 def raw_columns_dropped(cols: Sequence[str], targets: Sequence[str], keep_raw: Any

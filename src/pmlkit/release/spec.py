@@ -303,10 +303,10 @@ class ReleaseSpec:
         if not isinstance(d, Mapping):
             raise _bad("the spec", d, "a table of keys")
         _keys(d, "", _TOP_REQUIRED, _TOP_OPTIONAL)
-        root = user_path(base) if base is not None else Path()
+        root = user_path(base, "base") if base is not None else Path()
 
         def path(key: str) -> Path:
-            p = user_path(_str(d, key))
+            p = user_path(_str(d, key), f"release spec: {key}")
             return p if p.is_absolute() else root / p
 
         eps = _real(d, "epsilon", positive=True)
