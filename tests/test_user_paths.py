@@ -268,3 +268,108 @@ def test_design_refuses_an_output_folder_that_does_not_exist_before_designing(
     assert code == 1 and len(err) == 1, err
     assert err[0].startswith("pmlkit: error: --output ") and "nodir' does not exist" in err[0]
     assert not (home / "nodir").exists()
+
+
+# --- the second attack round -----------------------------------------------------------
+
+
+def test_a_failed_release_never_removes_a_folder_it_did_not_make(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``build/../results/``: ``results`` exists (empty), ``build`` does not. The run
+    creates ``build`` only, and removes only ``build`` when it fails."""
+    from pmlkit.errors import DataError
+
+    monkeypatch.chdir(tmp_path)
+    Path("bad.csv").write_text("id,sex\n1,F\n2,X\n")
+    Path("results").mkdir()
+    with pytest.raises(DataError, match="'X'"):
+        privatize_file(SWAP, ["bad.csv", "bad.csv"], "build/../results/", "sex")
+    assert sorted(str(p) for p in Path().rglob("*")) == ["bad.csv", "results"]
+
+
+@pytest.mark.parametrize("rng", ["bad", -1])
+def test_a_release_refused_before_streaming_creates_no_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, rng: object) -> None:
+    from pmlkit.errors import ValidationError
+
+    monkeypatch.chdir(tmp_path)
+    Path("a.csv").write_text("id,sex\n1,F\n")
+    with pytest.raises(ValidationError, match="rng"):
+        privatize_file(SWAP, "a.csv", "new/deep/", "sex", rng=rng)
+    assert sorted(str(p) for p in Path().rglob("*")) == ["a.csv"]
+
+
+def test_patterns_and_paths(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``~a*.csv`` names no user: a pattern in the working directory, as in a shell;
+    ``**`` matches any depth; a ``pathlib.Path`` is one path, never a pattern."""
+    monkeypatch.chdir(tmp_path)
+    for name in ("~a1.csv", "~a2.csv", "d/x.csv", "d/e/y.csv", "d/e/f/z.csv", "x1.csv"):
+        Path(name).parent.mkdir(parents=True, exist_ok=True)
+        Path(name).write_text("id,sex\n1,F\n")
+    assert expand_inputs("~a*.csv") == [tmp_path / "~a1.csv", tmp_path / "~a2.csv"]
+    assert expand_inputs("d/**/*.csv") == [Path("d/e/f/z.csv"), Path("d/e/y.csv"),
+                                           Path("d/x.csv")]
+    from pmlkit.errors import DataError
+
+    with pytest.raises(DataError, match=r"input file 'x\[1\]\.csv' does not exist"):
+        expand_inputs(Path("x[1].csv"))
+
+
+@pytest.mark.parametrize(("args", "option"), [
+    (["joint", "design", "--reference", "ref.csv", "--columns", "sex,id", "--epsilon", "2",
+      "--delta", "0.05", "--mode", "per-column", "--out-dir", ""], "--out-dir"),
+    (["design", "--reference", "ref.csv", "--column", "sex", "--epsilon", "2", "--delta",
+      "0.05", "--output", ""], "--output"),
+    (["design", "--reference", "", "--column", "sex", "--epsilon", "2", "--delta", "0.05",
+      "--output", "m.json"], "--reference"),
+    (["release", "--spec", ""], "--spec"),
+])
+def test_an_empty_path_option_is_one_line_naming_the_option(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        args: list[str], option: str) -> None:
+    from pmlkit.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("ref.csv").write_text("id,sex\n" + "".join(f"{i},{'FM'[i % 2]}\n" for i in range(40)))
+    code = main(args)
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1, err
+    assert f"'{option}'" in err[0] and "got an empty path" in err[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.csv"]
+
+
+@pytest.mark.parametrize("target", ["newdir/", "m.json/"])
+def test_design_refuses_an_output_that_names_a_folder(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        target: str) -> None:
+    from pmlkit.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("ref.csv").write_text("id,sex\n1,F\n2,M\n")
+    code = main(["design", "--reference", "ref.csv", "--column", "sex", "--epsilon", "2",
+                 "--delta", "0.05", "--output", target])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert code == 2 and len(err) == 1 and "names a folder" in err[0], err
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ref.csv"]
+    from pmlkit.errors import ValidationError
+
+    with pytest.raises(ValidationError, match="names a folder"):
+        SWAP.save(target)
+
+
+@pytest.mark.parametrize("spelling", [".", "./"])
+def test_estimate_reads_the_working_directory_as_a_folder_of_outputs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str],
+        spelling: str) -> None:
+    """``pmlkit estimate --input .`` was an internal error (``Path('.')`` has no name)."""
+    from pmlkit.cli.main import main
+
+    monkeypatch.chdir(tmp_path)
+    Path("in.csv").write_text("id,sex\n" + "".join(f"{i},{'FM'[i % 2]}\n" for i in range(40)))
+    Path("out").mkdir()
+    privatize_file(SWAP, "in.csv", "out/released.csv", "sex", rng=0)
+    monkeypatch.chdir(tmp_path / "out")
+    code = main(["estimate", "--input", spelling, "--column", "sex", "--no-intervals"])
+    captured = capsys.readouterr()
+    assert code == 0, captured.err
+    assert "released.csv" in captured.out

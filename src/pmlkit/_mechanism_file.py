@@ -208,6 +208,9 @@ def to_json(doc: Mapping[str, Any]) -> str:
 def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
     """Write ``text`` (UTF-8) to ``path`` through a temporary file in the same folder,
     flushed to disk, then renamed over ``path``."""
+    if isinstance(path, str) and path.endswith(("/", os.sep)):
+        raise ValidationError(f"path {path!r} names a folder (it ends with '/'); give the "
+                              "file's name")
     path = user_path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=path.parent if str(path.parent) else ".")
@@ -227,7 +230,7 @@ def write_atomically(path: str | os.PathLike[str], text: str) -> Path:
 def read_json(path: str | os.PathLike[str]) -> Any:
     """The JSON document of the file at ``path`` (duplicate keys refused at every level;
     ``NaN`` and ``Infinity`` kept as strings, which no numeric field accepts)."""
-    path = user_path(path)
+    path = user_path(path, "mechanism file")
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:

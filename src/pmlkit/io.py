@@ -275,7 +275,9 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
     for item in items:
         p = user_path(item, "input")
         text = os.fspath(item)
-        if _glob.has_magic(text):  # (the user's text decides, never an expanded home)
+        # a pattern is a str with pattern characters (the user's text decides, never an
+        # expanded home); a pathlib.Path always names one path
+        if isinstance(item, str) and _glob.has_magic(text):
             hits = [h for h in glob_paths(text) if h.is_file() and h != p]
             if p.is_file():
                 if hits:
@@ -297,13 +299,15 @@ def expand_inputs(pattern: str | os.PathLike[str] | Sequence[str | os.PathLike[s
 
 
 def glob_paths(text: str) -> list[Path]:
-    """The paths a glob pattern matches, sorted: a leading ``~`` or ``~user`` expanded and
-    taken literally (a home folder's own ``[`` or ``*`` is no pattern), and a match that
-    starts with a folder named ``~`` made absolute, as :func:`user_path` makes it."""
+    """The paths a glob pattern matches, sorted (``**`` matches any depth): a leading
+    ``~`` or ``~user`` that names a home folder expanded and taken literally (a home
+    folder's own ``[`` or ``*`` is no pattern; ``~a*.csv``, naming no user, is a pattern
+    in the working directory, as in a shell), and a match that starts with ``~`` made
+    absolute, as :func:`user_path` makes it."""
     head, sep, tail = text.partition("/")
-    if head.startswith("~"):
-        text = _glob.escape(os.fspath(user_path(head))) + sep + tail
-    found = (Path(h) for h in _glob.glob(text))
+    if head.startswith("~") and (home := os.path.expanduser(head)) != head:
+        text = _glob.escape(home) + sep + tail
+    found = (Path(h) for h in _glob.glob(text, recursive=True))
     return sorted(h.absolute() if h.parts and h.parts[0].startswith("~") else h
                   for h in found)
 

@@ -57,9 +57,14 @@ class UserPath(click.Path):
 
     def convert(self, value: Any, param: click.Parameter | None,
                 ctx: click.Context | None) -> Any:
-        if isinstance(value, str) and value:
+        if isinstance(value, str):
             from .._validation import user_path
 
+            if not value:
+                self.fail("must name a file or folder, got an empty path", param, ctx)
+            if not self.dir_okay and value.endswith(("/", os.sep)):
+                self.fail(f"{value!r} names a folder (it ends with '/'); give a file name",
+                          param, ctx)
             value = os.fspath(user_path(value))
         return super().convert(value, param, ctx)
 

@@ -116,7 +116,7 @@ def _sources(spec: str) -> list[tuple[Path, list[Path]]]:
     from .._validation import user_path
     from ..errors import DataError
 
-    p = user_path(spec, "--input")
+    p = user_path(spec, "--input").absolute()  # (a folder's name: never '.')
     if p.exists():
         candidates = [p]
         if p.is_dir() and not _is_dask_folder(p):  # a folder of outputs

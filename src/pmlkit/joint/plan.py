@@ -231,7 +231,7 @@ class ReleasePlan:
         PlanFileError
             Anything malformed, edited or forged, in one line naming the field.
         """
-        p = user_path(path)
+        p = user_path(path, "plan file")
         where = f"release plan {str(p)!r}"
         try:
             text = p.read_text(encoding="utf-8")

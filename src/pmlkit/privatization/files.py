@@ -581,15 +581,6 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "remove it or pass overwrite=True (--overwrite)")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
-    made: list[Path] = []  # output folders this run creates, removed again if it fails
-    if outputs[0] != (folder := user_path(output, "output")):  # into a folder: create it
-        made = [f for f in (folder, *folder.parents) if not f.exists()]  # deepest first
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            _remove_empty(made)
-            raise os_error(exc, "create the output folder", folder) from exc
-
     source = resolve_rng(rng)
     # each plain column's input labels counted as they are drawn (the reference-reuse
     # warning; a joint release's are counted below, as tuples)
@@ -625,7 +616,10 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     bar = _progress_bar(inputs, csv, progress)
     staged: list[Staged] = []
     temps: list[Path] = []  # every temporary output, listed before it is created
+    made: list[tuple[Path, tuple[int, int]]] = []  # output folders this run creates
     try:
+        if outputs[0] != (folder := user_path(output, "output")):  # into a folder
+            made = _make_folders(folder)
         with cleanup_on_signals():
             try:
                 for inp, out, prev in zip(inputs, outputs, previous, strict=True):
@@ -691,12 +685,43 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                       joint_columns)
 
 
-def _remove_empty(folders: Sequence[Path]) -> None:
-    """Remove the folders a failed run created (deepest first) while they are empty: a
-    folder that holds anything, a file published before the failure or one another
-    process put there, stays with everything above it."""
-    for f in folders:
+def _make_folders(folder: Path) -> list[tuple[Path, tuple[int, int]]]:
+    """Create ``folder`` and its missing parents one at a time, each path as written
+    (``a/../b`` creates ``a`` and, if missing, ``b``: never a folder it only passes
+    through); returns each folder it created with its identity (device, inode), the
+    deepest first. Created folders are removed again if creating the next one fails."""
+    made: list[tuple[Path, tuple[int, int]]] = []
+    parts = folder.parts
+    for i in range(1, len(parts) + 1):
+        step = Path(*parts[:i])
+        if step.is_dir():
+            continue
         try:
+            step.mkdir()
+            st = step.stat()
+        except FileExistsError:
+            if step.is_dir():  # (made meanwhile by someone else: theirs)
+                continue
+            _remove_empty(made[::-1])
+            raise DataError(f"cannot create the output folder {str(folder)!r}: "
+                            f"{str(step)!r} exists and is not a folder") from None
+        except OSError as exc:
+            _remove_empty(made[::-1])
+            raise os_error(exc, "create the output folder", folder) from exc
+        made.append((step, (st.st_dev, st.st_ino)))
+    return made[::-1]
+
+
+def _remove_empty(folders: Sequence[tuple[Path, tuple[int, int]]]) -> None:
+    """Remove the folders a failed run created (deepest first) while each is still the
+    folder it created (same device and inode) and empty: a folder that holds anything,
+    a file published before the failure or one another process put there, stays with
+    everything above it."""
+    for f, ident in folders:
+        try:
+            st = f.stat()
+            if (st.st_dev, st.st_ino) != ident:
+                return
             f.rmdir()
         except OSError:
             return

@@ -367,7 +367,7 @@ def load_spec(path: str | os.PathLike[str]) -> ReleaseSpec:
     """
     import tomllib
 
-    p = user_path(path)
+    p = user_path(path, "release spec")
     try:
         with p.open("rb") as fh:
             d = tomllib.load(fh)
