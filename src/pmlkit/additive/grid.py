@@ -607,34 +607,85 @@ def grid_delta1_over_interval(grid: GridNoise, lo: float, hi: float,
     out = end_vals.max(axis=1)
     # breakpoints only where a threshold moves inside the interval
     moving = np.nonzero((ap_all[:, 1] > ap_all[:, 0]) | (an_all[:, 0] > an_all[:, 1]))[0]
-    for k in moving if hi > lo else ():
-        e = float(eps[k])
+    if hi > lo and moving.size:
+        _breakpoints(tails, grid, lo, hi, eps, moving, ap_all, an_all, i0, cap, kappa, out)
+    return np.asarray(np.minimum(out, 1.0), dtype=np.float64)
+
+
+#: Breakpoints evaluated per batch of :func:`_breakpoints` (bounds its temporaries).
+_BREAKPOINT_BATCH = 1 << 20
+
+
+def _breakpoints(tails: _GaussTails, grid: GridNoise, lo: float, hi: float,
+                 eps: FloatArray, moving: np.ndarray, ap_all: np.ndarray,
+                 an_all: np.ndarray, i0: int, cap: int, kappa: float,
+                 out: FloatArray) -> None:
+    """Raise ``out[k]`` for every ``k`` of ``moving`` to the largest value at its
+    breakpoints inside ``[lo, hi]`` (plus the pruning slack), as
+    :func:`grid_delta1_over_interval` describes.
+
+    The breakpoints of all eps are evaluated together, in batches of about
+    :data:`_BREAKPOINT_BATCH` grid points: every step is elementwise (the threshold
+    search of :func:`_first_violation` included), so each breakpoint's value is the one a
+    separate evaluation per eps gives, and the per-eps maxima are taken as before."""
+    # per eps: the breakpoint ranges [start, stop) of both sides and the pruning slack
+    spans: list[tuple[int, float, tuple[int, int], tuple[int, int], float]] = []
+    for k in moving:
         ap, an = ap_all[k], an_all[k]
-        best = float(out[k])
         slack = 0.0
-        em = math.expm1(-e)
         # positive side: i violates for q below q_i = (e^-eps - e^-u)/(1 - e^-u)
         top = min(int(ap[1]), i0 + 1)
         slack += _PRUNE_TAIL if top < ap[1] else 0.0
-        ip = np.arange(ap[0], top, dtype=np.int64)
-        if ip.size:
-            u = ip.astype(np.float64) * kappa
-            qb = np.clip((em - np.expm1(-u)) / -np.expm1(-u), lo, hi)
-            an_b = _first_violation(1.0 - qb, qb, e, kappa, cap)
-            vals = _grid_violation(tails, grid, qb, e, a_pos=ip, a_neg=an_b)
-            best = max(best, float(vals.max()))
+        pos = (int(ap[0]), top)
         # negative side: -i violates for q above q_i = (1 - e^-eps)/(1 - e^-u)
         top = min(int(an[0]), i0 + 1)
         slack += _PRUNE_TAIL if top < an[0] else 0.0
-        ineg = np.arange(an[1], top, dtype=np.int64)
-        if ineg.size:
-            u = ineg.astype(np.float64) * kappa
-            qb = np.clip(em / np.expm1(-u), lo, hi)
-            ap_b = _first_violation(qb, 1.0 - qb, e, kappa, cap)
-            vals = _grid_violation(tails, grid, qb, e, a_pos=ap_b, a_neg=ineg)
-            best = max(best, float(vals.max()))
+        spans.append((int(k), float(eps[k]), pos, (int(an[1]), top), slack))
+    side_max: tuple[dict[int, float], dict[int, float]] = ({}, {})
+    for side, store in enumerate(side_max):
+        batch: list[tuple[int, float, int, int]] = []
+        size = 0
+        for k, e, pos, neg, _ in spans:
+            start, stop = neg if side else pos
+            if stop > start:
+                batch.append((k, e, start, stop))
+                size += stop - start
+            if size >= _BREAKPOINT_BATCH:
+                _breakpoint_batch(tails, grid, lo, hi, batch, side == 0, cap, kappa, store)
+                batch, size = [], 0
+        if batch:
+            _breakpoint_batch(tails, grid, lo, hi, batch, side == 0, cap, kappa, store)
+    for k, _, _, _, slack in spans:
+        best = float(out[k])
+        for store in side_max:
+            if k in store:
+                best = max(best, store[k])
         out[k] = best + slack
-    return np.asarray(np.minimum(out, 1.0), dtype=np.float64)
+
+
+def _breakpoint_batch(tails: _GaussTails, grid: GridNoise, lo: float, hi: float,
+                      batch: list[tuple[int, float, int, int]], positive: bool, cap: int,
+                      kappa: float, store: dict[int, float]) -> None:
+    """Largest violation probability at the breakpoints of one side, per eps of ``batch``
+    (``(k, eps_k, start, stop)``: the grid indices ``start <= i < stop``), into
+    ``store[k]``."""
+    idx = np.concatenate([np.arange(a, b, dtype=np.int64) for _, _, a, b in batch])
+    counts = np.array([b - a for _, _, a, b in batch], dtype=np.int64)
+    e = np.repeat(np.array([x[1] for x in batch], dtype=np.float64), counts)
+    em = np.repeat(np.array([math.expm1(-x[1]) for x in batch], dtype=np.float64), counts)
+    u = idx.astype(np.float64) * kappa
+    if positive:
+        qb = np.clip((em - np.expm1(-u)) / -np.expm1(-u), lo, hi)
+        an_b = _first_violation(1.0 - qb, qb, e, kappa, cap)
+        vals = _grid_violation(tails, grid, qb, e, a_pos=idx, a_neg=an_b)
+    else:
+        qb = np.clip(em / np.expm1(-u), lo, hi)
+        ap_b = _first_violation(qb, 1.0 - qb, e, kappa, cap)
+        vals = _grid_violation(tails, grid, qb, e, a_pos=ap_b, a_neg=idx)
+    starts = np.cumsum(counts) - counts
+    tops = np.maximum.reduceat(vals, starts)
+    for x, v in zip(batch, tops, strict=True):
+        store[x[0]] = float(v)
 
 
 @positional_deprecated(version="0.2", allowed=3)
