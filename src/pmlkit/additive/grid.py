@@ -499,16 +499,22 @@ def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) ->
     front_b, back_b, eps_b = np.broadcast_arrays(np.asarray(front, dtype=np.float64),
                                                  np.asarray(back, dtype=np.float64),
                                                  np.asarray(eps, dtype=np.float64))
+    shape = front_b.shape
+    front_f, back_f, eps_f = front_b.ravel(), back_b.ravel(), eps_b.ravel()
 
-    def viol(i: np.ndarray) -> np.ndarray:
-        out: np.ndarray = exceeds(neg_log_mix(front_b, back_b, i.astype(np.float64) * kappa),
-                                  eps_b)
+    def viol(i: np.ndarray, at: np.ndarray | None = None) -> np.ndarray:
+        """The predicate at indices ``i`` of the entries ``at`` (``None``: all)."""
+        if at is None:
+            f, b, t = front_f, back_f, eps_f
+        else:
+            f, b, t = front_f[at], back_f[at], eps_f[at]
+        out: np.ndarray = exceeds(neg_log_mix(f, b, i.astype(np.float64) * kappa), t)
         return out
 
-    e = np.expm1(-eps_b)
+    e = np.expm1(-eps_f)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        t = -np.log1p(e / back_b) / kappa
-    t = np.where((back_b + e > 0) & np.isfinite(t), t, float(cap))
+        t = -np.log1p(e / back_f) / kappa
+    t = np.where((back_f + e > 0) & np.isfinite(t), t, float(cap))
     guess = np.clip(np.floor(t), 1, cap).astype(np.int64)
     lo = np.maximum(guess - 2, 0)          # want viol(lo) False (i = 0 never violates)
     hi = np.minimum(guess + 2, cap)        # want viol(hi) True (cap counts as violating)
@@ -516,14 +522,18 @@ def _first_violation(front: Any, back: Any, eps: Any, kappa: float, cap: int) ->
     lo = np.where(bad_lo, 0, lo)
     bad_hi = (hi < cap) & ~viol(hi)
     hi = np.where(bad_hi, cap, hi)
-    while True:
-        gap = hi - lo > 1
-        if not gap.any():
-            return hi
-        mid = (lo + hi) // 2
-        v = viol(mid)
-        hi = np.where(gap & v, mid, hi)
-        lo = np.where(gap & ~v, mid, lo)
+    # bisect only the entries whose bracket is still open (each entry on its own)
+    active = np.flatnonzero(hi - lo > 1)
+    while active.size:
+        a_lo, a_hi = lo[active], hi[active]
+        mid = (a_lo + a_hi) // 2
+        v = viol(mid, active)
+        a_hi = np.where(v, mid, a_hi)
+        a_lo = np.where(v, a_lo, mid)
+        hi[active] = a_hi
+        lo[active] = a_lo
+        active = active[a_hi - a_lo > 1]
+    return hi.reshape(shape)
 
 
 def _grid_violation(tails: _GaussTails, grid: GridNoise, q: Any, eps: Any,
