@@ -86,8 +86,12 @@ def neg_log_mix(q: ArrayLike, r: ArrayLike, u: ArrayLike) -> FloatArray:
 _THRESH_ERR = 2.0**-48
 
 
-def _thresholds(sigma: float, q: FloatArray, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
+def _thresholds(sigma: float, q: FloatArray, eps: FloatArray,
+                e: FloatArray | None = None) -> tuple[FloatArray, FloatArray]:
     """``(t_+, t_-)`` with ``inf`` for an empty half-line. ``e^{-eps} - q = r + expm1(-eps)``.
+
+    ``e`` is ``expm1(-eps)`` when the caller already has it (a loop over ``q`` at fixed
+    eps); it is computed otherwise.
 
     Rounding counts against the guarantee: each threshold is a lower bound on the exact
     one, so the violation set computed contains the exact one. ``r + e`` (``e =
@@ -98,11 +102,13 @@ def _thresholds(sigma: float, q: FloatArray, eps: FloatArray) -> tuple[FloatArra
     equal to the computed ``-log P(+1)``, where the exact ``e^{-eps} - P(+1)`` can be
     positive and the half-line non-empty) the half-line is kept.
     """
-    e = np.expm1(-eps)  # in (-1, 0]
+    if e is None:
+        e = np.expm1(-eps)  # in (-1, 0]
     r = 1.0 - q
     s2 = sigma * sigma / 2.0
-    err_pos = _THRESH_ERR * (r + np.abs(e))
-    err_neg = _THRESH_ERR * (q + np.abs(e))
+    abs_e = np.abs(e)
+    err_pos = _THRESH_ERR * (r + abs_e)
+    err_neg = _THRESH_ERR * (q + abs_e)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         l_pos = np.log1p((e + err_pos) / r)
         l_neg = np.log1p((e + err_neg) / q)
@@ -115,13 +121,15 @@ def _thresholds(sigma: float, q: FloatArray, eps: FloatArray) -> tuple[FloatArra
     return t_pos, t_neg
 
 
-def _violation(sigma: float, q_in: ArrayLike, eps_in: ArrayLike) -> FloatArray:
-    """``P_Y(E_eps(P))`` for ``P(+1) = q`` (arrays broadcast)."""
+def _violation(sigma: float, q_in: ArrayLike, eps_in: ArrayLike,
+               e: FloatArray | None = None) -> FloatArray:
+    """``P_Y(E_eps(P))`` for ``P(+1) = q`` (arrays broadcast); ``e``: ``expm1(-eps)`` if
+    known (see :func:`_thresholds`)."""
     from scipy.special import ndtr
 
     q = np.asarray(q_in, dtype=np.float64)
     eps = np.asarray(eps_in, dtype=np.float64)
-    t_pos, t_neg = _thresholds(sigma, q, eps)
+    t_pos, t_neg = _thresholds(sigma, q, eps, e)
     r = 1.0 - q
     with np.errstate(invalid="ignore", over="ignore"):  # +-inf arguments: ndtr gives 0/1
         up = q * ndtr((1.0 - t_pos) / sigma) + r * ndtr((-1.0 - t_pos) / sigma)
@@ -253,11 +261,12 @@ def delta1_over_interval(sigma: float, lo: float, hi: float, eps: FloatArray) ->
     a = grid[rows, np.maximum(idx - 1, 0)]
     b = grid[rows, np.minimum(idx + 1, g - 1)]
     e = eps[rows]
+    em = np.expm1(-e)  # fixed along each bracket: computed once, not per evaluation
     inv = (math.sqrt(5.0) - 1.0) / 2.0
     c = b - inv * (b - a)
     d = a + inv * (b - a)
-    fc = _violation(sigma, c, e)
-    fd = _violation(sigma, d, e)
+    fc = _violation(sigma, c, e, em)
+    fd = _violation(sigma, d, e, em)
     for _ in range(_GOLDEN_ITERS):
         left_wins = fc > fd  # the maximum is in [a, d]
         b = np.where(left_wins, d, b)
@@ -265,7 +274,7 @@ def delta1_over_interval(sigma: float, lo: float, hi: float, eps: FloatArray) ->
         keep = np.where(left_wins, c, d)  # the surviving interior point
         fkeep = np.where(left_wins, fc, fd)
         new = np.where(left_wins, b - inv * (b - a), a + inv * (b - a))
-        fnew = _violation(sigma, new, e)
+        fnew = _violation(sigma, new, e, em)
         c = np.where(left_wins, new, keep)
         fc = np.where(left_wins, fnew, fkeep)
         d = np.where(left_wins, keep, new)
