@@ -70,15 +70,24 @@ _GOLDEN_ITERS = 60
 
 
 def neg_log_mix(q: ArrayLike, r: ArrayLike, u: ArrayLike) -> FloatArray:
-    """``-log(q + r e^{-u})`` for ``u >= 0`` (``q + r = 1``), stable at both ends."""
+    """``-log(q + r e^{-u})`` for ``u >= 0`` (``q + r = 1``), stable at both ends.
+
+    ``-log1p(r expm1(-u))`` where ``r expm1(-u) > -1/2``, else ``-logaddexp(log q,
+    log r - u)``; the second form is evaluated only at the entries that take it."""
     qq = np.asarray(q, dtype=np.float64)
     rr = np.asarray(r, dtype=np.float64)
     uu = np.asarray(u, dtype=np.float64)
+    shape = np.broadcast_shapes(qq.shape, rr.shape, uu.shape)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         a = rr * np.expm1(-uu)
-        direct = -np.log1p(a)
-        logs = -np.logaddexp(np.log(qq), np.log(rr) - uu)
-    out: FloatArray = np.where(a > -0.5, direct, logs)
+        out: FloatArray = np.array(np.broadcast_to(-np.log1p(a), shape), dtype=np.float64,
+                                   order="C")
+        far = np.flatnonzero(np.broadcast_to(~(a > -0.5), shape))
+        if far.size:
+            qf = np.broadcast_to(qq, shape).reshape(-1)[far]
+            rf = np.broadcast_to(rr, shape).reshape(-1)[far]
+            uf = np.broadcast_to(uu, shape).reshape(-1)[far]
+            out.reshape(-1)[far] = -np.logaddexp(np.log(qf), np.log(rf) - uf)
     return out
 
 
