@@ -548,6 +548,9 @@ class _Items:
             avg = self.cum_r / self.cum_q
         # non-increasing in exact arithmetic; enforce it against rounding for searchsorted
         self.neg_avg = -np.minimum.accumulate(avg) if avg.size else avg
+        # first item whose ratio is not finite (size: none), for level()
+        bad = np.flatnonzero(~np.isfinite(self.r))
+        self.first_bad = int(bad[0]) if bad.size else int(self.r.size)
 
     def mass_many(self, t: NDArray[np.float64]) -> NDArray[np.float64]:
         """``max sum s_y`` over ``0 <= s_y <= q_y``, ``sum s_y (r_y - e^t) >= 0`` for each
@@ -588,7 +591,7 @@ class _Items:
         if float(self.cum_q[-1]) <= delta:
             return 0.0
         k = int(np.searchsorted(self.cum_q, delta, side="left"))  # first cum_q >= delta
-        if not np.isfinite(self.r[: k + 1]).all():
+        if k >= self.first_bad:  # some ratio among the first k + 1 is not finite
             return math.inf
         before_q = float(self.cum_q[k - 1]) if k > 0 else 0.0
         before_r = float(self.cum_r[k - 1]) if k > 0 else 0.0

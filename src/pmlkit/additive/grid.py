@@ -455,6 +455,11 @@ def _kappa(grid: GridNoise) -> float:
     return 2.0 * float(1 << grid.exponent) / (float(grid.units) ** 2)
 
 
+def _tail_cap(n: int) -> int:
+    """``L`` of :class:`_GaussTails`: past it the weight ``e^{-k^2/(2n^2)}`` underflows."""
+    return math.ceil(38.7 * n) + 2
+
+
 class _GaussTails:
     """``S(c) = P(K >= c)`` for the discrete Gaussian of scale ``n`` (any integer ``c``).
 
@@ -465,7 +470,7 @@ class _GaussTails:
 
     def __init__(self, n: int) -> None:
         self.n = n
-        self.cap = math.ceil(38.7 * n) + 2
+        self.cap = _tail_cap(n)
         k = np.arange(self.cap + 1, dtype=np.float64)
         w = np.exp(-(k * k) / (2.0 * float(n) * float(n)))
         z = 2.0 * float(np.sum(w[::-1])) - 1.0
@@ -779,8 +784,7 @@ def gaussian_grid_channel(grid: GridNoise) -> tuple[np.ndarray, np.ndarray]:
             f"sigma={fmt(grid.requested_scale)} on a grid of step 2^-{grid.exponent} puts "
             f"the inputs +-1 {2 * big_n} steps apart; the released channel is tabulated only "
             f"up to 2^-21 steps: choose granularity >= 2^-21 (or a larger sigma)")
-    tails = _GaussTails(grid.units)
-    cap = tails.cap
+    cap = _tail_cap(grid.units)  # the table's length, without building the table
     k = np.arange(-cap, cap + 1, dtype=np.float64)
     n = float(grid.units)
     pmf = np.exp(-(k * k) / (2.0 * n * n))
