@@ -280,14 +280,11 @@ def delta1_over_interval(sigma: float, lo: float, hi: float, eps: FloatArray) ->
         left_wins = fc > fd  # the maximum is in [a, d]
         b = np.where(left_wins, d, b)
         a = np.where(left_wins, a, c)
-        keep = np.where(left_wins, c, d)  # the surviving interior point
-        fkeep = np.where(left_wins, fc, fd)
         new = np.where(left_wins, b - inv * (b - a), a + inv * (b - a))
         fnew = _violation(sigma, new, e, em)
-        c = np.where(left_wins, new, keep)
-        fc = np.where(left_wins, fnew, fkeep)
-        d = np.where(left_wins, keep, new)
-        fd = np.where(left_wins, fkeep, fnew)
+        # the surviving interior point (c if the left wins, else d) moves to the other side
+        c, d = np.where(left_wins, new, d), np.where(left_wins, c, new)
+        fc, fd = np.where(left_wins, fnew, fd), np.where(left_wins, fc, fnew)
     np.maximum.at(best, rows, np.maximum(fc, fd))
     return np.asarray(best, dtype=np.float64)
 
