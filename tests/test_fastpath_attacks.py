@@ -1044,7 +1044,7 @@ def test_csv_into_and_two_columns(tmp_path: Any) -> None:
     src, dst = tmp_path / "in.csv", tmp_path / "out.csv"
     src.write_bytes(("sex,k,race\r\n" + "".join(lines)).encode())
     pmlkit.privatize_file({"sex": mech, "race": mech}, src, dst, ["sex", "race"],
-                          into=["sex", "race_p"], rng=0, batch_rows=500)
+                          into=["sex", "race_p"], keep_raw=True, rng=0, batch_rows=500)
     cin, cout = _cells(src.read_bytes()), _cells(dst.read_bytes())
     assert cout[0] == ["sex", "k", "race", "race_p"]
     assert len(cout) == len(cin)

@@ -567,7 +567,8 @@ def test_polars_engine_writes_the_pyarrow_engines_table(tmp_path: Path, fam: str
     tables, groups = {}, {}
     for engine in ("pyarrow", "auto"):
         dst = tmp_path / f"out_{engine}.parquet"
-        pmlkit.privatize_file(mech, src, dst, "sex", into=into, rng=23, engine=engine)
+        pmlkit.privatize_file(mech, src, dst, "sex", into=into, keep_raw=True, rng=23,
+                              engine=engine)
         _manifest_digest(dst)
         tables[engine] = pq.read_table(dst)
         md = pq.read_metadata(dst)
@@ -689,14 +690,14 @@ def test_csv_many_text_labels_and_csv_to_parquet(tmp_path: Path, into: str | Non
     want = as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=5))
     cells_in = [next(csv.reader(io.StringIO(",".join(r)))) for r in rows]
     pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into=into, rng=5,
-                          batch_rows=3_000, csv=opts)
+                          batch_rows=3_000, csv=opts, keep_raw=True)
     out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
     assert len(out) == len(rows) + 1
     for i, (got, cin) in enumerate(zip(out[1:], cells_in, strict=True)):
         exp = [cin[0], want[i], cin[2]] if into is None else [*cin, want[i]]
         assert got == exp, (i, got, exp)
     pmlkit.privatize_file(mech, src, tmp_path / "out.parquet", "sex", into=into, rng=5,
-                          batch_rows=3_000, csv=opts)
+                          batch_rows=3_000, csv=opts, keep_raw=True)
     t = pq.read_table(tmp_path / "out.parquet")
     assert all(f.type == pa.string() for f in t.schema)
     assert t.column(into or "sex").to_pylist() == want
@@ -757,7 +758,7 @@ def test_csv_two_privatised_columns(tmp_path: Path) -> None:
     src = tmp_path / "in.csv"
     src.write_text("\n".join(lines) + "\n")
     pmlkit.privatize_file({"sex": m_few, "grade": m_many}, src, tmp_path / "out.csv",
-                          ["sex", "grade"], into=["sex", "grade_p"], rng=0,
+                          ["sex", "grade"], into=["sex", "grade_p"], keep_raw=True, rng=0,
                           batch_rows=5_000)
     out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
     assert out[0] == ["sex", "x", "grade", "grade_p"]
@@ -881,7 +882,8 @@ def test_csv_strip_whitespace_and_into_with_few_labels(tmp_path: Path) -> None:
     mech = Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("F", "M"), ("F", "M"))
     want = as_list(pmlkit.privatize(mech, [raw[r[1]] for r in rows], rng=9))
     pmlkit.privatize_file(mech, src, tmp_path / "out.csv", "sex", into="sex_p", rng=9,
-                          csv=CsvOptions(strip_whitespace=True), batch_rows=6_000)
+                          csv=CsvOptions(strip_whitespace=True), batch_rows=6_000,
+                          keep_raw=True)
     out = list(csv.reader(io.StringIO((tmp_path / "out.csv").read_text(), newline="")))
     cells_in = [next(csv.reader(io.StringIO(",".join(r)))) for r in rows]
     assert out[0] == ["a", "sex", "c", "sex_p"]

@@ -382,7 +382,8 @@ def test_dask_engine_missing_names_the_extra(tmp_path, monkeypatch):
 
 def test_manifest_and_parquet_metadata_carry_the_mechanism(tmp_path):
     (tmp_path / "d.csv").write_text("sex,age\nMale,30\nFemale,40\n")
-    privatize_file(SEX, tmp_path / "d.csv", tmp_path / "o.parquet", "sex", into="sex_p")
+    privatize_file(SEX, tmp_path / "d.csv", tmp_path / "o.parquet", "sex", into="sex_p",
+                   keep_raw=True)
     man = json.loads((tmp_path / "o.parquet.pmlkit.json").read_text())
     meta = json.loads(pq.read_schema(tmp_path / "o.parquet").metadata[b"pmlkit"])
     for doc in (man, meta):

@@ -46,8 +46,10 @@ def test_dictionary_column_comes_back_dictionary_encoded(tmp_path: Path,
     pq.write_table(_table(True), src, row_group_size=1000)
     pq.write_table(_table(False), plain, row_group_size=1000)
     out, out_plain = tmp_path / "out.parquet", tmp_path / "out_plain.parquet"
-    pmlkit.privatize_file(MECH, src, out, "sex", into=into, rng=11, batch_rows=700)
-    pmlkit.privatize_file(MECH, plain, out_plain, "sex", into=into, rng=11, batch_rows=700)
+    pmlkit.privatize_file(MECH, src, out, "sex", into=into, keep_raw=True, rng=11,
+                          batch_rows=700)
+    pmlkit.privatize_file(MECH, plain, out_plain, "sex", into=into, keep_raw=True, rng=11,
+                          batch_rows=700)
     got, inp = pq.read_table(out), pq.read_table(src)
     target = into or "sex"
     typ = got.schema.field(target).type

@@ -78,7 +78,7 @@ def _cases(folder: Path) -> list[tuple[str, Path, dict, tuple[str, ...]]]:
     f.write_text(_body(5000, 4, missing=True), encoding="utf-8")
     out.append(("missing_keep", f, {"missing": "keep"}, LABELS[:2]))
     out.append(("missing_category", f, {"missing": "category"}, (*LABELS[:2], "(missing)")))
-    out.append(("into", folder / "quoted.csv", {"into": "sex_p"}, LABELS))
+    out.append(("into", folder / "quoted.csv", {"into": "sex_p", "keep_raw": True}, LABELS))
     return out
 
 

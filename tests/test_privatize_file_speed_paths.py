@@ -126,7 +126,7 @@ def test_in_place_and_new_column_release_the_same_values(tmp_path):
     mech = pmlkit.Mechanism(np.array([[0.6, 0.3, 0.1], [0.2, 0.5, 0.3], [0.1, 0.1, 0.8]]),
                             LABELS, LABELS)
     privatize_file(mech, src, tmp_path / "a.csv", "sex", rng=5, manifest=False)
-    privatize_file(mech, src, tmp_path / "b.csv", "sex", into="sex_p", rng=5,
+    privatize_file(mech, src, tmp_path / "b.csv", "sex", into="sex_p", keep_raw=True, rng=5,
                    manifest=False)
     a = pa.csv.read_csv(tmp_path / "a.csv").column("sex").to_pylist()
     b = pa.csv.read_csv(tmp_path / "b.csv")

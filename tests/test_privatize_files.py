@@ -63,7 +63,8 @@ def test_in_place_keeps_everything_else(tmp_path, data, src, dst):
 
 def test_into_new_column_and_manifest(tmp_path, data):
     out = tmp_path / "o.parquet"
-    rep = privatize_file(SEX, tmp_path / "d.parquet", out, ["sex"], into=["sex_p"], rng=3)
+    rep = privatize_file(SEX, tmp_path / "d.parquet", out, ["sex"], into=["sex_p"], rng=3,
+                         keep_raw=True)
     df = pd.read_parquet(out)
     assert list(df.columns) == [*data.columns, "sex_p"]
     pd.testing.assert_frame_equal(df[list(data.columns)], data)
@@ -102,7 +103,7 @@ def test_single_input_into_new_folder(tmp_path, data):
 def test_adult_headerless_csv(tmp_path, adult_dir):
     opts = CsvOptions(column_names=ADULT_COLS, strip_whitespace=True, null_values=("?",))
     rep = privatize_file(SEX, adult_dir / "adult.data", tmp_path / "a.parquet", "sex",
-                         into="sex_p", csv=opts, rng=0)
+                         into="sex_p", keep_raw=True, csv=opts, rng=0)
     assert rep.rows == 32561
     df = pd.read_parquet(tmp_path / "a.parquet")
     assert list(df.columns) == [*ADULT_COLS, "sex_p"]

@@ -261,7 +261,8 @@ def test_second_pass_keeps_the_first_pass_record(tmp_path: Path) -> None:
     # privatising a released column again is a repeated release: refused unless asked
     third = tmp_path / "third.parquet"
     with pytest.raises(DataError, match="pmlkit joint repeat"):
-        privatize_file(A, second, third, "a", into="a2", rng=np.random.default_rng(2))
+        privatize_file(A, second, third, "a", into="a2", keep_raw=True,
+                       rng=np.random.default_rng(2))
     with pytest.raises(DataError, match="already privatised by an earlier pass"):
         privatize_file(A, second, third, "a", rng=np.random.default_rng(2))
     assert not third.exists()

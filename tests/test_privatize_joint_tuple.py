@@ -189,7 +189,7 @@ def test_manifest_records_the_joint_release(tmp_path: Path) -> None:
     write_parquet_3(tmp_path / "in.parquet", 500, 6)
     report = privatize_file({("colour", "level"): REL_3}, tmp_path / "in.parquet",
                             tmp_path / "out.parquet", ["colour", "level"],
-                            into=["colour_p", "level_p"])
+                            into=["colour_p", "level_p"], keep_raw=True)
     digest = REL_3.mechanism.to_dict()["sha256"]
     assert report.joint_columns == (("colour", "level"),)
     assert report.mechanisms_sha256 == (digest, digest)

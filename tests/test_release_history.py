@@ -122,8 +122,8 @@ def test_parquet_binding_is_the_canonical_digest_of_the_released_columns(
     pq.write_table(pa.table({"id": list(range(60)), "a": ["x", "y", "x"] * 20,
                              "b": ["u", "v", "u"] * 20}), src, row_group_size=group)
     out = data.with_name("out.parquet")
-    privatize_file(A, src, out, "a", into="a_private", rng=np.random.default_rng(0),
-                   engine=engine, batch_rows=batch)
+    privatize_file(A, src, out, "a", into="a_private", keep_raw=True,
+                   rng=np.random.default_rng(0), engine=engine, batch_rows=batch)
     binding = json.loads(pq.read_metadata(out).metadata[b"pmlkit-content"])
     released = pq.read_table(out).column("a_private").to_pylist()
     assert binding["rows"] == 60

@@ -132,7 +132,7 @@ def test_local_round_trip_is_exact(table, newline, bom, into):
         _write_inputs(tmp, names, data, n, newline, bom)
         for src, dst in PAIRS:
             out = tmp / f"{src}-{dst}"
-            privatize_file(SEX, tmp / f"in.{src}", out, "sex", into=into, rng=0)
+            privatize_file(SEX, tmp / f"in.{src}", out, "sex", into=into, keep_raw=True, rng=0)
             _check(tmp, src, out, names, data, n, newline, bom, into)
         assert (tmp / "in.csv").read_bytes() == _csv_bytes(
             names, _rows(names, data, n), newline=newline, bom=bom)  # input intact
