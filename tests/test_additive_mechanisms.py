@@ -297,7 +297,7 @@ def test_a_forged_guarantee_is_refused_also_when_unpickled():
 
 
 def test_over_accepts_sets_priors_and_confidence_sets_and_refuses_others():
-    cs = pmlkit.confidence_set([30, 70], 1e-3, method="box-cp")
+    cs = pmlkit.confidence_set([30, 70], 1e-3, confidence="box-cp")
     g = LaplaceMechanism.from_scale(1.0, over=cs).guarantee
     assert (g.basis, g.method, g.m, g.delta) == ("sample", "box-cp", 100, 1e-3)
     assert LaplaceMechanism.from_scale(1.0, over=[0.2, 0.8]).guarantee.basis == "prior"

@@ -29,7 +29,7 @@ def _check_design(counts: list[int], eps: float, delta: float, method: str,
                               confidence=method, utility=utility)
     g = res.guarantee
     # the recorded set is the one the method builds from these counts
-    assert g.set == confidence_set(counts, delta, method=method).set.to_dict()
+    assert g.set == confidence_set(counts, delta, confidence=method).set.to_dict()
     uset = set_from_dict(g.set)
     w = np.asarray(res.mechanism.matrix)
     assert g.certified_eps <= eps + CERTIFY_TOL

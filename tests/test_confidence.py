@@ -582,7 +582,7 @@ def test_tighter_sets_figure(monkeypatch):
              "sex": ((rng.random(3000) < 0.67).astype(np.int64), ["Female", "Male"])}
     monkeypatch.setattr(T, "adult_codes", lambda data, feats: codes)
     monkeypatch.setattr(T, "M_ADULT", (100, 1000))
-    df = T.compute(iterations=4, seed=3)
+    df = T.compute(iterations=4, rng=3)
     assert {"set", "n", "m", "delta", "p_hat_kind", "eps_certified", "feature", "eps",
             "mi_mean", "mi_std"} <= set(df.columns)
     cert = df[df["kind"] == "certified"]

@@ -128,7 +128,7 @@ def test_other_confidence_sets():
     meth = methods[0]
     r = design_from_samples(emp, 1.0, 1e-3, confidence=meth)
     assert r.guarantee.optimality == "exact"  # three-level rays over the box
-    uset = confidence_set(counts, 1e-3, method=meth).set
+    uset = confidence_set(counts, 1e-3, confidence=meth).set
     assert r.guarantee.confidence == meth
     assert pmlkit.leakage_capacity(r.mechanism, uset) <= 1.0 + 1e-9
     assert r.guarantee.set == uset.to_dict()
@@ -215,7 +215,7 @@ def test_every_confidence_method_designs_exactly():
     emp = EmpiricalDistribution.from_counts(counts)
     for meth in METHODS:
         r = design_from_samples(emp, 0.5, 1e-3, confidence=meth)
-        uset = confidence_set(counts, 1e-3, method=meth).set
+        uset = confidence_set(counts, 1e-3, confidence=meth).set
         assert pmlkit.leakage_capacity(r.mechanism, uset) <= 0.5 + 1e-9, meth
         assert r.guarantee.optimality == "exact", meth
         assert r.guarantee.utility_value >= r.guarantee.utility_randomized_response - 1e-9

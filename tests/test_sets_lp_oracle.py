@@ -190,7 +190,7 @@ def _random_set(rng: np.random.Generator, n: int, kind: str) -> UncertaintySet:
         return VertexSet(np.vstack([p, rng.dirichlet(np.ones(n), size=k - 1)]))
     counts = _counts(rng, n)
     delta = float(rng.choice([1e-6, 0.05, 0.5]))
-    return confidence_set(counts, delta, method=kind).set
+    return confidence_set(counts, delta, confidence=kind).set
 
 
 KINDS = ("l1_ball", "box", "l1_box", "vertex_set", *METHODS)
@@ -215,7 +215,7 @@ def test_capacity_and_worst_case_match_lp(seed: int, kind: str, n: int) -> None:
 
 
 def _cp_l1_box(counts: list[int], delta: float) -> UncertaintySet:
-    return confidence_set(counts, delta, method="l1-box").set
+    return confidence_set(counts, delta, confidence="l1-box").set
 
 
 # sets on which a greedy can go wrong: big box room (sum(upper - center) far above 4 with
@@ -226,10 +226,10 @@ ADVERSARIAL: list[tuple[str, Any]] = [
     ("l1-box N=40 zero counts", lambda: _cp_l1_box([0] * 20 + [3] * 20, 1e-6)),
     ("l1-box N=12 one sample", lambda: _cp_l1_box([1] + [0] * 11, 0.5)),
     ("box-cp N=40 m=5", lambda: confidence_set([1] * 5 + [0] * 35, 0.05,
-                                               method="box-cp").set),
-    ("auto N=30", lambda: confidence_set(list(range(30)), 1e-3, method="auto").set),
+                                               confidence="box-cp").set),
+    ("auto N=30", lambda: confidence_set(list(range(30)), 1e-3, confidence="auto").set),
     ("l1-kappa skewed", lambda: confidence_set([500, 1, 0, 2], 1e-3,
-                                               method="l1-kappa").set),
+                                               confidence="l1-kappa").set),
     ("ball radius past 2 pmin", lambda: L1Ball([0.5, 0.3, 0.15, 0.05, 0.0], 0.4)),
     ("ball radius 0", lambda: L1Ball([0.5, 0.3, 0.2], 0.0)),
     ("ball whole simplex", lambda: L1Ball([0.25] * 4, 2.0)),
@@ -247,7 +247,7 @@ ADVERSARIAL: list[tuple[str, Any]] = [
     ("ball N=100 radius past 2 pmin",
      lambda: L1Ball(np.arange(100.0) / 4950.0, 0.05)),
     ("box-cp N=100 m=30", lambda: confidence_set([1] * 30 + [0] * 70, 0.05,
-                                                 method="box-cp").set),
+                                                 confidence="box-cp").set),
     ("l1-box N=100 m=30", lambda: _cp_l1_box([1] * 30 + [0] * 70, 0.05)),
     ("N=1 ball", lambda: L1Ball([1.0], 1.0)),
 ]
