@@ -1424,8 +1424,9 @@ if __name__ == "__main__":  # regenerate the doc table
 # --------------------------------------------------------------------------------------
 
 NUMPY_SCALAR_CALLS: list[tuple[str, Callable[..., Any], tuple[Any, ...]]] = [
-    ("l1_radius", pmlkit.l1_radius, (0.05, 1000, 4)),
-    ("l1_failure_probability", pmlkit.l1_failure_probability, (0.1, 1000, 4)),
+    ("l1_radius", lambda d, m, n: pmlkit.l1_radius(d, m=m, n=n), (0.05, 1000, 4)),
+    ("l1_failure_probability", lambda r, m, n: pmlkit.l1_failure_probability(r, m=m, n=n),
+     (0.1, 1000, 4)),
     ("eps_bound", lambda e, b: pmlkit.eps_bound(eps=e, beta=b), (0.5, 0.1)),
     ("delta_min", lambda e, t, m, n: pmlkit.delta_min(eps=e, eps_target=t, m=m, n=n),
      (0.5, 0.7, 1000, 4)),

@@ -194,8 +194,9 @@ weird = (st.floats(allow_nan=True, allow_infinity=True) | st.integers(-10**20, 1
     (lambda e, d: pk.leakage_bound(eps=e, distance=d), 2),
     (lambda c, d: pk.lipschitz_bound(capacity=c, distance=d), 2),
     (lambda e, t, m, n: pk.delta_min(eps=e, eps_target=t, m=m, n=n), 4),
-    (pk.l1_radius_known_kappa, 4), (pk.privacy_region, 2), (pk.l1_radius, 3),
-    (pk.l1_failure_probability, 3), (phi, 1), (kappa, 1),
+    (lambda d, m, n, k: pk.l1_radius_known_kappa(d, m=m, n=n, kappa=k), 4),
+    (pk.privacy_region, 2), (lambda d, m, n: pk.l1_radius(d, m=m, n=n), 3),
+    (lambda b, m, n: pk.l1_failure_probability(b, m=m, n=n), 3), (phi, 1), (kappa, 1),
 ])
 def test_fuzz_scalar_arguments_only_raise_pml_errors(fn, nargs):
     @given(st.tuples(*[weird] * nargs))

@@ -152,7 +152,7 @@ def test_random_points_never_exceed_the_thm_l1gamma_bound(panel, frac, seed):
     w, p, eps, _ = ub.PANELS[panel]
     qs = ub.random_cloud(p, max(frac, 1e-6) * 1.9 * p.min(), 5, np.random.default_rng(seed))
     betas = np.abs(qs - p).sum(axis=1)
-    bound = np.asarray(sensitivity_bound(eps, p, betas), float)
+    bound = np.asarray(sensitivity_bound(p, eps=eps, beta=betas), float)
     assert (ub.d_inf(w, p, qs) <= bound + 1e-12).all()
 
 

@@ -114,7 +114,7 @@ def _edge_rel(x: Any) -> float:
 def test_eps_bound(eps: float, beta: float) -> None:
     f = _fn("pmlkit.bounds", "eps_bound")
     x = M(beta) * mp.exp(M(eps)) / 2
-    _close(f(eps, beta), mp_eps_bound(eps, beta), rel=_edge_rel(x) + 1e-12)
+    _close(f(eps=eps, beta=beta), mp_eps_bound(eps, beta), rel=_edge_rel(x) + 1e-12)
 
 
 def mp_sensitivity_bound(eps: float, prior: np.ndarray, beta: float) -> Any:
@@ -144,7 +144,7 @@ def test_sensitivity_bound(eps: float, prior: list[float], beta: float) -> None:
     region1 = M(eps) < -mp.log(1 - pmin)
     x = M(beta) / 2 * (mp.exp(M(eps)) - 1) / pmin if region1 else M(beta) * mp.exp(M(eps)) / 2
     # (e^eps - 1) for eps = 1e-9 must be computed with expm1
-    _close(f(eps, p, beta), ref, rel=_edge_rel(x) + 1e-10)
+    _close(f(p, eps=eps, beta=beta), ref, rel=_edge_rel(x) + 1e-10)
 
 
 def mp_delta_min(eps: float, eps_prime: float, m: float, n: int) -> Any:
@@ -167,7 +167,7 @@ def test_delta_min(eps: float, eps_prime: float, m: int, n: int) -> None:
     d = mp.exp(-M(eps)) - mp.exp(-M(eps_prime))
     expo = 2 * M(m) * d * d
     rel = float(1e-10 + 16 * U * expo)
-    got = f(eps, eps_prime, m, n)
+    got = f(eps=eps, eps_target=eps_prime, m=m, n=n)
     if ref < mp.mpf("1e-300"):
         assert 0.0 <= got < 1e-290
         return
@@ -407,10 +407,11 @@ def test_gaussian_delta1_and_tradeoff(sigma: float, q_hat: float, m: int, eps: f
     lo, hi = max(q_hat - beta / 2, 0.0), min(q_hat + beta / 2, 1.0)
     grid = [M(lo) + (M(hi) - M(lo)) * k / 200 for k in range(201)]
     ref = max(mp_gauss_violation(sigma, (1 - q, q), eps) for q in grid)
-    got = delta1(sigma, (1 - q_hat, q_hat), beta, eps)
+    got = delta1(sigma, (1 - q_hat, q_hat), beta=beta, eps=eps)
     assert math.isfinite(got) and 0.0 <= got <= 1.0
     assert mp.mpf(got) >= ref - mp.mpf("1e-12") * max(1, ref)
     assert mp.mpf(got) <= ref + mp.mpf("1e-9")
-    e_out, d_out = tradeoff(sigma, (1 - q_hat, q_hat), m, delta2, eps, method="direct")
+    e_out, d_out = tradeoff(sigma, (1 - q_hat, q_hat), m=m, delta2=delta2, eps=eps,
+                            curve="direct")
     assert e_out == eps
     _close(d_out, M(got) + M(delta2) - M(got) * M(delta2), rel=1e-12, abs_=1e-300)

@@ -45,7 +45,7 @@ def test_binarized_samplers_flip_at_the_owner_probability():
 @given(st.floats(0.0, 0.5), st.floats(0.0, 3.0))
 def test_worst_case_p_min_is_the_l1_ball_minimum(p, beta):
     # by hand: moving beta/2 of mass out of the smaller entry, never below 0
-    assert additive.worst_case_p_min(p, beta) == max(p - beta / 2.0, 0.0)
+    assert additive.worst_case_p_min(p, beta=beta) == max(p - beta / 2.0, 0.0)
 
 
 @settings(max_examples=40, deadline=None)
@@ -54,8 +54,8 @@ def test_gaussian_l1_interval_matches_hand_formula(q, beta):
     # the delta1 over the ball equals the delta1 over the interval written by hand
     eps = np.array([0.1, 0.7])
     lo, hi = max(q - beta / 2.0, 0.0), min(q + beta / 2.0, 1.0)
-    got = additive.gaussian_delta1(1.3, (1.0 - q, q), beta, eps)
-    want = additive.gaussian_delta1_interval(1.3, lo, hi, eps)
+    got = additive.gaussian_delta1(1.3, (1.0 - q, q), beta=beta, eps=eps)
+    want = additive.gaussian_delta1_interval(1.3, lo, hi, eps=eps)
     np.testing.assert_array_equal(got, want)
 
 

@@ -261,7 +261,7 @@ def test_sensitivity_bound_dominates_linprog_sensitivity(w: np.ndarray,
     p = data.draw(priors(w.shape[0]))
     beta = data.draw(st.floats(0.0, 0.999)) * 2 * float(p.min())
     eps = pmlkit.eps_min(w, p)
-    bound = sensitivity_bound(eps, p, beta)
+    bound = sensitivity_bound(p, eps=eps, beta=beta)
     minima = np.array([_lp_min_over_l1_ball(w[:, j], p, beta) for j in range(w.shape[1])])
     exact = _capacity_from_column_minima(w, minima) - eps
     assert exact <= bound + 1e-6 * max(1.0, abs(bound))  # HiGHS tolerance
@@ -287,8 +287,8 @@ def test_lipschitz_and_leakage_bounds_hold(w: np.ndarray, data: st.DataObject) -
     e_p, e_q = pmlkit.eps_min(w, p), pmlkit.eps_min(w, q)
     minima = np.array([_lp_min_over_l1_ball(w[:, j], p, dist) for j in range(w.shape[1])])
     cap = _capacity_from_column_minima(w, minima)
-    assert abs(e_p - e_q) <= lipschitz_bound(cap, dist) * (1 + 1e-6) + 1e-6
-    assert e_q <= leakage_bound(e_p, dist) * (1 + 1e-9) + 1e-9
+    assert abs(e_p - e_q) <= lipschitz_bound(capacity=cap, distance=dist) * (1 + 1e-6) + 1e-6
+    assert e_q <= leakage_bound(eps=e_p, distance=dist) * (1 + 1e-9) + 1e-9
 
 
 # --------------------------------------------------------------------------------------
