@@ -295,27 +295,35 @@ def _finite_or_inf(x: Any, what: str) -> None:
     assert not np.isnan(arr).any(), f"{what} returned NaN: {x!r}"
 
 
-# (module, function, number of scalar arguments, extra fixed arguments)
-SCALAR_ENTRY_POINTS: list[tuple[str, str, int]] = [
-    ("pmlkit.estimation", "l1_radius", 3),
-    ("pmlkit.estimation", "l1_failure_probability", 3),
-    ("pmlkit.bounds", "delta_min", 4),
-    ("pmlkit.bounds", "eps_bound", 2),
-    ("pmlkit.additive", "laplace_eps", 2),
-    ("pmlkit.additive", "laplace_scale", 2),
-    ("pmlkit.additive", "laplace_eps_uncertain", 3),
-    ("pmlkit.additive", "pldp_sigma", 2),
-    ("pmlkit.additive", "pldp_eps", 2),
-    ("pmlkit.additive", "laplace_scale_uncertain", 3),
-    ("pmlkit.bounds", "lipschitz_bound", 2),
-    ("pmlkit.bounds", "leakage_bound", 2),
-    ("pmlkit.estimation", "phi", 1),
+def _call(fn: Any, args: tuple[Any, ...], keywords: tuple[str, ...]) -> Any:
+    """``fn(*args)``, with the last ``len(keywords)`` arguments passed by those names."""
+    split = len(args) - len(keywords)
+    return fn(*args[:split], **dict(zip(keywords, args[split:], strict=True)))
+
+
+# (module, function, number of scalar arguments, names of the trailing arguments that
+# are passed by keyword: the current spelling, which never warns)
+SCALAR_ENTRY_POINTS: list[tuple[str, str, int, tuple[str, ...]]] = [
+    ("pmlkit.estimation", "l1_radius", 3, ("m", "n")),
+    ("pmlkit.estimation", "l1_failure_probability", 3, ("m", "n")),
+    ("pmlkit.bounds", "delta_min", 4, ("eps", "eps_target", "m", "n")),
+    ("pmlkit.bounds", "eps_bound", 2, ("eps", "beta")),
+    ("pmlkit.additive", "laplace_eps", 2, ()),
+    ("pmlkit.additive", "laplace_scale", 2, ()),
+    ("pmlkit.additive", "laplace_eps_uncertain", 3, ("beta",)),
+    ("pmlkit.additive", "pldp_sigma", 2, ()),
+    ("pmlkit.additive", "pldp_eps", 2, ()),
+    ("pmlkit.additive", "laplace_scale_uncertain", 3, ("beta",)),
+    ("pmlkit.bounds", "lipschitz_bound", 2, ("capacity", "distance")),
+    ("pmlkit.bounds", "leakage_bound", 2, ("eps", "distance")),
+    ("pmlkit.estimation", "phi", 1, ()),
 ]
 
 
-@pytest.mark.parametrize("module,func,nargs", SCALAR_ENTRY_POINTS,
-                         ids=[f"{m.split('.')[-1]}.{f}" for m, f, _ in SCALAR_ENTRY_POINTS])
-def test_fuzz_scalar_entry_points(module: str, func: str, nargs: int) -> None:
+@pytest.mark.parametrize("module,func,nargs,keywords", SCALAR_ENTRY_POINTS,
+                         ids=[f"{m.split('.')[-1]}.{f}" for m, f, _, _ in SCALAR_ENTRY_POINTS])
+def test_fuzz_scalar_entry_points(module: str, func: str, nargs: int,
+                                  keywords: tuple[str, ...]) -> None:
     _has(module, func)
     fn = getattr(importlib.import_module(module), func)
 
@@ -324,7 +332,7 @@ def test_fuzz_scalar_entry_points(module: str, func: str, nargs: int) -> None:
     def run(args: tuple) -> None:
         EXAMPLES[f"{func}"] += 1
         try:
-            out = fn(*args)
+            out = _call(fn, args, keywords)
         except PMLError:
             return
         _finite_or_inf(out, f"{func}{args}")
@@ -405,7 +413,7 @@ def test_fuzz_sensitivity_bound(eps: Any, prior: list[Any], beta: Any) -> None:
 
     EXAMPLES["sensitivity_bound"] += 1
     try:
-        out = sensitivity_bound(eps, prior, beta)
+        out = sensitivity_bound(prior, eps=eps, beta=beta)
     except PMLError:
         return
     _finite_or_inf(out, "sensitivity_bound")
@@ -422,7 +430,7 @@ def test_fuzz_gaussian_tradeoff(sigma: Any, q: Any, m: Any, delta2: Any, eps: An
 
     EXAMPLES["gaussian_tradeoff"] += 1
     try:
-        e_out, d_out = gaussian_tradeoff(sigma, q, m, delta2, eps, method=method)
+        e_out, d_out = gaussian_tradeoff(sigma, q, m=m, delta2=delta2, eps=eps, curve=method)
     except PMLError:
         return
     _finite_or_inf(e_out, "gaussian_tradeoff eps")
@@ -439,7 +447,7 @@ def test_fuzz_confidence_set(counts: list[Any], delta: Any, method: str) -> None
 
     EXAMPLES["confidence_set"] += 1
     try:
-        cs = confidence_set(counts, delta, method=method)
+        cs = confidence_set(counts, delta, confidence=method)
     except PMLError:
         return
     lo, hi = cs.set.coordinate_bounds()
@@ -510,23 +518,27 @@ def _report_example_count(request: pytest.FixtureRequest) -> Any:
 # inputs the fuzzers found, pinned so that they stay fixed
 # --------------------------------------------------------------------------------------
 
-FOUND: list[tuple[str, str, tuple[Any, ...]]] = [
-    ("pmlkit.additive", "pldp_eps", (1e-300, 0.5)),          # ZeroDivisionError
-    ("pmlkit.additive", "pldp_eps", (1.2711610061536464e308, 0.5)),   # NaN
+# (module, function, arguments, names of the trailing arguments passed by keyword)
+FOUND: list[tuple[str, str, tuple[Any, ...], tuple[str, ...]]] = [
+    ("pmlkit.additive", "pldp_eps", (1e-300, 0.5), ()),          # ZeroDivisionError
+    ("pmlkit.additive", "pldp_eps", (1.2711610061536464e308, 0.5), ()),   # NaN
     ("pmlkit.additive", "gaussian_violation_probability",
-     (1.3407807929942597e154, (1.0, 0.0), 0.0)),               # NaN (sigma^2 overflows)
-    ("pmlkit.bounds", "sensitivity_bound", (710.0, [1.0], 0.0)),  # OverflowError
-    ("pmlkit.bounds", "eps_bound", (710.0, 0.0)),
-    ("pmlkit.design", "exact_polytope", ("box", 710.0)),        # OverflowError in exp(eps)
-    ("pmlkit.confidence", "l1_kappa_set", ([1, 1], 5e-324)),     # ValueError: log(0)
-    ("pmlkit.leakage", "eps_max", ([10**400, 0],)),              # OverflowError (validator)
-    ("pmlkit.bounds", "delta_min", (0.0, 0.0, 8.98846567431158e307, 2)),  # NaN: inf * 0
+     (1.3407807929942597e154, (1.0, 0.0), 0.0), ()),           # NaN (sigma^2 overflows)
+    ("pmlkit.bounds", "sensitivity_bound", ([1.0], 710.0, 0.0),
+     ("eps", "beta")),                                          # OverflowError
+    ("pmlkit.bounds", "eps_bound", (710.0, 0.0), ("eps", "beta")),
+    ("pmlkit.design", "exact_polytope", ("box", 710.0), ()),    # OverflowError in exp(eps)
+    ("pmlkit.confidence", "l1_kappa_set", ([1, 1], 5e-324), ()),  # ValueError: log(0)
+    ("pmlkit.leakage", "eps_max", ([10**400, 0],), ()),          # OverflowError (validator)
+    ("pmlkit.bounds", "delta_min", (0.0, 0.0, 8.98846567431158e307, 2),
+     ("eps", "eps_target", "m", "n")),                          # NaN: inf * 0
 ]
 
 
-@pytest.mark.parametrize("module,func,args", FOUND,
-                         ids=[f"{f}{a}"[:60] for _, f, a in FOUND])
-def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
+@pytest.mark.parametrize("module,func,args,keywords", FOUND,
+                         ids=[f"{f}{a}"[:60] for _, f, a, _ in FOUND])
+def test_fuzz_found(module: str, func: str, args: tuple[Any, ...],
+                    keywords: tuple[str, ...]) -> None:
     _has(module, func)
     fn = getattr(importlib.import_module(module), func)
     if args and args[0] == "box":  # a set argument, built here
@@ -534,7 +546,7 @@ def test_fuzz_found(module: str, func: str, args: tuple[Any, ...]) -> None:
 
         args = (Box([0.2, 0.2], [0.8, 0.8]), *args[1:])
     try:
-        out = fn(*args)
+        out = _call(fn, args, keywords)
     except PMLError:
         return
     if hasattr(out, "set"):  # a ConfidenceSet
