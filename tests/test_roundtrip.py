@@ -53,11 +53,16 @@ def tables(draw):
 
 
 def _csv_bytes(names, rows, *, newline: str, bom: bool) -> bytes:
-    buf = io.StringIO()
-    w = csv.writer(buf, lineterminator=newline, quoting=csv.QUOTE_MINIMAL)
-    w.writerow(names)
-    w.writerows(rows)
-    return (b"\xef\xbb\xbf" if bom else b"") + buf.getvalue().encode("utf-8")
+    """The file Python's csv writer makes, except that a field holding a carriage return
+    is quoted with LF line ends too (Python quotes only the characters of its line
+    terminator, so an unquoted lone CR would end the record for every CSV reader): each
+    record is quoted as for CRLF, and its terminator then replaced by ``newline``."""
+    out = []
+    for row in [names, *rows]:
+        buf = io.StringIO()
+        csv.writer(buf, lineterminator="\r\n", quoting=csv.QUOTE_MINIMAL).writerow(row)
+        out.append(buf.getvalue()[:-2] + newline)
+    return (b"\xef\xbb\xbf" if bom else b"") + "".join(out).encode("utf-8")
 
 
 def _rows(names, data, n):
