@@ -626,8 +626,8 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
     parses up to four blocks ahead on pyarrow's own threads and yields them in file order
     (no thread of pmlkit's), with the columns projected by the scan. It is used only
     where it reads exactly what the streaming reader reads (:func:`_reads_ahead`). It is
-    handed the path the streaming reader opens, unresolved (``~`` expanded as pyarrow
-    expands it, a relative path put under the working directory), so the kernel resolves
+    handed the path the streaming reader opens, unresolved (a relative path put under the
+    working directory; ``~`` was expanded where the path entered), so the kernel resolves
     symlinks, ``..`` and ``/proc`` links for both, and a path is never read as a URI.
     Leading batches without rows are left out, as the streaming reader leaves them out.
     Anything the fragment refuses before its first batch is read again by the streaming
@@ -650,7 +650,7 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
         first = None
         try:
             # (no normalisation: os.path.join, never abspath or realpath)
-            name = os.path.join(os.getcwd(), os.path.expanduser(os.fspath(path)))
+            name = os.path.join(os.getcwd(), os.fspath(path))
             fragment = fmt.make_fragment(name, filesystem=pafs.LocalFileSystem())
             # (an empty list of columns means all of them, as for the streaming reader)
             batches = iter(fragment.to_batches(columns=columns or None, batch_size=1 << 30,
