@@ -373,3 +373,26 @@ def test_estimate_reads_the_working_directory_as_a_folder_of_outputs(
     captured = capsys.readouterr()
     assert code == 0, captured.err
     assert "released.csv" in captured.out
+
+
+def test_release_records_are_found_beside_the_expanded_path(home: Path) -> None:
+    """``find_mechanism`` and ``released_columns`` read the records of the file the
+    release wrote: ``~/out.csv`` is the home folder's, ``./~/out.csv`` the decoy's."""
+    from pmlkit.inference import find_mechanism, released_columns
+
+    privatize_file(SWAP, "~/people.csv", "~/out.csv", "sex")
+    mech, where = find_mechanism("~/out.csv", "sex")
+    assert mech.matrix.tolist() == SWAP.matrix.tolist() and str(home) in where
+    assert released_columns("~/out.csv") == frozenset({"sex"})
+    with pytest.raises(pmlkit.errors.DataError, match="does not exist"):
+        find_mechanism("./~/out.csv", "sex")  # nothing was released into the decoy
+
+
+def test_reproduce_writes_into_the_expanded_folder(home: Path) -> None:
+    from pmlkit.experiments.report import reproduce
+
+    reproduce(["deltamin"], "~/figures", iterations=2)
+    assert (home / "figures" / "report.html").is_file()
+    assert not Path("~", "figures").exists()
+    with pytest.raises(pmlkit.errors.ValidationError, match="out must be a path"):
+        reproduce(["deltamin"], None, iterations=2)  # type: ignore[arg-type]

@@ -20,6 +20,7 @@ from typing import Any
 
 from .._deprecation import renamed_parameter
 from .._progress import report
+from .._validation import user_path
 from ..errors import DataError, PMLError, ValidationError
 from . import FIGURES, get_figure
 from .base import Check
@@ -124,9 +125,9 @@ def reproduce(names: Sequence[str], out: pathlib.Path | str, *,
     unknown = [n for n in names if n not in FIGURES]
     if unknown:
         raise ValidationError(f"figure must be one of {sorted(FIGURES)}, got {unknown[0]!r}")
-    out_dir = pathlib.Path(out)
+    out_dir = user_path(out, "out")
+    data_path = user_path(data, "data") if data is not None else None
     out_dir.mkdir(parents=True, exist_ok=True)
-    data_path = pathlib.Path(data) if data is not None else None
     say = echo or (lambda _line: None)
     results: list[FigureResult] = []
     todo = list(dict.fromkeys(names))

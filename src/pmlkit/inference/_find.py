@@ -8,7 +8,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from typing import Any
 
-from .._validation import no_duplicate_keys
+from .._validation import no_duplicate_keys, user_path
 from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 
@@ -90,11 +90,10 @@ def _check_bound(path: Any, doc: Any, where: str, columns: Sequence[str]) -> Non
     copied beside other data, or data edited after the release, would otherwise make the
     estimate invert the wrong channel. Records without a binding (older pmlkit, written
     by hand) cannot be checked and are read as before."""
-    from pathlib import Path
 
     from ..privatization.files import previous_privatization
 
-    p = Path(path)
+    p = user_path(path)
     if not (p.is_file() and where.startswith("manifest") and isinstance(doc, Mapping)
             and "released_content" in doc):
         return
@@ -164,9 +163,8 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
     >>> found.matrix.tolist(), where.startswith("manifest")
     ([[0.75, 0.25], [0.25, 0.75]], True)
     """
-    from pathlib import Path
 
-    p = Path(path)
+    p = user_path(path)
     manifest = p.with_name(p.name + ".pmlkit.json")
     for doc, where in _documents(p):
         mech = _from_mapping(doc, column, where)
@@ -184,11 +182,10 @@ def _documents(path: str | PathLike[str]) -> Iterator[tuple[Any, str]]:
     as :func:`find_mechanism` reads them: its manifest ``<path>.pmlkit.json``, then
     (Parquet file) its key-value metadata."""
     import json
-    from pathlib import Path
 
     from ..io import file_format
 
-    p = Path(path)
+    p = user_path(path)
     if not p.is_file() and not p.is_dir():  # a folder: the Dask engine's output
         raise DataError(f"input file {str(p)!r} does not exist")
     manifest = p.with_name(p.name + ".pmlkit.json")
