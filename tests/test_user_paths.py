@@ -396,3 +396,16 @@ def test_reproduce_writes_into_the_expanded_folder(home: Path) -> None:
     assert not Path("~", "figures").exists()
     with pytest.raises(pmlkit.errors.ValidationError, match="out must be a path"):
         reproduce(["deltamin"], None, iterations=2)  # type: ignore[arg-type]
+
+
+def test_an_empty_home_is_refused_not_read_as_the_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With ``HOME=""`` Python and pyarrow read ``~/out.csv`` as ``/out.csv``."""
+    monkeypatch.setenv("HOME", "")
+    (tmp_path / "people.csv").write_text("id,sex\n1,F\n")
+    with pytest.raises(pmlkit.errors.ValidationError, match="HOME is set to an empty"):
+        privatize_file(SWAP, tmp_path / "people.csv", "~/out.csv", "sex")
+    with pytest.raises(pmlkit.errors.ValidationError, match="HOME is set to an empty"):
+        read_table("~")
+    monkeypatch.chdir(tmp_path)
+    assert read_table("./people.csv").num_rows == 1  # no ~: HOME does not matter

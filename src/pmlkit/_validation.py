@@ -435,7 +435,8 @@ def user_path(path: Any, name: str = "path") -> Path:
     ------
     ValidationError
         ``path`` is not a ``str`` or ``os.PathLike`` of one (``name`` says which
-        parameter), or is empty.
+        parameter), or is empty, or starts with ``~/`` while ``HOME`` is empty (Python and
+        pyarrow would read that as the root folder).
 
     Examples
     --------
@@ -459,6 +460,10 @@ def user_path(path: Any, name: str = "path") -> Path:
         raise ValidationError(f"{name} must be a path (str or os.PathLike), got {path!r}")
     if not text:
         raise ValidationError(f"{name} must name a file or folder, got an empty path")
+    if (text == "~" or text.startswith(("~/", "~" + os.sep))) \
+            and os.environ.get("HOME", None) == "":
+        raise ValidationError(f"{name} {text!r} starts with the home folder ~, but HOME "
+                              "is set to an empty value; set HOME or give the full path")
     p = Path(os.path.expanduser(text))
     if p.parts and p.parts[0].startswith("~"):
         p = p.absolute()  # (a literal '~' folder: never read as a home folder later)
