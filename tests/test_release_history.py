@@ -217,6 +217,38 @@ def test_joint_guarantee_must_cover_the_earlier_columns(data: Path) -> None:
         privatize_file(B, first, data.with_name("o.csv"), "b", joint_guarantee=only_b)
 
 
+def test_joint_guarantee_refused_after_an_earlier_repeated_release(data: Path) -> None:
+    """A column released twice by earlier passes (--into with --keep-raw, then
+    --allow-repeat; or in place twice) was certified by a later joint guarantee as if it
+    had been released once: the record's first mechanism alone entered the product."""
+    from pmlkit.joint import joint_guarantee
+
+    ref = {"a": ["x", "x", "y"] * 40, "b": ["u", "v", "u"] * 40}
+    g = joint_guarantee([A, B], ref, 1e-6)
+    rng = np.random.default_rng
+    # a -> a1 (raw a kept), then a -> a2 again (raw a dropped): a is released twice
+    first, second = data.with_name("first.csv"), data.with_name("second.csv")
+    privatize_file(A, data, first, "a", into="a1", keep_raw=True, rng=rng(0))
+    privatize_file(A, first, second, "a", into="a2", keep_raw=False, repeat=True,
+                   rng=rng(1))
+    with pytest.raises(DataError, match="repeated release"):
+        privatize_file(B, second, data.with_name("o.csv"), "b", joint_guarantee=g,
+                       rng=rng(2))
+    assert not data.with_name("o.csv").exists()
+    # in place twice: the second pass replaces the entry, the passes still show both
+    one, two = data.with_name("one.csv"), data.with_name("two.csv")
+    privatize_file(A, data, one, "a", rng=rng(0))
+    privatize_file(A, one, two, "a", repeat=True, rng=rng(1))
+    with pytest.raises(DataError, match="repeated release"):
+        privatize_file(B, two, data.with_name("p.csv"), "b", joint_guarantee=g, rng=rng(2))
+    # this pass repeating an earlier column is refused with a joint guarantee too
+    with pytest.raises(DataError, match="repeated release"):
+        privatize_file({"a": A, "b": B}, one, data.with_name("q.csv"), ["a", "b"],
+                       joint_guarantee=g, repeat=True, rng=rng(2))
+    # a joint guarantee of columns released once each still passes
+    privatize_file(B, one, data.with_name("r.csv"), "b", joint_guarantee=g, rng=rng(2))
+
+
 # -- case 4: release_leakage matches mechanisms by their labels -----------------------------
 
 def brute_force_pml(ws: list[np.ndarray], p: np.ndarray) -> float:

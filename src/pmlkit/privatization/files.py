@@ -312,6 +312,26 @@ def earlier_release(inputs: Sequence[Path], csv: CsvOptions | None = None
     return out, outputs
 
 
+def repeated_sources(record: Mapping[str, Any]) -> list[str]:
+    """The source columns a (checked) release record shows privatised more than once: by
+    two of its output columns (``--into`` with ``--keep-raw``, then ``--allow-repeat``), or
+    by more than one of its passes (an in-place column privatised again replaces its entry,
+    but each pass lists what it privatised under ``columns``). A column of one joint
+    release counts once."""
+    from collections import Counter
+
+    per_entry = Counter(str(e["column"]) for e in record["privatized"].values()
+                        if e.get("joint_release") is None)
+    passes = [*(record.get("previous_passes") or []), record]
+    per_pass: Counter[str] = Counter()
+    for p in passes:
+        cols = p.get("columns") if isinstance(p, Mapping) else None
+        if isinstance(cols, list):
+            per_pass.update({str(c) for c in cols})
+    return [c for c in dict.fromkeys([*per_entry, *per_pass])
+            if per_entry[c] > 1 or per_pass[c] > 1]
+
+
 def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list[str],
                         joint_doc: Mapping[str, Any] | None, repeat: bool,
                         no_joint_guarantee: bool) -> None:
@@ -322,6 +342,14 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
                                  for e in prev["privatized"].values()))
     released = list(dict.fromkeys([*earlier, *cols]))
     if joint_doc is not None:
+        again = [c for c in cols if c in earlier] + [
+            c for prev in previous if prev is not None for c in repeated_sources(prev)]
+        if again:
+            raise DataError(
+                f"column {again[0]!r} is released more than once (an earlier pass and this "
+                "one, or two earlier passes); a joint guarantee of distinct columns does not "
+                "cover a repeated release: compute its leakage with pmlkit joint repeat and "
+                "waive the joint guarantee (no_joint_guarantee=True, --no-joint-guarantee)")
         named = [str(c) for c in joint_doc.get("columns") or []]
         if sorted(set(named)) != sorted(released) and earlier:
             raise ValidationError(
