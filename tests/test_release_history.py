@@ -247,6 +247,15 @@ def test_joint_guarantee_refused_after_an_earlier_repeated_release(data: Path) -
                        joint_guarantee=g, repeat=True, rng=rng(2))
     # a joint guarantee of columns released once each still passes
     privatize_file(B, one, data.with_name("r.csv"), "b", joint_guarantee=g, rng=rng(2))
+    assert previous_privatization(data.with_name("r.csv"))["joint_guarantee"] is not None
+    # a record (written by hand, or by pmlkit before this check) that states a joint
+    # guarantee over a column it shows released twice is refused when read
+    man = data.with_name("r.csv.pmlkit.json")
+    doc = json.loads(man.read_text())
+    doc["previous_passes"].append({**doc["previous_passes"][0]})
+    man.write_text(json.dumps(doc))
+    with pytest.raises(DataError, match="'a' was released more than once"):
+        previous_privatization(data.with_name("r.csv"))
 
 
 # -- case 4: release_leakage matches mechanisms by their labels -----------------------------

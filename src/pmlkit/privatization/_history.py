@@ -236,6 +236,27 @@ def _check_record(doc: Any, where: str) -> dict[str, Any]:
     return doc
 
 
+def repeated_sources(record: Mapping[str, Any]) -> list[str]:
+    """The source columns a (checked) release record shows privatised more than once: by
+    two of its output columns (``--into`` with ``--keep-raw``, then ``--allow-repeat``), or
+    by more than one of its passes (an in-place column privatised again replaces its entry,
+    but each pass lists what it privatised under ``columns``). A column of one joint
+    release counts once."""
+    from collections import Counter
+
+    per_entry = Counter(str(e["column"]) for e in record["privatized"].values()
+                        if e.get("joint_release") is None)
+    earlier = record.get("previous_passes")
+    passes = [*(earlier if isinstance(earlier, list) else []), record]
+    per_pass: Counter[str] = Counter()
+    for p in passes:
+        cols = p.get("columns") if isinstance(p, Mapping) else None
+        if isinstance(cols, list):
+            per_pass.update({str(c) for c in cols})
+    return [c for c in dict.fromkeys([*per_entry, *per_pass])
+            if per_entry[c] > 1 or per_pass[c] > 1]
+
+
 def recheck_record(doc: Mapping[str, Any], where: str) -> None:
     """Re-check a release record in the model, never trusting its numbers: every entry's
     mechanism document is read strictly (:meth:`pmlkit.Mechanism.from_dict`, its own
@@ -270,6 +291,11 @@ def recheck_record(doc: Mapping[str, Any], where: str) -> None:
         jg = doc.get("joint_guarantee")
         if jg is not None:
             g = JointGuarantee.from_dict(jg)
+            again = repeated_sources(doc)
+            if again:
+                raise DataError(f"it states a joint guarantee, but column {again[0]!r} was "
+                                "released more than once, which a joint guarantee of "
+                                "distinct columns does not cover")
             missing = [c for c in g.columns if c not in by_column]
             if missing:
                 raise DataError(f"its joint guarantee names column {missing[0]!r}, which the "

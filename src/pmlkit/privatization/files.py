@@ -64,7 +64,7 @@ from ..sampler import AliasSampler
 from ._core import as_mechanism_object, check_column_names, check_text_labels, mech_digest
 from ._engine import CSV_BATCH_ROWS as CSV_BATCH_ROWS
 from ._engine import one_file as one_file
-from ._history import verified_record
+from ._history import repeated_sources, verified_record
 from ._joint_release import (
     JointDraw,
     JointReleaseLike,
@@ -310,26 +310,6 @@ def earlier_release(inputs: Sequence[Path], csv: CsvOptions | None = None
             out.setdefault(str(entry["column"]),
                            Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
     return out, outputs
-
-
-def repeated_sources(record: Mapping[str, Any]) -> list[str]:
-    """The source columns a (checked) release record shows privatised more than once: by
-    two of its output columns (``--into`` with ``--keep-raw``, then ``--allow-repeat``), or
-    by more than one of its passes (an in-place column privatised again replaces its entry,
-    but each pass lists what it privatised under ``columns``). A column of one joint
-    release counts once."""
-    from collections import Counter
-
-    per_entry = Counter(str(e["column"]) for e in record["privatized"].values()
-                        if e.get("joint_release") is None)
-    passes = [*(record.get("previous_passes") or []), record]
-    per_pass: Counter[str] = Counter()
-    for p in passes:
-        cols = p.get("columns") if isinstance(p, Mapping) else None
-        if isinstance(cols, list):
-            per_pass.update({str(c) for c in cols})
-    return [c for c in dict.fromkeys([*per_entry, *per_pass])
-            if per_entry[c] > 1 or per_pass[c] > 1]
 
 
 def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list[str],
