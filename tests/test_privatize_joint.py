@@ -304,6 +304,13 @@ def test_second_pass_through_the_cli_needs_the_joint_guarantee_of_both(
                        "--delta", "0.05")
     assert code == 2 and "does not cover a repeated release" in err
     assert not third.exists()
+    # with the waiver the repeat is released, and the summary says its eps is one pass's
+    code, _, err = run(capsys, "privatize", "--mechanism", str(files["a"]), "--input",
+                       str(second), "--column", "a", "--output", str(third),
+                       "--allow-repeat", "--no-joint-guarantee")
+    assert code == 0, err
+    assert "column 'a' was privatised by an earlier pass and is released again" in err
+    assert "pmlkit joint repeat" in err
 
 
 def test_privatize_file_mapping_is_checked(tmp_path: Path) -> None:

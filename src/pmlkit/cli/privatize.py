@@ -233,6 +233,11 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     else:
         click.echo(f"pmlkit: warning: --no-joint-guarantee: no joint guarantee for columns "
                    f"{', '.join(released)}; {NOT_ADDITIVE_WARNING}", err=True)
+    if repeated:
+        click.echo(f"pmlkit: warning: column {repeated[0]!r} was privatised by an earlier "
+                   "pass and is released again: the eps printed below is this pass's alone, "
+                   "not the leakage of the releases together (pmlkit joint repeat computes "
+                   "it)", err=True)
     mech = mechs[cols[0]]
     rng = None
     if seed is not None:
