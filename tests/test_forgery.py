@@ -404,3 +404,40 @@ def test_an_edited_manifest_is_refused_by_the_next_pass(
                  "--allow-repeat", "--no-joint-guarantee"])
     assert code != 0 and capsys.readouterr().err.count("\n") == 1
     assert not (tmp_path / "again.csv").exists()
+
+
+def test_a_promise_just_below_the_worst_case_is_refused() -> None:
+    """A promise ``eps`` below the recomputed worst case by more than that computation's
+    rounding is refused on load, even by 2e-9 or 1e-12 nats (a 1e-9 tolerance in the
+    file's favour accepted both); a promise within rounding of it (a tie: what files of
+    older versions record) still loads."""
+    from pmlkit.worstcase import leakage_capacity, refutes
+
+    mech = pmlkit.design_from_samples([0] * 60 + [1] * 40, eps=1.0, delta=0.05).mechanism
+    doc = mech.to_dict()
+    actual = leakage_capacity(mech.matrix, mech.guarantee.set)
+    assert pmlkit.Mechanism.from_dict(doc).certified
+
+    def forged(eps: float) -> dict[str, Any]:
+        out = copy.deepcopy(doc)
+        out["guarantee"]["eps"] = out["guarantee"]["certified_eps"] = eps
+        out["provenance"]["details"]["design_eps"] = eps
+        return _resign(out)
+
+    for below in (1.9e-9, 1e-12):
+        assert refutes(mech.matrix, mech.guarantee.set, actual - below)
+        with pytest.raises(pmlkit.errors.MechanismFileError, match="does not hold"):
+            pmlkit.Mechanism.from_dict(forged(actual - below))
+    assert pmlkit.Mechanism.from_dict(forged(actual)).certified
+
+
+def test_a_joint_promise_just_below_its_worst_case_is_refused() -> None:
+    rr_a = pmlkit.Mechanism(pmlkit.randomized_response(2, 1.0).matrix, ("x", "y"))
+    rr_b = pmlkit.Mechanism(pmlkit.randomized_response(2, 1.0).matrix, ("u", "v"))
+    g = pmlkit.joint_guarantee([rr_a, rr_b], REF, DELTA)
+    doc = g.to_dict()
+    assert JointGuarantee.from_dict(doc).verify([rr_a, rr_b]) is not None
+    forged = copy.deepcopy(doc)
+    forged["guarantee"]["eps"] = forged["guarantee"]["certified_eps"] = g.certified_eps - 5e-10
+    with pytest.raises(DataError, match="does not hold"):
+        JointGuarantee.from_dict(forged).verify([rr_a, rr_b])

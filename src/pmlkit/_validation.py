@@ -348,6 +348,30 @@ def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_
     return bool(out) if out.ndim == 0 else out
 
 
+def surely_exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_ERR,
+                   absolute: ArrayLike = 0.0) -> Any:
+    """Whether a computed leakage exceeds ``threshold`` even with its rounding error counted
+    in its favour (the margin of :func:`exceeds`): ``v - margin > t``. The check of a bound
+    someone else computed: a value within rounding of the threshold does not refute it, a
+    value surely above it does. NaN counts as exceeding; ``+inf`` exceeds every finite
+    threshold.
+
+    Examples
+    --------
+    >>> [surely_exceeds(v, 1.0) for v in (1.0, 1.0 + 1e-15, 1.0 + 1e-12)]
+    [False, False, True]
+    >>> [surely_exceeds(v, t) for v, t in ((0.0, 0.0), (float("nan"), 1.0), (math.inf, 1e300))]
+    [False, True, True]
+    """
+    v = np.asarray(value, dtype=np.float64)
+    t = np.asarray(threshold, dtype=np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        margin = rel * np.maximum(np.abs(v), np.abs(t)) + np.asarray(absolute, dtype=np.float64)
+        margin = np.where(np.isfinite(margin), margin, 0.0)
+        out = (v - margin > t) | np.isnan(v) | np.isnan(t)
+    return bool(out) if out.ndim == 0 else out
+
+
 def safe_upper(value: float, *, rel: float = LEAKAGE_REL_ERR, absolute: float = 0.0) -> float:
     """The smallest float threshold a computed leakage does not :func:`exceeds`: the value
     raised by its rounding margin, what may be promised for it (``inf`` stays ``inf``;

@@ -734,29 +734,39 @@ class Mechanism(ValidatedMatrix):
         return mech
 
     def _verify_certificate(self) -> None:
-        from .worstcase import CERTIFY_TOL, leakage_capacity
+        """The recorded promise ``eps`` must not be refuted (:func:`pmlkit.worstcase.refutes`:
+        the recomputed worst case above it by more than its rounding) over the recorded set,
+        and for basis ``"all"`` over every distribution; the recorded ``certified_eps``, a
+        report of the computed worst case (older versions computed it differently), must
+        not be below its recomputation by more than ``CERTIFY_TOL``."""
+        from .worstcase import CERTIFY_TOL, leakage_capacity, refutes
 
         g = self._guarantee
         if g is None:
             raise MechanismFileError("mechanism records no guarantee to verify")
         try:
-            actual = leakage_capacity(self.matrix, g.set)
+            sets: list[Any] = [g.set]
             if g.basis == "all":
                 # the claim is "every distribution": check exactly that, not only the
                 # recorded set (which passed a membership test with a float tolerance)
                 from .sets import VertexSet
 
-                actual = max(actual, leakage_capacity(
-                    self.matrix, VertexSet(np.eye(self.n_inputs))))
+                sets.append(VertexSet(np.eye(self.n_inputs)))
+            actual = max(leakage_capacity(self.matrix, s) for s in sets)
+            holds = not any(refutes(self.matrix, s, g.eps) for s in sets)
         except (PMLError, TypeError, KeyError, ValueError) as exc:
             # a malformed set description in a file is the file's fault, whatever the type
             raise MechanismFileError(f"mechanism file uncertainty_set is invalid: {exc}") from exc
+        where = ("every distribution (basis 'all')" if g.basis == "all"
+                 else "the recorded uncertainty set")
+        if not holds:
+            raise MechanismFileError(
+                f"mechanism file promises eps {g.eps!r} but its worst case over {where} is "
+                f"{actual!r}, above it by more than rounding: the guarantee does not hold")
         if actual > g.certified_eps + CERTIFY_TOL:
             raise MechanismFileError(
                 f"mechanism file certifies eps {g.certified_eps!r} but its worst case over "
-                + ("every distribution (basis 'all')" if g.basis == "all"
-                   else "the recorded uncertainty set")
-                + f" is {actual!r}: the guarantee does not hold")
+                f"{where} is {actual!r}: the guarantee does not hold")
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, verify: bool = True,

@@ -33,13 +33,14 @@ from ._validation import (
     check_eps,
     check_prior_matches,
     exceeds,
+    surely_exceeds,
 )
 from .errors import ValidationError
 from .leakage import eps_min
 from .sets import UncertaintySet
 
 __all__ = ["CERTIFY_TOL", "certified_bound", "certifies", "leakage_capacity",
-           "leakage_sensitivity", "worst_case_distribution"]
+           "leakage_sensitivity", "refutes", "worst_case_distribution"]
 
 #: The design margin, in nats: designers aim at ``eps - CERTIFY_TOL`` (or at ``eps`` and
 #: then at ``eps - CERTIFY_TOL`` should that fail) so that the row rescaling of LP solutions
@@ -192,6 +193,32 @@ def certifies(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike,
     e = check_eps(eps)
     vals, margin = _margins(w, uset)
     return not bool(np.any(exceeds(vals, e, absolute=margin)))
+
+
+def refutes(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike, eps: float) -> bool:
+    """Whether the exact worst case of the (float) matrix over the set is certainly above
+    ``eps``: some column's computed leakage exceeds ``eps`` by more than the rounding margin
+    of :func:`certifies` (counted in the value's favour here). The check of a promise
+    someone else computed (a mechanism file): a value within rounding of ``eps`` neither
+    certifies nor refutes it, and a promise that is refuted is false whatever rounding did.
+    An infinite or NaN leakage of a column the set can produce refutes every ``eps``.
+
+    Examples
+    --------
+    >>> import math
+    >>> from pmlkit.sets import L1Ball
+    >>> W = [[0.75, 0.25], [0.25, 0.75]]
+    >>> ball = L1Ball([0.5, 0.5], 2.0)
+    >>> refutes(W, ball, math.log(3)), refutes(W, ball, math.log(3) - 1e-12)
+    (False, True)
+    """
+    w = as_mechanism(mechanism)
+    uset = check_uncertainty_set(uncertainty_set, w.shape[0])
+    e = check_eps(eps)
+    vals, margin = _margins(w, uset)
+    live = vals > -np.inf
+    return bool(np.any(live & np.asarray(surely_exceeds(vals, e, absolute=margin)))
+                or np.any(np.isnan(vals)))
 
 
 def leakage_capacity(mechanism: ArrayLike, uncertainty_set: UncertaintySetLike) -> float:

@@ -42,7 +42,14 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from .._validation import check_delta, fmt, safe_upper, same_numbers, to_jsonable
+from .._validation import (
+    check_delta,
+    fmt,
+    safe_upper,
+    same_numbers,
+    surely_exceeds,
+    to_jsonable,
+)
 from ..errors import CertificationError, DataError, PMLError, ValidationError
 from ..guarantee import PMLGuarantee
 from ..mechanism import Mechanism
@@ -608,10 +615,12 @@ class JointGuarantee:
         except ValidationError as exc:
             raise DataError(f"the joint guarantee does not apply to these mechanisms: "
                             f"{exc}") from exc
-        if not (math.isfinite(value) and value <= self.certified_eps + CERTIFY_TOL):
+        if not math.isfinite(value) or surely_exceeds(value, self.eps) \
+                or value > self.certified_eps + CERTIFY_TOL:
             raise DataError(
                 f"the joint guarantee does not hold for these mechanisms: their worst case "
-                f"over its set is {value!r}, it certifies {self.certified_eps!r}")
+                f"over its set is {value!r}, it promises {self.eps!r} (certified worst case "
+                f"{self.certified_eps!r})")
         return self
 
     # -- display ----------------------------------------------------------------------
