@@ -52,6 +52,25 @@ def test_integer_grid_matches_exact_rounding(lower, step, n, values):
     assert out.dtype == np.int64  # integer columns stay integer
 
 
+@pytest.mark.parametrize("dtype", ["int64", "uint64", "int8", "uint8", "int32"])
+@pytest.mark.parametrize(("lower", "upper", "step"), [(20, 80, 10), (-5, 5, 1)])
+def test_integer_extremes_are_clamped_not_wrapped(dtype, lower, upper, step):
+    # 2 * v overflowed int64 from |v| >= 2**62 (a uint64 above 2**63 - 1 wrapped to a
+    # negative number): INT64_MAX, a common sentinel, was clamped to the LOW end, or
+    # (on a grid around 0) landed inside it as an exact point, uncounted
+    info = np.iinfo(dtype)
+    candidates = (int(info.min), int(info.max), int(info.max) - 1, int(info.max) // 2,
+                  int(info.min) // 2, 2**62, 2**62 - 1, -(2**62), 0, lower, upper,
+                  lower + 1, upper + 1)
+    values = sorted({v for v in candidates if info.min <= v <= info.max})
+    n = (upper - lower) // step + 1
+    g = NumericGrid(lower, upper, step)
+    enc = g.encode(np.array(values, dtype=dtype))
+    codes, low, high, rounded = _brute(values, lower, step, n)
+    assert enc.codes.tolist() == codes
+    assert (enc.clamped_low, enc.clamped_high, enc.rounded) == (low, high, rounded)
+
+
 @settings(max_examples=60, deadline=None)
 @given(values=st.lists(st.floats(-2, 3, allow_nan=False), min_size=1, max_size=40))
 def test_decimal_grid_matches_exact_rounding(values):

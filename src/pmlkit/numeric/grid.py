@@ -262,14 +262,24 @@ class NumericGrid:
                 f"{arr.dtype} ({fmt(arr[:5])})")
         n = self._n
         if arr.dtype.kind in "iu" and self._int:
-            v2 = 2 * arr.astype(np.int64)
-            lo2 = 2 * int(self._lo)
-            st = int(self._step)
-            mids = lo2 + (2 * np.arange(n - 1, dtype=np.int64) + 1) * st
-            codes = np.searchsorted(mids, v2, side="right").astype(np.int64)
-            below = v2 < lo2
-            above = v2 > lo2 + 2 * st * (n - 1)
-            exact = ((v2 - lo2) % (2 * st)) == 0
+            # compared in int64 without doubling (2 * v overflows from |v| >= 2**62, and a
+            # uint64 above 2**63 - 1 wraps to a negative number): a value above the int64
+            # range is above the grid, the values inside are in [lo, hi], so v - lo fits
+            lo, st = int(self._lo), int(self._step)
+            hi = lo + st * (n - 1)
+            i64 = np.iinfo(np.int64).max
+            if arr.dtype.kind == "u":
+                v = np.where(arr > np.uint64(i64), np.uint64(i64), arr).astype(np.int64)
+            else:
+                v = arr.astype(np.int64)
+            below = v < lo
+            above = v > hi
+            inside = ~(below | above)
+            q, r = np.divmod(v[inside] - lo, st)
+            codes = np.where(above, n - 1, 0).astype(np.int64)
+            codes[inside] = q + (r >= st - r)  # nearest point, a tie goes up
+            exact = np.ones(v.shape[0], dtype=bool)
+            exact[inside] = r == 0
         else:
             x = arr.astype(np.float64)
             bad = ~np.isfinite(x)
