@@ -280,6 +280,51 @@ def test_multi_file_run_is_all_or_nothing(tmp_path):
     assert listing(tmp_path / "out") == ["b.csv"]
 
 
+def test_failed_overwrite_puts_the_replaced_files_back(tmp_path, monkeypatch):
+    # --overwrite replaced the previous output, then failed on its manifest (disk full,
+    # or a folder at the manifest's name): the undo removed the new output, and the
+    # previous one was gone, its manifest left behind describing nothing
+    import pmlkit.privatization._publish as publish
+
+    (tmp_path / "d.csv").write_text("sex\nMale\n")
+    out = tmp_path / "o.csv"
+    privatize_file(SEX, tmp_path / "d.csv", out, "sex")
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    real_write = Path.write_text
+
+    def full(self, *a, **k):
+        if self.name.startswith(".o.csv.pmlkit.json"):
+            raise OSError(errno.ENOSPC, "No space left on device")
+        return real_write(self, *a, **k)
+
+    monkeypatch.setattr(publish.Path, "write_text", full)
+    with pytest.raises(DataError, match="no space left"):
+        privatize_file(SEX, tmp_path / "d.csv", out, "sex", overwrite=True)
+    monkeypatch.undo()
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+    # a folder where the manifest goes: refused, the previous output kept
+    (tmp_path / "o.csv.pmlkit.json").unlink()
+    (tmp_path / "o.csv.pmlkit.json").mkdir()
+    with pytest.raises(DataError, match="is a folder"):
+        privatize_file(SEX, tmp_path / "d.csv", out, "sex", overwrite=True)
+    assert out.read_bytes() == before["o.csv"]
+    assert listing(tmp_path) == ["d.csv", "o.csv", "o.csv.pmlkit.json"]
+    # several outputs: the first one's previous version comes back too
+    (tmp_path / "in").mkdir()
+    for name in ("a.csv", "b.csv"):
+        (tmp_path / "in" / name).write_text("sex\nFemale\n")
+    privatize_file(SEX, str(tmp_path / "in" / "*.csv"), tmp_path / "out", "sex")
+    old = {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()}
+    (tmp_path / "out" / "b.csv.pmlkit.json").unlink()
+    (tmp_path / "out" / "b.csv.pmlkit.json").mkdir()
+    with pytest.raises(DataError, match="is a folder"):
+        privatize_file(SEX, str(tmp_path / "in" / "*.csv"), tmp_path / "out", "sex",
+                       overwrite=True)
+    assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()
+            if p.is_file()} == {k: v for k, v in old.items() if k != "b.csv.pmlkit.json"}
+    assert listing(tmp_path / "out") == sorted(old)
+
+
 def test_unwritable_output_is_one_clear_line(tmp_path, capsys, monkeypatch):
     import pmlkit.privatization._publish as publish
 

@@ -442,11 +442,27 @@ def publish_all(staged: list[Staged], *, overwrite: bool, manifest: bool) -> Non
 
 def _publish_locked(staged: list[Staged], *, overwrite: bool, manifest: bool) -> None:
     # each file is listed before its commit (a signal just after the commit still undoes
-    # it); the undoing removes only a name that holds this run's file
+    # it); the undoing removes only a name that holds this run's file, and puts back the
+    # file an --overwrite replaced (kept under a hidden hard link until the end), so a run
+    # that fails leaves every output as it found it
     published: list[tuple[Path, os.stat_result]] = []
+    backups: dict[Path, Path] = {}
+
+    def keep_old(final: Path) -> None:
+        """A hidden hard link to the file ``final`` holds, before it is replaced."""
+        if not overwrite or final in backups or not final.is_file() or final.is_symlink():
+            return
+        bak = temp_path(final, ".bak")
+        try:
+            os.link(final, bak)
+        except OSError:  # no hard links here: the replaced file cannot be put back
+            return
+        backups[final] = bak
+
     try:
         for st in staged:
             info = os.stat(st.tmp)
+            keep_old(st.out)
             published.append((st.out, info))
             try:
                 commit(st.tmp, st.out, overwrite=overwrite)
@@ -458,6 +474,7 @@ def _publish_locked(staged: list[Staged], *, overwrite: bool, manifest: bool) ->
             mtmp = temp_path(man)
             try:
                 mtmp.write_text(json.dumps(st.manifest_doc, indent=2) + "\n", encoding="utf-8")
+                keep_old(man)
                 published.append((man, os.stat(mtmp)))
                 commit(mtmp, man, overwrite=overwrite)
             except OSError as exc:
@@ -472,11 +489,17 @@ def _publish_locked(staged: list[Staged], *, overwrite: bool, manifest: bool) ->
 
         def undo(path: Path, info: os.stat_result) -> None:
             if same_inode(path, info):  # only what this run published
-                path.unlink(missing_ok=True)
+                bak = backups.pop(path, None)
+                if bak is not None:
+                    os.replace(bak, path)  # the file this run replaced, back in place
+                else:
+                    path.unlink(missing_ok=True)
                 removed.append(str(path))
 
         settle([functools.partial(undo, path, info) for path, info in reversed(published)])
+        settle([functools.partial(b.unlink, missing_ok=True) for b in backups.values()])
         if isinstance(exc, DataError) and removed and len(staged) > 1:
             raise DataError(f"{exc}; none of the {len(staged)} outputs was published "
                             "(those already written were removed)") from exc
         raise
+    settle([functools.partial(b.unlink, missing_ok=True) for b in backups.values()])
