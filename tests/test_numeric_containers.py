@@ -132,3 +132,21 @@ def test_containers_refuse_what_they_cannot_release() -> None:
         pmlkit.privatize(m, VALUES, columns=["age"], rng=1)
     with pytest.raises(ValidationError, match="values must be a numpy array"):
         pmlkit.privatize(m, {"age": 1}, rng=1)
+
+
+@pytest.mark.parametrize("policies", [{"unknown_as": 0}, {"missing": "keep"},
+                                      {"missing": "category"}, {"missing": "keep",
+                                                                "unknown_as": 8}])
+def test_label_policies_never_bypass_the_grid(policies) -> None:
+    # missing= / unknown_as= used to send a numeric mechanism down the label path: the
+    # raw numbers matched against the grid points as labels, no clamp or round, an
+    # off-grid value "unknown", and with unknown_as (which the error suggested) 20 was
+    # released as if it were 0. The files refuse these words for a numeric column
+    values = pd.Series([20.0, 1.0, 0.0])
+    with pytest.raises(ValidationError, match=r"numeric"):
+        pmlkit.privatize(_exact(), values, rng=1, **policies)
+    with pytest.raises(ValidationError, match=r"numeric"):
+        pmlkit.privatize(_exact(), pd.DataFrame({"age": values}), columns="age", rng=1,
+                         **policies)
+    # the default policy still releases every value on the grid
+    assert pmlkit.privatize(_exact(), values, rng=1).tolist() == [8.0, 2.0, 0.0]

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from ..errors import DataError
+from ..errors import DataError, ValidationError
 from ..mechanism import Mechanism
 from ..rng import RandomSource, resolve_rng
 from ._core import CHUNK_ROWS, PrivatizationReport, as_mechanism_object, mech_digest, run_local
@@ -131,7 +131,10 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         input label is refused unless ``unknown_as`` names the input label to release it
         as. With a policy other than the default, ``values`` must be a 1-D numpy array, a
         list, a pandas Series or DataFrame, a pyarrow array or a polars Series
-        (:mod:`pmlkit.privatization._policies`).
+        (:mod:`pmlkit.privatization._policies`). A numeric mechanism (one with a grid)
+        clamps and rounds every value onto its grid and takes neither ``unknown_as`` nor
+        ``"category"``; in memory it refuses a missing value (``"keep"`` applies to
+        files, :func:`privatize_file`).
 
     Returns
     -------
@@ -177,6 +180,21 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
         from ._policies import checked_policies, privatize_with_policies
 
         mech = as_mechanism_object(mechanism)
+        grid = grid_of(mech)
+        if grid is not None:
+            # the label policies would match the raw numbers against the grid points as
+            # labels: the clamp/round policy skipped, an off-grid value "unknown" (and
+            # released as unknown_as). The file path refuses these words for a numeric
+            # column; in memory, a missing value is refused by the numeric release
+            from ._policies import check_missing_policy
+            from .numeric_release import NumericPolicy
+
+            # refuses unknown_as and missing='category', as for a file
+            NumericPolicy(mech, grid, None, check_missing_policy(missing), unknown_as)
+            raise ValidationError(
+                "missing='keep' applies to files for a numeric mechanism "
+                "(pmlkit.privatize_file keeps them missing); in memory, drop the missing "
+                "values first and privatise the rest (missing='error')")
         warn_if_reused(mech, values, columns)
         if "dask" in sys.modules and _is_dask(values):  # lazily, partition by partition
             from ._dask import privatize_dask
