@@ -272,14 +272,17 @@ class NumericPolicy:
                 return pc.cast(arr, typ)
             except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
                 continue
-        bad = []  # (the distinct texts when the column was read dictionary-encoded)
+        # the first text Arrow's cast refuses (the distinct texts when the column was read
+        # dictionary-encoded); Python's float() is laxer (" 25", "1_000") and must not judge
+        first: Any = None
         for t in arr.to_pylist():
+            if t is None:
+                continue
             try:
-                if t is not None:
-                    float(t)
-            except ValueError:
-                bad.append(t)
-        first = bad[0] if bad else "?"
+                pc.cast(pa.array([t], type=arr.type), pa.float64())
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                first = t
+                break
         raise DataError(f"a numeric column holds {first!r}, which is not a number; fix the "
                         "data or declare the text as missing (--na TEXT)")
 
