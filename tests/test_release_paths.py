@@ -48,6 +48,8 @@ def _digests(folder: Path) -> dict[str, str]:
     ('input = "in.csv"\noutput = "out.csv"\nreport = "nowhere/r.html"', "does not exist"),
     ('input = "in.csv"\noutput = "out.csv"\nreport = "."', "is a folder"),
     ('input = "in.csv"\noutput = "nowhere/out.csv"', "does not exist"),
+    # the spec file itself is read too: it was replaced by the report
+    ('input = "in.csv"\noutput = "out.csv"\nreport = "release.toml"', "is the release spec"),
 ])
 def test_bad_output_or_report_paths_are_refused_before_anything_is_written(tmp_path: Path, top: str,
                                                             words: str) -> None:

@@ -178,9 +178,10 @@ def _in_spec_words(exc: DataError) -> DataError:
                      "the design)")
 
 
-def _check_targets(spec: ReleaseSpec) -> list[Path]:
+def _check_targets(spec: ReleaseSpec, spec_file: Path | None = None) -> list[Path]:
     """The released files (one per input file). Refuses, before anything is designed or
-    written, a release that would replace a file it reads (the input, the reference) or
+    written, a release that would replace a file it reads (the input, the reference, the
+    spec file ``spec_file`` itself) or
     write two of its own files to one path (the released data, its manifest, the report):
     ``overwrite`` replaces an earlier release's files, never the data a release reads or
     another file of the same release."""
@@ -193,6 +194,8 @@ def _check_targets(spec: ReleaseSpec) -> list[Path]:
     written += [(f"manifest {str(m)!r}", m)
                 for m in (o.with_name(o.name + ".pmlkit.json") for o in outputs)]
     read = [("reference", spec.reference)] + [("input file", p) for p in inputs]
+    if spec_file is not None:
+        read.append(("release spec", spec_file))
     for what, path in [*written, (f"report {str(spec.report)!r}", spec.report)]:
         for role, src in read:
             if same_file(src, path):
@@ -322,9 +325,11 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     from ..privatization.files import privatize_file
     from .report import render_report, write_report
 
+    spec_file = None
     if not isinstance(spec, ReleaseSpec):
+        spec_file = Path(spec)
         spec = load_spec(spec)
-    outputs = _check_targets(spec)
+    outputs = _check_targets(spec, spec_file)
     names = spec.names
     frame = _read_frame(spec.reference, names)
     labels, codes, encs = encode_reference(spec.columns, frame)
