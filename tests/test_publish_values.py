@@ -225,6 +225,46 @@ def test_categorical_keeps_its_categories():
     assert all(type(v) is str for v in strings)
 
 
+def test_categorical_keeps_its_categories_in_a_parquet_file(tmp_path):
+    """The file path keeps a categorical's dictionary as memory does: order, the ordered
+    flag and unused categories (the output labels in their own order reversed the
+    comparisons of an ordered column), row group after row group."""
+    pd = pytest.importorskip("pandas")
+    pytest.importorskip("pyarrow.parquet")
+    from pmlkit.privatization import privatize_file
+
+    mech = design_from_samples(["a"] * 50 + ["b"] * 30 + ["c"] * 15 + ["d"] * 5, 0.3,
+                               1e-3).mechanism
+    dtype = pd.CategoricalDtype(["d", "c", "b", "a", "unused"], ordered=True)
+    s = pd.Series(["a", "b", "c", "d"] * 250, dtype=dtype)
+    pd.DataFrame({"c": s, "id": np.arange(s.size)}).to_parquet(tmp_path / "in.parquet",
+                                                               row_group_size=300)
+    privatize_file(mech, tmp_path / "in.parquet", tmp_path / "out.parquet", "c", rng=3)
+    out = pd.read_parquet(tmp_path / "out.parquet")
+    assert out["c"].dtype == dtype
+    assert set(out["c"].astype(str)) <= set(mech.output_labels)
+    assert out["id"].tolist() == list(range(s.size))
+    memory = pmlkit.privatize(mech, s, rng=3)
+    assert memory.dtype == out["c"].dtype
+
+
+def test_string_view_column_is_released_as_string_view(tmp_path):
+    """Arrow has no take for string_view: the release gathered the labels with it and
+    stopped with an internal error."""
+    pa = pytest.importorskip("pyarrow")
+    pq = pytest.importorskip("pyarrow.parquet")
+    from pmlkit.privatization import privatize_file
+
+    mech = pmlkit.Mechanism(np.eye(2), ("a", "b"), ("a", "b"))
+    values = pa.array(["a", "b", None] * 4, pa.string_view())
+    pq.write_table(pa.table({"c": values}), tmp_path / "in.parquet")
+    privatize_file(mech, tmp_path / "in.parquet", tmp_path / "out.parquet", "c", rng=0,
+                   missing="keep")
+    out = pq.read_table(tmp_path / "out.parquet").column("c")
+    assert out.type == pa.string_view()
+    assert out.to_pylist() == values.to_pylist()  # the identity releases every value
+
+
 # -- the command line --------------------------------------------------------------------
 
 def test_cli_design_and_privatize_keep_the_column(tmp_path, capsys):

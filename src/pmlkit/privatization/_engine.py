@@ -22,8 +22,9 @@ Untouched columns come out exactly as they went in
   key-value metadata (pandas' included), each column's compression codec unless
   ``compression`` is given, and the row groups (a group larger than ``batch_rows`` is
   split into groups of ``batch_rows``: memory stays bounded by the batch). A dictionary
-  (categorical) column privatised comes back as a dictionary column whose dictionary is
-  the output labels.
+  (categorical) column privatised comes back as a dictionary column: its own dictionary
+  (order and unused entries kept) when every output label is an entry of it, else the
+  output labels.
 
 Matching labels
 ---------------
@@ -417,15 +418,30 @@ def privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSample
     for c, t, (idx, null) in zip(cols, targets, drawn, strict=True):
         out_type = schema.field(t).type
         if pa.types.is_dictionary(out_type):
-            # the drawn indices over the output labels, null where the output is missing
-            indices = pa.array(idx, mask=null).cast(out_type.index_type)
-            new = pa.DictionaryArray.from_arrays(
-                indices, label_array(mechs[c], out_type.value_type),
-                ordered=out_type.ordered)
+            # the drawn indices over the output labels, null where the output is missing;
+            # over the input's own dictionary (its order and unused entries kept, as a
+            # categorical in memory) when every output label is one of its entries
+            labels = label_array(mechs[c], out_type.value_type)
+            src = batch.column(names.index(c))
+            where = None
+            if pa.types.is_dictionary(src.type) \
+                    and src.type.value_type.equals(out_type.value_type):
+                pos = pc.index_in(labels, value_set=src.dictionary)
+                if pos.null_count == 0:
+                    labels, where = src.dictionary, pos.to_numpy(zero_copy_only=False)
+            codes = idx if where is None else where[idx]
+            indices = pa.array(codes, mask=null).cast(out_type.index_type)
+            new = pa.DictionaryArray.from_arrays(indices, labels, ordered=out_type.ordered)
         else:
-            new = label_array(mechs[c], out_type).take(pa.array(idx))
+            # (Arrow has no take or if_else for the view types: gather as their plain
+            # type, then cast, which keeps every value)
+            view = {pa.string_view(): pa.string(), pa.binary_view(): pa.binary()}
+            gather_type = view.get(out_type, out_type)
+            new = label_array(mechs[c], gather_type).take(pa.array(idx))
             if null is not None:
-                new = pc.if_else(pa.array(null), pa.nulls(1, out_type)[0], new)
+                new = pc.if_else(pa.array(null), pa.nulls(1, gather_type)[0], new)
+            if gather_type != out_type:
+                new = new.cast(out_type)
         if t in names:
             arrays[names.index(t)] = new
         else:
