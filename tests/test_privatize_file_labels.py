@@ -102,7 +102,7 @@ def test_csv_labels_and_null_markers(tmp_path, case):
     if case == "unknown_and_missing":
         cells[2500] = cells[2900] = "Nope"
         cells[100] = ""
-    csv = CsvOptions(null_values=("NA",)) if case == "empty_label_kept" else None
+    csv = CsvOptions(null_values=()) if case == "empty_label_kept" else None
     src = _csv(tmp_path / "in.csv", cells)
     results: list[bytes | str] = []
     out = tmp_path / "out.csv"

@@ -83,8 +83,10 @@ class CsvOptions:
         each comma, like pandas' ``skipinitialspace``); ``null_values`` are then matched on
         the stripped text too.
     null_values
-        Strings read as null (e.g. ``("?",)`` for Adult); ``None``: pyarrow's defaults
-        (empty field, ``NA``, ``NULL``, ...).
+        Texts read as missing *in addition to* the empty cell (e.g. ``("?",)`` for
+        Adult); ``None``: only the empty cell; ``()``: nothing is missing, every cell is
+        text (an empty cell is the text ``""``). Nothing else is missing: ``NA``,
+        ``null`` or ``nan`` are texts unless listed (:attr:`missing_texts`).
 
     Examples
     --------
@@ -125,6 +127,23 @@ class CsvOptions:
                 f"got {self.delimiter!r}")
         if self.null_values is not None:
             object.__setattr__(self, "null_values", tuple(str(v) for v in self.null_values))
+
+    @property
+    def missing_texts(self) -> tuple[str, ...]:
+        """The cell texts read as missing: the empty cell and :attr:`null_values` (none
+        with ``null_values=()``). The one meaning of a missing CSV cell, for every reader
+        (a reference column, a released column).
+
+        Examples
+        --------
+        >>> CsvOptions().missing_texts, CsvOptions(null_values=("?",)).missing_texts
+        (('',), ('', '?'))
+        >>> CsvOptions(null_values=()).missing_texts
+        ()
+        """
+        if self.null_values == ():
+            return ()
+        return tuple(dict.fromkeys(("", *(self.null_values or ()))))
 
     def read_options(self, batch_rows: int | None = None) -> Any:
         """These options as ``pyarrow.csv.ReadOptions`` (block size sized for
@@ -198,14 +217,12 @@ class CsvOptions:
             kw["include_columns"] = list(columns)
         if column_types:
             kw["column_types"] = dict(column_types)
+        # only the declared texts are missing (never pyarrow's own list: NA, null, ...)
+        kw["null_values"] = list(self.missing_texts)
         if self.null_values == ():
             # no null markers at all: every cell is text, an empty cell an empty string
-            kw["null_values"] = []
             kw["strings_can_be_null"] = False
             kw["quoted_strings_can_be_null"] = False
-        elif self.null_values is not None:
-            kw["null_values"] = list(self.null_values)
-            kw["strings_can_be_null"] = True
         else:
             kw["strings_can_be_null"] = True
         return pacsv.ConvertOptions(**kw)
@@ -450,8 +467,8 @@ def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     for col in table.columns:
         if pa.types.is_string(col.type) or pa.types.is_large_string(col.type):
             col = pc.utf8_trim_whitespace(col)
-            if opts.null_values:  # " ?" becomes "?" only after trimming: null it now
-                is_null = pc.is_in(col, value_set=pa.array(opts.null_values, col.type))
+            if opts.missing_texts:  # " ?" becomes "?" only after trimming: null it now
+                is_null = pc.is_in(col, value_set=pa.array(opts.missing_texts, col.type))
                 col = pc.if_else(is_null, pa.scalar(None, col.type), col)
         cols.append(col)
     return pa.Table.from_arrays(cols, names=table.column_names) if isinstance(

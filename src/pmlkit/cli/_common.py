@@ -360,7 +360,8 @@ def csv_options(fn: F) -> F:
         click.option("--strip/--no-strip", default=None,
                      help="Strip spaces around CSV fields (default: on with --names adult)."),
         click.option("--na", "na_values", multiple=True, metavar="TEXT",
-                     help="Text read as missing in CSV files (repeatable)."),
+                     help="Text read as missing in CSV files, besides the empty cell "
+                          "(repeatable)."),
     ]
     for opt in reversed(opts):
         fn = opt(fn)
@@ -410,7 +411,7 @@ def csv_from_options(names: str | None, skip_rows: int | None, strip: bool | Non
     ('sex', 1, True, ('?',))
     >>> csv_from_options(None, None, None, (), delimiter="tab").delimiter
     '\\t'
-    >>> csv_from_options(None, None, None, ()) is None  # nothing given: pyarrow's defaults
+    >>> csv_from_options(None, None, None, ()) is None  # nothing given: the defaults
     True
     """
     import dataclasses

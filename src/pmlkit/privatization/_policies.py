@@ -100,9 +100,9 @@ class Policy:
         opts = self.csv or CsvOptions()
         if opts.strip_whitespace:
             arr = pc.utf8_trim_whitespace(arr)
-        nulls = opts.null_values if opts.null_values else ("",)
-        is_null = pc.is_in(arr, value_set=pa.array(list(nulls), arr.type))
-        arr = pc.if_else(is_null, pa.scalar(None, arr.type), arr)
+        if opts.missing_texts:  # the empty cell and --na texts (io.CsvOptions)
+            is_null = pc.is_in(arr, value_set=pa.array(list(opts.missing_texts), arr.type))
+            arr = pc.if_else(is_null, pa.scalar(None, arr.type), arr)
         if self.in_type is not None and not pa.types.is_string(self.in_type):
             try:
                 arr = pc.cast(arr, self.in_type)

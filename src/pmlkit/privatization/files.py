@@ -456,8 +456,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         overwritten.
     csv
         Parsing options for CSV inputs (headerless files, delimiter); ``null_values`` and
-        ``strip_whitespace`` apply to the privatised column(s) only. Without ``csv`` (or
-        with no ``null_values``) an empty cell of a privatised column is missing.
+        ``strip_whitespace`` apply to the privatised column(s) only. An empty cell of a
+        privatised column is missing, and so is a ``null_values`` text (nothing is
+        missing with ``null_values=()``: an empty cell is then the label ``""``).
     batch_rows
         Rows per streamed batch (memory bound).
     progress

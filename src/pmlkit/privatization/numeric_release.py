@@ -264,9 +264,10 @@ class NumericPolicy:
         opts = self.csv or CsvOptions()
         if opts.strip_whitespace:
             arr = pc.utf8_trim_whitespace(arr)
-        nulls = list(opts.null_values) if opts.null_values else [""]
-        is_null = pc.is_in(arr, value_set=pa.array(nulls, type=arr.type))
-        arr = pc.if_else(is_null, pa.scalar(None, type=arr.type), arr)
+        if opts.missing_texts:  # the empty cell and --na texts (io.CsvOptions)
+            is_null = pc.is_in(arr, value_set=pa.array(list(opts.missing_texts),
+                                                       type=arr.type))
+            arr = pc.if_else(is_null, pa.scalar(None, type=arr.type), arr)
         for typ in ((pa.int64(), pa.float64()) if self.grid.is_integer else (pa.float64(),)):
             try:
                 return pc.cast(arr, typ)
