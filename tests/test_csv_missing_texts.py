@@ -119,3 +119,66 @@ def test_null_values_add_to_the_empty_cell_in_the_library(tmp_path):
     pmlkit.privatize_file(mech, src, tmp_path / "out2.csv", "c", csv=CsvOptions(
         null_values=()), manifest=False)
     assert (tmp_path / "out2.csv").read_text() == 'id,c\n0,a\n1,?\n2,""\n3,b\n'  # a label
+
+
+# --- issue 45, F5: a CSV column is numbers only when every text is its number's spelling
+
+
+def test_design_keeps_codes_that_are_not_canonical_numbers(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(2)
+    codes = ["007", "7", "08", "1e3", "1000"]
+    _write(tmp_path / "ref.csv", "code", rng.choice(codes, 3000))
+    code, _, err = run(capsys, "design", "--reference", "ref.csv", "--column", "code",
+                       "--epsilon", "2", "--delta", "1e-6", "--output", "m.json", "--quiet")
+    assert code == 0, err
+    mech = pmlkit.Mechanism.load(tmp_path / "m.json")
+    assert sorted(mech.input_labels) == sorted(codes)  # five labels, none merged
+    _two_columns(tmp_path / "in.csv", codes)
+    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                       "--column", "c", "--output", "out.csv", "--quiet")
+    assert code == 0, err
+    out = [ln.split(",")[1] for ln in (tmp_path / "out.csv").read_text().splitlines()[1:]]
+    assert set(out) <= set(codes)
+
+
+def test_integer_columns_stay_numbers_and_other_spellings_are_unknown(tmp_path, monkeypatch,
+                                                                      capsys):
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(5)
+    _write(tmp_path / "ref.csv", "n", rng.choice(["0", "1", "2", "39"], 3000))
+    code, _, err = run(capsys, "design", "--reference", "ref.csv", "--column", "n",
+                       "--epsilon", "2", "--delta", "1e-6", "--output", "m.json", "--quiet")
+    assert code == 0, err
+    assert pmlkit.Mechanism.load(tmp_path / "m.json").input_labels == (0, 1, 2, 39)
+    _two_columns(tmp_path / "in.csv", ["0", "39", "039", "1.0"])
+    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                       "--column", "c", "--output", "out.csv", "--quiet")
+    assert code == 1 and err.count("\n") == 1
+    assert "'039'" in err and "'1.0'" in err and "'0'" not in err and "'39'" not in err
+    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                       "--column", "c", "--output", "out.csv", "--unknown-as", "2", "--quiet")
+    assert code == 0, err
+    out = [ln.split(",")[1] for ln in (tmp_path / "out.csv").read_text().splitlines()[1:]]
+    assert set(out) <= {"0", "1", "2", "39"}
+    record = json.loads((tmp_path / "out.csv.pmlkit.json").read_text())
+    assert record["privatized"]["c"]["unknown_mapped_rows"] == 2
+
+
+def test_library_reads_labels_as_the_release_matches_them(tmp_path):
+    from pmlkit.errors import DataError
+    from pmlkit.io import read_labels
+
+    src = tmp_path / "ref.csv"
+    src.write_text("n,code,x,b\n0,007,1.5,true\n39,7,2,false\n39,08,2,\n")
+    assert read_labels(src, "n").to_pylist() == [0, 39, 39]
+    assert read_labels(src, "code").to_pylist() == ["007", "7", "08"]
+    assert read_labels(src, "x").to_pylist() == [1.5, 2.0, 2.0]
+    assert read_labels(src, "b").to_pylist() == [True, False, None]
+    mech = pmlkit.design_from_samples([7, 8, 1000] * 100, 2.0, 1e-6).mechanism
+    inp = _two_columns(tmp_path / "in.csv", ["7", "8", "1000"])
+    pmlkit.privatize_file(mech, inp, tmp_path / "ok.csv", "c", manifest=False)
+    for spelling in ("007", "08", "1e3", "1000.0"):
+        inp = _two_columns(tmp_path / "in.csv", ["7", spelling])
+        with pytest.raises(DataError, match=f"value '{spelling}' appears in 1 row"):
+            pmlkit.privatize_file(mech, inp, tmp_path / "out.csv", "c", manifest=False)

@@ -289,7 +289,15 @@ class Encoder:
     dictionary; a ``string_view`` array by its views, :class:`ViewKeys`, where every
     record is one of text labels of at most 12 bytes), Python strings and anything else
     by pandas ``Index.get_indexer``.
+
+    With :attr:`text_labels` set (a column read from CSV text), an Arrow text value is
+    matched to a number or boolean label by the one text pmlkit writes for that label
+    (Arrow's cast to text: ``7``, ``1.5``, ``true``); another spelling (``007``, ``7.0``)
+    is an unknown value.
     """
+
+    #: match Arrow text values to number and boolean labels by their written text
+    text_labels = False
 
     def __init__(self, labels: Sequence[Any]) -> None:
         self.labels = tuple(labels)
@@ -515,6 +523,12 @@ class Encoder:
                 value_set = pa.array(list(self.labels), type=t)
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
                 value_set = None
+        elif self.text_labels and self.kind in _TEXT_TYPES and (
+                pa.types.is_string(t) or pa.types.is_large_string(t)
+                or pa.types.is_string_view(t)):
+            # (a number's own text; Arrow writes the same when the output is text)
+            value_set = pa.array(list(self.labels), type=getattr(pa, _TEXT_TYPES[
+                self.kind])()).cast(pa.string() if pa.types.is_string_view(t) else t)
         if value_set is None:
             return None
         if pa.types.is_string_view(t):  # (a dictionary's values: not yet plain)
@@ -552,6 +566,10 @@ class Encoder:
                          "null/missing value (None/NaN/NA), which cannot be privatised; drop "
                          "or impute them explicitly first")
         return DataError("; ".join(parts) + "; nothing was privatised")
+
+#: the Arrow types of the label kinds matched by their text (:attr:`Encoder.text_labels`)
+_TEXT_TYPES = {"int": "int64", "float": "float64", "bool": "bool_"}
+
 
 def int_label_table(labels: Sequence[Any]) -> tuple[int, NDArray[np.intp]] | None:
     """``(offset, table)`` with ``table[v - offset]`` the index of the integer label ``v``

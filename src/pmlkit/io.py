@@ -51,6 +51,7 @@ __all__ = [
     "iter_batches",
     "list_columns",
     "read_column",
+    "read_labels",
     "read_table",
     "unique_columns",
 ]
@@ -576,6 +577,70 @@ def read_column(path: str | os.PathLike[str], column: str, *,
     if not isinstance(column, str):
         raise ValidationError(f"column must be a column name (str), got {column!r}")
     return read_table(path, [column], csv=csv).column(column)
+
+
+def read_labels(path: str | os.PathLike[str], column: str, *,
+                csv: CsvOptions | None = None) -> pa.ChunkedArray:
+    """One column of categorical labels (a reference to design for), read as
+    ``pmlkit privatize`` reads a released column.
+
+    A Parquet column keeps its type. A CSV column is text (missing: the empty cell and
+    ``csv.null_values``, :attr:`CsvOptions.missing_texts`) and becomes numbers only when
+    every text is the spelling pmlkit writes for its number (``_labels_from_text``):
+    ``0, 1, 39`` are the integers 0, 1, 39, but ``007, 7, 08, 1e3`` stay four texts, so
+    two spellings never merge into one label and a release never writes a text the
+    column did not hold.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "codes.csv").write_text("n,code,x\\n0,007,1.5\\n39,7,2\\n")
+    >>> [read_labels(folder / "codes.csv", c).to_pylist() for c in ("n", "code", "x")]
+    [[0, 39], ['007', '7'], [1.5, 2.0]]
+    """
+    if not isinstance(column, str):
+        raise ValidationError(f"column must be a column name (str), got {column!r}")
+    if file_format(user_path(path)) == "parquet":
+        return read_column(path, column, csv=csv)
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    text = read_table(path, [column], csv=csv, column_types={column: pa.string()})
+    return _labels_from_text(text.column(column))
+
+
+def _labels_from_text(arr: Any) -> Any:
+    """Text labels (a pyarrow string array, nulls missing) as numbers where every text is
+    the canonical spelling of its number, the text pmlkit writes back for it (Arrow's
+    cast to text: ``7``, ``-3``, ``1.5``, ``1e+20``, ``true``): integers (int64), else
+    finite floats (float64), else booleans; otherwise the texts unchanged.
+
+    Examples
+    --------
+    >>> import pyarrow as pa
+    >>> _labels_from_text(pa.array(["0", "39", None])).type
+    DataType(int64)
+    >>> _labels_from_text(pa.array(["1", "2.5"])).to_pylist()
+    [1.0, 2.5]
+    >>> [_labels_from_text(pa.array(t)).type for t in (["007"], ["1e3"], ["1.0"], ["nan"])]
+    [DataType(string), DataType(string), DataType(string), DataType(string)]
+    """
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
+
+    distinct = pc.unique(arr).drop_null()
+    if not len(distinct) or not pa.types.is_string(distinct.type):
+        return arr
+    for typ in (pa.int64(), pa.float64(), pa.bool_()):
+        try:
+            values = pc.cast(distinct, typ)
+        except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+            continue
+        if pa.types.is_floating(typ) and not pc.all(pc.is_finite(values)).as_py():
+            continue
+        if pc.all(pc.equal(pc.cast(values, pa.string()), distinct)).as_py():
+            return pc.cast(arr, typ)
+    return arr
 
 
 def iter_batches(path: str | os.PathLike[str], columns: Sequence[str] | None = None, *,

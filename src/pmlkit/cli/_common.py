@@ -465,13 +465,13 @@ def reference_values(path: str, column: str, csv: Any = None, *,
     ``(missing)``."""
     from ..design.pipeline import MISSING_LABEL, apply_missing
     from ..errors import DataError
-    from ..io import read_column
+    from ..io import read_labels
 
     if missing == "category" and categories is not None and MISSING_LABEL not in categories:
         raise DataError(f"--missing category: the mechanism of --column {column!r} has no "
                         f"label {MISSING_LABEL!r}; design it with pmlkit design --missing "
                         "category, or pass --missing keep")
-    values = read_column(path, column, csv=csv)
+    values = read_labels(path, column, csv=csv)
     return apply_missing(values, missing, categories)
 
 

@@ -157,7 +157,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
     """Design a mechanism with an (eps, delta)-PML guarantee from a reference sample."""
     from ..design import design_from_samples
     from ..errors import DataError, PMLWarning, TooLargeError
-    from ..io import read_column
+    from ..io import read_labels
     from ._numeric import parse_grid, utility_for
 
     if utility is None and numeric is not None and not allow_unestimable:
@@ -197,7 +197,7 @@ def command(reference: str, column: str, eps: float, delta: float, utility: str,
                    err=True)
     with progress_display("pmlkit design", progress_enabled(progress)) as advance:
         advance(f"reading --column {column!r} of {reference}")
-        values = read_column(reference, column, csv=csv)
+        values = read_labels(reference, column, csv=csv)
         advance("designing")
         try:
             with warnings.catch_warnings(record=True) as caught:

@@ -61,11 +61,11 @@ def _read_columns(path: str, columns: list[str], csv: Any, missing: str = "error
 
     from ..design.pipeline import apply_missing
     from ..errors import DataError
-    from ..io import read_column
+    from ..io import read_labels
 
     out = {}
     for c in columns:
-        values = read_column(path, c, csv=csv)
+        values = read_labels(path, c, csv=csv)
         if missing == "error" and values.null_count:
             n = values.null_count
             raise DataError(f"column {c!r} of {path!r}: {n} row{'s hold' if n > 1 else ' holds'}"

@@ -358,6 +358,7 @@ def draw_columns(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler |
             arr = policy.from_text(arr)
         arr, keep_mask = policy.prepare(arr)
         enc = encoders[c]
+        enc.text_labels = from_text  # a number label is matched by its own text
         if isinstance(arr, pa.ChunkedArray):
             arr = arr.combine_chunks()
         codes = enc.encode_arrow(arr)

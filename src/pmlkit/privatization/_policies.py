@@ -93,7 +93,12 @@ class Policy:
         return self._label_set
 
     def from_text(self, arr: Any) -> Any:
-        """CSV text of a privatised column -> labels (strip, null markers, label type)."""
+        """CSV text of a privatised column, stripped and with its missing texts null.
+
+        The texts stay texts: a number label is matched by the text pmlkit writes for it
+        (:attr:`pmlkit.sampler.Encoder.text_labels`, the spelling
+        :func:`pmlkit.io.read_labels` reads as that number), so ``007`` or ``1e3`` is not
+        the label 7 or 1000 but an unknown value (refused, or ``unknown_as``)."""
         import pyarrow as pa
         import pyarrow.compute as pc
 
@@ -103,12 +108,15 @@ class Policy:
         if opts.missing_texts:  # the empty cell and --na texts (io.CsvOptions)
             is_null = pc.is_in(arr, value_set=pa.array(list(opts.missing_texts), arr.type))
             arr = pc.if_else(is_null, pa.scalar(None, arr.type), arr)
-        if self.in_type is not None and not pa.types.is_string(self.in_type):
-            try:
-                arr = pc.cast(arr, self.in_type)
-            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-                pass  # not all labels: the encoder names the offending values
         return arr
+
+    def _label(self, label: Any, typ: Any) -> Any:
+        """``label`` as a scalar of the type ``typ`` of the values (its text for text)."""
+        import pyarrow as pa
+
+        if self.in_type is not None and typ != self.in_type:
+            return pa.scalar(label, type=self.in_type).cast(typ)
+        return pa.scalar(label, type=typ)
 
     def prepare(self, arr: Any) -> tuple[Any, Any]:
         """Apply the missing-value and unknown-label policies; returns (values to encode,
@@ -129,7 +137,7 @@ class Policy:
                                 f"{arr.type}") from exc
         elif self.missing == "keep" and arr.null_count:
             keep_mask = arr.is_null()
-            arr = arr.fill_null(pa.scalar(self.mech.input_labels[0], type=arr.type)) \
+            arr = arr.fill_null(self._label(self.mech.input_labels[0], arr.type)) \
                 if self.label_set is not None else arr
         if self.unknown_as is not None and self.label_set is not None:
             try:
@@ -141,7 +149,7 @@ class Policy:
                 n = pc.sum(unknown).as_py() or 0
                 if n:
                     self.unknown_rows += int(n)
-                    arr = pc.if_else(unknown, pa.scalar(self.unknown_as, type=arr.type), arr)
+                    arr = pc.if_else(unknown, self._label(self.unknown_as, arr.type), arr)
         return arr, keep_mask
 
 

@@ -223,9 +223,13 @@ def _check_targets(spec: ReleaseSpec, spec_file: Path | None = None) -> list[Pat
 
 
 def _read_frame(path: Path, names: Sequence[str]) -> Any:
-    from ..io import read_table
+    """The columns as labels, read as a release reads them (:func:`pmlkit.io.read_labels`:
+    CSV text stays text unless every text is its number's own spelling)."""
+    import pyarrow as pa
 
-    return read_table(path, list(names)).to_pandas()
+    from ..io import read_labels
+
+    return pa.table({n: read_labels(path, n) for n in names}).to_pandas()
 
 
 def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
