@@ -14,9 +14,11 @@ Untouched columns come out exactly as they went in
 --------------------------------------------------
 * CSV is read with every column as text: no null markers, no whitespace stripping, no
   type inference. Only the privatised column follows the declared policy
-  (``csv.null_values``, ``csv.strip_whitespace``, then the mechanism's label type). CSV is
+  (``csv.null_values``, ``csv.strip_whitespace``; a number label matched by its text). CSV is
   written quoting a field only where CSV needs it, with the input's byte-order mark and
-  line terminator, so every untouched cell's text is identical, byte for byte.
+  line terminator, so every untouched cell's text is identical, byte for byte (the
+  file's bytes are too when the input was written that way; blank lines, surplus quotes
+  and a second kind of line ending are not kept).
 * CSV -> Parquet keeps text as text (``string`` columns).
 * Parquet -> Parquet keeps the schema (types, field metadata), the values and the
   key-value metadata (pandas' included), each column's compression codec unless
