@@ -310,7 +310,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         if file_format(inp) == "parquet":
             pieces += [(inp, pc) for pc in parquet_pieces(inp, batch_rows)]
         elif compression_of(inp) is None:
-            pieces += [(inp, pc) for pc in csv_pieces(inp, block_bytes)]
+            pieces += [(inp, pc) for pc in csv_pieces(inp, block_bytes, csv)]
         else:
             pieces.append((inp, None))
     out_csv = out.name.lower().endswith((".csv", ".csv.gz", ".csv.bz2", ".csv.zst", ".tsv"))

@@ -9,6 +9,8 @@ and privatised on its own (:func:`pmlkit.privatization._engine.one_file` with
 from __future__ import annotations
 
 import itertools
+import mmap
+import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -75,45 +77,128 @@ def parquet_pieces(path: Path, rows: int) -> list[tuple[int, int]]:
     return out
 
 
-def csv_pieces(path: Path, block_bytes: int) -> list[tuple[int, int]]:
+def csv_pieces(path: Path, block_bytes: int, csv: CsvOptions | None = None
+               ) -> list[tuple[int, int]]:
     """Split an uncompressed CSV file into byte ranges of about ``block_bytes`` that start
-    and end on record boundaries: a line break counts only where the number of double
-    quotes before it is even (a line break inside a quoted field is not a boundary)."""
+    and end on record boundaries, as pyarrow's CSV reader (with ``csv``'s options) sees
+    them: each cut is just after a ``\\n`` that ends a record.
+
+    pyarrow's rules (no escape character, doubled quotes): a quote opens a quoted field
+    only at the start of a field (after a delimiter, a line end, the start of the data);
+    in a quoted field a doubled quote is a quote and a single one closes the field; any
+    other quote (``ab"cd``, ``"a"b"c`` after the field closed) is plain text. A line end
+    inside a quoted field is text, elsewhere it ends the record. Counting the parity of
+    all quotes is wrong as soon as one quote is plain text.
+
+    So the state that matters is ``q``: inside a quoted field or not, and it changes only
+    at a run of consecutive quotes (a quote run is maximal, so the byte before it is not a
+    quote). A run of odd length ``k`` at a field start maps ``q`` to ``1 - q`` (outside:
+    one quote opens, the other ``k - 1`` pair up; inside: pairs, then one closes); an odd
+    run elsewhere maps any ``q`` to 0 (inside: it closes the field; outside: plain text);
+    an even run leaves ``q`` as it is (inside: pairs; outside at a field start: ``""``,
+    an empty field; outside elsewhere: text). Where ``q`` is 1 the field-start test does
+    not matter (both maps give 0 for odd runs), and where ``q`` is 0 a delimiter or line
+    end before the run is a real one, so the test "the byte before the run is a
+    delimiter, ``\\r`` or ``\\n``" is exact. ``q`` after a run is then the parity of the
+    flips since the last reset: a cumulative sum, no loop over records. The data starts
+    after a UTF-8 BOM and the ``skip_rows`` lines pyarrow skips without parsing them.
+    """
     size = path.stat().st_size
     if size <= block_bytes:
         return [(0, size)]
+    opts = csv or CsvOptions()
+    po = opts.parse_options(path)
+    if po.escape_char is not False or not po.double_quote:  # not these rules: no cuts
+        return [(0, size)]
+    quote = None if po.quote_char is False else ord(po.quote_char)
+    seps = np.array([ord(po.delimiter), 10, 13], dtype=np.uint8)
     bounds = [0]
-    parity = 0
-    pos = 0
-    with open(path, "rb") as fh:
-        target = block_bytes
-        while target < size:
-            # quotes between the last position and the target fix the parity there
-            fh.seek(pos)
-            while pos < target:
-                chunk = fh.read(min(1 << 24, target - pos))
-                if not chunk:
-                    break
-                parity ^= chunk.count(b'"') & 1
-                pos += len(chunk)
-            found = None
-            while found is None:
-                win = fh.read(1 << 20)
-                if not win:
-                    break
-                arr = np.frombuffer(win, dtype=np.uint8)
-                q = (np.cumsum(arr == 34) + parity) & 1
-                nl = np.flatnonzero((arr == 10) & (q == 0))
-                if nl.size:
-                    found = pos + int(nl[0]) + 1
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+        pos = _data_start(mm, size, opts.skip_rows)
+        q = 0  # inside a quoted field at pos
+        field_start = True  # pos starts a field
+        target = max(block_bytes, pos)
+        while pos < size and target < size:
+            end = min(pos + _SCAN, size)
+            if quote is not None:  # never end a chunk inside a run of quotes
+                while end < size and mm[end - 1] == quote:
+                    end += 1
+            if quote is not None and mm.find(bytes([quote]), pos, end) >= 0:
+                arr = np.frombuffer(mm[pos:end], dtype=np.uint8)
+                starts, after = _run_states(arr, quote, seps, q, field_start)
+                q_end = int(after[-1]) if after.size else q
+                has_quote = True
+            else:
+                q_end, has_quote = q, False
+            while target < end:
+                if not has_quote:
+                    nl = mm.find(b"\n", max(target, pos), end) if q == 0 else -1
                 else:
-                    parity = int(q[-1])
-                    pos += len(win)
-            if found is None or found >= size:
-                break
-            # restart counting just after the boundary (parity there is even)
-            bounds.append(found)
-            pos, parity = found, 0
-            target = found + block_bytes
+                    nl = _first_boundary(arr, pos, max(target, pos), starts, after, q)
+                if nl < 0:
+                    break
+                found = nl + 1
+                if found >= size:
+                    target = size
+                    break
+                bounds.append(found)
+                target = found + block_bytes
+            field_start = mm[end - 1] in seps.tobytes()
+            pos, q = end, q_end
     bounds.append(size)
     return list(itertools.pairwise(bounds))
+
+
+_SCAN = 1 << 24  # bytes per vectorised pass
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+def _data_start(mm: Any, size: int, skip_rows: int) -> int:
+    """Where pyarrow starts parsing: after a UTF-8 BOM and ``skip_rows`` lines (skipped as
+    raw lines, a quote in them does not count)."""
+    pos = 3 if mm[:3] == b"\xef\xbb\xbf" else 0
+    for _ in range(skip_rows):
+        m = _LINE_END.search(mm, pos)
+        if m is None:
+            return size
+        pos = m.end()
+    return pos
+
+
+def _run_states(arr: np.ndarray, quote: int, seps: np.ndarray, q: int, field_start: bool
+                ) -> tuple[np.ndarray, np.ndarray]:
+    """The start of each run of quotes in ``arr`` and the quoted-field state just after
+    it (see :func:`csv_pieces`), given the state ``q`` before ``arr`` and whether
+    ``arr`` starts a field."""
+    idx = np.flatnonzero(arr == quote)
+    if not idx.size:
+        return idx, idx
+    brk = np.flatnonzero(np.diff(idx) != 1)
+    starts = idx[np.concatenate(([0], brk + 1))]
+    ends = idx[np.concatenate((brk, [idx.size - 1]))] + 1
+    odd = ((ends - starts) & 1).astype(bool)
+    before = np.isin(arr[np.maximum(starts - 1, 0)], seps)
+    if starts[0] == 0:
+        before[0] = field_start
+    flip = np.cumsum(odd & before)
+    reset = np.maximum.accumulate(np.where(odd & ~before, np.arange(starts.size), -1))
+    after = np.where(reset >= 0, flip - flip[np.maximum(reset, 0)], flip + q) & 1
+    return starts, after
+
+
+def _first_boundary(arr: np.ndarray, pos: int, lo: int, starts: np.ndarray,
+                    after: np.ndarray, q: int) -> int:
+    """The first ``\\n`` at or after file offset ``lo`` in ``arr`` (which starts at file
+    offset ``pos``) that is outside a quoted field, or -1."""
+    a = lo - pos
+    while a < arr.size:
+        b = min(a + (1 << 20), arr.size)
+        nl = np.flatnonzero(arr[a:b] == 10) + a
+        if nl.size:
+            run = np.searchsorted(starts, nl) - 1  # the last run before each \n
+            state = np.where(run >= 0, after[np.maximum(run, 0)], q)
+            ok = np.flatnonzero(state == 0)
+            if ok.size:
+                return pos + int(nl[ok[0]])
+        a = b
+    return -1
