@@ -207,6 +207,40 @@ def test_dask_overwrite_replaces_its_own_previous_output(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "out.pmlkit.json"]
 
 
+@pytest.mark.parametrize("failure", [OSError(errno.ENOSPC, "No space left on device"),
+                                     KeyboardInterrupt()])
+def test_dask_failed_overwrite_keeps_the_previous_output(tmp_path, monkeypatch, failure):
+    # the previous folder was removed as soon as the new one was in place; when the
+    # manifest then failed, the new folder was removed too: no data at all, and the old
+    # manifest left describing parts that no longer existed
+    distributed = pytest.importorskip("distributed")
+    import pmlkit.privatization._publish as publish
+    from pmlkit.privatization._dask import privatize_file_dask
+
+    pd.DataFrame({"id": np.arange(2000), "sex": ["Male", "Female"] * 1000}).to_csv(
+        tmp_path / "d.csv", index=False)
+    out = tmp_path / "out"
+
+    def snapshot() -> dict[str, bytes]:
+        return {str(p.relative_to(tmp_path)): p.read_bytes()
+                for p in sorted(tmp_path.rglob("*")) if p.is_file()}
+
+    def fail(*a, **k):
+        raise failure
+
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=False,
+                                  dashboard_address=":0") as cluster:
+        kw = {"block_bytes": 8192, "scheduler": cluster.scheduler_address}
+        privatize_file_dask(SEX, tmp_path / "d.csv", out, "sex", rng=1, **kw)
+        before = snapshot()
+        monkeypatch.setattr(publish, "commit", fail)
+        with pytest.raises(DataError if isinstance(failure, OSError) else KeyboardInterrupt):
+            privatize_file_dask(SEX, tmp_path / "d.csv", out, "sex", rng=2, overwrite=True,
+                                **kw)
+    assert snapshot() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "out.pmlkit.json"]
+
+
 # 4. races, partial runs, signals, OS errors -------------------------------------------
 
 @pytest.fixture

@@ -381,12 +381,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             man = out.with_name(out.name + MANIFEST_SUFFIX)
             mtmp = temp_path(man)
             mtmp.write_text(json.dumps(doc, indent=2) + "\n", encoding="utf-8")
-            _publish_folder(tmp, out, overwrite=overwrite)
             try:
-                commit(mtmp, man, overwrite=overwrite)
-            except BaseException:
-                shutil.rmtree(out, ignore_errors=True)  # the folder this run just published
-                raise
+                _publish_folder(tmp, out, overwrite=overwrite,
+                                then=lambda: commit(mtmp, man, overwrite=overwrite))
             finally:
                 mtmp.unlink(missing_ok=True)
         except OSError as exc:
@@ -401,29 +398,39 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
     return report
 
 
-def _publish_folder(tmp: Any, out: Any, *, overwrite: bool) -> None:
-    """Rename the finished folder into place; an existing (checked) previous output is
-    first moved aside and removed only after the new one is in place."""
+def _publish_folder(tmp: Any, out: Any, *, overwrite: bool, then: Any) -> None:
+    """Rename the finished folder into place, then run ``then`` (publish the manifest).
+
+    An existing (checked) previous output is first moved aside under a hidden name and
+    removed only when ``then`` succeeded; if the rename or ``then`` fails (an OS error, a
+    signal), this run's folder is removed and the previous one is put back, so a failed
+    ``--overwrite`` leaves the previous output and its manifest as they were."""
     import os
     import shutil
 
     from ._publish import temp_path
 
+    trash = None
     if out.exists() and overwrite:
         trash = temp_path(out, ".old")
         os.rename(out, trash)
-        try:
-            os.rename(tmp, out)
-        except BaseException:
-            os.rename(trash, out)
-            raise
-        shutil.rmtree(trash, ignore_errors=True)
-        return
+    placed = False
     try:
-        os.rename(tmp, out)  # fails if out appeared meanwhile and is not empty
-    except OSError as exc:
-        if out.exists():
-            raise DataError(f"output {str(out)!r} already exists (another run may have "
-                            "written it meanwhile); pass overwrite=True (--overwrite) to "
-                            "replace it") from exc
+        try:
+            os.rename(tmp, out)  # fails if out appeared meanwhile and is not empty
+        except OSError as exc:
+            if trash is None and out.exists():
+                raise DataError(f"output {str(out)!r} already exists (another run may have "
+                                "written it meanwhile); pass overwrite=True (--overwrite) "
+                                "to replace it") from exc
+            raise
+        placed = True
+        then()
+    except BaseException:
+        if placed:
+            shutil.rmtree(out, ignore_errors=True)  # the folder this run just published
+        if trash is not None:
+            os.rename(trash, out)
         raise
+    if trash is not None:
+        shutil.rmtree(trash, ignore_errors=True)
