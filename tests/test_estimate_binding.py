@@ -96,3 +96,40 @@ def test_an_edited_manifest_beside_a_parquet_file_is_refused(two_releases: Path)
     man.write_text(json.dumps(doc))
     with pytest.raises(DataError, match="different mechanisms"):
         find_mechanism(d / "high.parquet", "x")
+
+
+def test_a_parquet_record_is_believed_only_bound_and_alone(two_releases: Path) -> None:
+    # found by an attack round: with no manifest beside it, the 'pmlkit' record of a
+    # Parquet file was believed without its content binding (a record grafted onto raw
+    # data), and a legacy 'mechanism' key or a manifest without a binding overrode the
+    # bound record inside the file
+    import json
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    d = two_releases
+    meta = pq.read_schema(d / "high.parquet").metadata
+    raw = pa.Table.from_pandas(pd.read_parquet(d / "in.parquet"), preserve_index=False)
+    pq.write_table(raw.replace_schema_metadata({b"pmlkit": meta[b"pmlkit"]}),
+                   d / "grafted.parquet")
+    with pytest.raises(DataError, match="not bound to its content"):
+        find_mechanism(d / "grafted.parquet", "x")
+
+    table = pq.read_table(d / "high.parquet")
+    file_meta = pq.read_metadata(d / "high.parquet").metadata
+    extra = {b"pmlkit": file_meta[b"pmlkit"],
+             b"mechanism": json.dumps({"x": _rr(0.5).to_dict()}).encode()}
+    with pq.ParquetWriter(d / "extra.parquet", table.schema.with_metadata(extra)) as w:
+        w.write_table(table.replace_schema_metadata(extra))
+        w.add_key_value_metadata({"pmlkit-content": file_meta[b"pmlkit-content"].decode()})
+    with pytest.raises(DataError, match=r"another mechanism|does not match"):
+        find_mechanism(d / "extra.parquet", "x")
+
+    shutil.copy(d / "high.parquet", d / "beside.parquet")
+    (d / "beside.parquet.pmlkit.json").write_text(
+        json.dumps({"mechanism": {"x": _rr(0.5).to_dict()}}))
+    with pytest.raises(DataError, match="another mechanism"):
+        find_mechanism(d / "beside.parquet", "x")
+    assert find_mechanism(d / "high.parquet", "x")[0].to_dict()["sha256"] == \
+        _rr(3.0).to_dict()["sha256"]

@@ -120,6 +120,43 @@ def _check_bound(path: Any, doc: Any, where: str, columns: Sequence[str]) -> Non
                             "describe this file; refusing both")
 
 
+def _check_inside(path: Any, column: str, mech: Mechanism, where: str) -> None:
+    """A Parquet file that carries its own release record (key ``pmlkit``) is believed
+    only through it: the record must be bound to the file's content (as a later
+    ``privatize`` pass checks it), and whatever names the mechanism of ``column`` (the
+    legacy ``mechanism`` key, a manifest beside it) must name the one that record does.
+    A record grafted from another file, or a second record contradicting the bound one,
+    would otherwise make the estimate invert the wrong channel."""
+    from ..io import file_format
+
+    p = user_path(path)
+    if not p.is_file() or file_format(p) != "parquet":
+        return
+    import pyarrow.parquet as pq
+
+    try:
+        inside = b"pmlkit" in (pq.read_schema(p).metadata or {}) \
+            or b"pmlkit" in (pq.read_metadata(p).metadata or {})
+    except Exception as exc:  # pyarrow raises several types for a bad file
+        raise DataError(f"cannot read {str(p)!r} as PARQUET: {exc}") from exc
+    if not inside:
+        return
+    from ..privatization.files import previous_privatization
+
+    try:
+        record = previous_privatization(p)
+    except DataError as exc:
+        raise DataError(f"{where}: the release record inside {str(p)!r} does not describe "
+                        f"it: {exc}") from None
+    entry = (record or {}).get("privatized", {}).get(column)
+    if not isinstance(entry, Mapping):
+        return
+    theirs = Mechanism.from_dict(entry["mechanism"], allow_uncertified=True)
+    if theirs.to_dict()["sha256"] != mech.to_dict()["sha256"]:
+        raise DataError(f"{where} names another mechanism for column {column!r} than the "
+                        f"release record bound to {str(p)!r}; refusing both")
+
+
 def _file_sha256(path: Any) -> str:
     import hashlib
 
@@ -170,6 +207,7 @@ def find_mechanism(path: str | PathLike[str], column: str) -> tuple[Mechanism, s
         mech = _from_mapping(doc, column, where)
         if mech is not None:
             _check_bound(p, doc, where, [column])
+            _check_inside(p, column, mech, where)
             return mech, (f"manifest {manifest}" if where.startswith("manifest")
                           else f"Parquet metadata of {p}")
     raise DataError(f"no mechanism recorded for {str(p)!r}: neither a manifest "
