@@ -133,3 +133,26 @@ def test_a_parquet_record_is_believed_only_bound_and_alone(two_releases: Path) -
         find_mechanism(d / "beside.parquet", "x")
     assert find_mechanism(d / "high.parquet", "x")[0].to_dict()["sha256"] == \
         _rr(3.0).to_dict()["sha256"]
+
+
+def test_a_grafted_joint_record_is_refused(tmp_path: Path) -> None:
+    """The record of a joint release copied onto raw data: ``find_joint_release`` must not
+    invert the raw tuples through it (a later privatize pass refuses the file too)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pmlkit.inference import find_joint_release
+    from pmlkit.joint import joint_release
+    from pmlkit.privatization import privatize_file
+
+    raw = pa.table({"a": ["x", "y"] * 50, "b": ["u", "u", "v", "v", "u"] * 20})
+    pq.write_table(raw, tmp_path / "in.parquet")
+    rel = joint_release(("a", "b"), (("x", "y"), ("u", "v")), np.full((4, 4), 0.25),
+                        [0.25] * 4)
+    privatize_file({("a", "b"): rel}, tmp_path / "in.parquet", tmp_path / "out.parquet",
+                   ["a", "b"], rng=0)
+    assert find_joint_release(tmp_path / "out.parquet", ["a", "b"]) is not None
+    record = pq.read_schema(tmp_path / "out.parquet").metadata
+    pq.write_table(raw.replace_schema_metadata(record), tmp_path / "graft.parquet")
+    with pytest.raises(DataError, match="does not describe"):
+        find_joint_release(tmp_path / "graft.parquet", ["a", "b"])

@@ -347,6 +347,7 @@ def find_joint_release(path: str | PathLike[str], columns: Sequence[str]) -> Any
                 raise DataError(f"{where}: the joint release of {into!r} cannot be read: "
                                 f"{exc}") from exc
             _check_bound(path, doc, where, list(columns))
+            _check_inside(path, col, rel.mechanism, where)
             digest = joint.get("mechanism_sha256")
             if isinstance(digest, str) and rel.mechanism.to_dict()["sha256"] != digest:
                 raise DataError(f"{where}: the recorded joint mechanism of {into!r} does not "
