@@ -241,6 +241,33 @@ def test_dask_failed_overwrite_keeps_the_previous_output(tmp_path, monkeypatch, 
     assert sorted(p.name for p in tmp_path.iterdir()) == ["d.csv", "out", "out.pmlkit.json"]
 
 
+def test_dask_previous_output_that_cannot_be_put_back_is_kept_and_named(tmp_path,
+                                                                         monkeypatch):
+    """When this run's folder cannot be removed after a failed publish, the previous
+    output is moved to a name no later run removes (a hidden temporary name is cleared
+    as a killed run's leftover) and the error says where it is."""
+    import shutil
+
+    from pmlkit.privatization import _dask
+
+    out, tmp = tmp_path / "out", tmp_path / "new"
+    out.mkdir()
+    (out / "part.0.csv").write_text("old\n")
+    tmp.mkdir()
+    (tmp / "part.0.csv").write_text("new\n")
+    monkeypatch.setattr(shutil, "rmtree", lambda *a, **k: None)  # the removal fails
+
+    def then() -> None:
+        raise OSError(28, "No space left on device")
+
+    with pytest.raises(DataError, match="previous output could not be put back: it is "
+                                        "kept at") as info:
+        _dask._publish_folder(tmp, out, overwrite=True, then=then)
+    kept = [p for p in tmp_path.iterdir() if p.name.startswith("out.previous-")]
+    assert len(kept) == 1 and str(kept[0]) in str(info.value)
+    assert (kept[0] / "part.0.csv").read_text() == "old\n"
+
+
 # 4. races, partial runs, signals, OS errors -------------------------------------------
 
 @pytest.fixture

@@ -426,11 +426,19 @@ def _publish_folder(tmp: Any, out: Any, *, overwrite: bool, then: Any) -> None:
             raise
         placed = True
         then()
-    except BaseException:
+    except BaseException as exc:
         if placed:
             shutil.rmtree(out, ignore_errors=True)  # the folder this run just published
         if trash is not None:
-            os.rename(trash, out)
+            try:
+                os.rename(trash, out)
+            except OSError:
+                # (kept under a name no later run removes, and said so: never lost)
+                keep = out.with_name(f"{out.name}.previous-{os.getpid()}")
+                os.rename(trash, keep)
+                raise DataError(f"the release into {str(out)!r} failed ({exc}) and the "
+                                f"previous output could not be put back: it is kept at "
+                                f"{str(keep)!r}") from exc
         raise
     if trash is not None:
         shutil.rmtree(trash, ignore_errors=True)
