@@ -382,7 +382,13 @@ def test_adult_sex_race_education_age_at_whole_record_eps_2(adult_dir, tmp_path)
         '[columns.sex]\ntype = "categorical"\n[columns.race]\ntype = "categorical"\n'
         '[columns.education]\ntype = "categorical"\n'
         '[columns.age]\ntype = "numeric"\nlower = 15\nupper = 90\nstep = 5\n')
-    res = release_table(tmp_path / "release.toml")
+    with pytest.warns(PMLWarning, match="is copied unchanged and gives away") as caught:
+        res = release_table(tmp_path / "release.toml")
+    # the other columns are copied unchanged: education-num is a code of education, and
+    # relationship (Husband, Wife) implies sex; the release says so
+    pairs = sorted((str(w.message).split("'")[1], str(w.message).split("'")[3])
+                   for w in caught if "gives away" in str(w.message))
+    assert pairs == [("education-num", "education"), ("relationship", "sex")]
     g = res.guarantee
     assert g.columns == ("sex", "race", "education", "age")
     assert g.eps <= 2.0 and res.rows == 16281
@@ -504,3 +510,38 @@ def test_cli_prints_warnings_in_its_own_words(tmp_path, capsys):
     assert lines and all(ln.startswith("pmlkit: warning: ") for ln in lines)
     assert "PMLWarning" not in err and "release_table(" not in err
     assert "privatize_file(" not in err
+
+
+def test_a_copied_column_that_gives_away_a_privatised_one_is_named(tmp_path):
+    """The guarantee covers the privatised columns: a column copied unchanged that is a
+    code of one (or implies it for a group of records) is warned about, on stderr and in
+    the report; an identifier and an unrelated column are not."""
+    g = np.random.default_rng(5)
+    n = 3000
+    sex = g.choice(["F", "M"], n, p=[0.4, 0.6])
+    role = np.where(sex == "M", g.choice(["husband", "other"], n, p=[0.5, 0.5]),
+                    g.choice(["wife", "other"], n, p=[0.3, 0.7]))
+    frame = pd.DataFrame({"id": np.arange(n), "sex": sex,
+                          "sex_code": np.where(sex == "F", 1, 2), "role": role,
+                          "noise": g.choice(["a", "b", "c"], n)})
+    frame[: n // 2].to_csv(tmp_path / "ref.csv", index=False)
+    frame[n // 2:].to_csv(tmp_path / "in.csv", index=False)
+    doc = _spec(columns={"sex": {"type": "categorical"}}, epsilon=1.0)
+    spec = ReleaseSpec.from_dict(doc, base=tmp_path)
+    with pytest.warns(PMLWarning) as caught:
+        rel = release_table(spec)
+    said = [str(w.message) for w in caught
+            if "is copied unchanged and gives away" in str(w.message)]
+    assert sorted(s.split("'")[1] for s in said) == ["role", "sex_code"]
+    assert all("'sex'" in s for s in said)
+    assert sorted(w.split("'")[1] for w in rel.warnings if "gives away" in w) == \
+        ["role", "sex_code"]
+    report = (tmp_path / "out.csv.report.html").read_text()
+    assert "sex_code" in report and "not covered by the guarantee" in report
+    # the role column reveals sex for the husbands and wives only: a revealing group;
+    # the two-valued code for every record: a prediction
+    from pmlkit.release._related import related_column_warnings
+
+    ref = frame[: n // 2]
+    assert related_column_warnings(ref, ["sex"], ["id", "noise"]) == []
+    assert related_column_warnings(ref.assign(sex_code=1), ["sex"], ["sex_code"]) == []

@@ -240,8 +240,10 @@ def render_report(result: Any) -> str:
         f"certified worst case {num(g.certified_eps, 9)} ({esc(g.kind)}).</p>"
         f"<p>With probability at least 1 &minus; {num(g.delta, 3)} over the "
         f"{g.m} reference records, the true joint distribution lies in the confidence set, "
-        f"and then every released record, all its columns at once, is "
-        f"{num(g.eps, 6)}-PML about the whole true record.</p>"
+        f"and then the released values of these columns, all at once, are "
+        f"{num(g.eps, 6)}-PML about their true values in the record. Columns not listed "
+        f"are copied unchanged and are not covered: one related to a privatised column "
+        f"(a code of it, a column that implies it) gives that column away.</p>"
         f"<p>{esc(plain)}.</p>"
         f"<p class='warn'>{esc(g.warning)}.</p></div>")
     warn = "".join(f"<li>{esc(w)}</li>" for w in result.warnings)
@@ -259,7 +261,8 @@ def render_report(result: Any) -> str:
          + (" <span class='warn'>(whether a value is missing is released without "
             "protection)</span>" if spec.columns[0].missing == "keep" else "")),
         ("randomness", rng),
-        ("columns not listed", "copied unchanged (byte for byte)"),
+        ("columns not listed", "copied unchanged (each cell's text byte for byte), "
+         "<span class='warn'>not covered by the guarantee</span>"),
     ], "Files")
     head = ("<tr><th class='l'>column</th><th class='l'>type</th><th>values</th>"
             "<th>outputs</th><th>designed eps</th><th>own certified eps</th>"

@@ -232,6 +232,24 @@ def _read_frame(path: Path, names: Sequence[str]) -> Any:
     return pa.table({n: read_labels(path, n) for n in names}).to_pandas()
 
 
+def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
+    """Warnings for the columns the release copies unchanged that give away a privatised
+    column on the reference (:mod:`pmlkit.release._related`): those of the reference's
+    columns that the (first) input holds too."""
+    from ..io import expand_inputs, list_columns
+    from ._related import related_column_warnings
+
+    names = set(spec.names)
+    copied = set(list_columns(expand_inputs(str(spec.input))[0])) - names
+    others = [c for c in list_columns(spec.reference) if c in copied]
+    if not others:
+        return []
+    ref = _read_frame(spec.reference, others)
+    for n in spec.names:
+        ref[n] = frame[n].to_numpy()
+    return related_column_warnings(ref, list(spec.names), others)
+
+
 def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
     import pandas as pd
 
@@ -363,6 +381,8 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
         _warn_clamped(spec.columns, encs)
+        for text in _related_columns(spec, frame):
+            warnings.warn(text, PMLWarning, stacklevel=2)
         try:
             report = privatize_file(mechs, str(spec.input), spec.output, list(names),
                                     rng=spec.seed, overwrite=spec.overwrite,
