@@ -648,3 +648,23 @@ def test_csv_lines_end_alike_where_pyarrow_cannot_set_the_line_end(tmp_path, mon
 
     monkeypatch.setattr(pacsv, "WriteOptions", old_options)
     assert written() == want
+
+
+@pytest.mark.parametrize("newline", ["\n", "\r\n"])
+def test_quoted_line_breaks_across_read_blocks_are_released(tmp_path, newline):
+    """A valid CSV whose quoted fields hold line breaks (comments, addresses) was refused
+    once one of them fell across a read block of pyarrow's parser ("out of sync with
+    chunker"); every cell now comes back, byte for byte."""
+    from pmlkit.privatization import privatize_file
+
+    keep = Mechanism(np.eye(2), ("a", "b"), ("a", "b"))
+    lines = ["id,c,note"] + [
+        f'{i},{"ab"[i % 2]},' + (f'"line {i}{newline}second, line"' if i % 2 else "x")
+        for i in range(120_000)]
+    raw = (newline.join(lines) + newline).encode()
+    (tmp_path / "in.csv").write_bytes(raw)
+    for rows in (1000, 65_536):
+        out = tmp_path / f"out{rows}.csv"
+        rep = privatize_file(keep, tmp_path / "in.csv", out, "c", rng=0, batch_rows=rows)
+        assert rep.rows == 120_000
+        assert out.read_bytes() == raw

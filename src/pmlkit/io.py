@@ -167,11 +167,13 @@ class CsvOptions:
         """These options as ``pyarrow.csv.ParseOptions`` for the file ``path``.
 
         An empty line is skipped, except in a file of one column, where it is that
-        column's empty (missing) value: skipping it there would drop the record."""
+        column's empty (missing) value: skipping it there would drop the record. A quoted
+        field may hold line breaks (``newlines_in_values``; pyarrow otherwise refuses a
+        file whose quoted line break falls across one of its read blocks)."""
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         delimiter = self.delimiter_for(path)
-        return pacsv.ParseOptions(delimiter=delimiter,
+        return pacsv.ParseOptions(delimiter=delimiter, newlines_in_values=True,
                                   ignore_empty_lines=self.header_width(path) != 1)
 
     def header_width(self, path: str | os.PathLike[str]) -> int | None:
