@@ -172,3 +172,40 @@ def test_policies_refuse_mixed_output_labels_and_take_string_views():
     out = pmlkit.privatize(perm, pa.array(["a", None, "b"], pa.string_view()),
                            missing="category")
     assert out.to_pylist() == [None, "b", "a"] and out.type == pa.string_view()
+
+
+def test_a_literal_missing_label_text_is_refused_under_category(tmp_path):
+    """missing='category' releases a missing value as the label '(missing)', written back
+    as a missing cell: a column that already holds that text would have its real values
+    counted with the missing ones and come out empty. Design, the release of a file, a
+    release spec and the in-memory release refuse it, naming the text."""
+    import pandas as pd
+
+    from pmlkit.privatization import privatize_file
+    from pmlkit.release import ReleaseSpec, release_table
+
+    values = ["a", "(missing)", None, "b"] * 30
+    with pytest.raises(DataError, match=r"holds the text '\(missing\)'"):
+        pmlkit.design_from_samples(values, 1.0, 0.05, missing="category")
+    ok = pmlkit.design_from_samples(["a", None, "b"] * 40, 1.0, 0.05,
+                                    missing="category").mechanism
+    pd.DataFrame({"c": values}).to_csv(tmp_path / "in.csv", index=False)
+    with pytest.raises(DataError, match=r"holds the text '\(missing\)'"):
+        privatize_file(ok, tmp_path / "in.csv", tmp_path / "out.csv", "c",
+                       missing="category")
+    assert not (tmp_path / "out.csv").exists()
+    with pytest.raises(DataError, match=r"holds the text '\(missing\)'"):
+        pmlkit.privatize(ok, np.array(values, dtype=object), missing="category")
+    pd.DataFrame({"c": values}).to_csv(tmp_path / "ref.csv", index=False)
+    spec = ReleaseSpec.from_dict({
+        "reference": "ref.csv", "input": "in.csv", "output": "rel.csv", "epsilon": 1.0,
+        "delta": 1e-3, "columns": {"c": {"type": "categorical", "missing": "category"}}},
+        base=tmp_path)
+    with pytest.raises(DataError, match=r"holds the text '\(missing\)'"):
+        release_table(spec)
+    assert not (tmp_path / "rel.csv").exists()
+    # without the text, the same release goes through
+    pd.DataFrame({"c": ["b", None, "b", "a", "b"] * 20}).to_csv(tmp_path / "in.csv",
+                                                                 index=False)
+    assert privatize_file(ok, tmp_path / "in.csv", tmp_path / "out.csv", "c",
+                          missing="category").rows == 100

@@ -32,6 +32,7 @@ __all__ = [
     "label_kind",
     "null_mask",
     "output_label_array",
+    "refuse_missing_label_text",
     "strings_to_arrow",
 ]
 
@@ -39,6 +40,46 @@ __all__ = [
 #: category of their own (``missing="category"``): one owner for the design, the release
 #: and the analyst's side.
 MISSING_LABEL = "(missing)"
+
+
+def refuse_missing_label_text(values: Any, where: str = "the column") -> None:
+    """Refuse a column that already holds the text :data:`MISSING_LABEL` when missing
+    values are to become that label (``missing="category"``): the real values and the
+    missing ones would be one label, counted together and released alike (a release
+    writes that output as a missing cell). ``values``: a pyarrow array, or anything
+    numpy turns into an array. Raises :class:`~pmlkit.errors.DataError`.
+
+    Examples
+    --------
+    >>> refuse_missing_label_text(["a", None, "b"])
+    >>> refuse_missing_label_text(["a", "(missing)"], "column 'x'")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: column 'x' holds the text '(missing)', the label ...
+    """
+    from ._optional import loaded
+
+    pa = loaded("pyarrow")
+    if pa is not None and isinstance(values, pa.Array | pa.ChunkedArray):
+        typ = values.type
+        if pa.types.is_dictionary(typ):
+            values, typ = values.dictionary if isinstance(values, pa.Array) else \
+                values.combine_chunks().dictionary, typ.value_type
+        if not (pa.types.is_string(typ) or pa.types.is_large_string(typ)
+                or pa.types.is_string_view(typ)):
+            return
+        import pyarrow.compute as pc
+
+        found = bool(pc.any(pc.equal(values, pa.scalar(MISSING_LABEL))).as_py())
+    else:
+        arr = np.asarray(values, dtype=object)
+        found = bool(np.any(arr == MISSING_LABEL))
+    if found:
+        raise DataError(
+            f"{where} holds the text {MISSING_LABEL!r}, the label missing='category' gives "
+            "missing values: the two would be counted and released as one; rename those "
+            "values, or use missing='keep' or 'error'")
+
 
 #: Records counted at a time by :func:`count_outputs` for narrow indices.
 _COUNT_BLOCK = 1 << 16

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._encoding import MISSING_LABEL
+from .._encoding import MISSING_LABEL, refuse_missing_label_text
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 
@@ -21,8 +21,13 @@ __all__ = ["MISSING_LABEL", "apply_missing", "estimate_for_design", "fill_missin
 
 
 def fill_missing(samples: Any, missing: str) -> Any:
-    """Missing samples as the label ``"(missing)"`` (category) or left out (keep)."""
+    """Missing samples as the label ``"(missing)"`` (category) or left out (keep); a
+    sample holding that text itself is refused under category
+    (:func:`pmlkit._encoding.refuse_missing_label_text`)."""
     from .._optional import loaded
+
+    if missing == "category":
+        refuse_missing_label_text(samples, "the sample")
 
     pa = loaded("pyarrow")
     if pa is not None and isinstance(samples, pa.Array | pa.ChunkedArray):

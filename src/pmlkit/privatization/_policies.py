@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .._encoding import MISSING_LABEL, plain_layout
+from .._encoding import MISSING_LABEL, plain_layout, refuse_missing_label_text
 from .._validation import fmt
 from ..errors import DataError, ValidationError
 from ..io import CsvOptions, file_format
@@ -129,6 +129,8 @@ class Policy:
                 return arr, None
             arr = arr.dictionary_decode()
         keep_mask = None
+        if self.missing == "category":
+            refuse_missing_label_text(arr, "the column to privatise")
         if self.missing == "category" and arr.null_count:
             try:
                 arr = arr.fill_null(pa.scalar(MISSING_LABEL, type=arr.type))

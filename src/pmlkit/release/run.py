@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._encoding import MISSING_LABEL
+from .._encoding import MISSING_LABEL, refuse_missing_label_text
 from .._validation import fmt, readonly
 from ..errors import DataError, PMLWarning
 from ..mechanism import Mechanism
@@ -104,6 +104,7 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
             continue
         arr = np.asarray(col.to_numpy(dtype=object), dtype=object)
         if s.missing == "category":
+            refuse_missing_label_text(arr, f"reference column {s.name!r}")
             arr = arr.copy()
             arr[nulls] = MISSING_LABEL
         arr = arr[keep]
