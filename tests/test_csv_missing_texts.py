@@ -1,4 +1,4 @@
-"""One meaning of a missing CSV cell in every command (issue 45, F6 and F7): the empty cell
+"""One meaning of a missing CSV cell in every command: the empty cell
 and the texts declared with ``--na`` / ``CsvOptions.null_values`` are missing, in the
 reference ``pmlkit design`` reads and in the column ``pmlkit privatize`` releases; nothing
 else is (pyarrow's own list, ``NA``, ``null``, ``nan``..., is not used), and ``--na``
@@ -121,7 +121,7 @@ def test_null_values_add_to_the_empty_cell_in_the_library(tmp_path):
     assert (tmp_path / "out2.csv").read_text() == 'id,c\n0,a\n1,?\n2,""\n3,b\n'  # a label
 
 
-# --- issue 45, F5: a CSV column is numbers only when every text is its number's spelling
+# --- a CSV column is numbers only when every text is its number's spelling
 
 
 def test_design_keeps_codes_that_are_not_canonical_numbers(tmp_path, monkeypatch, capsys):
@@ -182,3 +182,37 @@ def test_library_reads_labels_as_the_release_matches_them(tmp_path):
         inp = _two_columns(tmp_path / "in.csv", ["7", spelling])
         with pytest.raises(DataError, match=f"value '{spelling}' appears in 1 row"):
             pmlkit.privatize_file(mech, inp, tmp_path / "out.csv", "c", manifest=False)
+
+
+def test_joint_reference_reads_codes_as_design_does(tmp_path, monkeypatch, capsys):
+    """The joint guarantee of a second pass reads its reference columns as design does:
+    codes like ``007`` and ``08`` stay the texts the mechanism was designed on (read as
+    numbers, 7 and 8 were no labels of it)."""
+    from pmlkit.joint import JointGuarantee, joint_guarantee
+
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(4)
+    codes = rng.choice(["007", "7", "08"], 3000)
+    sex = rng.choice(["F", "M"], 3000)
+    (tmp_path / "ref.csv").write_text(
+        "code,sex\n" + "".join(f"{c},{s}\n" for c, s in zip(codes, sex, strict=True)))
+    (tmp_path / "in.csv").write_text(
+        "code,sex\n" + "".join(f"{c},{s}\n" for c, s in zip(codes[::-1][:500],
+                                                            sex[:500], strict=True)))
+    for col in ("code", "sex"):
+        code, _, err = run(capsys, "design", "--reference", "ref.csv", "--column", col,
+                           "--epsilon", "2", "--delta", "1e-6", "--output", f"{col}.json",
+                           "--quiet")
+        assert code == 0, err
+    code, _, err = run(capsys, "privatize", "--mechanism", "code.json", "--input", "in.csv",
+                       "--column", "code", "--output", "one.csv", "--quiet")
+    assert code == 0, err
+    code, _, err = run(capsys, "privatize", "--mechanism", "sex.json", "--input", "one.csv",
+                       "--column", "sex", "--output", "two.csv", "--joint-reference",
+                       "ref.csv", "--delta", "1e-6", "--quiet")
+    assert code == 0, err
+    doc = json.loads((tmp_path / "two.csv.pmlkit.json").read_text())
+    mechs = [pmlkit.Mechanism.load(tmp_path / f"{c}.json") for c in ("code", "sex")]
+    expected = joint_guarantee(mechs, {"code": list(codes), "sex": list(sex)}, 1e-6)
+    got = JointGuarantee.from_dict(doc["joint_guarantee"]).verify(mechs)
+    assert got.certified_eps == expected.certified_eps

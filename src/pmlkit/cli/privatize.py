@@ -511,15 +511,19 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
                        strip: bool | None, na_values: tuple[str, ...],
                        delimiter: str | None) -> Any:
     """The exact joint guarantee of the released columns over a joint reference sample."""
-    from ..io import read_column
+    from ..io import read_column, read_labels
     from ..joint import joint_guarantee
+    from ..privatization.numeric_release import grid_of
 
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=path,
                            delimiter=delimiter)
-    data = {c: read_column(path, c, csv=csv).to_numpy(zero_copy_only=False)
-            for c in released}
     ms = [earlier[c] if c in earlier else mechs[c] for c in released]
-    data = {c: on_grid(data[c], m) for c, m in zip(released, ms, strict=True)}
+    # a categorical column's labels read as design and privatize read them (CSV text
+    # stays text unless every text is its number's spelling: '007' is not 7); a numeric
+    # column's numbers, put on its mechanism's grid
+    data = {c: on_grid((read_column if grid_of(m) is not None else read_labels)(
+        path, c, csv=csv).to_numpy(zero_copy_only=False), m)
+        for c, m in zip(released, ms, strict=True)}
     return joint_guarantee(ms, data, delta, columns=released)
 
 
