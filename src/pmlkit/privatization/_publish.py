@@ -145,7 +145,9 @@ def _alive(pid: int) -> bool:
 
 def remove_stale(final: Path) -> list[Path]:
     """Remove temporary files (or folders) left next to ``final`` by runs that were killed
-    (their process no longer exists). Returns what was removed.
+    (their process no longer exists). Returns what was removed. A killed run's backup of a
+    previous output (``.old``, ``.bak``) is not removed but renamed
+    ``<name>.previous-<pid>``: it may be the previous output's only copy.
 
     Examples
     --------
@@ -169,6 +171,18 @@ def remove_stale(final: Path) -> list[Path]:
         rest = p.name[len(prefix):]
         pid_text = rest.split("-", 1)[0]
         if not pid_text.isdigit() or _alive(int(pid_text)):
+            continue
+        if p.name.endswith((".old", ".bak")):
+            # a previous output a killed --overwrite moved aside (Dask, ".old") or kept as
+            # its backup (local, ".bak"): possibly its only copy, never deleted; kept under
+            # a visible name, as a failed run that cannot put it back keeps it
+            keep = final.with_name(f"{final.name}.previous-{pid_text}")
+            n = 1
+            while keep.exists() or keep.is_symlink():
+                n += 1
+                keep = final.with_name(f"{final.name}.previous-{pid_text}-{n}")
+            with contextlib.suppress(OSError):
+                os.rename(p, keep)
             continue
         try:
             if p.is_dir() and not p.is_symlink():
