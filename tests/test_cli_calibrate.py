@@ -132,3 +132,13 @@ def test_both_commands_state_the_released_mechanisms_typed_guarantee(csv_file):
     g = PMLGuarantee.from_dict(doc["guarantee"])
     assert g.eps == 1.0 and g.output_delta == pytest.approx(doc["curves"][1]["delta1"],
                                                             abs=1e-12)
+
+
+def test_calibrate_keeps_two_spellings_of_a_number_apart(tmp_path):
+    # '007' and '7' are two texts (as design reads them), not one label 7
+    path = tmp_path / "bin.csv"
+    path.write_text("flag\n" + "007\n" * 100 + "7\n" * 100 + "0\n" * 100)
+    res = CliRunner().invoke(cli, ["calibrate", "laplace", "--reference", str(path),
+                                            "--column", "flag", "--positive", "7",
+                                            "--eps", "1", "--delta", "0.05"])
+    assert res.exit_code != 0 and "p_hat = (0.333333, 0.666667)" not in res.output, res.output

@@ -55,12 +55,13 @@ def _reference_options(fn: Any) -> Any:
 
 
 def _read_labels(reference: str, column: str, csv: Any) -> Any:
-    """The column as text labels (so that ``--positive`` compares as text)."""
+    """The column as text labels (so that ``--positive`` compares as text), read as
+    design reads labels (:func:`pmlkit.io.read_labels`: ``007`` and ``7`` stay two)."""
     import pyarrow as pa
 
-    from ..io import read_column
+    from ..io import read_labels
 
-    values = read_column(reference, column, csv=csv)
+    values = read_labels(reference, column, csv=csv)
     if not (pa.types.is_string(values.type) or pa.types.is_large_string(values.type)):
         values = values.cast(pa.string())
     return values
