@@ -48,7 +48,8 @@ def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     lines: list[Any] = [
         f"released {res.rows} rows to {res.output}",
         f"whole-record guarantee: ({g.eps:.6g}, {g.delta:.3g})-PML [{g.kind}] for columns "
-        f"{', '.join(g.columns)} (requested epsilon {res.spec.epsilon:g})",
+        f"{', '.join(g.columns)} together (requested epsilon {res.spec.epsilon:g}); "
+        "columns copied unchanged are not covered",
     ]
     for c in res.columns:
         lines.append(f"  {c.name} ({c.spec.type}): designed for eps {c.eps:.4g}, "

@@ -241,14 +241,21 @@ def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
     from ._related import related_column_warnings
 
     names = set(spec.names)
-    copied = set(list_columns(expand_inputs(str(spec.input))[0])) - names
-    others = [c for c in list_columns(spec.reference) if c in copied]
+    copied = [c for c in list_columns(expand_inputs(str(spec.input))[0]) if c not in names]
+    in_reference = set(list_columns(spec.reference))
+    others = [c for c in copied if c in in_reference]
+    unchecked = [c for c in copied if c not in in_reference]
+    out = []
+    if unchecked:
+        out.append(f"columns {', '.join(map(repr, unchecked))} are copied unchanged and the "
+                   "reference does not hold them, so whether they give away a privatised "
+                   "column could not be checked; the guarantee does not cover them")
     if not others:
-        return []
+        return out
     ref = _read_frame(spec.reference, others)
     for n in spec.names:
         ref[n] = frame[n].to_numpy()
-    return related_column_warnings(ref, list(spec.names), others)
+    return out + related_column_warnings(ref, list(spec.names), others)
 
 
 def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
