@@ -216,3 +216,29 @@ def test_joint_reference_reads_codes_as_design_does(tmp_path, monkeypatch, capsy
     expected = joint_guarantee(mechs, {"code": list(codes), "sex": list(sex)}, 1e-6)
     got = JointGuarantee.from_dict(doc["joint_guarantee"]).verify(mechs)
     assert got.certified_eps == expected.certified_eps
+
+
+def test_texts_a_number_cast_would_merge_stay_texts(tmp_path):
+    """'-0' and '0' are each a canonical spelling, of -0.0 and 0.0, which are one number:
+    read as numbers the two labels merged (and design refused them); they stay texts."""
+    from pmlkit.io import read_labels
+
+    _write(tmp_path / "z.csv", "v", ["-0", "0", "1"] * 10)
+    col = read_labels(tmp_path / "z.csv", "v")
+    assert col.to_pylist()[:3] == ["-0", "0", "1"]
+    mech = pmlkit.design_from_samples(col.to_pylist(), 2.0, 1e-3).mechanism
+    assert sorted(mech.input_labels) == ["-0", "0", "1"]
+
+
+def test_an_unknown_spelling_is_shown_against_the_labels_own_texts(tmp_path):
+    """A mechanism on float labels matches CSV text by the text pmlkit writes for each
+    label ('2', not '2.0'): the refusal shows those texts, not the floats."""
+    from pmlkit.privatization import privatize_file
+
+    mech = pmlkit.Mechanism(np.eye(3), (1.0, 2.0, 3.5), (1.0, 2.0, 3.5))
+    _two_columns(tmp_path / "in.csv", ["1", "2.0", "3.5"])
+    with pytest.raises(pmlkit.errors.DataError) as info:
+        privatize_file(mech, tmp_path / "in.csv", tmp_path / "out.csv", "c")
+    text = str(info.value)
+    assert "value '2.0'" in text
+    assert "each matched by this text only: '1', '2', '3.5'" in text

@@ -9,6 +9,7 @@ import errno
 import gzip
 import hashlib
 import json
+import os
 import random
 import signal
 import subprocess
@@ -384,6 +385,22 @@ def test_failed_overwrite_puts_the_replaced_files_back(tmp_path, monkeypatch):
     assert {p.name: p.read_bytes() for p in (tmp_path / "out").iterdir()
             if p.is_file()} == {k: v for k, v in old.items() if k != "b.csv.pmlkit.json"}
     assert listing(tmp_path / "out") == sorted(old)
+
+
+def test_failed_overwrite_puts_a_replaced_symbolic_link_back(tmp_path):
+    """An output that is a symbolic link is replaced by the file (the link's target is
+    never written through); when the publish then fails, the link itself comes back (it
+    was unlinked)."""
+    (tmp_path / "d.csv").write_text("sex\nMale\n")
+    (tmp_path / "prev.csv").write_text("sex\nFemale\n")
+    out = tmp_path / "o.csv"
+    out.symlink_to("prev.csv")
+    (tmp_path / "o.csv.pmlkit.json").mkdir()  # the manifest cannot be written
+    with pytest.raises(DataError, match="is a folder"):
+        privatize_file(SEX, tmp_path / "d.csv", out, "sex", overwrite=True)
+    assert out.is_symlink() and os.readlink(out) == "prev.csv"
+    assert (tmp_path / "prev.csv").read_text() == "sex\nFemale\n"
+    assert listing(tmp_path) == ["d.csv", "o.csv", "o.csv.pmlkit.json", "prev.csv"]
 
 
 def test_unwritable_output_is_one_clear_line(tmp_path, capsys, monkeypatch):

@@ -592,9 +592,18 @@ class Encoder:
         if self.unknown:
             common = self.unknown.most_common()
             v, c = common[0]
+            shown = self.labels[:20]
+            spelled = ""
+            if self.text_labels and self.kind in _TEXT_TYPES:
+                # matched by the text pmlkit writes for each label: show those texts
+                import pyarrow as pa
+
+                shown = tuple(pa.array(list(shown), type=getattr(
+                    pa, _TEXT_TYPES[self.kind])()).cast(pa.string()).to_pylist())
+                spelled = ", each matched by this text only"
             msg = (f"{what}: value {fmt(v)} appears in {c} row{'s' if c != 1 else ''} but is "
-                   f"not an input label of the mechanism (input labels: "
-                   f"{', '.join(map(repr, self.labels[:20]))}"
+                   f"not an input label of the mechanism (input labels"
+                   f"{spelled}: {', '.join(map(repr, shown))}"
                    f"{', ...' if len(self.labels) > 20 else ''})")
             if len(common) > 1:
                 others = ", ".join(f"{fmt(u)} ({n} rows)" for u, n in common[1:6])

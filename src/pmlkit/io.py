@@ -640,7 +640,8 @@ def _labels_from_text(arr: Any) -> Any:
             continue
         if pa.types.is_floating(typ) and not pc.all(pc.is_finite(values)).as_py():
             continue
-        if pc.all(pc.equal(pc.cast(values, pa.string()), distinct)).as_py():
+        if pc.all(pc.equal(pc.cast(values, pa.string()), distinct)).as_py() \
+                and len(set(values.to_pylist())) == len(distinct):  # ('-0' and '0': one)
             return pc.cast(arr, typ)
     return arr
 

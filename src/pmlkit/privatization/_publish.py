@@ -463,13 +463,14 @@ def _publish_locked(staged: list[Staged], *, overwrite: bool, manifest: bool) ->
     backups: dict[Path, Path] = {}
 
     def keep_old(final: Path) -> None:
-        """A hidden hard link to the file ``final`` holds, before it is replaced."""
-        if not overwrite or final in backups or not final.is_file() or final.is_symlink():
+        """A hidden hard link to what the name ``final`` holds (a file, or a symbolic link
+        itself, not its target), before it is replaced."""
+        if not overwrite or final in backups or not (final.is_file() or final.is_symlink()):
             return
         bak = temp_path(final, ".bak")
         try:
-            os.link(final, bak)
-        except OSError:  # no hard links here: the replaced file cannot be put back
+            os.link(final, bak, follow_symlinks=False)
+        except (OSError, NotImplementedError):  # no hard links here: cannot be put back
             return
         backups[final] = bak
 
