@@ -155,7 +155,10 @@ def test_integer_columns_stay_numbers_and_other_spellings_are_unknown(tmp_path, 
     code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
                        "--column", "c", "--output", "out.csv", "--quiet")
     assert code == 1 and err.count("\n") == 1
-    assert "'039'" in err and "'1.0'" in err and "'0'" not in err and "'39'" not in err
+    unknown, labels = err.split("(input labels", 1)
+    assert "value '039'" in unknown and "other unknown values: '1.0'" in labels
+    assert "'0'" not in unknown and "'39'" not in unknown  # matched, not unknown
+    assert "'0', '1', '2', '39'" in labels  # the labels, as the texts they match
     code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
                        "--column", "c", "--output", "out.csv", "--unknown-as", "2", "--quiet")
     assert code == 0, err
