@@ -280,10 +280,13 @@ def _brute_gauss(n: int, big_n: int, q: np.ndarray, eps: float,
     p_minus = np.exp(-((i + big_n) ** 2) / (2.0 * n * n)) / w
     qq = q[:, None]
     mix = qq * p_plus + (1 - qq) * p_minus
+    # pml = log(max / mix) = -log1p(w (r - 1)), r = min / max and w the prior weight of
+    # the smaller likelihood: accurate to a few ulps of pml itself (log(max / mix) is off
+    # by ~1e-16 absolute, which at eps ~ 1e-9 counts points whose pml is q (1 - r) < eps)
     with np.errstate(divide="ignore", invalid="ignore"):
-        pml = np.log(np.maximum(p_plus, p_minus) / mix)
-    # y = 0 has P(0 | +1) = P(0 | -1) exactly, so pml = 0 (the ratio above can round to
-    # 1 + 1e-16 and would count it as leaking at eps = 0)
+        r = np.minimum(p_plus, p_minus) / np.maximum(p_plus, p_minus)
+        pml = -np.log1p(np.where(p_plus >= p_minus, 1 - qq, qq) * (r - 1.0))
+    # y = 0 has P(0 | +1) = P(0 | -1) exactly, so pml = 0
     pml = np.where(i == 0, 0.0, pml)
     return np.where(pml > eps - slack, mix, 0.0).sum(axis=1)
 

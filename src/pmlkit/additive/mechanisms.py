@@ -58,7 +58,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from .._validation import check_eps, exceeds, fmt, safe_upper
+from .._validation import check_eps, exceeds, fmt, safe_upper, surely_exceeds
 from ..errors import PMLError, ValidationError
 from ..guarantee import PMLGuarantee, Provenance
 from ..sets import UncertaintySet
@@ -249,6 +249,12 @@ class LaplaceMechanism:
         _check_typed(self.guarantee, self.provenance)
         uset = _claimed_set(self.guarantee)
         actual = self.worst_case_over(uset)
+        if surely_exceeds(actual, self.guarantee.eps):
+            raise ValidationError(
+                f"guarantee.eps = {self.guarantee.eps!r} is below the worst case {actual!r} "
+                f"of this Laplace mechanism (b = {self.b!r}, granularity "
+                f"{self.granularity!r}) over its set by more than rounding: the guarantee "
+                "does not hold")
         if actual > self.guarantee.certified_eps + CERTIFY_TOL:
             raise ValidationError(
                 f"guarantee.certified_eps = {self.guarantee.certified_eps!r} is below the "
