@@ -430,3 +430,23 @@ def test_every_prior_in_the_set_is_covered(a, c, t, scale, eps):
     except ValidationError:   # every output may violate: no guarantee to check
         return
     assert gau.violation_probability([1 - q, q], eps) <= gau.guarantee.output_delta + 1e-12
+
+
+def test_a_laplace_promise_below_its_worst_case_is_refused():
+    """certified_eps may trail the recomputed worst case by the cross-machine tolerance,
+    but the promise eps may not be below it by more than rounding (it could by 1e-9)."""
+    from pmlkit.additive import LaplaceMechanism
+    from pmlkit.errors import ValidationError
+    from pmlkit.guarantee import PMLGuarantee, Provenance
+
+    honest = LaplaceMechanism.from_scale(1.0)
+    actual = honest.worst_case_over(PMLGuarantee.for_prior([0.5, 0.5], eps=1.0,
+                                                           certified_eps=1.0).set)
+
+    def with_claim(eps, cert):
+        g = PMLGuarantee.for_prior([0.5, 0.5], eps=eps, certified_eps=cert)
+        return LaplaceMechanism(1.0, None, g, Provenance())
+
+    assert with_claim(actual, actual).b == 1.0  # a tie is no refutation
+    with pytest.raises(ValidationError, match=r"guarantee\.eps = .* by more than rounding"):
+        with_claim(actual - 0.9e-9, actual - 0.5e-9)

@@ -249,17 +249,17 @@ class LaplaceMechanism:
         _check_typed(self.guarantee, self.provenance)
         uset = _claimed_set(self.guarantee)
         actual = self.worst_case_over(uset)
+        if actual > self.guarantee.certified_eps + CERTIFY_TOL:
+            raise ValidationError(
+                f"guarantee.certified_eps = {self.guarantee.certified_eps!r} is below the "
+                f"worst case {actual!r} of this Laplace mechanism (b = {self.b!r}, "
+                f"granularity {self.granularity!r}) over its set: the guarantee does not hold")
         if surely_exceeds(actual, self.guarantee.eps):
             raise ValidationError(
                 f"guarantee.eps = {self.guarantee.eps!r} is below the worst case {actual!r} "
                 f"of this Laplace mechanism (b = {self.b!r}, granularity "
                 f"{self.granularity!r}) over its set by more than rounding: the guarantee "
                 "does not hold")
-        if actual > self.guarantee.certified_eps + CERTIFY_TOL:
-            raise ValidationError(
-                f"guarantee.certified_eps = {self.guarantee.certified_eps!r} is below the "
-                f"worst case {actual!r} of this Laplace mechanism (b = {self.b!r}, "
-                f"granularity {self.granularity!r}) over its set: the guarantee does not hold")
 
     # -- constructors -------------------------------------------------------------------
     @classmethod
