@@ -245,3 +245,33 @@ def test_an_unknown_spelling_is_shown_against_the_labels_own_texts(tmp_path):
     text = str(info.value)
     assert "value '2.0'" in text
     assert "each matched by this text only: '1', '2', '3.5'" in text
+
+
+def test_a_number_column_with_a_missing_category_goes_end_to_end(tmp_path, monkeypatch,
+                                                                   capsys):
+    """Codes 0, 1, 2 with empty cells under --missing category: design gave the labels
+    0.0, 1.0, 2.0 (ints and None went through pandas as floats and NaN), and privatize
+    and estimate matched no CSV text against labels of two kinds (every value unknown)."""
+    monkeypatch.chdir(tmp_path)
+    rng = np.random.default_rng(8)
+    _write(tmp_path / "ref.csv", "n", rng.choice(["0", "1", "2", ""], 2000))
+    code, _, err = run(capsys, "design", "--reference", "ref.csv", "--column", "n",
+                       "--epsilon", "2", "--delta", "1e-6", "--missing", "category",
+                       "--output", "m.json", "--quiet")
+    assert code == 0, err
+    mech = pmlkit.Mechanism.load(tmp_path / "m.json")
+    assert sorted(mech.input_labels, key=str) == ["(missing)", 0, 1, 2]
+    assert all(type(v) is int for v in mech.input_labels if v != "(missing)")
+    cells = rng.choice(["0", "1", "2", ""], 500)
+    _two_columns(tmp_path / "in.csv", cells)
+    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                       "--column", "c", "--missing", "category", "--output", "out.csv",
+                       "--quiet")
+    assert code == 0, err
+    out = [ln.split(",")[1] for ln in (tmp_path / "out.csv").read_text().splitlines()[1:]]
+    assert len(out) == 500 and set(out) <= {"0", "1", "2", ""}
+    code, text, err = run(capsys, "estimate", "--input", "out.csv", "--column", "c",
+                          "--json")
+    assert code == 0, err
+    doc = json.loads(text)
+    assert doc["n"] == 500

@@ -30,6 +30,7 @@ __all__ = [
     "arrow_take",
     "count_outputs",
     "label_kind",
+    "label_texts",
     "null_mask",
     "output_label_array",
     "refuse_missing_label_text",
@@ -40,6 +41,33 @@ __all__ = [
 #: category of their own (``missing="category"``): one owner for the design, the release
 #: and the analyst's side.
 MISSING_LABEL = "(missing)"
+
+
+def label_texts(labels: Sequence[Any]) -> tuple[str, ...] | None:
+    """The text of each label in a CSV file: a text label itself, a number or boolean the
+    text Arrow writes for it (``7``, ``1.5``, ``true``), so a label is matched by, and
+    written as, one text. None when two labels would share a text (``"1"`` and ``1``) or
+    a label is of no such kind.
+
+    Examples
+    --------
+    >>> label_texts([0, 1, "(missing)"])
+    ('0', '1', '(missing)')
+    >>> label_texts([1.0, 2.5]), label_texts(["1", 1])
+    (('1', '2.5'), None)
+    """
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    texts: list[str] = []
+    for lab in labels:
+        kind = _value_kind(lab)
+        if kind == "str":
+            texts.append(str(lab))
+        elif kind in _TEXT_TYPES:
+            texts.append(pa.array([lab], type=getattr(pa, _TEXT_TYPES[kind])())
+                         .cast(pa.string())[0].as_py())
+        else:
+            return None
+    return tuple(texts) if len(set(texts)) == len(texts) else None
 
 
 def refuse_missing_label_text(values: Any, where: str = "the column") -> None:
@@ -518,6 +546,11 @@ class Encoder:
             self.nulls, self.unknown = saved
         return out
 
+    def label_texts(self) -> tuple[str, ...] | None:
+        """The text each label is matched by in CSV text (:attr:`text_labels`):
+        :func:`label_texts` of the labels."""
+        return label_texts(self.labels)
+
     def _view_keys(self) -> ViewKeys | None:
         """:class:`ViewKeys` of the labels (text labels of at most 12 bytes), kept."""
         if self._keys is None:
@@ -564,12 +597,12 @@ class Encoder:
                 value_set = pa.array(list(self.labels), type=t)
             except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
                 value_set = None
-        elif self.text_labels and self.kind in _TEXT_TYPES and (
+        elif self.text_labels and (texts := self.label_texts()) is not None and (
                 pa.types.is_string(t) or pa.types.is_large_string(t)
                 or pa.types.is_string_view(t)):
             # (a number's own text; Arrow writes the same when the output is text)
-            value_set = pa.array(list(self.labels), type=getattr(pa, _TEXT_TYPES[
-                self.kind])()).cast(pa.string() if pa.types.is_string_view(t) else t)
+            value_set = pa.array(list(texts), type=pa.string() if pa.types.is_string_view(t)
+                                 else t)
         if value_set is None:
             return None
         if pa.types.is_string_view(t):  # (a dictionary's values: not yet plain)
@@ -594,12 +627,10 @@ class Encoder:
             v, c = common[0]
             shown = self.labels[:20]
             spelled = ""
-            if self.text_labels and self.kind in _TEXT_TYPES:
+            texts = self.label_texts() if self.text_labels and self.kind != "str" else None
+            if texts is not None:
                 # matched by the text pmlkit writes for each label: show those texts
-                import pyarrow as pa
-
-                shown = tuple(pa.array(list(shown), type=getattr(
-                    pa, _TEXT_TYPES[self.kind])()).cast(pa.string()).to_pylist())
+                shown = texts[:20]
                 spelled = ", each matched by this text only"
             msg = (f"{what}: value {fmt(v)} appears in {c} row{'s' if c != 1 else ''} but is "
                    f"not an input label of the mechanism (input labels"

@@ -259,9 +259,15 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
     csv = csv_from_options(names, skip_rows, strip, na_values, path_hint=str(sources[0][1][0]))
     wanted = cols if by is None or by in cols else [*cols, by]
     types: dict[str, Any] = {}
+    import pyarrow as pa
+
+    from .._encoding import label_texts
+
     if isinstance(channel, list):
         for c, m in zip(cols, channel, strict=True):
             t = arrow_type_for(m.output_labels)
+            if t is None and label_texts(m.output_labels) is not None:
+                t = pa.string()  # labels of several kinds: matched by their texts
             if t is not None:  # read the released column with the labels' type (CSV)
                 types[c] = t
     else:
@@ -269,7 +275,6 @@ def command(input_spec: str, columns: tuple[str, ...], mech_paths: tuple[str, ..
             t = arrow_type_for(labs)
             if t is not None:
                 types[c] = t
-    import pyarrow as pa
 
     files = [f for _, fs in sources for f in fs]
     show = progress_enabled(progress)

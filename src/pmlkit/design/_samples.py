@@ -38,7 +38,8 @@ def fill_missing(samples: Any, missing: str) -> Any:
         try:
             return samples.fill_null(pa.scalar(MISSING_LABEL, type=samples.type))
         except (pa.ArrowInvalid, pa.ArrowTypeError):
-            samples = samples.to_pylist()
+            # (as Python objects: a list of ints and None would become floats and NaN)
+            samples = np.asarray([*samples.to_pylist(), None], dtype=object)[:-1]
     import pandas as pd
 
     s = samples if isinstance(samples, pd.Series) else pd.Series(

@@ -71,6 +71,9 @@ def _codes(values: Any, mech: Mechanism, what: str) -> np.ndarray:
     from ..privatization import Encoder
 
     enc = Encoder(mech.output_labels)
+    # labels of several kinds (0, 1, '(missing)'): an Arrow column holds one type, so a
+    # text column is matched by each label's text (as a CSV release writes them)
+    enc.text_labels = enc.kind == "mixed"
     pa = loaded("pyarrow")
     pd = loaded("pandas")
     pl = loaded("polars")

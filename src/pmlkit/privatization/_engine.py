@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 
+from .._encoding import label_texts
 from ..errors import DataError
 from ..io import CsvOptions, default_delimiter, file_format, iter_batches, list_columns
 from ..sampler import AliasSampler, Encoder
@@ -397,6 +398,9 @@ def label_array(mech: Any, out_type: Any) -> Any:
     try:
         return pa.array(list(mech.output_labels), type=out_type)
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError):
+        if (pa.types.is_string(out_type) or pa.types.is_large_string(out_type)) \
+                and (texts := label_texts(mech.output_labels)) is not None:
+            return pa.array(texts, type=out_type)  # labels of several kinds, as text
         return pa.array(list(mech.output_labels)).cast(out_type)
 
 
