@@ -441,3 +441,53 @@ def test_a_joint_promise_just_below_its_worst_case_is_refused() -> None:
     forged["guarantee"]["eps"] = forged["guarantee"]["certified_eps"] = g.certified_eps - 5e-10
     with pytest.raises(DataError, match="does not hold"):
         JointGuarantee.from_dict(forged).verify([rr_a, rr_b])
+
+
+def test_a_mechanism_with_a_false_guarantee_is_not_released(tmp_path: Path) -> None:
+    """A Mechanism built in Python with a guarantee its matrix breaks (the identity
+    claiming eps 0.01), or with a sample-based set its record does not support, was
+    released by the library, which wrote the claim into the manifest next to the data
+    (the command line refuses such files; the library did not)."""
+    from pmlkit.guarantee import PMLGuarantee
+    from pmlkit.privatization import privatize_file
+    from pmlkit.sets import L1Ball
+
+    g = PMLGuarantee(eps=0.01, set=L1Ball(np.array([0.5, 0.5]), 0.2), certified_eps=0.01,
+                     basis="given")
+    false = pmlkit.Mechanism(np.eye(2), ["F", "M"], ["F", "M"], guarantee=g)
+    assert not false.certified
+    (tmp_path / "in.csv").write_text("sex\n" + "F\nM\n" * 20)
+    with pytest.raises(ValidationError, match="states a guarantee that does not hold"):
+        privatize_file(false, tmp_path / "in.csv", tmp_path / "out.csv", "sex")
+    with pytest.raises(ValidationError, match="states a guarantee that does not hold"):
+        pmlkit.privatize(false, np.array(["F", "M"], dtype=object))
+    assert not (tmp_path / "out.csv").exists()
+    assert not (tmp_path / "out.csv.pmlkit.json").exists()
+    # the same matrix without a guarantee, or with the one it can promise, is released
+    privatize_file(pmlkit.Mechanism(np.eye(2), ["F", "M"], ["F", "M"]),
+                   tmp_path / "in.csv", tmp_path / "out.csv", "sex")
+    # a designed mechanism (its set rebuilt from its counts on reading) is released
+    designed = pmlkit.design_from_samples(["F", "M", "M"] * 30, 1.0, 1e-3).mechanism
+    privatize_file(designed, tmp_path / "in.csv", tmp_path / "out2.csv", "sex")
+
+
+def test_a_hand_built_confidence_set_is_not_written_next_to_data(tmp_path: Path) -> None:
+    """A ConfidenceSet built by hand (a ball of radius 1e-6 claimed from 10 records at
+    delta 1e-12) certifies the matrix over its set, but its coverage does not follow from
+    its sample: a reader refuses the record, so the release refuses to write it."""
+    from pmlkit.confidence import ConfidenceSet
+    from pmlkit.guarantee import PMLGuarantee
+    from pmlkit.privatization import privatize_file
+    from pmlkit.sets import L1Ball
+
+    cs = ConfidenceSet(set=L1Ball(np.array([0.5, 0.5]), 1e-6), method="l1", delta=1e-12,
+                       m=10, n=2, description="hand-built", p_hat=np.array([0.5, 0.5]))
+    rr = pmlkit.randomized_response(2, 1.0)
+    cert = rr.worst_case_over(cs.set)
+    g = PMLGuarantee.from_confidence_set(cs, eps=cert, certified_eps=cert)
+    mech = pmlkit.Mechanism(rr.matrix, ["F", "M"], ["F", "M"], guarantee=g)
+    assert mech.certified  # the matrix meets eps over the stated set...
+    (tmp_path / "in.csv").write_text("sex\n" + "F\nM\n" * 20)
+    with pytest.raises(ValidationError, match="its own record does not support"):
+        privatize_file(mech, tmp_path / "in.csv", tmp_path / "out.csv", "sex")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

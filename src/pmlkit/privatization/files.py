@@ -61,7 +61,13 @@ from ..io import (
 )
 from ..rng import resolve_rng
 from ..sampler import AliasSampler
-from ._core import as_mechanism_object, check_column_names, check_text_labels, mech_digest
+from ._core import (
+    as_mechanism_object,
+    check_column_names,
+    check_recordable,
+    check_text_labels,
+    mech_digest,
+)
 from ._engine import CSV_BATCH_ROWS as CSV_BATCH_ROWS
 from ._engine import one_file as one_file
 from ._history import repeated_sources, verified_record
@@ -215,9 +221,13 @@ def column_mechanisms(mechanism: Any, cols: list[str]) -> dict[str, Any]:
         keys = [str(k) for k in mechanism]
         if sorted(keys) != sorted(cols):
             raise mapping_error(keys, cols)
-        return {str(k): as_mechanism_object(m) for k, m in mechanism.items()}
-    mech = as_mechanism_object(mechanism)
-    return {c: mech for c in cols}
+        out = {str(k): as_mechanism_object(m) for k, m in mechanism.items()}
+    else:
+        mech = as_mechanism_object(mechanism)
+        out = {c: mech for c in cols}
+    for m in {id(m): m for m in out.values()}.values():
+        check_recordable(m)  # the manifest records it: only what a reader would accept
+    return out
 
 
 def joint_record(joint_guarantee: Any) -> dict[str, Any] | None:
