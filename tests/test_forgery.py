@@ -491,3 +491,19 @@ def test_a_hand_built_confidence_set_is_not_written_next_to_data(tmp_path: Path)
     with pytest.raises(ValidationError, match="its own record does not support"):
         privatize_file(mech, tmp_path / "in.csv", tmp_path / "out.csv", "sex")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_save_refuses_a_false_certificate(tmp_path: Path) -> None:
+    """``Mechanism.save`` wrote the identity's claim of eps 0.01 into a file that ``load``
+    then refused: a false certificate handed to whoever reads the file."""
+    from pmlkit.guarantee import PMLGuarantee
+    from pmlkit.sets import L1Ball
+
+    g = PMLGuarantee(eps=0.01, set=L1Ball(np.array([0.5, 0.5]), 0.2), certified_eps=0.01,
+                     basis="given")
+    false = pmlkit.Mechanism(np.eye(2), ["F", "M"], ["F", "M"], guarantee=g)
+    with pytest.raises(ValidationError, match="save refuses to write a false certificate"):
+        false.save(tmp_path / "m.json")
+    assert not (tmp_path / "m.json").exists()
+    pmlkit.Mechanism(np.eye(2), ["F", "M"], ["F", "M"]).save(tmp_path / "plain.json")
+    assert not pmlkit.Mechanism.load(tmp_path / "plain.json", allow_uncertified=True).certified

@@ -632,7 +632,17 @@ class Mechanism(ValidatedMatrix):
         ...     back = Mechanism.load(path)
         >>> back.guarantee.basis, round(back.certified_eps, 6)
         ('all', 1.0)
+
+        A guarantee that does not hold for the matrix (:attr:`certified` is False) is not
+        written: :meth:`load` would refuse the file, and anyone reading it would see a
+        false certificate. Raises :class:`~pmlkit.errors.ValidationError` then.
         """
+        if self._guarantee is not None and not self.certified:
+            raise ValidationError(
+                "this mechanism states a guarantee that does not hold for its matrix (its "
+                f"worst case over the stated set exceeds eps = {self._guarantee.eps!r}); "
+                "save refuses to write a false certificate: build the Mechanism without "
+                "the guarantee, or with one pmlkit certifies")
         return _file.write_atomically(path, self.to_json())
 
     #: parameters a minimal record keeps (see :meth:`minimal_record`)
