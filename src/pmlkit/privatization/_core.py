@@ -63,26 +63,6 @@ __all__ = [
 #: Records processed per chunk (bounded memory).
 CHUNK_ROWS = 1 << 20
 
-def check_recordable(mech: Mechanism) -> None:
-    """A mechanism a release records (its manifest) must be one its readers accept: its
-    document read back strictly (:meth:`pmlkit.Mechanism.from_dict`: a sample-based set
-    rebuilt from its counts, delta and method, the certificate recomputed). A guarantee
-    whose stated coverage does not follow from its sample (a hand-built confidence set)
-    would otherwise be written next to the data. Raises
-    :class:`~pmlkit.errors.ValidationError`."""
-    if mech.guarantee is None:
-        return
-    from ..errors import MechanismFileError
-
-    try:
-        Mechanism.from_dict(mech.to_dict())
-    except MechanismFileError as exc:
-        raise ValidationError(
-            f"mechanism states a guarantee its own record does not support ({exc}); a "
-            "release would write it next to the data: build the Mechanism without the "
-            "guarantee, or from a design or calibration") from None
-
-
 def as_mechanism_object(mechanism: Any) -> Mechanism:
     """A :class:`~pmlkit.Mechanism` from a Mechanism or a row-stochastic 2-D array
     (labels ``0..N-1`` / ``0..M-1``).

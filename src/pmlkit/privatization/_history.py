@@ -257,6 +257,27 @@ def repeated_sources(record: Mapping[str, Any]) -> list[str]:
             if per_entry[c] > 1 or per_pass[c] > 1]
 
 
+def check_recordable(mech: Any) -> None:
+    """A mechanism a release records (its manifest) must be one its readers accept: its
+    document read back strictly (:meth:`pmlkit.Mechanism.from_dict`: a sample-based set
+    rebuilt from its counts, delta and method, the certificate recomputed). A guarantee
+    whose stated coverage does not follow from its sample (a hand-built confidence set)
+    would otherwise be written next to the data. Raises
+    :class:`~pmlkit.errors.ValidationError`."""
+    if mech.guarantee is None:
+        return
+    from ..errors import MechanismFileError, ValidationError
+    from ..mechanism import Mechanism
+
+    try:
+        Mechanism.from_dict(mech.to_dict())
+    except MechanismFileError as exc:
+        raise ValidationError(
+            f"mechanism states a guarantee its own record does not support ({exc}); a "
+            "release would write it next to the data: build the Mechanism without the "
+            "guarantee, or from a design or calibration") from None
+
+
 def recheck_record(doc: Mapping[str, Any], where: str) -> None:
     """Re-check a release record in the model, never trusting its numbers: every entry's
     mechanism document is read strictly (:meth:`pmlkit.Mechanism.from_dict`, its own

@@ -61,16 +61,10 @@ from ..io import (
 )
 from ..rng import resolve_rng
 from ..sampler import AliasSampler
-from ._core import (
-    as_mechanism_object,
-    check_column_names,
-    check_recordable,
-    check_text_labels,
-    mech_digest,
-)
+from ._core import as_mechanism_object, check_column_names, check_text_labels, mech_digest
 from ._engine import CSV_BATCH_ROWS as CSV_BATCH_ROWS
 from ._engine import one_file as one_file
-from ._history import repeated_sources, verified_record
+from ._history import check_recordable, repeated_sources, verified_record
 from ._joint_release import (
     JointDraw,
     JointReleaseLike,
