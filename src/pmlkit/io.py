@@ -51,6 +51,7 @@ __all__ = [
     "iter_batches",
     "list_columns",
     "read_column",
+    "read_label_table",
     "read_labels",
     "read_table",
     "unique_columns",
@@ -603,12 +604,29 @@ def read_labels(path: str | os.PathLike[str], column: str, *,
     """
     if not isinstance(column, str):
         raise ValidationError(f"column must be a column name (str), got {column!r}")
+    return read_label_table(path, [column], csv=csv).column(column)
+
+
+def read_label_table(path: str | os.PathLike[str], columns: Sequence[str], *,
+                     csv: CsvOptions | None = None) -> pa.Table:
+    """Several columns of labels in one read of the file, each as :func:`read_labels`
+    reads it.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "codes.csv").write_text("n,code\\n0,007\\n39,7\\n")
+    >>> read_label_table(folder / "codes.csv", ["code", "n"]).to_pydict()
+    {'code': ['007', '7'], 'n': [0, 39]}
+    """
+    names = list(columns)
     if file_format(user_path(path)) == "parquet":
-        return read_column(path, column, csv=csv)
+        return read_table(path, names, csv=csv)
     pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
-    text = read_table(path, [column], csv=csv, column_types={column: pa.string()})
-    return _labels_from_text(text.column(column))
+    text = read_table(path, names, csv=csv, column_types=dict.fromkeys(names, pa.string()))
+    return pa.table({n: _labels_from_text(text.column(n)) for n in names})
 
 
 def _labels_from_text(arr: Any) -> Any:

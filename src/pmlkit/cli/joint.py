@@ -61,11 +61,12 @@ def _read_columns(path: str, columns: list[str], csv: Any, missing: str = "error
 
     from ..design.pipeline import apply_missing
     from ..errors import DataError
-    from ..io import read_labels
+    from ..io import read_label_table
 
+    table = read_label_table(path, columns, csv=csv)  # one read of the file
     out = {}
     for c in columns:
-        values = read_labels(path, c, csv=csv)
+        values = table.column(c)
         if missing == "error" and values.null_count:
             n = values.null_count
             raise DataError(f"column {c!r} of {path!r}: {n} row{'s hold' if n > 1 else ' holds'}"

@@ -511,7 +511,7 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
                        strip: bool | None, na_values: tuple[str, ...],
                        delimiter: str | None) -> Any:
     """The exact joint guarantee of the released columns over a joint reference sample."""
-    from ..io import read_column, read_labels
+    from ..io import read_label_table, read_table
     from ..joint import joint_guarantee
     from ..privatization.numeric_release import grid_of
 
@@ -521,9 +521,14 @@ def _compute_guarantee(path: str, delta: float, released: list[str], mechs: dict
     # a categorical column's labels read as design and privatize read them (CSV text
     # stays text unless every text is its number's spelling: '007' is not 7); a numeric
     # column's numbers, put on its mechanism's grid
-    data = {c: on_grid((read_column if grid_of(m) is not None else read_labels)(
-        path, c, csv=csv).to_numpy(zero_copy_only=False), m)
-        for c, m in zip(released, ms, strict=True)}
+    numeric = [c for c, m in zip(released, ms, strict=True) if grid_of(m) is not None]
+    labels = [c for c in released if c not in numeric]
+    tables = [read_label_table(path, labels, csv=csv)] if labels else []
+    if numeric:
+        tables.append(read_table(path, numeric, csv=csv))
+    cols = {n: t.column(n) for t in tables for n in t.column_names}
+    data = {c: on_grid(cols[c].to_numpy(zero_copy_only=False), m)
+            for c, m in zip(released, ms, strict=True)}
     return joint_guarantee(ms, data, delta, columns=released)
 
 

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from .._encoding import MISSING_LABEL, refuse_missing_label_text
-from .._validation import fmt, readonly
+from .._validation import fmt, readonly, user_path
 from ..errors import DataError, PMLWarning
 from ..mechanism import Mechanism
 from .design import design_columns
@@ -224,13 +224,12 @@ def _check_targets(spec: ReleaseSpec, spec_file: Path | None = None) -> list[Pat
 
 
 def _read_frame(path: Path, names: Sequence[str]) -> Any:
-    """The columns as labels, read as a release reads them (:func:`pmlkit.io.read_labels`:
-    CSV text stays text unless every text is its number's own spelling)."""
-    import pyarrow as pa
+    """The columns as labels, read as a release reads them, in one read of the file
+    (:func:`pmlkit.io.read_label_table`: CSV text stays text unless every text is its
+    number's own spelling)."""
+    from ..io import read_label_table
 
-    from ..io import read_labels
-
-    return pa.table({n: read_labels(path, n) for n in names}).to_pandas()
+    return read_label_table(path, names).to_pandas()
 
 
 def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
@@ -357,7 +356,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
 
     spec_file = None
     if not isinstance(spec, ReleaseSpec):
-        spec_file = Path(spec)
+        spec_file = user_path(spec, "release spec")
         spec = load_spec(spec)
     outputs = _check_targets(spec, spec_file)
     names = spec.names
