@@ -57,16 +57,17 @@ def label_texts(labels: Sequence[Any]) -> tuple[str, ...] | None:
     (('1', '2.5'), None)
     """
     pa = require("pyarrow", "reading or writing CSV or Parquet files")
-    texts: list[str] = []
-    for lab in labels:
-        kind = _value_kind(lab)
-        if kind == "str":
-            texts.append(str(lab))
-        elif kind in _TEXT_TYPES:
-            texts.append(pa.array([lab], type=getattr(pa, _TEXT_TYPES[kind])())
-                         .cast(pa.string())[0].as_py())
-        else:
-            return None
+    kinds = [_value_kind(lab) for lab in labels]
+    if any(k != "str" and k not in _TEXT_TYPES for k in kinds):
+        return None
+    texts: list[Any] = [str(lab) if k == "str" else None for lab, k in zip(labels, kinds,
+                                                                          strict=True)]
+    for kind, typ in _TEXT_TYPES.items():  # one cast per kind, not per label
+        at = [i for i, k in enumerate(kinds) if k == kind]
+        if at:
+            cast = pa.array([labels[i] for i in at], type=getattr(pa, typ)())
+            for i, t in zip(at, cast.cast(pa.string()).to_pylist(), strict=True):
+                texts[i] = t
     return tuple(texts) if len(set(texts)) == len(texts) else None
 
 
@@ -378,6 +379,7 @@ class Encoder:
         self._object_index: Any = None
         self._lookup: tuple[int, NDArray[np.intp]] | tuple[()] | None = None
         self._keys: tuple[ViewKeys | None] | None = None
+        self._texts: tuple[tuple[str, ...] | None] | None = None
 
     @property
     def failed(self) -> bool:
@@ -548,8 +550,10 @@ class Encoder:
 
     def label_texts(self) -> tuple[str, ...] | None:
         """The text each label is matched by in CSV text (:attr:`text_labels`):
-        :func:`label_texts` of the labels."""
-        return label_texts(self.labels)
+        :func:`label_texts` of the labels, computed once."""
+        if self._texts is None:
+            self._texts = (label_texts(self.labels),)
+        return self._texts[0]
 
     def _view_keys(self) -> ViewKeys | None:
         """:class:`ViewKeys` of the labels (text labels of at most 12 bytes), kept."""
