@@ -408,7 +408,7 @@ def _publish_folder(tmp: Any, out: Any, *, overwrite: bool, then: Any) -> None:
     import os
     import shutil
 
-    from ._publish import temp_path
+    from ._publish import previous_path, temp_path
 
     trash = None
     if out.exists() and overwrite:
@@ -434,7 +434,7 @@ def _publish_folder(tmp: Any, out: Any, *, overwrite: bool, then: Any) -> None:
                 os.rename(trash, out)
             except OSError:
                 # (kept under a name no later run removes, and said so: never lost)
-                keep = out.with_name(f"{out.name}.previous-{os.getpid()}")
+                keep = previous_path(out, os.getpid())
                 os.rename(trash, keep)
                 raise DataError(f"the release into {str(out)!r} failed ({exc}) and the "
                                 f"previous output could not be put back: it is kept at "

@@ -48,6 +48,24 @@ MANIFEST_SUFFIX = ".pmlkit.json"
 _TAG = ".pmlkit-"
 
 
+def previous_path(final: Path, pid: int) -> Path:
+    """A free visible name ``<name>.previous-<pid>[-n]`` beside ``final`` for a previous
+    output that a run could not put back: no later run removes it (a hidden temporary
+    name is cleared as a killed run's leftover).
+
+    Examples
+    --------
+    >>> previous_path(Path("/nonexistent/out.csv"), 42).name
+    'out.csv.previous-42'
+    """
+    keep = final.with_name(f"{final.name}.previous-{pid}")
+    n = 1
+    while keep.exists() or keep.is_symlink():
+        n += 1
+        keep = final.with_name(f"{final.name}.previous-{pid}-{n}")
+    return keep
+
+
 def temp_path(final: Path, suffix: str = ".tmp") -> Path:
     """A fresh hidden temporary name in ``final``'s folder, tagged with this process id.
 
@@ -176,13 +194,8 @@ def remove_stale(final: Path) -> list[Path]:
             # a previous output a killed --overwrite moved aside (Dask, ".old") or kept as
             # its backup (local, ".bak"): possibly its only copy, never deleted; kept under
             # a visible name, as a failed run that cannot put it back keeps it
-            keep = final.with_name(f"{final.name}.previous-{pid_text}")
-            n = 1
-            while keep.exists() or keep.is_symlink():
-                n += 1
-                keep = final.with_name(f"{final.name}.previous-{pid_text}-{n}")
             with contextlib.suppress(OSError):
-                os.rename(p, keep)
+                os.rename(p, previous_path(final, int(pid_text)))
             continue
         try:
             if p.is_dir() and not p.is_symlink():
