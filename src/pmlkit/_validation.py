@@ -338,14 +338,23 @@ def exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_
     >>> exceeds(np.array([0.5, 1.0]), 1.0).tolist()
     [False, True]
     """
+    v, t, margin = _rounding(value, threshold, rel, absolute)
+    with np.errstate(invalid="ignore", over="ignore"):
+        out = (v + margin > t) | np.isnan(v) | np.isnan(t)
+    return bool(out) if out.ndim == 0 else out
+
+
+def _rounding(value: ArrayLike, threshold: ArrayLike, rel: float, absolute: ArrayLike
+              ) -> tuple[Any, Any, Any]:
+    """``(value, threshold, margin)`` as float arrays: the rounding margin of a computed
+    leakage against a threshold (:func:`exceeds`), never infinite for a finite threshold
+    (an infinite value exceeds it anyway)."""
     v = np.asarray(value, dtype=np.float64)
     t = np.asarray(threshold, dtype=np.float64)
     with np.errstate(invalid="ignore", over="ignore"):
         margin = rel * np.maximum(np.abs(v), np.abs(t)) + np.asarray(absolute, dtype=np.float64)
-        # a finite threshold never gets an infinite margin: v = inf exceeds it anyway
         margin = np.where(np.isfinite(margin), margin, 0.0)
-        out = (v + margin > t) | np.isnan(v) | np.isnan(t)
-    return bool(out) if out.ndim == 0 else out
+    return v, t, margin
 
 
 def surely_exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKAGE_REL_ERR,
@@ -363,11 +372,8 @@ def surely_exceeds(value: ArrayLike, threshold: ArrayLike, *, rel: float = LEAKA
     >>> [surely_exceeds(v, t) for v, t in ((0.0, 0.0), (float("nan"), 1.0), (math.inf, 1e300))]
     [False, True, True]
     """
-    v = np.asarray(value, dtype=np.float64)
-    t = np.asarray(threshold, dtype=np.float64)
+    v, t, margin = _rounding(value, threshold, rel, absolute)
     with np.errstate(invalid="ignore", over="ignore"):
-        margin = rel * np.maximum(np.abs(v), np.abs(t)) + np.asarray(absolute, dtype=np.float64)
-        margin = np.where(np.isfinite(margin), margin, 0.0)
         out = (v - margin > t) | np.isnan(v) | np.isnan(t)
     return bool(out) if out.ndim == 0 else out
 
