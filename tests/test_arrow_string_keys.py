@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import pmlkit
-from labelgen import LABEL, arrow, label_values, near_misses, oracle
+from labelgen import CHARS, LABEL, arrow, label_values, near_misses, oracle
 from pmlkit.errors import DataError
 from pmlkit.sampler import Encoder
 
@@ -301,3 +301,53 @@ def test_view_padding_is_masked_not_trusted() -> None:
     assert Encoder(labels).encode_arrow(arr.slice(0, 3)).tolist() == [0, 1, 2]
     with pytest.raises(DataError, match="padding bytes were not all zero"):
         Encoder(labels).encode_arrow(arr)
+
+
+LONG_LABEL = st.text(CHARS, min_size=0, max_size=20)  # inline (<= 12 bytes) and not
+
+
+@settings(max_examples=80)
+@given(st.lists(LONG_LABEL, min_size=1, max_size=12, unique=True), st.integers(0, 3),
+       st.lists(st.integers(0, 11), max_size=300), st.booleans())
+def test_view_take_is_indexing(labels: list[str], offset: int, picks: list[int],
+                               binary: bool) -> None:
+    """The output labels of string_view (and binary_view) labels, taken by their views:
+    the labels a plain list indexing gives, from a sliced labels array too (long labels
+    point into its data buffers), in an array Arrow's full validation accepts."""
+    from pmlkit.sampler import arrow_take
+
+    t = pa.binary_view() if binary else pa.string_view()
+    values = [lab.encode() for lab in labels] if binary else labels
+    filler = [b"x" * 20] * offset if binary else ["x" * 20] * offset
+    arr = pa.array(filler + values, type=t).slice(offset)
+    idx = np.array([p % len(labels) for p in picks], dtype=np.int16)
+    out = arrow_take(arr, idx)
+    out.validate(full=True)
+    assert out.type == t
+    assert out.to_pylist() == [values[i] for i in idx]
+
+
+def test_view_keys_mix_exact_padded_and_unknown_views() -> None:
+    """Records matched from their exact views, records whose padding bytes are not zero
+    (matched again masked to their lengths) and records that are no label, in one block
+    and across blocks, for a small slot table (keys by slot) and a large one (keys by
+    label): the codes a lookup of the values Arrow reads gives."""
+    from pmlkit._encoding import ViewKeys
+
+    for labels in (["a", "ab", "abcdefghijkl"],
+                   ["a", "ab", "abcdefghijkl"] + [f"w{i}" for i in range(60)]):
+        keys = ViewKeys.build(labels)
+        assert keys is not None
+        assert (keys.slot_words is None) == (len(labels) > 3)
+        rows = [(1, b"a", b"\0"), (2, b"ab", b"\xff"), (12, b"abcdefghijkl", b"\0"),
+                (1, b"b", b"\0"), (3, b"abc", b"\x01"), (1, b"a", b"\x07"),
+                (3, b"w59", b"\0"), (3, b"w59", b"\x80"), (3, b"w60", b"\0")]
+        rng = np.random.default_rng(3)
+        order = rng.integers(0, len(rows), 70_000)  # over one block of views
+        views = b"".join(n.to_bytes(4, "little") + raw.ljust(12, pad)
+                         for n, raw, pad in (rows[i] for i in order))
+        arr = pa.Array.from_buffers(pa.string_view(), len(order),
+                                    [None, pa.py_buffer(views)])
+        table = {lab: i for i, lab in enumerate(labels)}
+        expected = [table.get(rows[i][1].decode(), -1) for i in order]
+        assert keys.codes(arr).tolist() == expected

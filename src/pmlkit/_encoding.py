@@ -13,6 +13,7 @@ indices with numpy's and Arrow's own (checked) take. The names are public throug
 
 from __future__ import annotations
 
+import sys
 from collections import Counter
 from collections.abc import Sequence
 from typing import Any
@@ -172,18 +173,24 @@ _VIEW_MASK1 = np.array([(1 << (8 * min(max(n - 4, 0), 8))) - 1 for n in range(13
                        dtype=np.uint64)
 #: Most labels :class:`ViewKeys` matches (its slot table has 2 k^2 to 16 k^2 entries).
 _VIEW_MAX_LABELS = 1024
+#: The largest slot table whose slots keep their own keys in :class:`ViewKeys`.
+_VIEW_SLOT_WORDS = 1 << 12
 #: Records matched at a time by :meth:`ViewKeys.codes` (the temporaries stay in cache).
 _VIEW_BLOCK = 1 << 16
 
 
 def _slots(a: NDArray[np.uint64], b: NDArray[np.uint64], mult: tuple[np.uint64, np.uint64],
-           shift: np.uint64, out: NDArray[np.uint64]) -> NDArray[np.intp]:
-    """The slot of each key ``(a, b)``: ``((b * mult[1]) ^ a) * mult[0]`` modulo 2**64,
-    its top ``64 - shift`` bits (written into ``out``)."""
+           shift: np.uint64, out: NDArray[np.uint64], hashed: int = 2) -> NDArray[np.intp]:
+    """The slot of each key ``(a, b)`` (written into ``out``): the top ``64 - shift``
+    bits of ``((b * mult[1]) ^ a) * mult[0]`` modulo 2**64 (``hashed`` 2), of
+    ``a * mult[0]`` (0) or of ``b * mult[0]`` (1)."""
     with np.errstate(over="ignore"):
-        np.multiply(b, mult[1], out=out)
-        out ^= a
-        out *= mult[0]
+        if hashed == 2:
+            np.multiply(b, mult[1], out=out)
+            out ^= a
+            out *= mult[0]
+        else:
+            np.multiply(b if hashed else a, mult[0], out=out)
     out >>= shift
     return out.view(np.intp)
 
@@ -193,16 +200,18 @@ class ViewKeys:
     from its views alone: integers in, integer codes out.
 
     A view is 16 bytes: the value's length and, for a value of at most 12 bytes, the
-    bytes themselves. Each record's two 64-bit words, masked to its length, are its exact
-    key; a label's key is built the same way, so a record equals a label exactly when the
-    keys are equal (a longer record keeps its own length in the key and never equals
-    one). A multiply-shift hash of the key picks a slot in a table where no two labels
-    share one (the multiplier is searched for once, from a fixed seed: the labels are
-    public), and the slot's label is taken only when its whole key equals the record's.
-    The views are read through ``numpy.frombuffer`` after checking the buffer holds every
-    view; no other buffer is read. ``pyarrow.compute.index_in`` has no ``string_view``
-    kernel, and casting to ``large_string`` first copies every value (polars hands its
-    strings over as views without a copy).
+    bytes themselves, then zeros. A label's key is its view; a multiply-shift hash of a
+    record's two 64-bit words picks a slot in a table where no two labels share one (the
+    multiplier is searched for once, from a fixed seed: the labels are public), and the
+    slot's label is taken only when its whole key equals the record's view. A record
+    whose view equals a label's key holds that label (same length, same bytes). Arrow
+    does not require the bytes after a short value to be zero, so the few records that
+    match no key this way are matched again by their views masked to their own lengths
+    (a longer record keeps its own length in the key and never equals one). The views
+    are read through ``numpy.frombuffer`` after checking the buffer holds every view; no
+    other buffer is read. ``pyarrow.compute.index_in`` has no ``string_view`` kernel, and
+    casting to ``large_string`` first copies every value (polars hands its strings over
+    as views without a copy).
 
     Examples
     --------
@@ -217,19 +226,24 @@ class ViewKeys:
     """
 
     def __init__(self, words: NDArray[np.uint64], mult: tuple[np.uint64, np.uint64],
-                 shift: np.uint64, table: NDArray[np.intp]) -> None:
-        self.words = words  # (2, k): each label's masked key
+                 shift: np.uint64, table: NDArray[np.intp], hashed: int = 2) -> None:
+        self.words = words  # (2, k): each label's key
         self.mult = mult
         self.shift = shift
+        self.hashed = hashed  # the words hashed: 0 or 1 alone (the labels differ there), 2 both
         self.table = table  # slot -> label index (an empty slot: 0, rejected by its key)
+        # a small table: each slot's key (an empty slot: label 0's, whose records it then
+        # takes rightly), read by slot; a large one (many labels): the table narrowed and
+        # the keys read by label, so what the lookups read stays in cache
+        self.slot_words = words.take(table, axis=1) if table.shape[0] <= _VIEW_SLOT_WORDS \
+            else None
+        self.narrow = table.astype(np.int16) if self.slot_words is None else table
 
     @classmethod
     def build(cls, labels: Sequence[Any]) -> ViewKeys | None:
         """The keys of distinct ``str`` labels, or None when one is not a ``str``, has
         more than 12 bytes in UTF-8 (or cannot be encoded), or there are more than
         :data:`_VIEW_MAX_LABELS` labels."""
-        import sys
-
         k = len(labels)
         if not 0 < k <= _VIEW_MAX_LABELS or sys.byteorder != "little" \
                 or not all(type(lab) is str for lab in labels):
@@ -243,6 +257,8 @@ class ViewKeys:
         views = [len(r).to_bytes(4, "little") + r.ljust(12, b"\0") for r in raw]
         words = np.array([[int.from_bytes(v[:8], "little") for v in views],
                           [int.from_bytes(v[8:], "little") for v in views]], dtype=np.uint64)
+        # one word hashed where the labels' keys differ in it alone (two passes fewer)
+        hashed = next((w for w in (0, 1) if np.unique(words[w]).size == k), 2)
         search = np.random.default_rng(0x5EED)
         lo = max(3, (2 * k * k - 1).bit_length())
         for bits in range(lo, lo + 3):
@@ -250,11 +266,12 @@ class ViewKeys:
             for _ in range(32):
                 m = search.integers(0, 2**62, 2, dtype=np.int64)
                 mult = (np.uint64(4 * int(m[0]) + 1), np.uint64(4 * int(m[1]) + 1))
-                slots = _slots(words[0], words[1], mult, shift, np.empty(k, np.uint64))
+                slots = _slots(words[0], words[1], mult, shift, np.empty(k, np.uint64),
+                               hashed)
                 if np.unique(slots).size == k:
                     table = np.zeros(1 << bits, dtype=np.intp)
                     table[slots] = np.arange(k)
-                    return cls(words, mult, shift, table)
+                    return cls(words, mult, shift, table, hashed)
         return None  # (not reached in practice: each try succeeds with odds above 1/2)
 
     def codes(self, arr: Any) -> NDArray[np.intp] | None:
@@ -270,27 +287,53 @@ class ViewKeys:
         views = np.frombuffer(buf, dtype="<u8", count=2 * (off + n)).reshape(-1, 2)[off:]
         out = np.empty(n, dtype=np.intp)
         size = min(_VIEW_BLOCK, n)
-        length, a, b, h = (np.empty(size, dtype=np.uint64) for _ in range(4))
-        ok = np.empty(size, dtype=bool)
+        h, a, b = (np.empty(size, dtype=np.uint64) for _ in range(3))
         for start in range(0, n, _VIEW_BLOCK):
             v = views[start:start + _VIEW_BLOCK]
             m = v.shape[0]
             if m != size:
                 size = m
-                length, a, b, h, ok = length[:m], a[:m], b[:m], h[:m], ok[:m]
-            np.bitwise_and(v[:, 0], np.uint64(0xFFFFFFFF), out=length)
-            np.minimum(length, np.uint64(12), out=length)
-            ilen = length.view(np.intp)
-            _VIEW_MASK0.take(ilen, out=a)
-            a &= v[:, 0]
-            _VIEW_MASK1.take(ilen, out=b)
-            b &= v[:, 1]
+                h, a, b = h[:m], a[:m], b[:m]
             code = out[start:start + m]
-            self.table.take(_slots(a, b, self.mult, self.shift, h), out=code)
-            np.equal(self.words[0].take(code), a, out=ok)
-            ok &= self.words[1].take(code) == b
-            code[~ok] = -1
+            if not self._lookup(v[:, 0], v[:, 1], h, a, b, code):
+                self._masked(v, code)
         return out
+
+    def _lookup(self, v0: NDArray[np.uint64], v1: NDArray[np.uint64],
+                h: NDArray[np.uint64], a: NDArray[np.uint64], b: NDArray[np.uint64],
+                code: NDArray[np.intp]) -> bool:
+        """``code``: the label of each key ``(v0, v1)`` whose slot holds that very key,
+        -1 elsewhere (``h``, ``a``, ``b``: scratch). True when every key matched."""
+        # (every slot is in the table, every code a label's: "clip" never moves one)
+        slot = _slots(v0, v1, self.mult, self.shift, h, self.hashed)
+        if self.slot_words is not None:
+            self.table.take(slot, out=code, mode="clip")
+            self.slot_words[0].take(slot, out=a, mode="clip")
+            self.slot_words[1].take(slot, out=b, mode="clip")
+        else:
+            code[:] = self.narrow.take(slot, mode="clip")
+            self.words[0].take(code, out=a, mode="clip")
+            self.words[1].take(code, out=b, mode="clip")
+        a ^= v0
+        b ^= v1
+        a |= b  # zero exactly where the slot's key is the record's
+        if not a.any():
+            return True
+        code[a != 0] = -1
+        return False
+
+    def _masked(self, v: NDArray[np.uint64], code: NDArray[np.intp]) -> None:
+        """The records of ``code`` left at -1 matched again by their views masked to
+        their own lengths (bytes after a short value need not be zero)."""
+        rows = np.flatnonzero(code < 0)
+        w = v[rows]
+        length = np.minimum(w[:, 0] & np.uint64(0xFFFFFFFF), np.uint64(12)).view(np.intp)
+        a = _VIEW_MASK0.take(length) & w[:, 0]
+        b = _VIEW_MASK1.take(length) & w[:, 1]
+        found = np.empty(rows.shape[0], dtype=np.intp)
+        h, s0, s1 = (np.empty(rows.shape[0], dtype=np.uint64) for _ in range(3))
+        self._lookup(a, b, h, s0, s1, found)
+        code[rows] = found
 
 
 def plain_layout(arr: Any, what: str = "values") -> Any:
@@ -564,10 +607,15 @@ class Encoder:
     def _encode_arrow_plain(self, arr: Any) -> np.ndarray | None:
         import pyarrow as pa
 
-        if pa.types.is_string_view(arr.type) and arr.null_count == 0 \
+        t = arr.type
+        if (pa.types.is_string_view(t) or pa.types.is_string(t)
+                or pa.types.is_large_string(t)) and arr.null_count == 0 \
                 and (keys := self._view_keys()) is not None:
-            viewed = keys.codes(arr)  # every value a label: its codes; else the general path
-            if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):
+            # text as views (Arrow's cast of plain text to views is one pass over the
+            # offsets, far cheaper than its hashing of every value in index_in)
+            views = arr if pa.types.is_string_view(t) else arr.cast(pa.string_view())
+            viewed = keys.codes(views)  # every value a label: its codes; else the general
+            if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):  # path
                 return viewed
         arr = plain_layout(arr)  # (the library calls below read every value)
         found = self._arrow_index(arr)
@@ -791,9 +839,43 @@ def arrow_take(labels: Any, idx: NDArray[Any],
     if counts is not None:
         counts += count_outputs(idx, k)[:counts.shape[0]]
     t = labels.type
-    if pa.types.is_string_view(t):
+    if _is_view_type(t):
+        if k and labels.null_count == 0 and sys.byteorder == "little":
+            return _view_take(labels, idx)
         return labels.cast(pa.large_string()).take(idx).cast(t)
     return labels.take(idx)
+
+
+def _is_view_type(t: Any) -> bool:
+    import pyarrow as pa
+
+    return bool(getattr(pa.types, "is_string_view", lambda _: False)(t)
+                or getattr(pa.types, "is_binary_view", lambda _: False)(t))
+
+
+#: Records whose views :func:`_view_take` copies at a time (their indices widened to intp
+#: a block at a time, never as a whole).
+_TAKE_BLOCK = 1 << 16
+
+
+def _view_take(labels: Any, idx: NDArray[Any]) -> Any:
+    """:func:`arrow_take` of ``string_view``/``binary_view`` labels without nulls, for
+    indices already checked: each record's 16-byte view is the view of its label (copied
+    by numpy's take into a buffer of Arrow's own pool), so the output shares the labels'
+    data buffers and copies no text. The labels are fully validated first: every view
+    copied is one Arrow has checked."""
+    import pyarrow as pa
+
+    labels.validate(full=True)
+    k, off, n = len(labels), labels.offset, idx.shape[0]
+    views = np.frombuffer(labels.buffers()[1], dtype=np.uint64,
+                          count=2 * (off + k)).reshape(-1, 2)[off:]
+    buf = pa.allocate_buffer(16 * n)  # (from the pool: memory it keeps, no fresh pages)
+    out = np.frombuffer(buf, dtype=np.uint64).reshape(-1, 2)
+    for start in range(0, n, _TAKE_BLOCK):  # (indices checked: "clip" never moves one)
+        views.take(idx[start:start + _TAKE_BLOCK], axis=0, out=out[start:start + _TAKE_BLOCK],
+                   mode="clip")
+    return pa.Array.from_buffers(labels.type, n, [None, buf, *labels.buffers()[2:]])
 
 
 def count_outputs(idx: NDArray[Any], m: int) -> NDArray[np.int64]:

@@ -605,7 +605,7 @@ class AliasSampler:
                 stop = min(start + buf.shape[0], n)
                 part = buf[:stop - start]
                 self.draw(codes[start:stop], generator, out=part, remap=remap)
-                omap.take(part, out=out[start:stop])
+                omap.take(part, out=out[start:stop], mode="clip")  # (output indices)
             return out
         base: NDArray[np.uint64] | None = None
         table = None if remap is None else self._remap_table(remap)

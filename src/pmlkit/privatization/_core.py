@@ -41,6 +41,7 @@ from ..rng import RandomSource
 from ..sampler import (
     AliasSampler,
     Encoder,
+    arrow_take,
     count_outputs,
     draw_mapped,
     label_kind,
@@ -304,12 +305,12 @@ def _privatize_arrow(mech: Mechanism, sampler: AliasSampler, arr: Any,
 def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
     """``labels.take(idx)`` for a pyarrow array of output labels and the sampler's output
     indices: Arrow's own take, which checks every index itself (no range pass of ours,
-    as :func:`pmlkit.sampler.arrow_take` makes for a caller's indices), ``string_view``
-    labels through ``large_string`` and back."""
+    as :func:`pmlkit.sampler.arrow_take` makes for a caller's indices); ``string_view``
+    labels by that function, which takes their views."""
     import pyarrow as pa
 
     if pa.types.is_string_view(labels.type):
-        return labels.cast(pa.large_string()).take(idx).cast(labels.type)
+        return arrow_take(labels, idx)
     return labels.take(idx)
 
 
@@ -548,8 +549,21 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         arr = s.to_arrow(compat_level=newest.newest()) \
             if s.dtype == pl.String and newest is not None else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
-        idx = _arrow_indices(mech, sampler, pieces, generator, what, narrow=False)
-    out = _polars_labels(mech, s.dtype).gather(idx).alias(s.name)
+        idx = _arrow_indices(mech, sampler, pieces, generator, what)
+        if s.dtype == pl.String and label_kind(mech.output_labels) == "str" \
+                and label_kind(mech.input_labels) == "str":
+            # text labels out of a String column: the labels' views taken into the
+            # string_view layout polars holds its text in (no copy into polars, and no
+            # fresh pages from its allocator for every release)
+            try:
+                views = pa.array(list(mech.output_labels), type=pa.string_view())
+            except (UnicodeEncodeError, pa.ArrowException):
+                views = None  # a label UTF-8 cannot encode: polars' own gather below
+            if views is not None:
+                out = pl.from_arrow(arrow_take(views, idx))
+                if isinstance(out, pl.Series) and out.dtype == pl.String:
+                    return out.alias(s.name), _counter(mech, idx)
+    out = _polars_labels(mech, s.dtype).gather(idx.astype(np.intp, copy=False)).alias(s.name)
     return out, _counter(mech, idx)
 
 
