@@ -507,3 +507,23 @@ def test_save_refuses_a_false_certificate(tmp_path: Path) -> None:
     assert not (tmp_path / "m.json").exists()
     pmlkit.Mechanism(np.eye(2), ["F", "M"], ["F", "M"]).save(tmp_path / "plain.json")
     assert not pmlkit.Mechanism.load(tmp_path / "plain.json", allow_uncertified=True).certified
+
+
+def test_a_plan_built_in_python_with_a_false_guarantee_is_not_saved(
+        honest: dict[str, Any], tmp_path: Path) -> None:
+    """A ReleasePlan built in Python from an honest guarantee and other mechanisms (the
+    identity, which gives every record away) is refused by save, and nothing is written;
+    the honest plan saves."""
+    plan = ReleasePlan.load(honest["per"])
+    keep = {c: pmlkit.Mechanism(np.eye(2), m.input_labels, m.output_labels)
+            for c, m in plan.mechanisms.items()}
+    forged = ReleasePlan(plan.columns, "per-column", plan.guarantee, keep)
+    # the worst case of the identity pair over the set, computed independently
+    ball = plan.guarantee.set
+    truth = _brute_force_worst([np.eye(2), np.eye(2)], np.asarray(ball.center),
+                               float(ball.radius))
+    assert truth > plan.guarantee.eps + 0.5
+    with pytest.raises(DataError, match="does not hold for these mechanisms"):
+        forged.save(tmp_path / "forged")
+    assert not (tmp_path / "forged").exists()
+    assert (plan.save(tmp_path / "honest")).exists()

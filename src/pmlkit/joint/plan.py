@@ -202,9 +202,20 @@ class ReleasePlan:
     def save(self, folder: str | os.PathLike[str], *, overwrite: bool = False) -> Path:
         """Write the mechanism files and :data:`PLAN_FILE` into ``folder`` (created if
         missing); refuses to replace an existing file unless ``overwrite``. Returns the
-        plan file's path."""
+        plan file's path.
+
+        The joint guarantee is re-checked first (:meth:`verify`): a plan built in Python
+        with a guarantee its mechanisms break is refused, and nothing is written (its file
+        would be refused when read anyway).
+
+        Raises
+        ------
+        DataError
+            The guarantee does not hold for the plan's mechanisms, or a file exists.
+        """
         from ..errors import DataError
 
+        self.verify()
         out = user_path(folder, "folder")
         doc = self.to_dict()
         paths = {k: out / name for k, name in doc["mechanism_files"].items()}
