@@ -146,6 +146,21 @@ def test_numpy_and_polars_give_the_values_of_the_pandas_path() -> None:
         p.transform(pl.from_pandas(X).lazy())
 
 
+def test_polars_enum_and_categorical_columns_keep_their_dtype() -> None:
+    """A polars Enum or Categorical column comes back as one (it used to come back as
+    String), with the values the String column gets under the same seed."""
+    import polars as pl
+    kwargs = {"eps": 1.0, "delta": 1e-3, "columns": ["sex", "edu"], "rng": 11}
+    frame = pl.from_pandas(X.reset_index(drop=True))
+    p = PMLPrivatizer(**kwargs).fit(pl.from_pandas(REF))
+    plain = p.transform(frame)
+    for dtype in (pl.Enum(sorted(set(REF["sex"]) | set(REF["edu"]))), pl.Categorical()):
+        typed = frame.with_columns(pl.col("sex", "edu").cast(dtype))
+        out = p.transform(typed)
+        assert out.schema == typed.schema
+        assert out.cast({"sex": pl.String, "edu": pl.String}).equals(plain)
+
+
 def test_arrow_table_gives_the_values_of_the_pandas_path() -> None:
     import pyarrow as pa
     kwargs = {"eps": 1.0, "delta": 1e-3, "columns": ["sex", "edu"], "rng": 11}

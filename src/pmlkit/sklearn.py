@@ -258,7 +258,7 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         if kind == "pandas":
             return X.iloc[:, j]
         if kind == "polars":
-            return X.to_series(j).to_numpy()
+            return X.to_series(j)
         if kind == "arrow":
             return X.column(j)
         return X[:, j]
@@ -546,8 +546,11 @@ class PMLPrivatizer(TransformerMixin, BaseEstimator):  # type: ignore[misc]
         if kind == "polars":
             pl = require("polars", "polars input")
 
-            return X.with_columns([pl.Series(names[j], np.asarray(o))  # type: ignore[index]
-                                   for j, o in zip(self.columns_, outs, strict=True)])
+            # each output a polars Series of the column's own dtype where the labels fit
+            # it (an Enum or Categorical column stays one), as pmlkit.privatize returns
+            return X.with_columns([(o if isinstance(o, pl.Series) else pl.Series(
+                np.asarray(o))).alias(names[j])  # type: ignore[index]
+                for j, o in zip(self.columns_, outs, strict=True)])
         if kind == "arrow":
             for j, o in zip(self.columns_, outs, strict=True):
                 X = X.set_column(j, names[j], o)  # type: ignore[index]
