@@ -613,10 +613,15 @@ class Encoder:
                 and (keys := self._view_keys()) is not None:
             # text as views (Arrow's cast of plain text to views is one pass over the
             # offsets, far cheaper than its hashing of every value in index_in)
-            views = arr if pa.types.is_string_view(t) else arr.cast(pa.string_view())
-            viewed = keys.codes(views)  # every value a label: its codes; else the general
-            if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):  # path
-                return viewed
+            import pyarrow.compute as pc
+
+            try:
+                views = arr if pa.types.is_string_view(t) else pc.cast(arr, pa.string_view())
+            except pa.ArrowException:  # (over 2 GiB of text: a view's offset is 32-bit)
+                views = None
+            viewed = None if views is None else keys.codes(views)
+            if viewed is not None and (viewed.size == 0 or int(viewed.min()) >= 0):
+                return viewed  # every value a label: its codes; else the general path
         arr = plain_layout(arr)  # (the library calls below read every value)
         found = self._arrow_index(arr)
         if found is not None and found.null_count == 0:
