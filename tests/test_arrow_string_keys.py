@@ -378,3 +378,20 @@ def test_large_string_text_over_2_gib_is_matched() -> None:
         assert pmlkit.privatize(mech, part, rng=5).to_pylist() == list(expected)
     with pytest.raises(DataError, match="value 'Male' appears in 1 row"):
         pmlkit.privatize(krr_mech(["F", "M"]), arr, rng=5)
+
+
+@pytest.mark.parametrize("binary", [False, True])
+def test_view_take_of_chunked_labels(binary: bool) -> None:
+    """arrow_take of view labels held in a ChunkedArray (whose take Arrow has, through
+    the plain layout): the labels a list indexing gives."""
+    from pmlkit.sampler import arrow_take
+
+    texts = ["a", "b", "a label over twelve bytes"]
+    t = pa.binary_view() if binary else pa.string_view()
+    values = [v.encode() for v in texts] if binary else texts
+    labels = pa.chunked_array([pa.array(values[:2], type=t), pa.array(values[2:], type=t)])
+    idx = np.array([2, 0, 1, 2])
+    out = arrow_take(labels, idx)
+    assert out.type == t
+    assert out.to_pylist() == [values[i] for i in idx]
+

@@ -845,7 +845,8 @@ def arrow_take(labels: Any, idx: NDArray[Any],
         counts += count_outputs(idx, k)[:counts.shape[0]]
     t = labels.type
     if _is_view_type(t):
-        if k and labels.null_count == 0 and sys.byteorder == "little":
+        if isinstance(labels, pa.Array) and k and labels.null_count == 0 \
+                and sys.byteorder == "little":
             return _view_take(labels, idx)
         return labels.cast(pa.large_string()).take(idx).cast(t)
     return labels.take(idx)
