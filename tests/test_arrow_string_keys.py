@@ -395,3 +395,16 @@ def test_view_take_of_chunked_labels(binary: bool) -> None:
     assert out.type == t
     assert out.to_pylist() == [values[i] for i in idx]
 
+
+def test_view_take_of_binary_labels_with_a_null() -> None:
+    """binary_view labels with a null (taken through the plain layout, not by their
+    views) are bytes, not text: bytes UTF-8 does not decode are taken as they are."""
+    from pmlkit.sampler import arrow_take
+
+    values = [b"\xff\xfe", None, b"raw bytes \x80 over twelve"]
+    labels = pa.array(values, type=pa.binary_view())
+    idx = np.array([2, 1, 0, 0])
+    out = arrow_take(labels, idx)
+    out.validate(full=True)
+    assert out.type == pa.binary_view()
+    assert out.to_pylist() == [values[i] for i in idx]

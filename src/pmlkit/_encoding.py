@@ -814,8 +814,9 @@ def output_label_array(labels: Sequence[Any], like_dtype: np.dtype[Any] | None =
 def arrow_take(labels: Any, idx: NDArray[Any],
                counts: NDArray[np.int64] | None = None) -> Any:
     """``labels.take(idx)`` for a pyarrow array of labels and label indices: Arrow's own
-    take (``string_view`` labels, which it cannot take on every version, through
-    ``large_string`` and back). ``counts`` (an int64 array, one entry per label): how many
+    take; ``string_view``/``binary_view`` labels (which it cannot take on every
+    version) by their views, or with nulls or chunked through ``large_string``/
+    ``large_binary`` and back. ``counts`` (an int64 array, one entry per label): how many
     records get each label is added to it.
 
     Raises
@@ -848,7 +849,9 @@ def arrow_take(labels: Any, idx: NDArray[Any],
         if isinstance(labels, pa.Array) and k and labels.null_count == 0 \
                 and sys.byteorder == "little":
             return _view_take(labels, idx)
-        return labels.cast(pa.large_string()).take(idx).cast(t)
+        # (a ChunkedArray, or labels with nulls: through the plain layout, bytes as bytes)
+        plain = pa.large_string() if pa.types.is_string_view(t) else pa.large_binary()
+        return labels.cast(plain).take(idx).cast(t)
     return labels.take(idx)
 
 
