@@ -408,3 +408,23 @@ def test_view_take_of_binary_labels_with_a_null() -> None:
     out.validate(full=True)
     assert out.type == pa.binary_view()
     assert out.to_pylist() == [values[i] for i in idx]
+
+
+@pytest.mark.parametrize("bad", [
+    struct.pack("<i", -1) + b"abcd" + struct.pack("<ii", 0, 0),  # a negative length
+    struct.pack("<i", 20) + b"abcd" + struct.pack("<ii", 7, 0),  # no data buffer 7
+    struct.pack("<i", 2) + b"ab".ljust(12, b"\xff"),  # padding that is not zero
+], ids=["negative-length", "missing-buffer", "padding"])
+def test_view_take_refuses_forged_labels(bad: bytes) -> None:
+    """arrow_take of string_view labels Arrow's full validation refuses: a pmlkit
+    ValidationError naming the labels, not a pyarrow exception from inside, raised
+    before the caller's counts are added to."""
+    from pmlkit.errors import ValidationError
+    from pmlkit.sampler import arrow_take
+
+    good = struct.pack("<i", 1) + b"a".ljust(12, b"\0")
+    labels = pa.Array.from_buffers(pa.string_view(), 2, [None, pa.py_buffer(good + bad)])
+    counts = np.zeros(2, dtype=np.int64)
+    with pytest.raises(ValidationError, match="labels: not a valid Arrow string_view"):
+        arrow_take(labels, np.array([0, 0, 0]), counts)
+    assert counts.tolist() == [0, 0]  # refused before anything is counted

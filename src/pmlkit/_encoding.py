@@ -822,7 +822,8 @@ def arrow_take(labels: Any, idx: NDArray[Any],
     Raises
     ------
     ValidationError
-        An index outside ``0..len(labels) - 1``.
+        An index outside ``0..len(labels) - 1``, or view labels Arrow's full validation
+        refuses.
 
     Examples
     --------
@@ -842,9 +843,16 @@ def arrow_take(labels: Any, idx: NDArray[Any],
         first = int(np.flatnonzero((idx < 0) | (idx >= k))[0])  # the first, in order
         raise ValidationError(f"idx must hold indices of the labels in 0..{k - 1}, got "
                               f"{int(idx[first])}")
+    t = labels.type
+    if _is_view_type(t):
+        # a view names a buffer and a range in it, and both takes trust them: the labels
+        # fully validated first (every view taken is one Arrow has checked)
+        try:
+            labels.validate(full=True)
+        except pa.ArrowException as exc:
+            raise ValidationError(f"labels: not a valid Arrow {t} array ({exc})") from None
     if counts is not None:
         counts += count_outputs(idx, k)[:counts.shape[0]]
-    t = labels.type
     if _is_view_type(t):
         if isinstance(labels, pa.Array) and k and labels.null_count == 0 \
                 and sys.byteorder == "little":
@@ -871,11 +879,10 @@ def _view_take(labels: Any, idx: NDArray[Any]) -> Any:
     """:func:`arrow_take` of ``string_view``/``binary_view`` labels without nulls, for
     indices already checked: each record's 16-byte view is the view of its label (copied
     by numpy's take into a buffer of Arrow's own pool), so the output shares the labels'
-    data buffers and copies no text. The labels are fully validated first: every view
-    copied is one Arrow has checked."""
+    data buffers and copies no text. The labels are fully validated (by the caller):
+    every view copied is one Arrow has checked."""
     import pyarrow as pa
 
-    labels.validate(full=True)
     k, off, n = len(labels), labels.offset, idx.shape[0]
     views = np.frombuffer(labels.buffers()[1], dtype=np.uint64,
                           count=2 * (off + k)).reshape(-1, 2)[off:]
