@@ -366,9 +366,9 @@ def plain_layout(arr: Any, what: str = "values") -> Any:
     import pyarrow as pa
 
     t = arr.type
-    if getattr(pa.types, "is_string_view", lambda _: False)(t):
+    if pa.types.is_string_view(t):
         plain = pa.large_string()
-    elif getattr(pa.types, "is_binary_view", lambda _: False)(t):
+    elif pa.types.is_binary_view(t):
         plain = pa.large_binary()
     else:
         return arr
@@ -866,8 +866,7 @@ def arrow_take(labels: Any, idx: NDArray[Any],
 def _is_view_type(t: Any) -> bool:
     import pyarrow as pa
 
-    return bool(getattr(pa.types, "is_string_view", lambda _: False)(t)
-                or getattr(pa.types, "is_binary_view", lambda _: False)(t))
+    return bool(pa.types.is_string_view(t) or pa.types.is_binary_view(t))
 
 
 #: Records whose views :func:`_view_take` copies at a time (their indices widened to intp

@@ -545,9 +545,8 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
         draw_in_chunks(sampler, phys, generator, idx, table)
     else:
         # text as Arrow string views, without a copy (matched from the views alone)
-        newest = getattr(pl, "CompatLevel", None)
-        arr = s.to_arrow(compat_level=newest.newest()) \
-            if s.dtype == pl.String and newest is not None else s.to_arrow()
+        arr = s.to_arrow(compat_level=pl.CompatLevel.newest()) \
+            if s.dtype == pl.String else s.to_arrow()
         pieces = arr.chunks if isinstance(arr, pa.ChunkedArray) else [arr]
         idx = _arrow_indices(mech, sampler, pieces, generator, what)
         if s.dtype == pl.String and label_kind(mech.output_labels) == "str" \
