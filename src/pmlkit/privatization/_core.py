@@ -315,14 +315,13 @@ def _take_arrow(labels: Any, idx: NDArray[np.intp]) -> Any:
 
 
 def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any],
-                   generator: np.random.Generator, what: str, *, narrow: bool = True
-                   ) -> NDArray[Any]:
+                   generator: np.random.Generator, what: str) -> NDArray[Any]:
     """Output indices for pyarrow arrays (all pieces, in order), drawn chunk by chunk of
     CHUNK_ROWS records of each piece straight into one array (no concatenation), of the
-    narrowest signed integer type holding them (``narrow``: Arrow's take reads any
-    integer indices; else intp)."""
+    narrowest signed integer type holding them (Arrow's take reads any integer
+    indices)."""
     n = sum(len(piece) for piece in pieces)
-    idx = np.empty(n, dtype=_category_code_dtype(mech.n_outputs) if narrow else np.intp)
+    idx = np.empty(n, dtype=_category_code_dtype(mech.n_outputs))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
     _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
@@ -781,9 +780,7 @@ def _prepared(mech: Mechanism) -> tuple[AliasSampler, list[str]]:
     matrix read-only; :meth:`Mechanism.apply` shares the same ``_sampler``). Mechanism has
     ``__slots__`` without ``__weakref__``, so a cache keyed by weak references never held
     an entry: the tables (about 1 s for 1000 x 1000) were rebuilt twice per call."""
-    memo = getattr(mech, "__dict__", None)
-    if memo is None:  # no per-object storage: no caching
-        return AliasSampler(mech.matrix), []
+    memo = mech.__dict__
     sampler = memo.get("_sampler")
     if sampler is None:
         sampler = AliasSampler(mech.matrix)
