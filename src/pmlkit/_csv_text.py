@@ -95,7 +95,6 @@ class CsvTextWriter:
         return arr.fill_null(pa.scalar("", arr.type))
 
     def _join(self, fields: list[Any]) -> Any:
-        import numpy as np
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
         pc = require("pyarrow.compute", "reading or writing CSV or Parquet files")
 
@@ -108,15 +107,7 @@ class CsvTextWriter:
                                            pa.scalar(self.layout.newline, typ))
         if isinstance(line, pa.ChunkedArray):
             line = line.combine_chunks()
-        offsets_type = np.int64 if pa.types.is_large_string(line.type) else np.int32
-        bufs = line.buffers()
-        offs = np.frombuffer(bufs[1], dtype=offsets_type)[line.offset:line.offset + len(line)
-                                                          + 1]
-        if len(line) == 0:
-            return b""
-        if bufs[2] is None:
-            return b""
-        return bufs[2].slice(int(offs[0]), int(offs[-1]) - int(offs[0]))
+        return value_bytes(line)
 
     def _text(self, arr: Any) -> Any:
         import pyarrow as pa  # required by the caller already
@@ -147,10 +138,7 @@ class CsvTextWriter:
                     return False
             elif not np.diff(offs[arr.offset:arr.offset + len(arr) + 1]).all():
                 return False  # an empty string (no null here) is quoted
-        if bufs[2] is None:
-            return True
-        start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
-        raw = bufs[2].slice(start, stop - start).to_pybytes()
+        raw = value_bytes(arr).to_pybytes()
         return not any(ch in raw for ch in self._specials)
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
@@ -181,6 +169,21 @@ class CsvTextWriter:
             cols = [c.cast(pa.large_string()) if pa.types.is_string(c.type) else c
                     for c in cols]
         self._sink.write(self._join([self._field(c, i) for i, c in enumerate(cols)]))
+
+
+def value_bytes(arr: Any) -> Any:
+    """The bytes of a ``string``/``large_string`` array's values, one after another: a
+    slice of its data buffer (a ``pyarrow.Buffer``, no copy; empty without values)."""
+    import numpy as np
+    import pyarrow as pa  # required by the caller already
+
+    bufs = arr.buffers()
+    if len(arr) == 0 or bufs[2] is None:
+        return pa.py_buffer(b"")
+    otype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
+    offs = np.frombuffer(bufs[1], dtype=otype)
+    start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
+    return bufs[2].slice(start, stop - start)
 
 
 def _is_empty(arr: Any) -> Any:

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ._csv_text import value_bytes
 from ._optional import MissingDependencyError, require
 from ._validation import user_path
 from .errors import DataError, ValidationError
@@ -391,26 +392,13 @@ def _missing_columns(path: Path, wanted: Sequence[str], available: Sequence[str]
             f"{', '.join(map(repr, available))}")
 
 
-def _text_bytes(arr: Any) -> Any:
-    """The bytes of a string array's values, as a numpy view (no copy)."""
-    import numpy as np
-    import pyarrow as pa  # required by the caller already
-
-    bufs = arr.buffers()
-    if len(arr) == 0 or bufs[2] is None:
-        return np.zeros(0, np.uint8)
-    otype = np.int64 if pa.types.is_large_string(arr.type) else np.int32
-    offs = np.frombuffer(bufs[1], dtype=otype)
-    start, stop = int(offs[arr.offset]), int(offs[arr.offset + len(arr)])
-    return np.frombuffer(bufs[2], dtype=np.uint8)[start:stop]
-
-
 def _utf8_valid(arr: Any) -> bool:
     """Whether every value of a string array read without checks is UTF-8: ASCII bytes
     (every byte < 0x80, one scan) are; otherwise Arrow checks every value."""
+    import numpy as np
     import pyarrow as pa  # required by the caller already
 
-    raw = _text_bytes(arr)
+    raw = np.frombuffer(value_bytes(arr), dtype=np.uint8)  # (a view: no copy)
     if not raw.size or int(raw.max()) < 0x80:
         return True
     try:
