@@ -255,17 +255,13 @@ def _pack_cells(mass: NDArray[np.uint64], n_cells: int, unit: int, thr: list[int
 
 
 
-def _range_check(codes: NDArray[Any], n_codes: int, what: str) -> Callable[[], None]:
+def _check_range(codes: NDArray[Any], n_codes: int, what: str) -> None:
     """The check that ``codes`` lie in ``0..n_codes-1`` (a draw runs it before any word
     is drawn)."""
-
-    def check_range() -> None:
-        lo, hi = int(codes.min()), int(codes.max())
-        if lo < 0 or hi >= n_codes:
-            bad = lo if lo < 0 else hi
-            raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
-
-    return check_range
+    lo, hi = int(codes.min()), int(codes.max())
+    if lo < 0 or hi >= n_codes:
+        bad = lo if lo < 0 else hi
+        raise ValidationError(f"codes must be {what} in 0..{n_codes - 1}, got {bad}")
 
 
 class AliasSampler:
@@ -598,8 +594,8 @@ class AliasSampler:
             # any word is drawn
             if n:
                 bound = self.n_inputs if remap is None else np.asarray(remap).shape[0]
-                _range_check(codes, bound, "input indices" if remap is None
-                             else "indices into remap")()
+                _check_range(codes, bound, "input indices" if remap is None
+                             else "indices into remap")
             buf = np.empty(min(n, 1 << 16), dtype=np.intp)
             for start in range(0, n, buf.shape[0]):
                 stop = min(start + buf.shape[0], n)
@@ -614,7 +610,7 @@ class AliasSampler:
             # code's row offset)
             if table is not None:
                 base = table.astype(np.uint64) * np.uint64(self._bg[1])
-            self._draw_background(codes, generator, out, base, remap is not None)
+            self._draw_background(codes, generator, out, base)
             return out
         cells16 = self._cells16
         if table is not None:
@@ -631,11 +627,8 @@ class AliasSampler:
             return out
         n_codes = cells.shape[0] >> self._bits if base is None else base.shape[0]
         what = "input indices" if remap is None else "indices into remap"
-
-        check_range = _range_check(codes, n_codes, what)
-
         bitgen = generator.bit_generator
-        check_range()  # before any word is drawn
+        _check_range(codes, n_codes, what)  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         # non-negative 8-byte codes: the same bits as uint64 (no copy); narrower codes are
         # widened block by block into a cache-sized buffer, never as a whole
@@ -703,8 +696,7 @@ class AliasSampler:
 
 
     def _draw_background(self, codes: NDArray[Any], generator: np.random.Generator,
-                         out: NDArray[Any], base: NDArray[np.uint64] | None,
-                         remapped: bool) -> None:
+                         out: NDArray[Any], base: NDArray[np.uint64] | None) -> None:
         """The draw from shared background cells (:func:`background_tables`): for a
         record of row ``x`` (``base``: row offsets ``x * E`` by code) and word ``r``,
         position ``j = r >> (64 - b)`` is shared cell ``j`` if ``j < K``, else cell
@@ -717,13 +709,10 @@ class AliasSampler:
         if n == 0:
             return
         n_codes = self.n_inputs if base is None else base.shape[0]
-        what = "input indices" if not remapped else "indices into remap"
-
-        check_range = _range_check(codes, n_codes, what)
-
+        what = "input indices" if base is None else "indices into remap"
         bitgen = generator.bit_generator
         uout = out.view(np.uint64)
-        check_range()  # before any word is drawn
+        _check_range(codes, n_codes, what)  # before any word is drawn
         wide = codes.dtype.itemsize == 8
         ucodes = codes.view(np.uint64) if wide else codes
         bits = np.uint64(b)
