@@ -52,11 +52,13 @@ category (``interval_method = "profile likelihood + empirical likelihood"``):
   chi-square(1) and the profile interval alone undercovers (measured: 0.91 to 0.92 in
   cells at n = 100 to 300 with N = 5 and 10); the hull brings those cells back to
   0.94 to 0.96 at the price of wider intervals elsewhere (mean coverage about 0.97).
-  **Known shortfall:** under a mechanism that adds little noise (randomized response
-  at large eps, or a design that is the identity) a category with ``P(x)`` near ``2/n``
-  often has no released record, and both intervals then end near ``1.9/n``: exact
-  coverage falls to about 0.85 there (k-RR at eps = 8, ``n = 30``: 0.850; the identity
-  at ``n = 50`` to ``1000``: 0.84 to 0.85), at every ``n``.
+  **Small counts.** Under a mechanism that adds little noise (randomized response at
+  large eps, or a design that is the identity) a category with ``P(x)`` near ``2/n``
+  often has no released record, and both intervals then end near ``1.9/n`` (exact
+  coverage 0.85). Where Cochran's rule fails (the interval holds a value under which the
+  expected count of the category's own output, or of the others, is below 5) the hull
+  also takes the exact Clopper-Pearson interval of that output's count, mapped to
+  ``P(x)`` (docs/estimation.md, "Small counts"): exact coverage 0.935 to 0.96 there.
 
 Both are pointwise (one category at a time), not simultaneous. Beyond
 ``PROFILE_MAX_CATEGORIES`` categories only the empirical-likelihood interval is computed

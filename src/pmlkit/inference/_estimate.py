@@ -39,6 +39,10 @@ PROFILE_SLACK = 0.02
 #: alone (each O(M) per step; measured at N = 1000, n = 10^6: about the cost of the
 #: point estimate).
 PROFILE_MAX_CATEGORIES = 100
+#: Cochran's rule for the chi-square approximation: an expected count below this many
+#: records makes the likelihood intervals' calibration unreliable (see
+#: :func:`_small_count_intervals`).
+SMALL_COUNT = 5.0
 
 METHODS = ("mle", "inversion")
 
@@ -461,6 +465,77 @@ def _identified_set(w: np.ndarray, c: np.ndarray, q_mle: np.ndarray, confidence:
     return np.clip(lower - 1e-7, 0.0, 1.0), np.clip(upper + 1e-7, 0.0, 1.0)
 
 
+def _dedicated_outputs(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray,
+                                                np.ndarray]:
+    """Per category ``x``: the output ``y*`` that singles it out most, the argmax over
+    ``y`` of ``W[x, y] - max_{x' != x} W[x', y]`` (a property of ``W`` alone), with
+    ``W[x, y*]`` and the smallest and largest ``W[x', y*]`` over the other categories."""
+    n_in = w.shape[0]
+    others = np.where(np.eye(n_in, dtype=bool)[:, :, None], np.nan, w[None, :, :])
+    with np.errstate(all="ignore"):
+        hi_other = np.nanmax(others, axis=1) if n_in > 1 else np.zeros_like(w)
+        lo_other = np.nanmin(others, axis=1) if n_in > 1 else np.zeros_like(w)
+    ys = np.argmax(w - hi_other, axis=1)
+    rows = np.arange(n_in)
+    return ys, w[rows, ys], lo_other[rows, ys], hi_other[rows, ys]
+
+
+def _small_count_intervals(w: np.ndarray, c: np.ndarray, lower: np.ndarray,
+                           upper: np.ndarray, confidence: float
+                           ) -> tuple[np.ndarray, np.ndarray, bool]:
+    """Widen the likelihood intervals where counts are too small for their chi-square
+    calibration: the hull with an exact Clopper-Pearson interval read off one output.
+
+    For category ``x`` let ``y*`` be its dedicated output (:func:`_dedicated_outputs`),
+    ``w = W[x, y*]`` and ``m``, ``M`` the smallest and largest ``W[x', y*]`` over the other
+    categories. The count ``c_{y*}`` is ``Bin(n, q)`` with ``q = sum_x' P(x') W[x', y*]``
+    between ``t w + (1 - t) m`` and ``t w + (1 - t) M`` when ``P(x) = t``. With
+    ``[L, U]`` the two-sided Clopper-Pearson interval for ``q`` (each tail
+    ``(1 - confidence) / 2``), ``P(x) <= (U - m) / (w - m)`` and
+    ``P(x) >= (L - M) / (w - M)`` each fail with probability at most that tail, for every
+    ``W`` and every ``P``: an exact interval, which for randomized response (and every
+    mechanism ``s I + 1 b^T``, identity included) is the Clopper-Pearson interval mapped
+    through ``W^{-1}``. It ignores the other outputs, so it is used only where the
+    likelihood intervals are known to fail: by Cochran's rule, when the interval holds a
+    value ``t`` under which the expected count ``n q`` of ``y*``, or ``n (1 - q)`` of the
+    other outputs, can be below :data:`SMALL_COUNT` (5). There the likelihood-ratio
+    statistic of a Poisson-like count is far from chi-square: an unseen category under a
+    low-noise mechanism gets the upper end ``1.92 / n`` instead of ``3.7 / n``. A category
+    with no output that favours it (``w <= M``) is left as it is.
+
+    Returns the widened ``(lower, upper)`` and whether any category was widened.
+
+    References
+    ----------
+    - C. J. Clopper, E. S. Pearson, "The use of confidence or fiducial limits illustrated
+      in the case of the binomial", Biometrika 26(4), 1934.
+    - W. G. Cochran, "Some methods for strengthening the common chi-square tests",
+      Biometrics 10(4), 1954.
+    - L. D. Brown, T. T. Cai, A. DasGupta, "Interval estimation for a binomial
+      proportion", Statistical Science 16(2), 2001 (the likelihood-ratio interval's
+      coverage dips near the boundary).
+    """
+    from ..confidence import clopper_pearson_lower, clopper_pearson_upper
+
+    n_rec = float(c.sum())
+    ys, wx, m, big_m = _dedicated_outputs(w)
+    usable = wx > big_m
+    tail = (1.0 - confidence) / 2.0
+    k = c[ys]
+    q_lo = clopper_pearson_lower(k, n_rec, tail)
+    q_hi = clopper_pearson_upper(k, np.full(k.shape, n_rec), tail)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ex_lo = np.clip((q_lo - big_m) / (wx - big_m), 0.0, 1.0)
+        ex_hi = np.clip((q_hi - m) / (wx - m), 0.0, 1.0)
+    # the range of q_{y*} over the hypotheses P(x) = t in [lower, upper]
+    q_min = np.minimum(lower * wx + (1.0 - lower) * m, upper * wx + (1.0 - upper) * m)
+    q_max = np.maximum(lower * wx + (1.0 - lower) * big_m, upper * wx + (1.0 - upper) * big_m)
+    small = usable & ((n_rec * q_min < SMALL_COUNT) | (n_rec * (1.0 - q_max) < SMALL_COUNT))
+    lo = np.where(small, np.minimum(lower, np.nan_to_num(ex_lo, nan=0.0)), lower)
+    hi = np.where(small, np.maximum(upper, np.nan_to_num(ex_hi, nan=1.0)), upper)
+    return lo, hi, bool(np.any((lo < lower) | (hi > upper)))
+
+
 def _inversion_map(w: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``(B, k)`` of the least-squares inversion ``P = B q + k`` (exact on ``sum q = 1``
     for every ``q = W^T P``); see :func:`_inversion`."""
@@ -698,6 +773,9 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
         else:
             lo, hi = np.minimum(el_lo, p), np.maximum(el_hi, p)
             how = "empirical likelihood"
+        lo, hi, widened = _small_count_intervals(w, c, lo, hi, confidence)
+        if widened:
+            how += " + Clopper-Pearson (small counts)"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)
