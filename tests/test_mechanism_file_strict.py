@@ -220,3 +220,33 @@ def test_every_confidence_method_round_trips_certified(counts):
         doc["guarantee"]["delta"] = 0.5
         with pytest.raises(MechanismFileError, match="not the set"):
             Mechanism.from_dict(_resign(doc))
+
+
+def test_fast_digest_is_the_documents_digest() -> None:
+    """The digest written once per distinct matrix entry is the SHA-256 of the canonical
+    JSON document (computed here with json and hashlib), for a large randomized response
+    and a large matrix with a few distinct entries; None where the shortcut does not apply
+    (a small matrix, or one with many distinct entries)."""
+    import hashlib
+    import json
+
+    import numpy as np
+
+    import pmlkit
+    from pmlkit._mechanism_file import fast_digest
+
+    def by_hand(mech: pmlkit.Mechanism) -> str:
+        doc = {k: v for k, v in mech.to_dict().items() if k != "sha256"}
+        canon = json.dumps(doc, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return hashlib.sha256(canon.encode("utf-8")).hexdigest()
+
+    rr = pmlkit.randomized_response(80, 1.3)
+    rng = np.random.default_rng(4)
+    w = rng.choice([0.1, 0.3, 0.6, 0.0], size=(70, 70))
+    w[:, 0] += 1.0
+    few = pmlkit.Mechanism(w / w.sum(axis=1, keepdims=True))
+    for mech in (rr, few):
+        assert fast_digest(mech) == by_hand(mech) == mech.to_dict()["sha256"]
+    assert fast_digest(pmlkit.randomized_response(3, 1.0)) is None
+    many = rng.random((70, 70))
+    assert fast_digest(pmlkit.Mechanism(many / many.sum(axis=1, keepdims=True))) is None
