@@ -3,11 +3,12 @@ the output labels taken by output indices.
 
 :class:`Encoder` maps a chunk of labels (numpy, pandas, Arrow, polars) to the mechanism's
 input indices with the libraries' own matching (a table lookup for integer labels in a
-short range, ``pyarrow.compute.index_in`` for Arrow text, pandas ``Index.get_indexer``
-for Python objects and anything else; Arrow string views, polars' text, by their views
-alone, :class:`ViewKeys`), counting nulls and unknown values over every chunk;
-:func:`output_label_array` and :func:`arrow_take` give the output labels of drawn output
-indices with numpy's and Arrow's own (checked) take. The names are public through
+short range, ``pyarrow.compute.index_in`` for Arrow values, pandas ``Index.get_indexer``
+for Python objects and anything else; Arrow text without nulls and text labels of at
+most 12 bytes by the texts' views alone, :class:`ViewKeys`), counting nulls and unknown
+values over every chunk; :func:`output_label_array` and :func:`arrow_take` give the
+output labels of drawn output indices with numpy's and Arrow's own (checked) take (text
+views by numpy's take of the labels' views). The names are public through
 :mod:`pmlkit.sampler`.
 """
 
@@ -399,9 +400,9 @@ class Encoder:
 
     The matching is the libraries' own: integer labels in a short range by a table
     lookup, Arrow arrays by ``pyarrow.compute.index_in`` (a dictionary array by its
-    dictionary; a ``string_view`` array by its views, :class:`ViewKeys`, where every
-    record is one of text labels of at most 12 bytes), Python strings and anything else
-    by pandas ``Index.get_indexer``.
+    dictionary; text without nulls by its views, cast to ``string_view`` when it is not,
+    :class:`ViewKeys`, where every record is one of text labels of at most 12 bytes),
+    Python strings and anything else by pandas ``Index.get_indexer``.
 
     With :attr:`text_labels` set (a column read from CSV text), an Arrow text value is
     matched to a number or boolean label by the one text pmlkit writes for that label

@@ -522,9 +522,10 @@ def _privatize_polars(mech: Mechanism, sampler: AliasSampler, s: Any,
     """A polars Series privatised with no pandas round trip: numbers and strings
     through Arrow (text as string views, without a copy: :class:`~pmlkit._encoding.ViewKeys`
     or ``pyarrow.compute.index_in``), Categorical and Enum
-    columns by their physical codes, each category matched once; the output labels
-    gathered by polars. Returns the result and a function giving how many records got
-    each output."""
+    columns by their physical codes, each category matched once; text output labels of a
+    String column taken as views (:func:`pmlkit.sampler.arrow_take`, no copy into polars),
+    other output labels gathered by polars. Returns the result and a function giving how
+    many records got each output."""
     import polars as pl
     import pyarrow as pa
 
