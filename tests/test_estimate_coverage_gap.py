@@ -98,3 +98,36 @@ def test_large_counts_keep_the_likelihood_intervals() -> None:
         assert r.interval_method == "profile likelihood + empirical likelihood"
         np.testing.assert_allclose(r.lower, np.minimum(np.minimum(lo, el_lo), p))
         np.testing.assert_allclose(r.upper, np.maximum(np.maximum(hi, el_hi), p))
+
+
+def test_dedicated_outputs_match_brute_force_and_stay_linear_in_memory() -> None:
+    # the small-count hull runs on every identified estimate, including the
+    # empirical-likelihood path for thousands of categories: its per-output "other rows"
+    # extremes must not build an N x N x M array (8 GB at N = M = 1000, a MemoryError at
+    # 2000, where the estimate itself took 12 s)
+    import tracemalloc
+
+    from pmlkit.inference._estimate import _dedicated_outputs
+
+    rng = np.random.default_rng(5)
+    for n_in, n_out in ((2, 2), (3, 5), (4, 4), (5, 9)):
+        w = rng.dirichlet(np.ones(n_out) * 0.7, size=n_in)
+        w[1] = w[0] if n_in > 2 and n_out > 4 else w[1]  # ties between rows
+        ys, wx, lo, hi = _dedicated_outputs(w)
+        for x in range(n_in):
+            o = np.delete(w, x, axis=0)
+            gap = w[x] - o.max(axis=0)
+            assert ys[x] == int(np.argmax(gap))
+            assert (wx[x], lo[x], hi[x]) == (w[x, ys[x]], o[:, ys[x]].min(),
+                                             o[:, ys[x]].max())
+    k = 500
+    w = np.full((k, k), 1.0)
+    np.fill_diagonal(w, np.exp(3.0))
+    w /= w.sum(axis=1, keepdims=True)
+    tracemalloc.start()
+    try:
+        _dedicated_outputs(w)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * w.nbytes, peak  # was 1 GB (500^3 doubles) for a 2 MB matrix

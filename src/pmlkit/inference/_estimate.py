@@ -470,13 +470,22 @@ def _dedicated_outputs(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     """Per category ``x``: the output ``y*`` that singles it out most, the argmax over
     ``y`` of ``W[x, y] - max_{x' != x} W[x', y]`` (a property of ``W`` alone), with
     ``W[x, y*]`` and the smallest and largest ``W[x', y*]`` over the other categories."""
-    n_in = w.shape[0]
-    others = np.where(np.eye(n_in, dtype=bool)[:, :, None], np.nan, w[None, :, :])
-    with np.errstate(all="ignore"):
-        hi_other = np.nanmax(others, axis=1) if n_in > 1 else np.zeros_like(w)
-        lo_other = np.nanmin(others, axis=1) if n_in > 1 else np.zeros_like(w)
-    ys = np.argmax(w - hi_other, axis=1)
+    n_in, n_out = w.shape
     rows = np.arange(n_in)
+    if n_in > 1:
+        # per column the two largest and two smallest entries: O(N M), where masking the
+        # diagonal of an N x N x M array took 8 N^2 M bytes (64 GB at N = M = 2000)
+        cols = np.arange(n_out)
+        i_hi, i_lo = np.argmax(w, axis=0), np.argmin(w, axis=0)
+        rest = w.copy()
+        rest[i_hi, cols] = -np.inf
+        hi_other = np.where(rows[:, None] == i_hi, rest.max(axis=0), w[i_hi, cols])
+        rest = w.copy()
+        rest[i_lo, cols] = np.inf
+        lo_other = np.where(rows[:, None] == i_lo, rest.min(axis=0), w[i_lo, cols])
+    else:
+        hi_other = lo_other = np.zeros_like(w)
+    ys = np.argmax(w - hi_other, axis=1)
     return ys, w[rows, ys], lo_other[rows, ys], hi_other[rows, ys]
 
 
