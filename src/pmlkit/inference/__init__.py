@@ -58,7 +58,7 @@ category (``interval_method = "profile likelihood + empirical likelihood"``):
   coverage 0.85). Where Cochran's rule fails (the interval holds a value under which the
   expected count of the category's own output, or of the others, is below 5) the hull
   also takes the exact Clopper-Pearson interval of that output's count, mapped to
-  ``P(x)`` (docs/estimation.md, "Small counts"): exact coverage 0.935 to 0.96 there.
+  ``P(x)`` (docs/estimation.md, "Small counts"): exact coverage 0.93 to 0.96 there.
 
 Both are pointwise (one category at a time), not simultaneous. Beyond
 ``PROFILE_MAX_CATEGORIES`` categories only the empirical-likelihood interval is computed
