@@ -272,7 +272,7 @@ def test_fast_digest_equals_the_documents_digest(k, distinct):
     mechanism's JSON document, byte for byte; including -0.0, subnormal and tiny
     entries, string labels with JSON escapes and parameters."""
     import pmlkit
-    from pmlkit.privatization._core import _canonical_digest
+    from pmlkit._mechanism_file import fast_digest
 
     g = np.random.default_rng(k)
     values = np.concatenate([[0.0, -0.0, 5e-324, 1e-300, 0.1], g.random(distinct)])[:distinct]
@@ -282,7 +282,7 @@ def test_fast_digest_equals_the_documents_digest(k, distinct):
     w /= w.sum(axis=1, keepdims=True)
     labels = tuple(f'x"{i}\\\u00e9' for i in range(k))
     mech = pmlkit.Mechanism(w, labels, labels, designer="test", parameters={"eps": 0.5})
-    fast = _canonical_digest(mech)
+    fast = fast_digest(mech)
     assert fast is None or fast == mech.to_dict()["sha256"]
     if k * k >= 4096 and distinct <= k * k // 8:
         assert fast is not None
@@ -343,9 +343,8 @@ def test_alias_tables_and_digest_are_built_once_per_mechanism(monkeypatch):
     monkeypatch.setattr(_core, "AliasSampler", counting)
     mech = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("a", "b"), ("a", "b"))
     hashed = []
-    real_digest = _core._canonical_digest
-    monkeypatch.setattr(_core, "_canonical_digest",
-                        lambda m: hashed.append(1) or real_digest(m))
+    real_digest = _core.fast_digest
+    monkeypatch.setattr(_core, "fast_digest", lambda m: hashed.append(1) or real_digest(m))
     vals = np.array(["a", "b", "b"], dtype=object)
     first = [pmlkit.privatize_with_report(mech, vals, rng=3) for _ in range(3)]
     assert len(built) == 1 and len(hashed) == 1
