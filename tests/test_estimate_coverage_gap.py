@@ -73,7 +73,7 @@ def test_small_counts_hold_the_exact_interval(eps: float, k: int, counts: list[i
         hi = min(1.0, (ci.high - b) / (a - b))
         assert r.lower[x] <= lo + 1e-9 and r.upper[x] >= hi - 1e-9
     if counts == [0, 30]:  # the likelihood intervals alone end at 1.9 / n: widened
-        assert r.interval_method.endswith("+ Clopper-Pearson (small counts)")
+        assert r.interval_method.endswith("+ small-count Clopper-Pearson")
 
 
 def test_unseen_category_upper_end_against_mpmath() -> None:

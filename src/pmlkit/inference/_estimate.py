@@ -784,7 +784,7 @@ def estimate_from_counts(counts: ArrayLike, mechanism: ArrayLike | Mechanism, *,
             how = "empirical likelihood"
         lo, hi, widened = _small_count_intervals(w, c, lo, hi, confidence)
         if widened:
-            how += " + Clopper-Pearson (small counts)"
+            how += " + small-count Clopper-Pearson"
     else:
         lo, hi = _identified_set(w, c, p @ w, confidence)
         p = np.where(ident_cat, p, np.nan)
