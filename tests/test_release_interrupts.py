@@ -24,6 +24,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import pytest
 
@@ -192,3 +193,39 @@ def test_two_hundred_interrupts_at_random_moments() -> None:
     assert got["stopped"] >= 40 and got["finished"] >= 10, got
     # every interrupt that landed stopped its release, or came after the release returned
     assert got["landed"] == got["stopped"] + got["late"], got
+
+
+def test_an_interrupt_while_the_parquet_writer_is_freed_stops_the_release(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A Ctrl-C arriving while pyarrow's ``ParquetWriter.__del__`` ran (as the last
+    reference to the closed writer went) was dropped by Python ("Exception ignored in
+    __del__"), and the release published as if none came: seen about once in 800 random
+    interrupts of a Parquet release. The signal is sent from inside ``__del__`` here: the
+    release must stop and publish nothing."""
+    import signal
+
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import pmlkit
+
+    src = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"s": ["a", "b"] * 500, "id": list(range(1000))}), src)
+    mech = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("a", "b"), ("a", "b"))
+    real = pq.ParquetWriter.__del__
+
+    def deleting(self: object) -> None:
+        signal.raise_signal(signal.SIGINT)
+        real(self)
+
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        monkeypatch.setattr(pq.ParquetWriter, "__del__", deleting)
+        out = tmp_path / "out.parquet"
+        with pytest.raises(KeyboardInterrupt):
+            pmlkit.privatize_file(mech, src, out, "s", rng=5)
+        monkeypatch.undo()
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.parquet"]

@@ -57,7 +57,7 @@ from ._history import CONTENT_KEY, ContentHasher, bound_columns
 from ._joint_release import JointDraw
 from ._pieces import piece_batches
 from ._policies import MISSING_LABEL, Policy, csv_options_for, policy_error
-from ._publish import HashingFile, Staged, discard, os_error, settle, temp_path
+from ._publish import HashingFile, Staged, deferred_signals, discard, os_error, settle, temp_path
 from .numeric_release import grid_of, numeric_arrow_type
 
 __all__ = ["CSV_BATCH_ROWS", "draw_columns", "one_file", "output_type", "parquet_codecs",
@@ -275,7 +275,10 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 writer.add_key_value_metadata({CONTENT_KEY: json.dumps(content)})
                 writer.close()
             sink.close()
-            writer = sink = None
+            with deferred_signals():
+                # the writers' last references: pyarrow's ParquetWriter.__del__ runs here,
+                # and Python drops an interrupt arriving in a __del__ ("Exception ignored")
+                writer = sink = out_writer = None
             sha, size = hashed.finish()
         except OSError as exc:
             raise os_error(exc, "write the output", out) from exc
