@@ -58,11 +58,14 @@ def test_case7_time_cap_honoured_by_the_ray_enumeration() -> None:
     search with the certified gap it left, and records both; the mechanism is still
     certified over the set (exact worst case)."""
     est = _estimate(13)
-    t0 = time.monotonic()
+    # the work done is measured as this process's CPU time, which other jobs on a
+    # loaded machine do not inflate (wall time under load 8 once passed 10 s); the
+    # search this cap failed to stop took 16 to 83 s of CPU
+    t0 = time.process_time()
     res, caught = _design(design_from_samples, est, 1.0, 1e-6, confidence="l1-box",
                           max_seconds=0.3)
-    elapsed = time.monotonic() - t0
-    assert elapsed < 10.0, elapsed
+    cpu = time.process_time() - t0
+    assert cpu < 10.0, cpu
     mech = res.mechanism  # type: ignore[attr-defined]
     budget = mech.parameters["budget"]
     assert budget["time_capped"] is True and budget["max_seconds"] == 0.3
