@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from .._encoding import MISSING_LABEL, refuse_missing_label_text
+from .._encoding import MISSING_LABEL, label_texts, refuse_missing_label_text
 from .._validation import fmt, readonly, user_path
 from ..errors import DataError, PMLWarning
 from ..mechanism import Mechanism
@@ -42,6 +42,25 @@ def _sorted_labels(values: Sequence[Any]) -> list[Any]:
         return sorted(values)
     except TypeError:
         return sorted(values, key=lambda v: (type(v).__name__, str(v)))
+
+
+def _match_by_text(arr: np.ndarray, labs: Sequence[Any], idx: np.ndarray,
+                   bad: np.ndarray) -> None:
+    """Set ``idx`` of the unmatched values (``bad``) whose CSV text is a declared label's
+    text (:func:`pmlkit._encoding.label_texts`, the text a release matches a label by)."""
+    texts = label_texts(list(labs))
+    if texts is None:
+        return
+    where = {t: i for i, t in enumerate(texts)}
+    found: dict[tuple[type, Any], int] = {}
+    for j in np.flatnonzero(bad):
+        v = arr[j]
+        v = v.item() if isinstance(v, np.generic) else v
+        key = (type(v), v)
+        if key not in found:
+            t = label_texts([v])
+            found[key] = where.get(t[0], -1) if t is not None else -1
+        idx[j] = found[key]
 
 
 def encode_reference(specs: Sequence[ColumnSpec], frame: Any
@@ -120,6 +139,12 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
             labs.insert(0, MISSING_LABEL)
         idx = np.asarray(pd.Index(labs, dtype=object).get_indexer(arr), dtype=np.int64)
         bad = idx < 0
+        if bad.any() and s.categories is not None:
+            # the release matches a value to a declared label by its text (a CSV cell '2'
+            # is the label '2' or 2): the reference is matched alike, else its values
+            # would be certified as unknown_as while the release draws them as themselves
+            _match_by_text(arr, labs, idx, bad)
+            bad = idx < 0
         mapped = 0
         if bad.any():
             if s.unknown_as is None:
