@@ -38,3 +38,28 @@ def test_declared_text_categories_match_number_spelled_reference(tmp_path: Path)
     p = np.bincount(c[:600] - 1, minlength=3) / 600  # the reference, value by value
     assert _pml(mech.matrix, p) <= rel.guarantee.eps + 1e-9
     assert rel.columns[0].encoding["unknown_mapped"] == 0
+
+
+def test_report_states_each_columns_missing_policy(tmp_path: Path) -> None:
+    # each column has its own missing policy; the report (the document to sign off)
+    # stated the first column's ('error') for the whole release, and no word said that
+    # whether an age is missing was released unprotected
+    rng = np.random.default_rng(5)
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], 600),
+                       "age": rng.integers(20, 60, 600).astype(float)})
+    df.loc[df.index % 7 == 0, "age"] = np.nan
+    df[:300].to_csv(tmp_path / "ref.csv", index=False)
+    df[300:].to_csv(tmp_path / "in.csv", index=False)
+    spec = ReleaseSpec.from_dict(
+        {"reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 2.0,
+         "delta": 1e-3, "seed": 1,
+         "columns": {"sex": {"type": "categorical"},
+                     "age": {"type": "numeric", "lower": 20, "upper": 60, "step": 20,
+                             "missing": "keep"}}}, base=tmp_path)
+    rel = release_table(spec)
+    assert pd.read_csv(rel.output)["age"].isna().sum() == df[300:]["age"].isna().sum() > 0
+    text = rel.report.read_text()
+    row = text[text.index("missing values"):]
+    row = row[:row.index("</tr>")]
+    assert "age: keep" in row and "sex: error" in row
+    assert "released without protection" in row

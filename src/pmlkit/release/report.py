@@ -206,6 +206,22 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
     return "".join(parts)
 
 
+def _missing_policies(columns: Any) -> str:
+    """The missing-value policy of each column (one word when they share one), with a
+    warning naming the columns whose missingness is released unprotected (``keep``)."""
+    pols = [(c.name, c.missing) for c in columns]
+    if len({p for _, p in pols}) == 1:
+        text = esc(pols[0][1])
+    else:
+        text = ", ".join(f"{esc(n)}: {esc(p)}" for n, p in pols)
+    kept = [n for n, p in pols if p == "keep"]
+    if kept:
+        text += (" <span class='warn'>(whether a value "
+                 + (f"of {esc(', '.join(kept))} " if len(pols) > 1 else "")
+                 + "is missing is released without protection)</span>")
+    return text
+
+
 def render_report(result: Any) -> str:
     """The report of a :class:`pmlkit.release.TableRelease` as one HTML document
     (no script: readable with JavaScript off).
@@ -257,9 +273,7 @@ def render_report(result: Any) -> str:
         ("reference", esc(spec.reference)), ("input", esc(spec.input)),
         ("released data", esc(result.output)), ("manifest", esc(result.manifest)),
         ("released rows", str(result.rows)),
-        ("missing values", esc(spec.columns[0].missing)
-         + (" <span class='warn'>(whether a value is missing is released without "
-            "protection)</span>" if spec.columns[0].missing == "keep" else "")),
+        ("missing values", _missing_policies(spec.columns)),
         ("randomness", rng),
         ("columns not listed", "copied unchanged (each cell's text byte for byte), "
          "<span class='warn'>not covered by the guarantee</span>"),
