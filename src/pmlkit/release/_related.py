@@ -20,6 +20,11 @@ Two rules, each on the reference's records:
   of the sample) hold one value of ``C`` in at least 99% of cases while that value's
   share overall is below 90%, and such groups hold at least 5% of the records.
 
+A numeric privatised column is judged on its grid points (what its mechanism protects),
+and a numeric copied column is also judged mapped onto that grid: a copy of a
+measurement whose values never repeat (a raw income next to the privatised one) then
+predicts the privatised grid point.
+
 Each copied column is checked on its own: two copied columns that give a privatised one
 away only together (``C = A xor B``) are not found, and a copied column the reference
 does not hold cannot be checked (the release names those).
@@ -27,7 +32,7 @@ does not hold cannot be checked (the release names those).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -39,6 +44,22 @@ def _codes(values: Any) -> tuple[np.ndarray, int]:
 
     codes, uniques = pd.factorize(values, use_na_sentinel=False)
     return np.asarray(codes, dtype=np.int64), len(uniques)
+
+
+def _grid_codes(values: Any, grid: Any) -> tuple[np.ndarray, int] | None:
+    """Numbers as codes of ``grid`` (clamp and round, as a release maps them; a missing
+    value is a code of its own), or ``None`` when some value is not a number."""
+    import pandas as pd
+
+    x = pd.to_numeric(pd.Series(values), errors="coerce").to_numpy(dtype=np.float64)
+    if np.count_nonzero(np.isnan(x)) != np.count_nonzero(pd.isna(pd.Series(values))):
+        return None
+    finite = np.isfinite(x)
+    codes = np.full(x.shape[0], -1, dtype=np.int64)  # missing
+    codes[finite] = grid.encode(x[finite]).codes
+    codes[np.isposinf(x)] = grid.n - 1
+    codes[np.isneginf(x)] = 0
+    return _codes(codes)
 
 
 def _held_out_accuracy(k: np.ndarray, nk: int, c: np.ndarray, nc: int
@@ -72,9 +93,12 @@ def _revealing_share(k: np.ndarray, nk: int, c: np.ndarray, nc: int) -> float:
 
 
 def related_column_warnings(frame: Any, privatised: Sequence[str],
-                            copied: Sequence[str]) -> list[str]:
+                            copied: Sequence[str],
+                            grids: Mapping[str, Any] | None = None) -> list[str]:
     """One warning per privatised column that a copied column gives away on the
-    reference ``frame`` (a pandas DataFrame holding both), by the rules of this module.
+    reference ``frame`` (a pandas DataFrame holding both), by the rules of this module;
+    ``grids``: the grid (:class:`pmlkit.numeric.grid.NumericGrid`) of each numeric
+    privatised column.
 
     Examples
     --------
@@ -90,18 +114,30 @@ def related_column_warnings(frame: Any, privatised: Sequence[str],
     m = len(frame)
     if m < 2:
         return out
-    coded = {name: _codes(frame[name]) for name in privatised}
+    grids = grids or {}
+    coded = {name: (_grid_codes(frame[name], grids[name]) if name in grids else None)
+             or _codes(frame[name]) for name in privatised}
     for other in copied:
-        k, nk = _codes(frame[other])
-        if nk < 2:
-            continue
+        raw = _codes(frame[other])
         for name in privatised:
             c, nc = coded[name]
             if nc < 2:
                 continue
-            acc0, acc_k = _held_out_accuracy(k, nk, c, nc)
-            groups = _revealing_share(k, nk, c, nc)
-            if (acc_k - acc0) >= 0.5 * (1.0 - acc0) or groups >= 0.05:
+            # a numeric copied column is judged as it is and on the column's grid
+            views = [raw]
+            if name in grids and (on := _grid_codes(frame[other], grids[name])) is not None:
+                views.append(on)
+            found = None
+            for k, nk in views:
+                if nk < 2:
+                    continue
+                acc0, acc_k = _held_out_accuracy(k, nk, c, nc)
+                groups = _revealing_share(k, nk, c, nc)
+                if (acc_k - acc0) >= 0.5 * (1.0 - acc0) or groups >= 0.05:
+                    found = (acc0, acc_k, groups)
+                    break
+            if found is not None:
+                acc0, acc_k, groups = found
                 out.append(
                     f"column {other!r} is copied unchanged and gives away the privatised "
                     f"column {name!r} on the reference: guessed from {other!r} alone, "

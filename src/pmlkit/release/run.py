@@ -279,7 +279,8 @@ def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
     ref = _read_frame(spec.reference, others)
     for n in spec.names:
         ref[n] = frame[n].to_numpy()
-    return out + related_column_warnings(ref, list(spec.names), others)
+    grids = {c.name: c.grid for c in spec.columns if c.type == "numeric"}
+    return out + related_column_warnings(ref, list(spec.names), others, grids)
 
 
 def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
