@@ -89,3 +89,38 @@ def test_raw_copy_of_a_numeric_column_is_named(tmp_path: Path) -> None:
     assert [w.split("'")[1] for w in said] == ["income_raw"]  # not the unrelated noise
     assert pd.read_csv(rel.output)["income_raw"].equals(df["income_raw"][300:]
                                                         .reset_index(drop=True))
+
+
+def test_privatize_file_re_checks_the_joint_guarantee_it_records(tmp_path: Path) -> None:
+    # a joint guarantee computed for randomized response on a and b, handed to a release
+    # of a and b through the identity (the raw values): the manifest recorded eps 0.44
+    # for raw data. And one of other columns (x, y) was recorded for a and b alike
+    import pmlkit
+    from pmlkit.errors import DataError, ValidationError
+    from pmlkit.privatization import privatize_file
+
+    df = pd.DataFrame({"a": ["u", "v"] * 60, "b": ["p", "p", "q"] * 40})
+    df.to_csv(tmp_path / "in.csv", index=False)
+    rr = pmlkit.randomized_response(2, 0.3)
+    ref = {"a": ["u", "v"] * 45, "b": ["p", "p", "q"] * 30}
+    honest = [rr.with_labels(["u", "v"]), rr.with_labels(["p", "q"])]
+    g = pmlkit.joint_guarantee(honest, ref, 0.05)
+    raw = {"a": pmlkit.Mechanism(np.eye(2), ["u", "v"]),
+           "b": pmlkit.Mechanism(np.eye(2), ["p", "q"])}
+    out = tmp_path / "out.csv"
+    with pytest.raises(DataError, match="does not hold"):
+        privatize_file(raw, tmp_path / "in.csv", out, ["a", "b"], joint_guarantee=g, rng=1)
+    with pytest.raises(DataError, match="does not hold"):  # its record, eps edited down
+        doc = g.to_dict()
+        doc["guarantee"]["eps"] = doc["guarantee"]["certified_eps"] = 0.01
+        privatize_file(dict(zip("ab", honest, strict=True)), tmp_path / "in.csv", out,
+                       ["a", "b"], joint_guarantee=doc, rng=1)
+    other = pmlkit.joint_guarantee([rr, rr], {"x": [0, 1] * 45, "y": [0, 0, 1] * 30}, 0.05)
+    with pytest.raises(ValidationError, match="covers columns"):
+        privatize_file(dict(zip("ab", honest, strict=True)), tmp_path / "in.csv", out,
+                       ["a", "b"], joint_guarantee=other, rng=1)
+    assert not out.exists()
+    # the honest guarantee of the mechanisms released passes and is recorded
+    privatize_file(dict(zip("ab", honest, strict=True)), tmp_path / "in.csv", out,
+                   ["a", "b"], joint_guarantee=g, rng=1)
+    assert out.exists()

@@ -274,6 +274,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         parquet_pieces,
         raw_columns_dropped,
         same_file,
+        verify_joint_guarantee,
     )
 
     inputs = expand_inputs(input)
@@ -304,6 +305,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
+    verify_joint_guarantee(joint_doc, cols, mechs, [], previous)
     prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
     for inp in inputs:

@@ -352,6 +352,48 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
             "explicitly (no_joint_guarantee=True, --no-joint-guarantee)")
 
 
+def verify_joint_guarantee(joint_doc: Mapping[str, Any] | None, cols: list[str],
+                           plain: Mapping[str, Any], joints: Sequence[Any],
+                           previous: Sequence[Mapping[str, Any] | None]) -> None:
+    """Re-check a given joint guarantee in the model before it is recorded: it must name
+    exactly the released columns (this pass's and earlier passes') and hold for exactly
+    their mechanisms (:meth:`pmlkit.joint.JointGuarantee.verify`: its set rebuilt from
+    its counts, the worst case recomputed). ``plain``: this pass's columns released
+    alone and their mechanisms; ``joints``: its joint releases
+    (:class:`~pmlkit.privatization._joint_release.JointDraw`)."""
+    if joint_doc is None:
+        return
+    from ..joint import JointGuarantee
+    from ..mechanism import Mechanism
+
+    g = JointGuarantee.from_dict(joint_doc)
+    earlier: dict[str, Any] = {}
+    for prev in previous:
+        for entry in (prev or {}).get("privatized", {}).values():
+            earlier.setdefault(str(entry["column"]), JOINTLY_RELEASED
+                               if entry.get("joint_release") is not None else
+                               Mechanism.from_dict(entry["mechanism"], allow_uncertified=True))
+    released = list(dict.fromkeys([*earlier, *cols]))
+    if sorted(g.columns) != sorted(released):
+        raise ValidationError(f"joint_guarantee covers columns {list(g.columns)!r} but the "
+                              f"release holds {released!r}: it does not apply; compute the "
+                              "guarantee of the columns released")
+    target: Any
+    if joints:
+        if len(joints) != 1 or earlier or set(joints[0].columns) != set(cols):
+            raise ValidationError(
+                "joint_guarantee can be checked for one joint release of all the columns "
+                "or for columns released alone, not for a mix of them")
+        target = joints[0].release
+    else:
+        target = [plain[c] if c in plain else earlier[c] for c in g.columns]
+        if any(m is JOINTLY_RELEASED for m in target):
+            raise ValidationError(
+                "joint_guarantee cannot be checked: a column was released by an earlier "
+                "pass through one joint mechanism with other columns")
+    g.verify(target)
+
+
 def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
                   where: Path, repeat: bool) -> None:
     """Refuse privatising again a column an earlier pass privatised (or released from),
@@ -490,7 +532,9 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
         The guarantee of the whole release (a :class:`pmlkit.JointGuarantee` or its
         ``to_dict()``), recorded in the manifest under ``"joint_guarantee"``. Per-column
         eps do not add up: with several columns, compute it (:func:`pmlkit.joint_guarantee`
-        or ``pmlkit joint design``). Recorded as given; ``None`` records ``null``.
+        or ``pmlkit joint design``). Re-checked before anything is written: it must name
+        exactly the released columns and hold for their mechanisms (refused otherwise);
+        ``None`` records ``null``.
     repeat
         An input privatised by an earlier pass (a pmlkit output: CSV with its manifest
         beside it, Parquet, a part of a Dask folder output; see
@@ -594,6 +638,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                             "remove it or pass overwrite=True (--overwrite)")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
+    verify_joint_guarantee(joint_doc, cols, plain_mechs, joints, previous)
     source = resolve_rng(rng)
     # each plain column's input labels counted as they are drawn (the reference-reuse
     # warning; a joint release's are counted below, as tuples)
