@@ -124,3 +124,43 @@ def test_privatize_file_re_checks_the_joint_guarantee_it_records(tmp_path: Path)
     privatize_file(dict(zip("ab", honest, strict=True)), tmp_path / "in.csv", out,
                    ["a", "b"], joint_guarantee=g, rng=1)
     assert out.exists()
+
+
+def test_printed_whole_record_guarantee_is_rounded_up(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+        capsys: pytest.CaptureFixture[str]) -> None:
+    # the guarantee was printed with f"{eps:.6g}" (to the nearest): eps 1.9988444 read
+    # "(1.99884, ...)-PML" in the command's summary, the report's sign-off and the joint
+    # guarantee's text and table, less leakage than certified
+    import dataclasses
+    import re
+
+    import pmlkit.release
+    from pmlkit.cli.main import main
+    from pmlkit.release.report import render_report
+
+    rng = np.random.default_rng(1)
+    df = pd.DataFrame({"a": rng.choice(["F", "M"], 400), "b": rng.choice(["u", "v"], 400)})
+    df[:200].to_csv(tmp_path / "ref.csv", index=False)
+    df[200:].to_csv(tmp_path / "in.csv", index=False)
+    spec = ReleaseSpec.from_dict(
+        {"reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 2.0,
+         "delta": 1e-3, "seed": 1,
+         "columns": {"a": {"type": "categorical"}, "b": {"type": "categorical"}}},
+        base=tmp_path)
+    rel = release_table(spec)
+    eps = 1.9988444
+    pg = dataclasses.replace(rel.guarantee.guarantee, eps=eps, certified_eps=eps)
+    g = dataclasses.replace(rel.guarantee, guarantee=pg)
+    forged = dataclasses.replace(rel, guarantee=g)
+
+    def printed(text: str) -> list[float]:
+        return [float(x) for x in re.findall(r"\((1\.99\d*), 0\.001\)-PML", text)]
+
+    monkeypatch.setattr(pmlkit.release, "release_table", lambda *a, **k: forged)
+    assert main(["release", "--spec", "unused.toml"]) == 0
+    texts = [capsys.readouterr().out, str(g), g._repr_html_(), render_report(forged)]
+    for text in texts:
+        assert printed(text) and min(printed(text)) >= eps, text[:300]
+    sign = texts[3][texts[3].index("certified worst case"):]
+    assert float(sign.split()[3]) >= eps

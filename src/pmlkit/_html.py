@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from ._validation import up_text
 from .plain import plain_sentence
 
 #: Largest number of rows / columns drawn; larger matrices are shown truncated, and say so.
@@ -172,11 +173,11 @@ def joint_guarantee_html(g: Any) -> str:
     cols = ", ".join(f"{c} (N={s})" for c, s in zip(g.columns, g.sizes, strict=True))
     per = ", ".join(f"{c}: {num(e, 6)}" for c, e in zip(g.columns, g.column_eps, strict=True))
     rows: list[tuple[str, Any]] = [
-        ("guarantee", f"<b>({num(g.eps, 6)}, {num(g.delta, 3)})-PML for the whole record</b>"
+        ("guarantee", f"<b>({up_text(g.eps)}, {num(g.delta, 3)})-PML for the whole record</b>"
                       f" [{esc(g.kind)}]"),
         ("columns", esc(cols)),
         ("joint alphabet N, reference m", f"{g.n}, {g.m}"),
-        ("certified eps of the joint release", num(g.certified_eps, 9)),
+        ("certified eps of the joint release", up_text(g.certified_eps, 9)),
         ("per-column eps", esc(per) + f"; sum {num(g.sum_of_column_eps, 6)} is "
                                       "<b>not</b> a guarantee"),
         ("warning", esc(g.warning)),

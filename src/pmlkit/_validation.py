@@ -400,6 +400,28 @@ def safe_upper(value: float, *, rel: float = LEAKAGE_REL_ERR, absolute: float = 
     return math.inf  # pragma: no cover
 
 
+def up_text(value: float, digits: int = 6) -> str:
+    """``value`` as text with at most ``digits`` significant digits, rounded up: a leakage
+    or a guarantee is never printed below what was computed (``f"{x:.6g}"`` rounds to the
+    nearest, which can be below it).
+
+    Examples
+    --------
+    >>> up_text(1.9988444), up_text(2.0), up_text(0.1234561, 4), up_text(9.9999995)
+    ('1.99885', '2', '0.1235', '10')
+    """
+    v = float(value)
+    text = f"{v:.{digits}g}"
+    if not math.isfinite(v) or float(text) >= v:
+        return text
+    from decimal import ROUND_CEILING, Decimal
+
+    exact = Decimal(v)  # the float's exact value
+    quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
+    up = exact.quantize(quantum, rounding=ROUND_CEILING)
+    return f"{up:.{digits}g}" if float(f"{up:.{digits}g}") >= v else str(up)
+
+
 def check_prior_matches(w: NDArray[Any], p: NDArray[Any], *, wname: str = "mechanism",
                         pname: str = "prior") -> None:
     """Raise if a prior's length differs from a mechanism's number of rows."""

@@ -33,6 +33,7 @@ def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     record, release them in one pass, write the data, its manifest and an HTML report."""
     import warnings
 
+    from .._validation import up_text
     from ..errors import PMLWarning
     from ..release import release_table
 
@@ -47,7 +48,7 @@ def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     g = res.guarantee
     lines: list[Any] = [
         f"released {res.rows} rows to {res.output}",
-        f"whole-record guarantee: ({g.eps:.6g}, {g.delta:.3g})-PML [{g.kind}] for columns "
+        f"whole-record guarantee: ({up_text(g.eps)}, {g.delta:.3g})-PML [{g.kind}] for columns "
         f"{', '.join(g.columns)} together (requested epsilon {res.spec.epsilon:g}); "
         "columns copied unchanged are not covered",
     ]

@@ -49,6 +49,7 @@ from .._validation import (
     same_numbers,
     surely_exceeds,
     to_jsonable,
+    up_text,
 )
 from ..errors import CertificationError, DataError, PMLError, ValidationError
 from ..guarantee import PMLGuarantee
@@ -628,10 +629,10 @@ class JointGuarantee:
         cols = ", ".join(f"{c} (N={s})" for c, s in zip(self.columns, self.sizes,
                                                          strict=True))
         lines = [
-            f"({self.eps:.6g}, {self.delta:.3g})-PML guarantee for the whole record "
+            f"({up_text(self.eps)}, {self.delta:.3g})-PML guarantee for the whole record "
             f"[{self.kind}]",
             f"  columns {cols}; joint alphabet N = {self.n}; m = {self.m} reference records",
-            f"  certified worst-case eps of the joint release = {self.certified_eps:.9g}",
+            f"  certified worst-case eps of the joint release = {up_text(self.certified_eps, 9)}",
         ]
         if self.column_eps:
             per = ", ".join(f"{c}: {e:.6g}" for c, e in zip(self.columns, self.column_eps,

@@ -23,7 +23,7 @@ import numpy as np
 from numpy.typing import ArrayLike
 
 from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num
-from .._validation import user_path
+from .._validation import up_text, user_path
 from ..plain import plain_sentence
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -250,14 +250,14 @@ def render_report(result: Any) -> str:
     plain = plain_sentence(g.eps, subject="anything about a person's whole record",
                            where="for every distribution in the confidence set")
     sign = (
-        f"<div class='sign'><p><b>Whole-record guarantee: ({num(g.eps, 6)}, "
+        f"<div class='sign'><p><b>Whole-record guarantee: ({up_text(g.eps)}, "
         f"{num(g.delta, 3)})-PML</b> for the {k} released column(s) "
         f"{esc(', '.join(g.columns))} together, requested epsilon = {num(spec.epsilon, 6)}, "
-        f"certified worst case {num(g.certified_eps, 9)} ({esc(g.kind)}).</p>"
+        f"certified worst case {up_text(g.certified_eps, 9)} ({esc(g.kind)}).</p>"
         f"<p>With probability at least 1 &minus; {num(g.delta, 3)} over the "
         f"{g.m} reference records, the true joint distribution lies in the confidence set, "
         f"and then the released values of these columns, all at once, are "
-        f"{num(g.eps, 6)}-PML about their true values in the record. Columns not listed "
+        f"{up_text(g.eps)}-PML about their true values in the record. Columns not listed "
         f"are copied unchanged and are not covered: one related to a privatised column "
         f"(a code of it, a column that implies it) gives that column away.</p>"
         f"<p>{esc(plain)}.</p>"
