@@ -164,3 +164,22 @@ def test_printed_whole_record_guarantee_is_rounded_up(
         assert printed(text) and min(printed(text)) >= eps, text[:300]
     sign = texts[3][texts[3].index("certified worst case"):]
     assert float(sign.split()[3]) >= eps
+
+
+def test_copied_columns_of_every_input_file_are_checked(tmp_path: Path) -> None:
+    # an input glob of two files: only the first file's columns were checked, so the raw
+    # copy of sex that only the second file holds was published without a word
+    rng = np.random.default_rng(3)
+    df = pd.DataFrame({"sex": rng.choice(["F", "M"], 600), "job": rng.choice(["a", "b"], 600)})
+    df["sex_copy"] = df["sex"]
+    df[:200].to_csv(tmp_path / "ref.csv", index=False)
+    df[200:400][["sex", "job"]].to_csv(tmp_path / "in_1.csv", index=False)
+    df[400:].to_csv(tmp_path / "in_2.csv", index=False)
+    spec = ReleaseSpec.from_dict(
+        {"reference": "ref.csv", "input": str(tmp_path / "in_*.csv"), "output": "out",
+         "epsilon": 1.0, "delta": 1e-3, "seed": 1,
+         "columns": {"sex": {"type": "categorical"}}}, base=tmp_path)
+    with pytest.warns(PMLWarning):
+        rel = release_table(spec)
+    assert "sex_copy" in pd.read_csv(tmp_path / "out" / "in_2.csv").columns
+    assert [w.split("'")[1] for w in rel.warnings if "gives away" in w] == ["sex_copy"]

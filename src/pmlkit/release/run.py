@@ -260,12 +260,14 @@ def _read_frame(path: Path, names: Sequence[str]) -> Any:
 def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
     """Warnings for the columns the release copies unchanged that give away a privatised
     column on the reference (:mod:`pmlkit.release._related`): those of the reference's
-    columns that the (first) input holds too."""
+    columns that an input file holds too (every file of a glob: each file's other columns
+    are copied)."""
     from ..io import expand_inputs, list_columns
     from ._related import related_column_warnings
 
     names = set(spec.names)
-    copied = [c for c in list_columns(expand_inputs(str(spec.input))[0]) if c not in names]
+    copied = list(dict.fromkeys(c for p in expand_inputs(str(spec.input))
+                                for c in list_columns(p) if c not in names))
     in_reference = set(list_columns(spec.reference))
     others = [c for c in copied if c in in_reference]
     unchecked = [c for c in copied if c not in in_reference]
