@@ -183,3 +183,20 @@ def test_copied_columns_of_every_input_file_are_checked(tmp_path: Path) -> None:
         rel = release_table(spec)
     assert "sex_copy" in pd.read_csv(tmp_path / "out" / "in_2.csv").columns
     assert [w.split("'")[1] for w in rel.warnings if "gives away" in w] == ["sex_copy"]
+
+
+def test_unknown_as_spelled_like_a_reference_value_is_refused(tmp_path: Path) -> None:
+    # unknown_as = 1 over a text column holding '1': two labels the released file cannot
+    # tell apart. A Parquet input stopped with an internal ArrowTypeError mid-release (a
+    # CSV input with a message naming labels '1' and 1); refused up front now
+    from pmlkit.errors import DataError
+
+    pd.DataFrame({"c": ["1", "2", "x"] * 40}).to_csv(tmp_path / "ref.csv", index=False)
+    pd.DataFrame({"c": ["1", "2", "x", "3"]}).to_parquet(tmp_path / "in.parquet")
+    spec = ReleaseSpec.from_dict(
+        {"reference": "ref.csv", "input": "in.parquet", "output": "out.parquet",
+         "epsilon": 2.0, "delta": 1e-3,
+         "columns": {"c": {"type": "categorical", "unknown_as": 1}}}, base=tmp_path)
+    with pytest.raises(DataError, match=r"columns\.c\.unknown_as"):
+        release_table(spec)
+    assert not (tmp_path / "out.parquet").exists()

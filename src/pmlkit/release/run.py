@@ -134,6 +134,14 @@ def encode_reference(specs: Sequence[ColumnSpec], frame: Any
             labs = _sorted_labels([v.item() if isinstance(v, np.generic) else v
                                    for v in pd.unique(arr)])
         if s.unknown_as is not None and s.unknown_as not in labs:
+            texts = label_texts(labs) or tuple(str(v) for v in labs)
+            own = (label_texts([s.unknown_as]) or (str(s.unknown_as),))[0]
+            twin = [v for v, t in zip(labs, texts, strict=True) if t == own]
+            if twin:  # 1 and '1' are one value in a CSV file: the release cannot tell them
+                raise DataError(
+                    f"columns.{s.name}.unknown_as = {s.unknown_as!r} is written as the "
+                    f"reference's value {twin[0]!r} in a file but is another label; give "
+                    f"unknown_as = {twin[0]!r}")
             labs.append(s.unknown_as)
         if s.missing == "category" and MISSING_LABEL not in labs:
             labs.insert(0, MISSING_LABEL)
