@@ -200,3 +200,19 @@ def test_unknown_as_spelled_like_a_reference_value_is_refused(tmp_path: Path) ->
     with pytest.raises(DataError, match=r"columns\.c\.unknown_as"):
         release_table(spec)
     assert not (tmp_path / "out.parquet").exists()
+
+
+def test_integer_grid_wider_than_int64_encodes_every_value_to_its_point() -> None:
+    # lower = -2**63, upper = 2**63 - 1 (TOML's integer range), step (2**64 - 1) / 3: the
+    # codes came from v - lower in int64, which wraps above 2**63 - 1: the top value was
+    # code 0 (the bottom point) and 0 and 2**62 got the negative codes -2 and -1
+    from pmlkit.numeric.grid import NumericGrid
+
+    g = NumericGrid(-2**63, 2**63 - 1, (2**64 - 1) // 3)
+    pts = [int(p) for p in g.exact_points]
+    vals = [-2**63, -1, 0, 2**62, 2**63 - 1, pts[1], pts[2] - 1]
+    want = []
+    for v in vals:  # nearest point, a tie up (exact Python integers)
+        d = [abs(v - p) for p in pts]
+        want.append(max(i for i in range(len(pts)) if d[i] == min(d)))
+    assert g.encode(np.array(vals, dtype=np.int64)).codes.tolist() == want

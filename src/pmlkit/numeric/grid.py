@@ -264,7 +264,8 @@ class NumericGrid:
         if arr.dtype.kind in "iu" and self._int:
             # compared in int64 without doubling (2 * v overflows from |v| >= 2**62, and a
             # uint64 above 2**63 - 1 wraps to a negative number): a value above the int64
-            # range is above the grid, the values inside are in [lo, hi], so v - lo fits
+            # range is above the grid; the values inside are in [lo, hi], so v - lo is in
+            # [0, 2**64): taken in uint64 (mod 2**64, exact), as hi - lo may pass 2**63 - 1
             lo, st = int(self._lo), int(self._step)
             hi = lo + st * (n - 1)
             i64 = np.iinfo(np.int64).max
@@ -275,9 +276,10 @@ class NumericGrid:
             below = v < lo
             above = v > hi
             inside = ~(below | above)
-            q, r = np.divmod(v[inside] - lo, st)
+            ust = np.uint64(st)
+            q, r = np.divmod(v[inside].astype(np.uint64) - np.uint64(lo % 2**64), ust)
             codes = np.where(above, n - 1, 0).astype(np.int64)
-            codes[inside] = q + (r >= st - r)  # nearest point, a tie goes up
+            codes[inside] = (q + (r >= ust - r)).astype(np.int64)  # nearest, a tie goes up
             exact = np.ones(v.shape[0], dtype=bool)
             exact[inside] = r == 0
         else:
