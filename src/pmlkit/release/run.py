@@ -47,20 +47,27 @@ def _sorted_labels(values: Sequence[Any]) -> list[Any]:
 def _match_by_text(arr: np.ndarray, labs: Sequence[Any], idx: np.ndarray,
                    bad: np.ndarray) -> None:
     """Set ``idx`` of the unmatched values (``bad``) whose CSV text is a declared label's
-    text (:func:`pmlkit._encoding.label_texts`, the text a release matches a label by)."""
+    text (:func:`pmlkit._encoding.label_texts`, the text a release matches a label by);
+    each distinct value's text is made once."""
+    import pandas as pd
+
     texts = label_texts(list(labs))
     if texts is None:
         return
     where = {t: i for i, t in enumerate(texts)}
-    found: dict[tuple[type, Any], int] = {}
-    for j in np.flatnonzero(bad):
-        v = arr[j]
-        v = v.item() if isinstance(v, np.generic) else v
-        key = (type(v), v)
-        if key not in found:
-            t = label_texts([v])
-            found[key] = where.get(t[0], -1) if t is not None else -1
-        idx[j] = found[key]
+    rows = np.flatnonzero(bad)
+    vals = np.asarray(arr[rows], dtype=object)
+    # distinct by value and type: 1, 1.0 and True are equal keys but written 1, 1.0, True
+    vcodes = pd.factorize(pd.Series(vals, dtype=object))[0].astype(np.int64)
+    tcodes = pd.factorize(pd.Series(np.frompyfunc(type, 1, 1)(vals), dtype=object))[0]
+    _, first, inverse = np.unique(vcodes * (int(tcodes.max(initial=0)) + 1) + tcodes,
+                                  return_index=True, return_inverse=True)
+    found = np.full(len(first), -1, dtype=np.int64)
+    for u, j in enumerate(first):  # once per distinct value
+        v = vals[j]
+        t = label_texts([v.item() if isinstance(v, np.generic) else v])
+        found[u] = where.get(t[0], -1) if t is not None else -1
+    idx[rows] = found[inverse.reshape(-1)]
 
 
 def encode_reference(specs: Sequence[ColumnSpec], frame: Any
