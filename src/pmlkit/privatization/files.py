@@ -401,7 +401,15 @@ def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[
     if prev is None or repeat:
         return
     section = prev["privatized"]
-    sources = {str(e.get("column")): t for t, e in section.items() if isinstance(e, Mapping)}
+    # the source of every output column of every pass: a later pass that privatised an
+    # output column again replaced its entry, but its source was released all the same
+    earlier = prev.get("previous_passes")
+    sources: dict[str, Any] = {}
+    for p in [prev, *(earlier if isinstance(earlier, list) else [])]:
+        sec = p.get("privatized") if isinstance(p, Mapping) else None
+        for t, e in (sec.items() if isinstance(sec, Mapping) else ()):
+            if isinstance(e, Mapping):
+                sources.setdefault(str(e.get("column")), t)
     for c, t in zip(cols, targets, strict=True):
         hit = (c if c in section else t if t in section else
                sources[c] if c in sources else None)

@@ -1,0 +1,35 @@
+"""Attacks on Parquet releases, repeated releases and their release records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+import pmlkit
+from pmlkit.errors import DataError
+
+M = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("a", "b"), ("a", "b"))
+
+
+@pytest.fixture
+def src(tmp_path: Path) -> Path:
+    path = tmp_path / "in.parquet"
+    pq.write_table(pa.table({"x": ["a", "b", "a"] * 4, "y": list(range(12))}), path)
+    return path
+
+
+def test_raw_column_released_again_after_its_output_was_repeated(
+        tmp_path: Path, src: Path) -> None:
+    # pass 1: x -> x_r with the raw column kept; pass 2: x_r privatised again in place
+    # (its entry now names x_r as its source); pass 3 releases x itself once more: a
+    # repeated release of x, which must need repeat=True like any other
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", into="x_r", keep_raw=True, rng=1)
+    pmlkit.privatize_file(M, one, two, "x_r", repeat=True, no_joint_guarantee=True, rng=2)
+    with pytest.raises(DataError, match="already privatised"):
+        pmlkit.privatize_file(M, two, tmp_path / "three.parquet", "x", into="x2",
+                              keep_raw=True, no_joint_guarantee=True, rng=3)
