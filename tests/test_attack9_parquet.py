@@ -33,3 +33,22 @@ def test_raw_column_released_again_after_its_output_was_repeated(
     with pytest.raises(DataError, match="already privatised"):
         pmlkit.privatize_file(M, two, tmp_path / "three.parquet", "x", into="x2",
                               keep_raw=True, no_joint_guarantee=True, rng=3)
+
+
+def test_joint_guarantee_refused_for_a_column_an_earlier_pass_released(
+        tmp_path: Path, src: Path) -> None:
+    # as above, with repeat=True and a joint guarantee of "x_r" and "x" as two distinct
+    # columns: x was released by pass 1 (as x_r) and again now, which a joint guarantee of
+    # distinct columns does not cover (the record written was refused when read back)
+    from pmlkit.joint import joint_guarantee
+
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", into="x_r", keep_raw=True, rng=1)
+    pmlkit.privatize_file(M, one, two, "x_r", repeat=True, no_joint_guarantee=True, rng=2)
+    g = joint_guarantee([M, M], {"x_r": ["a", "b", "a"] * 20, "x": ["a", "b", "b"] * 20},
+                        1e-6)
+    three = tmp_path / "three.parquet"
+    with pytest.raises(DataError, match="released more than once"):
+        pmlkit.privatize_file(M, two, three, "x", into="x2", keep_raw=True, repeat=True,
+                              joint_guarantee=g, rng=3)
+    assert not three.exists()

@@ -326,7 +326,8 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
                                  for e in prev["privatized"].values()))
     released = list(dict.fromkeys([*earlier, *cols]))
     if joint_doc is not None:
-        again = [c for c in cols if c in earlier] + [
+        again = [c for c in cols if c in earlier or any(
+            c in released_sources(prev) for prev in previous if prev is not None)] + [
             c for prev in previous if prev is not None for c in repeated_sources(prev)]
         if again:
             raise DataError(
@@ -394,15 +395,11 @@ def verify_joint_guarantee(joint_doc: Mapping[str, Any] | None, cols: list[str],
     g.verify(target)
 
 
-def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
-                  where: Path, repeat: bool) -> None:
-    """Refuse privatising again a column an earlier pass privatised (or released from),
-    unless ``repeat``: that is a repeated release of the same values."""
-    if prev is None or repeat:
-        return
-    section = prev["privatized"]
-    # the source of every output column of every pass: a later pass that privatised an
-    # output column again replaced its entry, but its source was released all the same
+def released_sources(prev: Mapping[str, Any]) -> dict[str, Any]:
+    """Each source column a (checked) release record shows released, by this pass or an
+    earlier one (``previous_passes``), with an output column it went to: a later pass that
+    privatised an output column again replaced its entry, but its source was released
+    all the same."""
     earlier = prev.get("previous_passes")
     sources: dict[str, Any] = {}
     for p in [prev, *(earlier if isinstance(earlier, list) else [])]:
@@ -410,6 +407,17 @@ def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[
         for t, e in (sec.items() if isinstance(sec, Mapping) else ()):
             if isinstance(e, Mapping):
                 sources.setdefault(str(e.get("column")), t)
+    return sources
+
+
+def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[str],
+                  where: Path, repeat: bool) -> None:
+    """Refuse privatising again a column an earlier pass privatised (or released from),
+    unless ``repeat``: that is a repeated release of the same values."""
+    if prev is None or repeat:
+        return
+    section = prev["privatized"]
+    sources = released_sources(prev)
     for c, t in zip(cols, targets, strict=True):
         hit = (c if c in section else t if t in section else
                sources[c] if c in sources else None)
