@@ -11,6 +11,7 @@ import pytest
 
 import pmlkit
 from pmlkit.errors import DataError
+from pmlkit.privatization.files import previous_privatization
 
 M = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("a", "b"), ("a", "b"))
 
@@ -52,3 +53,18 @@ def test_joint_guarantee_refused_for_a_column_an_earlier_pass_released(
         pmlkit.privatize_file(M, two, three, "x", into="x2", keep_raw=True, repeat=True,
                               joint_guarantee=g, rng=3)
     assert not three.exists()
+
+
+def test_an_earlier_output_column_released_into_a_new_column_and_dropped(
+        tmp_path: Path, src: Path) -> None:
+    # x -> x_r (raw x dropped), then x_r -> x_r2 (x_r dropped): the record kept the entry
+    # of x_r, a column the output no longer has, so pmlkit refused its own output
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", into="x_r", keep_raw=False, rng=1)
+    pmlkit.privatize_file(M, one, two, "x_r", into="x_r2", keep_raw=False, repeat=True,
+                          no_joint_guarantee=True, rng=2)
+    assert pq.read_table(two).column_names == ["y", "x_r2"]
+    record = previous_privatization(two)
+    assert record is not None and list(record["privatized"]) == ["x_r2"]
+    # the release of x (as x_r) is still on record: x_r2 is a release of it again
+    assert [p["columns"] for p in record["previous_passes"]] == [["x"]]

@@ -431,13 +431,15 @@ def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[
 
 def merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
     """This pass's record merged over an earlier pass's: earlier ``privatized`` entries
-    are kept (unless this pass replaced their column) and every earlier record is kept
-    whole under ``previous_passes``."""
+    are kept (unless this pass replaced their column, or left it out of the output:
+    ``dropped``) and every earlier record is kept whole under ``previous_passes``."""
     if prev is None:
         return meta
     earlier = {k: v for k, v in prev.items() if k != "previous_passes"}
     passes = [*(prev.get("previous_passes") or []), earlier]
-    return {**meta, "privatized": {**prev["privatized"], **meta["privatized"]},
+    gone = set(meta.get("dropped") or ())
+    kept = {t: e for t, e in prev["privatized"].items() if t not in gone}
+    return {**meta, "privatized": {**kept, **meta["privatized"]},
             "previous_passes": passes}
 
 
