@@ -68,3 +68,25 @@ def test_an_earlier_output_column_released_into_a_new_column_and_dropped(
     assert record is not None and list(record["privatized"]) == ["x_r2"]
     # the release of x (as x_r) is still on record: x_r2 is a release of it again
     assert [p["columns"] for p in record["previous_passes"]] == [["x"]]
+
+
+def test_a_record_with_an_entry_removed_is_refused_by_its_binding(
+        tmp_path: Path, src: Path) -> None:
+    # x released twice (x_r, x_2); the record edited to show the first pass only (x_2's
+    # entry and the pass history removed) but left with the binding pmlkit wrote, which
+    # binds x_2 too: the edit is visible, and the understated history must be refused
+    import json
+
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", into="x_r", keep_raw=True, rng=1)
+    pmlkit.privatize_file(M, one, two, "x", into="x_2", keep_raw=False, repeat=True, rng=2)
+    kv = pq.ParquetFile(two).metadata.metadata
+    first = json.loads(kv[b"pmlkit"])["previous_passes"][0]  # x -> x_r only
+    meta = {b"pmlkit": json.dumps(first).encode()}
+    table = pq.read_table(two)
+    forged = tmp_path / "forged.parquet"
+    with pq.ParquetWriter(forged, table.schema.with_metadata(meta)) as w:
+        w.write_table(table.replace_schema_metadata(meta))
+        w.add_key_value_metadata({"pmlkit-content": kv[b"pmlkit-content"].decode()})
+    with pytest.raises(DataError, match="x_2"):
+        previous_privatization(forged)

@@ -341,7 +341,8 @@ def recheck_record(doc: Mapping[str, Any], where: str) -> None:
 def check_binding(path: Path, record: Mapping[str, Any], binding: Any, where: str,
                   csv: Any) -> None:
     """Refuse ``path`` unless ``binding`` holds the row count and the digest of every
-    output column ``record`` names, and they are those of the file's content."""
+    output column ``record`` names (and of no other column), and they are those of the
+    file's content."""
     from ..io import iter_batches, unique_columns
 
     section = record["privatized"]
@@ -356,6 +357,11 @@ def check_binding(path: Path, record: Mapping[str, Any], binding: Any, where: st
     if unbound:
         raise DataError(f"{where} names output column {unbound[0]!r} as privatised but "
                         f"binds no digest of its content; refusing the record")
+    extra = [str(t) for t in digests if t not in section]
+    if extra:  # the binding covers exactly the columns the record named when written
+        raise DataError(f"{where} binds the content of column {extra[0]!r} but does not "
+                        "name it as privatised: the record was edited (an entry removed) "
+                        "or grafted; refusing the record")
     available = unique_columns(path, csv=csv)
     absent = [t for t in section if t not in available]
     if absent:
