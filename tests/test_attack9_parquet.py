@@ -90,3 +90,22 @@ def test_a_record_with_an_entry_removed_is_refused_by_its_binding(
         w.add_key_value_metadata({"pmlkit-content": kv[b"pmlkit-content"].decode()})
     with pytest.raises(DataError, match="x_2"):
         previous_privatization(forged)
+
+
+def test_a_small_dictionary_index_holds_every_output_label(tmp_path: Path) -> None:
+    # a categorical column with int8 indices and a mechanism of 200 output labels: the
+    # released codes do not fit int8 (a raw ArrowInvalid); the column stays categorical
+    n = 200
+    labels = tuple(f"l{i}" for i in range(n))
+    matrix = np.full((n, n), 0.5 / (n - 1))
+    np.fill_diagonal(matrix, 0.5)
+    mech = pmlkit.Mechanism(matrix, labels, labels)
+    codes = pa.array(list(range(100)) * 2, pa.int8())
+    column = pa.DictionaryArray.from_arrays(codes, pa.array(list(labels[:100])))
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": column, "y": list(range(200))}), src)
+    pmlkit.privatize_file(mech, src, out, "x", rng=np.random.default_rng(4))
+    got = pq.read_table(out)
+    assert pa.types.is_dictionary(got.schema.field("x").type)
+    assert set(got.column("x").to_pylist()) <= set(labels)
+    assert got.column("y").to_pylist() == list(range(200))

@@ -166,8 +166,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                               policy.in_type is not None else src_type)
             if pa.types.is_dictionary(src.type) and grid_of(mechs[c]) is None:
                 # a dictionary (categorical) column comes back dictionary-encoded, its
-                # dictionary the output labels
-                typ = pa.dictionary(src.type.index_type, typ, src.type.ordered)
+                # dictionary the output labels (its index type widened where the input's
+                # cannot index every one of them)
+                index = src.type.index_type
+                room = 1 << (index.bit_width - pa.types.is_signed_integer(index))
+                if len(mechs[c].output_labels) > room:
+                    index = pa.int32()
+                typ = pa.dictionary(index, typ, src.type.ordered)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
             out_fields[names.index(t)] = f
