@@ -109,3 +109,22 @@ def test_a_small_dictionary_index_holds_every_output_label(tmp_path: Path) -> No
     assert pa.types.is_dictionary(got.schema.field("x").type)
     assert set(got.column("x").to_pylist()) <= set(labels)
     assert got.column("y").to_pylist() == list(range(200))
+
+
+def test_dask_refuses_inputs_with_different_release_histories(tmp_path: Path) -> None:
+    # one folder output holds one release record: with a raw input and a pmlkit output
+    # (x privatised in place) the record of the second was written for every part, so
+    # the raw x of the first input's part was recorded (and bound) as a released column
+    pytest.importorskip("distributed")
+    from pmlkit.privatization._dask import privatize_file_dask
+
+    table = pa.table({"x": ["a", "b", "a"] * 4, "y": ["b", "a", "a"] * 4})
+    raw, done = tmp_path / "raw.parquet", tmp_path / "done.parquet"
+    pq.write_table(table, tmp_path / "src.parquet")
+    pq.write_table(table, raw)
+    pmlkit.privatize_file(M, tmp_path / "src.parquet", done, "x", rng=1)
+    out = tmp_path / "out"
+    with pytest.raises(DataError, match="release histor"):
+        privatize_file_dask(M, [str(raw), str(done)], out, "y", rng=2,
+                            no_joint_guarantee=True)
+    assert not out.exists()

@@ -181,6 +181,24 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
             {c: t.counts for c, t in tallies.items()}, st.content)
 
 
+def _history(record: Mapping[str, Any] | None) -> str | None:
+    """What a release record says was released (each output column's source and
+    mechanism, each pass's columns), as text to compare the records of several inputs;
+    ``None`` for an input with no record."""
+    import json
+
+    if record is None:
+        return None
+    passes = record.get("previous_passes")
+    return json.dumps({
+        "privatized": {str(t): [e.get("column"), e.get("mechanism_sha256"),
+                                e.get("joint_release") is not None]
+                       for t, e in record["privatized"].items()},
+        "passes": [p.get("columns") if isinstance(p, Mapping) else None
+                   for p in [*(passes if isinstance(passes, list) else []), record]]},
+        sort_keys=True)
+
+
 def _is_previous_output(out: Any) -> bool:
     """Whether folder ``out`` is a previous pmlkit dask output: its manifest says so and it
     holds nothing but part files (so ``--overwrite`` never deletes anyone's documents)."""
@@ -305,6 +323,13 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         raise DataError(f"output folder {str(out.parent)!r} does not exist")
     previous = check_inputs(inputs, cols, targets, into, csv, repeat)
     check_joint_release(previous, cols, joint_doc, repeat, no_joint_guarantee)
+    histories = {_history(p) for p in previous}
+    if len(histories) > 1:  # one folder manifest, one record for every part
+        raise DataError("the inputs have different release histories (earlier pmlkit passes "
+                        "released different columns, or only some inputs are pmlkit "
+                        "outputs); one output folder records one history for all its "
+                        "parts: privatise them separately, or with the local engine (one "
+                        "output, one record, per input)")
     verify_joint_guarantee(joint_doc, cols, mechs, [], previous)
     prev = next((p for p in previous if p is not None), None)
     pieces: list[tuple[Path, tuple[int, int] | None]] = []
