@@ -128,3 +128,18 @@ def test_dask_refuses_inputs_with_different_release_histories(tmp_path: Path) ->
         privatize_file_dask(M, [str(raw), str(done)], out, "y", rng=2,
                             no_joint_guarantee=True)
     assert not out.exists()
+
+
+@pytest.mark.parametrize("into", [["y", "x"], ["y", "z"]])
+@pytest.mark.parametrize("keep_raw", [False, True])
+def test_into_naming_another_privatised_column_is_refused(
+        tmp_path: Path, into: list[str], keep_raw: bool) -> None:
+    # x's release into y while y is itself privatised: keep_raw=False failed with a raw
+    # KeyError, keep_raw=True overwrote the raw y it promised to keep
+    from pmlkit.errors import PMLError
+
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": ["a", "b"] * 3, "y": ["b", "b", "a"] * 2}), src)
+    with pytest.raises(PMLError, match="into column 'y'"):
+        pmlkit.privatize_file(M, src, out, ["x", "y"], into=into, keep_raw=keep_raw, rng=1)
+    assert not out.exists()

@@ -448,6 +448,11 @@ def check_inputs(inputs: Sequence[Path], cols: list[str], targets: list[str], in
     """Fail fast, before anything is written, on a column that is missing or ambiguous in
     any input, an ``into`` name that already exists, or a column an earlier pass already
     privatised (unless ``repeat``). Returns each input's earlier privatisation record."""
+    crossed = [t for c, t in zip(cols, targets, strict=True) if t != c and t in cols]
+    if crossed:
+        raise ValidationError(f"into column {crossed[0]!r} is also a column being privatised: "
+                              "its raw values and another column's released values would "
+                              "share one name; choose a new name")
     for inp in inputs:
         available = unique_columns(inp, csv=csv_options_for(inp, csv))
         missing_cols = [c for c in cols if c not in available]
