@@ -143,3 +143,24 @@ def test_into_naming_another_privatised_column_is_refused(
     with pytest.raises(PMLError, match="into column 'y'"):
         pmlkit.privatize_file(M, src, out, ["x", "y"], into=into, keep_raw=keep_raw, rng=1)
     assert not out.exists()
+
+
+def test_numeric_labels_with_the_missing_category_into_parquet(tmp_path: Path) -> None:
+    # labels 0, 1 and "(missing)" (missing="category"): the output type was taken from
+    # the labels with a raw ArrowInvalid; a typed Parquet column is refused with the
+    # policy's own error, and CSV text goes into a text column
+    from pmlkit.errors import PMLError
+
+    labels = (0, 1, "(missing)")
+    mech = pmlkit.Mechanism(np.array([[0.8, 0.1, 0.1], [0.3, 0.6, 0.1], [0.1, 0.1, 0.8]]),
+                            labels, labels)
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": pa.array([0, None, 1, 0])}), src)
+    with pytest.raises(PMLError, match="missing='category'"):
+        pmlkit.privatize_file(mech, src, out, "x", missing="category", rng=1)
+    assert not out.exists()
+    text = tmp_path / "in.csv"
+    text.write_text("x\n0\n\n1\n0\n", encoding="utf-8")
+    pmlkit.privatize_file(mech, text, out, "x", missing="category", rng=1)
+    got = pq.read_table(out).column("x")
+    assert got.type == pa.string() and set(got.to_pylist()) <= {"0", "1", None}

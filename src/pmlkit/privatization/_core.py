@@ -350,7 +350,16 @@ def arrow_output_type(mech: Mechanism, in_type: Any) -> Any:
             return base
     except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
         pass
-    return pa.array(list(mech.output_labels)).type
+    try:
+        return pa.array(list(mech.output_labels)).type
+    except (pa.ArrowInvalid, pa.ArrowTypeError, OverflowError, ValueError, TypeError):
+        # labels of several kinds (0, 1 and "(missing)"): each label's own text
+        from .._encoding import label_texts
+
+        if label_texts(mech.output_labels) is None:
+            raise ValidationError("the mechanism's output labels have no common Arrow type "
+                                  "and no distinct texts; relabel them") from None
+        return pa.string()
 
 
 def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
