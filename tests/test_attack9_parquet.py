@@ -19,7 +19,7 @@ M = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("a", "b"), ("a", "b"))
 @pytest.fixture
 def src(tmp_path: Path) -> Path:
     path = tmp_path / "in.parquet"
-    pq.write_table(pa.table({"x": ["a", "b", "a"] * 4, "y": list(range(12))}), path)
+    pq.write_table(pa.table({"x": ["a", "b", "a"] * 4, "y": ["b", "a", "a"] * 4}), path)
     return path
 
 
@@ -164,3 +164,27 @@ def test_numeric_labels_with_the_missing_category_into_parquet(tmp_path: Path) -
     pmlkit.privatize_file(mech, text, out, "x", missing="category", rng=1)
     got = pq.read_table(out).column("x")
     assert got.type == pa.string() and set(got.to_pylist()) <= {"0", "1", None}
+
+
+@pytest.mark.parametrize("passes", [5, "xy", {"0": {"columns": ["x"]}},
+                                    [{"columns": "x", "privatized": {}}]])
+def test_a_malformed_pass_history_is_refused(tmp_path: Path, src: Path, passes: object
+                                            ) -> None:
+    # the earlier passes of a record ("previous_passes") are where a repeated release is
+    # seen; a malformed history crashed the next pass (TypeError) or was copied on and
+    # ignored by the repeat checks: refused like any other malformed record
+    import json
+
+    one = tmp_path / "one.parquet"
+    pmlkit.privatize_file(M, src, one, "x", rng=1)
+    kv = pq.ParquetFile(one).metadata.metadata
+    record = {**json.loads(kv[b"pmlkit"]), "previous_passes": passes}
+    meta = {b"pmlkit": json.dumps(record).encode()}
+    table = pq.read_table(one)
+    forged = tmp_path / "forged.parquet"
+    with pq.ParquetWriter(forged, table.schema.with_metadata(meta)) as w:
+        w.write_table(table.replace_schema_metadata(meta))
+        w.add_key_value_metadata({"pmlkit-content": kv[b"pmlkit-content"].decode()})
+    with pytest.raises(DataError, match="previous_passes"):
+        pmlkit.privatize_file(M, forged, tmp_path / "out.parquet", "y", rng=2,
+                              no_joint_guarantee=True)

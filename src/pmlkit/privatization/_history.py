@@ -232,6 +232,15 @@ def _check_record(doc: Any, where: str) -> dict[str, Any]:
             raise DataError(f"{where}: its entry for output column {t!r} is malformed (it "
                             "needs 'column' and the 'mechanism' document); refusing the "
                             "record")
+    passes = doc.get("previous_passes", [])
+    if not isinstance(passes, list) or not all(
+            isinstance(p, dict) and isinstance(p.get("privatized"), dict)
+            and isinstance(p.get("columns"), list)
+            and all(isinstance(c, str) for c in p["columns"]) for p in passes):
+        # (where a repeated release is seen: a history pmlkit cannot read is not ignored)
+        raise DataError(f"{where}: its 'previous_passes' is malformed (a list of the earlier "
+                        "passes' records, each with its 'columns' and 'privatized'); "
+                        "refusing the record")
     recheck_record(doc, where)
     return doc
 
