@@ -188,3 +188,16 @@ def test_a_malformed_pass_history_is_refused(tmp_path: Path, src: Path, passes: 
     with pytest.raises(DataError, match="previous_passes"):
         pmlkit.privatize_file(M, forged, tmp_path / "out.parquet", "y", rng=2,
                               no_joint_guarantee=True)
+
+
+def test_file_key_value_metadata_outside_the_arrow_schema_is_kept(tmp_path: Path) -> None:
+    # a key-value entry of the Parquet footer that the stored Arrow schema does not
+    # repeat (added after the schema, as writers other than pandas do) was dropped
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    table = pa.table({"x": ["a", "b"], "y": [1, 2]}).replace_schema_metadata({"s": "1"})
+    with pq.ParquetWriter(src, table.schema) as w:
+        w.write_table(table)
+        w.add_key_value_metadata({"extra": "keep me"})
+    pmlkit.privatize_file(M, src, out, "x", rng=1)
+    kv = pq.ParquetFile(out).metadata.metadata
+    assert kv[b"extra"] == b"keep me" and kv[b"s"] == b"1"

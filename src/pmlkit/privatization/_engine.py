@@ -131,6 +131,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
     read_csv = csv_options_for(inp, csv)
     names = list_columns(inp, csv=read_csv)
     base_meta: dict[Any, Any] = {}
+    footer_meta: dict[Any, Any] = {}
     codecs: dict[str, str] = {}
     if in_fmt == "csv":
         fields = [pa.field(n, pa.string()) for n in names]
@@ -148,8 +149,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         with pq.ParquetFile(inp) as pf:
             schema = pf.schema_arrow
             codecs = parquet_codecs(pf)
+            footer = dict(pf.metadata.metadata or {})
         fields = list(schema)
         base_meta = dict(schema.metadata or {})
+        # the footer's key-value entries that the stored Arrow schema does not repeat, kept
+        # as they were (the release record and its binding are this pass's own)
+        footer_meta = {k: v for k, v in footer.items() if k not in base_meta
+                       and k not in (b"ARROW:schema", b"pmlkit", CONTENT_KEY.encode())}
         column_types = None
         # columns replaced in place are read dictionary-encoded (labels matched once per
         # dictionary entry) unless a policy needs to see every value
@@ -277,7 +283,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         content = hasher.finish()
         try:
             if out_fmt == "parquet":
-                writer.add_key_value_metadata({CONTENT_KEY: json.dumps(content)})
+                writer.add_key_value_metadata({**footer_meta,
+                                               CONTENT_KEY: json.dumps(content)})
                 writer.close()
             sink.close()
             with deferred_signals():
