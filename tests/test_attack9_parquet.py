@@ -201,3 +201,26 @@ def test_file_key_value_metadata_outside_the_arrow_schema_is_kept(tmp_path: Path
     pmlkit.privatize_file(M, src, out, "x", rng=1)
     kv = pq.ParquetFile(out).metadata.metadata
     assert kv[b"extra"] == b"keep me" and kv[b"s"] == b"1"
+
+
+def test_two_different_release_records_in_one_parquet_file_are_refused(
+        tmp_path: Path, src: Path) -> None:
+    # the Arrow schema's record says one pass; the footer's own "pmlkit" entry says x was
+    # released twice: the first was believed. Two records of one file are ambiguous
+    import json
+
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", rng=1)
+    pmlkit.privatize_file(M, one, two, "x", repeat=True, rng=2)
+    kv = pq.ParquetFile(two).metadata.metadata
+    both = json.loads(kv[b"pmlkit"])
+    single = {k: v for k, v in both.items() if k != "previous_passes"}
+    meta = {b"pmlkit": json.dumps(single).encode()}
+    table = pq.read_table(two)
+    forged = tmp_path / "forged.parquet"
+    with pq.ParquetWriter(forged, table.schema.with_metadata(meta)) as w:
+        w.write_table(table.replace_schema_metadata(meta))
+        w.add_key_value_metadata({"pmlkit": kv[b"pmlkit"].decode(),
+                                  "pmlkit-content": kv[b"pmlkit-content"].decode()})
+    with pytest.raises(DataError, match="two different"):
+        previous_privatization(forged)

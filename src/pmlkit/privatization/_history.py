@@ -183,6 +183,11 @@ def find_record(path: Path) -> tuple[dict[str, Any], Any, str] | None:
         raw = schema_meta.get(b"pmlkit", file_meta.get(b"pmlkit"))
         if raw is not None:
             where = f"the 'pmlkit' metadata of {str(path)!r}"
+            other = file_meta.get(b"pmlkit")
+            if other is not None and other != raw:
+                raise DataError(f"{str(path)!r} holds two different release records (its "
+                                "Arrow schema's 'pmlkit' metadata and its footer's); "
+                                "refusing an ambiguous release record")
             doc = _strict_json(raw, where)
             binding = file_meta.get(CONTENT_KEY.encode())
             bdoc = None if binding is None else _strict_json(
