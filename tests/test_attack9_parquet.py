@@ -224,3 +224,14 @@ def test_two_different_release_records_in_one_parquet_file_are_refused(
                                   "pmlkit-content": kv[b"pmlkit-content"].decode()})
     with pytest.raises(DataError, match="two different"):
         previous_privatization(forged)
+
+
+def test_a_column_of_nothing_but_nulls_with_missing_keep(tmp_path: Path) -> None:
+    # a Parquet column of Arrow type null (every value missing): missing="keep" failed
+    # with a raw ArrowNotImplementedError (a label cast to the null type)
+    src, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pq.write_table(pa.table({"x": pa.nulls(4), "y": [1, 2, 3, 4]}), src)
+    pmlkit.privatize_file(M, src, out, "x", missing="keep", rng=1)
+    got = pq.read_table(out)
+    assert got.column("x").to_pylist() == [None] * 4
+    assert got.column("y").to_pylist() == [1, 2, 3, 4]

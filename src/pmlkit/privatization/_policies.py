@@ -128,6 +128,8 @@ class Policy:
             if self.missing == "error" and self.unknown_as is None:
                 return arr, None
             arr = arr.dictionary_decode()
+        if pa.types.is_null(arr.type) and self.in_type is not None:
+            arr = arr.cast(self.in_type)  # (nothing but missing values: the labels' type)
         keep_mask = None
         if self.missing == "category":
             refuse_missing_label_text(arr, "the column to privatise")
