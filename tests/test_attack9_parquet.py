@@ -235,3 +235,23 @@ def test_a_column_of_nothing_but_nulls_with_missing_keep(tmp_path: Path) -> None
     got = pq.read_table(out)
     assert got.column("x").to_pylist() == [None] * 4
     assert got.column("y").to_pylist() == [1, 2, 3, 4]
+
+
+def test_one_joint_guarantee_for_inputs_with_different_histories_is_refused(
+        tmp_path: Path, src: Path) -> None:
+    # a.parquet had x released, b.parquet is raw; a joint guarantee of x and y was
+    # recorded for both outputs, and b's record (x raw, not released) was refused when
+    # read back: one guarantee cannot describe both releases
+    from pmlkit.joint import joint_guarantee
+
+    folder = tmp_path / "in"
+    folder.mkdir()
+    pmlkit.privatize_file(M, src, folder / "a.parquet", "x", rng=1)
+    pq.write_table(pq.read_table(src), folder / "b.parquet")
+    g = joint_guarantee([M, M], {"x": ["a", "b", "a"] * 20, "y": ["a", "b", "b"] * 20},
+                        1e-6)
+    out = tmp_path / "out"
+    with pytest.raises(DataError, match="release histor"):
+        pmlkit.privatize_file(M, [folder / "a.parquet", folder / "b.parquet"], out, "y",
+                              rng=2, joint_guarantee=g)
+    assert not out.exists()

@@ -326,6 +326,13 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
                                  for e in prev["privatized"].values()))
     released = list(dict.fromkeys([*earlier, *cols]))
     if joint_doc is not None:
+        histories = {frozenset(str(e["column"]) for e in prev["privatized"].values())
+                     if prev is not None else frozenset() for prev in previous}
+        if len(histories) > 1:  # (the guarantee is recorded with every output)
+            raise DataError(
+                "the inputs have different release histories (earlier passes released "
+                "different columns, or only some inputs are pmlkit outputs), so one joint "
+                "guarantee cannot describe each output's release: privatise them separately")
         again = [c for c in cols if c in earlier or any(
             c in released_sources(prev) for prev in previous if prev is not None)] + [
             c for prev in previous if prev is not None for c in repeated_sources(prev)]
