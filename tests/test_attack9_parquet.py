@@ -255,3 +255,19 @@ def test_one_joint_guarantee_for_inputs_with_different_histories_is_refused(
         pmlkit.privatize_file(M, [folder / "a.parquet", folder / "b.parquet"], out, "y",
                               rng=2, joint_guarantee=g)
     assert not out.exists()
+
+
+def test_joint_guarantee_refused_for_an_earlier_output_column_released_again(
+        tmp_path: Path, src: Path) -> None:
+    # x -> x_r (raw x dropped); x_r privatised again with a joint guarantee of "x" and
+    # "x_r" as two distinct columns: x_r is x's release, so this is x released again, and
+    # the record written was refused when read back
+    from pmlkit.joint import joint_guarantee
+
+    one, two = tmp_path / "one.parquet", tmp_path / "two.parquet"
+    pmlkit.privatize_file(M, src, one, "x", into="x_r", keep_raw=False, rng=1)
+    g = joint_guarantee([M, M], {"x": ["a", "b", "a"] * 20, "x_r": ["a", "b", "b"] * 20},
+                        1e-6)
+    with pytest.raises(DataError, match="released more than once"):
+        pmlkit.privatize_file(M, one, two, "x_r", repeat=True, joint_guarantee=g, rng=2)
+    assert not two.exists()

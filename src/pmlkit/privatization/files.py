@@ -333,8 +333,11 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
                 "the inputs have different release histories (earlier passes released "
                 "different columns, or only some inputs are pmlkit outputs), so one joint "
                 "guarantee cannot describe each output's release: privatise them separately")
+        # (a column an earlier pass released, or released into: an output column of an
+        # earlier pass privatised again is its source released again)
         again = [c for c in cols if c in earlier or any(
-            c in released_sources(prev) for prev in previous if prev is not None)] + [
+            c in released_sources(prev) or c in prev["privatized"]
+            for prev in previous if prev is not None)] + [
             c for prev in previous if prev is not None for c in repeated_sources(prev)]
         if again:
             raise DataError(
