@@ -271,3 +271,20 @@ def test_joint_guarantee_refused_for_an_earlier_output_column_released_again(
     with pytest.raises(DataError, match="released more than once"):
         pmlkit.privatize_file(M, one, two, "x_r", repeat=True, joint_guarantee=g, rng=2)
     assert not two.exists()
+
+
+def test_a_users_file_that_only_looks_like_a_leftover_is_kept(tmp_path: Path,
+                                                              src: Path) -> None:
+    # the clean-up of a killed run's temporary files removed (recursively) anything named
+    # ".<output>.pmlkit-<number>-..." whose number is not a live process: a user's folder
+    # of notes included
+    import subprocess
+    import sys
+
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])  # a finished process
+    dead.wait()
+    notes = tmp_path / f".out.parquet.pmlkit-{dead.pid}-notes"
+    notes.mkdir()
+    (notes / "mine.txt").write_text("keep me", encoding="utf-8")
+    pmlkit.privatize_file(M, src, tmp_path / "out.parquet", "x", rng=1)
+    assert (notes / "mine.txt").read_text(encoding="utf-8") == "keep me"

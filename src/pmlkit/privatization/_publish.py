@@ -46,6 +46,8 @@ MANIFEST_FORMAT = "pmlkit-privatization"
 MANIFEST_SUFFIX = ".pmlkit.json"
 
 _TAG = ".pmlkit-"
+#: The suffixes of the temporary names :func:`temp_path` gives.
+_SUFFIXES = ("tmp", "tmpdir", "old", "bak")
 
 
 def previous_path(final: Path, pid: int) -> Path:
@@ -187,8 +189,12 @@ def remove_stale(final: Path) -> list[Path]:
         if not p.name.startswith(prefix):
             continue
         rest = p.name[len(prefix):]
-        pid_text = rest.split("-", 1)[0]
-        if not pid_text.isdigit() or _alive(int(pid_text)):
+        pid_text, _, tail = rest.partition("-")
+        token, dot, suffix = tail.partition(".")
+        # only a name temp_path gives (<pid>-<hex>.<suffix>): never a user's own file
+        # that merely starts like one
+        if not pid_text.isdigit() or not dot or suffix not in _SUFFIXES \
+                or not token or token.strip("0123456789abcdef") or _alive(int(pid_text)):
             continue
         if p.name.endswith((".old", ".bak")):
             # a previous output a killed --overwrite moved aside (Dask, ".old") or kept as
