@@ -204,7 +204,8 @@ class CsvOptions:
                 head = stream.read(1 << 16)
         except (OSError, pa.ArrowException):
             return None
-        lines = head.decode("utf-8", errors="replace").splitlines()
+        # (a byte-order mark is no part of the first name: the parser skips it too)
+        lines = head.decode("utf-8-sig", errors="replace").splitlines()
         if len(lines) <= self.skip_rows:
             return None
         row = next(pycsv.reader([lines[self.skip_rows]],
