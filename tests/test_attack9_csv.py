@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 import pmlkit
+from pmlkit.io import CsvOptions
 
 
 def _swap() -> pmlkit.Mechanism:
@@ -34,3 +35,19 @@ def test_one_column_with_bom_and_quoted_header_keeps_its_empty_cells(tmp_path: P
     out = _release(tmp_path, data, "s,t")
     assert _records(out) == [["s,t"], ["b"], [], ["a"]]
     assert out == b'\xef\xbb\xbf"s,t"\nb\n\na\n'
+
+
+def test_header_with_a_quoted_line_break_adds_no_record(tmp_path: Path) -> None:
+    # two columns, the first named across a quoted line break: the blank line is skipped
+    # as in any file of several columns, never read as a record of empty cells
+    data = b'"s\nq",x\na,1\n\nb,2\n'
+    out = _release(tmp_path, data, "s\nq")
+    assert _records(out) == [["s\nq", "x"], ["b", "1"], ["a", "2"]]
+
+
+def test_skipped_lines_are_counted_by_csv_line_breaks_only(tmp_path: Path) -> None:
+    # a form feed in a skipped line is no line break (str.splitlines takes it for one):
+    # the one-column file's empty line is its missing value, a record kept
+    data = b"title\x0cx,y\ns\na\n\nb\n"
+    out = _release(tmp_path, data, "s", csv=CsvOptions(skip_rows=1))
+    assert out == b"s\nb\n\na\n"

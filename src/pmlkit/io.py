@@ -193,6 +193,8 @@ class CsvOptions:
         (1, 2, None)
         """
         import csv as pycsv
+        import io
+        import re
 
         if self.column_names is not None:
             return len(self.column_names)
@@ -205,10 +207,14 @@ class CsvOptions:
         except (OSError, pa.ArrowException):
             return None
         # (a byte-order mark is no part of the first name: the parser skips it too)
-        lines = head.decode("utf-8-sig", errors="replace").splitlines()
-        if len(lines) <= self.skip_rows:
-            return None
-        row = next(pycsv.reader([lines[self.skip_rows]],
+        text = head.decode("utf-8-sig", errors="replace")
+        if self.skip_rows:  # skipped as the parser skips them: by CSV line breaks only
+            lines = re.split(r"\r\n|\r|\n", text, maxsplit=self.skip_rows)
+            if len(lines) <= self.skip_rows:
+                return None
+            text = lines[-1]
+        # the header is a CSV record: a quoted name may hold a line break
+        row = next(pycsv.reader(io.StringIO(text, newline=""),
                                 delimiter=self.delimiter_for(path)), None)
         return None if row is None else len(row)
 
