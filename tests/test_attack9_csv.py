@@ -8,8 +8,10 @@ import io
 from pathlib import Path
 
 import numpy as np
+import pytest
 
 import pmlkit
+from pmlkit.errors import DataError
 from pmlkit.io import CsvOptions
 
 
@@ -51,3 +53,12 @@ def test_skipped_lines_are_counted_by_csv_line_breaks_only(tmp_path: Path) -> No
     data = b"title\x0cx,y\ns\na\n\nb\n"
     out = _release(tmp_path, data, "s", csv=CsvOptions(skip_rows=1))
     assert out == b"s\nb\n\na\n"
+
+
+def test_blank_line_before_a_one_column_header_loses_no_record(tmp_path: Path) -> None:
+    # a blank first line makes "a file of one column" a guess: the line is read as the
+    # header it is (one column named ""), so the column "s" is refused, never released
+    # with its empty (missing) records skipped
+    with pytest.raises(DataError, match="column 's' not found"):
+        _release(tmp_path, b"\ns\na\n\nb\n", "s")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

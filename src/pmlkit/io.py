@@ -213,9 +213,11 @@ class CsvOptions:
             if len(lines) <= self.skip_rows:
                 return None
             text = lines[-1]
-        # the header is a CSV record: a quoted name may hold a line break
-        row = next(pycsv.reader(io.StringIO(text, newline=""),
-                                delimiter=self.delimiter_for(path)), None)
+        # the header is a CSV record (a quoted name may hold a line break), the first that
+        # is not blank: a file of several columns skips blank lines before it; in a file
+        # of one column a blank first line is read as the header (one column named "")
+        row = next((r for r in pycsv.reader(io.StringIO(text, newline=""),
+                                            delimiter=self.delimiter_for(path)) if r), None)
         return None if row is None else len(row)
 
     def convert_options(self, columns: Sequence[str] | None,
