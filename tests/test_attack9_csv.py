@@ -62,3 +62,12 @@ def test_blank_line_before_a_one_column_header_loses_no_record(tmp_path: Path) -
     with pytest.raises(DataError, match="column 's' not found"):
         _release(tmp_path, b"\ns\na\n\nb\n", "s")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_a_quote_left_open_at_the_end_of_the_file_is_refused(tmp_path: Path) -> None:
+    # the quote opened in the last column never closes: the parser reads the rest of the
+    # file, the record "b,2" included, as one cell; refused, never released as one row
+    data = b's,x\na,"q\nb,2\n'
+    with pytest.raises(DataError, match="quote"):
+        _release(tmp_path, data, "s")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

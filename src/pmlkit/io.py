@@ -458,6 +458,56 @@ def check_utf8_text(batch: Any, path: str | os.PathLike[str], first_row: int = 0
                         "after the header)")
 
 
+def check_closed_quote(path: str | os.PathLike[str], last: Any) -> None:
+    """Refuse a CSV file that ends inside a quoted field: ``last`` is the text of the
+    file's last cell as parsed (the last column of the last record).
+
+    The parser takes a quote that never closes for a field running to the end of the
+    file, so every record after it would be read as that one cell. Such a cell holds
+    a line break and the file ends with its text, quotes doubled, after the opening
+    quote (and not with a closing quote after it, possibly followed by line breaks).
+    The file's tail is read only when ``last`` holds a line break.
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> folder = pathlib.Path(tempfile.mkdtemp())
+    >>> _ = (folder / "ok.csv").write_bytes(b's,x\\na,"q\\nb,2"\\n')
+    >>> check_closed_quote(folder / "ok.csv", "q\\nb,2")
+    >>> _ = (folder / "open.csv").write_bytes(b's,x\\na,"q\\nb,2\\n')
+    >>> check_closed_quote(folder / "open.csv", "q\\nb,2\\n")
+    Traceback (most recent call last):
+    ...
+    pmlkit.errors.DataError: cannot read ... as CSV: a quote opened in its last record is ...
+    """
+    if not isinstance(last, str) or ("\n" not in last and "\r" not in last):
+        return
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    opened = ('"' + last.replace('"', '""')).encode("utf-8")
+    need = 2 * len(opened) + 2
+    with pa.input_stream(os.fspath(path), compression="detect") as fh:
+        if fh.seekable():
+            fh.seek(max(0, fh.size() - need))
+            tail = fh.read()
+        else:  # (a compressed file: read through, keeping its end)
+            tail = b""
+            while chunk := fh.read(1 << 20):
+                tail = (tail + chunk)[-need:]
+    if not tail.endswith(opened):
+        return
+    end = len(tail)
+    while True:  # a closing quote, then any line breaks: the field was closed
+        if tail[:end].endswith(opened + b'"'):
+            return
+        if end == 0 or tail[end - 1:end] not in (b"\r", b"\n"):
+            break
+        end -= 1
+    raise DataError(f"cannot read {str(path)!r} as CSV: a quote opened in its last record "
+                    "is never closed, so the rest of the file would be read as one cell; "
+                    "close the quote (or double a quote meant as text)")
+
+
 def _strip(table: pa.Table, opts: CsvOptions | None) -> pa.Table:
     if opts is None or not opts.strip_whitespace:
         return table

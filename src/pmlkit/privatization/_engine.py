@@ -50,7 +50,14 @@ import numpy as np
 
 from .._encoding import label_texts
 from ..errors import DataError
-from ..io import CsvOptions, default_delimiter, file_format, iter_batches, list_columns
+from ..io import (
+    CsvOptions,
+    check_closed_quote,
+    default_delimiter,
+    file_format,
+    iter_batches,
+    list_columns,
+)
 from ..sampler import AliasSampler, Encoder
 from ._core import arrow_output_type
 from ._history import CONTENT_KEY, ContentHasher, bound_columns
@@ -251,6 +258,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
 
         failed = False
         batches: Any = None
+        last: Any = None  # the last batch read, as text
         try:  # (read, privatised and written on this thread, batch by batch)
             if piece is None:
                 batches = iter_batches(inp, batch_rows=batch_rows, csv=read_csv,
@@ -261,6 +269,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 batches = piece_batches(inp, piece, names, read_csv, batch_rows,
                                         in_place)
             for batch in batches:
+                last = batch if batch.num_rows else last
                 new = privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                       gen, policies, from_text=in_fmt == "csv",
                                       schema=schema, drop=drop)
@@ -276,6 +285,9 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         finally:
             if batches is not None:  # (the reader closed, also on a signal)
                 settle([batches.close])
+        if in_fmt == "csv" and piece is None and last is not None:
+            # (a quote never closed would hide the records after it in the last cell)
+            check_closed_quote(inp, last.column(last.num_columns - 1)[-1].as_py())
         bad = [(c, e) for c, e in encoders.items() if e.failed]
         if bad:
             c, e = bad[0]
