@@ -71,3 +71,25 @@ def test_a_quote_left_open_at_the_end_of_the_file_is_refused(tmp_path: Path) -> 
     with pytest.raises(DataError, match="quote"):
         _release(tmp_path, data, "s")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def _crlf_at_block_end(block: int, rows: int) -> bytes:
+    """A CRLF file whose quoted cell "p\\r\\nq" has its CR as the last byte of the first
+    read block (``block`` bytes), followed by ``rows`` short records."""
+    head, opened = b"s,x\r\n", b'a,"p'
+    pad = b"b," + b"z" * (block - 1 - len(head) - len(opened) - 4) + b"\r\n"
+    data = head + pad + opened + b'\r\nq"\r\n' + b"a,1\r\n" * rows
+    assert data.index(b'p\r\nq') + 1 == block - 1
+    return data
+
+
+@pytest.mark.parametrize("rows", [10, 30000])  # read as one stream / read ahead
+def test_a_quoted_crlf_across_a_read_block_keeps_its_line_feed(tmp_path: Path,
+                                                               rows: int) -> None:
+    # batch_rows=1 reads in 64 KiB blocks: the cell's CR ends the first one, its LF starts
+    # the next (pyarrow drops such a LF, taking the pair for a line end split in two)
+    data = _crlf_at_block_end(1 << 16, rows)
+    out = _release(tmp_path, data, "s", batch_rows=1)
+    got = _records(out)
+    assert len(got) == len(_records(data)) and got[2] == ["b", "p\r\nq"]
+    assert [r[1] for r in got] == [r[1] for r in _records(data)]

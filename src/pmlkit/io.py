@@ -788,7 +788,8 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
 
     read_options = opts.read_options(batch_rows)
     parse_options = opts.parse_options(path)
-    if _reads_ahead(path, opts, read_options.block_size):
+    if _reads_ahead(path, opts, read_options.block_size) \
+            and not _splits_crlf(path, read_options.block_size):
         ds = require("pyarrow.dataset", "reading or writing CSV or Parquet files")
         pafs = require("pyarrow.fs", "reading or writing CSV or Parquet files")
 
@@ -814,9 +815,68 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
             return
     conv = opts.convert_options(columns, column_types)
     conv.check_utf8 = False
-    with pacsv.open_csv(path, read_options=read_options, parse_options=parse_options,
-                        convert_options=conv) as reader:
-        yield from reader
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    source = _WholeCrlf(pa.input_stream(os.fspath(path), compression="detect"))
+    try:
+        with pacsv.open_csv(source, read_options=read_options,
+                            parse_options=parse_options, convert_options=conv) as reader:
+            yield from reader
+    finally:
+        source.close()
+
+
+class _WholeCrlf:
+    """A byte stream handing out blocks that never end with a carriage return (but the
+    last): one ending with CR keeps it back for the next block.
+
+    pyarrow's CSV reader drops the LF that starts a block read after one ending with CR
+    (it joins a CRLF line end split between them), also when the pair is inside a quoted
+    cell: ``"p\\r\\nq"`` came out as ``"p\\rq"``. With no block ending in CR, no such
+    LF is dropped."""
+
+    def __init__(self, raw: Any) -> None:
+        self._raw = raw
+        self._held = b""
+        self.closed = False
+
+    def read(self, n: int = -1) -> bytes:
+        if n is None or n < 0:
+            data: bytes = self._held + self._raw.read()
+            self._held = b""
+            return data
+        data = self._held + self._raw.read(max(n - len(self._held), 1))
+        self._held = b""
+        if len(data) > 1 and data.endswith(b"\r"):
+            data, self._held = data[:-1], b"\r"
+        return data
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return False
+
+    def close(self) -> None:
+        self.closed = True
+        self._raw.close()
+
+
+def _splits_crlf(path: Path, block_size: int) -> bool:
+    """Whether a CR ends one of the file's blocks of ``block_size`` bytes and an LF starts
+    the next (read through the dataset scanner, in such blocks, the LF would be lost if
+    the pair is inside a quoted cell, :class:`_WholeCrlf`): two bytes read at each
+    block boundary."""
+    try:
+        with open(path, "rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            for end in range(block_size, size, block_size):
+                fh.seek(end - 1)
+                if fh.read(2) == b"\r\n":
+                    return True
+    except OSError:  # read (and reported) by the streaming reader
+        return True
+    return False
 
 
 #: The file names (by their last suffix, any case) read ahead: a dataset fragment takes
