@@ -93,3 +93,18 @@ def test_a_quoted_crlf_across_a_read_block_keeps_its_line_feed(tmp_path: Path,
     got = _records(out)
     assert len(got) == len(_records(data)) and got[2] == ["b", "p\r\nq"]
     assert [r[1] for r in got] == [r[1] for r in _records(data)]
+
+
+def test_an_upper_case_compressed_extension_is_read_as_it_is_written(
+        tmp_path: Path) -> None:
+    # pmlkit compresses an output named ".CSV.GZ" (extensions in any case); such a file
+    # is read back decompressed, never parsed as its compressed bytes
+    import gzip
+
+    data = b's,x\na,"1,2"\nb,3\n'
+    (tmp_path / "in.CSV.GZ").write_bytes(gzip.compress(data))
+    pmlkit.privatize_file(_swap(), tmp_path / "in.CSV.GZ", tmp_path / "out.CSV.GZ", "s")
+    out = gzip.decompress((tmp_path / "out.CSV.GZ").read_bytes())
+    assert out == b's,x\nb,"1,2"\na,3\n'
+    record = pmlkit.privatization.files.previous_privatization(tmp_path / "out.CSV.GZ")
+    assert record is not None and record["rows"] == 2

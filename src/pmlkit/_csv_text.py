@@ -28,11 +28,14 @@ class CsvLayout:
     newline: str = "\n"
 
     @classmethod
-    def detect(cls, path: str | os.PathLike[str]) -> CsvLayout:
+    def detect(cls, path: str | os.PathLike[str],
+               compression: str | None = "detect") -> CsvLayout:
+        """The layout of the file ``path`` (``compression``: its codec, as
+        :func:`pmlkit.io.compression_of` gives it; ``"detect"``: pyarrow's guess)."""
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         try:
-            with pa.input_stream(os.fspath(path), compression="detect") as fh:
+            with pa.input_stream(os.fspath(path), compression=compression) as fh:
                 head = fh.read(1 << 16)
         except Exception:  # unreadable: the reader reports it with the file's name
             return cls()

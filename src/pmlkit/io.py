@@ -202,7 +202,7 @@ class CsvOptions:
             return None
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
         try:
-            with pa.input_stream(os.fspath(path), compression="detect") as stream:
+            with csv_bytes(path) as stream:
                 head = stream.read(1 << 16)
         except (OSError, pa.ArrowException):
             return None
@@ -374,13 +374,15 @@ def list_columns(path: str | os.PathLike[str], *, csv: CsvOptions | None = None)
         small = opts.read_options()
         small.block_size, small.use_threads = 1 << 16, False
         try:
-            with pacsv.open_csv(path, read_options=small,
-                                parse_options=opts.parse_options(path)) as reader:
+            with csv_bytes(path) as source, pacsv.open_csv(
+                    source, read_options=small,
+                    parse_options=opts.parse_options(path)) as reader:
                 return list(reader.schema.names)
         except pa.ArrowInvalid:
             pass
-        with pacsv.open_csv(path, read_options=opts.read_options(),
-                            parse_options=opts.parse_options(path)) as reader:
+        with csv_bytes(path) as source, pacsv.open_csv(
+                source, read_options=opts.read_options(),
+                parse_options=opts.parse_options(path)) as reader:
             return list(reader.schema.names)
     except (DataError, MissingDependencyError):
         raise
@@ -482,11 +484,9 @@ def check_closed_quote(path: str | os.PathLike[str], last: Any) -> None:
     """
     if not isinstance(last, str) or ("\n" not in last and "\r" not in last):
         return
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
-
     opened = ('"' + last.replace('"', '""')).encode("utf-8")
     need = 2 * len(opened) + 2
-    with pa.input_stream(os.fspath(path), compression="detect") as fh:
+    with csv_bytes(path) as fh:
         if fh.seekable():
             fh.seek(max(0, fh.size() - need))
             tail = fh.read()
@@ -576,9 +576,11 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
-        table = pacsv.read_csv(path, read_options=opts.read_options(),
-                               parse_options=opts.parse_options(path),
-                               convert_options=opts.convert_options(columns, column_types))
+        with csv_bytes(path) as source:
+            table = pacsv.read_csv(
+                source, read_options=opts.read_options(),
+                parse_options=opts.parse_options(path),
+                convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
     except (DataError, MissingDependencyError):
         raise
@@ -815,9 +817,7 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
             return
     conv = opts.convert_options(columns, column_types)
     conv.check_utf8 = False
-    pa = require("pyarrow", "reading or writing CSV or Parquet files")
-
-    source = _WholeCrlf(pa.input_stream(os.fspath(path), compression="detect"))
+    source = _WholeCrlf(csv_bytes(path))
     try:
         with pacsv.open_csv(source, read_options=read_options,
                             parse_options=parse_options, convert_options=conv) as reader:
@@ -1009,6 +1009,15 @@ class AtomicWriter:
 # --------------------------------------------------------------------------------------
 # Exact round trip of CSV text (used by pmlkit.privatization.files)
 # --------------------------------------------------------------------------------------
+
+
+def csv_bytes(path: str | os.PathLike[str]) -> Any:
+    """A CSV file's bytes as a pyarrow input stream, decompressed by its extension in
+    any case (:func:`compression_of`: ``.GZ`` as ``.gz``, as outputs are compressed;
+    pyarrow's own detection knows lower-case extensions only)."""
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+
+    return pa.input_stream(os.fspath(path), compression=compression_of(path))
 
 
 def compression_of(path: str | os.PathLike[str]) -> str | None:

@@ -227,7 +227,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 # the declared separator, else by the output's extension (.tsv: tab)
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
-                layout = CsvLayout.detect(inp) if in_fmt == "csv" else CsvLayout()
+                layout = CsvLayout.detect(inp, compression_of(inp)) if in_fmt == "csv" \
+                    else CsvLayout()
                 codec = compression_of(out)
                 # uncompressed: each batch's text goes to the hashing file in one piece
                 # (a buffered Arrow stream would copy it twice more on the way)
