@@ -108,3 +108,11 @@ def test_an_upper_case_compressed_extension_is_read_as_it_is_written(
     assert out == b's,x\nb,"1,2"\na,3\n'
     record = pmlkit.privatization.files.previous_privatization(tmp_path / "out.CSV.GZ")
     assert record is not None and record["rows"] == 2
+
+
+def test_a_line_break_inside_a_quoted_name_is_not_the_line_terminator(
+        tmp_path: Path) -> None:
+    # a CRLF file whose first name holds a quoted LF: its lines still end with CRLF
+    data = b'"s\nq",x\r\n1,a\r\n2,b\r\n'
+    out = _release(tmp_path, data, "x")
+    assert out == b'"s\nq",x\r\n1,b\r\n2,a\r\n'

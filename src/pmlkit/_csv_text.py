@@ -21,8 +21,9 @@ __all__ = ["CsvLayout", "CsvTextWriter"]
 @dataclass(frozen=True)
 class CsvLayout:
     """How a CSV file's bytes are laid out beyond its cells: a UTF-8 byte-order mark at
-    the start, and the line terminator (``"\\n"`` or ``"\\r\\n"``, taken from the first
-    line). Writing an output with the input's layout keeps every untouched line's bytes."""
+    the start, and the line terminator (``"\\n"`` or ``"\\r\\n"``, taken from the end of
+    the first line; a line break inside a quoted name is no line end). Writing an output
+    with the input's layout keeps every untouched line's bytes."""
 
     bom: bool = False
     newline: str = "\n"
@@ -41,6 +42,8 @@ class CsvLayout:
             return cls()
         bom = head.startswith(b"\xef\xbb\xbf")
         nl = head.find(b"\n")
+        while nl > 0 and head.count(b'"', 0, nl) % 2:  # (a line break inside quotes)
+            nl = head.find(b"\n", nl + 1)
         return cls(bom=bom, newline="\r\n" if nl > 0 and head[nl - 1:nl] == b"\r" else "\n")
 
 
