@@ -116,3 +116,10 @@ def test_a_line_break_inside_a_quoted_name_is_not_the_line_terminator(
     data = b'"s\nq",x\r\n1,a\r\n2,b\r\n'
     out = _release(tmp_path, data, "x")
     assert out == b'"s\nq",x\r\n1,b\r\n2,a\r\n'
+
+
+def test_a_whole_file_read_keeps_a_quoted_crlf_across_a_read_block(tmp_path: Path) -> None:
+    # read_table (references, released files read back) reads 1 MiB blocks
+    (tmp_path / "ref.csv").write_bytes(_crlf_at_block_end(1 << 20, 3))
+    x = pmlkit.io.read_column(tmp_path / "ref.csv", "x").to_pylist()
+    assert x[1] == "p\r\nq" and len(x) == 5

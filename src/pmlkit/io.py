@@ -576,9 +576,9 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
         pacsv = require("pyarrow.csv", "reading or writing CSV or Parquet files")
 
         opts = csv or CsvOptions()
-        with csv_bytes(path) as source:
+        with csv_bytes(path) as raw:
             table = pacsv.read_csv(
-                source, read_options=opts.read_options(),
+                _WholeCrlf(raw), read_options=opts.read_options(),
                 parse_options=opts.parse_options(path),
                 convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
