@@ -123,3 +123,15 @@ def test_a_whole_file_read_keeps_a_quoted_crlf_across_a_read_block(tmp_path: Pat
     (tmp_path / "ref.csv").write_bytes(_crlf_at_block_end(1 << 20, 3))
     x = pmlkit.io.read_column(tmp_path / "ref.csv", "x").to_pylist()
     assert x[1] == "p\r\nq" and len(x) == 5
+
+
+def test_a_piece_of_a_csv_keeps_a_quoted_crlf_across_a_read_block(tmp_path: Path) -> None:
+    # the Dask engine reads a CSV piece from memory in blocks of 64 * batch_rows bytes
+    from pmlkit.privatization._pieces import piece_batches
+
+    data = _crlf_at_block_end(1 << 16, 3)
+    (tmp_path / "in.csv").write_bytes(data)
+    batches = piece_batches(tmp_path / "in.csv", (0, len(data)), ["s", "x"],
+                            CsvOptions(null_values=()), 1, [])
+    x = [v for b in batches for v in b.column(1).to_pylist()]
+    assert x[1] == "p\r\nq" and len(x) == 5

@@ -578,7 +578,7 @@ def read_table(path: str | os.PathLike[str], columns: Sequence[str] | None = Non
         opts = csv or CsvOptions()
         with csv_bytes(path) as raw:
             table = pacsv.read_csv(
-                _WholeCrlf(raw), read_options=opts.read_options(),
+                WholeCrlf(raw), read_options=opts.read_options(),
                 parse_options=opts.parse_options(path),
                 convert_options=opts.convert_options(columns, column_types))
         return _strip(table, opts)
@@ -817,7 +817,7 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
             return
     conv = opts.convert_options(columns, column_types)
     conv.check_utf8 = False
-    source = _WholeCrlf(csv_bytes(path))
+    source = WholeCrlf(csv_bytes(path))
     try:
         with pacsv.open_csv(source, read_options=read_options,
                             parse_options=parse_options, convert_options=conv) as reader:
@@ -826,7 +826,7 @@ def _csv_blocks(path: Path, opts: CsvOptions, columns: list[str] | None,
         source.close()
 
 
-class _WholeCrlf:
+class WholeCrlf:
     """A byte stream handing out blocks that never end with a carriage return (but the
     last): one ending with CR keeps it back for the next block.
 
@@ -865,7 +865,7 @@ class _WholeCrlf:
 def _splits_crlf(path: Path, block_size: int) -> bool:
     """Whether a CR ends one of the file's blocks of ``block_size`` bytes and an LF starts
     the next (read through the dataset scanner, in such blocks, the LF would be lost if
-    the pair is inside a quoted cell, :class:`_WholeCrlf`): two bytes read at each
+    the pair is inside a quoted cell, :class:`WholeCrlf`): two bytes read at each
     block boundary."""
     try:
         with open(path, "rb") as fh:

@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from ..errors import DataError
-from ..io import CsvOptions, file_format
+from ..io import CsvOptions, WholeCrlf, file_format
 
 __all__ = ["csv_pieces", "parquet_pieces", "piece_batches"]
 
@@ -49,7 +49,8 @@ def piece_batches(inp: Path, piece: tuple[int, int], names: list[str],
             ropts.column_names = list(names)
             ropts.skip_rows = 0
         conv = opts.convert_options(None, {n: pa.string() for n in names})
-        with pacsv.open_csv(pa.BufferReader(data), read_options=ropts,
+        # (never a block ending with CR: pyarrow would drop a quoted CRLF's LF after it)
+        with pacsv.open_csv(WholeCrlf(pa.BufferReader(data)), read_options=ropts,
                             parse_options=opts.parse_options(inp),
                             convert_options=conv) as reader:
             yield from reader
