@@ -135,3 +135,10 @@ def test_a_piece_of_a_csv_keeps_a_quoted_crlf_across_a_read_block(tmp_path: Path
                             CsvOptions(null_values=()), 1, [])
     x = [v for b in batches for v in b.column(1).to_pylist()]
     assert x[1] == "p\r\nq" and len(x) == 5
+
+
+def test_the_quote_check_reports_a_vanished_file_as_a_data_error(tmp_path: Path) -> None:
+    from pmlkit.io import check_closed_quote
+
+    with pytest.raises(DataError, match="cannot read"):
+        check_closed_quote(tmp_path / "gone.csv", "q\nb")

@@ -486,14 +486,18 @@ def check_closed_quote(path: str | os.PathLike[str], last: Any) -> None:
         return
     opened = ('"' + last.replace('"', '""')).encode("utf-8")
     need = 2 * len(opened) + 2
-    with csv_bytes(path) as fh:
-        if fh.seekable():
-            fh.seek(max(0, fh.size() - need))
-            tail = fh.read()
-        else:  # (a compressed file: read through, keeping its end)
-            tail = b""
-            while chunk := fh.read(1 << 20):
-                tail = (tail + chunk)[-need:]
+    pa = require("pyarrow", "reading or writing CSV or Parquet files")
+    try:
+        with csv_bytes(path) as fh:
+            if fh.seekable():
+                fh.seek(max(0, fh.size() - need))
+                tail = fh.read()
+            else:  # (a compressed file: read through, keeping its end)
+                tail = b""
+                while chunk := fh.read(1 << 20):
+                    tail = (tail + chunk)[-need:]
+    except (OSError, pa.ArrowException) as exc:
+        raise DataError(f"cannot read {str(path)!r} as CSV: {_short(exc)}") from exc
     if not tail.endswith(opened):
         return
     end = len(tail)
