@@ -142,3 +142,21 @@ def test_the_quote_check_reports_a_vanished_file_as_a_data_error(tmp_path: Path)
 
     with pytest.raises(DataError, match="cannot read"):
         check_closed_quote(tmp_path / "gone.csv", "q\nb")
+
+
+def test_a_dask_piece_ending_the_file_refuses_a_quote_left_open(tmp_path: Path) -> None:
+    # the Dask engine privatises a file as byte-range pieces (one here): the piece that
+    # ends the file is checked as a whole file is
+    import json
+
+    from pmlkit.privatization._dask import _dask_piece
+    from pmlkit.rng import resolve_rng
+
+    data = b's,x\na,"q\nb,2\n'
+    (tmp_path / "in.csv").write_bytes(data)
+    with pytest.raises(DataError, match="quote"):
+        _dask_piece({"s": _swap()}, str(tmp_path / "in.csv"), (0, len(data)),
+                    str(tmp_path / "part-0.csv"), ["s"], ["s"], resolve_rng(1), None,
+                    {"s": "error"}, {"s": None}, {"pmlkit": json.dumps({"privatized": {}})},
+                    None, 1000)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]

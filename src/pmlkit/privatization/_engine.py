@@ -286,7 +286,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         finally:
             if batches is not None:  # (the reader closed, also on a signal)
                 settle([batches.close])
-        if in_fmt == "csv" and piece is None and last is not None:
+        if in_fmt == "csv" and last is not None and (
+                piece is None or piece[1] >= inp.stat().st_size):  # (the file's end read)
             # (a quote never closed would hide the records after it in the last cell)
             check_closed_quote(inp, last.column(last.num_columns - 1)[-1].as_py())
         bad = [(c, e) for c, e in encoders.items() if e.failed]
