@@ -216,3 +216,29 @@ def test_integer_grid_wider_than_int64_encodes_every_value_to_its_point() -> Non
         d = [abs(v - p) for p in pts]
         want.append(max(i for i in range(len(pts)) if d[i] == min(d)))
     assert g.encode(np.array(vals, dtype=np.int64)).codes.tolist() == want
+
+
+def test_a_number_label_among_float_labels_is_read_back_for_the_estimate(
+        tmp_path: Path) -> None:
+    # unknown_as = 1 among float labels 1.5 and 2.5: the release wrote the label 1 as
+    # '1', and the read-back for the estimate took the column as numbers and matched
+    # '1.0' by its text: the data and manifest were published, then the run failed
+    # with no report
+    pd.DataFrame({"c": [1.5, 2.5] * 60}).to_csv(tmp_path / "ref.csv", index=False)
+    pd.DataFrame({"c": [1.5, 2.5, 3.5] * 10}).to_csv(tmp_path / "in.csv", index=False)
+    spec = ReleaseSpec.from_dict(
+        {"reference": "ref.csv", "input": "in.csv", "output": "out.csv", "epsilon": 2.0,
+         "delta": 1e-3, "seed": 3,
+         "columns": {"c": {"type": "categorical", "unknown_as": 1}}}, base=tmp_path)
+    rel = release_table(spec)
+    released = pd.read_csv(tmp_path / "out.csv", dtype=str)["c"]
+    mech = rel.design.mechanisms[0]
+    est = rel.columns[0].estimate
+    # the estimate is that of the released counts, label by label
+    from pmlkit import estimate_distribution
+
+    by_text = {"1.5": 1.5, "2.5": 2.5, "1": 1}
+    counts = released.map(by_text).value_counts().to_dict()
+    assert set(counts) <= set(mech.output_labels)
+    direct = estimate_distribution(counts, mech)
+    np.testing.assert_allclose(est.estimate, direct.estimate)

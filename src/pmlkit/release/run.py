@@ -300,6 +300,9 @@ def _related_columns(spec: ReleaseSpec, frame: Any) -> list[str]:
     return out + related_column_warnings(ref, list(spec.names), others, grids)
 
 
+_NO_LABEL = object()
+
+
 def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
     import pandas as pd
 
@@ -310,13 +313,22 @@ def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
         return estimate_numeric(ser.to_numpy(dtype=np.float64), mech, grid=c.grid)
     from ..inference import estimate_distribution
 
-    counts = ser.astype(str).value_counts()
-    by_text = {str(lab): lab for lab in mech.output_labels}
-    unknown = [v for v in counts.index if v not in by_text]
-    if unknown:
-        raise DataError(f"released column {c.name!r} holds {unknown[0]!r}, which is not an "
-                        "output of its mechanism")
-    return estimate_distribution({by_text[k]: int(v) for k, v in counts.items()}, mech)
+    # a released value is its label's text in the file, whatever type the read-back gave
+    # it (the label 1 among float labels reads back as 1.0, the label '1' as 1):
+    # matched by the texts a release writes (label_texts), not by str()
+    counts = ser.value_counts()
+    label_text = label_texts(list(mech.output_labels)) or tuple(
+        str(lab) for lab in mech.output_labels)
+    by_text = dict(zip(label_text, mech.output_labels, strict=True))
+    seen: dict[Any, int] = {}
+    for v, n in counts.items():  # once per distinct released value
+        t = label_texts([v.item() if isinstance(v, np.generic) else v])
+        lab = by_text.get(t[0] if t is not None else str(v), _NO_LABEL)
+        if lab is _NO_LABEL:
+            raise DataError(f"released column {c.name!r} holds {v!r}, which is not an "
+                            "output of its mechanism")
+        seen[lab] = seen.get(lab, 0) + int(n)
+    return estimate_distribution(seen, mech)
 
 
 def _utility(c: ColumnSpec, mech: Mechanism, p: np.ndarray) -> dict[str, float]:
