@@ -160,3 +160,24 @@ def test_a_dask_piece_ending_the_file_refuses_a_quote_left_open(tmp_path: Path) 
                     {"s": "error"}, {"s": None}, {"pmlkit": json.dumps({"privatized": {}})},
                     None, 1000)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
+
+
+def test_a_crlf_file_without_quotes_keeps_its_read_ahead_and_its_records(
+        tmp_path: Path) -> None:
+    # a CRLF pair split by a block boundary is a line end when the file holds no quote:
+    # such a file keeps the read-ahead scanner (every large CRLF file has such a pair),
+    # and every record comes out; one quote anywhere sends the file to the one stream
+    from pmlkit.io import _splits_crlf
+
+    block = 1 << 16
+    head = b"s,x\r\n"
+    pad = b"b," + b"z" * (block + 1 - len(head) - 4) + b"\r\n"  # CR at block - 1
+    data = head + pad + b"a,1\r\n" * 30000
+    assert data[block - 1:block + 1] == b"\r\n"
+    (tmp_path / "in.csv").write_bytes(data)
+    assert not _splits_crlf(tmp_path / "in.csv", block)
+    out = _release(tmp_path, data, "s", batch_rows=1)
+    assert [r[1] for r in _records(out)] == [r[1] for r in _records(data)]
+    assert out.count(b"\r\n") == data.count(b"\r\n")
+    (tmp_path / "q.csv").write_bytes(data + b'a,"q"\r\n')
+    assert _splits_crlf(tmp_path / "q.csv", block)

@@ -868,19 +868,26 @@ class WholeCrlf:
 
 def _splits_crlf(path: Path, block_size: int) -> bool:
     """Whether a CR ends one of the file's blocks of ``block_size`` bytes and an LF starts
-    the next (read through the dataset scanner, in such blocks, the LF would be lost if
-    the pair is inside a quoted cell, :class:`WholeCrlf`): two bytes read at each
-    block boundary."""
+    the next, in a file holding a quote (read through the dataset scanner, in such blocks,
+    the LF would be lost if the pair is inside a quoted cell, :class:`WholeCrlf`): two
+    bytes read at each block boundary, then (only then) the file searched for a quote.
+    Without a quote no cell holds a line break, and the pair is a line end, which the
+    scanner joins."""
+    import mmap
+
     try:
         with open(path, "rb") as fh:
             size = os.fstat(fh.fileno()).st_size
             for end in range(block_size, size, block_size):
                 fh.seek(end - 1)
                 if fh.read(2) == b"\r\n":
-                    return True
-    except OSError:  # read (and reported) by the streaming reader
+                    break
+            else:
+                return False
+            with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                return mm.find(b'"') >= 0
+    except (OSError, ValueError):  # read (and reported) by the streaming reader
         return True
-    return False
 
 
 #: The file names (by their last suffix, any case) read ahead: a dataset fragment takes
