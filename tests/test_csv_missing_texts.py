@@ -82,15 +82,18 @@ def test_na_option_adds_to_the_empty_cell_in_privatize(tmp_path, monkeypatch, ca
     mech = pmlkit.design_from_samples(["a", "b", "c"] * 100, 2.0, 1e-6).mechanism
     mech.save(tmp_path / "m.json")
     _two_columns(tmp_path / "in.csv", ["a", "?", "", "b"])
-    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
-                       "--column", "c", "--output", "out.csv", "--na", "?", "--missing",
-                       "keep", "--unknown-as", "a", "--quiet")
+    code, text, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                          "--column", "c", "--output", "out.csv", "--na", "?", "--missing",
+                          "keep", "--unknown-as", "a", "--quiet", "--json")
     assert code == 0, err
     out = [ln.split(",") for ln in (tmp_path / "out.csv").read_text().splitlines()]
     assert [c for _, c in out[2:4]] == ["", ""]  # "?" and the empty cell stay missing
     assert {out[1][1], out[4][1]} <= {"a", "b", "c"}
+    # no missing text was taken for an unknown value (the operator's count; the manifest
+    # holds no count of the raw input)
+    assert json.loads(text)["input_counts"]["c"] == {"unknown_mapped_rows": 0}
     record = json.loads((tmp_path / "out.csv.pmlkit.json").read_text())
-    assert record["privatized"]["c"]["unknown_mapped_rows"] == 0
+    assert "unknown_mapped_rows" not in record["privatized"]["c"]
 
 
 def test_na_option_adds_to_the_empty_cell_in_design(tmp_path, monkeypatch, capsys):
@@ -159,13 +162,17 @@ def test_integer_columns_stay_numbers_and_other_spellings_are_unknown(tmp_path, 
     assert "value '039'" in unknown and "other unknown values: '1.0'" in labels
     assert "'0'" not in unknown and "'39'" not in unknown  # matched, not unknown
     assert "'0', '1', '2', '39'" in labels  # the labels, as the texts they match
-    code, _, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
-                       "--column", "c", "--output", "out.csv", "--unknown-as", "2", "--quiet")
+    code, text, err = run(capsys, "privatize", "--mechanism", "m.json", "--input", "in.csv",
+                          "--column", "c", "--output", "out.csv", "--unknown-as", "2",
+                          "--quiet")
     assert code == 0, err
+    # the operator sees how many values were mapped; the manifest does not record it
+    assert "column c: 2 value(s) outside the mechanism's labels" in text
+    assert "not for publication" in text
     out = [ln.split(",")[1] for ln in (tmp_path / "out.csv").read_text().splitlines()[1:]]
     assert set(out) <= {"0", "1", "2", "39"}
     record = json.loads((tmp_path / "out.csv.pmlkit.json").read_text())
-    assert record["privatized"]["c"]["unknown_mapped_rows"] == 2
+    assert "unknown_mapped_rows" not in record["privatized"]["c"]
 
 
 def test_library_reads_labels_as_the_release_matches_them(tmp_path):

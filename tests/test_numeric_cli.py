@@ -67,7 +67,8 @@ def _pml_by_definition(w, p):
 def test_readme_numeric_example_runs_end_to_end(capsys, tmp_path, monkeypatch, fmt):
     """The README's three commands, as written (a Parquet run renames the input and
     output files only): dtype kept, other columns unchanged, values on the grid, the
-    manifest's clamp counts, the estimate's keys and its mean near the truth."""
+    clamp counts on the terminal (not in the manifest), the estimate's keys and its mean
+    near the truth."""
     monkeypatch.chdir(tmp_path)
     rng = np.random.default_rng(34)
     pd.DataFrame({"id": np.arange(3000), "age": _ages(rng, 3000)}).to_csv("ref.csv",
@@ -86,8 +87,9 @@ def test_readme_numeric_example_runs_end_to_end(capsys, tmp_path, monkeypatch, f
         if argv[0] == "design":
             assert "clamped" in out and "written to age.json" in out
         if argv[0] == "privatize":
-            clamped = int((people.age < 18).sum() + (people.age > 90).sum())
-            assert f"{clamped} clamped" in out
+            low, high = int((people.age < 18).sum()), int((people.age > 90).sum())
+            assert f"{low + high} clamped ({low} below 18, {high} above 90)" in out
+            assert "not for publication" in out
     est = json.loads(out)
     for key in ("mean", "mean_interval", "quantiles", "quantile_intervals", "share_above",
                 "share_above_interval"):
@@ -103,9 +105,8 @@ def test_readme_numeric_example_runs_end_to_end(capsys, tmp_path, monkeypatch, f
     rec = man["privatized"]["age"]["numeric"]
     assert rec["grid"] == {"lower": 18, "upper": 90, "step": 1, "points": 73,
                            "integer": True, "policy": rec["policy"]}
-    assert rec["counts"]["clamped_low"] == int((people.age < 18).sum())
-    assert rec["counts"]["clamped_high"] == int((people.age > 90).sum())
-    assert rec["counts"]["rounded"] == 0
+    # the clamp counts are statistics of the raw input: not published
+    assert "counts" not in rec and "unknown_mapped_rows" not in man["privatized"]["age"]
     if fmt == "parquet":
         t = pq.read_table("private.parquet")
         src = pq.read_table("people.parquet")
@@ -188,10 +189,14 @@ def test_released_channel_is_w_row_by_row_and_certified(small, tmp_path):
         keep = e > 0
         pval = stats.chisquare(obs[keep], e[keep]).pvalue
         assert pval > 1e-4, (v, pval)
+    # the caller gets the raw input's counts; the manifest and the metadata do not
+    assert report.input_counts["v"] == {"rows": vals.size, "clamped_low": 20_000,
+                                        "clamped_high": 20_000, "rounded": 20_000,
+                                        "missing": 0}
     man = json.loads((tmp_path / "out.parquet.pmlkit.json").read_text())
-    counts = man["privatized"]["v"]["numeric"]["counts"]
-    assert counts == {"rows": vals.size, "clamped_low": 20_000, "clamped_high": 20_000,
-                      "rounded": 20_000, "missing": 0}
+    assert "counts" not in man["privatized"]["v"]["numeric"]
+    meta = pq.read_schema(tmp_path / "out.parquet").metadata[b"pmlkit"].decode()
+    assert "clamped" not in meta and "rounded" not in meta
     # the guarantee of exactly this matrix, by definition, at priors of the l1 ball
     ball_rng = np.random.default_rng(3)
     priors = [p]

@@ -245,11 +245,14 @@ def test_unknown_label_refused_and_nothing_written(tmp_path: Path) -> None:
                        ["sex", "bit"])
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in.csv"]
     # unknown_as maps them to a label of that column's alphabet, recorded per column
-    privatize_file({("sex", "bit"): REL_2}, tmp_path / "in.csv", tmp_path / "out.csv",
-                   ["sex", "bit"], unknown_as={"sex": "Female"})
+    rep = privatize_file({("sex", "bit"): REL_2}, tmp_path / "in.csv",
+                         tmp_path / "out.csv", ["sex", "bit"], unknown_as={"sex": "Female"})
     man = json.loads((tmp_path / "out.csv.pmlkit.json").read_text(encoding="utf-8"))
-    assert man["privatized"]["sex"]["unknown_mapped_rows"] == 3
-    assert man["privatized"]["bit"]["unknown_mapped_rows"] == 0
+    assert man["privatized"]["sex"]["unknown_as"] == "Female"
+    # the counts of the raw input go to the caller, not into the published manifest
+    assert rep.input_counts["sex"] == {"unknown_mapped_rows": 3}
+    assert rep.input_counts["bit"] == {"unknown_mapped_rows": 0}
+    assert all("unknown_mapped_rows" not in e for e in man["privatized"].values())
 
 
 def test_missing_category_writes_missing(tmp_path: Path) -> None:

@@ -11,7 +11,6 @@ without the flag; given as well, it must agree with the file.
 
 from __future__ import annotations
 
-import json
 import math
 import pathlib
 from collections.abc import Callable
@@ -342,20 +341,23 @@ def on_grid(values: Any, mech: Any) -> Any:
     return grid.decode(grid.encode(arr).codes)
 
 
-def release_counts(files: Any) -> dict[str, dict[str, int]]:
-    """Per released column, the numeric counts (clamped, rounded, missing) summed over the
-    manifests ``<output>.pmlkit.json`` of ``files`` (``(input, output, rows)`` triples)."""
-    total: dict[str, dict[str, int]] = {}
-    for _, out, _ in files:
-        path = pathlib.Path(f"{out}.pmlkit.json")
-        try:
-            doc = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        for t, rec in (doc.get("privatized") or {}).items():
-            counts = (rec.get("numeric") or {}).get("counts") if isinstance(rec, dict) else None
-            if isinstance(counts, dict):
-                acc = total.setdefault(t, {})
-                for k, v in counts.items():
-                    acc[k] = acc.get(k, 0) + int(v)
-    return total
+def release_counts(report: Any, grids: Any) -> dict[str, dict[str, int]]:
+    """Per released numeric column, the raw input's counts (clamped, rounded, missing)
+    summed over the input files, from the operator's report
+    (:attr:`pmlkit.privatization.files.FileReport.input_counts`; the manifest does not
+    hold them: they are statistics of the raw input, not for publication). ``grids``:
+    each privatised column's grid, ``None`` for a categorical column.
+
+    Examples
+    --------
+    >>> from pmlkit.privatization.files import FileReport
+    >>> rep = FileReport((("in.csv", "out.csv", 3),), ("age", "sex"), ("age", "sex"),
+    ...                  False, "secure", None, ("a" * 64, "b" * 64),
+    ...                  input_counts={"age": {"rows": 3, "clamped_high": 1},
+    ...                                "sex": {"unknown_mapped_rows": 0}})
+    >>> release_counts(rep, {"age": object(), "sex": None})
+    {'age': {'rows': 3, 'clamped_high': 1}}
+    """
+    counts = getattr(report, "input_counts", None) or {}
+    return {t: dict(counts[t]) for c, t in zip(report.columns, report.into, strict=True)
+            if grids.get(c) is not None and t in counts}

@@ -18,8 +18,9 @@ than ``--column`` comes out exactly as it went in (CSV cell text byte for byte);
 and ``--strip`` apply to the privatised column only. ``--missing`` says what a missing
 value of the privatised column becomes (``error``, ``category`` or ``keep``: kept missing,
 so that missingness itself is released unprotected); ``--unknown-as LABEL`` privatises a
-value the mechanism does not know as ``LABEL`` (recorded in the manifest) instead of
-stopping. Randomness is cryptographically
+value the mechanism does not know as ``LABEL`` (the label is recorded in the manifest;
+how many values it replaced is a count of the raw input, printed for the operator and not
+recorded) instead of stopping. Randomness is cryptographically
 secure unless ``--seed`` is given, which makes the output reproducible by anyone who knows
 the seed: research only. ``<output>.pmlkit.json`` records which one was used; for a
 seeded run it holds a salted SHA-256 commitment to the seed, not the seed (the salt is
@@ -325,17 +326,30 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
         else:
             lines.append("  NO JOINT GUARANTEE (--no-joint-guarantee)")
         lines.append(f"  warning: {NOT_ADDITIVE_WARNING}")
-    numeric_counts = release_counts(report.files)
+    # statistics of the raw input (FileReport.input_counts): shown to the operator here,
+    # never written into the manifest or the output
+    numeric_counts = release_counts(report, grids)
     for c, t in zip(report.columns, report.into, strict=True):
         if grids.get(c) is not None and t in numeric_counts:
             extra = numeric_counts[t].get("missing", 0)
             lines.append("  " + encoding_line(numeric_counts[t], grids[c],
                                               f"numeric column {c}")
                          + (f"; {extra} missing" if extra else ""))
+    for c, t in zip(report.columns, report.into, strict=True):
+        mapped = report.input_counts.get(t, {}).get("unknown_mapped_rows", 0)
+        if mapped:
+            lines.append(f"  column {c}: {mapped} value(s) outside the mechanism's labels "
+                         "released as the --unknown-as label")
+    if numeric_counts or any(v.get("unknown_mapped_rows")
+                             for v in report.input_counts.values()):
+        lines.append("  (counts of the raw input, for you only: not in the manifest, not "
+                     "for publication)")
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
     emit(as_json, {**report.to_dict(), "engine": engine,
+                   # the raw input's counts: for the operator, not for publication
                    **({"numeric": numeric_counts} if numeric_counts else {}),
+                   "input_counts": {t: dict(v) for t, v in report.input_counts.items()},
                    "certified": all(m.certified for m in mechs.values()),
                    "mechanism_files": files, "dropped": dropped,
                    **({"warning": NOT_ADDITIVE_WARNING} if len(released) > 1 else {})},

@@ -152,11 +152,12 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
                 cols: list[str], targets: list[str], child: RandomSource, csv: Any,
                 missing: dict[str, str], unknown_as: dict[str, Any], meta: dict[str, str],
                 compression: str | None, batch_rows: int, drop: Sequence[str] = ()
-                ) -> tuple[int, str, int, dict[str, int], dict[str, np.ndarray],
+                ) -> tuple[int, str, int, dict[str, dict[str, int]], dict[str, np.ndarray],
                            dict[str, Any] | None]:
     """One task: privatise a piece of an input into the part file ``part`` (in the run's
     private temporary folder) with the local engine's code; returns (rows, sha256, bytes,
-    rows mapped by unknown_as, input-label counts, the binding of the part's released
+    raw-input counts per column (rows mapped by unknown_as; a numeric column's clamped,
+    rounded and missing values), input-label counts, the binding of the part's released
     content)."""
     import os
     from pathlib import Path
@@ -165,7 +166,7 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
     from ..sampler import AliasSampler
     from ._reuse import TallyingSampler
     from .files import Policy, one_file
-    from .numeric_release import numeric_policies
+    from .numeric_release import NumericPolicy, numeric_policies
 
     policies: dict[str, Any] = {c: Policy(m, csv, missing[c], unknown_as[c])
                                 for c, m in mechs.items()}
@@ -177,7 +178,8 @@ def _dask_piece(mechs: dict[str, Mechanism], inp: str, piece: tuple[int, int] | 
                   bar=None, meta=meta, compression=compression, piece=piece, drop=drop)
     os.replace(st.tmp, part)
     return (st.rows, st.sha256, st.size,
-            {c: p.unknown_rows for c, p in policies.items()},
+            {c: dict(p.counts) if isinstance(p, NumericPolicy)
+             else {"unknown_mapped_rows": p.unknown_rows} for c, p in policies.items()},
             {c: t.counts for c, t in tallies.items()}, st.content)
 
 
@@ -282,6 +284,7 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         MANIFEST_FORMAT,
         MANIFEST_SUFFIX,
         FileReport,
+        add_counts,
         check_inputs,
         check_joint_release,
         check_unknown_as,
@@ -394,12 +397,16 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             for c in cols:  # PMLWarning: the inputs look like the reference sample
                 warn_if_reference_counts(mechs[c], sum(r[4][c] for r in results),
                                          f"{', '.join(paths)}, column {c!r}")
+            # rows mapped by unknown_as: a statistic of the raw input, for the operator
+            # (the report), never in the manifest or the parts' metadata
+            raw_counts: dict[str, dict[str, int]] = {}
             for c, t in zip(cols, targets, strict=True):
-                privatized[t]["unknown_mapped_rows"] = sum(r[3][c] for r in results)
-            meta["privatized"].update(privatized)
+                for r in results:
+                    add_counts(raw_counts.setdefault(t, {}), r[3][c])
             report = FileReport(((", ".join(paths), str(out), rows),), tuple(cols),
                                 tuple(targets), source.seeded, source.description, digest,
-                                tuple(digests[c] for c in cols), joint_doc)
+                                tuple(digests[c] for c in cols), joint_doc,
+                                input_counts=raw_counts)
             doc = {**meta, **report.to_dict(), "engine": "dask",
                    "data": {"folder": out.name, "parts": [
                        {"file": part, "rows": r[0], "sha256": r[1], "bytes": r[2],

@@ -30,7 +30,11 @@ Next to every output file ``<output>.pmlkit.json`` is published after the data (
 the data file's SHA-256 and size (a reader pairs data and manifest by that digest), and
 under ``"privatized"`` a mapping from each output column to the mechanism that produced it
 (its full JSON document under ``"mechanism"``, its digest, the missing-value policy and any
-mapping of unknown labels). Columns released together through one joint mechanism (a
+mapping of unknown labels; a numeric column also its grid). It holds no statistic of the
+raw input beyond the row count: how many values were mapped by ``unknown_as``, clamped,
+rounded or missing would be disclosed outside any PML guarantee, so they go to the
+operator only (:attr:`FileReport.input_counts`), as does the warning that an input looks
+like the reference sample. Columns released together through one joint mechanism (a
 tuple key of the mechanism mapping; :mod:`pmlkit.privatization._joint_release`) each record
 that mechanism and, under ``"joint_release"``, the columns released with it. Parquet
 outputs carry the same document in their key-value metadata under the key ``pmlkit``.
@@ -42,7 +46,7 @@ import functools
 import json
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -128,6 +132,13 @@ class FileReport:
     joint_columns
         The columns released together through one joint mechanism, one tuple per joint
         release (``()``: every column through its own mechanism).
+    input_counts
+        For the operator, not for publication: per output column, statistics of the raw
+        input summed over the input files, outside any PML guarantee. A categorical
+        column: ``{"unknown_mapped_rows": n}`` (values mapped by ``unknown_as``); a
+        numeric column: ``{"rows", "clamped_low", "clamped_high", "rounded", "missing"}``.
+        They are not in :meth:`to_dict` (the manifest's record), nor in the manifest or
+        the output's metadata.
 
     Examples
     --------
@@ -146,12 +157,14 @@ class FileReport:
     mechanisms_sha256: tuple[str, ...] = ()
     joint_guarantee: Mapping[str, Any] | None = None
     joint_columns: tuple[tuple[str, ...], ...] = ()
+    input_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict, repr=False)
 
     @property
     def rows(self) -> int:
         return sum(f[2] for f in self.files)
 
     def to_dict(self) -> dict[str, Any]:
+        """The run as the manifest records it (without :attr:`input_counts`)."""
         return {"files": [{"input": i, "output": o, "rows": r} for i, o, r in self.files],
                 "columns": list(self.columns), "into": list(self.into), "rows": self.rows,
                 "seeded": self.seeded, "rng": self.rng,
@@ -442,15 +455,49 @@ def check_repeat(prev: Mapping[str, Any] | None, cols: list[str], targets: list[
 def merged_meta(prev: Mapping[str, Any] | None, meta: dict[str, Any]) -> dict[str, Any]:
     """This pass's record merged over an earlier pass's: earlier ``privatized`` entries
     are kept (unless this pass replaced their column, or left it out of the output:
-    ``dropped``) and every earlier record is kept whole under ``previous_passes``."""
+    ``dropped``) and every earlier record is kept under ``previous_passes``, less the
+    raw-input counts a record of an earlier version holds (:func:`without_input_counts`:
+    they are not carried into a new release)."""
     if prev is None:
         return meta
+    prev = without_input_counts(prev)
     earlier = {k: v for k, v in prev.items() if k != "previous_passes"}
     passes = [*(prev.get("previous_passes") or []), earlier]
     gone = set(meta.get("dropped") or ())
     kept = {t: e for t, e in prev["privatized"].items() if t not in gone}
     return {**meta, "privatized": {**kept, **meta["privatized"]},
             "previous_passes": passes}
+
+
+def without_input_counts(record: Mapping[str, Any]) -> dict[str, Any]:
+    """A copy of a release record without the statistics of the raw input that earlier
+    pmlkit versions wrote into it (``unknown_mapped_rows`` and a numeric column's
+    ``counts``, in its entries and in those of its ``previous_passes``). Such a record is
+    read as it is; the counts are only left out of the record a new pass publishes.
+
+    Examples
+    --------
+    >>> old = {"privatized": {"age": {"column": "age", "unknown_mapped_rows": 0,
+    ...        "numeric": {"grid": {}, "policy": "clamp", "counts": {"clamped_high": 1}}}}}
+    >>> without_input_counts(old)
+    {'privatized': {'age': {'column': 'age', 'numeric': {'grid': {}, 'policy': 'clamp'}}}}
+    """
+    def entry(e: Any) -> Any:
+        if not isinstance(e, Mapping):
+            return e
+        out = {k: v for k, v in e.items() if k != "unknown_mapped_rows"}
+        num = out.get("numeric")
+        if isinstance(num, Mapping):
+            out["numeric"] = {k: v for k, v in num.items() if k != "counts"}
+        return out
+
+    doc = dict(record)
+    if isinstance(doc.get("privatized"), Mapping):
+        doc["privatized"] = {t: entry(e) for t, e in doc["privatized"].items()}
+    if isinstance(doc.get("previous_passes"), list):
+        doc["previous_passes"] = [without_input_counts(p) if isinstance(p, Mapping) else p
+                                  for p in doc["previous_passes"]]
+    return doc
 
 
 def check_inputs(inputs: Sequence[Path], cols: list[str], targets: list[str], into: Any,
@@ -556,7 +603,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     unknown_as
         ``None`` (default): a value that is not an input label of the mechanism is an
         error. An input label: such values are privatised as if they were that label; the
-        number of rows mapped is recorded in the manifest.
+        number of rows mapped is a statistic of the raw input, reported to the caller
+        (:attr:`FileReport.input_counts`) and not recorded in the manifest.
     compression
         Parquet output codec (``"snappy"``, ``"zstd"``, ``"gzip"``, ``"none"``, ...);
         default: each column keeps its input codec (Parquet input) or pyarrow's default.
@@ -704,6 +752,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
     numeric = numeric_policies(mechs, csv, missing_of, unknown)  # columns on a NumericGrid
     policies.update(numeric)
     done = []
+    raw_counts: dict[str, dict[str, int]] = {}
     bar = _progress_bar(inputs, csv, progress)
     staged: list[Staged] = []
     temps: list[Path] = []  # every temporary output, listed before it is created
@@ -723,7 +772,7 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                       "mechanism_sha256": digests[c],
                                       "missing": missing_of[c],
                                       "unknown_as": unknown[c],
-                                      **(manifest_entry(numeric[c], done=False)
+                                      **(manifest_entry(numeric[c])
                                          if c in numeric else {}),
                                       **({"joint_release": joint_entries[c]}
                                          if c in joint_entries else {})}
@@ -741,11 +790,12 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                    compression=compression,
                                    temps=temps, drop=drop)
                     staged.append(st)
+                    # statistics of the raw input: for the operator (the report), never
+                    # in the manifest or the output's metadata
                     for c, t in zip(cols, targets, strict=True):
-                        privatized[t]["unknown_mapped_rows"] = policies[c].unknown_rows
-                        if c in numeric:  # the grid, its policy, values clamped/rounded
-                            privatized[t].update(manifest_entry(numeric[c]))
-                    meta["privatized"].update(privatized)
+                        add_counts(raw_counts.setdefault(t, {}),
+                                   numeric[c].counts if c in numeric
+                                   else {"unknown_mapped_rows": policies[c].unknown_rows})
                     single = FileReport(((str(inp), str(out), st.rows),), tuple(cols),
                                         tuple(targets), source.seeded, source.description,
                                         digest, tuple(digests[c] for c in cols), joint_doc,
@@ -773,7 +823,21 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
             bar.close()
     return FileReport(tuple(done), tuple(cols), tuple(targets), source.seeded,
                       source.description, digest, tuple(digests[c] for c in cols), joint_doc,
-                      joint_columns)
+                      joint_columns, raw_counts)
+
+
+def add_counts(total: dict[str, int], counts: Mapping[str, int]) -> None:
+    """Add one file's raw-input counts to ``total`` (key by key).
+
+    Examples
+    --------
+    >>> t = {}
+    >>> add_counts(t, {"unknown_mapped_rows": 2}); add_counts(t, {"unknown_mapped_rows": 1})
+    >>> t
+    {'unknown_mapped_rows': 3}
+    """
+    for k, v in counts.items():
+        total[k] = total.get(k, 0) + int(v)
 
 
 def _make_folders(folder: Path) -> list[tuple[Path, tuple[int, int]]]:

@@ -26,9 +26,12 @@ released unprotected), ``"category"`` needs a ``"(missing)"`` label a numeric me
 does not have, and is refused.
 
 The file path (:func:`pmlkit.privatize_file`) uses :class:`NumericPolicy` in place of the
-categorical policy, and the manifest records, per numeric column, the grid, its policy and
-how many values were clamped (below, above) and rounded (:func:`manifest_entry`). The
-in-memory path (:func:`pmlkit.privatize`) goes through :func:`run_numeric`.
+categorical policy, and the manifest records, per numeric column, the grid and its policy
+(:func:`manifest_entry`). How many raw values were clamped (below, above), rounded and
+missing (:attr:`NumericPolicy.counts`) are statistics of the raw input, outside any PML
+guarantee: they go to the operator (:attr:`pmlkit.privatization.files.FileReport.input_counts`,
+the command line's terminal output), never into the manifest or the output's metadata.
+The in-memory path (:func:`pmlkit.privatize`) goes through :func:`run_numeric`.
 """
 
 from __future__ import annotations
@@ -197,7 +200,8 @@ class NumericPolicy:
     :mod:`pmlkit.privatization.files`, with the same interface): CSV text -> numbers,
     the missing-value policy, then clamp/round to the grid. :meth:`prepare` returns the
     grid values (of the mechanism's label type) that the encoder maps to codes, and counts
-    the values clamped and rounded (:attr:`counts`).
+    the values clamped, rounded and missing (:attr:`counts`: statistics of the raw input,
+    reported to the operator, never written into the manifest).
 
     Examples
     --------
@@ -326,9 +330,10 @@ class NumericPolicy:
         return pa.array(out_vals, mask=missing if n_missing else None), keep_mask
 
 
-def manifest_entry(policy: Any, done: bool = True) -> dict[str, Any]:
-    """The manifest's record of a numeric column: the grid and its policy, and (``done``)
-    how many values were released, clamped (below, above), rounded and kept missing.
+def manifest_entry(policy: Any) -> dict[str, Any]:
+    """The manifest's record of a numeric column: the grid and its policy. Nothing about
+    the raw values: how many were clamped, rounded or missing (:attr:`NumericPolicy.counts`)
+    is a statistic of the input that no guarantee covers, for the operator only.
 
     Examples
     --------
@@ -336,13 +341,10 @@ def manifest_entry(policy: Any, done: bool = True) -> dict[str, Any]:
     >>> g = NumericGrid(0, 4, 1)
     >>> pol = NumericPolicy(laplace_mechanism(g, [0.2] * 5, 1.0), g, None, "error", None)
     >>> sorted(manifest_entry(pol)["numeric"])
-    ['counts', 'grid', 'policy']
+    ['grid', 'policy']
     """
-    doc: dict[str, Any] = {"grid": policy.grid.to_dict(),
-                           "policy": policy.grid.to_dict()["policy"]}
-    if done:
-        doc["counts"] = dict(policy.counts)
-    return {"numeric": doc}
+    return {"numeric": {"grid": policy.grid.to_dict(),
+                        "policy": policy.grid.to_dict()["policy"]}}
 
 
 def numeric_policies(mechs: Mapping[str, Any], csv: Any, missing: str | Mapping[str, str],
@@ -460,13 +462,13 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
         recs = {}
         for c, t in zip(cols, targets, strict=True):
             s = values[c]
-            rel, idx, enc = _release_array(grid, sampler, _series_values(s, f"column {c!r}"),
-                                           gen, f"column {c!r}")
+            rel, idx, _ = _release_array(grid, sampler, _series_values(s, f"column {c!r}"),
+                                         gen, f"column {c!r}")
             out[t] = pd.Series(rel, index=values.index, name=t).astype(
                 s.dtype if isinstance(s.dtype, pd.api.extensions.ExtensionDtype)
                 else rel.dtype)
             total += count_outputs(idx, n_out)
-            recs[t] = {"column": c, **manifest_entry(_Counted(grid, enc))}
+            recs[t] = {"column": c, **manifest_entry(_Gridded(grid))}
         out.attrs["pmlkit_numeric"] = recs
         return out, tuple(cols), len(values), total
     if pa is not None and isinstance(values, pa.Table | pa.RecordBatch):
@@ -521,12 +523,11 @@ def run_numeric(mech: Any, grid: NumericGrid, values: Any, source: RandomSource,
         f"Array/ChunkedArray/Table for a numeric mechanism, got {type(values).__name__}")
 
 
-class _Counted:
-    """A policy-like view of one encoding (for :func:`manifest_entry`)."""
+class _Gridded:
+    """A policy-like view of a grid (for :func:`manifest_entry`)."""
 
-    def __init__(self, grid: NumericGrid, enc: GridEncoding) -> None:
+    def __init__(self, grid: NumericGrid) -> None:
         self.grid = grid
-        self.counts = {**enc.to_dict(), "missing": 0}
 
 
 def _release_arrow(grid: NumericGrid, sampler: AliasSampler, arr: Any,
