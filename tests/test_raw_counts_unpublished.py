@@ -157,3 +157,81 @@ def test_a_manifest_of_an_earlier_version_with_raw_counts_still_loads(tmp_path: 
     assert {"age", "sex", "other"} <= set(again["privatized"])
     assert again["previous_passes"][0]["privatized"]["age"]["numeric"]["grid"] == \
         old["privatized"]["age"]["numeric"]["grid"]
+
+
+def _release_folder(tmp_path: Path, *, input_is_reference: bool = False) -> Path:
+    rng = np.random.default_rng(11)
+    m = 2000
+    ref = pd.DataFrame({"id": np.arange(m), "age": rng.choice(np.arange(20, 81, 10), m),
+                        "sex": rng.choice(["F", "M"], m)})
+    ref.to_csv(tmp_path / "ref.csv", index=False)
+    (ref if input_is_reference else _input()).to_parquet(tmp_path / "in.parquet",
+                                                         index=False)
+    spec = tmp_path / "release.toml"
+    spec.write_text('reference = "ref.csv"\ninput = "in.parquet"\noutput = "out.parquet"\n'
+                    'epsilon = 2.0\ndelta = 1e-3\nseed = 1\n'
+                    '[columns.sex]\ntype = "categorical"\ncategories = ["F", "M"]\n'
+                    'unknown_as = "F"\n'
+                    '[columns.age]\ntype = "numeric"\nlower = 20\nupper = 80\nstep = 10\n',
+                    encoding="utf-8")
+    return spec
+
+
+def _without_svg(html: str) -> str:
+    """The report's text less its inline plots and styles (SVG coordinates and colours
+    are numbers too)."""
+    html = re.sub(r"<svg.*?</svg>|<style>.*?</style>", "", html, flags=re.S)
+    return re.sub(r"style='[^']*'", "", html)
+
+
+def test_release_publishes_no_raw_counts(tmp_path: Path) -> None:
+    from pmlkit.release import release_table
+
+    res = release_table(_release_folder(tmp_path))
+    assert res.rows == 3000
+    # the manifest, the Parquet metadata and the report hold no count of the raw input
+    _assert_no_raw_counts(res.manifest.read_text(encoding="utf-8"), "release manifest")
+    for key, value in pq.read_schema(res.output).metadata.items():
+        _assert_no_raw_counts(value.decode("utf-8", "replace"), f"metadata {key!r}")
+    # (the report shows the public reference's encoding under the same key names)
+    _assert_no_raw_counts(_without_svg(res.report.read_text(encoding="utf-8")), "report",
+                          keys=False)
+    # the operator has them
+    assert res.input_counts["age"]["clamped_low"] == LOW
+    assert res.input_counts["age"]["clamped_high"] == HIGH
+    assert res.input_counts["age"]["rounded"] == ROUNDED
+    assert res.input_counts["sex"] == {"unknown_mapped_rows": UNKNOWN}
+    doc = res.to_dict()
+    assert doc["not_for_publication"]["input_counts"]["sex"] == {
+        "unknown_mapped_rows": UNKNOWN}
+
+
+def test_release_keeps_the_reference_reuse_warning_out_of_the_report(tmp_path: Path
+                                                                     ) -> None:
+    """Releasing the reference itself warns the operator; the warning is a chi-square test
+    of the input's label counts (with two labels it can give the counts back), so the
+    published report does not carry it."""
+    from pmlkit.errors import PMLWarning
+    from pmlkit.release import release_table
+
+    with pytest.warns(PMLWarning, match="reference sample"):
+        res = release_table(_release_folder(tmp_path, input_is_reference=True))
+    html = res.report.read_text(encoding="utf-8")
+    assert "reference sample" not in html and "chi-square" not in html
+    manifest = res.manifest.read_text(encoding="utf-8")
+    assert "reference sample" not in manifest and "chi-square" not in manifest
+    assert any("reference sample" in w for w in res.input_warnings)
+    assert not any("reference sample" in w for w in res.warnings)
+    assert res.to_dict()["not_for_publication"]["input_warnings"] == list(res.input_warnings)
+
+
+def test_release_command_shows_the_operator_the_raw_counts(tmp_path: Path, capsys) -> None:
+    """The terminal is the operator's: ``pmlkit release`` prints the raw input's counts
+    there, marked as not for publication (and they stay out of the files it writes)."""
+    from pmlkit.cli.main import main
+
+    assert main(["release", "--spec", str(_release_folder(tmp_path))]) == 0
+    out = capsys.readouterr().out
+    assert "counts of the raw input (for you only" in out and "not for publication" in out
+    assert f"{LOW + HIGH} clamped ({LOW} below, {HIGH} above), {ROUNDED} rounded" in out
+    assert f"sex: {UNKNOWN} input value(s) outside its categories released as 'F'" in out

@@ -40,9 +40,13 @@ def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", PMLWarning)
         res = release_table(spec_path, progress=progress_enabled(progress))
+    about_input = set(res.input_warnings)
     for w in caught:  # one line each, in the command line's words
         if issubclass(w.category, PMLWarning):
-            click.echo(f"pmlkit: warning: {w.message}", err=True)
+            # a warning computed from the raw input is the operator's: not in the report
+            tag = (" (from the raw input: not in the report, not for publication)"
+                   if str(w.message) in about_input else "")
+            click.echo(f"pmlkit: warning{tag}: {w.message}", err=True)
         else:
             warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     g = res.guarantee
@@ -55,6 +59,19 @@ def command(spec_path: str, progress: bool | None, as_json: bool) -> None:
     for c in res.columns:
         lines.append(f"  {c.name} ({c.spec.type}): designed for eps {c.eps:.4g}, "
                      f"{c.mechanism.n_inputs} -> {c.mechanism.n_outputs} values")
+    for c in res.columns:  # the raw input's counts (FileReport.input_counts)
+        n = dict(res.input_counts.get(c.name, {}))
+        if c.spec.type == "numeric" and n:
+            low, high = n.get("clamped_low", 0), n.get("clamped_high", 0)
+            lines.append(f"  {c.name}: {n.get('rows', 0)} input values, {low + high} "
+                         f"clamped ({low} below, {high} above), {n.get('rounded', 0)} "
+                         f"rounded, {n.get('missing', 0)} missing")
+        elif n.get("unknown_mapped_rows"):
+            lines.append(f"  {c.name}: {n['unknown_mapped_rows']} input value(s) outside its "
+                         f"categories released as {c.spec.unknown_as!r}")
+    if len(lines) > 2 + len(res.columns):
+        lines.insert(2 + len(res.columns), "counts of the raw input (for you only: not in "
+                     "the report or the manifest, not for publication):")
     lines += [f"manifest: {res.manifest}", f"report: {res.report}"]
     if res.seeded:
         lines.append("warning: seeded randomness (research only): do not publish this "

@@ -16,7 +16,12 @@ from ..mechanism import Mechanism
 from .design import ColumnsDesign
 from .spec import ColumnSpec, ReleaseSpec
 
-__all__ = ["ColumnRelease", "TableRelease"]
+__all__ = ["NOT_FOR_PUBLICATION", "ColumnRelease", "TableRelease"]
+
+#: What the operator is told of the raw input's statistics a release returns.
+NOT_FOR_PUBLICATION = ("statistics of the raw input, outside any PML guarantee: for the "
+                       "operator only, not in the report or the manifest; do not publish "
+                       "them")
 
 
 @dataclass(frozen=True)
@@ -44,7 +49,9 @@ class ColumnRelease:
         ``expected_abs_error`` (the column's units).
     encoding
         Numeric: the reference's clamp/round counts; categorical: ``{"unknown_mapped":
-        rows}``.
+        rows}``, the reference's rows mapped by ``unknown_as`` (the public reference's
+        counts, shown in the report; the raw input's are in
+        :attr:`TableRelease.input_counts`).
 
     Examples
     --------
@@ -107,8 +114,17 @@ class TableRelease:
     seeded
         Whether the randomness was seeded (research only; the seed is not recorded).
     warnings
-        The warnings the release raised (also in the report), e.g. a reference that
-        looks like the released data.
+        The warnings the release raised from the spec and the public reference (also in
+        the report), e.g. bounds that clamp most of the reference's values.
+    input_warnings
+        For the operator, not for publication: the warnings computed from the raw input
+        (e.g. that an input's label counts look like the reference sample's, a test of
+        those counts). Never in the report.
+    input_counts
+        For the operator, not for publication: per released column, statistics of the
+        raw input (:attr:`pmlkit.privatization.files.FileReport.input_counts`: rows mapped
+        by ``unknown_as``; numeric values clamped, rounded and missing), outside any PML
+        guarantee. Never in the report, the manifest or the released data.
 
     Examples
     --------
@@ -139,9 +155,12 @@ class TableRelease:
     report: Path
     seeded: bool
     warnings: tuple[str, ...] = ()
+    input_warnings: tuple[str, ...] = ()
+    input_counts: Mapping[str, Mapping[str, int]] = field(default_factory=dict, repr=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """JSON-ready summary (``pmlkit release --json``)."""
+        """JSON-ready summary (``pmlkit release --json``, the operator's terminal); the
+        raw input's statistics are under ``"not_for_publication"``."""
         return {
             "output": str(self.output), "manifest": str(self.manifest),
             "report": str(self.report), "rows": self.rows, "seeded": self.seeded,
@@ -151,4 +170,8 @@ class TableRelease:
                                  "certified_eps_alone": c.mechanism.certified_eps,
                                  "outputs": c.mechanism.n_outputs,
                                  "utility": dict(c.utility)} for c in self.columns},
+            "not_for_publication": {
+                "note": NOT_FOR_PUBLICATION,
+                "input_warnings": list(self.input_warnings),
+                "input_counts": {t: dict(v) for t, v in self.input_counts.items()}},
         }

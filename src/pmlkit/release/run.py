@@ -13,6 +13,14 @@
 4. Estimate each column's distribution from the released file
    (:func:`pmlkit.estimate_distribution`; numeric: :func:`pmlkit.numeric.estimate.estimate_numeric`)
    and write the HTML report (:mod:`pmlkit.release.report`).
+
+What is published (the data, its manifest, the report) holds nothing computed from the
+raw input but the number of released rows: the report's numbers come from the public
+reference, the mechanisms and the released values. What the release saw of the raw input
+(rows mapped by ``unknown_as``, numeric values clamped, rounded or missing, and the
+warning that an input looks like the reference sample, a test of its label counts) is
+returned to the operator only (:attr:`TableRelease.input_counts`,
+:attr:`TableRelease.input_warnings`).
 """
 
 from __future__ import annotations
@@ -445,6 +453,9 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
         _warn_clamped(spec.columns, encs)
         for text in _related_columns(spec, frame):
             warnings.warn(text, PMLWarning, stacklevel=2)
+        # what the pass warns is computed from the raw input (its label counts): for the
+        # operator, never in the report
+        from_reference = len(caught)
         try:
             report = privatize_file(mechs, str(spec.input), spec.output, list(names),
                                     rng=spec.seed, overwrite=spec.overwrite,
@@ -452,8 +463,11 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
                                     unknown_as=unknown or None, joint_guarantee=jg)
         except DataError as exc:
             raise _in_spec_words(exc) from exc
-    notes = tuple(str(w.message) for w in caught if issubclass(w.category, PMLWarning))
-    for w in caught:  # shown to the caller as well as written into the report
+    notes = tuple(str(w.message) for w in caught[:from_reference]
+                  if issubclass(w.category, PMLWarning))
+    about_input = tuple(str(w.message) for w in caught[from_reference:]
+                        if issubclass(w.category, PMLWarning))
+    for w in caught:  # shown to the caller; only ``notes`` are written into the report
         warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if say:
         say("estimating each column's distribution from the released data")
@@ -471,6 +485,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
                 if len(outputs) == 1 and outputs[0] == spec.output else spec.output)
     result = TableRelease(spec, tuple(cols), jg, design, int(report.rows), spec.output,
                           manifest,
-                          spec.report, bool(report.seeded), notes)
+                          spec.report, bool(report.seeded), notes, about_input,
+                          {t: dict(v) for t, v in report.input_counts.items()})
     write_report(render_report(result), spec.report, overwrite=spec.overwrite)
     return result
