@@ -397,8 +397,9 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
             for c in cols:  # PMLWarning: the inputs look like the reference sample
                 warn_if_reference_counts(mechs[c], sum(r[4][c] for r in results),
                                          f"{', '.join(paths)}, column {c!r}")
-            # rows mapped by unknown_as: a statistic of the raw input, for the operator
-            # (the report), never in the manifest or the parts' metadata
+            # the raw input's counts (rows mapped by unknown_as; numeric: clamped,
+            # rounded, missing): for the operator (FileReport.input_counts), never in the
+            # manifest or the parts' metadata
             raw_counts: dict[str, dict[str, int]] = {}
             for c, t in zip(cols, targets, strict=True):
                 for r in results:

@@ -790,8 +790,8 @@ def privatize_file(mechanism: Any, input: str | os.PathLike[str] | Sequence[Any]
                                    compression=compression,
                                    temps=temps, drop=drop)
                     staged.append(st)
-                    # statistics of the raw input: for the operator (the report), never
-                    # in the manifest or the output's metadata
+                    # statistics of the raw input: for the operator (FileReport
+                    # .input_counts), never in the manifest or the output's metadata
                     for c, t in zip(cols, targets, strict=True):
                         add_counts(raw_counts.setdefault(t, {}),
                                    numeric[c].counts if c in numeric
