@@ -148,6 +148,11 @@ def test_a_manifest_of_an_earlier_version_with_raw_counts_still_loads(tmp_path: 
     record = previous_privatization(tmp_path / "out.csv")
     assert record is not None
     assert record["privatized"]["sex"]["unknown_mapped_rows"] == UNKNOWN
+    # the estimate finds the mechanism through it, as before
+    from pmlkit.cli.main import main
+
+    assert main(["estimate", "--input", str(tmp_path / "out.csv"), "--column", "sex",
+                 "--json"]) == 0
     # a second pass over another column: the earlier record is kept, without the counts
     privatize_file(_mechanisms()["sex"], tmp_path / "out.csv", tmp_path / "again.csv",
                    "other", rng=2, no_joint_guarantee=True)
