@@ -24,9 +24,14 @@ Untouched columns come out exactly as they went in
   key-value metadata (pandas' included), each column's compression codec unless
   ``compression`` is given, and the row groups (a group larger than ``batch_rows`` is
   split into groups of ``batch_rows``: memory stays bounded by the batch). A dictionary
-  (categorical) column privatised comes back as a dictionary column: its own dictionary
-  (order and unused entries kept) when every output label is an entry of it, else the
-  output labels.
+  (categorical) column privatised comes back as a dictionary column whose dictionary is
+  the output labels, in the mechanism's order: a dictionary read from the file may be
+  built from the raw values (a row group's dictionary page holds the values that occur
+  in it, in the order they first occur), so keeping it would disclose them. Only an
+  ordered dictionary (a declared order: an ordered pandas categorical, a polars Enum)
+  holding every output label keeps its entries and order, and only when every row group
+  holds the same one (:func:`declared_dictionary`; a file whose row groups differ is
+  refused).
 
 Matching labels
 ---------------
@@ -168,6 +173,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         # dictionary entry) unless a policy needs to see every value
         in_place = [c for c, t in zip(cols, targets, strict=True) if c == t]
     out_fields = list(fields)
+    declared: dict[str, Any] = {}  # the declared ordered dictionaries kept (by column)
     for c, t in zip(cols, targets, strict=True):
         src = fields[names.index(c)]
         if out_fmt == "csv":
@@ -180,12 +186,20 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
             if pa.types.is_dictionary(src.type) and grid_of(mechs[c]) is None:
                 # a dictionary (categorical) column comes back dictionary-encoded, its
                 # dictionary the output labels (its index type widened where the input's
-                # cannot index every one of them)
+                # cannot index every one of them), or a declared ordered dictionary
+                # holding every output label (:func:`declared_dictionary`)
                 index = src.type.index_type
                 room = 1 << (index.bit_width - pa.types.is_signed_integer(index))
                 if len(mechs[c].output_labels) > room:
                     index = pa.int32()
-                typ = pa.dictionary(index, typ, src.type.ordered)
+                own = declared_dictionary(inp, c, src.type) \
+                    if in_fmt == "parquet" and src.type.ordered else None
+                if own is not None and covers(own, dictionary_labels(mechs[c], typ,
+                                                                     policy)[0]):
+                    declared[c] = own
+                    typ = src.type
+                else:
+                    typ = pa.dictionary(index, typ)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
             out_fields[names.index(t)] = f
@@ -273,7 +287,8 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 last = batch if batch.num_rows else last
                 new = privatize_batch(mechs, samplers, batch, cols, targets, encoders,
                                       gen, policies, from_text=in_fmt == "csv",
-                                      schema=schema, drop=drop)
+                                      schema=schema, drop=drop, declared=declared,
+                                      where=inp)
                 if new is None:  # a problem was found: keep counting it, write nothing
                     failed = True
                     continue
@@ -420,6 +435,56 @@ def output_type(mech: Any, in_type: Any) -> Any:
     return arrow_output_type(mech, in_type)
 
 
+def declared_dictionary(inp: Path, column: str, typ: Any) -> Any:
+    """The dictionary of the ordered dictionary column ``column`` (of type ``typ``) of
+    the Parquet file ``inp``, as its first row group holds it (the declared categories, in
+    their declared order); None when the file has no rows. Every batch released with it
+    must hold the same dictionary (:func:`privatize_batch`), so a file whose row groups
+    differ (a dictionary built from each group's data) is refused rather than disclosed,
+    whichever piece of it a Dask task reads."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        with pq.ParquetFile(inp, read_dictionary=[column]) as pf:
+            if pf.metadata.num_row_groups == 0 or pf.metadata.row_group(0).num_rows == 0:
+                return None
+            arr = pf.read_row_group(0, columns=[column]).column(0)
+    except (pa.ArrowException, OSError) as exc:
+        raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
+    # (read as a dictionary of the stored value type; its index type may differ)
+    chunks = [ch for ch in arr.chunks if pa.types.is_dictionary(ch.type)]
+    if not chunks or not chunks[0].type.value_type.equals(typ.value_type):
+        return None
+    return chunks[0].dictionary
+
+
+def dictionary_labels(mech: Any, value_type: Any, policy: Policy
+                      ) -> tuple[Any, np.ndarray | None]:
+    """The dictionary of a released dictionary column (the output labels, in the
+    mechanism's order, of ``value_type``; without ``(missing)`` under
+    ``missing="category"``, which writes that output as a missing value) and each output
+    index's position in it (numpy, the missing output's never read; None: the index
+    itself)."""
+    labels = label_array(mech, value_type)
+    pos = None
+    if policy.missing == "category" and MISSING_LABEL in mech.output_labels:
+        keep = np.ones(len(labels), dtype=bool)
+        keep[list(mech.output_labels).index(MISSING_LABEL)] = False
+        labels = labels.filter(keep)
+        pos = np.maximum(np.cumsum(keep) - 1, 0)
+    return labels, pos
+
+
+def covers(dictionary: Any, labels: Any) -> bool:
+    """Whether every one of ``labels`` is an entry of ``dictionary`` (of their type)."""
+    import pyarrow.compute as pc
+
+    if not dictionary.type.equals(labels.type):
+        return False
+    return bool(pc.index_in(labels, value_set=dictionary).null_count == 0)
+
+
 def label_array(mech: Any, out_type: Any) -> Any:
     """The mechanism's output labels as an Arrow array of the output column's type."""
     import pyarrow as pa
@@ -437,11 +502,15 @@ def privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSample
                     batch: Any, cols: list[str], targets: list[str],
                     encoders: dict[str, Encoder], gen: np.random.Generator,
                     policies: Mapping[str, Policy], *, from_text: bool,
-                    schema: Any, drop: Sequence[str] = ()) -> Any:
+                    schema: Any, drop: Sequence[str] = (),
+                    declared: Mapping[str, Any] | None = None, where: Path | None = None
+                    ) -> Any:
     """One record batch with its privatised columns released (:func:`draw_columns`) as
     columns of ``schema``: the output labels gathered by the drawn indices (a dictionary
-    column: the drawn indices over the output labels), missing where the policy says
-    so, the columns ``drop`` left out. ``None`` when a problem was found."""
+    column: the drawn indices over the output labels, or over the column's declared
+    ordered dictionary ``declared[c]``, which every batch's own dictionary must equal),
+    missing where the policy says so, the columns ``drop`` left out. ``None`` when a
+    problem was found. ``where`` names the input in an error."""
     import pyarrow as pa
     import pyarrow.compute as pc
 
@@ -455,17 +524,26 @@ def privatize_batch(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSample
         out_type = schema.field(t).type
         if pa.types.is_dictionary(out_type):
             # the drawn indices over the output labels, null where the output is missing;
-            # over the input's own dictionary (its order and unused entries kept, as a
-            # categorical in memory) when every output label is one of its entries
-            labels = label_array(mechs[c], out_type.value_type)
-            src = batch.column(names.index(c))
-            where = None
-            if pa.types.is_dictionary(src.type) \
-                    and src.type.value_type.equals(out_type.value_type):
-                pos = pc.index_in(labels, value_set=src.dictionary)
-                if pos.null_count == 0:
-                    labels, where = src.dictionary, pos.to_numpy(zero_copy_only=False)
-            codes = idx if where is None else where[idx]
+            # over the declared ordered dictionary (its order and unused entries kept, as
+            # an ordered categorical in memory) when every output label is one of its
+            # entries. Never over a dictionary of the batch's own: one built from the
+            # data (its entries, their order) would disclose the raw values
+            labels, pos = dictionary_labels(mechs[c], out_type.value_type, policies[c])
+            own = None if declared is None else declared.get(c)
+            if own is not None:
+                src = batch.column(names.index(c))
+                got = src.dictionary if pa.types.is_dictionary(src.type) else None
+                if got is None or not got.equals(own):
+                    raise DataError(
+                        f"column {c!r}{'' if where is None else f' of {str(where)!r}'} "
+                        "is an ordered dictionary (categorical) whose dictionary differs "
+                        "between row groups, so its order is not a declared one and "
+                        "keeping it would disclose the raw values; write the column with "
+                        "one dictionary in every row group, or unordered (its released "
+                        "dictionary is then the output labels); nothing was published")
+                at = pc.index_in(labels, value_set=own).to_numpy(zero_copy_only=False)
+                labels, pos = own, at if pos is None else at[pos]
+            codes = idx if pos is None else pos[idx]
             indices = pa.array(codes, mask=null).cast(out_type.index_type)
             new = pa.DictionaryArray.from_arrays(indices, labels, ordered=out_type.ordered)
         else:
