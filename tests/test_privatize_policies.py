@@ -120,14 +120,19 @@ def test_dask_collections_take_the_policies_partition_by_partition():
 
 
 def test_policies_keep_the_column_type():
-    # the same types the default path keeps, also where a missing value is kept: a
-    # categorical keeps its categories, a nullable Int64 / string stays what it was
+    # the same types the default path gives, also where a missing value is kept: a
+    # categorical stays categorical, a nullable Int64 / string stays what it was
     cat = pd.Series(["a", "b", None], dtype=pd.CategoricalDtype(["b", "a", "q"]))
     got = pmlkit.privatize(PERM, cat, missing="keep", rng=0)
-    # a missing value stays missing, a -> x, b -> y: outputs outside the categories
-    # are appended
-    assert list(got.dtype.categories) == ["b", "a", "q", "x", "y", "z"]
+    # a missing value stays missing, a -> x, b -> y: an unordered categorical's categories
+    # may come from the raw values, so the output labels are the released categories
+    assert list(got.dtype.categories) == ["x", "y", "z"] and not got.dtype.ordered
+    assert got.dtype == pmlkit.privatize(PERM, cat.fillna("a"), rng=0).dtype
     assert got.tolist()[:2] == ["x", "y"] and pd.isna(got.tolist()[2])
+    # an ordered (declared) categorical holding every output label keeps its categories
+    declared = pd.CategoricalDtype(["z", "y", "x", "a", "b"], ordered=True)
+    got = pmlkit.privatize(PERM, cat.astype(declared), missing="keep", rng=0)
+    assert got.dtype == declared and got.tolist()[:2] == ["x", "y"]
     ints = pd.Series([1, None, 3, 2], dtype="Int64")
     out = pmlkit.privatize(INTS, ints, missing="keep", rng=0)
     assert str(out.dtype) == "Int64" and out.tolist()[0] == 2 and out.tolist()[2] == 1

@@ -174,3 +174,94 @@ def test_the_missing_output_is_not_an_entry_of_the_released_dictionary(tmp_path)
     pmlkit.privatize_file(mech, inp, out, "x", missing="category", rng=0)
     assert _dictionaries(out, "x") == [["a", "b"]]
     assert pq.read_table(out).column("x").to_pylist() == [None, "b", "a"] * 4
+
+
+# -- in memory ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("kw", [{}, {"unknown_as": "a"}, {"missing": "keep"}])
+def test_pandas_unordered_categories_do_not_depend_on_the_raw_values(kw):
+    """pandas: categories in the raw values' order, with an unused one, or (with
+    ``unknown_as``) with one outside the mechanism's labels: the same released dtype
+    (the output labels, in the mechanism's order) and, under one seed, values."""
+    values = ["a", "b", "c", "a"] * 5
+    inputs = [pd.Series(pd.Categorical(values, categories=cats))
+              for cats in (["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b", "unused"])]
+    if kw:
+        inputs.append(pd.Series(pd.Categorical(values, categories=["q", "c", "b", "a"])))
+    outs = [pmlkit.privatize(RR3, s, rng=11, **kw) for s in inputs]
+    for out in outs:
+        assert isinstance(out.dtype, pd.CategoricalDtype) and not out.dtype.ordered
+        assert list(out.dtype.categories) == ["c", "a", "b"]
+        assert out.tolist() == outs[0].tolist()
+    if not kw:  # a pandas Categorical (not a Series; without policies) alike
+        cat = pmlkit.privatize(RR3, pd.Categorical(values,
+                                                   categories=["b", "unused", "c", "a"]),
+                               rng=11)
+        assert list(cat.categories) == ["c", "a", "b"] and cat.tolist() == outs[0].tolist()
+    # and a DataFrame column
+    df = pmlkit.privatize(RR3, pd.DataFrame({"x": inputs[2]}), columns="x", into="x_r",
+                          rng=11, **kw)
+    assert list(df["x_r"].dtype.categories) == ["c", "a", "b"]
+
+
+def test_memory_and_file_release_the_same_dtype_and_values(tmp_path):
+    """Under one seed the file release and the in-memory release of an unordered pandas
+    categorical give the same values and the same dtype."""
+    s = pd.Series(pd.Categorical(["a", "b", "c"] * 20, categories=["b", "zz", "a", "c"]))
+    inp, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pd.DataFrame({"x": s}).to_parquet(inp)
+    pmlkit.privatize_file(RR3, inp, out, "x", rng=5)
+    back = pd.read_parquet(out)["x"]
+    memory = pmlkit.privatize(RR3, s, rng=5)
+    assert back.dtype == memory.dtype
+    assert list(memory.dtype.categories) == ["c", "a", "b"]
+    assert back.tolist() == memory.tolist()
+
+
+def test_ordered_pandas_categorical_keeps_its_declared_categories():
+    dtype = pd.CategoricalDtype(["b", "unused", "c", "a"], ordered=True)
+    s = pd.Series(["a", "b", "c"] * 10, dtype=dtype)
+    for kw in ({}, {"unknown_as": "a"}):
+        out = pmlkit.privatize(RR3, s, rng=2, **kw)
+        assert out.dtype == dtype
+        assert (out < "a").tolist() == [v != "a" for v in out.tolist()]
+
+
+def test_arrow_dictionary_in_memory_is_released_without_its_dictionary():
+    """In memory a dictionary array is released as a plain array: no dictionary at all
+    (the values only), whatever the raw dictionary's order."""
+    values = ["a", "c", "a", "b"] * 5
+    outs = []
+    for order in (["a", "c", "b"], ["b", "c", "a", "unused"]):
+        arr = pa.DictionaryArray.from_arrays(
+            pa.array([order.index(v) for v in values], pa.int8()), pa.array(order))
+        assert arr.to_pylist() == values
+        out = pmlkit.privatize(RR3, arr, rng=4)
+        assert out.type == pa.string()
+        outs.append(out.to_pylist())
+    assert outs[0] == outs[1]
+
+
+def test_polars_categorical_released_values_and_exports_do_not_depend_on_raw_order():
+    """polars: a Categorical's dtype carries no per-column categories (polars >= 1.32:
+    one global set, whatever the column); the released column stays a Categorical and
+    its Arrow export's dictionary holds the released values only, in their order."""
+    pl = pytest.importorskip("polars")
+    values = ["c", "a", "b", "a"] * 5
+    raw = pl.Series("x", values, dtype=pl.Categorical)
+    out = pmlkit.privatize(RR3, raw, rng=6)
+    assert out.dtype == raw.dtype
+    released = out.to_list()
+    assert out.to_arrow().dictionary.to_pylist() == list(dict.fromkeys(released))
+    assert released == pmlkit.privatize(RR3, pl.Series("x", values), rng=6).to_list()
+
+
+def test_polars_enum_keeps_its_declared_categories():
+    pl = pytest.importorskip("polars")
+    enum = pl.Enum(["b", "unused", "c", "a"])
+    s = pl.Series("x", ["a", "b", "c"] * 10, dtype=enum)
+    for kw in ({}, {"unknown_as": "a"}):
+        out = pmlkit.privatize(RR3, s, rng=2, **kw)
+        assert out.dtype == enum
+    df = pmlkit.privatize(RR3, pl.DataFrame({"x": s}), columns="x", into="x_r", rng=2)
+    assert df["x_r"].dtype == enum

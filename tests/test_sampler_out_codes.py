@@ -96,9 +96,16 @@ def test_categorical_releases_are_the_object_release(k):
     out, report = pmlkit.privatize_with_report(mech, cats, rng=5)
     assert out.astype(object).tolist() == ref
     assert out.name == "c" and out.index.equals(cats.index)
-    assert list(out.cat.categories) == list(names[::-1])  # the input's own categories
+    # an unordered categorical's categories may come from the raw values: the released
+    # ones are the output labels, in the mechanism's order
+    assert list(out.cat.categories) == list(names) and not out.cat.ordered
     assert out.cat.codes.dtype == (np.int8 if k < 127 else np.int16)
     assert report.output_counts == want
+    # an ordered one's are declared: kept, in their order
+    declared = pd.CategoricalDtype(list(names[::-1]), ordered=True)
+    out = pmlkit.privatize(mech, cats.astype(declared), rng=5)
+    assert out.astype(object).tolist() == ref and out.dtype == declared
+    assert out.cat.codes.dtype == (np.int8 if k < 127 else np.int16)
     for dtype in (pl.Categorical, pl.Enum(list(names))):
         s = pl.Series("p", pool[x].tolist(), dtype=pl.String).cast(dtype)
         got = pmlkit.privatize(mech, s, rng=5)

@@ -383,8 +383,9 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             # categories matched once; rows keep their narrow (int8/int16) codes, which
             # the sampler maps through the categories' input indices as it draws. The
             # outputs are written straight as the result's codes: those of the input's
-            # own categories when every output label is one of them, else of the output
-            # labels, of the width pandas gives them (no array of 8-byte indices)
+            # declared (ordered) categories when every output label is one of them, else
+            # of the output labels, of the width pandas gives them (no array of 8-byte
+            # indices)
             where = _output_categories(mech, s.dtype)
             if where is not None:
                 code_type = _category_code_dtype(len(cats))
@@ -400,13 +401,10 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             draw_in_chunks(sampler, raw, generator, idx, cat_codes,
                            np.arange(mech.n_outputs, dtype=code_type))
         kept = _in_categories(mech, s.dtype, idx)
-        if kept is not None:  # the input's own categories (and order) for the output
+        if kept is not None:  # the input's declared categories (and order) for the output
             return pd.Series(kept, index=s.index, name=s.name, copy=False), idx, None
-        out_cats = pd.Index(list(mech.output_labels),
-                            dtype=object if label_kind(mech.output_labels) == "bool"
-                            else None)
         # the sampler's outputs index the labels: no range passes of pandas'
-        cat = _from_codes(idx, categories=out_cats)
+        cat = _from_codes(idx, dtype=output_categorical(mech))
         # (the categorical is this call's own: no copy of it, which pandas 3 makes by
         # default)
         return pd.Series(cat, index=s.index, name=s.name, copy=False), idx, None
@@ -453,13 +451,55 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
     return out, idx, None
 
 
+def output_categorical(mech: Mechanism, dtype: Any = None, *,
+                       without_missing: bool = False) -> Any:
+    """The pandas dtype of a categorical released by ``mech`` from a categorical of
+    ``dtype``: ``dtype`` itself when it is ordered (declared) and every output label is
+    one of its categories, else the output labels as the categories, in the mechanism's
+    order (unordered). ``without_missing``: the output ``(missing)`` is released as a
+    missing value (``missing="category"``), so it is not a category.
+
+    Examples
+    --------
+    >>> import pandas as pd
+    >>> import pmlkit
+    >>> m = pmlkit.Mechanism([[0.5, 0.5], [0.5, 0.5]], ("a", "b"), ("a", "b"))
+    >>> list(output_categorical(m, pd.CategoricalDtype(["b", "a", "c"])).categories)
+    ['a', 'b']
+    >>> output_categorical(m, pd.CategoricalDtype(["b", "a"], ordered=True)).ordered
+    True
+    """
+    import pandas as pd
+
+    from .._encoding import MISSING_LABEL
+
+    labels = [o for o in mech.output_labels
+              if not (without_missing and isinstance(o, str) and o == MISSING_LABEL)]
+    if dtype is not None and dtype.ordered \
+            and label_kind(mech.output_labels) == label_kind(mech.input_labels):
+        cats = dtype.categories
+        where = cats.get_indexer(pd.Index(labels, dtype=object) if cats.dtype == object
+                                 else labels)
+        if not (len(where) and where.min() < 0):
+            return dtype
+    return pd.CategoricalDtype(pd.Index(labels, dtype=object if label_kind(labels)
+                                        == "bool" else None))
+
+
 def _output_categories(mech: Mechanism, dtype: Any) -> NDArray[np.int64] | None:
     """The position of every output label among the categories of the categorical
-    ``dtype`` when each is one of them (of the input labels' kind), else None."""
+    ``dtype`` when it is ordered and each is one of them (of the input labels' kind),
+    else None.
+
+    Only an ordered categorical's categories are kept for the output: they and their
+    order are declared. An unordered one's may be built from the raw values (pandas'
+    ``Categorical(values)``, a Parquet dictionary page, ``dictionary_encode``): its
+    entries, unused ones included, and their order would disclose raw values that the
+    mechanism's guarantee does not cover, so its output gets the output labels."""
     import pandas as pd
 
     cats = dtype.categories
-    if label_kind(mech.output_labels) != label_kind(mech.input_labels):
+    if not dtype.ordered or label_kind(mech.output_labels) != label_kind(mech.input_labels):
         return None
     where = np.asarray(cats.get_indexer(pd.Index(list(mech.output_labels), dtype=object)
                                         if cats.dtype == object
@@ -471,9 +511,9 @@ def _output_categories(mech: Mechanism, dtype: Any) -> NDArray[np.int64] | None:
 
 def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
     """The released outputs ``idx`` as a categorical of the input's own ``dtype`` (its
-    categories, in their order, ordered or not) when every output label is one of its
+    categories, in their order) when it is ordered and every output label is one of its
     categories (of the input labels' kind); else None (the output labels become the
-    categories)."""
+    categories: :func:`_output_categories`)."""
     cats = dtype.categories
     where = _output_categories(mech, dtype)
     if where is None:

@@ -440,7 +440,8 @@ def _one(mech: Mechanism, values: Any, kind: str, source: RandomSource, policy: 
                 pass
         return series.rename(values.name)
     if kind == "pandas":
-        return _as_pandas(out, values, keep is not None, mech)
+        return _as_pandas(out, values, keep is not None, mech,
+                          missing_as_null=policy.missing == "category")
     if kind == "list":
         return out.to_pylist()
     res = out.to_numpy(zero_copy_only=False)
@@ -464,13 +465,16 @@ def _lossless_cast(res: np.ndarray, dtype: Any) -> np.ndarray:
     return cast if same else res
 
 
-def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
+def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism,
+               missing_as_null: bool = False) -> Any:
     """The released Arrow column as a pandas Series shaped like ``values``.
 
     Positional: the released values in the input's row order, under its own index and name
     (``pd.Series(series, index=...)`` would align on labels and lose every row of an index
-    other than 0..n-1). The column's dtype is kept where the released values fit it: a
-    categorical keeps its categories (output labels outside them are appended), a pandas
+    other than 0..n-1). The column's dtype is kept where the released values fit it: an
+    ordered categorical keeps its categories when every output label is one of them, any
+    other categorical gets the output labels as its categories (as the file engine gives
+    it: an unordered one's may be built from the raw values), a pandas
     extension dtype (``Int64``, ``string``, ...) also when missing values were kept, a numpy
     dtype only when no missing value was kept (NaN does not fit an integer).
     """
@@ -480,10 +484,11 @@ def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism) -> Any:
     dtype = values.dtype
     try:
         if isinstance(dtype, pd.CategoricalDtype):
-            cats = list(dtype.categories)
-            known = set(cats)
-            extra = [o for o in mech.output_labels if o not in known and o != MISSING_LABEL]
-            return res.astype(pd.CategoricalDtype(cats + extra, ordered=dtype.ordered))
+            from ._core import output_categorical
+
+            # (the output "(missing)" under missing="category" is a missing value)
+            return res.astype(output_categorical(mech, dtype,
+                                                 without_missing=missing_as_null))
         if isinstance(dtype, pd.api.extensions.ExtensionDtype):
             return res.astype(dtype)  # refuses what does not fit (caught below)
         if not kept_nulls:

@@ -140,7 +140,9 @@ def privatize(mechanism: Any, values: Any, *, rng: Any = None,
     -------
     The same kind of container, same length and order (and pandas index), holding output
     labels of the mechanism's label type: numpy array, list, pandas Series (same index and
-    name; categorical in, categorical out), pandas Categorical, polars Series / DataFrame /
+    name; categorical in, categorical out: the output labels are its categories, in the
+    mechanism's order, unless it is ordered and holds them all, when its declared categories
+    and order are kept), pandas Categorical, polars Series / DataFrame /
     LazyFrame (same name and dtype when the output labels fit it), pyarrow
     Array/ChunkedArray/Table/RecordBatch (same chunking and field metadata; dictionary
     input gives plain output), pandas/dask DataFrame. Under one seed every container gives
