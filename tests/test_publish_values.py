@@ -4,8 +4,8 @@ labels that maximises P[released = true] under the estimate (issue 35, item 1).
 
 The assignment is checked against a brute-force maximum over every injective map, the
 post-processing against the PML formula computed here, and the release paths for the
-column's own type (int stays int, a categorical keeps its categories, strings stay
-strings)."""
+column's own type (int stays int, an ordered categorical keeps its declared categories,
+strings stay strings)."""
 
 from __future__ import annotations
 
@@ -226,9 +226,9 @@ def test_categorical_keeps_its_categories():
 
 
 def test_categorical_keeps_its_categories_in_a_parquet_file(tmp_path):
-    """The file path keeps a categorical's dictionary as memory does: order, the ordered
-    flag and unused categories (the output labels in their own order reversed the
-    comparisons of an ordered column), row group after row group."""
+    """The file path keeps an ordered categorical's declared dictionary as memory does:
+    order, the ordered flag and unused categories (the output labels in their own order
+    reversed the comparisons of an ordered column), row group after row group."""
     pd = pytest.importorskip("pandas")
     pytest.importorskip("pyarrow.parquet")
     from pmlkit.privatization import privatize_file

@@ -105,6 +105,30 @@ def scheduler():  # type: ignore[no-untyped-def]
     cluster.close()
 
 
+def test_pandas_metadata_does_not_count_the_raw_categories(tmp_path):
+    """pandas' metadata in a Parquet file counts a categorical's categories
+    (``num_categories``): the raw column's count is the number of distinct raw values of a
+    data-built categorical. The release describes its released column instead, and a raw
+    column left out not at all."""
+    import json
+
+    metas = []
+    for cats in (["a", "b", "c"], ["a", "b", "c", "secret1", "secret2"]):
+        df = pd.DataFrame({"x": pd.Categorical(["a", "b", "c"] * 4, categories=cats),
+                           "id": np.arange(12)})
+        inp = tmp_path / f"{len(cats)}.parquet"
+        df.to_parquet(inp)
+        for kw in ({}, {"into": "x_r", "keep_raw": False}):
+            out = tmp_path / f"{len(cats)}-{len(kw)}.out.parquet"
+            pmlkit.privatize_file(RR3, inp, out, "x", rng=0, **kw)
+            entries = json.loads(pq.read_schema(out).metadata[b"pandas"])["columns"]
+            metas.append({e["field_name"]: e["metadata"] for e in entries})
+            assert pd.read_parquet(out)["x_r" if kw else "x"].tolist()
+    assert metas[0] == metas[2] and metas[1] == metas[3]
+    assert metas[0]["x"] == {"num_categories": 3, "ordered": False}
+    assert "x" not in metas[1]
+
+
 def test_the_dask_engine_releases_the_same_dictionary(tmp_path, scheduler):
     """The Dask engine (one task per row group) gives the output labels too."""
     from pmlkit.privatization._dask import privatize_file_dask

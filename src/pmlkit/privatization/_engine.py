@@ -174,6 +174,7 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
         in_place = [c for c, t in zip(cols, targets, strict=True) if c == t]
     out_fields = list(fields)
     declared: dict[str, Any] = {}  # the declared ordered dictionaries kept (by column)
+    sizes: dict[str, int] = {}  # each released dictionary's number of entries
     for c, t in zip(cols, targets, strict=True):
         src = fields[names.index(c)]
         if out_fmt == "csv":
@@ -194,18 +195,25 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                     index = pa.int32()
                 own = declared_dictionary(inp, c, src.type) \
                     if in_fmt == "parquet" and src.type.ordered else None
-                if own is not None and covers(own, dictionary_labels(mechs[c], typ,
-                                                                     policy)[0]):
+                labels = dictionary_labels(mechs[c], typ, policy)[0]
+                if own is not None and covers(own, labels):
                     declared[c] = own
                     typ = src.type
+                    sizes[c] = len(own)
                 else:
                     typ = pa.dictionary(index, typ)
+                    sizes[c] = len(labels)
         f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
         if t in names:
             out_fields[names.index(t)] = f
         else:
             out_fields.append(f)
             codecs.setdefault(t, codecs.get(c, "snappy"))
+    if b"pandas" in base_meta:  # (its description of the raw columns released)
+        base_meta[b"pandas"] = released_pandas_meta(
+            base_meta[b"pandas"], {c: out_fields[names.index(c)].type
+                                   for c, t in zip(cols, targets, strict=True) if c == t},
+            sizes, drop)
     # pyarrow keeps metadata keys as bytes: a str key would not replace the input's record
     merged_meta = {**base_meta, **{k.encode(): v for k, v in meta.items()}}
     if drop:  # the raw columns left out (their released values are in other columns)
@@ -433,6 +441,58 @@ def output_type(mech: Any, in_type: Any) -> Any:
     if grid is not None:
         return numeric_arrow_type(grid, in_type)
     return arrow_output_type(mech, in_type)
+
+
+def released_pandas_meta(text: bytes, released: Mapping[str, Any],
+                         sizes: Mapping[str, int], drop: Sequence[str]) -> bytes:
+    """The pandas metadata ``text`` (an Arrow schema's ``pandas`` entry) of a release:
+    a categorical column released in place (``released``: its output type) described by
+    its released dictionary (``num_categories``: ``sizes``, ``ordered``), a column no
+    longer a dictionary or left out (``drop``) no longer described. The input's entry
+    counts the raw column's categories: built from the data, that is the number of
+    distinct raw values. Text that is not pandas metadata, or that describes no such
+    column, is returned as it is.
+
+    Examples
+    --------
+    >>> import json
+    >>> import pyarrow as pa
+    >>> entry = {"name": "x", "field_name": "x", "pandas_type": "categorical",
+    ...          "numpy_type": "int8", "metadata": {"num_categories": 9, "ordered": False}}
+    >>> text = json.dumps({"columns": [entry]}).encode()
+    >>> typ = pa.dictionary(pa.int8(), pa.string())
+    >>> out = released_pandas_meta(text, {"x": typ}, {"x": 2}, [])
+    >>> json.loads(out)["columns"][0]["metadata"]
+    {'num_categories': 2, 'ordered': False}
+    >>> json.loads(released_pandas_meta(text, {}, {}, ["x"]))["columns"]
+    []
+    """
+    import pyarrow as pa
+
+    try:
+        doc = json.loads(text)
+        entries = doc["columns"]
+        if not isinstance(entries, list):
+            return text
+    except (TypeError, ValueError, KeyError):
+        return text
+    kept = []
+    for e in entries:
+        name = e.get("field_name", e.get("name")) if isinstance(e, dict) else None
+        if name in drop:
+            continue
+        typ = released.get(name) if isinstance(name, str) else None
+        if typ is not None and e.get("pandas_type") == "categorical":
+            if not pa.types.is_dictionary(typ):
+                continue
+            e = {**e, "metadata": {**(e.get("metadata") or {}),
+                                   "num_categories": sizes.get(str(name)),
+                                   "ordered": typ.ordered}}
+        kept.append(e)
+    if kept == entries:
+        return text
+    doc["columns"] = kept
+    return json.dumps(doc).encode()
 
 
 def declared_dictionary(inp: Path, column: str, typ: Any) -> Any:
