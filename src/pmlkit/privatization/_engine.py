@@ -21,7 +21,8 @@ Untouched columns come out exactly as they went in
   and a second kind of line ending are not kept).
 * CSV -> Parquet keeps text as text (``string`` columns).
 * Parquet -> Parquet keeps the schema (types, field metadata), the values and the
-  key-value metadata (pandas' included), each column's compression codec unless
+  key-value metadata (pandas' included; its description of a released categorical is the
+  released one's, :func:`released_pandas_meta`), each column's compression codec unless
   ``compression`` is given, and the row groups (a group larger than ``batch_rows`` is
   split into groups of ``batch_rows``: memory stays bounded by the batch). A dictionary
   (categorical) column privatised comes back as a dictionary column whose dictionary is
