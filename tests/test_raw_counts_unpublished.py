@@ -240,3 +240,17 @@ def test_release_command_shows_the_operator_the_raw_counts(tmp_path: Path, capsy
     assert "counts of the raw input (for you only" in out and "not for publication" in out
     assert f"{LOW + HIGH} clamped ({LOW} below, {HIGH} above), {ROUNDED} rounded" in out
     assert f"sex: {UNKNOWN} input value(s) outside its categories released as 'F'" in out
+
+
+def test_manifest_entry_done_is_deprecated_and_adds_no_counts() -> None:
+    """``done=True`` used to add the raw counts to a numeric column's manifest entry: the
+    parameter stays, deprecated, and adds nothing."""
+    from pmlkit.numeric.design import laplace_mechanism
+    from pmlkit.numeric.grid import NumericGrid
+    from pmlkit.privatization.numeric_release import NumericPolicy, manifest_entry
+
+    g = NumericGrid(0, 4, 1)
+    pol = NumericPolicy(laplace_mechanism(g, [0.2] * 5, 1.0), g, None, "error", None)
+    with pytest.warns(DeprecationWarning, match="done= is deprecated"):
+        entry = manifest_entry(pol, done=True)
+    assert sorted(entry["numeric"]) == ["grid", "policy"]

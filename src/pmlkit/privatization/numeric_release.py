@@ -330,10 +330,11 @@ class NumericPolicy:
         return pa.array(out_vals, mask=missing if n_missing else None), keep_mask
 
 
-def manifest_entry(policy: Any) -> dict[str, Any]:
+def manifest_entry(policy: Any, done: bool | None = None) -> dict[str, Any]:
     """The manifest's record of a numeric column: the grid and its policy. Nothing about
     the raw values: how many were clamped, rounded or missing (:attr:`NumericPolicy.counts`)
     is a statistic of the input that no guarantee covers, for the operator only.
+    ``done`` is deprecated and has no effect (it added those counts).
 
     Examples
     --------
@@ -343,6 +344,11 @@ def manifest_entry(policy: Any) -> dict[str, Any]:
     >>> sorted(manifest_entry(pol)["numeric"])
     ['grid', 'policy']
     """
+    if done is not None:
+        from .._deprecation import warn_deprecated
+
+        warn_deprecated("manifest_entry: done= is deprecated and has no effect: the "
+                        "manifest no longer holds counts of the raw input")
     return {"numeric": {"grid": policy.grid.to_dict(),
                         "policy": policy.grid.to_dict()["policy"]}}
 
