@@ -79,6 +79,7 @@ LAYERS: dict[str, int] = {
     "pmlkit.privatization": 5,
     "pmlkit.io": 5,
     "pmlkit._csv_text": 5,  # the file release's CSV writer (layout, minimal quoting)
+    "pmlkit._csv_bytes": 5,  # a CSV file's bytes as the reader should see them
     "pmlkit.datasets": 5,
     # the analyst's side of a release (a package): estimates from counts, from released
     # values, and the mechanism of a released file

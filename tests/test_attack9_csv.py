@@ -138,7 +138,7 @@ def test_a_piece_of_a_csv_keeps_a_quoted_crlf_across_a_read_block(tmp_path: Path
 
 
 def test_the_quote_check_reports_a_vanished_file_as_a_data_error(tmp_path: Path) -> None:
-    from pmlkit.io import check_closed_quote
+    from pmlkit._csv_bytes import check_closed_quote
 
     with pytest.raises(DataError, match="cannot read"):
         check_closed_quote(tmp_path / "gone.csv", "q\nb")
@@ -167,7 +167,7 @@ def test_a_crlf_file_without_quotes_keeps_its_read_ahead_and_its_records(
     # a CRLF pair split by a block boundary is a line end when the file holds no quote:
     # such a file keeps the read-ahead scanner (every large CRLF file has such a pair),
     # and every record comes out; one quote anywhere sends the file to the one stream
-    from pmlkit.io import _splits_crlf
+    from pmlkit._csv_bytes import splits_crlf
 
     block = 1 << 16
     head = b"s,x\r\n"
@@ -175,9 +175,9 @@ def test_a_crlf_file_without_quotes_keeps_its_read_ahead_and_its_records(
     data = head + pad + b"a,1\r\n" * 30000
     assert data[block - 1:block + 1] == b"\r\n"
     (tmp_path / "in.csv").write_bytes(data)
-    assert not _splits_crlf(tmp_path / "in.csv", block)
+    assert not splits_crlf(tmp_path / "in.csv", block)
     out = _release(tmp_path, data, "s", batch_rows=1)
     assert [r[1] for r in _records(out)] == [r[1] for r in _records(data)]
     assert out.count(b"\r\n") == data.count(b"\r\n")
     (tmp_path / "q.csv").write_bytes(data + b'a,"q"\r\n')
-    assert _splits_crlf(tmp_path / "q.csv", block)
+    assert splits_crlf(tmp_path / "q.csv", block)

@@ -49,6 +49,13 @@ from ..sampler import (
     output_label_array,
     run_chunks,
 )
+from ._categories import (
+    category_code_dtype,
+    from_codes,
+    in_categories,
+    output_categorical,
+    output_categories,
+)
 
 __all__ = [
     "CHUNK_ROWS",
@@ -322,7 +329,7 @@ def _arrow_indices(mech: Mechanism, sampler: AliasSampler, pieces: Sequence[Any]
     narrowest signed integer type holding them (Arrow's take reads any integer
     indices)."""
     n = sum(len(piece) for piece in pieces)
-    idx = np.empty(n, dtype=_category_code_dtype(mech.n_outputs))
+    idx = np.empty(n, dtype=category_code_dtype(mech.n_outputs))
     chunks = [piece.slice(start, CHUNK_ROWS) for piece in pieces
               for start in range(0, len(piece), CHUNK_ROWS)]
     _encode_and_draw(mech, chunks, generator, Encoder.encode_arrow,
@@ -386,25 +393,25 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
             # declared (ordered) categories when every output label is one of them, else
             # of the output labels, of the width pandas gives them (no array of 8-byte
             # indices)
-            where = _output_categories(mech, s.dtype)
+            where = output_categories(mech, s.dtype)
             if where is not None:
-                code_type = _category_code_dtype(len(cats))
+                code_type = category_code_dtype(len(cats))
                 codes = np.empty(raw.shape[0], dtype=code_type)
                 draw_in_chunks(sampler, raw, generator, codes, cat_codes,
                                where.astype(code_type))
-                cat = _from_codes(codes, dtype=s.dtype)
+                cat = from_codes(codes, dtype=s.dtype)
                 # each output's records: those of its category (distinct categories)
                 got = count_outputs(codes, len(cats))[where]
                 return pd.Series(cat, index=s.index, name=s.name, copy=False), codes, got
-            code_type = _category_code_dtype(mech.n_outputs)
+            code_type = category_code_dtype(mech.n_outputs)
             idx = np.empty(raw.shape[0], dtype=code_type)
             draw_in_chunks(sampler, raw, generator, idx, cat_codes,
                            np.arange(mech.n_outputs, dtype=code_type))
-        kept = _in_categories(mech, s.dtype, idx)
+        kept = in_categories(mech, s.dtype, idx)
         if kept is not None:  # the input's declared categories (and order) for the output
             return pd.Series(kept, index=s.index, name=s.name, copy=False), idx, None
         # the sampler's outputs index the labels: no range passes of pandas'
-        cat = _from_codes(idx, dtype=output_categorical(mech))
+        cat = from_codes(idx, dtype=output_categorical(mech))
         # (the categorical is this call's own: no copy of it, which pandas 3 makes by
         # default)
         return pd.Series(cat, index=s.index, name=s.name, copy=False), idx, None
@@ -449,95 +456,6 @@ def _privatize_pandas(mech: Mechanism, sampler: AliasSampler, s: Any,
         except (TypeError, ValueError):
             pass
     return out, idx, None
-
-
-def output_categorical(mech: Mechanism, dtype: Any = None, *,
-                       without_missing: bool = False) -> Any:
-    """The pandas dtype of a categorical released by ``mech`` from a categorical of
-    ``dtype``: ``dtype`` itself when it is ordered (declared) and every output label is
-    one of its categories, else the output labels as the categories, in the mechanism's
-    order (unordered). ``without_missing``: the output ``(missing)`` is released as a
-    missing value (``missing="category"``), so it is not a category.
-
-    Examples
-    --------
-    >>> import pandas as pd
-    >>> import pmlkit
-    >>> m = pmlkit.Mechanism([[0.5, 0.5], [0.5, 0.5]], ("a", "b"), ("a", "b"))
-    >>> list(output_categorical(m, pd.CategoricalDtype(["b", "a", "c"])).categories)
-    ['a', 'b']
-    >>> output_categorical(m, pd.CategoricalDtype(["b", "a"], ordered=True)).ordered
-    True
-    """
-    import pandas as pd
-
-    from .._encoding import MISSING_LABEL
-
-    labels = [o for o in mech.output_labels
-              if not (without_missing and isinstance(o, str) and o == MISSING_LABEL)]
-    if dtype is not None and dtype.ordered \
-            and label_kind(mech.output_labels) == label_kind(mech.input_labels):
-        cats = dtype.categories
-        where = cats.get_indexer(pd.Index(labels, dtype=object) if cats.dtype == object
-                                 else labels)
-        if not (len(where) and where.min() < 0):
-            return dtype
-    return pd.CategoricalDtype(pd.Index(labels, dtype=object if label_kind(labels)
-                                        == "bool" else None))
-
-
-def _output_categories(mech: Mechanism, dtype: Any) -> NDArray[np.int64] | None:
-    """The position of every output label among the categories of the categorical
-    ``dtype`` when it is ordered and each is one of them (of the input labels' kind),
-    else None.
-
-    Only an ordered categorical's categories are kept for the output: they and their
-    order are declared. An unordered one's may be built from the raw values (pandas'
-    ``Categorical(values)``, a Parquet dictionary page, ``dictionary_encode``): its
-    entries, unused ones included, and their order would disclose raw values that the
-    mechanism's guarantee does not cover, so its output gets the output labels."""
-    import pandas as pd
-
-    cats = dtype.categories
-    if not dtype.ordered or label_kind(mech.output_labels) != label_kind(mech.input_labels):
-        return None
-    where = np.asarray(cats.get_indexer(pd.Index(list(mech.output_labels), dtype=object)
-                                        if cats.dtype == object
-                                        else list(mech.output_labels)), dtype=np.int64)
-    if where.size and where.min() < 0:
-        return None
-    return where
-
-
-def _in_categories(mech: Mechanism, dtype: Any, idx: NDArray[Any]) -> Any:
-    """The released outputs ``idx`` as a categorical of the input's own ``dtype`` (its
-    categories, in their order) when it is ordered and every output label is one of its
-    categories (of the input labels' kind); else None (the output labels become the
-    categories: :func:`_output_categories`)."""
-    cats = dtype.categories
-    where = _output_categories(mech, dtype)
-    if where is None:
-        return None
-    # (indexing, not take: take converts a narrow index array to 8-byte indices whole)
-    codes = where.astype(_category_code_dtype(len(cats)), copy=False)[idx]
-    return _from_codes(codes, dtype=dtype)
-
-
-def _from_codes(codes: NDArray[Any], **kw: Any) -> Any:
-    """``pd.Categorical.from_codes(codes, **kw)`` without pandas' range pass over codes
-    the draw wrote (each is a category's)."""
-    import pandas as pd
-
-    return pd.Categorical.from_codes(codes, validate=False, **kw)
-
-
-def _category_code_dtype(n_categories: int) -> np.dtype[Any]:
-    """The dtype pandas keeps the codes of ``n_categories`` categories in (the
-    narrowest signed integer holding ``n_categories`` and the null code -1)."""
-    for t in (np.int8, np.int16, np.int32):
-        if n_categories < np.iinfo(t).max:
-            return np.dtype(t)
-    return np.dtype(np.int64)
 
 
 def _polars_labels(mech: Mechanism, dtype: Any) -> Any:

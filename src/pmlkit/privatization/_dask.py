@@ -275,7 +275,8 @@ def privatize_file_dask(mechanism: Any, input: Any, output: Any,
         raise DataError("the dask engine needs the optional dependencies: install them "
                         "with pip install 'pmlkit[dask]' (or use the local engine)") from None
 
-    from ..io import compression_of, expand_inputs, file_format
+    from .._csv_bytes import compression_of
+    from ..io import expand_inputs, file_format
     from ..rng import resolve_rng
     from ._core import check_column_names, mech_digest
     from ._policies import missing_by_column

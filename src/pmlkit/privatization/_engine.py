@@ -54,11 +54,11 @@ from typing import Any
 
 import numpy as np
 
+from .._csv_bytes import check_closed_quote, compression_of
 from .._encoding import label_texts
 from ..errors import DataError
 from ..io import (
     CsvOptions,
-    check_closed_quote,
     default_delimiter,
     file_format,
     iter_batches,
@@ -245,7 +245,6 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 writer = pq.ParquetWriter(sink, schema, compression=codec)
             else:
                 from .._csv_text import CsvLayout, CsvTextWriter
-                from ..io import compression_of
 
                 # the declared separator, else by the output's extension (.tsv: tab)
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \

@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from .._csv_bytes import WholeCrlf
 from ..errors import DataError
-from ..io import CsvOptions, WholeCrlf, file_format
+from ..io import CsvOptions, file_format
 
 __all__ = ["csv_pieces", "parquet_pieces", "piece_batches"]
 

@@ -484,7 +484,7 @@ def _as_pandas(out: Any, values: Any, kept_nulls: bool, mech: Mechanism,
     dtype = values.dtype
     try:
         if isinstance(dtype, pd.CategoricalDtype):
-            from ._core import output_categorical
+            from ._categories import output_categorical
 
             # (the output "(missing)" under missing="category" is a missing value)
             return res.astype(output_categorical(mech, dtype,
