@@ -410,16 +410,18 @@ def up_text(value: float, digits: int = 6) -> str:
     >>> up_text(1.9988444), up_text(2.0), up_text(0.1234561, 4), up_text(9.9999995)
     ('1.99885', '2', '0.1235', '10')
     """
-    v = float(value)
-    text = f"{v:.{digits}g}"
-    if not math.isfinite(v) or float(text) >= v:
-        return text
     from decimal import ROUND_CEILING, Decimal
 
-    exact = Decimal(v)  # the float's exact value
+    v = float(value)
+    text = f"{v:.{digits}g}"
+    if not math.isfinite(v):
+        return text
+    exact = Decimal(v)  # the float's exact value (float(text) >= v is not: 0.1 rounds to it)
+    if Decimal(text) >= exact:
+        return text
     quantum = Decimal(1).scaleb(exact.adjusted() - digits + 1)
     up = exact.quantize(quantum, rounding=ROUND_CEILING)
-    return f"{up:.{digits}g}" if float(f"{up:.{digits}g}") >= v else str(up)
+    return f"{up:.{digits}g}" if Decimal(f"{up:.{digits}g}") >= exact else str(up)
 
 
 def check_prior_matches(w: NDArray[Any], p: NDArray[Any], *, wname: str = "mechanism",
