@@ -16,3 +16,31 @@ def test_up_text_never_below_the_exact_float(value: float, digits: int) -> None:
     text = up_text(value, digits)
     assert Decimal(text) >= Decimal(value)
     assert len(Decimal(text).normalize().as_tuple().digits) <= digits
+
+
+def _nearest(lo: int, st: int, n: int, v: int) -> int:
+    """The exact nearest grid point's index of ``v`` (a tie goes up), in Python ints."""
+    k = (v - lo) // st if v >= lo else 0
+    k = min(max(k, 0), n - 1)
+    if k + 1 < n and (lo + (k + 1) * st) - v <= v - (lo + k * st):
+        k += 1
+    return k
+
+
+@pytest.mark.parametrize(("lo", "hi", "st"), [
+    (-2**63 - 4, 2**63 + 4, 2**63 + 4),  # hi - lo passes 2**64: v - lo wrapped mod 2**64
+    (-2**64, 2**64, 2**64),  # a step beyond uint64: OverflowError
+    (0, 2**65, 2**64),
+    (-2**70, 10, 2**70 + 10),
+])
+def test_integer_grid_wider_than_int64_encodes_to_the_nearest_point(
+        lo: int, hi: int, st: int) -> None:
+    import numpy as np
+
+    from pmlkit.numeric.grid import NumericGrid
+
+    g = NumericGrid(lo, hi, st)
+    i64 = np.iinfo(np.int64)
+    vals = [5, -5, 2**62, -2**62, int(i64.max), int(i64.min), 0]
+    got = g.encode(np.array(vals, dtype=np.int64)).codes.tolist()
+    assert got == [_nearest(lo, st, g.n, v) for v in vals]

@@ -264,8 +264,9 @@ class NumericGrid:
         if arr.dtype.kind in "iu" and self._int:
             # compared in int64 without doubling (2 * v overflows from |v| >= 2**62, and a
             # uint64 above 2**63 - 1 wraps to a negative number): a value above the int64
-            # range is above the grid; the values inside are in [lo, hi], so v - lo is in
-            # [0, 2**64): taken in uint64 (mod 2**64, exact), as hi - lo may pass 2**63 - 1
+            # range is above the grid; the values inside are in [lo, hi], so with lo in the
+            # int64 range v - lo is in [0, 2**64): taken in uint64 (mod 2**64, exact), as
+            # hi - lo may pass 2**63 - 1
             lo, st = int(self._lo), int(self._step)
             hi = lo + st * (n - 1)
             i64 = np.iinfo(np.int64).max
@@ -276,12 +277,20 @@ class NumericGrid:
             below = v < lo
             above = v > hi
             inside = ~(below | above)
-            ust = np.uint64(st)
-            q, r = np.divmod(v[inside].astype(np.uint64) - np.uint64(lo % 2**64), ust)
             codes = np.where(above, n - 1, 0).astype(np.int64)
-            codes[inside] = (q + (r >= ust - r)).astype(np.int64)  # nearest, a tie goes up
             exact = np.ones(v.shape[0], dtype=bool)
-            exact[inside] = r == 0
+            if lo < -i64 - 1 or st >= 2**64:
+                # (v - lo may reach 2**64 or more, the step not fit uint64: a grid wider
+                # than the int64 range, in Python's integers)
+                d = v[inside].astype(object) - lo
+                q, r = d // st, d % st
+                codes[inside] = (q + (r >= st - r)).astype(np.int64)
+                exact[inside] = (r == 0).astype(bool)
+            else:
+                ust = np.uint64(st)
+                q, r = np.divmod(v[inside].astype(np.uint64) - np.uint64(lo % 2**64), ust)
+                codes[inside] = (q + (r >= ust - r)).astype(np.int64)  # nearest, tie up
+                exact[inside] = r == 0
         else:
             x = arr.astype(np.float64)
             bad = ~np.isfinite(x)
