@@ -44,3 +44,19 @@ def test_integer_grid_wider_than_int64_encodes_to_the_nearest_point(
     vals = [5, -5, 2**62, -2**62, int(i64.max), int(i64.min), 0]
     got = g.encode(np.array(vals, dtype=np.int64)).codes.tolist()
     assert got == [_nearest(lo, st, g.n, v) for v in vals]
+
+
+def test_crlf_kept_when_a_skipped_line_holds_an_odd_quote(tmp_path) -> None:
+    # the quote-parity search for the header's line end started at the file's first byte,
+    # so a quote in a line skip_rows skips made every later LF look quoted: LF output
+    import numpy as np
+
+    import pmlkit
+    from pmlkit.io import CsvOptions
+
+    mech = pmlkit.Mechanism(np.array([[0.75, 0.25], [0.25, 0.75]]), ("a", "b"), ("a", "b"))
+    inp, out = tmp_path / "in.csv", tmp_path / "out.csv"
+    inp.write_bytes(b'# the survey\'s "v2 export\r\ns,x\r\na,1\r\nb,2\r\n')
+    pmlkit.privatize_file(mech, inp, out, "s", rng=0, csv=CsvOptions(skip_rows=1),
+                          keep_raw=True)
+    assert out.read_bytes().count(b"\r\n") == 3

@@ -6,6 +6,7 @@ file release's writer, :mod:`pmlkit.privatization`)."""
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -30,9 +31,11 @@ class CsvLayout:
 
     @classmethod
     def detect(cls, path: str | os.PathLike[str],
-               compression: str | None = "detect") -> CsvLayout:
+               compression: str | None = "detect", skip_rows: int = 0) -> CsvLayout:
         """The layout of the file ``path`` (``compression``: its codec, as
-        :func:`pmlkit.io.compression_of` gives it; ``"detect"``: pyarrow's guess)."""
+        :func:`pmlkit.io.compression_of` gives it; ``"detect"``: pyarrow's guess), its
+        line terminator that of the header after ``skip_rows`` lines (skipped by line
+        breaks, as the parser skips them: a quote in them opens nothing)."""
         pa = require("pyarrow", "reading or writing CSV or Parquet files")
 
         try:
@@ -41,8 +44,14 @@ class CsvLayout:
         except Exception:  # unreadable: the reader reports it with the file's name
             return cls()
         bom = head.startswith(b"\xef\xbb\xbf")
-        nl = head.find(b"\n")
-        while nl > 0 and head.count(b'"', 0, nl) % 2:  # (a line break inside quotes)
+        start = 0
+        for _ in range(skip_rows):
+            brk = re.compile(rb"\r\n|\r|\n").search(head, start)
+            if brk is None:
+                break
+            start = brk.end()
+        nl = head.find(b"\n", start)
+        while nl > 0 and head.count(b'"', start, nl) % 2:  # (a line break inside quotes)
             nl = head.find(b"\n", nl + 1)
         return cls(bom=bom, newline="\r\n" if nl > 0 and head[nl - 1:nl] == b"\r" else "\n")
 

@@ -249,8 +249,10 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 # the declared separator, else by the output's extension (.tsv: tab)
                 delim = csv.delimiter if csv is not None and csv.delimiter is not None \
                     else default_delimiter(out)
-                layout = CsvLayout.detect(inp, compression_of(inp)) if in_fmt == "csv" \
-                    else CsvLayout()
+                # (the header's line end, after the lines skip_rows skips)
+                skip = read_csv.skip_rows if read_csv is not None else 0
+                layout = CsvLayout.detect(inp, compression_of(inp), skip) \
+                    if in_fmt == "csv" else CsvLayout()
                 codec = compression_of(out)
                 # uncompressed: each batch's text goes to the hashing file in one piece
                 # (a buffered Arrow stream would copy it twice more on the way)
