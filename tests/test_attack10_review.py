@@ -60,3 +60,22 @@ def test_crlf_kept_when_a_skipped_line_holds_an_odd_quote(tmp_path) -> None:
     pmlkit.privatize_file(mech, inp, out, "s", rng=0, csv=CsvOptions(skip_rows=1),
                           keep_raw=True)
     assert out.read_bytes().count(b"\r\n") == 3
+
+
+def test_polars_enum_released_over_the_output_labels_reads_back_in_polars(tmp_path) -> None:
+    # the input field's _PL_ENUM_VALUES metadata was kept over a dictionary of the output
+    # labels: polars read every label the Enum lacks ("q") as a missing value
+    import numpy as np
+
+    import pmlkit
+
+    pl = pytest.importorskip("polars")
+    pq = pytest.importorskip("pyarrow.parquet")
+    mech = pmlkit.Mechanism(np.array([[0.5, 0.5], [0.5, 0.5]]), ("a", "b"), ("q", "a"))
+    inp, out = tmp_path / "in.parquet", tmp_path / "out.parquet"
+    pl.DataFrame({"x": pl.Series(["a", "b"] * 10, dtype=pl.Enum(["b", "z", "a"]))}
+                 ).write_parquet(inp)
+    pmlkit.privatize_file(mech, inp, out, "x", rng=0)
+    released = pq.read_table(out).column("x").to_pylist()
+    assert "q" in released
+    assert pl.read_parquet(out)["x"].cast(pl.String).to_list() == released

@@ -204,7 +204,13 @@ def _one_file(mechs: Mapping[str, Any], samplers: Mapping[str, AliasSampler | Jo
                 else:
                     typ = pa.dictionary(index, typ)
                     sizes[c] = len(labels)
-        f = pa.field(t, typ, nullable=True, metadata=src.metadata if c == t else None)
+        fmeta = src.metadata if c == t else None
+        if fmeta and c in sizes and c not in declared:
+            # (polars' Enum categories describe the input's dictionary: read over the output
+            # labels they would turn each label they lack into a missing value)
+            fmeta = {k: v for k, v in fmeta.items()
+                     if not k.startswith(b"_PL_ENUM_VALUES")} or None
+        f = pa.field(t, typ, nullable=True, metadata=fmeta)
         if t in names:
             out_fields[names.index(t)] = f
         else:
