@@ -79,3 +79,15 @@ def test_polars_enum_released_over_the_output_labels_reads_back_in_polars(tmp_pa
     released = pq.read_table(out).column("x").to_pylist()
     assert "q" in released
     assert pl.read_parquet(out)["x"].cast(pl.String).to_list() == released
+
+
+def test_a_mechanism_certified_eps_is_printed_rounded_up_in_html() -> None:
+    # the release report's per-column guarantee (guarantee_line) printed the certified eps
+    # rounded to the nearest: 1.0000049 showed as 1, below the certified value
+    from types import SimpleNamespace
+
+    from pmlkit._html import guarantee_line
+
+    mech = SimpleNamespace(parameters={}, certified_eps=1.0000049, certified=True,
+                           uncertainty_set=None, guarantee=None)
+    assert "certified eps = 1.00001</b>" in guarantee_line(mech)

@@ -15,6 +15,7 @@ import numpy as np
 import pytest
 
 import pmlkit
+from pmlkit._validation import up_text
 from pmlkit.errors import ValidationError
 from pmlkit.mechanism import Mechanism
 
@@ -190,8 +191,9 @@ def test_html_of_uncertified_and_large_mechanisms() -> None:
 def test_guarantee_html(designed) -> None:
     g = designed.guarantee
     text = g._repr_html_()
-    assert f"({g.eps:.6g}, {g.delta:.3g})-PML" in text
-    assert f"{g.certified_eps:.9g}" in text and f"m = {g.m}" in text
+    # (a leakage is shown rounded up: never below what was computed)
+    assert f"({up_text(g.eps)}, {g.delta:.3g})-PML" in text
+    assert f"{up_text(g.certified_eps, 9)}" in text and f"m = {g.m}" in text
     assert "&lt;b&gt;x&lt;/b&gt;" in text and "<b>x</b>" not in text
     both = designed._repr_html_()
     assert both.startswith(designed.mechanism._repr_html_()) and both.endswith(text)

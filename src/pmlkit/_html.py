@@ -42,6 +42,18 @@ def num(x: Any, digits: int = 4) -> str:
     return f"{v:.{digits}g}"
 
 
+def num_up(x: Any, digits: int = 6) -> str:
+    """A leakage (eps) as :func:`num` shows it, but rounded up (:func:`up_text`): never
+    printed below what was computed."""
+    if x is None:
+        return "n/a"
+    try:
+        v = float(x)
+    except (TypeError, ValueError):
+        return esc(x)
+    return "n/a" if math.isnan(v) else up_text(v, digits)
+
+
 def heat(v: float) -> str:
     """Background colour for a probability in [0, 1]: white (0) to dark red (1); the text
     turns white on dark cells so every value stays readable."""
@@ -121,7 +133,7 @@ def guarantee_line(mech: Any) -> str:
     cert = mech.certified_eps
     parts = []
     if mech.certified:
-        what = f"<b>certified eps = {num(cert, 6)}</b> over its uncertainty set"
+        what = f"<b>certified eps = {num_up(cert, 6)}</b> over its uncertainty set"
         if mech.uncertainty_set is not None:
             kind = mech.uncertainty_set.get("kind", "?")
             what += f" ({esc(kind)})"
@@ -147,11 +159,11 @@ def guarantee_line(mech: Any) -> str:
 def guarantee_html(g: Any) -> str:
     """A design's :class:`~pmlkit.design.Guarantee` as a table."""
     rows: list[tuple[str, Any]] = [
-        ("guarantee", f"<b>({num(g.eps, 6)}, {num(g.delta, 3)})-PML</b>"),
+        ("guarantee", f"<b>({num_up(g.eps, 6)}, {num(g.delta, 3)})-PML</b>"),
         ("meaning", esc(f"with probability >= 1 - {num(g.delta, 3)} over the m = {g.m} "
                         "reference samples the true distribution lies in the set, and the "
                         "mechanism is eps-PML for every distribution in it")),
-        ("certified worst-case eps", f"{num(g.certified_eps, 9)} &le; {num(g.eps, 6)}"),
+        ("certified worst-case eps", f"{num_up(g.certified_eps, 9)} &le; {num_up(g.eps, 6)}"),
         ("in plain words", esc(plain_sentence(g.eps).removeprefix("in plain words: "))),
         ("set", esc(f"{g.set.get('kind', '?')} from confidence method {g.confidence!r}"
                     + ("" if g.beta is None else f", radius beta = {num(g.beta, 6)}"))),

@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import ArrayLike
 
-from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num
+from .._html import esc, joint_guarantee_html, kv_table, mechanism_html, num, num_up
 from .._validation import up_text, user_path
 from ..plain import plain_sentence
 
@@ -147,7 +147,7 @@ def _column_section(c: ColumnRelease, k: int, delta: float) -> str:
         ("mechanism", esc(f"{mech.n_inputs} inputs x {mech.n_outputs} outputs, designer "
                           f"{mech.designer}; {mech.provenance.method or ''}")),
         ("designed for", f"eps = {num(c.eps, 6)} (this column's share of the budget)"),
-        ("its own guarantee", f"certified eps = {num(mech.certified_eps, 6)} about this "
+        ("its own guarantee", f"certified eps = {num_up(mech.certified_eps, 6)} about this "
                               + (f"column alone, over its own set at delta/{k} = "
                                  f"{num(delta / k, 3)}; "
                                  if not _for_every_distribution(mech)
@@ -288,7 +288,7 @@ def render_report(result: Any) -> str:
             f"<tr><td class='l'><a href='#col-{esc(c.name)}'>{esc(c.name)}</a></td>"
             f"<td class='l'>{esc(c.spec.type)}</td><td>{c.mechanism.n_inputs}</td>"
             f"<td>{c.mechanism.n_outputs}</td><td>{num(c.eps, 5)}</td>"
-            f"<td>{num(c.mechanism.certified_eps, 5)}</td>"
+            f"<td>{num_up(c.mechanism.certified_eps, 5)}</td>"
             f"<td>{num(c.utility['mutual_information'], 4)}</td>"
             f"<td>{'yes' if est_ok else '<span class=warn>bounds only</span>'}</td></tr>")
     shares = ", ".join(f"{c.name}: {w:.3f}"
@@ -310,7 +310,7 @@ def render_report(result: Any) -> str:
     tried = "".join(
         f"<tr><td class='l'>{esc(t.get('strategy', 'scaled'))}</td>"
         f"<td>{num(t['scale'], 4)}</td><td>{esc(', '.join(f'{x:.4g}' for x in t['split']))}"
-        f"</td><td>{num(t['certified_eps'], 6)}</td><td class='l'>{esc(t['kind'])}</td>"
+        f"</td><td>{num_up(t['certified_eps'], 6)}</td><td class='l'>{esc(t['kind'])}</td>"
         f"<td class='l'>{'yes' if t['feasible'] else 'no'}</td>"
         f"<td>{num(t.get('mutual_information', float('nan')), 4)}</td></tr>"
         for t in result.design.tried)
