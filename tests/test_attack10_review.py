@@ -91,3 +91,32 @@ def test_a_mechanism_certified_eps_is_printed_rounded_up_in_html() -> None:
     mech = SimpleNamespace(parameters={}, certified_eps=1.0000049, certified=True,
                            uncertainty_set=None, guarantee=None)
     assert "certified eps = 1.00001</b>" in guarantee_line(mech)
+
+
+def test_one_joint_guarantee_for_inputs_released_by_different_mechanisms_is_refused(
+        tmp_path) -> None:
+    # a.parquet had x released through M, b.parquet through a far leakier mechanism: the
+    # same columns, so the history check passed, the guarantee was re-checked for the
+    # first input's M only and recorded with b's output, where it does not hold
+    import numpy as np
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    import pmlkit
+    from pmlkit.errors import DataError
+    from pmlkit.joint import joint_guarantee
+
+    m = pmlkit.Mechanism(np.array([[0.8, 0.2], [0.3, 0.7]]), ("a", "b"), ("a", "b"))
+    leaky = pmlkit.Mechanism(np.array([[0.99, 0.01], [0.01, 0.99]]), ("a", "b"), ("a", "b"))
+    src, folder = tmp_path / "in.parquet", tmp_path / "in"
+    pq.write_table(pa.table({"x": ["a", "b", "a"] * 4, "y": ["b", "a", "a"] * 4}), src)
+    folder.mkdir()
+    pmlkit.privatize_file(m, src, folder / "a.parquet", "x", rng=1)
+    pmlkit.privatize_file(leaky, src, folder / "b.parquet", "x", rng=1)
+    g = joint_guarantee([m, m], {"x": ["a", "b", "a"] * 20, "y": ["a", "b", "b"] * 20},
+                        1e-6)
+    out = tmp_path / "out"
+    with pytest.raises(DataError, match="release histor"):
+        pmlkit.privatize_file(m, [folder / "a.parquet", folder / "b.parquet"], out, "y",
+                              rng=2, joint_guarantee=g)
+    assert not out.exists()

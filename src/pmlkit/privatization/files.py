@@ -339,12 +339,18 @@ def check_joint_release(previous: Sequence[Mapping[str, Any] | None], cols: list
                                  for e in prev["privatized"].values()))
     released = list(dict.fromkeys([*earlier, *cols]))
     if joint_doc is not None:
-        histories = {frozenset(str(e["column"]) for e in prev["privatized"].values())
+        # (each column with the mechanism that released it: a guarantee is re-checked for
+        # the first input's mechanisms, so another input's must be the same)
+        histories = {frozenset((str(e["column"]), json.dumps(e.get("mechanism"),
+                                                             sort_keys=True, default=str),
+                                e.get("joint_release") is not None)
+                               for e in prev["privatized"].values())
                      if prev is not None else frozenset() for prev in previous}
         if len(histories) > 1:  # (the guarantee is recorded with every output)
             raise DataError(
                 "the inputs have different release histories (earlier passes released "
-                "different columns, or only some inputs are pmlkit outputs), so one joint "
+                "different columns or through different mechanisms, or only some inputs "
+                "are pmlkit outputs), so one joint "
                 "guarantee cannot describe each output's release: privatise them separately")
         # (a column an earlier pass released, or released into: an output column of an
         # earlier pass privatised again is its source released again)
