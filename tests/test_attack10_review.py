@@ -120,3 +120,25 @@ def test_one_joint_guarantee_for_inputs_released_by_different_mechanisms_is_refu
         pmlkit.privatize_file(m, [folder / "a.parquet", folder / "b.parquet"], out, "y",
                               rng=2, joint_guarantee=g)
     assert not out.exists()
+
+
+def test_declared_dictionary_reads_no_whole_row_group(tmp_path, monkeypatch) -> None:
+    # it read the first row group's column whole (a single-group file: the whole column,
+    # once more per Dask task) for the dictionary one batch of one record holds
+    import pandas as pd
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from pmlkit.privatization._engine import declared_dictionary
+
+    dtype = pd.CategoricalDtype(["b", "z", "a"], ordered=True)
+    inp = tmp_path / "in.parquet"
+    pq.write_table(pa.Table.from_pandas(pd.DataFrame(
+        {"x": pd.Series(["a", "b"] * 50, dtype=dtype)})), inp)
+
+    def whole_group(*args: object, **kw: object) -> None:
+        raise AssertionError("the whole row group was read")
+
+    monkeypatch.setattr(pq.ParquetFile, "read_row_group", whole_group)
+    typ = pq.read_schema(inp).field("x").type
+    assert declared_dictionary(inp, "x", typ).to_pylist() == ["b", "z", "a"]

@@ -517,14 +517,17 @@ def declared_dictionary(inp: Path, column: str, typ: Any) -> Any:
         with pq.ParquetFile(inp, read_dictionary=[column]) as pf:
             if pf.metadata.num_row_groups == 0 or pf.metadata.row_group(0).num_rows == 0:
                 return None
-            arr = pf.read_row_group(0, columns=[column]).column(0)
+            # (the first record only: a batch holds the group's whole dictionary page,
+            # and the group, possibly the whole file, is not read a second time)
+            arr = next(pf.iter_batches(batch_size=1, row_groups=[0], columns=[column])
+                       ).column(0)
     except (pa.ArrowException, OSError) as exc:
         raise DataError(f"cannot read {str(inp)!r}: {exc}") from exc
     # (read as a dictionary of the stored value type; its index type may differ)
-    chunks = [ch for ch in arr.chunks if pa.types.is_dictionary(ch.type)]
-    if not chunks or not chunks[0].type.value_type.equals(typ.value_type):
+    if not pa.types.is_dictionary(arr.type) \
+            or not arr.type.value_type.equals(typ.value_type):
         return None
-    return chunks[0].dictionary
+    return arr.dictionary
 
 
 def dictionary_labels(mech: Any, value_type: Any, policy: Policy
