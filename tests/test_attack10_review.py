@@ -142,3 +142,34 @@ def test_declared_dictionary_reads_no_whole_row_group(tmp_path, monkeypatch) -> 
     monkeypatch.setattr(pq.ParquetFile, "read_row_group", whole_group)
     typ = pq.read_schema(inp).field("x").type
     assert declared_dictionary(inp, "x", typ).to_pylist() == ["b", "z", "a"]
+
+
+def test_pmlkit_privatize_prints_the_joint_guarantee_rounded_up(tmp_path, capsys) -> None:
+    # the joint eps 1.7051010728... was printed "1.7051" (.6g): below the guarantee that
+    # the manifest records and str(guarantee) prints as 1.70511
+    import itertools
+    import json
+
+    import numpy as np
+
+    from pmlkit import L1Ball, Mechanism, leakage_capacity
+    from pmlkit.cli.main import main
+    from pmlkit.joint import JointGuarantee
+
+    rr = np.array([[0.8, 0.2], [0.2, 0.8]])
+    ball = L1Ball([0.5, 0.5], 0.1)
+    for name, labels in (("a", ("x", "y")), ("b", ("u", "v"))):
+        Mechanism(rr, labels, labels, uncertainty_set=ball.to_dict(),
+                  certified_eps=leakage_capacity(rr, ball)).save(tmp_path / f"{name}.json")
+    pairs = itertools.islice(itertools.cycle([("x", "u"), ("x", "v"), ("y", "u")]), 30)
+    (tmp_path / "data.csv").write_text("a,b\n" + "".join(f"{p},{q}\n" for p, q in pairs))
+    (tmp_path / "ref.csv").write_text("a,b\n" + "x,u\nx,v\ny,u\n" * 1000)
+    out = tmp_path / "out.csv"
+    code = main(["privatize", "--input", str(tmp_path / "data.csv"), "--column", "a",
+                 "--column", "b", "--output", str(out), "--mechanism",
+                 f"a={tmp_path / 'a.json'}", "--mechanism", f"b={tmp_path / 'b.json'}",
+                 "--joint-reference", str(tmp_path / "ref.csv"), "--delta", "0.05"])
+    assert code == 0
+    g = JointGuarantee.from_dict(
+        json.loads((tmp_path / "out.csv.pmlkit.json").read_text())["joint_guarantee"])
+    assert f"joint guarantee of columns a, b: ({up_text(g.eps)}, " in capsys.readouterr().out

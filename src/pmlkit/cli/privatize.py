@@ -51,6 +51,7 @@ from typing import Any
 
 import click
 
+from .._validation import up_text
 from ..errors import PMLWarning
 from ._common import (
     UserPath,
@@ -321,7 +322,7 @@ def command(mech_specs: tuple[str, ...], plan_path: str | None,
     if len(released) > 1:
         if joint_doc is not None:
             lines.append(f"  joint guarantee of columns {', '.join(joint_doc.columns)}: "
-                     f"({joint_doc.eps:.6g}, {joint_doc.delta:.3g})-PML for the "
+                     f"({up_text(joint_doc.eps)}, {joint_doc.delta:.3g})-PML for the "
                      f"whole record [{joint_doc.kind}]")
         else:
             lines.append("  NO JOINT GUARANTEE (--no-joint-guarantee)")
@@ -510,7 +511,7 @@ def _release_joint_plan(plan: Any, path: str, mech_specs: tuple[str, ...],
     lines = [f"privatised {report.rows} rows, columns {', '.join(plan.columns)} together "
              f"through the joint mechanism of {path}",
              f"  randomness: {report.rng}",
-             f"  joint guarantee of columns {', '.join(g.columns)}: ({g.eps:.6g}, "
+             f"  joint guarantee of columns {', '.join(g.columns)}: ({up_text(g.eps)}, "
              f"{g.delta:.3g})-PML for the whole record [{g.kind}]"]
     if report.seeded:
         lines.append("  SEEDED RUN: research only, not a protection of the people in the data")
