@@ -173,3 +173,17 @@ def test_pmlkit_privatize_prints_the_joint_guarantee_rounded_up(tmp_path, capsys
     g = JointGuarantee.from_dict(
         json.loads((tmp_path / "out.csv.pmlkit.json").read_text())["joint_guarantee"])
     assert f"joint guarantee of columns a, b: ({up_text(g.eps)}, " in capsys.readouterr().out
+
+
+def test_a_pml_guarantee_is_printed_rounded_up() -> None:
+    # str(PMLGuarantee) printed eps 0.5318790329... as "0.531879" (.6g, to the nearest)
+    import numpy as np
+
+    from pmlkit import L1Ball, Mechanism, leakage_capacity
+
+    rr, ball = np.array([[0.8, 0.2], [0.2, 0.8]]), L1Ball([0.5, 0.5], 0.1)
+    g = Mechanism(rr, ("a", "b"), ("a", "b"), uncertainty_set=ball.to_dict(),
+                  certified_eps=leakage_capacity(rr, ball)).guarantee
+    text = str(g)
+    assert f"eps = {up_text(g.eps)} " in text
+    assert f"certified worst case {up_text(g.certified_eps, 9)};" in text

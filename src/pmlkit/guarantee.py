@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol, runtime_checkable
 
 import numpy as np
 
-from ._validation import check_real, fmt, to_jsonable
+from ._validation import check_real, fmt, to_jsonable, up_text
 from ._version import __version__
 from .errors import ValidationError
 from .sets import Box, UncertaintySet, VertexSet, set_from_dict
@@ -273,7 +273,7 @@ class PMLGuarantee:
         return cls(**kwargs)
 
     def __str__(self) -> str:
-        head = f"eps = {self.eps:.6g}"
+        head = f"eps = {up_text(self.eps)}"
         if self.output_delta:
             head += (f", output delta = {self.output_delta:.3g} (a tail statement about the "
                      "released value itself, not certified to survive post-processing: a "
@@ -288,7 +288,7 @@ class PMLGuarantee:
 
         return (f"PML guarantee: {head} for every distribution in a {type(self.set).__name__} "
                 f"on N = {self.n} categories; coverage: {cover}; certified worst case "
-                f"{self.certified_eps:.9g}; {plain_sentence(self.eps)}")
+                f"{up_text(self.certified_eps, 9)}; {plain_sentence(self.eps)}")
 
 
 @dataclass(frozen=True, eq=False)

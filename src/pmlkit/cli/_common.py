@@ -26,7 +26,7 @@ from typing import Any, TypeVar
 import click
 
 from .._optional import require
-from .._validation import to_jsonable
+from .._validation import to_jsonable, up_text
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -567,7 +567,7 @@ def certificate_line(mech: Any) -> str:
                                        if claims else ""))
     g = mech.guarantee  # certified: a typed guarantee pmlkit checked
     kind = g.set.to_dict().get("kind")
-    text = (f"certified: worst-case eps {g.certified_eps:.6g} over the recorded {kind} "
+    text = (f"certified: worst-case eps {up_text(g.certified_eps)} over the recorded {kind} "
             "set (re-checked on load)")
     if g.basis == "sample":
         text += (f"; the set was rebuilt from m = {g.m} reference samples with "

@@ -190,8 +190,10 @@ def design_command(*, reference: str, column: str, eps: float, delta: float,
     best = best_key
     enc = d.encoding or {}
     unit = "absolute error" if loss == "abs" else "squared error"
-    lines = [f"({g.certified_eps:.6g}, {delta:.3g})-PML: certified worst-case eps "
-             f"{g.certified_eps:.6g} <= {eps:g} over the {set_method} confidence set of "
+    from .._validation import up_text
+
+    lines = [f"({up_text(g.certified_eps)}, {delta:.3g})-PML: certified worst-case eps "
+             f"{up_text(g.certified_eps)} <= {eps:g} over the {set_method} confidence set of "
              f"m = {int(enc.get('rows', 0))} reference values (failure probability {delta:g})",
              encoding_line(enc, grid, "reference")
              + (f"; {n_missing} missing values left out" if n_missing else ""),
