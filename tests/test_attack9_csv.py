@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 from pathlib import Path
 
 import numpy as np
@@ -181,3 +182,29 @@ def test_a_crlf_file_without_quotes_keeps_its_read_ahead_and_its_records(
     assert out.count(b"\r\n") == data.count(b"\r\n")
     (tmp_path / "q.csv").write_bytes(data + b'a,"q"\r\n')
     assert splits_crlf(tmp_path / "q.csv", block)
+
+
+@pytest.mark.parametrize("data", [b"a\r\nb", b'"p\r\nq"\r\n', b"\r\n\r\r\n\n\r", b"x\r"])
+def test_whole_crlf_never_splits_a_crlf_pair_even_on_one_byte_reads(data: bytes) -> None:
+    # a stream giving one byte a read handed out a block b"\r" alone, and pyarrow then
+    # drops the LF that starts the next block
+    from pmlkit._csv_bytes import WholeCrlf
+
+    class Trickle:
+        def __init__(self, b: bytes) -> None:
+            self.b = b
+
+        def read(self, n: int = -1) -> bytes:
+            out, self.b = self.b[:1], self.b[1:]
+            return out
+
+        def close(self) -> None:
+            pass
+
+    stream = WholeCrlf(Trickle(data))
+    blocks = []
+    while block := stream.read(4):
+        blocks.append(block)
+    assert b"".join(blocks) == data
+    assert not any(a.endswith(b"\r") and b.startswith(b"\n")
+                   for a, b in itertools.pairwise(blocks))

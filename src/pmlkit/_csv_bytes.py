@@ -73,6 +73,8 @@ class WholeCrlf:
             return data
         data = self._held + self._raw.read(max(n - len(self._held), 1))
         self._held = b""
+        if data == b"\r":  # a short read of a CR alone: the bytes after it go with it
+            data += self._raw.read(max(n - 1, 1))
         if len(data) > 1 and data.endswith(b"\r"):
             data, self._held = data[:-1], b"\r"
         return data

@@ -115,7 +115,7 @@ from ._mechanism_legacy import (
     is_point,
     typed_description,
 )
-from ._validation import ValidatedMatrix, as_mechanism, fmt
+from ._validation import ValidatedMatrix, as_mechanism, fmt, up_text
 from .errors import MechanismFileError, PMLError, ValidationError
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -462,9 +462,9 @@ class Mechanism(ValidatedMatrix):
         if claim is None:
             cert = ""
         elif self.certified:
-            cert = f", certified_eps={claim:.6g}"
+            cert = f", certified_eps={up_text(claim)}"
         else:  # a stated number pmlkit did not (or could not) check is not "certified"
-            cert = f", UNCERTIFIED claim eps={claim:.6g}"
+            cert = f", UNCERTIFIED claim eps={up_text(claim)}"
         return (f"Mechanism({self.n_inputs}x{self.n_outputs}, designer={self.designer!r}"
                 f"{cert})")
 

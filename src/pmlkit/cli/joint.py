@@ -27,6 +27,7 @@ from typing import Any
 
 import click
 
+from .._validation import up_text
 from ._common import (
     UserPath,
     csv_from_options,
@@ -146,7 +147,7 @@ def assess(reference: str, mechs: tuple[str, ...], delta: float, set_method: str
         b = marginal_bound(mechanisms, data, delta, columns=cols, confidence=set_method)
         doc["chain_rule_bound"] = b.to_dict()
         lines.append(f"chain-rule bound from the marginal sets (a bound, >= the exact "
-                     f"value): {b.certified_eps:.6g}")
+                     f"value): {up_text(b.certified_eps)}")
     emit(as_json, doc, "\n".join(lines))
     return 0
 
@@ -321,8 +322,8 @@ def repeat(mechs: tuple[str, ...], times: int, prior: str | None, reference: str
            "leakage": total, "single_release_leakage": dict(zip(mechs, single,
                                                                 strict=True))}
     lines = [f"{len(releases)} releases of the column ({', '.join(mechs)} x {times}) over "
-             f"{where}: exact eps of the whole sequence = {total:.6g}",
-             "  one release: " + ", ".join(f"{f}: {e:.6g}" for f, e in zip(mechs, single,
+             f"{where}: exact eps of the whole sequence = {up_text(total)}",
+             "  one release: " + ", ".join(f"{f}: {up_text(e)}" for f, e in zip(mechs, single,
                                                                            strict=True))]
     emit(as_json, doc, "\n".join(lines))
     return 0

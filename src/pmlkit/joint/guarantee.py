@@ -635,7 +635,7 @@ class JointGuarantee:
             f"  certified worst-case eps of the joint release = {up_text(self.certified_eps, 9)}",
         ]
         if self.column_eps:
-            per = ", ".join(f"{c}: {e:.6g}" for c, e in zip(self.columns, self.column_eps,
+            per = ", ".join(f"{c}: {up_text(e)}" for c, e in zip(self.columns, self.column_eps,
                                                              strict=True))
             lines.append(f"  per-column eps (each over its own marginal set): {per}; their "
                          f"sum {self.sum_of_column_eps:.6g} is NOT a guarantee")

@@ -34,7 +34,7 @@ from typing import Any
 import numpy as np
 
 from .._encoding import MISSING_LABEL, label_texts, refuse_missing_label_text
-from .._validation import fmt, readonly, user_path
+from .._validation import fmt, readonly, up_text, user_path
 from ..errors import DataError, PMLWarning
 from ..mechanism import Mechanism
 from .design import design_columns
@@ -434,7 +434,7 @@ def release_table(spec: ReleaseSpec | str | os.PathLike[str], *,
         steps=spec.search_steps,
         on_step=None if say is None else (lambda t: say(
             f"  {t['strategy']} split, budget scale {t['scale']:.4f}: certified eps "
-            f"{t['certified_eps']:.6g} "
+            f"{up_text(t['certified_eps'])} "
             f"({t['kind']}), {'within' if t['feasible'] else 'above'} epsilon")))
     jg = design.guarantee
     # re-check the promise for exactly the mechanisms released, before any release
