@@ -30,7 +30,9 @@ def esc(x: Any) -> str:
     return html.escape(str(x), quote=True)
 
 
-def num(x: Any, digits: int = 4) -> str:
+def num(x: Any, digits: int = 4, *, up: bool = False) -> str:
+    """A number with ``digits`` significant digits (``up``: rounded up, as a leakage is
+    shown, :func:`up_text`); ``n/a`` for None and NaN, other values as escaped text."""
     if x is None:
         return "n/a"
     try:
@@ -39,19 +41,13 @@ def num(x: Any, digits: int = 4) -> str:
         return esc(x)
     if math.isnan(v):
         return "n/a"
-    return f"{v:.{digits}g}"
+    return up_text(v, digits) if up else f"{v:.{digits}g}"
 
 
 def num_up(x: Any, digits: int = 6) -> str:
     """A leakage (eps) as :func:`num` shows it, but rounded up (:func:`up_text`): never
     printed below what was computed."""
-    if x is None:
-        return "n/a"
-    try:
-        v = float(x)
-    except (TypeError, ValueError):
-        return esc(x)
-    return "n/a" if math.isnan(v) else up_text(v, digits)
+    return num(x, digits, up=True)
 
 
 def heat(v: float) -> str:
