@@ -96,6 +96,7 @@ from ._validation import (
     check_prior_matches,
     fmt,
     safe_upper,
+    up_text,
 )
 from .errors import PMLError, ValidationError
 from .leakage import maximal_leakage, pml
@@ -331,9 +332,10 @@ class LeakageEnvelope:
 
     def __str__(self) -> str:
         merges = "n/a" if self.merges is None else f"{self.merges:.6g}"
-        return (f"PML envelope at delta = {self.delta:g}: {self.eps:.6g} nats for every "
+        return (f"PML envelope at delta = {self.delta:g}: {up_text(self.eps)} nats for every "
                 f"post-processing (deterministic merges: {merges}; bound ML + log(1/delta) "
-                f"= {self.ml_bound:.6g}); the output itself: {self.no_post_processing:.6g}"
+                f"= {up_text(self.ml_bound)}); the output itself: "
+                f"{up_text(self.no_post_processing)}"
                 + ("" if self.survives_post_processing else
                    " (this tail statement does not survive post-processing)"))
 
@@ -802,7 +804,7 @@ class EnvelopeBound:
     survives_post_processing: bool | None = None
 
     def __str__(self) -> str:
-        head = (f"post-processing envelope at delta = {self.delta:.6g}: <= {self.eps:.6g} "
+        head = (f"post-processing envelope at delta = {self.delta:.6g}: <= {up_text(self.eps)} "
                 f"nats ({self.method}; for every post-processing)")
         if self.stated_eps is None:
             return head

@@ -25,6 +25,7 @@ from typing import Any
 
 import click
 
+from .._validation import up_text
 from ._common import UserPath, csv_from_options, csv_options, emit, json_option, renamed_option
 
 
@@ -214,4 +215,4 @@ def _envelope_line(mech: Any) -> list[str]:
                "does NOT survive post-processing")
     return [f"  envelope of the stated guarantee: eps = {mech.guarantee.eps:g} at "
             f"delta_1 = {mech.guarantee.output_delta:.4g} {verdict}; after any "
-            f"post-processing the level is at most {env.eps:.6g} ({env.method})"]
+            f"post-processing the level is at most {up_text(env.eps)} ({env.method})"]
