@@ -187,3 +187,18 @@ def test_a_pml_guarantee_is_printed_rounded_up() -> None:
     text = str(g)
     assert f"eps = {up_text(g.eps)} " in text
     assert f"certified worst case {up_text(g.certified_eps, 9)};" in text
+
+
+def test_a_designed_guarantee_prints_its_eps_rounded_up() -> None:
+    # the design summary (pmlkit design, the demo) printed eps = log 2 as 0.693147, below
+    # the guarantee, next to "certified worst-case eps = 0.69314718 <= eps = 0.693147"
+    import math
+    from decimal import Decimal
+
+    from pmlkit import design_from_samples
+
+    text = str(design_from_samples(["a"] * 60 + ["b"] * 40, math.log(2), 1e-3).guarantee)
+    head = text.splitlines()[0]
+    shown = head.split("(", 1)[1].split(",", 1)[0]
+    assert Decimal(shown) >= Decimal(math.log(2)), head
+    assert f"<= eps = {shown}." in text

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._validation import up_text
 from ..errors import ValidationError
 from ..mechanism import Mechanism
 
@@ -162,11 +163,11 @@ class Guarantee:
         est = ", ".join(f"{c}: {p:.4g}" for c, p in zip(self.categories, self.estimate,
                                                           strict=True))
         lines = [
-            f"({_num(self.eps)}, {self.delta:.3g})-PML guarantee",
+            f"({up_text(self.eps)}, {self.delta:.3g})-PML guarantee",
             f"  With probability >= 1 - {self.delta:.3g} over the m = {self.m} estimation "
             f"samples, the true distribution lies in {where};",
             f"  the mechanism is eps-PML for every distribution in that set: certified "
-            f"worst-case eps = {_num(self.certified_eps, 9)} <= eps = {_num(self.eps)}.",
+            f"worst-case eps = {up_text(self.certified_eps, 9)} <= eps = {up_text(self.eps)}.",
             f"  {plain_sentence(self.eps)}",
             f"  N = {self.n} categories; estimate p_hat = {{{est}}}",
             f"  utility ({self.utility}"
