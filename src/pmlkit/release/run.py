@@ -52,6 +52,14 @@ def _sorted_labels(values: Sequence[Any]) -> list[Any]:
         return sorted(values, key=lambda v: (type(v).__name__, str(v)))
 
 
+def _value_text(v: Any) -> str | None:
+    """The text a file holds for the value ``v`` (:func:`pmlkit._encoding.label_texts`
+    of it alone; a numpy scalar as its Python value), or None for a value of no such
+    kind."""
+    t = label_texts([v.item() if isinstance(v, np.generic) else v])
+    return None if t is None else t[0]
+
+
 def _match_by_text(arr: np.ndarray, labs: Sequence[Any], idx: np.ndarray,
                    bad: np.ndarray) -> None:
     """Set ``idx`` of the unmatched values (``bad``) whose CSV text is a declared label's
@@ -72,9 +80,8 @@ def _match_by_text(arr: np.ndarray, labs: Sequence[Any], idx: np.ndarray,
                                   return_index=True, return_inverse=True)
     found = np.full(len(first), -1, dtype=np.int64)
     for u, j in enumerate(first):  # once per distinct value
-        v = vals[j]
-        t = label_texts([v.item() if isinstance(v, np.generic) else v])
-        found[u] = where.get(t[0], -1) if t is not None else -1
+        t = _value_text(vals[j])
+        found[u] = where.get(t, -1) if t is not None else -1
     idx[rows] = found[inverse.reshape(-1)]
 
 
@@ -330,8 +337,8 @@ def _estimate(c: ColumnSpec, mech: Mechanism, released: Any) -> Any:
     by_text = dict(zip(label_text, mech.output_labels, strict=True))
     seen: dict[Any, int] = {}
     for v, n in counts.items():  # once per distinct released value
-        t = label_texts([v.item() if isinstance(v, np.generic) else v])
-        lab = by_text.get(t[0] if t is not None else str(v), _NO_LABEL)
+        t = _value_text(v)
+        lab = by_text.get(t if t is not None else str(v), _NO_LABEL)
         if lab is _NO_LABEL:
             raise DataError(f"released column {c.name!r} holds {v!r}, which is not an "
                             "output of its mechanism")
